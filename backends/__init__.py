@@ -1,0 +1,1 @@
+"""Array backends (installed as ``funcgrad.backends``)."""

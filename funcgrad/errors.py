@@ -1,0 +1,101 @@
+"""Named exceptions raised by funcgrad.
+
+Every error says what went wrong, where (the user's source line when it can
+be found) and what to do instead. Each class also derives from the closest
+built-in exception so that ``except TypeError`` style handlers keep working.
+
+>>> import funcgrad.errors as E
+>>> issubclass(E.ShapeError, ValueError)
+True
+"""
+
+from __future__ import annotations
+
+
+class FuncgradError(Exception):
+    """Base class of every error funcgrad raises on purpose."""
+
+
+class ShapeError(FuncgradError, ValueError):
+    """Operands whose shapes do not fit the operation."""
+
+
+class DTypeError(FuncgradError, TypeError):
+    """Operands whose dtypes do not fit the operation."""
+
+
+class IndexingError(FuncgradError, IndexError):
+    """An index that is out of bounds or of an unsupported kind."""
+
+
+class UnexpectedTracerError(FuncgradError):
+    """A tracer was used outside the transformation that created it."""
+
+
+class ConcretizationTypeError(FuncgradError, TypeError):
+    """A concrete Python value was asked of an abstract (traced) value."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` (an ``if`` or ``while``) on a traced value."""
+
+
+class TracerIntegerConversionError(ConcretizationTypeError):
+    """``int()``/``float()``/indexing with a traced value that has no value."""
+
+
+class GradError(FuncgradError, TypeError):
+    """Base class of misuse of the differentiation API."""
+
+
+class NonScalarOutputError(GradError):
+    """``grad`` of a function whose output is not a scalar."""
+
+
+class IntegerInputError(GradError):
+    """Differentiation with respect to an integer or boolean input."""
+
+
+class ArgnumsError(GradError, ValueError):
+    """``argnums`` that does not name positional arguments of the call."""
+
+
+class HasAuxError(GradError):
+    """``has_aux=True`` but the function did not return a pair."""
+
+
+class NonDifferentiableError(GradError):
+    """A derivative was requested through an operation that has none."""
+
+
+class TreeStructureError(FuncgradError, ValueError):
+    """Pytrees whose structures were expected to match but do not."""
+
+
+class DeviceError(FuncgradError, ValueError):
+    """Arrays on different devices in one operation, or an unknown device."""
+
+
+class BackendError(FuncgradError, RuntimeError):
+    """A backend that is unavailable or failed to compile a program."""
+
+
+__all__ = [
+    "ArgnumsError",
+    "BackendError",
+    "ConcretizationTypeError",
+    "DTypeError",
+    "DeviceError",
+    "FuncgradError",
+    "GradError",
+    "HasAuxError",
+    "IndexingError",
+    "IntegerInputError",
+    "NonDifferentiableError",
+    "NonScalarOutputError",
+    "ShapeError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "TreeStructureError",
+    "UnexpectedTracerError",
+]

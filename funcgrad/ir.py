@@ -1,0 +1,286 @@
+"""The typed IR: abstract values, variables, equations and jaxprs, and their printer.
+
+>>> import numpy as np
+>>> from funcgrad.ir import ShapedArray
+>>> ShapedArray((2, 3), np.dtype("float32")).str_short()
+'f32[2,3]'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Union
+
+import numpy as np
+
+from funcgrad import dtypes
+
+
+class ShapedArray:
+    """What tracing knows of an array: its shape, dtype and weak-typedness."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
+        self.shape: tuple[int, ...] = tuple(int(d) for d in shape)
+        self.dtype: np.dtype[Any] = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(self, shape: Sequence[int] | None = None, dtype: Any = None,
+               weak_type: bool | None = None) -> ShapedArray:
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak(self) -> ShapedArray:
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype)
+
+    def str_short(self) -> str:
+        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ShapedArray)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.shape}, {self.dtype}{weak})"
+
+
+class Var:
+    """A variable of a jaxpr; identity is the variable (names come at print time)."""
+
+    __slots__ = ("aval", "count")
+    _counter = 0
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+        Var._counter += 1
+        self.count = Var._counter
+
+    def __repr__(self) -> str:
+        return f"Var#{self.count}:{self.aval.str_short()}"
+
+
+class Literal:
+    """A scalar constant written inline in a jaxpr."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val: Any, aval: ShapedArray) -> None:
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Literal({self.val!r})"
+
+    def pretty(self) -> str:
+        v = self.val.item() if hasattr(self.val, "item") else self.val
+        return f"{v!r}:{self.aval.str_short()}"
+
+
+Atom = Union[Var, Literal]
+
+
+class Params(Mapping[str, Any]):
+    """An immutable, hashable parameter mapping of an equation."""
+
+    __slots__ = ("_items", "_dict", "_hash")
+
+    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
+        d = dict(items or {})
+        self._dict = d
+        self._items = tuple(sorted(d.items()))
+        self._hash: int | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._dict[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(self._items)
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Params):
+            return self._items == other._items
+        return isinstance(other, Mapping) and dict(other) == self._dict
+
+    def __repr__(self) -> str:
+        return f"Params({self._dict!r})"
+
+
+class Eqn:
+    """``outputs = primitive[params] inputs``."""
+
+    __slots__ = ("primitive", "inputs", "params", "outputs", "source")
+
+    def __init__(self, primitive: Any, inputs: Sequence[Atom], params: Mapping[str, Any],
+                 outputs: Sequence[Var], source: str = "") -> None:
+        self.primitive = primitive
+        self.inputs: tuple[Atom, ...] = tuple(inputs)
+        self.params = params if isinstance(params, Params) else Params(params)
+        self.outputs: tuple[Var, ...] = tuple(outputs)
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"Eqn({self.primitive.name}, {self.inputs}, {dict(self.params)}, {self.outputs})"
+
+
+class Jaxpr:
+    """A typed, first-order program: ``{ lambda constvars ; invars. let eqns in outvars }``."""
+
+    __slots__ = ("constvars", "invars", "outvars", "eqns")
+
+    def __init__(self, invars: Sequence[Var], outvars: Sequence[Atom], eqns: Sequence[Eqn],
+                 constvars: Sequence[Var] = ()) -> None:
+        self.constvars: tuple[Var, ...] = tuple(constvars)
+        self.invars: tuple[Var, ...] = tuple(invars)
+        self.outvars: tuple[Atom, ...] = tuple(outvars)
+        self.eqns: tuple[Eqn, ...] = tuple(eqns)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.outvars]
+
+    def __str__(self) -> str:
+        return pp_jaxpr(self)
+
+    __repr__ = __str__
+
+
+class ClosedJaxpr:
+    """A jaxpr with its constants bound."""
+
+    __slots__ = ("jaxpr", "consts")
+
+    def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any] = ()) -> None:
+        if len(consts) != len(jaxpr.constvars):
+            raise ValueError(
+                f"ClosedJaxpr needs {len(jaxpr.constvars)} consts, got {len(consts)}"
+            )
+        self.jaxpr = jaxpr
+        self.consts: tuple[Any, ...] = tuple(consts)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.out_avals
+
+    @property
+    def eqns(self) -> tuple[Eqn, ...]:
+        return self.jaxpr.eqns
+
+    def __str__(self) -> str:
+        return pp_jaxpr(self.jaxpr)
+
+    __repr__ = __str__
+
+    # Identity hashing keeps ClosedJaxpr usable as a param: consts are arrays.
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+# ---------------------------------------------------------------- printer
+
+def _var_names() -> Iterator[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    n = 1
+    while True:
+        for i in range(len(letters) ** n):
+            name, k = "", i
+            for _ in range(n):
+                name = letters[k % 26] + name
+                k //= 26
+            yield name
+        n += 1
+
+
+class _Namer:
+    def __init__(self) -> None:
+        self._names: dict[Var, str] = {}
+        self._gen = _var_names()
+
+    def bind(self, v: Var) -> str:
+        if v not in self._names:
+            self._names[v] = next(self._gen)
+        return self._names[v]
+
+    def atom(self, a: Atom) -> str:
+        if isinstance(a, Literal):
+            return a.pretty()
+        return self._names.get(a) or self.bind(a)
+
+    def decl(self, v: Var) -> str:
+        return f"{self.bind(v)}:{v.aval.str_short()}"
+
+
+def _pp_param(value: Any, namer: _Namer, indent: int) -> str:
+    if isinstance(value, ClosedJaxpr):
+        value = value.jaxpr
+    if isinstance(value, Jaxpr):
+        return _pp(value, namer, indent + 4)
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, tuple) and value and all(isinstance(v, (Jaxpr, ClosedJaxpr))
+                                                 for v in value):
+        return "(" + " ".join(_pp_param(v, namer, indent) for v in value) + ")"
+    return repr(value)
+
+
+def _pp(jaxpr: Jaxpr, namer: _Namer, indent: int) -> str:
+    pad = " " * indent
+    consts = " ".join(namer.decl(v) for v in jaxpr.constvars)
+    ins = " ".join(namer.decl(v) for v in jaxpr.invars)
+    lines = [f"{{ lambda {consts}{' ' if consts else ''}; {ins}. let"]
+    for eqn in jaxpr.eqns:
+        params = ""
+        if eqn.params:
+            params = "[" + " ".join(
+                f"{k}={_pp_param(v, namer, indent + 4)}" for k, v in eqn.params.items()
+            ) + "]"
+        args = " ".join(namer.atom(a) for a in eqn.inputs)
+        outs = " ".join(namer.decl(v) for v in eqn.outputs) or "_"
+        lines.append(f"{pad}    {outs} = {eqn.primitive.name}{params} {args}".rstrip())
+    outs = ", ".join(namer.atom(a) for a in jaxpr.outvars)
+    trailing = "," if len(jaxpr.outvars) == 1 else ""
+    lines.append(f"{pad}  in ({outs}{trailing}) }}")
+    return "\n".join(lines)
+
+
+def pp_jaxpr(jaxpr: Jaxpr) -> str:
+    """The JAX-like text of a jaxpr."""
+    return _pp(jaxpr, _Namer(), 0)

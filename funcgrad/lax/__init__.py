@@ -1,0 +1,81 @@
+"""Low-level operations, one per primitive, shape- and dtype-exact (no broadcasting).
+
+>>> import numpy as np
+>>> from funcgrad import lax
+>>> lax.add(np.ones(2), np.ones(2))
+array([2., 2.])
+"""
+
+from funcgrad.primitives.elementwise import (
+    add,
+    convert_element_type,
+    cos,
+    div,
+    eq,
+    exp,
+    ge,
+    gt,
+    integer_pow,
+    le,
+    log,
+    lt,
+    max_,
+    min_,
+    mul,
+    ne,
+    neg,
+    pow_,
+    reciprocal,
+    rsqrt,
+    select,
+    sign,
+    sin,
+    sqrt,
+    square,
+    stop_gradient,
+    sub,
+)
+from funcgrad.primitives.indexing import (
+    dynamic_slice,
+    dynamic_update_slice,
+    gather,
+    scatter,
+    scatter_add,
+)
+from funcgrad.primitives.linalg import dot_general
+from funcgrad.primitives.reductions import (
+    argmax,
+    argmin,
+    cumsum,
+    reduce_max,
+    reduce_min,
+    reduce_prod,
+    reduce_sum,
+)
+from funcgrad.primitives.structural import (
+    broadcast_in_dim,
+    concatenate,
+    expand_dims,
+    iota,
+    pad,
+    reshape,
+    rev,
+    slice_,
+    squeeze,
+    transpose,
+)
+
+max = max_  # noqa: A001 - lax's name
+min = min_  # noqa: A001 - lax's name
+pow = pow_  # noqa: A001 - lax's name
+slice = slice_  # noqa: A001 - lax's name
+
+__all__ = [
+    "add", "argmax", "argmin", "broadcast_in_dim", "concatenate", "convert_element_type",
+    "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp",
+    "expand_dims", "gather", "ge", "gt", "integer_pow", "iota", "le", "log", "lt", "max",
+    "min", "mul", "ne", "neg", "pad", "pow", "reciprocal", "reduce_max", "reduce_min",
+    "reduce_prod", "reduce_sum", "reshape", "rev", "rsqrt", "scatter", "scatter_add",
+    "select", "sign", "sin", "slice", "sqrt", "square", "squeeze", "stop_gradient", "sub",
+    "transpose",
+]

@@ -1,0 +1,268 @@
+"""NumPy's names over arrays, tracers (and Tensors): ``import funcgrad.numpy as fnp``.
+
+Broadcasting and type promotion (NumPy 2 / NEP 50) happen here, with explicit
+``broadcast_in_dim`` and ``convert_element_type`` primitives, so every
+primitive below stays shape- and dtype-exact.
+
+>>> import numpy as np
+>>> import funcgrad.numpy as fnp
+>>> fnp.sum(fnp.exp(np.zeros(3)))
+array(3.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as _np
+
+from funcgrad import dtypes as _dtypes
+from funcgrad.core import Tracer as _Tracer
+from funcgrad.numpy._creation import *  # noqa: F403
+from funcgrad.numpy._creation import array, asarray, copy
+from funcgrad.numpy._indexing import (
+    AtIndexer,
+    at,
+    getitem,
+    index_add,
+    index_update,
+    take,
+    take_along_axis,
+)
+from funcgrad.numpy._linalg import (
+    diag,
+    diagonal,
+    dot,
+    einsum,
+    inner,
+    kron,
+    matmul,
+    outer,
+    tensordot,
+    trace,
+    tril,
+    triu,
+    vdot,
+)
+from funcgrad.numpy._reductions import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    average,
+    count_nonzero,
+    cumsum,
+    logsumexp,
+    max,
+    mean,
+    min,
+    prod,
+    ptp,
+    std,
+    sum,
+    var,
+)
+from funcgrad.numpy._shape import (
+    array_split,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_arrays,
+    broadcast_to,
+    column_stack,
+    concatenate,
+    diff,
+    dstack,
+    expand_dims,
+    flip,
+    fliplr,
+    flipud,
+    hstack,
+    moveaxis,
+    ndim,
+    pad,
+    ravel,
+    repeat,
+    reshape,
+    roll,
+    row_stack,
+    shape,
+    size,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    tile,
+    transpose,
+    vstack,
+)
+from funcgrad.numpy._ufuncs import (
+    abs,
+    absolute,
+    add,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    around,
+    astype,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    cbrt,
+    ceil,
+    clip,
+    copysign,
+    cos,
+    cosh,
+    deg2rad,
+    degrees,
+    divide,
+    equal,
+    exp,
+    exp2,
+    expm1,
+    fix,
+    float_power,
+    floor,
+    floor_divide,
+    greater,
+    greater_equal,
+    hypot,
+    invert,
+    isfinite,
+    isinf,
+    isnan,
+    less,
+    less_equal,
+    log,
+    log1p,
+    log2,
+    log10,
+    logaddexp,
+    logaddexp2,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    nan_to_num,
+    negative,
+    not_equal,
+    positive,
+    power,
+    rad2deg,
+    radians,
+    reciprocal,
+    remainder,
+    rint,
+    round,
+    sign,
+    sin,
+    sinc,
+    sinh,
+    sqrt,
+    square,
+    subtract,
+    tan,
+    tanh,
+    true_divide,
+    trunc,
+    where,
+)
+
+pi = _np.pi
+e = _np.e
+inf = _np.inf
+nan = _np.nan
+newaxis = None
+bool_ = _dtypes.bool_
+int8, int16, int32, int64 = _dtypes.int8, _dtypes.int16, _dtypes.int32, _dtypes.int64
+uint8, uint16, uint32, uint64 = _dtypes.uint8, _dtypes.uint16, _dtypes.uint32, _dtypes.uint64
+float16, float32, float64 = _dtypes.float16, _dtypes.float32, _dtypes.float64
+complex64, complex128 = _dtypes.complex64, _dtypes.complex128
+ndarray = _np.ndarray
+dtype = _np.dtype
+
+
+def result_type(*args: Any) -> Any:
+    """The dtype an operation on ``args`` would produce (NEP 50 rules).
+
+    >>> import numpy as np
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.result_type(np.ones(1, np.float32), 2.0)
+    dtype('float32')
+    """
+    from funcgrad.numpy._core import asarray as _as  # noqa: PLC0415
+    from funcgrad.numpy._core import typed  # noqa: PLC0415
+
+    return _dtypes.promote(*(typed(_as(a)) for a in args))[0]
+
+
+# ---------------------------------------------------------------- tracer methods
+
+
+def _swap(f: Any) -> Any:
+    return lambda self, other: f(other, self)
+
+
+def _method(f: Any) -> Any:
+    return lambda self, *args, **kwargs: f(self, *args, **kwargs)
+
+
+def _install_array_methods(cls: type) -> None:
+    """Give ``cls`` (tracers, and the Tensor facade) NumPy's operators and methods."""
+    ops = {
+        "__add__": add, "__sub__": subtract, "__mul__": multiply, "__truediv__": divide,
+        "__floordiv__": floor_divide, "__mod__": remainder, "__pow__": power,
+        "__matmul__": matmul, "__and__": bitwise_and, "__or__": bitwise_or,
+        "__xor__": bitwise_xor, "__lt__": less, "__le__": less_equal, "__gt__": greater,
+        "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
+    }
+    for name, f in ops.items():
+        setattr(cls, name, _method(f))
+    for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+                 "or", "xor"):
+        setattr(cls, f"__r{name}__", _swap(ops[f"__{name}__"]))
+    cls.__neg__ = _method(negative)  # type: ignore[attr-defined]
+    cls.__pos__ = _method(positive)  # type: ignore[attr-defined]
+    cls.__abs__ = _method(absolute)  # type: ignore[attr-defined]
+    cls.__invert__ = _method(invert)  # type: ignore[attr-defined]
+    cls.__getitem__ = _method(getitem)  # type: ignore[attr-defined]
+    methods = {
+        "sum": sum, "mean": mean, "var": var, "std": std, "max": max, "min": min,
+        "prod": prod, "argmax": argmax, "argmin": argmin, "all": all, "any": any,
+        "cumsum": cumsum, "ravel": ravel, "flatten": ravel, "squeeze": squeeze,
+        "swapaxes": swapaxes, "clip": clip, "dot": dot, "round": round, "astype": astype,
+        "take": take, "conj": positive, "diagonal": diagonal, "trace": trace,
+    }
+    for name, f in methods.items():
+        setattr(cls, name, _method(f))
+
+    def reshape_method(self: Any, *shape: Any, order: str = "C") -> Any:
+        if len(shape) == 1 and not isinstance(shape[0], (int, _np.integer)):
+            shape = tuple(shape[0])
+        return reshape(self, shape, order)
+
+    def transpose_method(self: Any, *axes: Any) -> Any:
+        if len(axes) == 1 and not isinstance(axes[0], (int, _np.integer)):
+            axes = tuple(axes[0]) if axes[0] is not None else ()
+        return transpose(self, axes or None)
+
+    cls.reshape = reshape_method  # type: ignore[attr-defined]
+    cls.transpose = transpose_method  # type: ignore[attr-defined]
+    cls.T = property(lambda self: transpose(self))  # type: ignore[attr-defined]
+    cls.mT = property(lambda self: swapaxes(self, -1, -2))  # type: ignore[attr-defined]
+    cls.at = property(lambda self: AtIndexer(self))  # type: ignore[attr-defined]
+
+
+_install_array_methods(_Tracer)

@@ -1,0 +1,164 @@
+"""Input handling for funcgrad.numpy: conversion, NEP 50 promotion, broadcasting, axes.
+
+>>> import numpy as np
+>>> from funcgrad.numpy._core import promote_args
+>>> [a.dtype for a in promote_args(np.ones(2, np.float32), 2.0)]
+[dtype('float32'), dtype('float32')]
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad import dtypes
+from funcgrad.core import Tracer, get_aval
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.primitives import elementwise as E
+from funcgrad.primitives import structural as S
+from funcgrad.source_info import user_frame
+
+# The Tensor facade registers a hook here so that every function accepts Tensors.
+_input_converters: list[Any] = []
+
+
+def is_array(x: Any) -> bool:
+    return isinstance(x, (Tracer, np.ndarray)) or type(x).__module__.startswith("cupy")
+
+
+def asarray(x: Any, name: str = "argument") -> Any:
+    """A funcgrad value: tracers and arrays pass; scalars stay weak; lists become arrays."""
+    if isinstance(x, Tracer) or isinstance(x, np.ndarray):
+        if isinstance(x, np.ndarray) and x.dtype not in _SUPPORTED_DTYPES:
+            dtypes.canonicalize(x.dtype)
+        return x
+    if dtypes.python_scalar(x):
+        return x
+    for conv in _input_converters:
+        out = conv(x)
+        if out is not None:
+            return out
+    if type(x).__module__.startswith("cupy"):
+        return x
+    if isinstance(x, np.generic):
+        return np.asarray(x)
+    if isinstance(x, (list, tuple)):
+        if any(isinstance(e, Tracer) for e in _flat_items(x)):
+            from funcgrad.numpy._shape import stack  # noqa: PLC0415
+
+            return stack([asarray(e) for e in x])
+        arr = np.asarray(x)
+        if arr.dtype.kind in "OUS":
+            raise DTypeError(f"{name} {x!r} is not numeric (at {user_frame()})")
+        return arr
+    raise DTypeError(
+        f"{name} of type {type(x).__name__} is not an array (at {user_frame()}); pass a "
+        "NumPy array, a Python number, a list of numbers or a funcgrad value"
+    )
+
+
+_SUPPORTED_DTYPES = {np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)}
+
+
+def _flat_items(x: Any) -> list[Any]:
+    out: list[Any] = []
+    for e in x:
+        if isinstance(e, (list, tuple)):
+            out.extend(_flat_items(e))
+        else:
+            out.append(e)
+    return out
+
+
+def typed(x: Any) -> tuple[np.dtype[Any], bool]:
+    aval = get_aval(x)
+    return aval.dtype, aval.weak_type
+
+
+def cast(x: Any, dtype: np.dtype[Any], weak: bool = False) -> Any:
+    """Convert to ``dtype``; Python scalars become 0-d arrays (staged as literals)."""
+    if dtypes.python_scalar(x):
+        return np.asarray(x, dtype=dtype)
+    aval = get_aval(x)
+    if aval.dtype == dtype:
+        return x
+    return E.convert_element_type(x, dtype, weak)
+
+
+def promote_args(*xs: Any) -> list[Any]:
+    """Convert the operands to their common dtype under NEP 50 rules."""
+    xs = tuple(asarray(x) for x in xs)
+    dtype, weak = dtypes.promote(*(typed(x) for x in xs))
+    return [cast(x, dtype, weak) for x in xs]
+
+
+def promote_inexact(*xs: Any) -> list[Any]:
+    """Like :func:`promote_args`, then integers and booleans become the default float."""
+    xs = tuple(asarray(x) for x in xs)
+    dtype, weak = dtypes.promote(*(typed(x) for x in xs))
+    if not dtypes.is_inexact(dtype):
+        dtype = dtypes.default_float
+    return [cast(x, dtype, weak) for x in xs]
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    return () if dtypes.python_scalar(x) else tuple(get_aval(x).shape)
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        raise ShapeError(
+            f"shapes {[tuple(s) for s in shapes]} cannot be broadcast together "
+            f"(at {user_frame()})"
+        ) from None
+
+
+def broadcast_to_shape(x: Any, shape: Sequence[int]) -> Any:
+    shape = tuple(shape)
+    xs = shape_of(x)
+    if xs == shape:
+        return x
+    if dtypes.python_scalar(x):
+        raise DTypeError("internal: cast scalars before broadcasting")
+    if len(xs) > len(shape) or broadcast_shapes(xs, shape) != shape:
+        raise ShapeError(f"cannot broadcast shape {xs} to {shape} (at {user_frame()})")
+    dims = tuple(range(len(shape) - len(xs), len(shape)))
+    return S.broadcast_in_dim(x, shape, dims)
+
+
+def broadcast_args(*xs: Any, keep_scalars: bool = True) -> list[Any]:
+    """Broadcast to a common shape; rank-0 operands stay rank 0 when ``keep_scalars``."""
+    shape = broadcast_shapes(*(shape_of(x) for x in xs))
+    return [x if keep_scalars and shape_of(x) == () else broadcast_to_shape(x, shape)
+            for x in xs]
+
+
+def canonical_axis(axis: Any, ndim: int, name: str = "axis") -> int:
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, got {axis!r}") from None
+    if not -ndim <= a < ndim:
+        raise ShapeError(
+            f"{name} {a} is out of bounds for an array of rank {ndim} (at {user_frame()})"
+        )
+    return a % ndim if ndim else 0
+
+
+def canonical_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """``None`` → every axis; an int or a sequence → sorted non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(canonical_axis(a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"repeated axis in {axis} (at {user_frame()})")
+        return tuple(sorted(axes))
+    return (canonical_axis(axis, ndim),)

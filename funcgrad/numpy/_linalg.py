@@ -1,0 +1,353 @@
+"""Products and matrix helpers of funcgrad.numpy: matmul, dot, einsum, tensordot, trace...
+
+>>> import funcgrad.numpy as fnp
+>>> fnp.einsum("ij,jk->ik", fnp.ones((2, 3)), fnp.ones((3, 4))).shape
+(2, 4)
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad.core import get_aval
+from funcgrad.errors import ShapeError
+from funcgrad.numpy._core import broadcast_shapes, broadcast_to_shape, canonical_axis, promote_args
+from funcgrad.numpy._shape import _arr, moveaxis, ravel, reshape
+from funcgrad.numpy._ufuncs import multiply, where
+from funcgrad.primitives import linalg as L
+from funcgrad.primitives import reductions as R
+from funcgrad.primitives import structural as S
+from funcgrad.source_info import user_frame
+
+
+def _pair(a: Any, b: Any) -> tuple[Any, Any]:
+    a, b = promote_args(a, b)
+    return _arr(a), _arr(b)
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """Matrix product with NumPy's rules (1-D promotion, broadcast batch axes).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.matmul(fnp.ones((5, 2, 3)), fnp.ones((3, 4))).shape
+    (5, 2, 4)
+    """
+    a, b = _pair(a, b)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if not sa or not sb:
+        raise ShapeError(f"matmul does not accept scalars (shapes {sa} and {sb}); "
+                         "use multiply or *")
+    if sa[-1] != (sb[0] if len(sb) == 1 else sb[-2]):
+        raise ShapeError(
+            f"matmul: the last axis of a ({sa}) must match the "
+            f"{'only' if len(sb) == 1 else 'second-to-last'} axis of b ({sb}) "
+            f"(at {user_frame()})"
+        )
+    if len(sb) <= 2:
+        # No batch axes on b: one contraction, no broadcasting.
+        return L.dot_general(a, b, (((len(sa) - 1,), (0,)), ((), ())))
+    if len(sa) == 1:
+        out = L.dot_general(a, b, (((0,), (len(sb) - 2,)), ((), ())))
+        return out
+    batch = broadcast_shapes(sa[:-2], sb[:-2])
+    a = broadcast_to_shape(a, batch + sa[-2:])
+    b = broadcast_to_shape(b, batch + sb[-2:])
+    nb = len(batch)
+    return L.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))))
+
+
+def dot(a: Any, b: Any) -> Any:
+    """NumPy's ``dot``: inner product, matrix product, or contraction of a's last axis
+    with b's second-to-last.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.dot(fnp.ones(3), fnp.ones(3)))
+    3.0
+    """
+    a, b = _pair(a, b)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if not sa or not sb:
+        return multiply(a, b)
+    kb = 0 if len(sb) == 1 else len(sb) - 2
+    if sa[-1] != sb[kb]:
+        raise ShapeError(f"dot: shapes {sa} and {sb} not aligned (at {user_frame()})")
+    return L.dot_general(a, b, (((len(sa) - 1,), (kb,)), ((), ())))
+
+
+def vdot(a: Any, b: Any) -> Any:
+    """Dot product of the flattened arrays.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.vdot(fnp.ones((2, 2)), fnp.ones((2, 2))))
+    4.0
+    """
+    return dot(ravel(a), ravel(b))
+
+
+def inner(a: Any, b: Any) -> Any:
+    """Contraction over the last axes of both.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.inner(fnp.ones((2, 3)), fnp.ones((4, 3))).shape
+    (2, 4)
+    """
+    a, b = _pair(a, b)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if not sa or not sb:
+        return multiply(a, b)
+    return L.dot_general(a, b, (((len(sa) - 1,), (len(sb) - 1,)), ((), ())))
+
+
+def outer(a: Any, b: Any) -> Any:
+    """Outer product of the flattened arrays.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.outer(fnp.ones(2), fnp.ones(3)).shape
+    (2, 3)
+    """
+    a, b = _pair(a, b)
+    a, b = ravel(a), ravel(b)
+    return L.dot_general(S.reshape(a, (get_aval(a).size, 1)), S.reshape(b, (1, get_aval(b).size)),
+                         (((1,), (0,)), ((), ())))
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+    """Contract ``axes`` of a with ``axes`` of b (an int N means a's last N with b's first N).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.tensordot(fnp.ones((2, 3, 4)), fnp.ones((3, 4, 5))).shape
+    (2, 5)
+    """
+    a, b = _pair(a, b)
+    na, nb = get_aval(a).ndim, get_aval(b).ndim
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        ca, cb = tuple(range(na - n, na)), tuple(range(n))
+    else:
+        xa, xb = axes
+        xa = [xa] if isinstance(xa, (int, np.integer)) else list(xa)
+        xb = [xb] if isinstance(xb, (int, np.integer)) else list(xb)
+        ca = tuple(canonical_axis(x, na) for x in xa)
+        cb = tuple(canonical_axis(x, nb) for x in xb)
+    return L.dot_general(a, b, ((ca, cb), ((), ())))
+
+
+# ------------------------------------------------------------------ einsum
+
+
+def _parse_einsum(subscripts: str, ranks: Sequence[int]) -> tuple[list[str], str]:
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        lhs, out = subscripts.split("->")
+        explicit = True
+    else:
+        lhs, out, explicit = subscripts, "", False
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise ShapeError(f"einsum: {len(terms)} subscripts for {len(ranks)} operands")
+    used = set(c for c in subscripts if c.isalpha())
+    free = [c for c in string.ascii_letters if c not in used]
+    ell_rank = 0
+    for t, r in zip(terms, ranks):
+        if "..." in t:
+            ell_rank = max(ell_rank, r - (len(t) - 3))
+    ell = "".join(free[:ell_rank])
+    new_terms = []
+    for t, r in zip(terms, ranks):
+        if "..." in t:
+            k = r - (len(t) - 3)
+            t = t.replace("...", ell[ell_rank - k:])
+        if len(t) != r:
+            raise ShapeError(f"einsum: subscript {t!r} has {len(t)} letters for rank {r}")
+        new_terms.append(t)
+    if explicit:
+        out = out.replace("...", ell)
+    else:
+        counts: dict[str, int] = {}
+        for t in new_terms:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return new_terms, out
+
+
+def _diagonal_letters(x: Any, term: str) -> tuple[Any, str]:
+    """Take diagonals for letters repeated within one operand (``ii`` → ``i``)."""
+    while len(set(term)) != len(term):
+        c = next(ch for ch in term if term.count(ch) > 1)
+        i = term.index(c)
+        j = term.index(c, i + 1)
+        x = diagonal(x, 0, i, j)
+        term = "".join(ch for k, ch in enumerate(term) if k not in (i, j)) + c
+    return x, term
+
+
+def einsum(subscripts: str, *operands: Any) -> Any:
+    """Einstein summation, e.g. ``"bij,bjk->bik"``; ``...`` and repeated letters work.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.einsum("ii", fnp.eye(3)))
+    3.0
+    """
+    ops = [_arr(o) for o in promote_args(*operands)]
+    terms, out = _parse_einsum(subscripts, [get_aval(o).ndim for o in ops])
+    sizes: dict[str, int] = {}
+    for o, t in zip(ops, terms):
+        for c, d in zip(t, get_aval(o).shape):
+            if sizes.setdefault(c, d) != d and d != 1 and sizes[c] != 1:
+                raise ShapeError(f"einsum: index {c!r} has sizes {sizes[c]} and {d}")
+            sizes[c] = builtins_max(sizes[c], d)
+    # Size-1 axes broadcast, as in NumPy.
+    ops = [broadcast_to_shape(o, tuple(sizes[c] for c in t)) for o, t in zip(ops, terms)]
+    pairs = [_diagonal_letters(o, t) for o, t in zip(ops, terms)]
+
+    def needed(idx: int) -> set[str]:
+        keep = set(out)
+        for _, t in pairs[idx + 1:]:
+            keep |= set(t)
+        return keep
+
+    def sum_unneeded(x: Any, t: str, keep: set[str]) -> tuple[Any, str]:
+        axes = tuple(i for i, c in enumerate(t) if c not in keep)
+        return R.reduce_sum(x, axes), "".join(c for c in t if c in keep)
+
+    acc, acc_t = pairs[0]
+    acc, acc_t = sum_unneeded(acc, acc_t, needed(0) | set().union(*[set(t) for _, t in pairs[1:]]))
+    for k in range(1, len(pairs)):
+        x, t = pairs[k]
+        keep_after = needed(k)
+        x, t = sum_unneeded(x, t, keep_after | set(acc_t))
+        acc, acc_t = sum_unneeded(acc, acc_t, keep_after | set(t))
+        common = [c for c in acc_t if c in t]
+        batch = [c for c in common if c in keep_after]
+        contract = [c for c in common if c not in keep_after]
+        dims = ((tuple(acc_t.index(c) for c in contract), tuple(t.index(c) for c in contract)),
+                (tuple(acc_t.index(c) for c in batch), tuple(t.index(c) for c in batch)))
+        acc = L.dot_general(acc, x, dims)
+        acc_t = "".join(batch) + "".join(c for c in acc_t if c not in common) + "".join(
+            c for c in t if c not in common)
+    acc, acc_t = sum_unneeded(acc, acc_t, set(out))
+    missing = [c for c in out if c not in acc_t]
+    if missing:
+        raise ShapeError(f"einsum: output index {missing[0]!r} does not appear in the inputs")
+    return S.transpose(acc, tuple(acc_t.index(c) for c in out))
+
+
+def builtins_max(a: int, b: int) -> int:
+    return a if a >= b else b
+
+
+# -------------------------------------------------------- matrix helpers
+
+
+def _eye_mask(n: int, m: int, k: int) -> np.ndarray:
+    return np.eye(n, m, k, dtype=bool)
+
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """The diagonal over ``axis1``/``axis2``, as a new last axis.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.diagonal(fnp.eye(3)).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    a = _arr(a)
+    nd = get_aval(a).ndim
+    i, j = canonical_axis(axis1, nd), canonical_axis(axis2, nd)
+    if i == j:
+        raise ShapeError("axis1 and axis2 cannot be the same")
+    x = moveaxis(a, (i, j), (-2, -1))
+    shp = get_aval(x).shape
+    n, m = shp[-2], shp[-1]
+    mask = np.broadcast_to(_eye_mask(n, m, offset), shp)
+    masked = where(mask, x, np.zeros((), get_aval(x).dtype))
+    # Each column (offset >= 0) or row (offset < 0) holds at most one diagonal entry.
+    if offset >= 0:
+        out = R.reduce_sum(masked, (len(shp) - 2,))
+        return _take_last(out, offset, max(0, min(n, m - offset)))
+    out = R.reduce_sum(masked, (len(shp) - 1,))
+    return _take_last(out, -offset, max(0, min(m, n + offset)))
+
+
+def _take_last(x: Any, start: int, length: int) -> Any:
+    shp = get_aval(x).shape
+    return S.slice_(x, [0] * (len(shp) - 1) + [start], list(shp[:-1]) + [start + length])
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """Sum of the diagonal.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.trace(fnp.eye(3)))
+    3.0
+    """
+    d = diagonal(a, offset, axis1, axis2)
+    return R.reduce_sum(d, (get_aval(d).ndim - 1,))
+
+
+def diag(v: Any, k: int = 0) -> Any:
+    """A 1-D array's diagonal matrix, or a 2-D array's diagonal.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.diag(fnp.array([1.0, 2.0])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    v = _arr(v)
+    shp = get_aval(v).shape
+    if len(shp) == 2:
+        return diagonal(v, k)
+    if len(shp) != 1:
+        raise ShapeError(f"diag needs a 1-D or 2-D array, got shape {shp}")
+    square = S.broadcast_in_dim(v, (shp[0], shp[0]), (1,))
+    zeros = np.zeros((), get_aval(v).dtype)
+    m = where(_eye_mask(shp[0], shp[0], 0), square, zeros)
+    lo, hi = (0, k) if k >= 0 else (-k, 0)
+    return S.pad(m, zeros, ((lo, hi, 0), (hi, lo, 0))) if k else m
+
+
+def tril(m: Any, k: int = 0) -> Any:
+    """Lower triangle (zeros above the k-th diagonal).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.tril(fnp.ones((2, 2))).tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    m = _arr(m)
+    shp = get_aval(m).shape
+    mask = np.tri(shp[-2], shp[-1], k, dtype=bool)
+    return where(mask, m, np.zeros((), get_aval(m).dtype))
+
+
+def triu(m: Any, k: int = 0) -> Any:
+    """Upper triangle (zeros below the k-th diagonal).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.triu(fnp.ones((2, 2))).tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
+    m = _arr(m)
+    shp = get_aval(m).shape
+    mask = ~np.tri(shp[-2], shp[-1], k - 1, dtype=bool)
+    return where(mask, m, np.zeros((), get_aval(m).dtype))
+
+
+def kron(a: Any, b: Any) -> Any:
+    """Kronecker product of two arrays of equal rank.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.kron(fnp.eye(2), fnp.ones((2, 2))).shape
+    (4, 4)
+    """
+    a, b = _pair(a, b)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if len(sa) != len(sb):
+        raise ShapeError(f"kron needs arrays of equal rank, got {sa} and {sb}")
+    nd = len(sa)
+    shape = tuple(x for pair in zip(sa, sb) for x in pair)
+    big_a = S.broadcast_in_dim(a, shape, tuple(range(0, 2 * nd, 2)))
+    big_b = S.broadcast_in_dim(b, shape, tuple(range(1, 2 * nd, 2)))
+    return reshape(multiply(big_a, big_b), tuple(x * y for x, y in zip(sa, sb)))

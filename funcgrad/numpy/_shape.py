@@ -1,0 +1,541 @@
+"""Shape manipulation, joining and splitting in funcgrad.numpy.
+
+>>> import funcgrad.numpy as fnp
+>>> fnp.stack([fnp.ones(2), fnp.zeros(2)], axis=1).shape
+(2, 2)
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad.core import get_aval
+from funcgrad.errors import ShapeError
+from funcgrad.numpy._core import (
+    asarray,
+    broadcast_shapes,
+    broadcast_to_shape,
+    canonical_axes,
+    canonical_axis,
+    cast,
+    promote_args,
+)
+from funcgrad.primitives import structural as S
+from funcgrad.source_info import user_frame
+
+
+def _arr(a: Any) -> Any:
+    a = asarray(a)
+    if not hasattr(a, "shape"):
+        (a,) = promote_args(a)
+        a = cast(a, get_aval(a).dtype)
+    return a
+
+
+def shape(a: Any) -> tuple[int, ...]:
+    """The shape of ``a``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.shape(fnp.ones((2, 3)))
+    (2, 3)
+    """
+    return get_aval(asarray(a)).shape
+
+
+def ndim(a: Any) -> int:
+    """The number of axes of ``a``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.ndim(fnp.ones((2, 3)))
+    2
+    """
+    return len(shape(a))
+
+
+def size(a: Any, axis: int | None = None) -> int:
+    """The number of elements of ``a`` (along ``axis`` if given).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.size(fnp.ones((2, 3)))
+    6
+    """
+    s = shape(a)
+    return int(np.prod(s)) if axis is None else s[canonical_axis(axis, len(s))]
+
+
+def _resolve_shape(newshape: Any, total: int) -> tuple[int, ...]:
+    if isinstance(newshape, (int, np.integer)):
+        newshape = (int(newshape),)
+    dims = [operator.index(d) for d in newshape]
+    if dims.count(-1) > 1:
+        raise ShapeError(f"can only specify one unknown dimension in {tuple(dims)}")
+    if -1 in dims:
+        known = int(np.prod([d for d in dims if d != -1]))
+        if known == 0 or total % known:
+            raise ShapeError(f"cannot reshape an array of size {total} into {tuple(dims)} "
+                             f"(at {user_frame()})")
+        dims[dims.index(-1)] = total // known
+    if int(np.prod(dims)) != total:
+        raise ShapeError(f"cannot reshape an array of size {total} into shape {tuple(dims)} "
+                         f"(at {user_frame()})")
+    return tuple(dims)
+
+
+def reshape(a: Any, newshape: Any, order: str = "C") -> Any:
+    """``a`` with a new shape (one entry may be -1).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.reshape(fnp.arange(6.0), (2, -1)).shape
+    (2, 3)
+    """
+    if order != "C":
+        raise ValueError("only order='C' is supported")
+    a = _arr(a)
+    return S.reshape(a, _resolve_shape(newshape, get_aval(a).size))
+
+
+def ravel(a: Any) -> Any:
+    """``a`` flattened to one axis.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.ravel(fnp.ones((2, 3))).shape
+    (6,)
+    """
+    a = _arr(a)
+    return S.reshape(a, (get_aval(a).size,))
+
+
+def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
+    """Permute axes (reverse them by default).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.transpose(fnp.ones((2, 3, 4))).shape
+    (4, 3, 2)
+    """
+    a = _arr(a)
+    nd = get_aval(a).ndim
+    if axes is None:
+        perm = tuple(reversed(range(nd)))
+    else:
+        perm = tuple(canonical_axis(x, nd) for x in axes)
+        if sorted(perm) != list(range(nd)):
+            raise ShapeError(f"axes {tuple(axes)} do not match an array of rank {nd}")
+    return S.transpose(a, perm)
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    """Exchange two axes.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.swapaxes(fnp.ones((2, 3, 4)), 0, 2).shape
+    (4, 3, 2)
+    """
+    a = _arr(a)
+    nd = get_aval(a).ndim
+    perm = list(range(nd))
+    i, j = canonical_axis(axis1, nd), canonical_axis(axis2, nd)
+    perm[i], perm[j] = perm[j], perm[i]
+    return S.transpose(a, perm)
+
+
+def moveaxis(a: Any, source: Any, destination: Any) -> Any:
+    """Move axes to new positions, keeping the order of the others.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.moveaxis(fnp.ones((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
+    a = _arr(a)
+    nd = get_aval(a).ndim
+    src = [canonical_axis(s, nd) for s in np.atleast_1d(source)]
+    dst = [canonical_axis(d, nd) for d in np.atleast_1d(destination)]
+    if len(src) != len(dst):
+        raise ShapeError("source and destination must have the same number of axes")
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return S.transpose(a, order)
+
+
+def squeeze(a: Any, axis: Any = None) -> Any:
+    """Remove axes of size 1 (all of them, or those named).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.squeeze(fnp.ones((1, 3, 1))).shape
+    (3,)
+    """
+    a = _arr(a)
+    shp = get_aval(a).shape
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(shp) if d == 1)
+    else:
+        axes = canonical_axes(axis, len(shp))
+        bad = [i for i in axes if shp[i] != 1]
+        if bad:
+            raise ShapeError(f"cannot squeeze axis {bad[0]} of size {shp[bad[0]]} in {shp}")
+    return S.squeeze(a, axes)
+
+
+def expand_dims(a: Any, axis: Any) -> Any:
+    """Insert axes of size 1 at ``axis`` (an int or a tuple).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.expand_dims(fnp.ones(3), 0).shape
+    (1, 3)
+    """
+    a = _arr(a)
+    out_nd = get_aval(a).ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1)
+    return S.expand_dims(a, canonical_axes(axis, out_nd))
+
+
+def broadcast_to(a: Any, shape: Sequence[int]) -> Any:
+    """``a`` broadcast to ``shape``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.broadcast_to(fnp.ones(3), (2, 3)).shape
+    (2, 3)
+    """
+    return broadcast_to_shape(_arr(a), tuple(shape) if not isinstance(shape, int) else (shape,))
+
+
+def broadcast_arrays(*args: Any) -> list[Any]:
+    """The arguments broadcast to one shape.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [x.shape for x in fnp.broadcast_arrays(fnp.ones(3), fnp.ones((2, 1)))]
+    [(2, 3), (2, 3)]
+    """
+    arrs = [_arr(a) for a in args]
+    shp = broadcast_shapes(*(get_aval(a).shape for a in arrs))
+    return [broadcast_to_shape(a, shp) for a in arrs]
+
+
+def atleast_1d(a: Any) -> Any:
+    """``a`` with at least one axis.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.atleast_1d(1.0).shape
+    (1,)
+    """
+    a = _arr(a)
+    return S.reshape(a, (1,)) if get_aval(a).ndim == 0 else a
+
+
+def atleast_2d(a: Any) -> Any:
+    """``a`` with at least two axes (new ones in front).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.atleast_2d(fnp.ones(3)).shape
+    (1, 3)
+    """
+    a = _arr(a)
+    shp = get_aval(a).shape
+    return S.reshape(a, (1,) * (2 - len(shp)) + shp) if len(shp) < 2 else a
+
+
+def atleast_3d(a: Any) -> Any:
+    """``a`` with at least three axes (as NumPy places them).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.atleast_3d(fnp.ones(3)).shape
+    (1, 3, 1)
+    """
+    a = _arr(a)
+    shp = get_aval(a).shape
+    new = {0: (1, 1, 1), 1: (1, *shp, 1), 2: (*shp, 1)}.get(len(shp), shp)
+    return S.reshape(a, new)
+
+
+def flip(a: Any, axis: Any = None) -> Any:
+    """Reverse the order of elements along ``axis`` (all axes by default).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.flip(fnp.arange(3.0)).tolist()
+    [2.0, 1.0, 0.0]
+    """
+    a = _arr(a)
+    return S.rev(a, canonical_axes(axis, get_aval(a).ndim))
+
+
+def fliplr(a: Any) -> Any:
+    """Flip along axis 1.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.fliplr(fnp.eye(2)).tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
+    """
+    return flip(a, 1)
+
+
+def flipud(a: Any) -> Any:
+    """Flip along axis 0.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.flipud(fnp.arange(2.0)).tolist()
+    [1.0, 0.0]
+    """
+    return flip(a, 0)
+
+
+def _slice_axis(a: Any, axis: int, start: int, stop: int) -> Any:
+    shp = get_aval(a).shape
+    lo = [0] * len(shp)
+    hi = list(shp)
+    lo[axis], hi[axis] = start, stop
+    return S.slice_(a, lo, hi)
+
+
+def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    """Shift elements cyclically along ``axis`` (of the flattened array by default).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.roll(fnp.arange(4.0), 1).tolist()
+    [3.0, 0.0, 1.0, 2.0]
+    """
+    a = _arr(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), get_aval(a).shape)
+    shifts = np.atleast_1d(shift)
+    axes = np.atleast_1d(axis)
+    shifts, axes = np.broadcast_arrays(shifts, axes)
+    out = a
+    for s, ax in zip(shifts.tolist(), axes.tolist()):
+        ax = canonical_axis(ax, get_aval(out).ndim)
+        n = get_aval(out).shape[ax]
+        if n == 0:
+            continue
+        k = int(s) % n
+        if k:
+            out = S.concatenate([_slice_axis(out, ax, n - k, n), _slice_axis(out, ax, 0, n - k)],
+                                ax)
+    return out
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
+    """Join arrays along an existing axis (flattening them first when ``axis`` is None).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.concatenate([fnp.ones(2), fnp.zeros(3)]).shape
+    (5,)
+    """
+    if not len(arrays):
+        raise ShapeError("need at least one array to concatenate")
+    arrs = promote_args(*arrays)
+    arrs = [_arr(a) for a in arrs]
+    if axis is None:
+        arrs = [ravel(a) for a in arrs]
+        axis = 0
+    nd = get_aval(arrs[0]).ndim
+    if nd == 0:
+        raise ShapeError("zero-dimensional arrays cannot be concatenated")
+    for a in arrs:
+        if get_aval(a).ndim != nd:
+            raise ShapeError(
+                "all the input arrays must have the same number of dimensions, got shapes "
+                f"{[get_aval(x).shape for x in arrs]} (at {user_frame()})"
+            )
+    return S.concatenate(arrs, canonical_axis(axis, nd))
+
+
+def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+    """Join arrays of one shape along a new axis.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.stack([fnp.ones(2), fnp.ones(2)]).shape
+    (2, 2)
+    """
+    if not len(arrays):
+        raise ShapeError("need at least one array to stack")
+    arrs = [_arr(a) for a in promote_args(*arrays)]
+    shapes = {get_aval(a).shape for a in arrs}
+    if len(shapes) != 1:
+        raise ShapeError(f"all input arrays must have the same shape, got {sorted(shapes)} "
+                         f"(at {user_frame()})")
+    nd = get_aval(arrs[0]).ndim + 1
+    ax = canonical_axis(axis, nd)
+    return S.concatenate([S.expand_dims(a, (ax,)) for a in arrs], ax)
+
+
+def hstack(arrays: Sequence[Any]) -> Any:
+    """Join along axis 1 (axis 0 for 1-D arrays).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.hstack([fnp.ones(2), fnp.ones(3)]).shape
+    (5,)
+    """
+    arrs = [atleast_1d(a) for a in arrays]
+    return concatenate(arrs, 0 if get_aval(arrs[0]).ndim == 1 else 1)
+
+
+def vstack(arrays: Sequence[Any]) -> Any:
+    """Join along axis 0 (1-D arrays become rows).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.vstack([fnp.ones(2), fnp.ones(2)]).shape
+    (2, 2)
+    """
+    return concatenate([atleast_2d(a) for a in arrays], 0)
+
+
+row_stack = vstack
+
+
+def dstack(arrays: Sequence[Any]) -> Any:
+    """Join along axis 2.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.dstack([fnp.ones(2), fnp.ones(2)]).shape
+    (1, 2, 2)
+    """
+    return concatenate([atleast_3d(a) for a in arrays], 2)
+
+
+def column_stack(arrays: Sequence[Any]) -> Any:
+    """1-D arrays as columns of a 2-D array.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.column_stack([fnp.ones(3), fnp.zeros(3)]).shape
+    (3, 2)
+    """
+    cols = []
+    for a in arrays:
+        a = _arr(a)
+        cols.append(S.reshape(a, (get_aval(a).size, 1)) if get_aval(a).ndim < 2 else a)
+    return concatenate(cols, 1)
+
+
+def _split_points(n: int, indices_or_sections: Any, even: bool) -> list[int]:
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0:
+            raise ShapeError("number of sections must be larger than 0")
+        if even and n % k:
+            raise ShapeError(f"array split does not result in an equal division: {n} into {k}")
+        q, r = divmod(n, k)
+        sizes = [q + 1] * r + [q] * (k - r)
+        return list(np.cumsum([0] + sizes))
+    pts = [int(i) for i in indices_or_sections]
+    return [0] + [builtins.min(builtins.max(p if p >= 0 else p + n, 0), n) for p in pts] + [n]
+
+
+def split(a: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Split into equal sections, or at the given indices, along ``axis``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [p.shape for p in fnp.split(fnp.arange(6.0), 3)]
+    [(2,), (2,), (2,)]
+    """
+    return _split(a, indices_or_sections, axis, even=True)
+
+
+def array_split(a: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Like :func:`split`, allowing unequal sections.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [p.shape for p in fnp.array_split(fnp.arange(5.0), 2)]
+    [(3,), (2,)]
+    """
+    return _split(a, indices_or_sections, axis, even=False)
+
+
+def _split(a: Any, indices_or_sections: Any, axis: int, even: bool) -> list[Any]:
+    a = _arr(a)
+    shp = get_aval(a).shape
+    ax = canonical_axis(axis, len(shp))
+    pts = _split_points(shp[ax], indices_or_sections, even)
+    return [_slice_axis(a, ax, lo, builtins.max(lo, hi)) for lo, hi in zip(pts[:-1], pts[1:])]
+
+
+def tile(a: Any, reps: Any) -> Any:
+    """Repeat the whole array ``reps`` times along each axis.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.tile(fnp.arange(2.0), 2).tolist()
+    [0.0, 1.0, 0.0, 1.0]
+    """
+    a = _arr(a)
+    reps_t = (int(reps),) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
+    shp = get_aval(a).shape
+    nd = builtins.max(len(shp), len(reps_t))
+    shp = (1,) * (nd - len(shp)) + shp
+    reps_t = (1,) * (nd - len(reps_t)) + reps_t
+    a = S.reshape(a, shp)
+    # Broadcast against a new axis in front of each axis, then merge the pairs.
+    expanded = tuple(x for r, d in zip(reps_t, shp) for x in (r, d))
+    b = S.broadcast_in_dim(a, expanded, tuple(range(1, 2 * nd, 2)))
+    return S.reshape(b, tuple(r * d for r, d in zip(reps_t, shp)))
+
+
+def repeat(a: Any, repeats: int, axis: int | None = None) -> Any:
+    """Repeat each element ``repeats`` times along ``axis`` (flattened by default).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.repeat(fnp.arange(2.0), 2).tolist()
+    [0.0, 0.0, 1.0, 1.0]
+    """
+    a = _arr(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    if not isinstance(repeats, (int, np.integer)):
+        raise ShapeError("repeat supports an integer count of repeats (a per-element count "
+                         "gives a data-dependent shape)")
+    shp = get_aval(a).shape
+    ax = canonical_axis(axis, len(shp))
+    r = int(repeats)
+    expanded = shp[:ax + 1] + (r,) + shp[ax + 1:]
+    b = S.broadcast_in_dim(a, expanded, tuple(i for i in range(len(expanded)) if i != ax + 1))
+    return S.reshape(b, shp[:ax] + (shp[ax] * r,) + shp[ax + 1:])
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
+    """Pad with a constant (``mode="constant"``) or the edge values (``mode="edge"``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.pad(fnp.ones(2), 1).tolist()
+    [0.0, 1.0, 1.0, 0.0]
+    """
+    a = _arr(array)
+    nd = get_aval(a).ndim
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2)
+                             if np.ndim(pad_width) else np.full((1, 2), pad_width), (nd, 2))
+    if (widths < 0).any():
+        raise ShapeError(f"pad widths must be non-negative, got {pad_width}")
+    if mode == "constant":
+        (val,) = promote_args(constant_values)
+        val = cast(val, get_aval(a).dtype)
+        return S.pad(a, val, tuple((int(lo), int(hi), 0) for lo, hi in widths))
+    if mode == "edge":
+        out = a
+        for ax, (lo, hi) in enumerate(widths.tolist()):
+            n = get_aval(out).shape[ax]
+            parts = []
+            if lo:
+                parts.append(repeat(_slice_axis(out, ax, 0, 1), lo, ax))
+            parts.append(out)
+            if hi:
+                parts.append(repeat(_slice_axis(out, ax, n - 1, n), hi, ax))
+            out = S.concatenate(parts, ax)
+        return out
+    raise ValueError(f"pad mode {mode!r} is not supported; use 'constant' or 'edge'")
+
+
+def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
+    """n-th discrete difference along ``axis``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.diff(fnp.array([1.0, 4.0, 9.0])).tolist()
+    [3.0, 5.0]
+    """
+    from funcgrad.numpy._ufuncs import subtract  # noqa: PLC0415
+
+    out = _arr(a)
+    ax = canonical_axis(axis, get_aval(out).ndim)
+    for _ in range(n):
+        m = get_aval(out).shape[ax]
+        out = subtract(_slice_axis(out, ax, 1, m), _slice_axis(out, ax, 0, builtins.max(m - 1, 0)))
+    return out

@@ -1,0 +1,483 @@
+"""Elementwise functions of funcgrad.numpy, with NumPy's broadcasting and promotion.
+
+>>> import numpy as np
+>>> import funcgrad.numpy as fnp
+>>> fnp.add(np.ones((2, 1)), np.arange(3.0)).shape
+(2, 3)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from funcgrad import dtypes
+from funcgrad.core import Primitive, get_aval
+from funcgrad.numpy._core import (
+    asarray,
+    broadcast_args,
+    cast,
+    promote_args,
+    promote_inexact,
+)
+from funcgrad.primitives import elementwise as E
+
+
+def _doc(name: str, what: str, example: str) -> str:
+    return f"{what}\n\n>>> import funcgrad.numpy as fnp\n>>> {example}\n"
+
+
+def _unary(name: str, prim: Primitive, what: str, *, inexact: bool = True,
+           example_out: str = "") -> Callable[[Any], Any]:
+    def fn(x: Any) -> Any:
+        (x,) = promote_inexact(x) if inexact else promote_args(x)
+        return prim.bind(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = _doc(name, what, f"fnp.{name}(0.5).shape\n()")
+    return fn
+
+
+def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False
+            ) -> Callable[[Any, Any], Any]:
+    def fn(x: Any, y: Any) -> Any:
+        x, y = promote_inexact(x, y) if inexact else promote_args(x, y)
+        x, y = broadcast_args(x, y)
+        return prim.bind(x, y)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = _doc(name, what, f"fnp.{name}(fnp.ones(3), 2.0).shape\n(3,)")
+    return fn
+
+
+# ------------------------------------------------------------------ unary
+
+exp = _unary("exp", E.exp_p, "Exponential, elementwise.")
+exp2 = _unary("exp2", E.exp2_p, "2**x, elementwise.")
+expm1 = _unary("expm1", E.expm1_p, "exp(x) - 1, accurate near 0.")
+log = _unary("log", E.log_p, "Natural logarithm, elementwise.")
+log1p = _unary("log1p", E.log1p_p, "log(1 + x), accurate near 0.")
+sqrt = _unary("sqrt", E.sqrt_p, "Square root, elementwise.")
+cbrt = _unary("cbrt", E.cbrt_p, "Cube root, elementwise.")
+sin = _unary("sin", E.sin_p, "Sine, elementwise.")
+cos = _unary("cos", E.cos_p, "Cosine, elementwise.")
+tan = _unary("tan", E.tan_p, "Tangent, elementwise.")
+arcsin = _unary("arcsin", E.asin_p, "Inverse sine, elementwise.")
+arccos = _unary("arccos", E.acos_p, "Inverse cosine, elementwise.")
+arctan = _unary("arctan", E.atan_p, "Inverse tangent, elementwise.")
+sinh = _unary("sinh", E.sinh_p, "Hyperbolic sine, elementwise.")
+cosh = _unary("cosh", E.cosh_p, "Hyperbolic cosine, elementwise.")
+tanh = _unary("tanh", E.tanh_p, "Hyperbolic tangent, elementwise.")
+arcsinh = _unary("arcsinh", E.asinh_p, "Inverse hyperbolic sine, elementwise.")
+arccosh = _unary("arccosh", E.acosh_p, "Inverse hyperbolic cosine, elementwise.")
+arctanh = _unary("arctanh", E.atanh_p, "Inverse hyperbolic tangent, elementwise.")
+negative = _unary("negative", E.neg_p, "-x, elementwise.", inexact=False)
+sign = _unary("sign", E.sign_p, "Sign (-1, 0 or 1), elementwise.", inexact=False)
+absolute = _unary("absolute", E.abs_p, "|x|, elementwise.", inexact=False)
+abs = absolute  # noqa: A001 - NumPy's name
+isfinite = _unary("isfinite", E.is_finite_p, "True where finite.", inexact=False)
+
+
+def _float_or_same(prim: Primitive, name: str, what: str) -> Callable[[Any], Any]:
+    # floor/ceil/round of integers are the integers themselves, as in NumPy.
+    def fn(x: Any) -> Any:
+        (x,) = promote_args(x)
+        if dtypes.is_integer(get_aval(x).dtype) or dtypes.is_bool(get_aval(x).dtype):
+            return x
+        return prim.bind(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = _doc(name, what, f"fnp.{name}(1.5).shape\n()")
+    return fn
+
+
+floor = _float_or_same(E.floor_p, "floor", "Largest integer <= x, elementwise.")
+ceil = _float_or_same(E.ceil_p, "ceil", "Smallest integer >= x, elementwise.")
+rint = _float_or_same(E.round_p, "rint", "Round to nearest (halves to even).")
+
+
+def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
+    """Round to ``decimals`` places (halves to even, as NumPy).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.round(2.567, 2))
+    2.57
+    """
+    if decimals == 0:
+        return rint(x)
+    scale = 10.0 ** decimals
+    return divide(rint(multiply(x, scale)), scale)
+
+
+around = round
+
+
+def trunc(x: Any) -> Any:
+    """Round toward zero.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.trunc(-1.5))
+    -1.0
+    """
+    return where(less(x, 0), ceil(x), floor(x))
+
+
+fix = trunc
+
+
+def positive(x: Any) -> Any:
+    """+x (a copy of the value).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.positive(-1.0))
+    -1.0
+    """
+    (x,) = promote_args(x)
+    return x
+
+
+def square(x: Any) -> Any:
+    """x*x, elementwise.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.square(3.0))
+    9.0
+    """
+    (x,) = promote_args(x)
+    return E.integer_pow_p.bind(x, y=2)
+
+
+def reciprocal(x: Any) -> Any:
+    """1/x, elementwise.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.reciprocal(4.0))
+    0.25
+    """
+    (x,) = promote_inexact(x)
+    return E.integer_pow_p.bind(x, y=-1)
+
+
+def isnan(x: Any) -> Any:
+    """True where NaN.
+
+    >>> import funcgrad.numpy as fnp
+    >>> bool(fnp.isnan(float("nan")))
+    True
+    """
+    (x,) = promote_args(x)
+    return E.ne_p.bind(x, x)
+
+
+def isinf(x: Any) -> Any:
+    """True where +inf or -inf.
+
+    >>> import funcgrad.numpy as fnp
+    >>> bool(fnp.isinf(float("inf")))
+    True
+    """
+    (x,) = promote_args(x)
+    return logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
+
+
+def logical_not(x: Any) -> Any:
+    """Boolean negation.
+
+    >>> import funcgrad.numpy as fnp
+    >>> bool(fnp.logical_not(0.0))
+    True
+    """
+    return E.not_p.bind(_to_bool(x))
+
+
+def invert(x: Any) -> Any:
+    """Bitwise NOT (``~x``) of integers or booleans.
+
+    >>> import funcgrad.numpy as fnp
+    >>> int(fnp.invert(0))
+    -1
+    """
+    (x,) = promote_args(x)
+    return E.not_p.bind(x)
+
+
+bitwise_not = invert
+
+
+def _to_bool(x: Any) -> Any:
+    x = asarray(x)
+    if dtypes.python_scalar(x):
+        return np.asarray(bool(x))
+    if get_aval(x).dtype == dtypes.bool_:
+        return x
+    return not_equal(x, 0)
+
+
+def deg2rad(x: Any) -> Any:
+    """Degrees to radians.
+
+    >>> import funcgrad.numpy as fnp
+    >>> round(float(fnp.deg2rad(180.0)), 4)
+    3.1416
+    """
+    return multiply(promote_inexact(x)[0], math.pi / 180.0)
+
+
+radians = deg2rad
+
+
+def rad2deg(x: Any) -> Any:
+    """Radians to degrees.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.rad2deg(0.0))
+    0.0
+    """
+    return multiply(promote_inexact(x)[0], 180.0 / math.pi)
+
+
+degrees = rad2deg
+
+
+def log2(x: Any) -> Any:
+    """Base-2 logarithm.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.log2(8.0))
+    3.0
+    """
+    return divide(log(x), math.log(2.0))
+
+
+def log10(x: Any) -> Any:
+    """Base-10 logarithm.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.log10(100.0))
+    2.0
+    """
+    return divide(log(x), math.log(10.0))
+
+
+def sinc(x: Any) -> Any:
+    """sin(pi x) / (pi x), with sinc(0) = 1.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.sinc(0.0))
+    1.0
+    """
+    (x,) = promote_inexact(x)
+    zero = equal(x, 0)
+    safe = where(zero, 1.0, x)
+    pix = multiply(safe, math.pi)
+    return where(zero, 1.0, divide(sin(pix), pix))
+
+
+# ----------------------------------------------------------------- binary
+
+add = _binary("add", E.add_p, "x + y with broadcasting.")
+subtract = _binary("subtract", E.sub_p, "x - y with broadcasting.")
+multiply = _binary("multiply", E.mul_p, "x * y with broadcasting.")
+divide = _binary("divide", E.div_p, "True division x / y (integers give floats).",
+                 inexact=True)
+true_divide = divide
+floor_divide_int = _binary("floor_divide", E.div_p, "Floor division x // y.")
+remainder = _binary("remainder", E.rem_p, "Remainder with the sign of the divisor.")
+mod = remainder
+maximum = _binary("maximum", E.max_p, "Elementwise maximum (ties split the gradient).")
+minimum = _binary("minimum", E.min_p, "Elementwise minimum (ties split the gradient).")
+arctan2 = _binary("arctan2", E.atan2_p, "Angle of the point (x2, x1): atan2(x1, x2).",
+                  inexact=True)
+equal = _binary("equal", E.eq_p, "x == y, elementwise.")
+not_equal = _binary("not_equal", E.ne_p, "x != y, elementwise.")
+less = _binary("less", E.lt_p, "x < y, elementwise.")
+less_equal = _binary("less_equal", E.le_p, "x <= y, elementwise.")
+greater = _binary("greater", E.gt_p, "x > y, elementwise.")
+greater_equal = _binary("greater_equal", E.ge_p, "x >= y, elementwise.")
+bitwise_and = _binary("bitwise_and", E.and_p, "Bitwise AND of integers/booleans.")
+bitwise_or = _binary("bitwise_or", E.or_p, "Bitwise OR of integers/booleans.")
+bitwise_xor = _binary("bitwise_xor", E.xor_p, "Bitwise XOR of integers/booleans.")
+
+
+def floor_divide(x: Any, y: Any) -> Any:
+    """x // y (floors, like Python).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.floor_divide(-7.0, 2.0))
+    -4.0
+    """
+    x, y = promote_args(x, y)
+    if dtypes.is_inexact(get_aval(x).dtype):
+        return floor(divide(x, y))
+    return floor_divide_int(x, y)
+
+
+def power(x: Any, y: Any) -> Any:
+    """x ** y with broadcasting; small integer exponents use repeated multiplication.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.power(2.0, 3))
+    8.0
+    """
+    if type(y) is int and not isinstance(asarray(x), bool):
+        (x,) = promote_args(x)
+        return E.integer_pow_p.bind(x, y=y)
+    x, y = promote_args(x, y)
+    x, y = broadcast_args(x, y)
+    return E.pow_p.bind(x, y)
+
+
+def float_power(x: Any, y: Any) -> Any:
+    """x ** y computed in float64.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.float_power(2, 0.5)) > 1.41
+    True
+    """
+    x, y = promote_args(x, y)
+    return power(cast(x, dtypes.float64), cast(y, dtypes.float64))
+
+
+def _logical(name: str, prim: Primitive) -> Callable[[Any, Any], Any]:
+    def fn(x: Any, y: Any) -> Any:
+        x, y = broadcast_args(_to_bool(x), _to_bool(y))
+        return prim.bind(x, y)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = _doc(name, f"Elementwise logical {name[8:].upper()} of truth values.",
+                      f"fnp.{name}(fnp.array([True]), fnp.array([True])).dtype\ndtype('bool')")
+    return fn
+
+
+logical_and = _logical("logical_and", E.and_p)
+logical_or = _logical("logical_or", E.or_p)
+logical_xor = _logical("logical_xor", E.xor_p)
+
+
+def hypot(x: Any, y: Any) -> Any:
+    """sqrt(x**2 + y**2), elementwise.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.hypot(3.0, 4.0))
+    5.0
+    """
+    x, y = promote_inexact(x, y)
+    return sqrt(add(square(x), square(y)))
+
+
+def logaddexp(x: Any, y: Any) -> Any:
+    """log(exp(x) + exp(y)) without overflow.
+
+    >>> import funcgrad.numpy as fnp
+    >>> round(float(fnp.logaddexp(0.0, 0.0)), 4)
+    0.6931
+    """
+    x, y = promote_inexact(x, y)
+    amax = maximum(x, y)
+    delta = subtract(x, y)
+    finite = isfinite(delta)
+    safe_delta = where(finite, delta, 0.0)
+    out = add(amax, log1p(exp(negative(absolute(safe_delta)))))
+    # With an infinite operand (or a NaN) the maximum is the answer.
+    return where(finite, out, amax)
+
+
+def logaddexp2(x: Any, y: Any) -> Any:
+    """log2(2**x + 2**y) without overflow.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.logaddexp2(1.0, 1.0))
+    2.0
+    """
+    ln2 = math.log(2.0)
+    return divide(logaddexp(multiply(x, ln2), multiply(y, ln2)), ln2)
+
+
+def copysign(x: Any, y: Any) -> Any:
+    """|x| with the sign of y.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.copysign(2.0, -1.0))
+    -2.0
+    """
+    x, y = promote_inexact(x, y)
+    return where(less(y, 0), negative(absolute(x)), absolute(x))
+
+
+# ------------------------------------------------------------ where / clip
+
+
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """``x`` where ``condition`` else ``y``, with broadcasting.
+
+    The one-argument form (indices of non-zeros) has a data-dependent shape
+    and is not supported: use the three-argument form.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.where(fnp.array([True, False]), 1.0, 2.0).tolist()
+    [1.0, 2.0]
+    """
+    from funcgrad.errors import ShapeError  # noqa: PLC0415
+
+    if x is None or y is None:
+        raise ShapeError(
+            "where(condition) with one argument returns a data-dependent shape, which "
+            "funcgrad cannot trace; use where(condition, x, y)"
+        )
+    cond = _to_bool(condition)
+    x, y = promote_args(x, y)
+    cond, x, y = broadcast_args(cond, x, y, keep_scalars=False)
+    return E.select_p.bind(cond, x, y)
+
+
+def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Any:
+    """Limit values to ``[a_min, a_max]`` (either may be None).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.clip(fnp.array([-2.0, 0.5, 3.0]), -1, 1).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    out = asarray(a)
+    if a_min is not None:
+        out = maximum(out, a_min)
+    if a_max is not None:
+        out = minimum(out, a_max)
+    return out
+
+
+def nan_to_num(x: Any, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Any:
+    """Replace NaN and infinities by finite numbers.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.nan_to_num(float("nan")))
+    0.0
+    """
+    (x,) = promote_args(x)
+    dt = get_aval(x).dtype
+    if not dtypes.is_inexact(dt):
+        return x
+    info = np.finfo(dt)
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    out = where(isnan(x), nan, x)
+    out = where(equal(out, np.inf), posinf, out)
+    return where(equal(out, -np.inf), neginf, out)
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    """``x`` converted to ``dtype``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.astype(fnp.array([1.7]), "int32").dtype
+    dtype('int32')
+    """
+    x = asarray(x)
+    dt = dtypes.canonicalize(dtype)
+    if dtypes.python_scalar(x):
+        return np.asarray(x, dtype=dt)
+    return E.convert_element_type(x, dt)
+

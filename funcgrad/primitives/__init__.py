@@ -1,0 +1,19 @@
+"""All primitives of funcgrad, each defined once with its rules.
+
+Adding a primitive: define it in the module of its family with
+``abstract_eval``, ``impl`` and its ``jvp``/``vjp``/``batch`` rules, and
+export it here.
+
+>>> from funcgrad.primitives import PRIMITIVES
+>>> "dot_general" in PRIMITIVES
+True
+"""
+
+from funcgrad.core import PRIMITIVES
+from funcgrad.primitives.elementwise import *  # noqa: F403
+from funcgrad.primitives.indexing import *  # noqa: F403
+from funcgrad.primitives.linalg import *  # noqa: F403
+from funcgrad.primitives.reductions import *  # noqa: F403
+from funcgrad.primitives.structural import *  # noqa: F403
+
+__all__ = ["PRIMITIVES"]

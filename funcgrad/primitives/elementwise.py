@@ -1,0 +1,384 @@
+"""Elementwise primitives: math, comparisons, logic, select and dtype conversion.
+
+>>> import numpy as np
+>>> from funcgrad.primitives.elementwise import mul
+>>> mul(np.array([2.0]), 3.0)
+array([6.])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad import dtypes
+from funcgrad.core import Primitive, get_aval
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.ir import ShapedArray
+from funcgrad.primitives.rules import (
+    FLOAT,
+    INTEGRAL,
+    NUMBER,
+    binary,
+    full,
+    instantiate,
+    linear,
+    same_shape_dtype,
+    unary,
+)
+
+# ------------------------------------------------------------ wrappers
+
+
+def _scalar_to(x: Any, like: Any, broadcast: bool = False) -> Any:
+    """A Python scalar beside an array takes the array's dtype (and shape if asked)."""
+    if dtypes.python_scalar(x):
+        aval = get_aval(like)
+        return full(aval.shape if broadcast else (), x, aval.dtype)
+    return x
+
+
+def _bin(prim: Primitive, x: Any, y: Any) -> Any:
+    return prim.bind(_scalar_to(x, y), _scalar_to(y, x))
+
+
+def add(x: Any, y: Any) -> Any:
+    return _bin(add_p, x, y)
+
+
+def sub(x: Any, y: Any) -> Any:
+    return _bin(sub_p, x, y)
+
+
+def mul(x: Any, y: Any) -> Any:
+    return _bin(mul_p, x, y)
+
+
+def div(x: Any, y: Any) -> Any:
+    return _bin(div_p, x, y)
+
+
+def max_(x: Any, y: Any) -> Any:
+    return _bin(max_p, x, y)
+
+
+def min_(x: Any, y: Any) -> Any:
+    return _bin(min_p, x, y)
+
+
+def pow_(x: Any, y: Any) -> Any:
+    return _bin(pow_p, x, y)
+
+
+def eq(x: Any, y: Any) -> Any:
+    return _bin(eq_p, x, y)
+
+
+def ne(x: Any, y: Any) -> Any:
+    return _bin(ne_p, x, y)
+
+
+def lt(x: Any, y: Any) -> Any:
+    return _bin(lt_p, x, y)
+
+
+def le(x: Any, y: Any) -> Any:
+    return _bin(le_p, x, y)
+
+
+def gt(x: Any, y: Any) -> Any:
+    return _bin(gt_p, x, y)
+
+
+def ge(x: Any, y: Any) -> Any:
+    return _bin(ge_p, x, y)
+
+
+def neg(x: Any) -> Any:
+    return neg_p.bind(x)
+
+
+def exp(x: Any) -> Any:
+    return exp_p.bind(x)
+
+
+def log(x: Any) -> Any:
+    return log_p.bind(x)
+
+
+def sin(x: Any) -> Any:
+    return sin_p.bind(x)
+
+
+def cos(x: Any) -> Any:
+    return cos_p.bind(x)
+
+
+def sqrt(x: Any) -> Any:
+    return sqrt_p.bind(x)
+
+
+def rsqrt(x: Any) -> Any:
+    return rsqrt_p.bind(x)
+
+
+def sign(x: Any) -> Any:
+    return sign_p.bind(x)
+
+
+def square(x: Any) -> Any:
+    return integer_pow_p.bind(x, y=2)
+
+
+def reciprocal(x: Any) -> Any:
+    return integer_pow_p.bind(x, y=-1)
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    return integer_pow_p.bind(x, y=int(y))
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """``on_true`` where ``pred`` else ``on_false`` (equal shapes, no broadcasting)."""
+    on_true = _scalar_to(on_true, on_false, broadcast=True)
+    on_false = _scalar_to(on_false, on_true, broadcast=True)
+    return select_p.bind(pred, on_true, on_false)
+
+
+def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
+    dt = dtypes.canonicalize(new_dtype)
+    aval = get_aval(x)
+    if aval.dtype == dt and aval.weak_type == weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=dt, weak_type=bool(weak_type))
+
+
+def _recip(x: Any) -> Any:
+    return integer_pow_p.bind(x, y=-1)
+
+
+# ------------------------------------------------------- unary primitives
+
+neg_p = unary("neg", "negative", kinds=NUMBER)
+linear(neg_p, lambda ct, primals, ans: [neg(ct)])
+
+sign_p = unary("sign", "sign", kinds=NUMBER, zero_derivative=True)
+floor_p = unary("floor", "floor", zero_derivative=True)
+ceil_p = unary("ceil", "ceil", zero_derivative=True)
+round_p = unary("round", "round", zero_derivative=True)
+is_finite_p = unary("is_finite", "isfinite", kinds=NUMBER, result_dtype=dtypes.bool_,
+                    zero_derivative=True)
+not_p = unary("not", lambda xp, x: xp.invert(x), kinds=INTEGRAL, zero_derivative=True)
+
+exp_p = unary("exp", "exp", lambda x, ans: ans)
+exp2_p = unary("exp2", "exp2", lambda x, ans: mul(ans, math.log(2.0)))
+log_p = unary("log", "log", lambda x, ans: _recip(x))
+log1p_p = unary("log1p", "log1p", lambda x, ans: _recip(add(x, 1.0)))
+expm1_p = unary("expm1", "expm1", lambda x, ans: add(ans, 1.0))
+sin_p = unary("sin", "sin", lambda x, ans: cos(x))
+cos_p = unary("cos", "cos", lambda x, ans: neg(sin(x)))
+tan_p = unary("tan", "tan", lambda x, ans: add(square(ans), 1.0))
+asin_p = unary("asin", "arcsin", lambda x, ans: rsqrt(sub(1.0, square(x))))
+acos_p = unary("acos", "arccos", lambda x, ans: neg(rsqrt(sub(1.0, square(x)))))
+atan_p = unary("atan", "arctan", lambda x, ans: _recip(add(square(x), 1.0)))
+sinh_p = unary("sinh", "sinh", lambda x, ans: cosh_p.bind(x))
+cosh_p = unary("cosh", "cosh", lambda x, ans: sinh_p.bind(x))
+tanh_p = unary("tanh", "tanh", lambda x, ans: sub(1.0, square(ans)))
+asinh_p = unary("asinh", "arcsinh", lambda x, ans: rsqrt(add(square(x), 1.0)))
+acosh_p = unary("acosh", "arccosh",
+                lambda x, ans: rsqrt(mul(sub(x, 1.0), add(x, 1.0))))
+atanh_p = unary("atanh", "arctanh", lambda x, ans: _recip(sub(1.0, square(x))))
+sqrt_p = unary("sqrt", "sqrt", lambda x, ans: div(full(get_aval(ans).shape, 0.5,
+                                                       get_aval(ans).dtype), ans))
+rsqrt_p = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x),
+                lambda x, ans: mul(div(ans, x), -0.5))
+cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)))
+abs_p = unary("abs", "abs", lambda x, ans: sign(x), kinds=NUMBER)
+logistic_p = unary("logistic", lambda xp, x: _logistic(xp, x),
+                   lambda x, ans: mul(ans, sub(1.0, ans)))
+
+
+def _logistic(xp: Any, x: Any) -> Any:
+    # Written via tanh so that large |x| neither overflows nor loses precision.
+    return 0.5 * (xp.tanh(0.5 * x) + 1)
+
+
+def _integer_pow_impl(xp: Any, x: Any, *, y: int) -> Any:
+    if y == 2:
+        return x * x
+    if y < 0 and x.dtype.kind in "iu":
+        raise ValueError("integers to negative integer powers are not allowed")
+    return xp.power(x, y) if y >= 0 else xp.power(x, float(y)).astype(x.dtype)
+
+
+def _integer_pow_deriv(x: Any, ans: Any, *, y: int) -> Any:
+    if y == 0:
+        return full(get_aval(x).shape, 0, get_aval(x).dtype)
+    if y == 1:
+        return full(get_aval(x).shape, 1, get_aval(x).dtype)
+    return mul(integer_pow(x, y - 1), float(y))
+
+
+integer_pow_p = unary("integer_pow", _integer_pow_impl, _integer_pow_deriv, kinds=NUMBER)
+
+# ------------------------------------------------------ binary primitives
+
+add_p = binary("add", "add", transpose=lambda ct: [ct, ct])
+sub_p = binary("sub", "subtract", transpose=lambda ct: [ct, neg(ct)])
+mul_p = binary("mul", "multiply", lambda x, y, a: y, lambda x, y, a: x)
+div_p = binary("div", lambda xp, x, y: _div_impl(xp, x, y),
+               lambda x, y, a: _recip(y), lambda x, y, a: neg(div(a, y)))
+
+
+def _div_impl(xp: Any, x: Any, y: Any) -> Any:
+    # Integer division floors, as NumPy's // does; floats divide truly.
+    if x.dtype.kind in "iub":
+        return xp.floor_divide(x, y)
+    return xp.true_divide(x, y)
+
+
+rem_p = binary("rem", "remainder", lambda x, y, a: full(get_aval(x).shape, 1,
+                                                        get_aval(x).dtype),
+               lambda x, y, a: neg(floor_p.bind(div(x, y))))
+
+
+def _safe_log(x: Any) -> Any:
+    zero = eq(x, 0.0)
+    return select(zero, 0.0, log(select(zero, 1.0, x)))
+
+
+pow_p = binary(
+    "pow", "power",
+    lambda x, y, a: _pow_dx(x, y),
+    lambda x, y, a: mul(_safe_log(x), a),
+)
+
+
+def _pow_dx(x: Any, y: Any) -> Any:
+    # d/dx x**y = y * x**(y-1), with the y == 0 case exactly zero (not 0 * inf).
+    return select(eq(y, 0.0), 0.0, mul(y, pow_(x, sub(y, 1.0))))
+
+
+def _tie_half(mask: Any, other: Any) -> Any:
+    """1 where ``mask``, 0.5 where tied, 0 elsewhere: JAX's rule for max/min ties."""
+    aval = get_aval(other)
+    one = full(aval.shape, 1.0, aval.dtype)
+    zero = full(aval.shape, 0.0, aval.dtype)
+    return select(mask, one, zero)
+
+
+def _chooser_partial(cmp: Any) -> Any:
+    def partial(x: Any, y: Any, ans: Any) -> Any:
+        strict = _tie_half(cmp(x, y), x)
+        tie = _tie_half(eq(x, y), x)
+        return add(strict, mul(tie, 0.5))
+
+    return partial
+
+
+max_p = binary("max", "maximum", _chooser_partial(gt), lambda x, y, a: _chooser_partial(gt)(y, x, a))
+min_p = binary("min", "minimum", _chooser_partial(lt), lambda x, y, a: _chooser_partial(lt)(y, x, a))
+atan2_p = binary(
+    "atan2", "arctan2",
+    lambda x, y, a: div(y, add(square(x), square(y))),
+    lambda x, y, a: neg(div(x, add(square(x), square(y)))),
+    kinds=FLOAT,
+)
+
+eq_p = binary("eq", "equal", result_dtype=dtypes.bool_, kinds="biufc", zero_derivative=True)
+ne_p = binary("ne", "not_equal", result_dtype=dtypes.bool_, kinds="biufc",
+              zero_derivative=True)
+lt_p = binary("lt", "less", result_dtype=dtypes.bool_, kinds="biuf", zero_derivative=True)
+le_p = binary("le", "less_equal", result_dtype=dtypes.bool_, kinds="biuf",
+              zero_derivative=True)
+gt_p = binary("gt", "greater", result_dtype=dtypes.bool_, kinds="biuf", zero_derivative=True)
+ge_p = binary("ge", "greater_equal", result_dtype=dtypes.bool_, kinds="biuf",
+              zero_derivative=True)
+and_p = binary("and", "bitwise_and", kinds=INTEGRAL, zero_derivative=True)
+or_p = binary("or", "bitwise_or", kinds=INTEGRAL, zero_derivative=True)
+xor_p = binary("xor", "bitwise_xor", kinds=INTEGRAL, zero_derivative=True)
+
+# ------------------------------------------------------------------ select
+
+
+def _select_abstract(pred: ShapedArray, on_true: ShapedArray, on_false: ShapedArray
+                     ) -> ShapedArray:
+    if pred.dtype != dtypes.bool_:
+        raise DTypeError(f"the predicate must be boolean, got {pred.dtype}")
+    if pred.shape != on_true.shape:
+        raise ShapeError(
+            f"predicate shape {pred.shape} differs from operand shape {on_true.shape}"
+        )
+    return same_shape_dtype("select", on_true, on_false)
+
+
+select_p = Primitive("select", abstract_eval=_select_abstract,
+                     impl=lambda xp, p, t, f: xp.where(p, t, f))
+
+
+def _select_transpose(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
+    pred = primals[0]
+    zeros = full(get_aval(ct).shape, 0, get_aval(ct).dtype)
+    return [None, select(pred, ct, zeros), select(pred, zeros, ct)]
+
+
+linear(select_p, _select_transpose, linear_args=(1, 2))
+
+# ------------------------------------------------------------ stop_gradient
+
+stop_gradient_p = Primitive("stop_gradient", abstract_eval=lambda x: x, impl=lambda xp, x: x)
+stop_gradient_p.jvp = lambda primals, tangents: (stop_gradient_p.bind(primals[0]), None)
+stop_gradient_p.vjp = lambda ct, primals, ans: [None]
+stop_gradient_p.batch = lambda args, dims: (stop_gradient_p.bind(args[0]), dims[0])
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x``, but derivatives treat it as a constant."""
+    return stop_gradient_p.bind(x)
+
+
+# -------------------------------------------------------- dtype conversion
+
+
+def _convert_abstract(x: ShapedArray, *, new_dtype: np.dtype[Any], weak_type: bool
+                      ) -> ShapedArray:
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+def _convert_impl(xp: Any, x: Any, *, new_dtype: np.dtype[Any], weak_type: bool) -> Any:
+    return x.astype(new_dtype)
+
+
+convert_element_type_p = Primitive("convert_element_type", abstract_eval=_convert_abstract,
+                                   impl=_convert_impl)
+
+
+def _convert_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
+                 new_dtype: np.dtype[Any], weak_type: bool) -> Any:
+    (x,), (t,) = primals, tangents
+    ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    src = get_aval(x).dtype
+    if t is None or not (dtypes.is_inexact(src) and dtypes.is_inexact(new_dtype)):
+        return ans, None
+    return ans, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, new_dtype: np.dtype[Any],
+                 weak_type: bool) -> list[Any]:
+    aval = get_aval(primals[0])
+    if not (dtypes.is_inexact(aval.dtype) and dtypes.is_inexact(new_dtype)):
+        return [None]
+    return [convert_element_type(ct, aval.dtype, aval.weak_type)]
+
+
+convert_element_type_p.jvp = _convert_jvp
+convert_element_type_p.vjp = _convert_vjp
+
+__all__ = [n for n in dir() if n.endswith("_p")] + [
+    "add", "sub", "mul", "div", "max_", "min_", "pow_", "eq", "ne", "lt", "le", "gt", "ge",
+    "neg", "exp", "log", "sin", "cos", "sqrt", "rsqrt", "sign", "square", "reciprocal",
+    "integer_pow", "select", "convert_element_type", "instantiate", "stop_gradient",
+]

@@ -1,0 +1,125 @@
+"""``dot_general``: contraction with batch dimensions, the one matrix product primitive.
+
+``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``;
+the result's axes are the batch axes, then lhs's free axes, then rhs's free axes.
+
+>>> import numpy as np
+>>> from funcgrad.primitives.linalg import dot_general
+>>> dot_general(np.ones((2, 3)), np.ones((3, 4)), (((1,), (0,)), ((), ()))).shape
+(2, 4)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad.core import Primitive, get_aval
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.ir import ShapedArray
+from funcgrad.primitives import structural as S
+from funcgrad.primitives.rules import add_tangents
+
+DimNums = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]
+
+
+def _canon(dimension_numbers: Any) -> DimNums:
+    (lc, rc), (lb, rb) = dimension_numbers
+    return ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
+
+
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any) -> Any:
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=_canon(dimension_numbers))
+
+
+def _free(ndim: int, contract: Sequence[int], batch: Sequence[int]) -> tuple[int, ...]:
+    return tuple(i for i in range(ndim) if i not in contract and i not in batch)
+
+
+def _dot_abstract(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: DimNums
+                  ) -> ShapedArray:
+    (lc, rc), (lb, rb) = dimension_numbers
+    if lhs.dtype != rhs.dtype:
+        raise DTypeError(f"operands have different dtypes {lhs.dtype} and {rhs.dtype}")
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise ShapeError(f"dimension_numbers {dimension_numbers} pair unequal axis counts")
+    for axes, x, side in ((lc + lb, lhs, "lhs"), (rc + rb, rhs, "rhs")):
+        if len(set(axes)) != len(axes) or any(not 0 <= a < x.ndim for a in axes):
+            raise ShapeError(f"{side} axes {axes} are not distinct axes of rank {x.ndim}")
+    for a, b in zip(lc, rc):
+        if lhs.shape[a] != rhs.shape[b]:
+            raise ShapeError(
+                f"contracting lhs axis {a} (size {lhs.shape[a]}) with rhs axis {b} "
+                f"(size {rhs.shape[b]}): sizes differ"
+            )
+    for a, b in zip(lb, rb):
+        if lhs.shape[a] != rhs.shape[b]:
+            raise ShapeError(f"batch axes lhs {a} and rhs {b} have different sizes")
+    shape = ([lhs.shape[a] for a in lb] + [lhs.shape[a] for a in _free(lhs.ndim, lc, lb)]
+             + [rhs.shape[a] for a in _free(rhs.ndim, rc, rb)])
+    return ShapedArray(shape, lhs.dtype, lhs.weak_type and rhs.weak_type)
+
+
+def _dot_impl(xp: Any, lhs: Any, rhs: Any, *, dimension_numbers: DimNums) -> Any:
+    (lc, rc), (lb, rb) = dimension_numbers
+    lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
+    bshape = [lhs.shape[a] for a in lb]
+    lfs, rfs = [lhs.shape[a] for a in lf], [rhs.shape[a] for a in rf]
+    b, m, n = int(np.prod(bshape)), int(np.prod(lfs)), int(np.prod(rfs))
+    k = int(np.prod([lhs.shape[a] for a in lc]))
+    a = xp.transpose(lhs, lb + lf + lc).reshape(b, m, k)
+    c = xp.transpose(rhs, rb + rc + rf).reshape(b, k, n)
+    return xp.matmul(a, c).reshape(bshape + lfs + rfs)
+
+
+dot_general_p = Primitive("dot_general", abstract_eval=_dot_abstract, impl=_dot_impl)
+
+
+def _transpose_operand(ct: Any, other: Any, x_ndim: int, x_contract: tuple[int, ...],
+                       x_batch: tuple[int, ...], o_contract: tuple[int, ...],
+                       o_batch: tuple[int, ...], x_is_lhs: bool) -> Any:
+    """Cotangent of one operand of dot_general, given the other operand."""
+    o_ndim = get_aval(other).ndim
+    nb = len(x_batch)
+    n_xf = len(_free(x_ndim, x_contract, x_batch))
+    n_of = len(_free(o_ndim, o_contract, o_batch))
+    if x_is_lhs:
+        ct_other_free = tuple(range(nb + n_xf, nb + n_xf + n_of))
+    else:
+        ct_other_free = tuple(range(nb, nb + n_of))
+    dims = ((ct_other_free, _free(o_ndim, o_contract, o_batch)), (tuple(range(nb)), o_batch))
+    out = dot_general(ct, other, dims)
+    # out's axes: batch, x's free axes, then other's contracted axes in increasing order.
+    layout = list(x_batch) + list(_free(x_ndim, x_contract, x_batch)) + [
+        x_contract[o_contract.index(a)] for a in sorted(o_contract)]
+    return S.transpose(out, tuple(int(i) for i in np.argsort(layout)))
+
+
+def _dot_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, dimension_numbers: DimNums
+             ) -> list[Any]:
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs, rhs = primals
+    return [
+        _transpose_operand(ct, rhs, get_aval(lhs).ndim, lc, lb, rc, rb, True),
+        _transpose_operand(ct, lhs, get_aval(rhs).ndim, rc, rb, lc, lb, False),
+    ]
+
+
+def _dot_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, dimension_numbers: DimNums
+             ) -> Any:
+    lhs, rhs = primals
+    tl, tr = tangents
+    ans = dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers)
+    out = None
+    if tl is not None:
+        out = dot_general_p.bind(tl, rhs, dimension_numbers=dimension_numbers)
+    if tr is not None:
+        out = add_tangents(out, dot_general_p.bind(lhs, tr, dimension_numbers=dimension_numbers))
+    return ans, out
+
+
+dot_general_p.jvp, dot_general_p.vjp = _dot_jvp, _dot_vjp
+
+__all__ = ["dot_general", "dot_general_p"]

@@ -1,0 +1,205 @@
+"""Reductions (sum, max, min, prod, argmax, argmin) and cumulative sums.
+
+>>> import numpy as np
+>>> from funcgrad.primitives.reductions import reduce_sum
+>>> reduce_sum(np.ones((2, 3)), (1,))
+array([3., 3.])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad import dtypes
+from funcgrad.core import Primitive, get_aval
+from funcgrad.errors import ShapeError
+from funcgrad.ir import ShapedArray
+from funcgrad.primitives import elementwise as E
+from funcgrad.primitives import structural as S
+from funcgrad.primitives.rules import full, linear, require_kind
+
+
+def _check_axes(x: ShapedArray, axes: tuple[int, ...]) -> None:
+    if len(set(axes)) != len(axes) or any(not 0 <= a < x.ndim for a in axes):
+        raise ShapeError(f"axes {axes} are not distinct axes of a rank-{x.ndim} operand")
+
+
+def _reduced_shape(x: ShapedArray, axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for i, d in enumerate(x.shape) if i not in axes)
+
+
+def _keep_dims_back(y: Any, in_shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
+    """Broadcast a reduced value back to the operand's shape."""
+    kept = tuple(i for i in range(len(in_shape)) if i not in axes)
+    return S.broadcast_in_dim(y, in_shape, kept)
+
+
+def _reduce_abstract(kinds: str, name: str) -> Any:
+    def rule(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
+        _check_axes(x, axes)
+        require_kind(name, x, kinds, "a numeric")
+        if name in ("reduce_max", "reduce_min") and any(x.shape[a] == 0 for a in axes):
+            raise ShapeError(f"{name} over an empty axis has no identity; the axis has size 0")
+        return ShapedArray(_reduced_shape(x, axes), x.dtype, x.weak_type)
+
+    return rule
+
+
+def reduce_sum(x: Any, axes: Sequence[int]) -> Any:
+    axes = tuple(sorted(int(a) for a in axes))
+    return x if not axes else reduce_sum_p.bind(x, axes=axes)
+
+
+def reduce_max(x: Any, axes: Sequence[int]) -> Any:
+    return reduce_max_p.bind(x, axes=tuple(sorted(int(a) for a in axes)))
+
+
+def reduce_min(x: Any, axes: Sequence[int]) -> Any:
+    return reduce_min_p.bind(x, axes=tuple(sorted(int(a) for a in axes)))
+
+
+def reduce_prod(x: Any, axes: Sequence[int]) -> Any:
+    return reduce_prod_p.bind(x, axes=tuple(sorted(int(a) for a in axes)))
+
+
+reduce_sum_p = Primitive(
+    "reduce_sum", abstract_eval=_reduce_abstract("biufc", "reduce_sum"),
+    impl=lambda xp, x, axes: xp.sum(x, axis=axes, dtype=x.dtype),
+)
+linear(reduce_sum_p, lambda ct, primals, ans, axes: [
+    _keep_dims_back(ct, get_aval(primals[0]).shape, axes)])
+
+
+def _chooser(name: str, np_name: str) -> Primitive:
+    prim = Primitive(name, abstract_eval=_reduce_abstract("biuf", name),
+                     impl=lambda xp, x, axes: getattr(xp, np_name)(x, axis=axes))
+
+    def location_weights(x: Any, ans: Any, axes: tuple[int, ...]) -> Any:
+        # Ties share the derivative equally, as in JAX.
+        aval = get_aval(x)
+        hit = E.eq(x, _keep_dims_back(ans, aval.shape, axes))
+        ind = E.select(hit, full(aval.shape, 1, aval.dtype), full(aval.shape, 0, aval.dtype))
+        counts = _keep_dims_back(reduce_sum(ind, axes), aval.shape, axes)
+        return E.div(ind, counts)
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], *, axes: tuple[int, ...]) -> Any:
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axes=axes)
+        if t is None:
+            return ans, None
+        return ans, reduce_sum(E.mul(t, location_weights(x, ans, axes)), axes)
+
+    def vjp(ct: Any, primals: Sequence[Any], ans: Any, *, axes: tuple[int, ...]) -> list[Any]:
+        x = primals[0]
+        shape = get_aval(x).shape
+        return [E.mul(_keep_dims_back(ct, shape, axes), location_weights(x, ans, axes))]
+
+    prim.jvp, prim.vjp = jvp, vjp
+    return prim
+
+
+reduce_max_p = _chooser("reduce_max", "max")
+reduce_min_p = _chooser("reduce_min", "min")
+
+reduce_prod_p = Primitive(
+    "reduce_prod", abstract_eval=_reduce_abstract("biufc", "reduce_prod"),
+    impl=lambda xp, x, axes: xp.prod(x, axis=axes, dtype=x.dtype),
+)
+
+
+def _prod_grad(x: Any, axes: tuple[int, ...]) -> Any:
+    """d prod / d x_i = product of the others, exact when some entries are zero."""
+    aval = get_aval(x)
+    is_zero = E.eq(x, 0.0)
+    ones = full(aval.shape, 1, aval.dtype)
+    zeros = full(aval.shape, 0, aval.dtype)
+    safe = E.select(is_zero, ones, x)
+    nonzero_prod = _keep_dims_back(reduce_prod(safe, axes), aval.shape, axes)
+    n_zero = _keep_dims_back(reduce_sum(E.select(is_zero, ones, zeros), axes), aval.shape, axes)
+    no_zero_grad = E.div(nonzero_prod, safe)
+    one_zero_grad = E.select(is_zero, nonzero_prod, zeros)
+    return E.select(E.eq(n_zero, 0.0), no_zero_grad,
+                    E.select(E.eq(n_zero, 1.0), one_zero_grad, zeros))
+
+
+def _prod_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, axes: tuple[int, ...]
+              ) -> Any:
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod_p.bind(x, axes=axes)
+    if t is None:
+        return ans, None
+    return ans, reduce_sum(E.mul(t, _prod_grad(x, axes)), axes)
+
+
+def _prod_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, axes: tuple[int, ...]
+              ) -> list[Any]:
+    x = primals[0]
+    return [E.mul(_keep_dims_back(ct, get_aval(x).shape, axes), _prod_grad(x, axes))]
+
+
+reduce_prod_p.jvp, reduce_prod_p.vjp = _prod_jvp, _prod_vjp
+
+# ---------------------------------------------------------- argmax / argmin
+
+
+def _arg_abstract(x: ShapedArray, *, axis: int, index_dtype: np.dtype[Any]) -> ShapedArray:
+    _check_axes(x, (axis,))
+    if x.shape[axis] == 0:
+        raise ShapeError(f"arg-reduction over axis {axis} of size 0 has no answer")
+    return ShapedArray(_reduced_shape(x, (axis,)), index_dtype)
+
+
+def _arg_prim(name: str, np_name: str) -> Primitive:
+    prim = Primitive(
+        name, abstract_eval=_arg_abstract,
+        impl=lambda xp, x, axis, index_dtype: getattr(xp, np_name)(x, axis=axis).astype(
+            index_dtype),
+    )
+    # Indices are piecewise constant: no tangent, no cotangent for the operand.
+    prim.jvp = lambda primals, tangents, **p: (prim.bind(primals[0], **p), None)
+    prim.vjp = lambda ct, primals, ans, **p: [None]
+    return prim
+
+
+argmax_p = _arg_prim("argmax", "argmax")
+argmin_p = _arg_prim("argmin", "argmin")
+
+
+def argmax(x: Any, axis: int, index_dtype: Any = dtypes.int64) -> Any:
+    return argmax_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize(index_dtype))
+
+
+def argmin(x: Any, axis: int, index_dtype: Any = dtypes.int64) -> Any:
+    return argmin_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize(index_dtype))
+
+
+# ------------------------------------------------------------------- cumsum
+
+
+def cumsum(x: Any, axis: int, reverse: bool = False) -> Any:
+    return cumsum_p.bind(x, axis=int(axis), reverse=bool(reverse))
+
+
+def _cumsum_abstract(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
+    _check_axes(x, (axis,))
+    require_kind("cumsum", x, "biufc", "a numeric")
+    return x
+
+
+def _cumsum_impl(xp: Any, x: Any, *, axis: int, reverse: bool) -> Any:
+    if reverse:
+        return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=x.dtype), axis)
+    return xp.cumsum(x, axis=axis, dtype=x.dtype)
+
+
+cumsum_p = Primitive("cumsum", abstract_eval=_cumsum_abstract, impl=_cumsum_impl)
+linear(cumsum_p, lambda ct, primals, ans, axis, reverse: [cumsum(ct, axis, not reverse)])
+
+__all__ = [
+    "reduce_sum", "reduce_sum_p", "reduce_max", "reduce_max_p", "reduce_min", "reduce_min_p",
+    "reduce_prod", "reduce_prod_p", "argmax", "argmax_p", "argmin", "argmin_p", "cumsum",
+    "cumsum_p",
+]

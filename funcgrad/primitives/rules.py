@@ -1,0 +1,247 @@
+"""Helpers that build primitives and their transform rules from small pieces.
+
+Rule signatures (single-result primitives; multiple-result ones use lists):
+
+- ``jvp(primals, tangents, **params) -> (primal_out, tangent_out)``; a tangent of
+  ``None`` is a symbolic zero, in and out.
+- ``vjp(ct, primals, out, **params) -> list`` of input cotangents, ``None`` for zero.
+  It is only called with a non-zero ``ct``.
+- ``batch(args, dims, **params) -> (out, out_dim)``; a dim of ``None`` means
+  "not batched".
+
+Rules are written with funcgrad operations, so they are themselves traceable.
+
+>>> from funcgrad.primitives.rules import add_tangents
+>>> add_tangents(None, None) is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad import dtypes
+from funcgrad.core import Primitive, get_aval
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.ir import ShapedArray
+
+Rule = Callable[..., Any]
+
+
+def full(shape: Sequence[int], value: Any, dtype: Any) -> Any:
+    """An array of ``shape`` filled with ``value`` (a broadcast of one scalar)."""
+    from funcgrad.primitives.structural import broadcast_in_dim  # noqa: PLC0415
+
+    scalar = np.asarray(value, dtype=dtype)
+    return broadcast_in_dim(scalar, tuple(shape), ()) if len(shape) else scalar
+
+
+def zeros_like_aval(aval: ShapedArray) -> Any:
+    return full(aval.shape, 0, aval.dtype)
+
+
+def zeros_like(x: Any) -> Any:
+    return zeros_like_aval(get_aval(x))
+
+
+def instantiate(t: Any, aval: ShapedArray) -> Any:
+    """Turn a symbolic zero into real zeros of ``aval``."""
+    return zeros_like_aval(aval) if t is None else t
+
+
+def add_tangents(a: Any, b: Any) -> Any:
+    """Sum of two tangents/cotangents, either of which may be a symbolic zero."""
+    from funcgrad.primitives.elementwise import add  # noqa: PLC0415
+
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return add(a, b)
+
+
+def differentiable(aval: ShapedArray) -> bool:
+    return dtypes.is_inexact(aval.dtype)
+
+
+# ----------------------------------------------------------- shape rules
+
+
+def same_shape_dtype(name: str, *avals: ShapedArray) -> ShapedArray:
+    """Equal shapes and dtypes; a rank-0 operand broadcasts against the others."""
+    shapes = {a.shape for a in avals if a.shape != ()}
+    if len(shapes) > 1:
+        raise ShapeError(
+            f"operands must have equal shapes, got {[x.shape for x in avals]}; "
+            "funcgrad.numpy functions broadcast for you, lax primitives do not"
+        )
+    first = avals[0]
+    for a in avals[1:]:
+        if a.dtype != first.dtype:
+            raise DTypeError(
+                f"operands must have equal dtypes, got {[str(x.dtype) for x in avals]}; "
+                "funcgrad.numpy functions promote for you, lax primitives do not"
+            )
+    shape = shapes.pop() if shapes else ()
+    return ShapedArray(shape, first.dtype, all(a.weak_type for a in avals))
+
+
+def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
+    """Sum a cotangent back down to a rank-0 operand that was broadcast."""
+    from funcgrad.primitives.reductions import reduce_sum  # noqa: PLC0415
+
+    if ct is None:
+        return None
+    ct_shape = get_aval(ct).shape
+    if aval.shape == () and ct_shape != ():
+        return reduce_sum(ct, tuple(range(len(ct_shape))))
+    return ct
+
+
+def require_kind(name: str, aval: ShapedArray, kinds: str, what: str) -> None:
+    if aval.dtype.kind not in kinds:
+        raise DTypeError(f"{name} needs {what} input, got {aval.dtype}")
+
+
+# ------------------------------------------------------- elementwise makers
+
+FLOAT = "fc"
+NUMBER = "iufc"
+INTEGRAL = "biu"
+
+
+def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = None, *,
+          kinds: str = FLOAT, result_dtype: Any = None, zero_derivative: bool = False
+          ) -> Primitive:
+    """An elementwise unary primitive.
+
+    ``deriv(x, ans, **params)`` is its derivative as an expression; the jvp is
+    ``t * deriv`` and the vjp ``ct * deriv``. With ``zero_derivative`` the
+    output is piecewise constant (floor, sign, comparisons).
+    """
+    fn = np_name if callable(np_name) else None
+
+    def impl(xp: Any, x: Any, **params: Any) -> Any:
+        if fn is not None:
+            return fn(xp, x, **params)
+        return getattr(xp, np_name)(x)  # type: ignore[arg-type]
+
+    kind_text = {"fc": "floating point", "iufc": "numeric", "biu": "integer or boolean",
+                 "b": "boolean"}.get(kinds, kinds)
+
+    def abstract_eval(x: ShapedArray, **params: Any) -> ShapedArray:
+        require_kind(name, x, kinds, kind_text)
+        if result_dtype is not None:
+            return ShapedArray(x.shape, result_dtype)
+        return x
+
+    prim = Primitive(name, abstract_eval=abstract_eval, impl=impl)
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        from funcgrad.primitives.elementwise import mul  # noqa: PLC0415
+
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, **params)
+        if t is None or zero_derivative or deriv is None:
+            return ans, None
+        return ans, mul(t, deriv(x, ans, **params))
+
+    def vjp(ct: Any, primals: Sequence[Any], ans: Any, **params: Any) -> list[Any]:
+        from funcgrad.primitives.elementwise import mul  # noqa: PLC0415
+
+        if zero_derivative or deriv is None:
+            return [None]
+        return [mul(ct, deriv(primals[0], ans, **params))]
+
+    def batch(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> Any:
+        return prim.bind(args[0], **params), dims[0]
+
+    prim.jvp, prim.vjp, prim.batch = jvp, vjp, batch
+    return prim
+
+
+def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
+           dy: Rule | None = None, *, kinds: str = NUMBER, result_dtype: Any = None,
+           zero_derivative: bool = False, transpose: Rule | None = None) -> Primitive:
+    """An elementwise binary primitive on equal dtypes and shapes (or a rank-0 side).
+
+    ``dx(x, y, ans)`` and ``dy(x, y, ans)`` are the partial derivatives. A map
+    linear in both operands (add, sub) gives ``transpose(ct) -> [ct_x, ct_y]``
+    instead.
+    """
+    fn = np_name if callable(np_name) else None
+
+    def impl(xp: Any, x: Any, y: Any) -> Any:
+        if fn is not None:
+            return fn(xp, x, y)
+        return getattr(xp, np_name)(x, y)  # type: ignore[arg-type]
+
+    kind_text = {"iufc": "numeric", "fc": "floating point",
+                 "biu": "integer or boolean"}.get(kinds, kinds)
+
+    def abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+        out = same_shape_dtype(name, x, y)
+        require_kind(name, x, kinds, "a " + kind_text)
+        if result_dtype is not None:
+            return ShapedArray(out.shape, result_dtype)
+        return out
+
+    prim = Primitive(name, abstract_eval=abstract_eval, impl=impl)
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+        from funcgrad.primitives.elementwise import mul  # noqa: PLC0415
+
+        x, y = primals
+        tx, ty = tangents
+        ans = prim.bind(x, y)
+        if zero_derivative or (tx is None and ty is None):
+            return ans, None
+        if transpose is not None:
+            return ans, prim.bind(instantiate(tx, get_aval(x)), instantiate(ty, get_aval(y)))
+        out = None
+        if tx is not None and dx is not None:
+            out = mul(tx, dx(x, y, ans))
+        if ty is not None and dy is not None:
+            out = add_tangents(out, mul(ty, dy(x, y, ans)))
+        return ans, out
+
+    def vjp(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
+        from funcgrad.primitives.elementwise import mul  # noqa: PLC0415
+
+        x, y = primals
+        if zero_derivative:
+            return [None, None]
+        if transpose is not None:
+            cts = transpose(ct)
+        else:
+            cts = [mul(ct, dx(x, y, ans)) if dx is not None else None,
+                   mul(ct, dy(x, y, ans)) if dy is not None else None]
+        return [unbroadcast(cts[0], get_aval(x)), unbroadcast(cts[1], get_aval(y))]
+
+    prim.jvp, prim.vjp = jvp, vjp
+    return prim
+
+
+def linear(prim: Primitive, transpose: Rule, linear_args: Sequence[int] = (0,)) -> None:
+    """Give ``prim`` the rules of a map that is linear in ``linear_args``.
+
+    Its jvp applies ``prim`` to the tangents of those arguments (other
+    arguments, like indices, keep their primal values); its vjp is
+    ``transpose(ct, primals, out, **params)``.
+    """
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        ans = prim.bind(*primals, **params)
+        if all(tangents[i] is None for i in linear_args):
+            return ans, None
+        args = [
+            instantiate(tangents[i], get_aval(p)) if i in linear_args else p
+            for i, p in enumerate(primals)
+        ]
+        return ans, prim.bind(*args, **params)
+
+    prim.jvp = jvp
+    prim.vjp = transpose

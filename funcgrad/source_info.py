@@ -1,0 +1,34 @@
+"""Find the user's source line for error messages.
+
+>>> from funcgrad.source_info import user_frame
+>>> isinstance(user_frame(), str)
+True
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.dirname(_PKG_DIR)
+# Frames inside these folders belong to funcgrad, not to the user.
+_INTERNAL = tuple(
+    os.path.join(_ROOT, name) + os.sep for name in ("funcgrad", "transforms", "backends")
+)
+
+
+def _is_internal(filename: str) -> bool:
+    path = os.path.abspath(filename)
+    return path.startswith(_INTERNAL) or path.startswith(_PKG_DIR + os.sep)
+
+
+def user_frame() -> str:
+    """Return ``"file:line (function)"`` of the innermost non-funcgrad frame."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if not _is_internal(code.co_filename):
+            return f"{code.co_filename}:{frame.f_lineno} ({code.co_name})"
+        frame = frame.f_back  # type: ignore[assignment]
+    return "<unknown location>"

@@ -1,0 +1,194 @@
+"""Staging: trace a Python function into a ClosedJaxpr, and evaluate jaxprs.
+
+>>> import numpy as np
+>>> from funcgrad.staging import make_jaxpr
+>>> import funcgrad.numpy as fnp
+>>> print(make_jaxpr(lambda x: fnp.sin(x) * 2.0)(np.ones(3, np.float32)))
+{ lambda ; a:f32[3]. let
+    b:f32[3] = sin a
+    c:f32[3] = mul b 2.0:f32[]
+  in (c,) }
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad import dtypes
+from funcgrad.core import (
+    Primitive,
+    Trace,
+    Tracer,
+    abstract_eval,
+    bind,
+    get_aval,
+    leaked_tracer_error,
+    new_trace,
+    set_current_trace,
+)
+from funcgrad.ir import Atom, ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
+from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+
+
+class StagingTracer(Tracer):
+    """A value being staged: it stands for a jaxpr variable."""
+
+    __slots__ = ("var",)
+
+    def __init__(self, trace: StagingTrace, var: Var) -> None:
+        self._trace = trace
+        self.var = var
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self.var.aval
+
+
+class StagingTrace(Trace):
+    """Records every primitive as an equation instead of running it.
+
+    With ``fold_constants`` an operation none of whose inputs is staged runs
+    right away under the parent trace (used by ``linearize`` to keep only the
+    part of a program that depends on its inputs).
+    """
+
+    label = "staging trace (make_jaxpr/jit)"
+
+    def __init__(self, fold_constants: bool = False) -> None:
+        self.eqns: list[Eqn] = []
+        self.constvars: list[Var] = []
+        self.consts: list[Any] = []
+        self._const_ids: dict[int, Var] = {}
+        self.fold_constants = fold_constants
+
+    def new_arg(self, aval: ShapedArray) -> StagingTracer:
+        return StagingTracer(self, Var(aval))
+
+    def to_atom(self, x: Any) -> Atom:
+        if isinstance(x, StagingTracer) and x._trace is self:
+            return x.var
+        if isinstance(x, Tracer) and not x._trace.alive:
+            raise leaked_tracer_error(x, "staging (make_jaxpr/jit)")
+        if not isinstance(x, Tracer):
+            if dtypes.python_scalar(x):
+                return Literal(x, get_aval(x))
+            if isinstance(x, (np.ndarray, np.generic)) and x.ndim == 0:
+                return Literal(np.asarray(x), get_aval(x))
+        # Arrays, and values of enclosing transformations, become constants.
+        var = self._const_ids.get(id(x))
+        if var is None:
+            var = Var(get_aval(x))
+            self._const_ids[id(x)] = var
+            self.constvars.append(var)
+            self.consts.append(x)
+        return var
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any],
+                          params: dict[str, Any]) -> Any:
+        if self.fold_constants and self.parent is not None and not any(
+                isinstance(a, StagingTracer) and a._trace is self for a in args):
+            with set_current_trace(self.parent):
+                return prim.bind(*args, **params)
+        atoms = [self.to_atom(a) for a in args]
+        out_avals = abstract_eval(prim, [a.aval for a in atoms], params)
+        outvars = [Var(av) for av in out_avals]
+        self.eqns.append(Eqn(prim, atoms, params, outvars))
+        outs = [StagingTracer(self, v) for v in outvars]
+        return outs if prim.multiple_results else outs[0]
+
+
+def trace_flat(fun: Callable[..., Any], in_avals: Sequence[ShapedArray],
+               fold_constants: bool = False) -> tuple[ClosedJaxpr, list[Any]]:
+    """Stage ``fun(*flat_args) -> list`` on abstract inputs.
+
+    Returns the closed jaxpr and the raw (unflattened) output list.
+    """
+    trace = StagingTrace(fold_constants)
+    with new_trace(trace):
+        args = [trace.new_arg(av) for av in in_avals]
+        outs = fun(*args)
+        outvars = [trace.to_atom(o) for o in outs]
+    jaxpr = Jaxpr([a.var for a in args], outvars, trace.eqns, trace.constvars)
+    return ClosedJaxpr(jaxpr, trace.consts), outs
+
+
+def stage(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any] | None = None,
+          fold_constants: bool = False) -> tuple[ClosedJaxpr, PyTreeDef]:
+    """Stage ``fun(*args, **kwargs)`` (pytrees in and out) into a ClosedJaxpr and out tree."""
+    kwargs = kwargs or {}
+    flat_args, in_tree = tree_flatten((tuple(args), kwargs))
+    in_avals = [get_aval(a) for a in flat_args]
+    out_tree_box: list[PyTreeDef] = []
+
+    def flat_fun(*flat: Any) -> list[Any]:
+        a, k = tree_unflatten(in_tree, flat)
+        out = fun(*a, **k)
+        leaves, out_tree = tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return leaves
+
+    closed, _ = trace_flat(flat_fun, in_avals, fold_constants)
+    return closed, out_tree_box[0]
+
+
+def make_jaxpr(fun: Callable[..., Any], static_argnums: Sequence[int] | int = ()
+               ) -> Callable[..., ClosedJaxpr]:
+    """Return a function that stages ``fun`` on example arguments and returns its jaxpr.
+
+    >>> import funcgrad.numpy as fnp
+    >>> make_jaxpr(lambda x: fnp.sum(x))(np.ones((2, 2))).eqns[0].primitive.name
+    'reduce_sum'
+    """
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def staged(*args: Any, **kwargs: Any) -> ClosedJaxpr:
+        if static:
+            dyn_idx = [i for i in range(len(args)) if i not in static]
+
+            def f(*dyn: Any, **kw: Any) -> Any:
+                full = list(args)
+                for i, v in zip(dyn_idx, dyn):
+                    full[i] = v
+                return fun(*full, **kw)
+
+            return stage(f, [args[i] for i in dyn_idx], kwargs)[0]
+        return stage(fun, args, kwargs)[0]
+
+    return staged
+
+
+def eval_jaxpr(closed_jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[Any] = ()
+               ) -> list[Any]:
+    """Evaluate a jaxpr on ``args`` under the current trace (so it composes with transforms).
+
+    >>> import funcgrad.numpy as fnp
+    >>> cj = make_jaxpr(lambda x: x + 1.0)(np.zeros(2))
+    >>> eval_jaxpr(cj, np.ones(2))
+    [array([2., 2.])]
+    """
+    if isinstance(closed_jaxpr, ClosedJaxpr):
+        jaxpr, consts = closed_jaxpr.jaxpr, closed_jaxpr.consts
+    else:
+        jaxpr = closed_jaxpr
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"the jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+    env: dict[Var, Any] = {}
+
+    def read(a: Atom) -> Any:
+        return a.val if isinstance(a, Literal) else env[a]
+
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+    for eqn in jaxpr.eqns:
+        out = bind(eqn.primitive, *[read(a) for a in eqn.inputs], **eqn.params)
+        outs = out if eqn.primitive.multiple_results else (out,)
+        for v, o in zip(eqn.outputs, outs):
+            env[v] = o
+    return [read(a) for a in jaxpr.outvars]

@@ -1,0 +1,1 @@
+"""Composable transformations (installed as ``funcgrad.transforms``)."""
