@@ -9,10 +9,16 @@
 from funcgrad import errors, lax, numpy, tree_util
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from funcgrad.staging import eval_jaxpr, make_jaxpr
+from funcgrad.transforms.custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
+from funcgrad.transforms.jacobians import hessian, jacfwd, jacrev
+from funcgrad.transforms.jvp import jvp, linearize
+from funcgrad.transforms.vjp import grad, value_and_grad, vjp
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "ShapedArray", "Var", "errors", "eval_jaxpr",
-    "lax", "make_jaxpr", "numpy", "tree_util",
+    "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "ShapedArray", "Var", "checkpoint",
+    "custom_jvp", "custom_vjp", "errors", "eval_jaxpr", "grad", "hessian", "jacfwd",
+    "jacrev", "jvp", "lax", "linearize", "make_jaxpr", "numpy", "remat", "stop_gradient",
+    "tree_util", "value_and_grad", "vjp",
 ]

@@ -65,6 +65,11 @@ class Primitive:
         self.vjp = vjp
         self.batch = batch
         self.multiple_results = multiple_results
+        # Call-like primitives (custom rules, checkpoint, jit) run Python functions whose
+        # own operations check themselves, so eager evaluation skips abstract_eval.
+        self.call_like = False
+        # Optional reverse-mode hook: vjp_fwd(primals, **params) -> (out, backward(ct)).
+        self.vjp_fwd: Callable[..., Any] | None = None
         PRIMITIVES[name] = self
 
     def bind(self, *args: Any, **params: Any) -> Any:
@@ -200,6 +205,8 @@ class EvalTrace(Trace):
         for a in args:
             if isinstance(a, Tracer):
                 raise leaked_tracer_error(a, f"primitive {prim.name}")
+        if prim.call_like:
+            return prim.impl(None, *args, **params)
         avals = [get_aval(a) for a in args]
         out_avals = abstract_eval(prim, avals, params)
         xp = backend_xp(args)

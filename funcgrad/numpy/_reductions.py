@@ -8,6 +8,7 @@ logsumexp, cumsum.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -146,7 +147,7 @@ def _chooser(prim_fn: Any, name: str, a: Any, axis: Any, keepdims: bool) -> Any:
     a = _prepare(a)
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
-    if any(aval.shape[i] == 0 for i in axes):
+    if builtins.any(aval.shape[i] == 0 for i in axes):
         raise ShapeError(f"zero-size array to reduction operation {name} which has no identity")
     return _keepdims(prim_fn(a, axes), aval.ndim, axes, keepdims)
 
@@ -226,7 +227,7 @@ def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     b = _to_bool(a)
     aval = get_aval(b)
     axes = canonical_axes(axis, aval.ndim)
-    if any(aval.shape[i] == 0 for i in axes):
+    if builtins.any(aval.shape[i] == 0 for i in axes):
         return _empty_logical(aval.shape, axes, keepdims, True)
     return _keepdims(R.reduce_min(b, axes), aval.ndim, axes, keepdims)
 

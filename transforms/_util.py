@@ -1,0 +1,86 @@
+"""Shared helpers of the transformations: argument selection and pytree checks.
+
+>>> from funcgrad.transforms._util import normalize_argnums
+>>> normalize_argnums(0, 2)
+((0,), True)
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from funcgrad import dtypes
+from funcgrad.core import Tracer, get_aval
+from funcgrad.errors import ArgnumsError, HasAuxError, IntegerInputError, TreeStructureError
+from funcgrad.numpy._core import asarray
+from funcgrad.tree_util import tree_flatten
+
+
+def normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[tuple[int, ...], bool]:
+    """``(argnums as a tuple, whether a single int was given)``; checks the range."""
+    single = not isinstance(argnums, (tuple, list))
+    nums = (argnums,) if single else tuple(argnums)
+    out = []
+    for a in nums:
+        try:
+            i = operator.index(a)
+        except TypeError:
+            raise ArgnumsError(f"argnums must be integers, got {a!r}") from None
+        if not -nargs <= i < nargs:
+            raise ArgnumsError(
+                f"argnums={argnums!r} names argument {i}, but the function was called with "
+                f"{nargs} positional argument(s); pass argnums within range(0, {nargs})"
+            )
+        out.append(i % nargs)
+    return tuple(out), single
+
+
+def as_leaf_array(x: Any) -> Any:
+    """Leaves of differentiated arguments: lists of numbers become arrays."""
+    return asarray(x)
+
+
+def check_differentiable(leaves: Sequence[Any], what: str) -> None:
+    for x in leaves:
+        aval = get_aval(x)
+        if not dtypes.is_inexact(aval.dtype):
+            raise IntegerInputError(
+                f"{what} requires real or complex inputs, but got an input of dtype "
+                f"{aval.dtype} (shape {aval.shape}). Differentiate with respect to floating "
+                "point values: convert it with x.astype(float), or leave it out of argnums."
+            )
+
+
+def split_aux(out: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return out, None
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise HasAuxError(
+            f"{where} was given has_aux=True, so the function must return a pair "
+            f"(output, aux), but it returned {type(out).__name__}"
+            f"{'' if not isinstance(out, (tuple, list)) else f' of length {len(out)}'}"
+        )
+    return out[0], out[1]
+
+
+def check_same_structure(a: Any, b: Any, what_a: str, what_b: str) -> None:
+    la, ta = tree_flatten(a)
+    lb, tb = tree_flatten(b)
+    if ta != tb:
+        raise TreeStructureError(f"{what_a} has structure {ta} but {what_b} has structure {tb}; "
+                                 "they must match")
+    for x, y in zip(la, lb):
+        if y is None:
+            continue
+        sx, sy = get_aval(x).shape, get_aval(y).shape
+        if sx != sy:
+            from funcgrad.errors import ShapeError  # noqa: PLC0415
+
+            raise ShapeError(f"{what_b} leaf of shape {sy} does not match {what_a} leaf of "
+                             f"shape {sx}")
+
+
+def is_tracer(x: Any) -> bool:
+    return isinstance(x, Tracer)

@@ -1,0 +1,312 @@
+"""User-defined derivative rules and rematerialisation: ``custom_jvp``, ``custom_vjp``,
+``checkpoint``, ``stop_gradient``.
+
+Each is a call-like primitive whose params carry the Python functions, so every
+trace (eager, staging, jvp, vjp) handles it through the one rule table.
+
+>>> import numpy as np
+>>> import funcgrad as fg
+>>> @fg.custom_jvp
+... def f(x):
+...     return fg.numpy.sin(x)
+>>> @f.defjvp
+... def f_jvp(primals, tangents):
+...     (x,), (t,) = primals, tangents
+...     return f(x), 2.0 * t
+>>> fg.grad(f)(np.array(0.3))
+array(2.)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from funcgrad.core import Primitive, get_aval
+from funcgrad.errors import NonDifferentiableError, TreeStructureError
+from funcgrad.ir import ShapedArray
+from funcgrad.primitives.elementwise import stop_gradient_p
+from funcgrad.primitives.rules import zeros_like_aval
+from funcgrad.staging import trace_flat
+from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
+from funcgrad.transforms.jvp import jvp_flat
+from funcgrad.transforms.vjp import vjp_flat
+
+
+def _call_abstract(*avals: ShapedArray, fun: Callable[..., Any], **_: Any) -> list[ShapedArray]:
+    closed, _ = trace_flat(fun, avals)
+    return closed.out_avals
+
+
+def _call_prim(name: str) -> Primitive:
+    prim = Primitive(name, abstract_eval=_call_abstract,
+                     impl=lambda xp, *args, fun, **_: list(fun(*args)),
+                     multiple_results=True)
+    prim.call_like = True
+    return prim
+
+
+def _instantiate(ts: Sequence[Any], ps: Sequence[Any]) -> list[Any]:
+    return [zeros_like_aval(get_aval(p)) if t is None else t for p, t in zip(ps, ts)]
+
+
+class _Flat:
+    """A pytree function seen as ``flat args -> flat outs``, remembering the out tree."""
+
+    def __init__(self, fun: Callable[..., Any], static: tuple[Any, ...], in_tree: Any) -> None:
+        self.fun, self.static, self.in_tree = fun, static, in_tree
+        self.out_tree: Any = None
+
+    def args(self, flat: Sequence[Any]) -> tuple[Any, ...]:
+        return (*self.static, *tree_unflatten(self.in_tree, flat))
+
+    def __call__(self, *flat: Any) -> list[Any]:
+        leaves, self.out_tree = tree_flatten(self.fun(*self.args(flat)))
+        return leaves
+
+
+def _split_static(args: tuple[Any, ...], nondiff: tuple[int, ...]) -> tuple[tuple[Any, ...],
+                                                                             tuple[Any, ...]]:
+    static = tuple(args[i] for i in nondiff)
+    dyn = tuple(a for i, a in enumerate(args) if i not in nondiff)
+    return static, dyn
+
+
+# ------------------------------------------------------------------ custom_jvp
+
+custom_jvp_call_p = _call_prim("custom_jvp_call")
+
+
+def _custom_jvp_rule(primals: Sequence[Any], tangents: Sequence[Any], *,
+                     fun: Callable[..., Any], jvp: Callable[..., Any]) -> Any:
+    return jvp(list(primals), _instantiate(tangents, primals))
+
+
+def _custom_jvp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
+                    fun: Callable[..., Any], jvp: Callable[..., Any]) -> list[Any]:
+    # The tangent map t -> jvp(primals, t)[1] is linear; its reverse-mode derivative is
+    # its transpose, which is the vjp.
+    zeros = [zeros_like_aval(get_aval(p)) for p in primals]
+    _, _, backward = vjp_flat(lambda *ts: jvp(list(primals), list(ts))[1], zeros)
+    return backward(list(cts))
+
+
+custom_jvp_call_p.jvp = _custom_jvp_rule
+custom_jvp_call_p.vjp = _custom_jvp_vjp
+
+
+class custom_jvp:  # noqa: N801 - JAX's name
+    """A function with a user-defined forward-mode rule (reverse mode follows from it).
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> f = fg.custom_jvp(lambda x: x * 1.0)
+    >>> f.defjvp(lambda p, t: (f(p[0]), 3.0 * t[0]))  # doctest: +ELLIPSIS
+    <...>
+    >>> fg.grad(f)(np.array(1.0))
+    array(3.)
+    """
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp_rule: Callable[..., Any] | None = None
+
+    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
+        """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``."""
+        self.jvp_rule = jvp
+        return jvp
+
+    def __call__(self, *args: Any) -> Any:
+        if self.jvp_rule is None:
+            raise NonDifferentiableError(
+                f"custom_jvp function {getattr(self.fun, '__name__', self.fun)} has no rule: "
+                "call .defjvp(rule) before calling it"
+            )
+        static, dyn = _split_static(args, self.nondiff_argnums)
+        flat, in_tree = tree_flatten(dyn)
+        fun = _Flat(self.fun, static, in_tree)
+        rule = self.jvp_rule
+
+        def jvp(primals: list[Any], tangents: list[Any]) -> tuple[list[Any], list[Any]]:
+            p_tree = tree_unflatten(in_tree, primals)
+            t_tree = tree_unflatten(in_tree, tangents)
+            out, t_out = rule((*static, *p_tree) if static else tuple(p_tree), tuple(t_tree))
+            outs, out_tree = tree_flatten(out)
+            touts, t_out_tree = tree_flatten(t_out)
+            if out_tree != t_out_tree:
+                raise TreeStructureError(
+                    f"custom_jvp rule returned a primal of structure {out_tree} and a tangent "
+                    f"of structure {t_out_tree}; they must match"
+                )
+            fun.out_tree = out_tree
+            return outs, touts
+
+        outs = custom_jvp_call_p.bind(*flat, fun=fun, jvp=jvp)
+        return tree_unflatten(fun.out_tree, outs)
+
+
+# ------------------------------------------------------------------ custom_vjp
+
+custom_vjp_call_p = _call_prim("custom_vjp_call")
+
+
+def _custom_vjp_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+    raise NonDifferentiableError(
+        "forward-mode differentiation (jvp, jacfwd, hessian) of a custom_vjp function is not "
+        "defined: its rule only gives reverse mode. Use custom_jvp, or jacrev instead of "
+        "jacfwd."
+    )
+
+
+def _custom_vjp_fwd(primals: Sequence[Any], *, fun: Callable[..., Any],
+                    fwd: Callable[..., Any], bwd: Callable[..., Any]) -> Any:
+    outs, res = fwd(*primals)
+
+    def backward(cts: Sequence[Any]) -> list[Any]:
+        return bwd(res, _instantiate(cts, outs))
+
+    return outs, backward
+
+
+def _custom_vjp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any],
+                    **params: Any) -> list[Any]:
+    return _custom_vjp_fwd(primals, **params)[1](cts)  # type: ignore[no-any-return]
+
+
+custom_vjp_call_p.jvp = _custom_vjp_jvp
+custom_vjp_call_p.vjp = _custom_vjp_vjp
+custom_vjp_call_p.vjp_fwd = _custom_vjp_fwd
+
+
+class custom_vjp:  # noqa: N801 - JAX's name
+    """A function with a user-defined reverse-mode rule.
+
+    ``fwd(*args) -> (out, residuals)``; ``bwd(residuals, ct) -> tuple`` with one
+    cotangent per (differentiable) argument.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> f = fg.custom_vjp(lambda x: x * 2.0)
+    >>> f.defvjp(lambda x: (f(x), None), lambda res, g: (10.0 * g,))
+    >>> fg.grad(f)(np.array(1.0))
+    array(10.)
+    """
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        """Register the forward (with residuals) and backward functions."""
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args: Any) -> Any:
+        if self.fwd is None or self.bwd is None:
+            raise NonDifferentiableError(
+                f"custom_vjp function {getattr(self.fun, '__name__', self.fun)} has no rule: "
+                "call .defvjp(fwd, bwd) before calling it"
+            )
+        static, dyn = _split_static(args, self.nondiff_argnums)
+        flat, in_tree = tree_flatten(dyn)
+        fun = _Flat(self.fun, static, in_tree)
+        user_fwd, user_bwd = self.fwd, self.bwd
+
+        def fwd(*primals: Any) -> tuple[list[Any], Any]:
+            out, res = user_fwd(*fun.args(primals))
+            outs, fun.out_tree = tree_flatten(out)
+            return outs, res
+
+        def bwd(res: Any, cts: list[Any]) -> list[Any]:
+            ct_tree = tree_unflatten(fun.out_tree, cts)
+            in_cts = user_bwd(*static, res, ct_tree) if static else user_bwd(res, ct_tree)
+            if not isinstance(in_cts, tuple) or len(in_cts) != len(dyn):
+                raise TreeStructureError(
+                    f"custom_vjp backward must return a tuple with one cotangent per "
+                    f"differentiable argument ({len(dyn)}), got {type(in_cts).__name__}"
+                    f"{' of length ' + str(len(in_cts)) if isinstance(in_cts, tuple) else ''}"
+                )
+            leaves: list[Any] = []
+            for a, c in zip(dyn, in_cts):
+                a_leaves, a_tree = tree_flatten(a)
+                if c is None:
+                    leaves.extend([None] * len(a_leaves))
+                    continue
+                c_leaves, c_tree = tree_flatten(c)
+                if c_tree != a_tree:
+                    raise TreeStructureError(
+                        f"custom_vjp backward returned a cotangent of structure {c_tree} for "
+                        f"an argument of structure {a_tree}"
+                    )
+                leaves.extend(c_leaves)
+            return leaves
+
+        outs = custom_vjp_call_p.bind(*flat, fun=fun, fwd=fwd, bwd=bwd)
+        return tree_unflatten(fun.out_tree, outs)
+
+
+# ------------------------------------------------------------------ checkpoint
+
+checkpoint_p = _call_prim("checkpoint")
+
+
+def _checkpoint_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
+                    fun: Callable[..., Any]) -> Any:
+    outs, touts, _ = jvp_flat(fun, primals, tangents)
+    return outs, touts
+
+
+def _checkpoint_fwd(primals: Sequence[Any], *, fun: Callable[..., Any]) -> Any:
+    # Run forward without recording; the backward pass records it again (rematerialises).
+    outs = fun(*primals)
+
+    def backward(cts: Sequence[Any]) -> list[Any]:
+        _, _, bwd = vjp_flat(fun, primals)
+        return bwd(list(cts))
+
+    return outs, backward
+
+
+checkpoint_p.jvp = _checkpoint_jvp
+checkpoint_p.vjp_fwd = _checkpoint_fwd
+checkpoint_p.vjp = lambda cts, primals, outs, fun: _checkpoint_fwd(primals, fun=fun)[1](cts)
+
+
+def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``fun`` whose intermediate values are recomputed in the backward pass, not stored.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> fg.grad(fg.checkpoint(lambda x: fg.numpy.sin(x)))(np.array(0.0))
+    array(1.)
+    """
+
+    @functools.wraps(fun)
+    def wrapped(*args: Any) -> Any:
+        flat, in_tree = tree_flatten(args)
+        f = _Flat(fun, (), in_tree)
+        outs = checkpoint_p.bind(*flat, fun=f)
+        return tree_unflatten(f.out_tree, outs)
+
+    return wrapped
+
+
+remat = checkpoint
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` (any pytree) treated as a constant by differentiation.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> fg.grad(lambda x: x * fg.stop_gradient(x))(np.array(3.0))
+    array(3.)
+    """
+    from funcgrad.numpy._core import asarray  # noqa: PLC0415
+
+    return tree_map(lambda v: stop_gradient_p.bind(asarray(v)), x)
