@@ -22,3 +22,7 @@ __all__ = [
     "jacrev", "jvp", "lax", "linearize", "make_jaxpr", "numpy", "remat", "stop_gradient",
     "tree_util", "value_and_grad", "vjp",
 ]
+
+from funcgrad.devices import Device, device_put, devices  # noqa: E402
+
+__all__ += ["Device", "device_put", "devices"]

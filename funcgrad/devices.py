@@ -1,0 +1,165 @@
+"""Devices and the abstract backend interface: ``devices()``, ``device_put()``.
+
+Values are the backend's own arrays (``numpy.ndarray`` on the CPU,
+``cupy.ndarray`` on CUDA devices); operations follow their inputs.
+
+>>> import numpy as np
+>>> import funcgrad as fg
+>>> fg.devices()[0]
+Device(cpu:0)
+>>> fg.device_put(np.array([1.0, 2.0]), "cpu")
+array([1., 2.])
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from funcgrad.errors import BackendError, DeviceError
+from funcgrad.ir import ClosedJaxpr
+
+
+class Device:
+    """A place where arrays live: ``cpu:0`` or ``cuda:N``."""
+
+    __slots__ = ("platform", "id")
+
+    def __init__(self, platform: str, id: int = 0) -> None:  # noqa: A002
+        self.platform = platform
+        self.id = id
+
+    def __repr__(self) -> str:
+        return f"Device({self})"
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.id}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Device) and (self.platform, self.id) == (other.platform,
+                                                                           other.id)
+
+    def __hash__(self) -> int:
+        return hash((self.platform, self.id))
+
+
+class Backend(ABC):
+    """What a backend supplies: its array module, its devices, placement and a compiler."""
+
+    name: str = ""
+    platform: str = ""
+
+    @property
+    @abstractmethod
+    def xp(self) -> Any:
+        """The array module (numpy or cupy)."""
+
+    @abstractmethod
+    def available(self) -> bool:
+        """Whether the backend can run here."""
+
+    @abstractmethod
+    def devices(self) -> list[Device]:
+        """The devices of this backend."""
+
+    @abstractmethod
+    def device_put(self, x: Any, device: Device) -> Any:
+        """Copy one array to ``device``."""
+
+    @abstractmethod
+    def owns(self, x: Any) -> bool:
+        """Whether ``x`` is one of this backend's arrays."""
+
+    @abstractmethod
+    def device_of(self, x: Any) -> Device:
+        """The device an array of this backend lives on."""
+
+    @abstractmethod
+    def compile(self, closed_jaxpr: ClosedJaxpr) -> Callable[..., list[Any]]:
+        """An executable running ``closed_jaxpr`` on this backend's arrays."""
+
+
+_BACKEND_MODULES = {"numpy": "funcgrad.backends.numpy_backend",
+                    "cupy": "funcgrad.backends.cupy_backend"}
+_PLATFORM_BACKEND = {"cpu": "numpy", "cuda": "cupy", "gpu": "cupy"}
+_backends: dict[str, Backend] = {}
+
+
+def get_backend(name: str = "numpy") -> Backend:
+    """The backend called ``name`` (``"numpy"`` or ``"cupy"``; ``"cpu"``/``"cuda"`` too)."""
+    name = _PLATFORM_BACKEND.get(name, name)
+    if name not in _backends:
+        mod = _BACKEND_MODULES.get(name)
+        if mod is None:
+            raise BackendError(f"unknown backend {name!r}; choose one of "
+                               f"{sorted(_BACKEND_MODULES)}")
+        _backends[name] = importlib.import_module(mod).BACKEND
+    return _backends[name]
+
+
+def devices(platform: str | None = None) -> list[Device]:
+    """All devices funcgrad can use here (CPU first), or those of one platform.
+
+    >>> import funcgrad as fg
+    >>> fg.devices("cpu")
+    [Device(cpu:0)]
+    """
+    names = [_PLATFORM_BACKEND[platform]] if platform else ["numpy", "cupy"]
+    out: list[Device] = []
+    for n in names:
+        b = get_backend(n)
+        if b.available():
+            out.extend(b.devices())
+    return out
+
+
+def _parse_device(device: Any) -> Device:
+    if isinstance(device, Device):
+        return device
+    if isinstance(device, str):
+        plat, _, idx = device.partition(":")
+        plat = {"gpu": "cuda"}.get(plat, plat)
+        if plat not in ("cpu", "cuda") or (idx and not idx.isdigit()):
+            raise DeviceError(f"unknown device {device!r}; use 'cpu', 'cuda' or 'cuda:N'")
+        return Device(plat, int(idx) if idx else 0)
+    raise DeviceError(f"a device is a string like 'cuda:0' or a Device, got {device!r}")
+
+
+def device_put(x: Any, device: Any = "cpu") -> Any:
+    """Copy the arrays of the pytree ``x`` to ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
+
+    >>> import funcgrad as fg
+    >>> fg.device_put({"w": [1.0]}, "cpu")["w"]
+    array([1.])
+    """
+    from funcgrad.tree_util import tree_map  # noqa: PLC0415
+
+    dev = _parse_device(device)
+    backend = get_backend(dev.platform)
+    if not backend.available():
+        raise DeviceError(
+            f"device {dev} is not available here: the {backend.name} backend found no device. "
+            "Install funcgrad[cuda] on a machine with an NVIDIA GPU, or use 'cpu'."
+        )
+    if dev not in backend.devices():
+        raise DeviceError(f"device {dev} does not exist; available: {backend.devices()}")
+    return tree_map(lambda a: backend.device_put(a, dev), x)
+
+
+def device_of(x: Any) -> Device:
+    """The device an array lives on.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> str(fg.device_of(np.zeros(1)))
+    'cpu:0'
+    """
+    for name in ("numpy", "cupy"):
+        if name == "cupy" and not type(x).__module__.startswith("cupy"):
+            continue
+        b = get_backend(name)
+        if b.owns(x):
+            return b.device_of(x)
+    return Device("cpu", 0)
