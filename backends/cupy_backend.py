@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad.devices import Backend, Device
 from funcgrad.backends.compile_python import compile_jaxpr
+from funcgrad.devices import Backend, Device
 from funcgrad.errors import BackendError
 from funcgrad.ir import ClosedJaxpr
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.devices import Backend, Device
 from funcgrad.backends.compile_python import compile_jaxpr
+from funcgrad.devices import Backend, Device
 from funcgrad.ir import ClosedJaxpr
 
 CPU = Device("cpu", 0)

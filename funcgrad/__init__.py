@@ -6,7 +6,7 @@
 4.0
 """
 
-from funcgrad import errors, lax, numpy, tree_util
+from funcgrad import errors, lax, numpy, testing, tree_util
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from funcgrad.staging import eval_jaxpr, make_jaxpr
 from funcgrad.transforms.custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
@@ -20,9 +20,9 @@ __all__ = [
     "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "ShapedArray", "Var", "checkpoint",
     "custom_jvp", "custom_vjp", "errors", "eval_jaxpr", "grad", "hessian", "jacfwd",
     "jacrev", "jvp", "lax", "linearize", "make_jaxpr", "numpy", "remat", "stop_gradient",
-    "tree_util", "value_and_grad", "vjp",
+    "testing", "tree_util", "value_and_grad", "vjp",
 ]
 
-from funcgrad.devices import Device, device_put, devices  # noqa: E402
+from funcgrad.devices import Device, device_of, device_put, devices  # noqa: E402
 
-__all__ += ["Device", "device_put", "devices"]
+__all__ += ["Device", "device_of", "device_put", "devices"]

@@ -97,7 +97,7 @@ def abstract_eval(prim: Primitive, avals: Sequence[ShapedArray], params: dict[st
             raise
         shapes = ", ".join(a.str_short() for a in avals)
         err = type(e)(f"{prim.name} on ({shapes}) at {user_frame()}: {e}")
-        err._located = True  # type: ignore[attr-defined]
+        setattr(err, "_located", True)  # noqa: B010 - marks errors already located
         raise err from None
     return list(out) if prim.multiple_results else [out]
 
@@ -266,6 +266,11 @@ class Tracer:
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, idx: Any) -> Any:
+        from funcgrad.numpy._indexing import getitem  # noqa: PLC0415
+
+        return getitem(self, idx)
 
     def concrete_value(self) -> Any:
         """The concrete array behind this tracer, or ``None`` when it is abstract."""

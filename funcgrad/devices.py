@@ -130,8 +130,9 @@ def _parse_device(device: Any) -> Device:
 def device_put(x: Any, device: Any = "cpu") -> Any:
     """Copy the arrays of the pytree ``x`` to ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
 
+    >>> import numpy as np
     >>> import funcgrad as fg
-    >>> fg.device_put({"w": [1.0]}, "cpu")["w"]
+    >>> fg.device_put({"w": np.ones(1)}, "cpu")["w"]
     array([1.])
     """
     from funcgrad.tree_util import tree_map  # noqa: PLC0415

@@ -62,7 +62,7 @@ def canonicalize(dtype: Any) -> np.dtype[Any]:
     if dtype is complex:
         return default_complex
     try:
-        dt = np.dtype(dtype)
+        dt: np.dtype[Any] = np.dtype(dtype)
     except TypeError as e:
         raise DTypeError(f"{dtype!r} is not a dtype funcgrad understands: {e}") from None
     if dt not in _SUPPORTED:
@@ -75,7 +75,7 @@ def canonicalize(dtype: Any) -> np.dtype[Any]:
 
 def short_name(dtype: np.dtype[Any]) -> str:
     """The jaxpr printer's name for a dtype: ``f32``, ``i64``, ``bool``."""
-    return _SHORT.get(dtype.name, dtype.name)
+    return _SHORT.get(dtype.name, str(dtype.name))
 
 
 def is_float(dtype: np.dtype[Any]) -> bool:
@@ -131,8 +131,7 @@ def promote(*typed: tuple[np.dtype[Any], bool]) -> tuple[np.dtype[Any], bool]:
             result = default_float if result.kind in "biu" else result
         elif w.kind == "c":
             result = (
-                complex64 if result == float32 or result == float16 or result == complex64
-                else default_complex
+                complex64 if result in (float32, float16, complex64) else default_complex
             )
         elif w.kind in "iu":
             result = default_int

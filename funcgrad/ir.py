@@ -96,7 +96,7 @@ class Literal:
         return f"{v!r}:{self.aval.str_short()}"
 
 
-Atom = Union[Var, Literal]
+Atom = Union[Var, Literal]  # noqa: UP007 - a runtime alias on Python 3.10
 
 
 class Params(Mapping[str, Any]):
@@ -254,7 +254,7 @@ def _pp_param(value: Any, namer: _Namer, indent: int) -> str:
     if isinstance(value, Jaxpr):
         return _pp(value, namer, indent + 4)
     if isinstance(value, np.dtype):
-        return value.name
+        return str(value.name)
     if isinstance(value, tuple) and value and all(isinstance(v, (Jaxpr, ClosedJaxpr))
                                                  for v in value):
         return "(" + " ".join(_pp_param(v, namer, indent) for v in value) + ")"

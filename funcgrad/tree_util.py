@@ -54,11 +54,16 @@ def _dict_flatten(d: dict[Any, Any]) -> tuple[list[Any], Hashable]:
 
 register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c))
 register_pytree_node(list, lambda t: (t, None), lambda _, c: list(c))
-register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c)))  # type: ignore
+def _keyed(keys: Hashable) -> tuple[Any, ...]:
+    assert isinstance(keys, tuple)
+    return keys
+
+
+register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(_keyed(keys), c)))
 register_pytree_node(
     OrderedDict,
     lambda d: (list(d.values()), tuple(d.keys())),
-    lambda keys, c: OrderedDict(zip(keys, c)),  # type: ignore[arg-type]
+    lambda keys, c: OrderedDict(zip(_keyed(keys), c)),
 )
 register_pytree_node(type(None), lambda n: ((), None), lambda _, c: None)
 
@@ -77,7 +82,7 @@ class PyTreeDef:
         self.node_type = node_type
         self.aux = aux
         self.children = children
-        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
+        self.num_leaves: int = 1 if node_type is None else sum(c.num_leaves for c in children)
 
     def _key(self) -> tuple[Any, ...]:
         return (self.node_type, self.aux, self.children)

@@ -21,7 +21,7 @@ from funcgrad.tree_util import tree_flatten
 def normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[tuple[int, ...], bool]:
     """``(argnums as a tuple, whether a single int was given)``; checks the range."""
     single = not isinstance(argnums, (tuple, list))
-    nums = (argnums,) if single else tuple(argnums)
+    nums: tuple[Any, ...] = (argnums,) if single else tuple(argnums)  # type: ignore[arg-type]
     out = []
     for a in nums:
         try:

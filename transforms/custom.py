@@ -29,13 +29,13 @@ from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import stop_gradient_p
 from funcgrad.primitives.rules import zeros_like_aval
 from funcgrad.staging import trace_flat
-from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.vjp import vjp_flat
+from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 def _call_abstract(*avals: ShapedArray, fun: Callable[..., Any], **_: Any) -> list[ShapedArray]:
-    closed, _ = trace_flat(fun, avals)
+    closed, _outs = trace_flat(fun, avals)
     return closed.out_avals
 
 
@@ -173,7 +173,8 @@ def _custom_vjp_fwd(primals: Sequence[Any], *, fun: Callable[..., Any],
 
 def _custom_vjp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any],
                     **params: Any) -> list[Any]:
-    return _custom_vjp_fwd(primals, **params)[1](cts)  # type: ignore[no-any-return]
+    backward = _custom_vjp_fwd(primals, **params)[1]
+    return list(backward(cts))
 
 
 custom_vjp_call_p.jvp = _custom_vjp_jvp

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from funcgrad.core import get_aval
-from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
 from funcgrad.transforms._util import as_leaf_array, check_differentiable, normalize_argnums
 from funcgrad.transforms.jvp import jvp
 from funcgrad.transforms.vjp import vjp
+from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
 
 
 def _basis(aval_shape: tuple[int, ...], dtype: Any) -> np.ndarray:

@@ -28,12 +28,12 @@ from funcgrad.ir import ShapedArray
 from funcgrad.primitives.rules import zeros_like_aval
 from funcgrad.source_info import user_frame
 from funcgrad.staging import trace_flat
-from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 from funcgrad.transforms._util import (
     as_leaf_array,
     check_same_structure,
     split_aux,
 )
+from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 class JVPTracer(Tracer):

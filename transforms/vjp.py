@@ -27,13 +27,13 @@ from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import convert_element_type
 from funcgrad.primitives.rules import add_tangents, full, zeros_like_aval
 from funcgrad.source_info import user_frame
-from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 from funcgrad.transforms._util import (
     as_leaf_array,
     check_differentiable,
     normalize_argnums,
     split_aux,
 )
+from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 class VJPTracer(Tracer):
@@ -147,12 +147,11 @@ def backward_pass(trace: VJPTrace, out_slots: Sequence[int | None], out_cts: Seq
         prim = entry.prim
         if entry.backward is not None:
             in_cts = entry.backward(cts if prim.multiple_results else cts[0])
+        elif prim.multiple_results:
+            in_cts = prim.vjp(cts, entry.primals, entry.outs, **entry.params)  # type: ignore
         else:
-            if prim.multiple_results:
-                in_cts = prim.vjp(cts, entry.primals, entry.outs, **entry.params)  # type: ignore
-            else:
-                in_cts = prim.vjp(cts[0], entry.primals, entry.outs[0],  # type: ignore
-                                  **entry.params)
+            in_cts = prim.vjp(cts[0], entry.primals, entry.outs[0],  # type: ignore
+                              **entry.params)
         for s, c, p in zip(entry.in_slots, in_cts, entry.primals):
             if s is None or c is None:
                 continue
@@ -185,7 +184,7 @@ def vjp_flat(fun: Callable[..., Any], primals: Sequence[Any]
 
 
 def _check_cotangents(outs: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
-    fitted = []
+    fitted: list[Any] = []
     for o, c in zip(outs, cts):
         if c is None:
             fitted.append(None)

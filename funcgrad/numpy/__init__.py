@@ -228,41 +228,37 @@ def _install_array_methods(cls: type) -> None:
         "__xor__": bitwise_xor, "__lt__": less, "__le__": less_equal, "__gt__": greater,
         "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
     }
-    for name, f in ops.items():
-        setattr(cls, name, _method(f))
-    for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
-                 "or", "xor"):
-        setattr(cls, f"__r{name}__", _swap(ops[f"__{name}__"]))
-    cls.__neg__ = _method(negative)  # type: ignore[attr-defined]
-    cls.__pos__ = _method(positive)  # type: ignore[attr-defined]
-    cls.__abs__ = _method(absolute)  # type: ignore[attr-defined]
-    cls.__invert__ = _method(invert)  # type: ignore[attr-defined]
-    cls.__getitem__ = _method(getitem)  # type: ignore[attr-defined]
-    methods = {
-        "sum": sum, "mean": mean, "var": var, "std": std, "max": max, "min": min,
-        "prod": prod, "argmax": argmax, "argmin": argmin, "all": all, "any": any,
-        "cumsum": cumsum, "ravel": ravel, "flatten": ravel, "squeeze": squeeze,
-        "swapaxes": swapaxes, "clip": clip, "dot": dot, "round": round, "astype": astype,
-        "take": take, "conj": positive, "diagonal": diagonal, "trace": trace,
-    }
-    for name, f in methods.items():
-        setattr(cls, name, _method(f))
-
-    def reshape_method(self: Any, *shape: Any, order: str = "C") -> Any:
-        if len(shape) == 1 and not isinstance(shape[0], (int, _np.integer)):
-            shape = tuple(shape[0])
-        return reshape(self, shape, order)
+    def reshape_method(self: Any, *dims: Any, order: str = "C") -> Any:
+        if len(dims) == 1 and not isinstance(dims[0], (int, _np.integer)):
+            dims = tuple(dims[0])
+        return reshape(self, dims, order)
 
     def transpose_method(self: Any, *axes: Any) -> Any:
         if len(axes) == 1 and not isinstance(axes[0], (int, _np.integer)):
             axes = tuple(axes[0]) if axes[0] is not None else ()
         return transpose(self, axes or None)
 
-    cls.reshape = reshape_method  # type: ignore[attr-defined]
-    cls.transpose = transpose_method  # type: ignore[attr-defined]
-    cls.T = property(lambda self: transpose(self))  # type: ignore[attr-defined]
-    cls.mT = property(lambda self: swapaxes(self, -1, -2))  # type: ignore[attr-defined]
-    cls.at = property(lambda self: AtIndexer(self))  # type: ignore[attr-defined]
+    methods: dict[str, Any] = {
+        "__neg__": negative, "__pos__": positive, "__abs__": absolute, "__invert__": invert,
+        "__getitem__": getitem, "sum": sum, "mean": mean, "var": var, "std": std, "max": max,
+        "min": min, "prod": prod, "argmax": argmax, "argmin": argmin, "all": all, "any": any,
+        "cumsum": cumsum, "ravel": ravel, "flatten": ravel, "squeeze": squeeze,
+        "swapaxes": swapaxes, "clip": clip, "dot": dot, "round": round, "astype": astype,
+        "take": take, "conj": positive, "diagonal": diagonal, "trace": trace,
+    }
+    attrs: dict[str, Any] = {name: _method(f) for name, f in {**ops, **methods}.items()}
+    for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+                 "or", "xor"):
+        attrs[f"__r{name}__"] = _swap(ops[f"__{name}__"])
+    attrs.update(
+        reshape=reshape_method,
+        transpose=transpose_method,
+        T=property(lambda self: transpose(self)),
+        mT=property(lambda self: swapaxes(self, -1, -2)),
+        at=property(lambda self: AtIndexer(self)),
+    )
+    for name, value in attrs.items():
+        setattr(cls, name, value)
 
 
 _install_array_methods(_Tracer)

@@ -17,7 +17,6 @@ from funcgrad.numpy._core import asarray as _asarray
 from funcgrad.numpy._core import cast, promote_args
 
 
-
 def _dt(dtype: Any, default: Any = None) -> Any:
     return dtypes.canonicalize(dtype) if dtype is not None else default
 

@@ -41,15 +41,15 @@ def _unary(name: str, prim: Primitive, what: str, *, inexact: bool = True,
     return fn
 
 
-def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False
-            ) -> Callable[[Any, Any], Any]:
+def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False,
+            example: str = "") -> Callable[[Any, Any], Any]:
     def fn(x: Any, y: Any) -> Any:
         x, y = promote_inexact(x, y) if inexact else promote_args(x, y)
         x, y = broadcast_args(x, y)
         return prim.bind(x, y)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = _doc(name, what, f"fnp.{name}(fnp.ones(3), 2.0).shape\n(3,)")
+    fn.__doc__ = _doc(name, what, example or f"fnp.{name}(fnp.ones(3), 2.0).shape\n(3,)")
     return fn
 
 
@@ -220,7 +220,7 @@ def deg2rad(x: Any) -> Any:
     """Degrees to radians.
 
     >>> import funcgrad.numpy as fnp
-    >>> round(float(fnp.deg2rad(180.0)), 4)
+    >>> print(f"{float(fnp.deg2rad(180.0)):.4f}")
     3.1416
     """
     return multiply(promote_inexact(x)[0], math.pi / 180.0)
@@ -297,9 +297,12 @@ less = _binary("less", E.lt_p, "x < y, elementwise.")
 less_equal = _binary("less_equal", E.le_p, "x <= y, elementwise.")
 greater = _binary("greater", E.gt_p, "x > y, elementwise.")
 greater_equal = _binary("greater_equal", E.ge_p, "x >= y, elementwise.")
-bitwise_and = _binary("bitwise_and", E.and_p, "Bitwise AND of integers/booleans.")
-bitwise_or = _binary("bitwise_or", E.or_p, "Bitwise OR of integers/booleans.")
-bitwise_xor = _binary("bitwise_xor", E.xor_p, "Bitwise XOR of integers/booleans.")
+bitwise_and = _binary("bitwise_and", E.and_p, "Bitwise AND of integers/booleans.",
+                      example="fnp.bitwise_and(fnp.arange(4), 1).tolist()\n[0, 1, 0, 1]")
+bitwise_or = _binary("bitwise_or", E.or_p, "Bitwise OR of integers/booleans.",
+                     example="fnp.bitwise_or(fnp.arange(4), 1).tolist()\n[1, 1, 3, 3]")
+bitwise_xor = _binary("bitwise_xor", E.xor_p, "Bitwise XOR of integers/booleans.",
+                      example="fnp.bitwise_xor(fnp.arange(4), 1).tolist()\n[1, 0, 3, 2]")
 
 
 def floor_divide(x: Any, y: Any) -> Any:
@@ -372,7 +375,7 @@ def logaddexp(x: Any, y: Any) -> Any:
     """log(exp(x) + exp(y)) without overflow.
 
     >>> import funcgrad.numpy as fnp
-    >>> round(float(fnp.logaddexp(0.0, 0.0)), 4)
+    >>> print(f"{float(fnp.logaddexp(0.0, 0.0)):.4f}")
     0.6931
     """
     x, y = promote_inexact(x, y)

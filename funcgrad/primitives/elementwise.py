@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.core import Primitive, get_aval
+from funcgrad.core import PRIMITIVES, Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.rules import (
@@ -184,8 +184,8 @@ tan_p = unary("tan", "tan", lambda x, ans: add(square(ans), 1.0))
 asin_p = unary("asin", "arcsin", lambda x, ans: rsqrt(sub(1.0, square(x))))
 acos_p = unary("acos", "arccos", lambda x, ans: neg(rsqrt(sub(1.0, square(x)))))
 atan_p = unary("atan", "arctan", lambda x, ans: _recip(add(square(x), 1.0)))
-sinh_p = unary("sinh", "sinh", lambda x, ans: cosh_p.bind(x))
-cosh_p = unary("cosh", "cosh", lambda x, ans: sinh_p.bind(x))
+sinh_p = unary("sinh", "sinh", lambda x, ans: PRIMITIVES["cosh"].bind(x))
+cosh_p = unary("cosh", "cosh", lambda x, ans: PRIMITIVES["sinh"].bind(x))
 tanh_p = unary("tanh", "tanh", lambda x, ans: sub(1.0, square(ans)))
 asinh_p = unary("asinh", "arcsinh", lambda x, ans: rsqrt(add(square(x), 1.0)))
 acosh_p = unary("acosh", "arccosh",
@@ -279,8 +279,10 @@ def _chooser_partial(cmp: Any) -> Any:
     return partial
 
 
-max_p = binary("max", "maximum", _chooser_partial(gt), lambda x, y, a: _chooser_partial(gt)(y, x, a))
-min_p = binary("min", "minimum", _chooser_partial(lt), lambda x, y, a: _chooser_partial(lt)(y, x, a))
+max_p = binary("max", "maximum", _chooser_partial(gt),
+               lambda x, y, a: _chooser_partial(gt)(y, x, a))
+min_p = binary("min", "minimum", _chooser_partial(lt),
+               lambda x, y, a: _chooser_partial(lt)(y, x, a))
 atan2_p = binary(
     "atan2", "arctan2",
     lambda x, y, a: div(y, add(square(x), square(y))),

@@ -40,7 +40,7 @@ def _keep_dims_back(y: Any, in_shape: tuple[int, ...], axes: tuple[int, ...]) ->
 def _reduce_abstract(kinds: str, name: str) -> Any:
     def rule(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
         _check_axes(x, axes)
-        require_kind(name, x, kinds, "a numeric")
+        require_kind(name, x, kinds, "numeric")
         if name in ("reduce_max", "reduce_min") and any(x.shape[a] == 0 for a in axes):
             raise ShapeError(f"{name} over an empty axis has no identity; the axis has size 0")
         return ShapedArray(_reduced_shape(x, axes), x.dtype, x.weak_type)
@@ -185,7 +185,7 @@ def cumsum(x: Any, axis: int, reverse: bool = False) -> Any:
 
 def _cumsum_abstract(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
     _check_axes(x, (axis,))
-    require_kind("cumsum", x, "biufc", "a numeric")
+    require_kind("cumsum", x, "biufc", "numeric")
     return x
 
 

@@ -103,7 +103,8 @@ def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
 
 def require_kind(name: str, aval: ShapedArray, kinds: str, what: str) -> None:
     if aval.dtype.kind not in kinds:
-        raise DTypeError(f"{name} needs {what} input, got {aval.dtype}")
+        article = "an" if what[:1] in "aeiou" else "a"
+        raise DTypeError(f"{name} needs {article} {what} input, got {aval.dtype}")
 
 
 # ------------------------------------------------------- elementwise makers
@@ -184,7 +185,7 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
 
     def abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         out = same_shape_dtype(name, x, y)
-        require_kind(name, x, kinds, "a " + kind_text)
+        require_kind(name, x, kinds, kind_text)
         if result_dtype is not None:
             return ShapedArray(out.shape, result_dtype)
         return out

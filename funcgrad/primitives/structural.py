@@ -384,9 +384,9 @@ def _iota_impl(xp: Any, *, dtype: np.dtype[Any], shape: tuple[int, ...], dimensi
     return xp.broadcast_to(ar.reshape(expanded), shape)
 
 
-iota_p = Primitive("iota", abstract_eval=_iota_abstract, impl=_iota_impl,
-                   jvp=lambda primals, tangents, **p: (iota_p.bind(**p), None),
-                   vjp=lambda ct, primals, ans, **p: [])
+iota_p = Primitive("iota", abstract_eval=_iota_abstract, impl=_iota_impl)
+iota_p.jvp = lambda primals, tangents, **p: (iota_p.bind(**p), None)
+iota_p.vjp = lambda ct, primals, ans, **p: []
 
 
 def zeros(shape: Sequence[int], dtype: Any) -> Any:

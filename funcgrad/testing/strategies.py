@@ -1,8 +1,11 @@
 """Hypothesis strategies for shapes and arrays (needs ``hypothesis``, the ``test`` extra).
 
->>> from funcgrad.testing.strategies import shapes
->>> shapes(max_dims=2).example() is not None
-True
+>>> from hypothesis import given
+>>> from funcgrad.testing.strategies import arrays, shapes
+>>> @given(arrays(shapes(max_dims=2)))
+... def test_finite(x):
+...     assert (abs(x) <= 3).all()
+>>> test_finite()
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ def arrays(shape: Any, dtype: Any = np.float64, low: float = -3.0, high: float =
     piecewise functions (max, abs, sort) stay meaningful.
     """
     dt = np.dtype(dtype)
+    elements: st.SearchStrategy[Any]
     if dt.kind in "iu":
         elements = st.integers(int(low), int(high))
     elif dt.kind == "b":
