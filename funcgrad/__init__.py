@@ -13,6 +13,7 @@ from funcgrad.transforms.custom import checkpoint, custom_jvp, custom_vjp, remat
 from funcgrad.transforms.jacobians import hessian, jacfwd, jacrev
 from funcgrad.transforms.jvp import jvp, linearize
 from funcgrad.transforms.vjp import grad, value_and_grad, vjp
+from funcgrad.transforms.vmap import vmap
 
 __version__ = "0.1.0"
 
@@ -20,7 +21,7 @@ __all__ = [
     "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "ShapedArray", "Var", "checkpoint",
     "custom_jvp", "custom_vjp", "errors", "eval_jaxpr", "grad", "hessian", "jacfwd",
     "jacrev", "jvp", "lax", "linearize", "make_jaxpr", "numpy", "remat", "stop_gradient",
-    "testing", "tree_util", "value_and_grad", "vjp",
+    "testing", "tree_util", "value_and_grad", "vjp", "vmap",
 ]
 
 from funcgrad.devices import Device, device_of, device_put, devices  # noqa: E402

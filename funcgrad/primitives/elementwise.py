@@ -19,6 +19,7 @@ from funcgrad.core import PRIMITIVES, Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.rules import (
+    elementwise_batch,
     FLOAT,
     INTEGRAL,
     NUMBER,
@@ -219,6 +220,8 @@ def _integer_pow_deriv(x: Any, ans: Any, *, y: int) -> Any:
         return full(get_aval(x).shape, 0, get_aval(x).dtype)
     if y == 1:
         return full(get_aval(x).shape, 1, get_aval(x).dtype)
+    if y == 2:
+        return mul(x, 2.0)
     return mul(integer_pow(x, y - 1), float(y))
 
 
@@ -328,6 +331,7 @@ def _select_transpose(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
 
 
 linear(select_p, _select_transpose, linear_args=(1, 2))
+select_p.batch = elementwise_batch(select_p, rank0_broadcasts=False)
 
 # ------------------------------------------------------------ stop_gradient
 
@@ -378,6 +382,8 @@ def _convert_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, new_dtype: np.dty
 
 convert_element_type_p.jvp = _convert_jvp
 convert_element_type_p.vjp = _convert_vjp
+convert_element_type_p.batch = lambda args, dims, **p: (
+    convert_element_type_p.bind(args[0], **p), dims[0])
 
 __all__ = [n for n in dir() if n.endswith("_p")] + [
     "add", "sub", "mul", "div", "max_", "min_", "pow_", "eq", "ne", "lt", "le", "gt", "ge",

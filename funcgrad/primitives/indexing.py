@@ -17,10 +17,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
-from funcgrad.primitives.rules import linear, zeros_like
+from funcgrad.primitives.rules import (
+    all_batched,
+    batch_size,
+    linear,
+    move_to_front,
+    with_batch,
+    zeros_like,
+)
 
 
 def _check_indices(name: str, operand: ShapedArray, indices: ShapedArray) -> int:
@@ -195,6 +204,93 @@ def _dus_transpose(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
 
 
 linear(dynamic_update_slice_p, _dus_transpose, linear_args=(0, 1))
+
+# ------------------------------------------------------------------ batching
+
+
+def _with_batch_index(idx: Any) -> Any:
+    """Prefix each index tuple of a (B, ..., k) index array with its batch position."""
+    from funcgrad.primitives.structural import concatenate, iota  # noqa: PLC0415
+
+    aval = get_aval(idx)
+    b = iota(aval.dtype, (*aval.shape[:-1], 1), 0)
+    return concatenate([b, idx], aval.ndim - 1)
+
+
+def _gather_batch(args: Sequence[Any], dims: Sequence[int | None]) -> Any:
+    from funcgrad.primitives.structural import transpose  # noqa: PLC0415
+
+    op, idx = args
+    od, idd = dims
+    if idd is None:
+        op = move_to_front(op, od)
+        k = get_aval(idx).shape[-1]
+        perm = (*range(1, k + 1), 0, *range(k + 1, get_aval(op).ndim))
+        return gather(transpose(op, perm), idx), get_aval(idx).ndim - 1
+    if od is None:
+        return gather(op, move_to_front(idx, idd)), 0
+    op, idx = move_to_front(op, od), move_to_front(idx, idd)
+    return gather(op, _with_batch_index(idx)), 0
+
+
+def _scatter_batch(prim: Primitive) -> Any:
+    def rule(args: Sequence[Any], dims: Sequence[int | None]) -> Any:
+        op, idx, upd = all_batched(args, dims)
+        return prim.bind(op, _with_batch_index(idx), upd), 0
+
+    return rule
+
+
+gather_p.batch = _gather_batch
+scatter_add_p.batch = _scatter_batch(scatter_add_p)
+scatter_p.batch = _scatter_batch(scatter_p)
+
+
+def _window_indices(starts: Sequence[Any], operand_shape: Sequence[int],
+                    sizes: Sequence[int]) -> Any:
+    """(B, *sizes, 1 + rank) indices of per-member windows starting at (B,) ``starts``."""
+    from funcgrad.primitives import elementwise as E  # noqa: PLC0415
+    from funcgrad.primitives.structural import broadcast_in_dim, concatenate, iota  # noqa: PLC0415
+
+    size = get_aval(starts[0]).shape[0]
+    grid = (size, *sizes)
+    cols = [iota(np.int64, (*grid, 1), 0)]
+    for d, (s, n, k) in enumerate(zip(starts, operand_shape, sizes)):
+        s = E.convert_element_type(s, np.int64)
+        s = E.min_(E.max_(s, 0), n - k)
+        pos = E.add(broadcast_in_dim(s, (*grid, 1), (0,)), iota(np.int64, (*grid, 1), d + 1))
+        cols.append(pos)
+    return concatenate(cols, len(grid))
+
+
+def _ds_batch(args: Sequence[Any], dims: Sequence[int | None], *,
+              slice_sizes: tuple[int, ...]) -> Any:
+    size = batch_size(args, dims)
+    op = with_batch(args[0], dims[0], size)
+    starts = args[1:]
+    if all(d is None for d in dims[1:]):
+        zero = np.zeros((), get_aval(starts[0]).dtype if starts else np.int64)
+        return dynamic_slice(op, (zero, *starts), (size, *slice_sizes)), 0
+    starts_b = [with_batch(s, d, size) for s, d in zip(starts, dims[1:])]
+    idx = _window_indices(starts_b, get_aval(op).shape[1:], slice_sizes)
+    return gather(op, idx), 0
+
+
+def _dus_batch(args: Sequence[Any], dims: Sequence[int | None]) -> Any:
+    size = batch_size(args, dims)
+    op = with_batch(args[0], dims[0], size)
+    upd = with_batch(args[1], dims[1], size)
+    starts = args[2:]
+    if all(d is None for d in dims[2:]):
+        zero = np.zeros((), get_aval(starts[0]).dtype if starts else np.int64)
+        return dynamic_update_slice(op, upd, (zero, *starts)), 0
+    starts_b = [with_batch(s, d, size) for s, d in zip(starts, dims[2:])]
+    idx = _window_indices(starts_b, get_aval(op).shape[1:], get_aval(upd).shape[1:])
+    return scatter(op, idx, upd), 0
+
+
+dynamic_slice_p.batch = _ds_batch
+dynamic_update_slice_p.batch = _dus_batch
 
 __all__ = [
     "gather", "gather_p", "scatter_add", "scatter_add_p", "scatter", "scatter_p",

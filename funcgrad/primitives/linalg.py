@@ -20,7 +20,7 @@ from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import structural as S
-from funcgrad.primitives.rules import add_tangents
+from funcgrad.primitives.rules import add_tangents, move_to_front
 
 DimNums = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]
 
@@ -121,5 +121,27 @@ def _dot_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, dimension_numbe
 
 
 dot_general_p.jvp, dot_general_p.vjp = _dot_jvp, _dot_vjp
+
+
+def _dot_batch(args: Sequence[Any], dims: Sequence[int | None], *, dimension_numbers: DimNums
+               ) -> Any:
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs, rhs = (move_to_front(a, d) for a, d in zip(args, dims))
+    ld, rd = dims
+    up = lambda axes: tuple(a + 1 for a in axes)  # noqa: E731
+    if ld is not None and rd is not None:
+        # Both batched: the vmapped axis becomes the leading dot_general batch axis.
+        dn = ((up(lc), up(rc)), ((0, *up(lb)), (0, *up(rb))))
+        return dot_general(lhs, rhs, dn), 0
+    if ld is not None:
+        # Only lhs: its batch axis is lhs's first free axis.
+        dn = ((up(lc), rc), (up(lb), rb))
+        return dot_general(lhs, rhs, dn), len(lb)
+    dn = ((lc, up(rc)), (lb, up(rb)))
+    n_lhs_free = get_aval(lhs).ndim - len(lc) - len(lb)
+    return dot_general(lhs, rhs, dn), len(lb) + n_lhs_free
+
+
+dot_general_p.batch = _dot_batch
 
 __all__ = ["dot_general", "dot_general_p"]

@@ -19,7 +19,7 @@ from funcgrad.errors import ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import structural as S
-from funcgrad.primitives.rules import full, linear, require_kind
+from funcgrad.primitives.rules import full, linear, require_kind, shifted_axes_batch
 
 
 def _check_axes(x: ShapedArray, axes: tuple[int, ...]) -> None:
@@ -103,6 +103,9 @@ def _chooser(name: str, np_name: str) -> Primitive:
 
 reduce_max_p = _chooser("reduce_max", "max")
 reduce_min_p = _chooser("reduce_min", "min")
+reduce_sum_p.batch = shifted_axes_batch(reduce_sum_p, "axes")
+reduce_max_p.batch = shifted_axes_batch(reduce_max_p, "axes")
+reduce_min_p.batch = shifted_axes_batch(reduce_min_p, "axes")
 
 reduce_prod_p = Primitive(
     "reduce_prod", abstract_eval=_reduce_abstract("biufc", "reduce_prod"),
@@ -141,6 +144,7 @@ def _prod_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, axes: tuple[int, ...
 
 
 reduce_prod_p.jvp, reduce_prod_p.vjp = _prod_jvp, _prod_vjp
+reduce_prod_p.batch = shifted_axes_batch(reduce_prod_p, "axes")
 
 # ---------------------------------------------------------- argmax / argmin
 
@@ -161,6 +165,7 @@ def _arg_prim(name: str, np_name: str) -> Primitive:
     # Indices are piecewise constant: no tangent, no cotangent for the operand.
     prim.jvp = lambda primals, tangents, **p: (prim.bind(primals[0], **p), None)
     prim.vjp = lambda ct, primals, ans, **p: [None]
+    prim.batch = shifted_axes_batch(prim, "axis")
     return prim
 
 
@@ -197,6 +202,7 @@ def _cumsum_impl(xp: Any, x: Any, *, axis: int, reverse: bool) -> Any:
 
 cumsum_p = Primitive("cumsum", abstract_eval=_cumsum_abstract, impl=_cumsum_impl)
 linear(cumsum_p, lambda ct, primals, ans, axis, reverse: [cumsum(ct, axis, not reverse)])
+cumsum_p.batch = shifted_axes_batch(cumsum_p, "axis")
 
 __all__ = [
     "reduce_sum", "reduce_sum_p", "reduce_max", "reduce_max_p", "reduce_min", "reduce_min_p",

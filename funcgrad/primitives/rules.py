@@ -223,6 +223,7 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
         return [unbroadcast(cts[0], get_aval(x)), unbroadcast(cts[1], get_aval(y))]
 
     prim.jvp, prim.vjp = jvp, vjp
+    prim.batch = elementwise_batch(prim)
     return prim
 
 
@@ -246,3 +247,83 @@ def linear(prim: Primitive, transpose: Rule, linear_args: Sequence[int] = (0,)) 
 
     prim.jvp = jvp
     prim.vjp = transpose
+
+
+# ------------------------------------------------------------ batching helpers
+# A batch rule sees each argument with its batch axis (an int) or None when the
+# argument is the same for every batch member; it returns (out, out_dim).
+
+
+def move_to_front(x: Any, dim: int | None) -> Any:
+    """Put the batch axis first (a no-op for unbatched values and dim 0)."""
+    from funcgrad.primitives.structural import transpose  # noqa: PLC0415
+
+    if dim is None or dim == 0:
+        return x
+    nd = get_aval(x).ndim
+    perm = (dim, *(i for i in range(nd) if i != dim))
+    return transpose(x, perm)
+
+
+def batch_size(args: Sequence[Any], dims: Sequence[int | None]) -> int:
+    for a, d in zip(args, dims):
+        if d is not None:
+            return get_aval(a).shape[d]
+    raise ShapeError("internal: batch rule called with no batched argument")
+
+
+def with_batch(x: Any, dim: int | None, size: int) -> Any:
+    """``x`` with its batch axis first, broadcasting an unbatched value along it."""
+    from funcgrad.primitives.structural import broadcast_in_dim  # noqa: PLC0415
+
+    if dim is not None:
+        return move_to_front(x, dim)
+    shape = get_aval(x).shape
+    return broadcast_in_dim(x, (size, *shape), tuple(range(1, len(shape) + 1)))
+
+
+def all_batched(args: Sequence[Any], dims: Sequence[int | None]) -> list[Any]:
+    size = batch_size(args, dims)
+    return [with_batch(a, d, size) for a, d in zip(args, dims)]
+
+
+def elementwise_batch(prim: Primitive, rank0_broadcasts: bool = True) -> Rule:
+    """Batch rule of an elementwise primitive with equal-shaped (or rank-0) operands."""
+    from funcgrad.primitives.structural import broadcast_in_dim  # noqa: PLC0415
+
+    def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+        size = batch_size(args, dims)
+        logical = [tuple(s for i, s in enumerate(get_aval(a).shape) if i != d)
+                   for a, d in zip(args, dims)]
+        out_shape = next((s for s in logical if s != ()), ())
+        if len(set(dims)) == 1 and all(s == out_shape for s in logical):
+            return prim.bind(*args, **params), dims[0]
+        fixed = []
+        for a, d, s in zip(args, dims, logical):
+            if d is None and s == () and rank0_broadcasts:
+                fixed.append(a)
+            elif d is None:
+                fixed.append(broadcast_in_dim(a, (size, *out_shape),
+                                              tuple(range(1 if s else len(out_shape) + 1,
+                                                          len(out_shape) + 1))))
+            elif s == () and out_shape != ():
+                fixed.append(broadcast_in_dim(move_to_front(a, d), (size, *out_shape), (0,)))
+            else:
+                fixed.append(move_to_front(a, d))
+        return prim.bind(*fixed, **params), 0
+
+    return rule
+
+
+def shifted_axes_batch(prim: Primitive, *names: str) -> Rule:
+    """Batch rule of a one-operand primitive whose params name axes: shift them by one."""
+
+    def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+        x = move_to_front(args[0], dims[0])
+        new = dict(params)
+        for n in names:
+            v = params[n]
+            new[n] = v + 1 if isinstance(v, int) else tuple(a + 1 for a in v)
+        return prim.bind(x, *args[1:], **new), 0
+
+    return rule

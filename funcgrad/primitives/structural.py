@@ -18,7 +18,15 @@ from funcgrad import dtypes
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
-from funcgrad.primitives.rules import full, linear
+from funcgrad.primitives.rules import (
+    all_batched,
+    batch_size,
+    full,
+    linear,
+    move_to_front,
+    shifted_axes_batch,
+    with_batch,
+)
 
 # ---------------------------------------------------------- broadcast_in_dim
 
@@ -78,6 +86,16 @@ def _bid_transpose(ct: Any, primals: Sequence[Any], ans: Any, *, shape: tuple[in
 
 linear(broadcast_in_dim_p, _bid_transpose)
 
+
+def _bid_batch(args: Sequence[Any], dims: Sequence[int | None], *, shape: tuple[int, ...],
+               broadcast_dimensions: tuple[int, ...]) -> Any:
+    x = move_to_front(args[0], dims[0])
+    size = get_aval(x).shape[0]
+    return broadcast_in_dim(x, (size, *shape), (0, *(d + 1 for d in broadcast_dimensions))), 0
+
+
+broadcast_in_dim_p.batch = _bid_batch
+
 # ------------------------------------------------------------------ reshape
 
 
@@ -97,6 +115,15 @@ def _reshape_abstract(x: ShapedArray, *, new_sizes: tuple[int, ...]) -> ShapedAr
 reshape_p = Primitive("reshape", abstract_eval=_reshape_abstract,
                       impl=lambda xp, x, new_sizes: xp.reshape(x, new_sizes))
 linear(reshape_p, lambda ct, primals, ans, new_sizes: [reshape(ct, get_aval(primals[0]).shape)])
+
+
+def _reshape_batch(args: Sequence[Any], dims: Sequence[int | None], *,
+                   new_sizes: tuple[int, ...]) -> Any:
+    x = move_to_front(args[0], dims[0])
+    return reshape(x, (get_aval(x).shape[0], *new_sizes)), 0
+
+
+reshape_p.batch = _reshape_batch
 
 # ---------------------------------------------------------------- transpose
 
@@ -118,6 +145,8 @@ transpose_p = Primitive("transpose", abstract_eval=_transpose_abstract,
                         impl=lambda xp, x, permutation: xp.transpose(x, permutation))
 linear(transpose_p, lambda ct, primals, ans, permutation: [
     transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
+transpose_p.batch = lambda args, dims, permutation: (
+    transpose(move_to_front(args[0], dims[0]), (0, *(p + 1 for p in permutation))), 0)
 
 # ------------------------------------------------------ squeeze / expand_dims
 
@@ -139,6 +168,7 @@ squeeze_p = Primitive("squeeze", abstract_eval=_squeeze_abstract,
                       impl=lambda xp, x, dimensions: xp.squeeze(x, axis=dimensions))
 linear(squeeze_p, lambda ct, primals, ans, dimensions: [
     reshape(ct, get_aval(primals[0]).shape)])
+squeeze_p.batch = shifted_axes_batch(squeeze_p, "dimensions")
 
 
 def expand_dims(x: Any, dimensions: Sequence[int]) -> Any:
@@ -160,6 +190,7 @@ def _expand_abstract(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedAr
 expand_dims_p = Primitive("expand_dims", abstract_eval=_expand_abstract,
                           impl=lambda xp, x, dimensions: xp.expand_dims(x, dimensions))
 linear(expand_dims_p, lambda ct, primals, ans, dimensions: [squeeze(ct, dimensions)])
+expand_dims_p.batch = shifted_axes_batch(expand_dims_p, "dimensions")
 
 # -------------------------------------------------------------------- slice
 
@@ -215,6 +246,18 @@ def _slice_transpose(ct: Any, primals: Sequence[Any], ans: Any, *,
 
 linear(slice_p, _slice_transpose)
 
+
+def _slice_batch(args: Sequence[Any], dims: Sequence[int | None], *,
+                 start_indices: tuple[int, ...], limit_indices: tuple[int, ...],
+                 strides: tuple[int, ...]) -> Any:
+    x = move_to_front(args[0], dims[0])
+    size = get_aval(x).shape[0]
+    return slice_p.bind(x, start_indices=(0, *start_indices), limit_indices=(size, *limit_indices),
+                        strides=(1, *strides)), 0
+
+
+slice_p.batch = _slice_batch
+
 # ---------------------------------------------------------------------- rev
 
 
@@ -232,6 +275,7 @@ def _rev_abstract(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray
 rev_p = Primitive("rev", abstract_eval=_rev_abstract,
                   impl=lambda xp, x, dimensions: xp.flip(x, dimensions))
 linear(rev_p, lambda ct, primals, ans, dimensions: [rev(ct, dimensions)])
+rev_p.batch = shifted_axes_batch(rev_p, "dimensions")
 
 # -------------------------------------------------------------- concatenate
 
@@ -291,6 +335,8 @@ def _concat_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, dimension: i
 
 concatenate_p.jvp = _concat_jvp
 concatenate_p.vjp = _concat_transpose
+concatenate_p.batch = lambda args, dims, dimension: (
+    concatenate_p.bind(*all_batched(args, dims), dimension=dimension + 1), 0)
 
 # ---------------------------------------------------------------------- pad
 
@@ -359,6 +405,29 @@ def _pad_transpose(ct: Any, primals: Sequence[Any], ans: Any, *,
 
 
 linear(pad_p, _pad_transpose, linear_args=(0, 1))
+
+
+def _pad_batch(args: Sequence[Any], dims: Sequence[int | None], *,
+               padding_config: tuple[tuple[int, int, int], ...]) -> Any:
+    from funcgrad.primitives.elementwise import select  # noqa: PLC0415
+
+    x, v = args
+    size = batch_size(args, dims)
+    config = ((0, 0, 0), *padding_config)
+    if dims[1] is None:
+        return pad(with_batch(x, dims[0], size), v, config), 0
+    # A per-member padding value: pad with zero, then fill the padding from a mask.
+    x = with_batch(x, dims[0], size)
+    aval = get_aval(x)
+    zero = np.zeros((), aval.dtype)
+    padded = pad(x, zero, config)
+    mask = pad(full(aval.shape, True, np.bool_), np.zeros((), np.bool_), config)
+    out_shape = get_aval(padded).shape
+    fill = broadcast_in_dim(move_to_front(v, dims[1]), out_shape, (0,))
+    return select(mask, padded, fill), 0
+
+
+pad_p.batch = _pad_batch
 
 # --------------------------------------------------------------------- iota
 

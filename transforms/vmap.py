@@ -1,0 +1,203 @@
+"""Automatic batching: ``vmap``.
+
+A batch tracer carries a value of the parent trace and the axis along which it
+is batched. Every primitive has a batch rule that returns one vectorised
+operation (a batched ``dot_general`` is one ``dot_general`` with a batch
+dimension), so ``vmap(f)`` runs no Python loop over the batch.
+
+>>> import numpy as np
+>>> import funcgrad as fg
+>>> fg.vmap(lambda v: v @ v)(np.arange(6.0).reshape(3, 2))
+array([ 1., 13., 41.])
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from funcgrad.core import Primitive, Trace, Tracer, get_aval, new_trace, set_current_trace
+from funcgrad.errors import ShapeError
+from funcgrad.ir import ShapedArray
+from funcgrad.primitives.rules import move_to_front, with_batch
+from funcgrad.primitives.structural import transpose
+from funcgrad.source_info import user_frame
+from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
+from funcgrad.transforms._util import as_leaf_array
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("val", "bdim")
+
+    def __init__(self, trace: BatchTrace, val: Any, bdim: int) -> None:
+        self._trace = trace
+        self.val = val
+        self.bdim = bdim
+
+    @property
+    def aval(self) -> ShapedArray:
+        aval = get_aval(self.val)
+        shape = aval.shape[:self.bdim] + aval.shape[self.bdim + 1:]
+        return ShapedArray(shape, aval.dtype, aval.weak_type)
+
+
+class BatchTrace(Trace):
+    label = "vmap trace"
+
+    def __init__(self, axis_size: int) -> None:
+        self.axis_size = axis_size
+
+    def lift(self, x: Any) -> tuple[Any, int | None]:
+        if isinstance(x, BatchTracer) and x._trace is self:
+            return x.val, x.bdim
+        return x, None
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any],
+                          params: dict[str, Any]) -> Any:
+        vals, dims = [], []
+        for a in args:
+            v, d = self.lift(a)
+            vals.append(v)
+            dims.append(d)
+        with set_current_trace(self.parent):  # type: ignore[arg-type]
+            if all(d is None for d in dims):
+                return prim.bind(*vals, **params)
+            if prim.batch is None:
+                from funcgrad.errors import FuncgradError  # noqa: PLC0415
+
+                raise FuncgradError(f"primitive {prim.name} has no batching rule, so it cannot "
+                                    f"be vmapped (at {user_frame()})")
+            out, out_dim = prim.batch(vals, dims, **params)
+        if prim.multiple_results:
+            out_dims = out_dim if isinstance(out_dim, (list, tuple)) else [out_dim] * len(out)
+            return [o if d is None else BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
+        return out if out_dim is None else BatchTracer(self, out, out_dim)
+
+
+def _broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[Any]:
+    """One axis spec per leaf of ``tree``, from a prefix tree of ints/None."""
+    if prefix is None or isinstance(prefix, int):
+        return [prefix] * len(tree_flatten(tree)[0])
+    out: list[Any] = []
+    t_children = _children(tree)
+    pre_children = _children(prefix)
+    if t_children is None or pre_children is None or type(tree) is not type(prefix) or \
+            len(t_children) != len(pre_children):
+        raise ShapeError(
+            f"vmap {what} {prefix!r} does not match the structure of the values "
+            f"{tree_flatten(tree)[1]}; give an int/None, or a tree with the same structure"
+        )
+    for p, t in zip(pre_children, t_children):
+        out.extend(_broadcast_prefix(p, t, what))
+    return out
+
+
+def _children(tree: Any) -> list[Any] | None:
+    if isinstance(tree, dict):
+        return [tree[k] for k in sorted(tree)]
+    if isinstance(tree, (tuple, list)):
+        return list(tree)
+    return None
+
+
+def _axis(spec: Any, ndim: int, what: str) -> int | None:
+    if spec is None:
+        return None
+    try:
+        a = operator.index(spec)
+    except TypeError:
+        raise ShapeError(f"vmap {what} entries must be int or None, got {spec!r}") from None
+    if not -ndim <= a < ndim:
+        raise ShapeError(
+            f"vmap {what}={spec} is out of range for a value of rank {ndim - (what == 'out_axes')}"
+            f" (at {user_frame()})"
+        )
+    return a % ndim
+
+
+def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
+         axis_size: int | None = None) -> Callable[..., Any]:
+    """Vectorise ``fun`` over a batch axis of its arguments.
+
+    ``in_axes`` and ``out_axes`` are ints, ``None`` (not batched / broadcast),
+    or trees matching the arguments / outputs. ``axis_size`` is needed only
+    when no argument is batched.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> fg.vmap(lambda a, b: a * b, in_axes=(0, None))(np.arange(3.0), 2.0)
+    array([0., 2., 4.])
+    """
+
+    @functools.wraps(fun)
+    def batched(*args: Any) -> Any:
+        args = tuple(tree_map(as_leaf_array, a) for a in args)
+        if isinstance(in_axes, (tuple, list)):
+            if len(in_axes) != len(args):
+                raise ShapeError(
+                    f"vmap in_axes has {len(in_axes)} entries but the function was called with "
+                    f"{len(args)} positional arguments; give one entry per argument"
+                )
+            axes = [ax for spec, a in zip(in_axes, args)
+                    for ax in _broadcast_prefix(spec, a, "in_axes")]
+        else:
+            axes = _broadcast_prefix(in_axes, args, "in_axes")
+        flat, in_tree = tree_flatten(args)
+        dims = [_axis(s, get_aval(x).ndim, "in_axes") for s, x in zip(axes, flat)]
+        sizes = {get_aval(x).shape[d] for x, d in zip(flat, dims) if d is not None}
+        if len(sizes) > 1:
+            detail = ", ".join(f"argument leaf {i} axis {d} has size {get_aval(x).shape[d]}"
+                               for i, (x, d) in enumerate(zip(flat, dims)) if d is not None)
+            raise ShapeError(f"vmap got inconsistent sizes for the mapped axis: {detail}")
+        if sizes:
+            size = sizes.pop()
+            if axis_size is not None and axis_size != size:
+                raise ShapeError(f"axis_size={axis_size} differs from the mapped size {size}")
+        elif axis_size is not None:
+            size = axis_size
+        else:
+            raise ShapeError("vmap needs at least one mapped argument (in_axes not all None), "
+                             "or axis_size=...")
+        out, out_tree = vmap_flat(lambda *xs: fun(*tree_unflatten(in_tree, xs)), flat, dims,
+                                  size, out_axes)
+        return tree_unflatten(out_tree, out)
+
+    return batched
+
+
+def vmap_flat(fun: Callable[..., Any], flat: Sequence[Any], dims: Sequence[int | None],
+              size: int, out_axes: Any = 0) -> tuple[list[Any], PyTreeDef]:
+    """Batch ``fun(*flat) -> pytree`` with per-argument batch axes; outputs at ``out_axes``."""
+    trace = BatchTrace(size)
+    with new_trace(trace):
+        ins = [x if d is None else BatchTracer(trace, x, d) for x, d in zip(flat, dims)]
+        out = fun(*ins)
+        leaves, out_tree = tree_flatten(out)
+        lifted = [trace.lift(x) for x in leaves]
+    out_specs = _broadcast_prefix(out_axes, tree_unflatten(out_tree, [0] * len(leaves)),
+                                  "out_axes")
+    results = []
+    for (v, d), spec in zip(lifted, out_specs):
+        if spec is None:
+            if d is not None:
+                raise ShapeError("vmap out_axes=None for an output that depends on the mapped "
+                                 "axis; give it an int out axis")
+            results.append(v)
+            continue
+        v = with_batch(as_leaf_array(v), d, size) if d is None else v
+        nd = get_aval(v).ndim
+        target = _axis(spec, nd, "out_axes")
+        results.append(_move_axis(v, 0 if d is None else d, target))
+    return results, out_tree
+
+
+def _move_axis(x: Any, src: int, dst: int | None) -> Any:
+    if dst is None or src == dst:
+        return x
+    x = move_to_front(x, src)
+    nd = get_aval(x).ndim
+    order = list(range(1, nd))
+    order.insert(dst, 0)
+    return transpose(x, order)
