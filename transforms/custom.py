@@ -27,10 +27,11 @@ from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import NonDifferentiableError, TreeStructureError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import stop_gradient_p
-from funcgrad.primitives.rules import zeros_like_aval
+from funcgrad.primitives.rules import all_batched, batch_size, zeros_like_aval
 from funcgrad.staging import trace_flat
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.vjp import vjp_flat
+from funcgrad.transforms.vmap import vmap_flat
 from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
@@ -94,6 +95,38 @@ def _custom_jvp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[A
 
 custom_jvp_call_p.jvp = _custom_jvp_rule
 custom_jvp_call_p.vjp = _custom_jvp_vjp
+
+
+def _batched(fun: Callable[..., Any], size: int) -> Callable[..., Any]:
+    """``fun`` over arguments that all carry a leading batch axis of ``size``."""
+
+    def run(*args: Any) -> Any:
+        return vmap_flat(fun, args, [0] * len(args), size)[0]
+
+    return run
+
+
+def _split_halves(fun: Callable[..., Any], size: int) -> Callable[..., Any]:
+    """Batch a rule ``(xs, ys) -> (outs, outs2)`` whose inputs all carry a batch axis."""
+
+    def run(xs: Sequence[Any], ys: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        n = len(xs)
+        leaves = _batched(lambda *a: fun(list(a[:n]), list(a[n:])), size)(*xs, *ys)
+        half = len(leaves) // 2
+        return leaves[:half], leaves[half:]
+
+    return run
+
+
+def _custom_jvp_batch(args: Sequence[Any], dims: Sequence[Any], *, fun: Callable[..., Any],
+                      jvp: Callable[..., Any]) -> Any:
+    size = batch_size(args, dims)
+    outs = custom_jvp_call_p.bind(*all_batched(args, dims), fun=_batched(fun, size),
+                                  jvp=_split_halves(jvp, size))
+    return outs, [0] * len(outs)
+
+
+custom_jvp_call_p.batch = _custom_jvp_batch
 
 
 class custom_jvp:  # noqa: N801 - JAX's name
@@ -182,6 +215,29 @@ custom_vjp_call_p.vjp = _custom_vjp_vjp
 custom_vjp_call_p.vjp_fwd = _custom_vjp_fwd
 
 
+def _custom_vjp_batch(args: Sequence[Any], dims: Sequence[Any], *, fun: Callable[..., Any],
+                      fwd: Callable[..., Any], bwd: Callable[..., Any]) -> Any:
+    size = batch_size(args, dims)
+
+    def bfwd(*primals: Any) -> tuple[list[Any], Any]:
+        leaves, tree = vmap_flat(lambda *a: fwd(*a), primals, [0] * len(primals), size)
+        outs, res = tree_unflatten(tree, leaves)
+        return list(outs), res
+
+    def bbwd(res: Any, cts: list[Any]) -> list[Any]:
+        res_leaves, res_tree = tree_flatten(res)
+        n = len(res_leaves)
+        return _batched(lambda *a: bwd(tree_unflatten(res_tree, a[:n]), list(a[n:])),
+                        size)(*res_leaves, *cts)
+
+    outs = custom_vjp_call_p.bind(*all_batched(args, dims), fun=_batched(fun, size),
+                                  fwd=bfwd, bwd=bbwd)
+    return outs, [0] * len(outs)
+
+
+custom_vjp_call_p.batch = _custom_vjp_batch
+
+
 class custom_vjp:  # noqa: N801 - JAX's name
     """A function with a user-defined reverse-mode rule.
 
@@ -217,6 +273,7 @@ class custom_vjp:  # noqa: N801 - JAX's name
         flat, in_tree = tree_flatten(dyn)
         fun = _Flat(self.fun, static, in_tree)
         user_fwd, user_bwd = self.fwd, self.bwd
+        in_avals = [get_aval(x) for x in flat]
 
         def fwd(*primals: Any) -> tuple[list[Any], Any]:
             out, res = user_fwd(*fun.args(primals))
@@ -236,7 +293,7 @@ class custom_vjp:  # noqa: N801 - JAX's name
             for a, c in zip(dyn, in_cts):
                 a_leaves, a_tree = tree_flatten(a)
                 if c is None:
-                    leaves.extend([None] * len(a_leaves))
+                    leaves.extend(zeros_like_aval(get_aval(x)) for x in a_leaves)
                     continue
                 c_leaves, c_tree = tree_flatten(c)
                 if c_tree != a_tree:
@@ -245,7 +302,7 @@ class custom_vjp:  # noqa: N801 - JAX's name
                         f"an argument of structure {a_tree}"
                     )
                 leaves.extend(c_leaves)
-            return leaves
+            return [zeros_like_aval(av) if c is None else c for c, av in zip(leaves, in_avals)]
 
         outs = custom_vjp_call_p.bind(*flat, fun=fun, fwd=fwd, bwd=bwd)
         return tree_unflatten(fun.out_tree, outs)
@@ -276,6 +333,16 @@ def _checkpoint_fwd(primals: Sequence[Any], *, fun: Callable[..., Any]) -> Any:
 checkpoint_p.jvp = _checkpoint_jvp
 checkpoint_p.vjp_fwd = _checkpoint_fwd
 checkpoint_p.vjp = lambda cts, primals, outs, fun: _checkpoint_fwd(primals, fun=fun)[1](cts)
+
+
+def _checkpoint_batch(args: Sequence[Any], dims: Sequence[Any], *, fun: Callable[..., Any]
+                      ) -> Any:
+    size = batch_size(args, dims)
+    outs = checkpoint_p.bind(*all_batched(args, dims), fun=_batched(fun, size))
+    return outs, [0] * len(outs)
+
+
+checkpoint_p.batch = _checkpoint_batch
 
 
 def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:

@@ -21,6 +21,7 @@ from funcgrad.core import get_aval
 from funcgrad.transforms._util import as_leaf_array, check_differentiable, normalize_argnums
 from funcgrad.transforms.jvp import jvp
 from funcgrad.transforms.vjp import vjp
+from funcgrad.transforms.vmap import vmap
 from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
 
 
@@ -29,20 +30,14 @@ def _basis(aval_shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return np.eye(n, dtype=dtype).reshape((n, *aval_shape))
 
 
-def _stack_rows(rows: list[Any], lead_shape: tuple[int, ...], tail_shape: tuple[int, ...],
-                rows_first: bool) -> Any:
-    """Stack per-element results into a Jacobian block of shape out.shape + in.shape."""
+def _to_block(stacked: Any, out_shape: tuple[int, ...], in_shape: tuple[int, ...],
+              rows_first: bool) -> Any:
+    """A (n, ...) stack of per-basis-vector results as a block of shape out + in."""
     import funcgrad.numpy as fnp  # noqa: PLC0415
 
-    n = len(rows)
-    if n == 0:
-        return np.zeros(lead_shape + tail_shape)
-    stacked = fnp.stack(rows, axis=0)  # (n, *per_row_shape)
-    if rows_first:
-        return fnp.reshape(stacked, lead_shape + tail_shape)
-    # rows index the input: move that axis to the end.
-    moved = fnp.moveaxis(stacked, 0, -1)
-    return fnp.reshape(moved, lead_shape + tail_shape)
+    if not rows_first:
+        stacked = fnp.moveaxis(stacked, 0, -1)
+    return fnp.reshape(stacked, out_shape + in_shape)
 
 
 def _arrange(blocks: list[list[Any]], out_tree: PyTreeDef, in_tree: PyTreeDef,
@@ -73,7 +68,7 @@ def _setup(fun: Callable[..., Any], argnums: int | Sequence[int], args: tuple[An
 
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
            has_aux: bool = False) -> Callable[..., Any]:
-    """Jacobian by forward mode: one jvp per input element.
+    """Jacobian by forward mode: a jvp vmapped over the input's basis vectors.
 
     >>> import numpy as np
     >>> import funcgrad as fg
@@ -84,41 +79,33 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     def jac(*args: Any) -> Any:
         f_flat, flat_in, in_tree, single = _setup(fun, argnums, args, "jacfwd")
         zeros = [np.zeros(get_aval(x).shape, get_aval(x).dtype) for x in flat_in]
-        columns: list[list[list[Any]]] = []  # [k][element] -> out leaves
-        out_tree: PyTreeDef | None = None
-        out_shapes: list[tuple[int, ...]] = []
-        aux = None
+        res = jvp(f_flat, tuple(flat_in), tuple(zeros), has_aux=has_aux)
+        out_leaves, out_tree = tree_flatten(res[0])
+        columns = []
         for k, x in enumerate(flat_in):
             aval = get_aval(x)
-            cols = []
-            for b in _basis(aval.shape, aval.dtype):
+
+            def push(t: Any, k: int = k) -> Any:
                 ts = list(zeros)
-                ts[k] = b
-                res = jvp(f_flat, tuple(flat_in), tuple(ts), has_aux=has_aux)
-                out_leaves, out_tree = tree_flatten(res[0])
-                out_shapes = [get_aval(o).shape for o in out_leaves]
-                cols.append(tree_flatten(res[1])[0])
-                if has_aux:
-                    aux = res[2]
+                ts[k] = t
+                return jvp(f_flat, tuple(flat_in), tuple(ts), has_aux=has_aux)[1]
+
+            basis = _basis(aval.shape, aval.dtype)
+            cols = tree_flatten(vmap(push)(basis))[0] if aval.size else [
+                np.zeros((0, *get_aval(o).shape)) for o in out_leaves]
             columns.append(cols)
-        if out_tree is None:  # every input is empty: still need the output's structure
-            res = jvp(f_flat, tuple(flat_in), tuple(zeros), has_aux=has_aux)
-            out_leaves, out_tree = tree_flatten(res[0])
-            out_shapes = [get_aval(o).shape for o in out_leaves]
-            aux = res[2] if has_aux else None
-        blocks = [[
-            _stack_rows([c[j] for c in columns[k]], out_shapes[j],
-                        get_aval(flat_in[k]).shape, rows_first=False)
-            for k in range(len(flat_in))] for j in range(len(out_shapes))]
+        blocks = [[_to_block(columns[k][j], get_aval(o).shape, get_aval(flat_in[k]).shape,
+                             rows_first=False)
+                   for k in range(len(flat_in))] for j, o in enumerate(out_leaves)]
         result = _arrange(blocks, out_tree, in_tree, single)
-        return (result, aux) if has_aux else result
+        return (result, res[2]) if has_aux else result
 
     return jac
 
 
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
            has_aux: bool = False) -> Callable[..., Any]:
-    """Jacobian by reverse mode: one vjp per output element, sharing one forward pass.
+    """Jacobian by reverse mode: one forward pass, its vjp vmapped over output basis vectors.
 
     >>> import numpy as np
     >>> import funcgrad as fg
@@ -135,15 +122,17 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         blocks = []
         for j, o in enumerate(out_leaves):
             aval = get_aval(o)
-            rows: list[list[Any]] = []
-            for b in _basis(aval.shape, aval.dtype):
+
+            def pull(ct: Any, j: int = j) -> Any:
                 cts = list(zeros)
-                cts[j] = b
-                rows.append(list(f_vjp(tree_unflatten(out_tree, cts))))
-            blocks.append([
-                _stack_rows([r[k] for r in rows], aval.shape, get_aval(flat_in[k]).shape,
-                            rows_first=True)
-                for k in range(len(flat_in))])
+                cts[j] = ct
+                return f_vjp(tree_unflatten(out_tree, cts))
+
+            basis = _basis(aval.shape, aval.dtype)
+            rows = list(vmap(pull)(basis)) if aval.size else [
+                np.zeros((0, *get_aval(x).shape)) for x in flat_in]
+            blocks.append([_to_block(rows[k], aval.shape, get_aval(flat_in[k]).shape,
+                                     rows_first=True) for k in range(len(flat_in))])
         result = _arrange(blocks, out_tree, in_tree, single)
         return (result, res[2]) if has_aux else result
 

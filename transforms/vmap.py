@@ -24,8 +24,8 @@ from funcgrad.ir import ShapedArray
 from funcgrad.primitives.rules import move_to_front, with_batch
 from funcgrad.primitives.structural import transpose
 from funcgrad.source_info import user_frame
-from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
 from funcgrad.transforms._util import as_leaf_array
+from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
 
 
 class BatchTracer(Tracer):

@@ -19,11 +19,11 @@ from funcgrad.core import PRIMITIVES, Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.rules import (
-    elementwise_batch,
     FLOAT,
     INTEGRAL,
     NUMBER,
     binary,
+    elementwise_batch,
     full,
     instantiate,
     linear,
