@@ -90,7 +90,9 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
         lines.append(f"    {target} = {fn_name}({', '.join(ins)})")
         if cse_key is not None:
             seen[cse_key] = outs
-    outs = [atom(a) for a in jaxpr.outvars]
+    # Outputs are always arrays (NumPy reductions can hand back NumPy scalars).
+    outs = [f"asarray({atom(a)})" for a in jaxpr.outvars]
+    consts["asarray"] = xp.asarray
     lines.append(f"    return [{', '.join(outs)}]")
     source = "\n".join(lines)
     namespace: dict[str, Any] = dict(consts)

@@ -11,6 +11,7 @@ from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from funcgrad.staging import eval_jaxpr, make_jaxpr
 from funcgrad.transforms.custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
 from funcgrad.transforms.jacobians import hessian, jacfwd, jacrev
+from funcgrad.transforms.jit import jit
 from funcgrad.transforms.jvp import jvp, linearize
 from funcgrad.transforms.vjp import grad, value_and_grad, vjp
 from funcgrad.transforms.vmap import vmap
@@ -20,7 +21,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "ShapedArray", "Var", "checkpoint",
     "custom_jvp", "custom_vjp", "errors", "eval_jaxpr", "grad", "hessian", "jacfwd",
-    "jacrev", "jvp", "lax", "linearize", "make_jaxpr", "numpy", "remat", "stop_gradient",
+    "jacrev", "jit", "jvp", "lax", "linearize", "make_jaxpr", "numpy", "remat", "stop_gradient",
     "testing", "tree_util", "value_and_grad", "vjp", "vmap",
 ]
 

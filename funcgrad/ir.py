@@ -179,7 +179,7 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr with its constants bound."""
 
-    __slots__ = ("jaxpr", "consts")
+    __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any] = ()) -> None:
         if len(consts) != len(jaxpr.constvars):

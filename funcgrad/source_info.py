@@ -7,6 +7,8 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import sys
 
@@ -18,9 +20,14 @@ _INTERNAL = tuple(
 )
 
 
+# Standard-library helpers our own frames run through are not the user's code either.
+_STDLIB_HELPERS = {os.path.abspath(m.__file__ or "") for m in (contextlib, functools)}
+
+
 def _is_internal(filename: str) -> bool:
     path = os.path.abspath(filename)
-    return path.startswith(_INTERNAL) or path.startswith(_PKG_DIR + os.sep)
+    return (path.startswith(_INTERNAL) or path.startswith(_PKG_DIR + os.sep)
+            or path in _STDLIB_HELPERS)
 
 
 def user_frame() -> str:

@@ -1,0 +1,308 @@
+"""``jit``: stage a function to a jaxpr once per signature, compile it, run it.
+
+At top level a jitted call looks its signature up in a cache (pytree structure,
+abstract values incl. weak types, static arguments, backend) and runs the
+compiled program. Under another transformation it binds the ``jit`` call
+primitive, whose rules produce new jaxprs that are compiled in turn: the
+derivative of a jitted function is a compiled forward (saving residuals) and a
+compiled backward.
+
+>>> import numpy as np
+>>> import funcgrad as fg
+>>> f = fg.jit(lambda x: fg.numpy.sin(x) * 2.0)
+>>> f(np.zeros(2))
+array([0., 0.])
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from funcgrad import dtypes
+from funcgrad.core import EvalTrace, Primitive, Tracer, current_trace, get_aval
+from funcgrad.devices import get_backend
+from funcgrad.errors import FuncgradError
+from funcgrad.ir import ClosedJaxpr
+from funcgrad.primitives.rules import all_batched, batch_size, zeros_like_aval
+from funcgrad.staging import eval_jaxpr, trace_flat
+from funcgrad.transforms.jvp import jvp_flat
+from funcgrad.transforms.partial_eval import partial_eval
+from funcgrad.transforms.vjp import vjp_flat
+from funcgrad.transforms.vmap import vmap_flat
+from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+
+# ---------------------------------------------------------------- the call primitive
+
+_executables: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Hashable, Any]] = \
+    weakref.WeakKeyDictionary()
+
+
+def executable(jaxpr: ClosedJaxpr, backend: str) -> Callable[..., list[Any]]:
+    """The compiled program of ``jaxpr`` on ``backend`` (compiled once, then cached)."""
+    per = _executables.setdefault(jaxpr, {})
+    exe = per.get(backend)
+    if exe is None:
+        exe = per[backend] = get_backend(backend).compile(jaxpr)
+    return exe
+
+
+def _jit_impl(xp: Any, *args: Any, jaxpr: ClosedJaxpr, name: str, backend: str) -> list[Any]:
+    return executable(jaxpr, _pick_backend(backend, args))(*args)
+
+
+jit_p = Primitive("jit", abstract_eval=lambda *avals, jaxpr, **_: jaxpr.out_avals,
+                  impl=_jit_impl, multiple_results=True)
+jit_p.call_like = True
+
+
+def _pick_backend(backend: str, args: Sequence[Any]) -> str:
+    if backend != "auto":
+        return backend
+    return "cupy" if any(type(a).__module__.startswith("cupy") for a in args) else "numpy"
+
+
+def _derived(jaxpr: ClosedJaxpr, key: Hashable, build: Callable[[], Any]) -> Any:
+    """Cache a jaxpr derived from ``jaxpr`` (its jvp, split vjp, batched form)."""
+    per = _executables.setdefault(jaxpr, {})
+    if key not in per:
+        per[key] = build()
+    return per[key]
+
+
+def _jit_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJaxpr,
+             name: str, backend: str) -> Any:
+    nonzero = tuple(t is not None for t in tangents)
+    n = len(primals)
+
+    def build() -> ClosedJaxpr:
+        def f(*args: Any) -> list[Any]:
+            ts = iter(args[n:])
+            full = [next(ts) if nz else None for nz in nonzero]
+            outs, touts, _ = jvp_flat(lambda *xs: eval_jaxpr(jaxpr, *xs), args[:n], full)
+            return [*outs, *(zeros_like_aval(get_aval(o)) if t is None else t
+                            for o, t in zip(outs, touts))]
+
+        avals = [*jaxpr.in_avals, *(a for a, nz in zip(jaxpr.in_avals, nonzero) if nz)]
+        return trace_flat(f, avals)[0]
+
+    jvp_jaxpr = _derived(jaxpr, ("jvp", nonzero), build)
+    outs = jit_p.bind(*primals, *(t for t in tangents if t is not None), jaxpr=jvp_jaxpr,
+                      name=f"jvp({name})", backend=backend)
+    m = len(jaxpr.out_avals)
+    return outs[:m], outs[m:]
+
+
+def _float_outputs(jaxpr: ClosedJaxpr) -> list[bool]:
+    return [dtypes.is_inexact(a.dtype) for a in jaxpr.out_avals]
+
+
+def _split_vjp(jaxpr: ClosedJaxpr) -> tuple[ClosedJaxpr, ClosedJaxpr, int]:
+    """Forward (primals → outs + residuals) and backward (residuals + cts → input cts)."""
+    n = len(jaxpr.in_avals)
+    floats = _float_outputs(jaxpr)
+
+    def f(*args: Any) -> list[Any]:
+        outs, _, backward = vjp_flat(lambda *xs: eval_jaxpr(jaxpr, *xs), args[:n])
+        cts = iter(args[n:])
+        in_cts = backward([next(cts) if fl else None for fl in floats])
+        return [*outs, *(zeros_like_aval(a) if c is None else c
+                        for a, c in zip(jaxpr.in_avals, in_cts))]
+
+    ct_avals = [a.strip_weak() for a, fl in zip(jaxpr.out_avals, floats) if fl]
+    both = trace_flat(f, [*jaxpr.in_avals, *ct_avals])[0]
+    m = len(jaxpr.out_avals)
+    known, unknown, n_res = partial_eval(
+        both, [False] * n + [True] * len(ct_avals),
+        unknown_outputs=[False] * m + [True] * n)
+    return known, unknown, n_res
+
+
+def _jit_vjp_fwd(primals: Sequence[Any], *, jaxpr: ClosedJaxpr, name: str, backend: str
+                 ) -> Any:
+    fwd, bwd, n_res = _derived(jaxpr, "vjp", lambda: _split_vjp(jaxpr))
+    res_outs = jit_p.bind(*primals, jaxpr=fwd, name=f"fwd({name})", backend=backend)
+    m = len(jaxpr.out_avals)
+    outs, residuals = res_outs[:m], res_outs[m:]
+    floats = _float_outputs(jaxpr)
+
+    def backward(cts: Sequence[Any]) -> list[Any]:
+        given = [zeros_like_aval(a.strip_weak()) if c is None else c
+                 for c, a, fl in zip(cts, jaxpr.out_avals, floats) if fl]
+        return list(jit_p.bind(*residuals, *given, jaxpr=bwd, name=f"bwd({name})",
+                               backend=backend))
+
+    return outs, backward
+
+
+def _jit_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], **params: Any
+             ) -> list[Any]:
+    backward = _jit_vjp_fwd(primals, **params)[1]
+    return list(backward(cts))
+
+
+def _jit_batch(args: Sequence[Any], dims: Sequence[Any], *, jaxpr: ClosedJaxpr, name: str,
+               backend: str) -> Any:
+    size = batch_size(args, dims)
+    xs = all_batched(args, dims)
+
+    def build() -> ClosedJaxpr:
+        def f(*bs: Any) -> list[Any]:
+            return vmap_flat(lambda *a: eval_jaxpr(jaxpr, *a), bs, [0] * len(bs), size)[0]
+
+        return trace_flat(f, [get_aval(x) for x in xs])[0]
+
+    batched = _derived(jaxpr, ("batch", size, tuple(get_aval(x) for x in xs)), build)
+    outs = jit_p.bind(*xs, jaxpr=batched, name=f"vmap({name})", backend=backend)
+    return outs, [0] * len(outs)
+
+
+jit_p.jvp = _jit_jvp
+jit_p.vjp = _jit_vjp
+jit_p.vjp_fwd = _jit_vjp_fwd
+jit_p.batch = _jit_batch
+
+
+# ---------------------------------------------------------------- the user API
+
+
+class Lowered:
+    """A staged and compiled jitted call: its jaxpr and its program text."""
+
+    def __init__(self, jaxpr: ClosedJaxpr, out_tree: PyTreeDef, backend: str) -> None:
+        self.jaxpr = jaxpr
+        self.out_tree = out_tree
+        self.backend = backend
+
+    def compile(self) -> Callable[..., list[Any]]:
+        return executable(self.jaxpr, self.backend)
+
+    def as_text(self) -> str:
+        """The generated program (Python source on the NumPy backend)."""
+        return str(getattr(self.compile(), "source", ""))
+
+    def kernels(self) -> Any:
+        """The fusion plan and kernel sources (CuPy backend)."""
+        exe = self.compile()
+        plan = getattr(exe, "kernels", None)
+        if plan is None:
+            raise FuncgradError(f"the {self.backend} backend generates no kernels; use "
+                                "jit(f, backend='cupy') for the fused-kernel plan")
+        return plan() if callable(plan) else plan
+
+
+def _hashable_static(value: Any, where: str) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(
+            f"static argument {where} of type {type(value).__name__} is not hashable; jit "
+            "caches on static values, so pass a hashable value (e.g. a tuple instead of a "
+            "list) or make the argument non-static"
+        ) from None
+    return value
+
+
+class JitFunction:
+    """The callable ``jit`` returns; ``.lower(*args)`` exposes the staged program."""
+
+    def __init__(self, fun: Callable[..., Any], static_argnums: Sequence[int],
+                 static_argnames: Sequence[str], backend: str | None) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.static_argnums = tuple(static_argnums)
+        self.static_argnames = tuple(static_argnames)
+        self.backend = backend or "auto"
+        self._cache: dict[Hashable, tuple[ClosedJaxpr, PyTreeDef]] = {}
+        self.trace_count = 0
+
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> tuple[list[Any], PyTreeDef, tuple[Any, ...], Callable[..., Any]]:
+        nargs = len(args)
+        static_pos = {i % nargs if nargs else i for i in self.static_argnums if -nargs <= i < nargs}
+        statics = tuple((i, _hashable_static(args[i], f"#{i}")) for i in sorted(static_pos))
+        statics_kw = tuple(sorted((k, _hashable_static(v, repr(k))) for k, v in kwargs.items()
+                                  if k in self.static_argnames))
+        dyn_args = [a for i, a in enumerate(args) if i not in static_pos]
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        fun = self.fun
+
+        def flat_fun(*flat: Any) -> Any:
+            d_args, d_kwargs = tree_unflatten(in_tree, flat)
+            it = iter(d_args)
+            full = [args[i] if i in static_pos else next(it) for i in range(nargs)]
+            return fun(*full, **d_kwargs, **dict(statics_kw))
+
+        return leaves, in_tree, (statics, statics_kw), flat_fun
+
+    def _staged(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                ) -> tuple[ClosedJaxpr, PyTreeDef, list[Any], str]:
+        from funcgrad.numpy._core import asarray  # noqa: PLC0415
+
+        leaves, in_tree, statics, flat_fun = self._split(args, kwargs)
+        leaves = [asarray(x) for x in leaves]
+        avals = tuple(get_aval(x) for x in leaves)
+        backend = _pick_backend(self.backend, leaves)
+        key = (in_tree, avals, statics, backend)
+        hit = self._cache.get(key)
+        if hit is None:
+            self.trace_count += 1
+            out_box: list[PyTreeDef] = []
+
+            def traced(*flat: Any) -> list[Any]:
+                out_leaves, out_tree = tree_flatten(flat_fun(*flat))
+                out_box.append(out_tree)
+                return out_leaves
+
+            closed, _ = trace_flat(traced, avals)
+            hit = self._cache[key] = (closed, out_box[0])
+        return hit[0], hit[1], leaves, backend
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        closed, out_tree, leaves, backend = self._staged(args, kwargs)
+        if isinstance(current_trace(), EvalTrace) and not any(isinstance(x, Tracer)
+                                                              for x in leaves):
+            outs = executable(closed, backend)(*leaves)
+        else:
+            outs = jit_p.bind(*leaves, jaxpr=closed, name=_name(self.fun), backend=backend)
+        return tree_unflatten(out_tree, outs)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        """Stage for these arguments without running: ``.jaxpr``, ``.as_text()``."""
+        closed, out_tree, _, backend = self._staged(args, kwargs)
+        return Lowered(closed, out_tree, backend)
+
+
+def _name(fun: Callable[..., Any]) -> str:
+    return getattr(fun, "__name__", "fun")
+
+
+def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), backend: str | None = None) -> Any:
+    """Compile ``fun``: staged once per input signature, then run as a compiled program.
+
+    ``static_argnums``/``static_argnames`` name arguments that are Python values
+    (hashable; a new value re-traces). ``backend`` is ``"numpy"``, ``"cupy"`` or
+    None to follow the inputs.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> @fg.jit
+    ... def f(x, y):
+    ...     return fg.numpy.dot(x, y) + 1.0
+    >>> f(np.ones(3), np.ones(3))
+    array(4.)
+    """
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    if fun is None:
+        return lambda f: JitFunction(f, nums, names, backend)
+    return JitFunction(fun, nums, names, backend)
+
+
+__all__ = ["JitFunction", "Lowered", "jit", "jit_p"]
+
+
