@@ -81,11 +81,8 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
         fn_name = f"p{k}"
         params = dict(eqn.params)
         prim = eqn.primitive
-        if prim.call_like:
-            consts[fn_name] = lambda *a, _p=prim, _params=params: _call(_p, a, _params)
-        else:
-            consts[fn_name] = (lambda *a, _impl=prim.impl, _params=params:
-                               _impl(xp, *a, **_params))
+        consts[fn_name] = (lambda *a, _impl=prim.impl, _params=params:
+                           _impl(xp, *a, **_params))
         target = ", ".join(outs) + ("," if len(outs) == 1 and prim.multiple_results else "")
         lines.append(f"    {target} = {fn_name}({', '.join(ins)})")
         if cse_key is not None:
@@ -99,6 +96,3 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
     exec(compile(source, "<funcgrad-jit>", "exec"), namespace)  # noqa: S102
     return CompiledPython(namespace["run"], source)
 
-
-def _call(prim: Any, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
-    return prim.impl(None, *args, **params)

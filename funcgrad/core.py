@@ -206,7 +206,7 @@ class EvalTrace(Trace):
             if isinstance(a, Tracer):
                 raise leaked_tracer_error(a, f"primitive {prim.name}")
         if prim.call_like:
-            return prim.impl(None, *args, **params)
+            return prim.impl(backend_xp(args), *args, **params)
         avals = [get_aval(a) for a in args]
         out_avals = abstract_eval(prim, avals, params)
         xp = backend_xp(args)

@@ -21,7 +21,6 @@ import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from funcgrad import dtypes
 from funcgrad.core import EvalTrace, Primitive, Tracer, current_trace, get_aval
 from funcgrad.devices import get_backend
 from funcgrad.errors import FuncgradError
@@ -29,8 +28,7 @@ from funcgrad.ir import ClosedJaxpr
 from funcgrad.primitives.rules import all_batched, batch_size, zeros_like_aval
 from funcgrad.staging import eval_jaxpr, trace_flat
 from funcgrad.transforms.jvp import jvp_flat
-from funcgrad.transforms.partial_eval import partial_eval
-from funcgrad.transforms.vjp import vjp_flat
+from funcgrad.transforms.partial_eval import float_outputs, vjp_split
 from funcgrad.transforms.vmap import vmap_flat
 from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
@@ -95,38 +93,13 @@ def _jit_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJa
     return outs[:m], outs[m:]
 
 
-def _float_outputs(jaxpr: ClosedJaxpr) -> list[bool]:
-    return [dtypes.is_inexact(a.dtype) for a in jaxpr.out_avals]
-
-
-def _split_vjp(jaxpr: ClosedJaxpr) -> tuple[ClosedJaxpr, ClosedJaxpr, int]:
-    """Forward (primals → outs + residuals) and backward (residuals + cts → input cts)."""
-    n = len(jaxpr.in_avals)
-    floats = _float_outputs(jaxpr)
-
-    def f(*args: Any) -> list[Any]:
-        outs, _, backward = vjp_flat(lambda *xs: eval_jaxpr(jaxpr, *xs), args[:n])
-        cts = iter(args[n:])
-        in_cts = backward([next(cts) if fl else None for fl in floats])
-        return [*outs, *(zeros_like_aval(a) if c is None else c
-                        for a, c in zip(jaxpr.in_avals, in_cts))]
-
-    ct_avals = [a.strip_weak() for a, fl in zip(jaxpr.out_avals, floats) if fl]
-    both = trace_flat(f, [*jaxpr.in_avals, *ct_avals])[0]
-    m = len(jaxpr.out_avals)
-    known, unknown, n_res = partial_eval(
-        both, [False] * n + [True] * len(ct_avals),
-        unknown_outputs=[False] * m + [True] * n)
-    return known, unknown, n_res
-
-
 def _jit_vjp_fwd(primals: Sequence[Any], *, jaxpr: ClosedJaxpr, name: str, backend: str
                  ) -> Any:
-    fwd, bwd, n_res = _derived(jaxpr, "vjp", lambda: _split_vjp(jaxpr))
+    fwd, bwd, n_res = _derived(jaxpr, "vjp", lambda: vjp_split(jaxpr))
     res_outs = jit_p.bind(*primals, jaxpr=fwd, name=f"fwd({name})", backend=backend)
     m = len(jaxpr.out_avals)
     outs, residuals = res_outs[:m], res_outs[m:]
-    floats = _float_outputs(jaxpr)
+    floats = float_outputs(jaxpr)
 
     def backward(cts: Sequence[Any]) -> list[Any]:
         given = [zeros_like_aval(a.strip_weak()) if c is None else c

@@ -17,7 +17,9 @@ saves residuals and a backward program that consumes them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from funcgrad import dtypes
 from funcgrad.ir import Atom, ClosedJaxpr, Jaxpr, Var
 
 
@@ -63,3 +65,36 @@ def partial_eval(closed: ClosedJaxpr, unknowns: Sequence[bool],
                           [v for v, u in zip(jaxpr.outvars, unknown_outputs) if u],
                           unknown_eqns)
     return ClosedJaxpr(known_jaxpr, closed.consts), ClosedJaxpr(unknown_jaxpr, ()), len(residuals)
+
+
+def float_outputs(jaxpr: ClosedJaxpr) -> list[bool]:
+    """Which outputs carry cotangents (the inexact ones)."""
+    return [dtypes.is_inexact(a.dtype) for a in jaxpr.out_avals]
+
+
+def vjp_split(jaxpr: ClosedJaxpr) -> tuple[ClosedJaxpr, ClosedJaxpr, int]:
+    """Reverse mode of ``jaxpr`` as two programs.
+
+    forward: ``primals -> outs + residuals``; backward: ``residuals + cts -> input cts``
+    (one cotangent per inexact output; zeros for inputs without a derivative).
+    """
+    from funcgrad.primitives.rules import zeros_like_aval  # noqa: PLC0415
+    from funcgrad.staging import eval_jaxpr, trace_flat  # noqa: PLC0415
+    from funcgrad.transforms.vjp import vjp_flat  # noqa: PLC0415
+
+    n = len(jaxpr.in_avals)
+    floats = float_outputs(jaxpr)
+
+    def f(*args: Any) -> list[Any]:
+        outs, _, backward = vjp_flat(lambda *xs: eval_jaxpr(jaxpr, *xs), args[:n])
+        cts = iter(args[n:])
+        in_cts = backward([next(cts) if fl else None for fl in floats])
+        return [*outs, *(zeros_like_aval(a) if c is None else c
+                        for a, c in zip(jaxpr.in_avals, in_cts))]
+
+    ct_avals = [a.strip_weak() for a, fl in zip(jaxpr.out_avals, floats) if fl]
+    both = trace_flat(f, [*jaxpr.in_avals, *ct_avals])[0]
+    m = len(jaxpr.out_avals)
+    return partial_eval(both, [False] * n + [True] * len(ct_avals),
+                        unknown_outputs=[False] * m + [True] * n)
+

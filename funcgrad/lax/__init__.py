@@ -65,17 +65,29 @@ from funcgrad.primitives.structural import (
     transpose,
 )
 
+_CONTROL_FLOW = ("cond", "switch", "while_loop", "fori_loop", "scan")
+
+
+def __getattr__(name: str) -> object:
+    # Control flow lives with the transformations it needs; load it on first use.
+    if name in _CONTROL_FLOW:
+        from funcgrad.transforms import control_flow  # noqa: PLC0415
+
+        return getattr(control_flow, name)
+    raise AttributeError(f"module 'funcgrad.lax' has no attribute {name!r}")
+
+
 max = max_  # noqa: A001 - lax's name
 min = min_  # noqa: A001 - lax's name
 pow = pow_  # noqa: A001 - lax's name
 slice = slice_  # noqa: A001 - lax's name
 
-__all__ = [
-    "add", "argmax", "argmin", "broadcast_in_dim", "concatenate", "convert_element_type",
-    "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp",
-    "expand_dims", "gather", "ge", "gt", "integer_pow", "iota", "le", "log", "lt", "max",
-    "min", "mul", "ne", "neg", "pad", "pow", "reciprocal", "reduce_max", "reduce_min",
-    "reduce_prod", "reduce_sum", "reshape", "rev", "rsqrt", "scatter", "scatter_add",
-    "select", "sign", "sin", "slice", "sqrt", "square", "squeeze", "stop_gradient", "sub",
-    "transpose",
+__all__ = [  # noqa: PLE0604 - lazy names are listed too
+    *_CONTROL_FLOW,
+    "add", "argmax", "argmin", "broadcast_in_dim", "concatenate", "convert_element_type", "cos",
+    "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp",
+    "expand_dims", "gather", "ge", "gt", "integer_pow", "iota", "le", "log", "lt", "max", "min",
+    "mul", "ne", "neg", "pad", "pow", "reciprocal", "reduce_max", "reduce_min", "reduce_prod",
+    "reduce_sum", "reshape", "rev", "rsqrt", "scatter", "scatter_add", "select", "sign", "sin",
+    "slice", "sqrt", "square", "squeeze", "stop_gradient", "sub", "transpose",
 ]

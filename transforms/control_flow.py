@@ -1,0 +1,656 @@
+"""Structured control flow as primitives carrying jaxprs: ``cond``/``switch``,
+``while_loop``, ``fori_loop`` and ``scan``.
+
+Each body is staged to a jaxpr once; values the body closes over become explicit
+operands, so every trace (eager, staging, jvp, vjp, vmap, jit) handles the
+primitive through its rules. Reverse mode works through ``cond``, ``scan`` and
+``fori_loop`` with a static trip count; forward mode and batching through all.
+
+>>> import numpy as np
+>>> import funcgrad as fg
+>>> fg.lax.cond(np.array(True), lambda x: x + 1.0, lambda x: x - 1.0, np.array(2.0))
+array(3.)
+>>> fg.lax.fori_loop(0, 3, lambda i, x: x * 2.0, np.array(1.0))
+array(8.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad import dtypes
+from funcgrad.core import Primitive, Tracer, get_aval
+from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError, TreeStructureError
+from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray
+from funcgrad.numpy._core import asarray
+from funcgrad.primitives import elementwise as E
+from funcgrad.primitives import reductions as R
+from funcgrad.primitives import structural as S
+from funcgrad.primitives.rules import (
+    add_tangents,
+    all_batched,
+    batch_size,
+    move_to_front,
+    with_batch,
+    zeros_like_aval,
+)
+from funcgrad.source_info import user_frame
+from funcgrad.staging import eval_jaxpr, trace_flat
+from funcgrad.transforms.jvp import jvp_flat
+from funcgrad.transforms.partial_eval import float_outputs, vjp_split
+from funcgrad.transforms.vjp import vjp_flat
+from funcgrad.transforms.vmap import vmap_flat
+from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+
+# --------------------------------------------------------------- staging helpers
+
+
+def _open(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
+    """Closure conversion: the jaxpr's constants become leading inputs."""
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr([*j.constvars, *j.invars], j.outvars, j.eqns), ()), \
+        list(closed.consts)
+
+
+def _stage(fun: Callable[..., Any], avals: Sequence[ShapedArray]
+           ) -> tuple[ClosedJaxpr, list[Any], PyTreeDef]:
+    """Stage ``fun(*flat) -> pytree`` on ``avals``: (open jaxpr, consts, out tree)."""
+    box: list[PyTreeDef] = []
+
+    def flat(*xs: Any) -> list[Any]:
+        leaves, tree = tree_flatten(fun(*xs))
+        box.append(tree)
+        return [asarray(x) for x in leaves]
+
+    closed, _ = trace_flat(flat, avals)
+    opened, consts = _open(closed)
+    return opened, consts, box[0]
+
+
+def _avals(xs: Sequence[Any]) -> list[ShapedArray]:
+    return [get_aval(x).strip_weak() for x in xs]
+
+
+def _leaves(tree: Any) -> tuple[list[Any], PyTreeDef]:
+    leaves, t = tree_flatten(tree)
+    return [_strong(asarray(x)) for x in leaves], t
+
+
+def _strong(x: Any) -> Any:
+    """Python scalars as arrays of their default dtype, so carries keep one type."""
+    if dtypes.python_scalar(x):
+        return np.asarray(x, dtype=get_aval(x).dtype)
+    return x
+
+
+def _stage_fixed(fun: Callable[..., list[Any]], avals: Sequence[ShapedArray]) -> ClosedJaxpr:
+    """Stage a derived body; constants it creates stay bound in the ClosedJaxpr."""
+    return trace_flat(fun, avals)[0]
+
+
+def _check_same(what: str, a: Sequence[ShapedArray], b: Sequence[ShapedArray]) -> None:
+    sa = [(x.shape, x.dtype) for x in a]
+    sb = [(x.shape, x.dtype) for x in b]
+    if sa != sb:
+        raise TreeStructureError(
+            f"{what}: {[x.str_short() for x in a]} vs {[x.str_short() for x in b]} "
+            f"(at {user_frame()}); both must give the same shapes and dtypes"
+        )
+
+
+# ------------------------------------------------------------------------- cond
+
+def _cond_abstract(index: ShapedArray, *ops: ShapedArray, branches: tuple[ClosedJaxpr, ...]
+                   ) -> list[ShapedArray]:
+    if index.shape != () or index.dtype.kind not in "iu":
+        raise DTypeError(f"cond's index must be an integer scalar, got {index.str_short()}")
+    return branches[0].out_avals
+
+
+def _cond_impl(xp: Any, index: Any, *ops: Any, branches: tuple[ClosedJaxpr, ...]) -> list[Any]:
+    i = min(max(int(index), 0), len(branches) - 1)
+    return eval_jaxpr(branches[i], *ops)
+
+
+cond_p = Primitive("cond", abstract_eval=_cond_abstract, impl=_cond_impl,
+                   multiple_results=True)
+cond_p.call_like = True
+
+
+def _cond_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
+              branches: tuple[ClosedJaxpr, ...]) -> Any:
+    index, ops = primals[0], list(primals[1:])
+    nonzero = [t is not None for t in tangents[1:]]
+    n = len(ops)
+    tans = [t for t in tangents[1:] if t is not None]
+
+    def jvp_branch(br: ClosedJaxpr) -> ClosedJaxpr:
+        def f(*args: Any) -> list[Any]:
+            it = iter(args[n:])
+            ts = [next(it) if nz else None for nz in nonzero]
+            outs, touts, _ = jvp_flat(lambda *xs: eval_jaxpr(br, *xs), args[:n], ts)
+            return [*outs, *(zeros_like_aval(get_aval(o)) if t is None else t
+                            for o, t in zip(outs, touts))]
+
+        return _stage_fixed(f, [*br.in_avals, *_avals(tans)])
+
+    outs = cond_p.bind(index, *ops, *tans, branches=tuple(jvp_branch(b) for b in branches))
+    m = len(branches[0].out_avals)
+    return outs[:m], outs[m:]
+
+
+def _cond_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
+              branches: tuple[ClosedJaxpr, ...]) -> list[Any]:
+    # Each backward branch recomputes its forward: no residuals cross the branch.
+    index, ops = primals[0], list(primals[1:])
+    n = len(ops)
+    floats = float_outputs(branches[0])
+    given = [zeros_like_aval(a.strip_weak()) if c is None else c
+             for c, a, fl in zip(cts, branches[0].out_avals, floats) if fl]
+
+    def bwd_branch(br: ClosedJaxpr) -> ClosedJaxpr:
+        def f(*args: Any) -> list[Any]:
+            _, _, backward = vjp_flat(lambda *xs: eval_jaxpr(br, *xs), args[:n])
+            it = iter(args[n:])
+            in_cts = backward([next(it) if fl else None for fl in floats])
+            return [zeros_like_aval(a) if c is None else c
+                    for a, c in zip(br.in_avals, in_cts)]
+
+        return _stage_fixed(f, [*br.in_avals, *_avals(given)])
+
+    in_cts = cond_p.bind(index, *ops, *given, branches=tuple(bwd_branch(b) for b in branches))
+    return [None, *(c if dtypes.is_inexact(get_aval(o).dtype) else None
+                    for c, o in zip(in_cts, ops))]
+
+
+def _cond_batch(args: Sequence[Any], dims: Sequence[Any], *,
+                branches: tuple[ClosedJaxpr, ...]) -> Any:
+    size = batch_size(args, dims)
+    index, ops, op_dims = args[0], list(args[1:]), list(dims[1:])
+    if dims[0] is None:
+        xs = [with_batch(o, d, size) for o, d in zip(ops, op_dims)]
+
+        def vbranch(br: ClosedJaxpr) -> ClosedJaxpr:
+            return _stage_fixed(lambda *a: vmap_flat(lambda *b: eval_jaxpr(br, *b), a,
+                                                      [0] * len(a), size)[0], _avals(xs))
+
+        outs = cond_p.bind(index, *xs, branches=tuple(vbranch(b) for b in branches))
+        return outs, [0] * len(outs)
+    # A batched predicate: run every branch on the whole batch and select per member.
+    idx = move_to_front(index, dims[0])
+    results = [vmap_flat(lambda *b, br=br: eval_jaxpr(br, *b), ops, op_dims, size)[0]
+               for br in branches]
+    outs = []
+    for k in range(len(results[0])):
+        out = results[-1][k]
+        for i in range(len(branches) - 2, -1, -1):
+            cand = results[i][k]
+            pred = S.broadcast_in_dim(E.eq(idx, i), get_aval(cand).shape, (0,))
+            out = E.select(pred, cand, out)
+        outs.append(out)
+    return outs, [0] * len(outs)
+
+
+cond_p.jvp, cond_p.vjp, cond_p.batch = _cond_jvp, _cond_vjp, _cond_batch
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    """Apply ``branches[index](*operands)`` (index clamped to range), staged as one primitive.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> fg.lax.switch(1, [lambda x: x, lambda x: 2.0 * x], np.array(3.0))
+    array(6.)
+    """
+    if not branches:
+        raise ValueError("switch needs at least one branch")
+    ops, in_tree = _leaves(operands)
+    avals = _avals(ops)
+    staged = [_stage(lambda *xs, f=f: f(*tree_unflatten(in_tree, xs)), avals) for f in branches]
+    trees = {t for _, _, t in staged}
+    if len(trees) != 1:
+        raise TreeStructureError(f"branches return different structures: {sorted(map(str, trees))} "
+                                 f"(at {user_frame()})")
+    for jx, _, _ in staged[1:]:
+        _check_same("branches return different types", staged[0][0].out_avals, jx.out_avals)
+    all_consts = [c for _, consts, _ in staged for c in consts]
+    offsets = np.cumsum([0] + [len(c) for _, c, _ in staged])
+    const_avals = _avals(all_consts)
+
+    def widen(k: int, jx: ClosedJaxpr) -> ClosedJaxpr:
+        lo, hi = int(offsets[k]), int(offsets[k + 1])
+        return _stage_fixed(lambda *a: eval_jaxpr(jx, *a[lo:hi], *a[len(all_consts):]),
+                            [*const_avals, *avals])
+
+    branch_jaxprs = tuple(widen(k, jx) for k, (jx, _, _) in enumerate(staged))
+    idx = asarray(index)
+    if dtypes.python_scalar(idx):
+        idx = np.asarray(idx, np.int32)
+    if get_aval(idx).dtype.kind == "b":
+        idx = E.convert_element_type(idx, np.int32)
+    elif get_aval(idx).dtype != np.int32:
+        idx = E.convert_element_type(idx, np.int32)
+    outs = cond_p.bind(idx, *all_consts, *ops, branches=branch_jaxprs)
+    return tree_unflatten(staged[0][2], outs)
+
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
+         *operands: Any) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, as one primitive.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> fg.lax.cond(np.array(False), lambda x: x + 1.0, lambda x: x - 1.0, np.array(2.0))
+    array(1.)
+    """
+    p = asarray(pred)
+    if get_aval(p).shape != ():
+        raise ShapeError(f"cond's predicate must be a scalar, got shape {get_aval(p).shape} "
+                         f"(at {user_frame()}); for elementwise choice use funcgrad.numpy.where")
+    return switch(p, [false_fun, true_fun], *operands)
+
+
+# ------------------------------------------------------------------- while_loop
+
+def _while_abstract(*args: ShapedArray, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
+                    cond_nconsts: int, body_nconsts: int) -> list[ShapedArray]:
+    return body_jaxpr.out_avals
+
+
+def _while_impl(xp: Any, *args: Any, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
+                cond_nconsts: int, body_nconsts: int) -> list[Any]:
+    cc = args[:cond_nconsts]
+    bc = args[cond_nconsts:cond_nconsts + body_nconsts]
+    carry = list(args[cond_nconsts + body_nconsts:])
+    while bool(eval_jaxpr(cond_jaxpr, *cc, *carry)[0]):
+        carry = eval_jaxpr(body_jaxpr, *bc, *carry)
+    return carry
+
+
+while_p = Primitive("while", abstract_eval=_while_abstract, impl=_while_impl,
+                    multiple_results=True)
+while_p.call_like = True
+
+
+def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, cond_jaxpr: ClosedJaxpr,
+               body_jaxpr: ClosedJaxpr, cond_nconsts: int, body_nconsts: int) -> Any:
+    nc, nb = cond_nconsts, body_nconsts
+    cc, bc = list(primals[:nc]), list(primals[nc:nc + nb])
+    carry = list(primals[nc + nb:])
+    bc_t = [t for t in tangents[nc:nc + nb]]
+    bc_nz = [t is not None for t in bc_t]
+    # Every inexact carry gets a tangent (a zero one if need be), so the loop's types are fixed.
+    carry_t = [zeros_like_aval(get_aval(c)) if t is None and dtypes.is_inexact(get_aval(c).dtype)
+               else t for c, t in zip(carry, tangents[nc + nb:])]
+    carry_nz = [t is not None for t in carry_t]
+    nbc, ncar = len(bc), len(carry)
+
+    def body(*args: Any) -> list[Any]:
+        b_consts = list(args[:nbc])
+        it = iter(args[nbc:nbc + sum(bc_nz)])
+        b_ts = [next(it) if nz else None for nz in bc_nz]
+        car = list(args[nbc + sum(bc_nz):nbc + sum(bc_nz) + ncar])
+        it2 = iter(args[nbc + sum(bc_nz) + ncar:])
+        c_ts = [next(it2) if nz else None for nz in carry_nz]
+        outs, touts, _ = jvp_flat(lambda *xs: eval_jaxpr(body_jaxpr, *xs), [*b_consts, *car],
+                                  [*b_ts, *c_ts])
+        return [*outs, *(zeros_like_aval(get_aval(o)) if t is None else t
+                        for o, t, nz in zip(outs, touts, carry_nz) if nz)]
+
+    bc_tans = [t for t in bc_t if t is not None]
+    car_tans = [t for t in carry_t if t is not None]
+    body_j = _stage_fixed(body, _avals([*bc, *bc_tans, *carry, *car_tans]))
+    n_extra = len(bc_tans)
+
+    def cond_f(*args: Any) -> list[Any]:
+        return eval_jaxpr(cond_jaxpr, *args[:nc], *args[nc:nc + ncar])
+
+    cond_j = _stage_fixed(cond_f, _avals([*cc, *carry, *car_tans]))
+    outs = while_p.bind(*cc, *bc, *bc_tans, *carry, *car_tans, cond_jaxpr=cond_j,
+                        body_jaxpr=body_j, cond_nconsts=nc, body_nconsts=nbc + n_extra)
+    it = iter(outs[ncar:])
+    return outs[:ncar], [next(it) if nz else None for nz in carry_nz]
+
+
+def _while_vjp(*args: Any, **params: Any) -> list[Any]:
+    raise NonDifferentiableError(
+        "reverse-mode differentiation of while_loop is not supported: its trip count is only "
+        "known at run time. Use funcgrad.lax.fori_loop with Python int bounds or "
+        "funcgrad.lax.scan, which are differentiable in reverse mode"
+    )
+
+
+def _while_batch(args: Sequence[Any], dims: Sequence[Any], *, cond_jaxpr: ClosedJaxpr,
+                 body_jaxpr: ClosedJaxpr, cond_nconsts: int, body_nconsts: int) -> Any:
+    size = batch_size(args, dims)
+    xs = all_batched(args, dims)
+    nc, nb = cond_nconsts, body_nconsts
+    ncar = len(xs) - nc - nb
+    # Members stop at different steps: loop while any continues; finished ones keep values.
+
+    def pred(*a: Any) -> Any:
+        return vmap_flat(lambda *b: eval_jaxpr(cond_jaxpr, *b), a, [0] * len(a), size)[0][0]
+
+    def cond_f(*a: Any) -> list[Any]:
+        return [R.reduce_max(pred(*a), (0,))]
+
+    def body_f(*a: Any) -> list[Any]:
+        ccs, bcs, car = a[:nc], a[nc:nc + nb], a[nc + nb:]
+        keep_going = pred(*ccs, *car)
+        new = vmap_flat(lambda *b: eval_jaxpr(body_jaxpr, *b), [*bcs, *car],
+                        [0] * (nb + ncar), size)[0]
+        return [E.select(S.broadcast_in_dim(keep_going, get_aval(o).shape, (0,)), n, o)
+                for n, o in zip(new, car)]
+
+    avals = _avals(xs)
+    cond_j = _stage_fixed(cond_f, [*avals[:nc], *avals[nc + nb:]])
+    body_j = _stage_fixed(body_f, avals)
+    # The batched body takes the cond consts too (to mask finished members).
+    outs = while_p.bind(*xs[:nc], *xs[:nc], *xs[nc:], cond_jaxpr=cond_j, body_jaxpr=body_j,
+                        cond_nconsts=nc, body_nconsts=nc + nb)
+    return outs, [0] * len(outs)
+
+
+while_p.jvp, while_p.vjp, while_p.batch = _while_jvp, _while_vjp, _while_batch
+
+
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
+               init_val: Any) -> Any:
+    """``while cond_fun(val): val = body_fun(val)`` as one primitive.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> fg.lax.while_loop(lambda v: v < 10, lambda v: v * 2, np.array(1))
+    array(16)
+    """
+    carry, tree = _leaves(init_val)
+    avals = _avals(carry)
+    body_j, body_c, body_tree = _stage(lambda *xs: body_fun(tree_unflatten(tree, xs)), avals)
+    if body_tree != tree:
+        raise TreeStructureError(f"while_loop body returns structure {body_tree}, but the "
+                                 f"loop value has structure {tree} (at {user_frame()})")
+    _check_same("while_loop body changes the loop value's types", avals, body_j.out_avals)
+    cond_j, cond_c, _ = _stage(lambda *xs: cond_fun(tree_unflatten(tree, xs)), avals)
+    out_av = cond_j.out_avals
+    if len(out_av) != 1 or out_av[0].shape != () or out_av[0].dtype != dtypes.bool_:
+        raise DTypeError(f"while_loop cond_fun must return a boolean scalar, got "
+                         f"{[a.str_short() for a in out_av]} (at {user_frame()})")
+    outs = while_p.bind(*cond_c, *body_c, *carry, cond_jaxpr=cond_j, body_jaxpr=body_j,
+                        cond_nconsts=len(cond_c), body_nconsts=len(body_c))
+    return tree_unflatten(tree, outs)
+
+
+# ------------------------------------------------------------------------- scan
+
+def _scan_abstract(*args: ShapedArray, jaxpr: ClosedJaxpr, num_consts: int, num_carry: int,
+                   length: int, reverse: bool) -> list[ShapedArray]:
+    outs = jaxpr.out_avals
+    carry = outs[:num_carry]
+    ys = [ShapedArray((length, *a.shape), a.dtype) for a in outs[num_carry:]]
+    return [*carry, *ys]
+
+
+def _scan_impl(xp: Any, *args: Any, jaxpr: ClosedJaxpr, num_consts: int, num_carry: int,
+               length: int, reverse: bool) -> list[Any]:
+    consts = args[:num_consts]
+    carry = list(args[num_consts:num_consts + num_carry])
+    xs = args[num_consts + num_carry:]
+    ys: list[list[Any]] = []
+    order = range(length - 1, -1, -1) if reverse else range(length)
+    for i in order:
+        outs = eval_jaxpr(jaxpr, *consts, *carry, *(x[i] for x in xs))
+        carry = outs[:num_carry]
+        ys.append(outs[num_carry:])
+    if reverse:
+        ys.reverse()
+    n_y = len(jaxpr.out_avals) - num_carry
+    y_avals = jaxpr.out_avals[num_carry:]
+    stacked = [xp.stack([y[k] for y in ys]) if ys else
+               xp.zeros((0, *y_avals[k].shape), y_avals[k].dtype) for k in range(n_y)]
+    return [*carry, *stacked]
+
+
+scan_p = Primitive("scan", abstract_eval=_scan_abstract, impl=_scan_impl,
+                   multiple_results=True)
+scan_p.call_like = True
+
+
+def _scan_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJaxpr,
+              num_consts: int, num_carry: int, length: int, reverse: bool) -> Any:
+    nc, ncar = num_consts, num_carry
+    # Fixed point of which tangents are nonzero: inexact carries always get one.
+    tans = list(tangents)
+    for k in range(nc, nc + ncar):
+        if tans[k] is None and dtypes.is_inexact(get_aval(primals[k]).dtype):
+            tans[k] = zeros_like_aval(get_aval(primals[k]))
+    nz = [t is not None for t in tans]
+    n = len(primals)
+    y_floats = [dtypes.is_inexact(a.dtype) for a in jaxpr.out_avals[ncar:]]
+
+    def body(*args: Any) -> list[Any]:
+        ps = list(args[:n])
+        it = iter(args[n:])
+        ts = [next(it) if z else None for z in nz]
+        outs, touts, _ = jvp_flat(lambda *xs: eval_jaxpr(jaxpr, *xs), ps, ts)
+        carry_t = [zeros_like_aval(get_aval(o)) if t is None else t
+                   for o, t, z in zip(outs[:ncar], touts[:ncar], nz[nc:nc + ncar]) if z]
+        y_t = [zeros_like_aval(get_aval(o)) if t is None else t
+               for o, t, fl in zip(outs[ncar:], touts[ncar:], y_floats) if fl]
+        return [*outs[:ncar], *carry_t, *outs[ncar:], *y_t]
+
+    # Reorder operands as consts, carries, xs with their tangents next to each group.
+    groups = [(0, nc), (nc, nc + ncar), (nc + ncar, n)]
+    ordered_p, ordered_t = [], []
+    for lo, hi in groups:
+        ordered_p.append(list(primals[lo:hi]))
+        ordered_t.append([t for t, z in zip(tans[lo:hi], nz[lo:hi]) if z])
+    x_avals = [ShapedArray(get_aval(x).shape[1:], get_aval(x).dtype) for x in primals[nc + ncar:]]
+    xt_avals = [ShapedArray(get_aval(t).shape[1:], get_aval(t).dtype) for t in ordered_t[2]]
+
+    def body_grouped(*args: Any) -> list[Any]:
+        sizes = [len(ordered_p[0]), len(ordered_t[0]), len(ordered_p[1]), len(ordered_t[1]),
+                 len(ordered_p[2]), len(ordered_t[2])]
+        offs = np.cumsum([0, *sizes])
+        parts = [list(args[offs[i]:offs[i + 1]]) for i in range(6)]
+        return body(*parts[0], *parts[2], *parts[4], *parts[1], *parts[3], *parts[5])
+
+    avals = [*_avals(ordered_p[0]), *_avals(ordered_t[0]), *_avals(ordered_p[1]),
+             *_avals(ordered_t[1]), *x_avals, *xt_avals]
+    body_j = _stage_fixed(body_grouped, avals)
+    n_ct = len(ordered_t[1])
+    outs = scan_p.bind(*ordered_p[0], *ordered_t[0], *ordered_p[1], *ordered_t[1],
+                       *ordered_p[2], *ordered_t[2], jaxpr=body_j,
+                       num_consts=len(ordered_p[0]) + len(ordered_t[0]),
+                       num_carry=ncar + n_ct, length=length, reverse=reverse)
+    carry, carry_t = outs[:ncar], outs[ncar:ncar + n_ct]
+    rest = outs[ncar + n_ct:]
+    n_y = len(jaxpr.out_avals) - ncar
+    ys, ys_t = rest[:n_y], rest[n_y:]
+    it_c, it_y = iter(carry_t), iter(ys_t)
+    carry_tans = [next(it_c) if z else None for z in nz[nc:nc + ncar]]
+    y_tans = [next(it_y) if fl else None for fl in y_floats]
+    return [*carry, *ys], [*carry_tans, *y_tans]
+
+
+def _scan_vjp_fwd(primals: Sequence[Any], *, jaxpr: ClosedJaxpr, num_consts: int,
+                  num_carry: int, length: int, reverse: bool) -> Any:
+    nc, ncar = num_consts, num_carry
+    fwd, bwd, n_res = vjp_split(jaxpr)
+    n_out = len(jaxpr.out_avals)
+    # Forward: the body's residuals leave each step as extra ys.
+    res_outs = scan_p.bind(*primals, jaxpr=fwd, num_consts=nc, num_carry=ncar, length=length,
+                           reverse=reverse)
+    outs, residuals = res_outs[:n_out], res_outs[n_out:]
+    floats = float_outputs(jaxpr)
+    consts = primals[:nc]
+
+    def backward(cts: Sequence[Any]) -> list[Any]:
+        given = [zeros_like_aval(a.strip_weak()) if c is None else c
+                 for c, a, fl in zip(cts, res_out_avals(), floats) if fl]
+        carry_fl = floats[:ncar]
+        n_cc = sum(carry_fl)
+        ct_carry, ct_ys = given[:n_cc], given[n_cc:]
+        const_acc = [zeros_like_aval(get_aval(c).strip_weak()) for c in consts]
+        n_in = len(jaxpr.in_avals)
+
+        def step(*args: Any) -> list[Any]:
+            acc = args[:nc]
+            cc = args[nc:nc + n_cc]
+            res = args[nc + n_cc:nc + n_cc + n_res]
+            cy = args[nc + n_cc + n_res:]
+            in_cts = eval_jaxpr(bwd, *res, *cc, *cy)
+            new_acc = [add_tangents(a, c) for a, c in zip(acc, in_cts[:nc])]
+            ct_carry_in = [c for c, fl in zip(in_cts[nc:nc + ncar], carry_fl) if fl]
+            return [*new_acc, *ct_carry_in, *in_cts[nc + ncar:n_in]]
+
+        res_avals = [ShapedArray(get_aval(r).shape[1:], get_aval(r).dtype) for r in residuals]
+        cy_avals = [ShapedArray(get_aval(c).shape[1:], get_aval(c).dtype) for c in ct_ys]
+        step_j = _stage_fixed(step, [*_avals(const_acc), *_avals(ct_carry), *res_avals,
+                                     *cy_avals])
+        outs_b = scan_p.bind(*const_acc, *ct_carry, *residuals, *ct_ys, jaxpr=step_j,
+                             num_consts=0, num_carry=nc + n_cc, length=length,
+                             reverse=not reverse)
+        ct_consts = outs_b[:nc]
+        ct_init = iter(outs_b[nc:nc + n_cc])
+        ct_xs = outs_b[nc + n_cc:]
+        ct_init_full = [next(ct_init) if fl else None for fl in carry_fl]
+        return [*ct_consts, *ct_init_full, *ct_xs]
+
+    def res_out_avals() -> list[ShapedArray]:
+        return [get_aval(o) for o in outs]
+
+    return outs, backward
+
+
+def _scan_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any],
+              **params: Any) -> list[Any]:
+    backward = _scan_vjp_fwd(primals, **params)[1]
+    return list(backward(cts))
+
+
+def _scan_batch(args: Sequence[Any], dims: Sequence[Any], *, jaxpr: ClosedJaxpr,
+                num_consts: int, num_carry: int, length: int, reverse: bool) -> Any:
+    size = batch_size(args, dims)
+    nc, ncar = num_consts, num_carry
+    consts = [with_batch(a, d, size) for a, d in zip(args[:nc], dims[:nc])]
+    carry = [with_batch(a, d, size) for a, d in zip(args[nc:nc + ncar], dims[nc:nc + ncar])]
+    # xs keep the scanned axis first and the batch axis second.
+    xs = [_batch_second(a, d, size) for a, d in zip(args[nc + ncar:], dims[nc + ncar:])]
+    n_in = len(args)
+
+    def body(*a: Any) -> list[Any]:
+        return vmap_flat(lambda *b: eval_jaxpr(jaxpr, *b), a, [0] * n_in, size)[0]
+
+    x_avals = [ShapedArray(get_aval(x).shape[1:], get_aval(x).dtype) for x in xs]
+    body_j = _stage_fixed(body, [*_avals(consts), *_avals(carry), *x_avals])
+    outs = scan_p.bind(*consts, *carry, *xs, jaxpr=body_j, num_consts=nc, num_carry=ncar,
+                       length=length, reverse=reverse)
+    return outs, [0] * ncar + [1] * (len(outs) - ncar)
+
+
+def _batch_second(x: Any, d: int | None, size: int) -> Any:
+    shape = get_aval(x).shape
+    if d is None:
+        return S.broadcast_in_dim(x, (shape[0], size, *shape[1:]),
+                                  (0, *range(2, len(shape) + 1)))
+    x = move_to_front(x, d)
+    nd = len(shape)
+    return S.transpose(x, (1, 0, *range(2, nd)))
+
+
+scan_p.jvp, scan_p.vjp, scan_p.batch = _scan_jvp, _scan_vjp, _scan_batch
+scan_p.vjp_fwd = _scan_vjp_fwd
+
+
+def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
+         length: int | None = None, reverse: bool = False) -> tuple[Any, Any]:
+    """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
+    ``(final carry, stacked ys)``. Differentiable in both modes.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> fg.lax.scan(lambda c, x: (c + x, c * x), np.array(0.0), np.arange(4.0))
+    (array(6.), array([0., 0., 2., 9.]))
+    """
+    carry, c_tree = _leaves(init)
+    x_leaves, x_tree = _leaves(xs)
+    lengths = {get_aval(x).shape[0] for x in x_leaves if get_aval(x).ndim}
+    if any(get_aval(x).ndim == 0 for x in x_leaves):
+        raise ShapeError(f"scan xs must have a leading axis to scan over (at {user_frame()})")
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) != 1:
+        raise ShapeError(
+            f"scan needs one length: xs leading axes and length give {sorted(lengths)} "
+            f"(at {user_frame()}); pass length=N when xs is None"
+        )
+    n = lengths.pop()
+    c_avals = _avals(carry)
+    x_avals = [ShapedArray(get_aval(x).shape[1:], get_aval(x).dtype) for x in x_leaves]
+    box: list[PyTreeDef] = []
+
+    def body(*a: Any) -> Any:
+        c = tree_unflatten(c_tree, a[:len(carry)])
+        x = tree_unflatten(x_tree, a[len(carry):])
+        out = f(c, x)
+        if not isinstance(out, tuple) or len(out) != 2:
+            raise TreeStructureError(f"scan's f must return a pair (carry, y), got "
+                                     f"{type(out).__name__} (at {user_frame()})")
+        new_c, y = out
+        new_c_leaves, new_c_tree = tree_flatten(new_c)
+        if new_c_tree != c_tree:
+            raise TreeStructureError(f"scan's f returns a carry of structure {new_c_tree}, "
+                                     f"the initial carry has {c_tree} (at {user_frame()})")
+        y_leaves, y_tree = tree_flatten(y)
+        box.append(y_tree)
+        return [*new_c_leaves, *y_leaves]
+
+    body_j, consts, _ = _stage(body, [*c_avals, *x_avals])
+    _check_same("scan's f changes the carry's types", c_avals, body_j.out_avals[:len(carry)])
+    outs = scan_p.bind(*consts, *carry, *x_leaves, jaxpr=body_j, num_consts=len(consts),
+                       num_carry=len(carry), length=n, reverse=bool(reverse))
+    return tree_unflatten(c_tree, outs[:len(carry)]), tree_unflatten(box[0], outs[len(carry):])
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
+              init_val: Any) -> Any:
+    """``for i in range(lower, upper): val = body_fun(i, val)``.
+
+    With Python int bounds it is a ``scan`` (differentiable in reverse mode);
+    with traced bounds a ``while_loop``.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> fg.grad(lambda x: fg.lax.fori_loop(0, 3, lambda i, v: v * x, 1.0))(np.array(2.0))
+    array(12.)
+    """
+    if not isinstance(lower, Tracer) and not isinstance(upper, Tracer) and \
+            np.ndim(lower) == 0 and np.ndim(upper) == 0:
+        lo, hi = int(lower), int(upper)
+        idx = np.arange(lo, max(lo, hi), dtype=np.int64)
+
+        def step(val: Any, i: Any) -> tuple[Any, None]:
+            return body_fun(i, val), None
+
+        if idx.size == 0:
+            return init_val
+        return scan(step, init_val, idx)[0]
+    lo_a = E.convert_element_type(asarray(lower), np.int64) if not dtypes.python_scalar(lower) \
+        else np.asarray(lower, np.int64)
+    hi_a = E.convert_element_type(asarray(upper), np.int64) if not dtypes.python_scalar(upper) \
+        else np.asarray(upper, np.int64)
+
+    def cond_fun(state: Any) -> Any:
+        return E.lt(state[0], state[1])
+
+    def body(state: Any) -> Any:
+        i, u, v = state
+        return (E.add(i, np.asarray(1, np.int64)), u, body_fun(i, v))
+
+    return while_loop(cond_fun, body, (lo_a, hi_a, init_val))[2]
+
+
+
