@@ -28,3 +28,74 @@ __all__ = [
 from funcgrad.devices import Device, device_of, device_put, devices  # noqa: E402
 
 __all__ += ["Device", "device_of", "device_put", "devices"]
+
+from funcgrad import autograd  # noqa: E402
+from funcgrad.grad_mode import (  # noqa: E402
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from funcgrad.tensor import (  # noqa: E402
+    Size,
+    Tensor,
+    arange,
+    as_tensor,
+    cat,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    is_tensor,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+
+__all__ += [
+    "Size", "Tensor", "arange", "as_tensor", "autograd", "cat", "empty", "enable_grad", "eye",
+    "from_numpy", "full", "full_like", "is_grad_enabled", "is_tensor", "linspace",
+    "manual_seed", "no_grad", "ones", "ones_like", "rand", "rand_like", "randint", "randn",
+    "randn_like", "set_grad_enabled", "tensor", "zeros", "zeros_like",
+]
+
+
+def _export_numpy_functions() -> None:
+    """``fg.exp``, ``fg.matmul``, ...: funcgrad.numpy's functions, also taking ``dim=``."""
+    import functools  # noqa: PLC0415
+
+    g = globals()
+    for name in dir(numpy):
+        fn = getattr(numpy, name)
+        if name.startswith("_") or name in g or isinstance(fn, type) or not callable(fn):
+            continue
+
+        @functools.wraps(fn)
+        def torchish(*args: object, _fn: object = fn, **kwargs: object) -> object:
+            if "dim" in kwargs:
+                kwargs["axis"] = kwargs.pop("dim")
+            if "keepdim" in kwargs:
+                kwargs["keepdims"] = kwargs.pop("keepdim")
+            return _fn(*args, **kwargs)  # type: ignore[operator]
+
+        g[name] = torchish
+        __all__.append(name)
+    for dt in ("bool_", "int8", "int16", "int32", "int64", "uint8", "float16", "float32",
+               "float64", "complex64", "complex128"):
+        g[dt] = getattr(numpy, dt)
+    g["float"], g["double"], g["long"], g["half"] = (numpy.float32, numpy.float64, numpy.int64,
+                                                     numpy.float16)
+    g["bool"] = numpy.bool_
+
+
+_export_numpy_functions()

@@ -262,3 +262,18 @@ def _install_array_methods(cls: type) -> None:
 
 
 _install_array_methods(_Tracer)
+
+
+def _wrap_public_functions() -> None:
+    from funcgrad.numpy._dispatch import tensor_aware  # noqa: PLC0415
+
+    g = globals()
+    skip = {"result_type", "shape", "ndim", "size", "at", "getitem"}
+    for name, value in list(g.items()):
+        if name.startswith("_") or name in skip or not callable(value) or isinstance(value, type):
+            continue
+        if getattr(value, "__module__", "").startswith("funcgrad.numpy"):
+            g[name] = tensor_aware(value)
+
+
+_wrap_public_functions()

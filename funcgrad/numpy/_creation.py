@@ -255,7 +255,11 @@ def copy(a: Any) -> Any:
     x = _asarray(a)
     if isinstance(x, np.ndarray):
         return x.copy()
-    return x if isinstance(x, Tracer) else np.array(x)
+    if isinstance(x, Tracer):
+        from funcgrad.numpy._ufuncs import positive  # noqa: PLC0415
+
+        return positive(x)
+    return np.array(x)
 
 
 

@@ -1,0 +1,106 @@
+"""Grad mode of the Tensor facade: ``no_grad``, ``enable_grad``, ``set_grad_enabled``.
+
+Each works as a context manager and as a decorator, as in PyTorch.
+
+>>> import funcgrad as fg
+>>> with fg.no_grad():
+...     fg.is_grad_enabled()
+False
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Mode(threading.local):
+    def __init__(self) -> None:
+        self.enabled = True
+
+
+_mode = _Mode()
+
+
+def is_grad_enabled() -> bool:
+    """Whether Tensor operations record a graph for ``backward``."""
+    return _mode.enabled
+
+
+class set_grad_enabled:  # noqa: N801 - PyTorch's name
+    """Turn graph recording on or off (a context manager, a decorator, or a plain call)."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self.prev = _mode.enabled
+        _mode.enabled = self.mode
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        _mode.enabled = self.prev
+
+    def __call__(self, fn: F) -> F:
+        mode = self.mode
+        _mode.enabled = self.prev
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class _FixedMode:
+    mode = True
+
+    def __init__(self) -> None:
+        self.prev = True
+
+    def __enter__(self) -> None:
+        self.prev = _mode.enabled
+        _mode.enabled = self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        _mode.enabled = self.prev
+
+    def __call__(self, fn: F) -> F:
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class no_grad(_FixedMode):  # noqa: N801 - PyTorch's name
+    """Disable graph recording inside the block or the decorated function.
+
+    >>> import funcgrad as fg
+    >>> x = fg.ones(2, requires_grad=True)
+    >>> with fg.no_grad():
+    ...     (x * 2).requires_grad
+    False
+    """
+
+    mode = False
+
+
+class enable_grad(_FixedMode):  # noqa: N801 - PyTorch's name
+    """Enable graph recording (inside ``no_grad``, for instance).
+
+    >>> import funcgrad as fg
+    >>> with fg.no_grad(), fg.enable_grad():
+    ...     fg.is_grad_enabled()
+    True
+    """
+
+    mode = True
