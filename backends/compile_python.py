@@ -58,11 +58,16 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
     seen: dict[tuple[Any, ...], list[str]] = {}
     n = 0
 
+    literal_names: dict[tuple[Any, ...], str] = {}
+
     def atom(a: Any) -> str:
         if isinstance(a, Literal):
-            key = f"k{len(consts)}"
-            consts[key] = a.val
-            return key
+            # One name per literal value, so equal equations on equal literals merge.
+            lkey = (type(a.val), repr(a.val), str(a.aval.dtype))
+            if lkey not in literal_names:
+                literal_names[lkey] = f"k{len(consts)}"
+                consts[literal_names[lkey]] = a.val
+            return literal_names[lkey]
         return names[a]
 
     for k, eqn in enumerate(_live_eqns(jaxpr)):

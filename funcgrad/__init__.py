@@ -2,8 +2,8 @@
 
 >>> import numpy as np
 >>> import funcgrad as fg
->>> float(fg.grad(lambda x: fg.numpy.sum(x ** 2))(np.array([1.0, 2.0]))[1])
-4.0
+>>> fg.grad(lambda x: fg.numpy.sum(x ** 2))(np.array([1.0, 2.0])).tolist()
+[2.0, 4.0]
 """
 
 from funcgrad import errors, lax, numpy, testing, tree_util

@@ -53,24 +53,53 @@ def _instantiate(ts: Sequence[Any], ps: Sequence[Any]) -> list[Any]:
 
 
 class _Flat:
-    """A pytree function seen as ``flat args -> flat outs``, remembering the out tree."""
+    """A pytree function seen as ``flat args -> flat outs``, remembering the out tree.
 
-    def __init__(self, fun: Callable[..., Any], static: tuple[Any, ...], in_tree: Any) -> None:
+    ``static`` holds the non-differentiable arguments by position; ``args``
+    rebuilds the full argument list in the caller's order.
+    """
+
+    def __init__(self, fun: Callable[..., Any], static: dict[int, Any], in_tree: Any) -> None:
         self.fun, self.static, self.in_tree = fun, static, in_tree
         self.out_tree: Any = None
 
     def args(self, flat: Sequence[Any]) -> tuple[Any, ...]:
-        return (*self.static, *tree_unflatten(self.in_tree, flat))
+        dyn = iter(tree_unflatten(self.in_tree, flat))
+        n = len(self.static) + _count(self.in_tree)
+        return tuple(self.static[i] if i in self.static else next(dyn) for i in range(n))
 
     def __call__(self, *flat: Any) -> list[Any]:
         leaves, self.out_tree = tree_flatten(self.fun(*self.args(flat)))
         return leaves
 
+    def __repr__(self) -> str:
+        return getattr(self.fun, "__name__", "fun")
 
-def _split_static(args: tuple[Any, ...], nondiff: tuple[int, ...]) -> tuple[tuple[Any, ...],
-                                                                             tuple[Any, ...]]:
-    static = tuple(args[i] for i in nondiff)
-    dyn = tuple(a for i, a in enumerate(args) if i not in nondiff)
+
+def _count(in_tree: Any) -> int:
+    """Number of dynamic positional arguments in a flattened argument tuple's tree."""
+    return len(in_tree.children)
+
+
+class _Rule:
+    """A rule closure with a stable printed name (jaxpr params print it)."""
+
+    def __init__(self, fn: Callable[..., Any], name: str) -> None:
+        self.fn, self.name = fn, name
+
+    def __call__(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _split_static(args: tuple[Any, ...], nondiff: tuple[int, ...]
+                  ) -> tuple[dict[int, Any], tuple[Any, ...]]:
+    n = len(args)
+    pos = {i % n for i in nondiff if -n <= i < n}
+    static = {i: args[i] for i in sorted(pos)}
+    dyn = tuple(a for i, a in enumerate(args) if i not in pos)
     return static, dyn
 
 
@@ -166,7 +195,8 @@ class custom_jvp:  # noqa: N801 - JAX's name
         def jvp(primals: list[Any], tangents: list[Any]) -> tuple[list[Any], list[Any]]:
             p_tree = tree_unflatten(in_tree, primals)
             t_tree = tree_unflatten(in_tree, tangents)
-            out, t_out = rule((*static, *p_tree) if static else tuple(p_tree), tuple(t_tree))
+            # As in JAX, non-differentiable arguments lead the rule's arguments.
+            out, t_out = rule(*static.values(), tuple(p_tree), tuple(t_tree))
             outs, out_tree = tree_flatten(out)
             touts, t_out_tree = tree_flatten(t_out)
             if out_tree != t_out_tree:
@@ -177,7 +207,7 @@ class custom_jvp:  # noqa: N801 - JAX's name
             fun.out_tree = out_tree
             return outs, touts
 
-        outs = custom_jvp_call_p.bind(*flat, fun=fun, jvp=jvp)
+        outs = custom_jvp_call_p.bind(*flat, fun=fun, jvp=_Rule(jvp, f"{fun!r}_jvp"))
         return tree_unflatten(fun.out_tree, outs)
 
 
@@ -282,7 +312,7 @@ class custom_vjp:  # noqa: N801 - JAX's name
 
         def bwd(res: Any, cts: list[Any]) -> list[Any]:
             ct_tree = tree_unflatten(fun.out_tree, cts)
-            in_cts = user_bwd(*static, res, ct_tree) if static else user_bwd(res, ct_tree)
+            in_cts = user_bwd(*static.values(), res, ct_tree)
             if not isinstance(in_cts, tuple) or len(in_cts) != len(dyn):
                 raise TreeStructureError(
                     f"custom_vjp backward must return a tuple with one cotangent per "
@@ -304,7 +334,8 @@ class custom_vjp:  # noqa: N801 - JAX's name
                 leaves.extend(c_leaves)
             return [zeros_like_aval(av) if c is None else c for c, av in zip(leaves, in_avals)]
 
-        outs = custom_vjp_call_p.bind(*flat, fun=fun, fwd=fwd, bwd=bwd)
+        outs = custom_vjp_call_p.bind(*flat, fun=fun, fwd=_Rule(fwd, f"{fun!r}_fwd"),
+                                      bwd=_Rule(bwd, f"{fun!r}_bwd"))
         return tree_unflatten(fun.out_tree, outs)
 
 
@@ -357,7 +388,7 @@ def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fun)
     def wrapped(*args: Any) -> Any:
         flat, in_tree = tree_flatten(args)
-        f = _Flat(fun, (), in_tree)
+        f = _Flat(fun, {}, in_tree)
         outs = checkpoint_p.bind(*flat, fun=f)
         return tree_unflatten(f.out_tree, outs)
 

@@ -20,6 +20,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from funcgrad import dtypes
 from funcgrad.core import Primitive, Trace, Tracer, get_aval, new_trace, set_current_trace
 from funcgrad.errors import DTypeError, NonDifferentiableError, NonScalarOutputError, ShapeError
@@ -129,6 +131,8 @@ def _fit_cotangent(ct: Any, aval: ShapedArray, prim: Primitive) -> Any:
         )
     if ct_aval.dtype != aval.dtype:
         ct = convert_element_type(ct, aval.dtype)
+    if isinstance(ct, np.generic):
+        ct = np.asarray(ct)
     return ct
 
 
@@ -210,7 +214,8 @@ def _check_cotangents(outs: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
     return fitted
 
 
-def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
+        where: str = "vjp") -> Any:
     """``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns one cotangent per primal.
 
     >>> import numpy as np
@@ -224,8 +229,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     aux_box: list[Any] = []
 
     def flat_fun(*xs: Any) -> Any:
-        out, aux = split_aux(fun(*tree_unflatten(in_tree, xs)), has_aux, "vjp")
-        aux_box.append(_strip(aux))
+        out, aux = split_aux(fun(*tree_unflatten(in_tree, xs)), has_aux, where)
+        aux_box.append(aux)
         return out
 
     outs, out_tree, backward = vjp_flat(flat_fun, flat_p)
@@ -245,7 +250,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         return tuple(tree_unflatten(in_tree, filled))
 
     out = tree_unflatten(out_tree, outs)
-    return (out, vjp_fn, aux_box[0]) if has_aux else (out, vjp_fn)
+    # The trace has finished: aux values computed on it are plain values again.
+    return (out, vjp_fn, _strip(aux_box[0])) if has_aux else (out, vjp_fn)
 
 
 def _strip(tree: Any) -> Any:
@@ -303,7 +309,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             return fun(*full_args, **kwargs)
 
         if has_aux:
-            out, f_vjp, aux = vjp(f, *dyn, has_aux=True)
+            out, f_vjp, aux = vjp(f, *dyn, has_aux=True, where=where)
         else:
             out, f_vjp = vjp(f, *dyn)
         scalar = _check_scalar_output(out, where)

@@ -205,7 +205,13 @@ def result_type(*args: Any) -> Any:
     from funcgrad.numpy._core import asarray as _as  # noqa: PLC0415
     from funcgrad.numpy._core import typed  # noqa: PLC0415
 
-    return _dtypes.promote(*(typed(_as(a)) for a in args))[0]
+    def entry(a: Any) -> Any:
+        if isinstance(a, (_np.dtype, str)) or (isinstance(a, type) and a not in (int, float,
+                                                                                 complex, bool)):
+            return _dtypes.canonicalize(a), False
+        return typed(_as(a))
+
+    return _dtypes.promote(*(entry(a) for a in args))[0]
 
 
 # ---------------------------------------------------------------- tracer methods

@@ -97,26 +97,31 @@ def promote_args(*xs: Any) -> list[Any]:
     return [cast(x, dtype, weak) for x in xs]
 
 
-def promote_inexact(*xs: Any) -> list[Any]:
+def promote_inexact(*xs: Any, small_int_floats: bool = True) -> list[Any]:
     """Like :func:`promote_args`, then integers and booleans become the default float."""
     xs = tuple(asarray(x) for x in xs)
     dtype, weak = dtypes.promote(*(typed(x) for x in xs))
     if not dtypes.is_inexact(dtype):
-        dtype = dtypes.default_float
+        dtype = _INT_TO_FLOAT.get(dtype.itemsize, dtypes.default_float) \
+            if small_int_floats and not weak else dtypes.default_float
     return [cast(x, dtype, weak) for x in xs]
+
+
+# NumPy 2 gives float functions of small integers the smallest float that holds them.
+_INT_TO_FLOAT = {1: dtypes.float16, 2: dtypes.float32}
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
     return () if dtypes.python_scalar(x) else tuple(get_aval(x).shape)
 
 
-def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+def broadcast_shapes(*shapes: Sequence[int], where: str = "") -> tuple[int, ...]:
     try:
         return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
     except ValueError:
         raise ShapeError(
-            f"shapes {[tuple(s) for s in shapes]} cannot be broadcast together "
-            f"(at {user_frame()})"
+            f"{where + ': ' if where else ''}shapes {[tuple(s) for s in shapes]} cannot be "
+            f"broadcast together (at {user_frame()})"
         ) from None
 
 
@@ -133,9 +138,9 @@ def broadcast_to_shape(x: Any, shape: Sequence[int]) -> Any:
     return S.broadcast_in_dim(x, shape, dims)
 
 
-def broadcast_args(*xs: Any, keep_scalars: bool = True) -> list[Any]:
+def broadcast_args(*xs: Any, keep_scalars: bool = True, where: str = "") -> list[Any]:
     """Broadcast to a common shape; rank-0 operands stay rank 0 when ``keep_scalars``."""
-    shape = broadcast_shapes(*(shape_of(x) for x in xs))
+    shape = broadcast_shapes(*(shape_of(x) for x in xs), where=where)
     return [x if keep_scalars and shape_of(x) == () else broadcast_to_shape(x, shape)
             for x in xs]
 

@@ -336,7 +336,8 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     for a in arrs:
         if get_aval(a).ndim != nd:
             raise ShapeError(
-                "all the input arrays must have the same number of dimensions, got shapes "
+                "concatenate: all the input arrays must have the same number of dimensions, "
+                "got shapes "
                 f"{[get_aval(x).shape for x in arrs]} (at {user_frame()})"
             )
     return S.concatenate(arrs, canonical_axis(axis, nd))

@@ -42,10 +42,11 @@ def _unary(name: str, prim: Primitive, what: str, *, inexact: bool = True,
 
 
 def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False,
-            example: str = "") -> Callable[[Any, Any], Any]:
+            example: str = "", small_int_floats: bool = True) -> Callable[[Any, Any], Any]:
     def fn(x: Any, y: Any) -> Any:
-        x, y = promote_inexact(x, y) if inexact else promote_args(x, y)
-        x, y = broadcast_args(x, y)
+        x, y = (promote_inexact(x, y, small_int_floats=small_int_floats) if inexact
+                else promote_args(x, y))
+        x, y = broadcast_args(x, y, where=name)
         return prim.bind(x, y)
 
     fn.__name__ = fn.__qualname__ = name
@@ -281,8 +282,8 @@ def sinc(x: Any) -> Any:
 add = _binary("add", E.add_p, "x + y with broadcasting.")
 subtract = _binary("subtract", E.sub_p, "x - y with broadcasting.")
 multiply = _binary("multiply", E.mul_p, "x * y with broadcasting.")
-divide = _binary("divide", E.div_p, "True division x / y (integers give floats).",
-                 inexact=True)
+divide = _binary("divide", E.div_p, "True division x / y (integers give float64).",
+                 inexact=True, small_int_floats=False)
 true_divide = divide
 floor_divide_int = _binary("floor_divide", E.div_p, "Floor division x // y.")
 remainder = _binary("remainder", E.rem_p, "Remainder with the sign of the divisor.")

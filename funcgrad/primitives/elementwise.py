@@ -229,9 +229,9 @@ integer_pow_p = unary("integer_pow", _integer_pow_impl, _integer_pow_deriv, kind
 
 # ------------------------------------------------------ binary primitives
 
-add_p = binary("add", "add", transpose=lambda ct: [ct, ct])
+add_p = binary("add", "add", transpose=lambda ct: [ct, ct], kinds="biufc")
 sub_p = binary("sub", "subtract", transpose=lambda ct: [ct, neg(ct)])
-mul_p = binary("mul", "multiply", lambda x, y, a: y, lambda x, y, a: x)
+mul_p = binary("mul", "multiply", lambda x, y, a: y, lambda x, y, a: x, kinds="biufc")
 div_p = binary("div", lambda xp, x, y: _div_impl(xp, x, y),
                lambda x, y, a: _recip(y), lambda x, y, a: neg(div(a, y)))
 
@@ -262,30 +262,39 @@ pow_p = binary(
 
 def _pow_dx(x: Any, y: Any) -> Any:
     # d/dx x**y = y * x**(y-1), with the y == 0 case exactly zero (not 0 * inf).
-    return select(eq(y, 0.0), 0.0, mul(y, pow_(x, sub(y, 1.0))))
+    val = mul(y, pow_(x, sub(y, 1.0)))
+    return select(_full_shape(eq(y, 0.0), get_aval(val).shape), 0.0, val)
 
 
-def _tie_half(mask: Any, other: Any) -> Any:
-    """1 where ``mask``, 0.5 where tied, 0 elsewhere: JAX's rule for max/min ties."""
-    aval = get_aval(other)
+def _indicator(mask: Any, like: Any) -> Any:
+    """1.0 where ``mask`` else 0.0, shaped and typed like ``like`` (the result)."""
+    aval = get_aval(like)
     one = full(aval.shape, 1.0, aval.dtype)
     zero = full(aval.shape, 0.0, aval.dtype)
-    return select(mask, one, zero)
+    return select(_full_shape(mask, aval.shape), one, zero)
+
+
+def _full_shape(x: Any, shape: tuple[int, ...]) -> Any:
+    """Broadcast a rank-0 operand of a binary primitive to the result's shape."""
+    from funcgrad.primitives.structural import broadcast_in_dim  # noqa: PLC0415
+
+    return broadcast_in_dim(x, shape, ()) if get_aval(x).shape != shape else x
 
 
 def _chooser_partial(cmp: Any) -> Any:
+    # JAX's rule for max/min: the derivative goes to the chosen operand, half each on ties.
     def partial(x: Any, y: Any, ans: Any) -> Any:
-        strict = _tie_half(cmp(x, y), x)
-        tie = _tie_half(eq(x, y), x)
+        strict = _indicator(cmp(x, y), ans)
+        tie = _indicator(eq(x, y), ans)
         return add(strict, mul(tie, 0.5))
 
     return partial
 
 
 max_p = binary("max", "maximum", _chooser_partial(gt),
-               lambda x, y, a: _chooser_partial(gt)(y, x, a))
+               lambda x, y, a: _chooser_partial(gt)(y, x, a), kinds="biuf")
 min_p = binary("min", "minimum", _chooser_partial(lt),
-               lambda x, y, a: _chooser_partial(lt)(y, x, a))
+               lambda x, y, a: _chooser_partial(lt)(y, x, a), kinds="biuf")
 atan2_p = binary(
     "atan2", "arctan2",
     lambda x, y, a: div(y, add(square(x), square(y))),

@@ -113,20 +113,42 @@ reduce_prod_p = Primitive(
 )
 
 
-def _prod_grad(x: Any, axes: tuple[int, ...]) -> Any:
-    """d prod / d x_i = product of the others, exact when some entries are zero."""
-    aval = get_aval(x)
-    is_zero = E.eq(x, 0.0)
-    ones = full(aval.shape, 1, aval.dtype)
-    zeros = full(aval.shape, 0, aval.dtype)
-    safe = E.select(is_zero, ones, x)
-    nonzero_prod = _keep_dims_back(reduce_prod(safe, axes), aval.shape, axes)
-    n_zero = _keep_dims_back(reduce_sum(E.select(is_zero, ones, zeros), axes), aval.shape, axes)
-    no_zero_grad = E.div(nonzero_prod, safe)
-    one_zero_grad = E.select(is_zero, nonzero_prod, zeros)
-    return E.select(E.eq(n_zero, 0.0), no_zero_grad,
-                    E.select(E.eq(n_zero, 1.0), one_zero_grad, zeros))
+def _to_rows(x: Any, axes: tuple[int, ...]) -> tuple[Any, tuple[int, ...], tuple[int, ...]]:
+    """``x`` as (reduced elements, kept elements), with what is needed to undo it."""
+    shape = get_aval(x).shape
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    perm = axes + kept
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    m = int(np.prod([shape[k] for k in kept], dtype=np.int64))
+    return S.reshape(S.transpose(x, perm), (n, m)), perm, tuple(shape[p] for p in perm)
 
+
+def _from_rows(rows: Any, perm: tuple[int, ...], permuted_shape: tuple[int, ...]) -> Any:
+    back = S.reshape(rows, permuted_shape)
+    return S.transpose(back, tuple(int(i) for i in np.argsort(perm)))
+
+
+def _halves(x: Any, pad: float = 1.0) -> tuple[Any, Any, bool]:
+    """Pairs of rows (even, odd); an odd count is padded with a row of ``pad``."""
+    n, m = get_aval(x).shape
+    odd = n % 2 == 1
+    if odd:
+        x = S.concatenate([x, full((1, m), pad, get_aval(x).dtype)], 0)
+        n += 1
+    a = S.slice_(x, (0, 0), (n - 1, m), (2, 1))
+    b = S.slice_(x, (1, 0), (n, m), (2, 1))
+    return a, b, odd
+
+
+def _interleave(ca: Any, cb: Any, odd: bool) -> Any:
+    k, m = get_aval(ca).shape
+    both = S.concatenate([S.expand_dims(ca, (1,)), S.expand_dims(cb, (1,))], 1)
+    rows = S.reshape(both, (2 * k, m))
+    return S.slice_(rows, (0, 0), (2 * k - 1, m)) if odd else rows
+
+
+# The product's derivatives go through a tree of pairwise multiplications, so they are
+# exact at zeros to every order (dividing the product by an element is not).
 
 def _prod_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, axes: tuple[int, ...]
               ) -> Any:
@@ -134,13 +156,32 @@ def _prod_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, axes: tuple[in
     ans = reduce_prod_p.bind(x, axes=axes)
     if t is None:
         return ans, None
-    return ans, reduce_sum(E.mul(t, _prod_grad(x, axes)), axes)
+    v, _, _ = _to_rows(x, axes)
+    dv, _, _ = _to_rows(t, axes)
+    while get_aval(v).shape[0] > 1:
+        a, b, _ = _halves(v)
+        da, db, _ = _halves(dv, 0.0)
+        v, dv = E.mul(a, b), E.add(E.mul(da, b), E.mul(a, db))
+    if get_aval(v).shape[0] == 0:
+        return ans, E.mul(ans, 0.0)
+    return ans, S.reshape(dv, get_aval(ans).shape)
 
 
 def _prod_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, axes: tuple[int, ...]
               ) -> list[Any]:
     x = primals[0]
-    return [E.mul(_keep_dims_back(ct, get_aval(x).shape, axes), _prod_grad(x, axes))]
+    v, perm, pshape = _to_rows(x, axes)
+    if get_aval(v).shape[0] == 0:
+        return [E.mul(x, 0.0)]
+    levels = []
+    while get_aval(v).shape[0] > 1:
+        a, b, odd = _halves(v)
+        levels.append((a, b, odd))
+        v = E.mul(a, b)
+    c = S.reshape(ct, (1, get_aval(v).shape[1]))
+    for a, b, odd in reversed(levels):
+        c = _interleave(E.mul(c, b), E.mul(c, a), odd)
+    return [_from_rows(c, perm, pshape)]
 
 
 reduce_prod_p.jvp, reduce_prod_p.vjp = _prod_jvp, _prod_vjp
