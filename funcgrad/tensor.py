@@ -29,7 +29,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import dtypes
 from funcgrad.autograd import AccumulateGrad, Node, run_backward
-from funcgrad.core import Tracer, get_aval
+from funcgrad.core import get_aval
 from funcgrad.devices import Device, device_of, device_put
 from funcgrad.errors import DTypeError
 from funcgrad.grad_mode import is_grad_enabled
@@ -160,7 +160,8 @@ class Tensor:
         return _HookHandle(hooks, hook)
 
     def backward(self, gradient: Any = None, retain_graph: builtins.bool | None = None,
-                 create_graph: builtins.bool = False, inputs: Sequence[Tensor] | None = None) -> None:
+                 create_graph: builtins.bool = False,
+                 inputs: Sequence[Tensor] | None = None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``."""
         gs = _root_grads([self], None if gradient is None else [gradient])
         retain = create_graph if retain_graph is None else retain_graph

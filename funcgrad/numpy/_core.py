@@ -108,7 +108,7 @@ def promote_inexact(*xs: Any, small_int_floats: bool = True) -> list[Any]:
 
 
 # NumPy 2 gives float functions of small integers the smallest float that holds them.
-_INT_TO_FLOAT = {1: dtypes.float16, 2: dtypes.float32}
+_INT_TO_FLOAT: dict[int, np.dtype[Any]] = {1: dtypes.float16, 2: dtypes.float32}
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
