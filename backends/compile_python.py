@@ -42,6 +42,31 @@ class CompiledPython:
         return self.fn(*args)
 
 
+# Primitives that are one NumPy/CuPy ufunc call: emitted directly (no impl wrapper), and
+# allowed to write into a dead input's buffer with ``out=``.
+UFUNCS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "neg": "negative", "exp": "exp",
+    "log": "log", "log1p": "log1p", "expm1": "expm1", "sin": "sin", "cos": "cos",
+    "tan": "tan", "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "sqrt": "sqrt",
+    "abs": "absolute", "max": "maximum", "min": "minimum", "sign": "sign", "floor": "floor",
+    "ceil": "ceil", "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+    "gt": "greater", "ge": "greater_equal", "atan2": "arctan2", "asin": "arcsin",
+    "acos": "arccos", "atan": "arctan", "exp2": "exp2",
+}
+
+
+def _ufunc_name(eqn: Any) -> str | None:
+    name = UFUNCS.get(eqn.primitive.name)
+    if name is None:
+        return None
+    if any(a.aval.dtype.kind not in "fc" for a in (*eqn.inputs, *eqn.outputs)
+           if a.aval.dtype.kind != "b" or name not in ("equal", "not_equal", "less",
+                                                       "less_equal", "greater",
+                                                       "greater_equal")):
+        return None
+    return name
+
+
 def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
     """Generate and compile ``def run(*invars): ...`` for ``closed`` over ``xp``."""
     jaxpr = closed.jaxpr
@@ -54,10 +79,7 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
     for i, v in enumerate(jaxpr.invars):
         names[v] = f"a{i}"
         args.append(f"a{i}")
-    lines = [f"def run({', '.join(args)}):"]
     seen: dict[tuple[Any, ...], list[str]] = {}
-    n = 0
-
     literal_names: dict[tuple[Any, ...], str] = {}
 
     def atom(a: Any) -> str:
@@ -70,7 +92,10 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
             return literal_names[lkey]
         return names[a]
 
-    for k, eqn in enumerate(_live_eqns(jaxpr)):
+    # Pass 1: names, common subexpressions merged, one entry per emitted equation.
+    emitted: list[tuple[Any, list[str], list[str]]] = []
+    n = 0
+    for eqn in _live_eqns(jaxpr):
         ins = [atom(a) for a in eqn.inputs]
         cse_key = (eqn.primitive, tuple(ins), eqn.params) if not eqn.primitive.call_like \
             else None
@@ -83,21 +108,47 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
             names[v] = f"v{n}"
             outs.append(f"v{n}")
             n += 1
-        fn_name = f"p{k}"
-        params = dict(eqn.params)
-        prim = eqn.primitive
-        consts[fn_name] = (lambda *a, _impl=prim.impl, _params=params:
-                           _impl(xp, *a, **_params))
-        target = ", ".join(outs) + ("," if len(outs) == 1 and prim.multiple_results else "")
-        lines.append(f"    {target} = {fn_name}({', '.join(ins)})")
         if cse_key is not None:
             seen[cse_key] = outs
+        emitted.append((eqn, ins, outs))
+    out_names = [atom(a) for a in jaxpr.outvars]
+
+    # Pass 2: where a fresh buffer dies at a ufunc of its shape and dtype, write into it.
+    last_use: dict[str, int] = {}
+    for k, (_, ins, _) in enumerate(emitted):
+        for name in ins:
+            last_use[name] = k
+    for name in out_names:
+        last_use[name] = len(emitted)
+    owned: set[str] = set()
+    shared: set[str] = set()
+    lines = [f"def run({', '.join(args)}):"]
+    for k, (eqn, ins, outs) in enumerate(emitted):
+        prim = eqn.primitive
+        ufunc = _ufunc_name(eqn)
+        target = ", ".join(outs) + ("," if len(outs) == 1 and prim.multiple_results else "")
+        if ufunc is None:
+            # Anything else may return views of its inputs: never reuse those buffers.
+            shared.update(ins)
+            fn_name = f"p{k}"
+            consts[fn_name] = (lambda *a, _impl=prim.impl, _params=dict(eqn.params):
+                               _impl(xp, *a, **_params))
+            lines.append(f"    {target} = {fn_name}({', '.join(ins)})")
+            continue
+        consts[f"u_{ufunc}"] = getattr(xp, ufunc)
+        out_aval = eqn.outputs[0].aval
+        reuse = next((name for name, a in zip(ins, eqn.inputs)
+                      if name in owned and name not in shared and last_use.get(name) == k
+                      and isinstance(a, Var) and a.aval.shape == out_aval.shape
+                      and a.aval.dtype == out_aval.dtype and out_aval.shape != ()), None)
+        extra = f", out={reuse}" if reuse is not None else ""
+        lines.append(f"    {target} = u_{ufunc}({', '.join(ins)}{extra})")
+        if out_aval.shape != ():
+            owned.update(outs)
     # Outputs are always arrays (NumPy reductions can hand back NumPy scalars).
-    outs = [f"asarray({atom(a)})" for a in jaxpr.outvars]
     consts["asarray"] = xp.asarray
-    lines.append(f"    return [{', '.join(outs)}]")
+    lines.append(f"    return [{', '.join(f'asarray({o})' for o in out_names)}]")
     source = "\n".join(lines)
     namespace: dict[str, Any] = dict(consts)
     exec(compile(source, "<funcgrad-jit>", "exec"), namespace)  # noqa: S102
     return CompiledPython(namespace["run"], source)
-

@@ -1,11 +1,16 @@
-"""The CuPy backend (NVIDIA GPUs): array module and device placement.
+"""The CuPy backend (NVIDIA GPUs): array module, placement, and the fused-kernel compiler.
 
-CuPy is optional (``pip install funcgrad[cuda]``); without it, or without a
-device, ``available()`` is False and ``device_put(x, "cuda")`` says so.
+``compile`` plans the jaxpr (``backends.fusion``), generates one CUDA kernel per
+fused region (``backends.cuda_codegen``), sends ``dot_general`` and the other
+structural equations to CuPy (cuBLAS for products), and caches compiled
+kernels by their source. CuPy is optional (``pip install funcgrad[cuda]``);
+without it, or without a device, ``available()`` is False.
 
->>> from funcgrad.devices import get_backend
->>> isinstance(get_backend("cupy").available(), bool)
-True
+>>> import numpy as np
+>>> import funcgrad as fg
+>>> prog = build_program(fg.make_jaxpr(lambda x: fg.numpy.sum(fg.numpy.exp(x)))(np.ones(8)))
+>>> [k["kind"] for k in prog.kernels()]
+['reduce']
 """
 
 from __future__ import annotations
@@ -13,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad.backends.compile_python import compile_jaxpr
+from funcgrad.backends.cuda_codegen import Kernel, kernel_source
+from funcgrad.backends.fusion import CallStep, Plan, plan_jaxpr
 from funcgrad.devices import Backend, Device
 from funcgrad.errors import BackendError
-from funcgrad.ir import ClosedJaxpr
+from funcgrad.ir import ClosedJaxpr, Literal, Var
 
 
 def _cupy() -> Any:
@@ -28,6 +34,78 @@ def _cupy() -> Any:
             f"NVIDIA GPU ({e})"
         ) from None
     return cupy
+
+
+class Program:
+    """A planned jaxpr: kernels and calls in order. ``run`` executes it on an array module."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.steps: list[Kernel | CallStep] = []
+        for i, step in enumerate(plan.steps):
+            self.steps.append(step if isinstance(step, CallStep)
+                              else kernel_source(step, f"fg_kernel_{i}"))
+
+    def kernels(self) -> list[dict[str, Any]]:
+        """The fusion plan: one entry per generated kernel, with its CUDA source."""
+        return [s.describe() for s in self.steps if isinstance(s, Kernel)]
+
+    @property
+    def source(self) -> str:
+        return "\n".join(s.source for s in self.steps if isinstance(s, Kernel))
+
+    def run(self, xp: Any, *args: Any,
+            launch: Callable[[Kernel, list[Any]], list[Any]] | None = None) -> list[Any]:
+        jaxpr = self.plan.jaxpr.jaxpr
+        env: dict[Var, Any] = {v: xp.asarray(c) for v, c in zip(jaxpr.constvars,
+                                                                 self.plan.jaxpr.consts)}
+        env.update(zip(jaxpr.invars, args))
+        run_kernel = launch or _launch_on_gpu
+        for step in self.steps:
+            if isinstance(step, Kernel):
+                outs = run_kernel(step, [env[v] for v in step.inputs])
+                env.update(zip(step.outputs, outs))
+                continue
+            e = step.eqn
+            ins = [a.val if isinstance(a, Literal) else env[a] for a in e.inputs]
+            out = e.primitive.impl(xp, *ins, **e.params)
+            outs = out if e.primitive.multiple_results else [out]
+            env.update(zip(e.outputs, (xp.asarray(o) for o in outs)))
+        return [xp.asarray(a.val if isinstance(a, Literal) else env[a]) for a in jaxpr.outvars]
+
+    def __call__(self, *args: Any) -> list[Any]:
+        return self.run(_cupy(), *args)
+
+
+_gpu_kernels: dict[tuple[str, str], Any] = {}
+
+
+def _launch_on_gpu(kernel: Kernel, inputs: list[Any]) -> list[Any]:
+    import numpy as np  # noqa: PLC0415
+
+    cp = _cupy()
+    fn = _gpu_kernels.get((kernel.name, kernel.source))
+    if fn is None:
+        fn = cp.RawKernel(kernel.source, kernel.name, options=("--std=c++14",))
+        _gpu_kernels[(kernel.name, kernel.source)] = fn
+    args: list[Any] = []
+    for arr in inputs:
+        arr = cp.asarray(arr)
+        args.append(arr)
+        args.extend(np.int64(s // arr.itemsize) for s in arr.strides)
+    outs = [cp.empty(v.aval.shape, v.aval.dtype) for v in kernel.outputs]
+    args.extend(outs)
+    if kernel.kind == "reduce":
+        fn((min(max(kernel.n_blocks, 1), 65535),), (256,), tuple(args))
+    else:
+        blocks = min(max(-(-kernel.n_threads_total // 256), 1), 65535)
+        fn((blocks,), (256,), tuple(args))
+    return outs
+
+
+def build_program(closed: ClosedJaxpr) -> Program:
+    """Plan and generate the kernels of ``closed`` (no GPU needed)."""
+    return Program(plan_jaxpr(closed))
 
 
 class CupyBackend(Backend):
@@ -61,8 +139,7 @@ class CupyBackend(Backend):
             return cp.asarray(x)
 
     def compile(self, closed_jaxpr: ClosedJaxpr) -> Callable[..., list[Any]]:
-        # Straight-line calls of each primitive's impl with CuPy as the array module.
-        return compile_jaxpr(closed_jaxpr, _cupy())
+        return build_program(closed_jaxpr)
 
 
 BACKEND = CupyBackend()

@@ -1,0 +1,272 @@
+"""CUDA source for fused kernels, and its compilation with NVRTC.
+
+``kernel_source(step, name)`` writes one ``extern "C" __global__`` function for a
+``FusedStep``: a grid-stride loop over the iteration shape for elementwise
+kernels, or one block per output element with a shared-memory tree for
+reductions (the elementwise prologue is evaluated inside the reduction loop).
+Inputs are read through strides passed as arguments (non-contiguous and
+broadcast operands need no copies); outputs are written contiguously.
+
+>>> import numpy as np
+>>> import funcgrad as fg
+>>> from funcgrad.backends.fusion import plan_jaxpr
+>>> step = plan_jaxpr(fg.make_jaxpr(lambda x: fg.numpy.sin(x) * 2.0)(np.ones(3, np.float32))).steps[0]
+>>> "sin(" in kernel_source(step, "k0").source
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from funcgrad.backends.fusion import FusedStep
+from funcgrad.errors import BackendError
+from funcgrad.ir import Atom, Literal, Var
+
+C_TYPES = {
+    "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
+    "int64": "long long", "uint8": "unsigned char", "uint16": "unsigned short",
+    "uint32": "unsigned int", "uint64": "unsigned long long", "float32": "float",
+    "float64": "double",
+}
+
+PREAMBLE = r"""
+template <typename T> __device__ inline T fg_floordiv(T a, T b) {
+  T q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1; return q; }
+__device__ inline float fg_floordiv(float a, float b) { return floorf(a / b); }
+__device__ inline double fg_floordiv(double a, double b) { return floor(a / b); }
+template <typename T> __device__ inline T fg_mod(T a, T b) {
+  T r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }
+__device__ inline float fg_mod(float a, float b) {
+  float r = fmodf(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }
+__device__ inline double fg_mod(double a, double b) {
+  double r = fmod(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }
+template <typename T> __device__ inline T fg_max(T a, T b) { return (a != a || a > b) ? a : b; }
+template <typename T> __device__ inline T fg_min(T a, T b) { return (a != a || a < b) ? a : b; }
+template <typename T> __device__ inline T fg_sign(T a) { return (T)((a > 0) - (a < 0)); }
+template <typename T> __device__ inline T fg_ipow(T a, long long n) {
+  T r = 1; while (n > 0) { if (n & 1) r *= a; a *= a; n >>= 1; } return r; }
+"""
+
+# One C expression per primitive; {0}, {1}, {2} are the operands, {T} the result type.
+EXPRESSIONS: dict[str, str] = {
+    "neg": "(-{0})", "sign": "fg_sign({0})", "floor": "floor({0})", "ceil": "ceil({0})",
+    "round": "rint({0})", "is_finite": "isfinite({0})", "exp": "exp({0})",
+    "exp2": "exp2({0})", "log": "log({0})", "log1p": "log1p({0})", "expm1": "expm1({0})",
+    "sin": "sin({0})", "cos": "cos({0})", "tan": "tan({0})", "asin": "asin({0})",
+    "acos": "acos({0})", "atan": "atan({0})", "sinh": "sinh({0})", "cosh": "cosh({0})",
+    "tanh": "tanh({0})", "asinh": "asinh({0})", "acosh": "acosh({0})",
+    "atanh": "atanh({0})", "sqrt": "sqrt({0})", "rsqrt": "(({T})1 / sqrt({0}))",
+    "cbrt": "cbrt({0})", "logistic": "(({T})0.5 * (tanh(({T})0.5 * {0}) + ({T})1))",
+    "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
+    "rem": "fg_mod({0}, {1})", "pow": "pow({0}, {1})", "max": "fg_max({0}, {1})",
+    "min": "fg_min({0}, {1})", "atan2": "atan2({0}, {1})", "eq": "({0} == {1})",
+    "ne": "({0} != {1})", "lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})",
+    "ge": "({0} >= {1})", "select": "({0} ? {1} : {2})", "stop_gradient": "{0}",
+}
+
+
+def _ctype(dtype: Any) -> str:
+    name = np.dtype(dtype).name
+    if name not in C_TYPES:
+        raise BackendError(f"dtype {name} has no CUDA kernel type")
+    return C_TYPES[name]
+
+
+def _literal(value: Any, dtype: Any) -> str:
+    t = _ctype(dtype)
+    v = np.asarray(value).item()
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return f"(({t})NAN)"
+        if math.isinf(v):
+            return f"(({t}){'-' if v < 0 else ''}INFINITY)"
+        return f"(({t}){v!r})"
+    return f"(({t}){int(v)}LL)"
+
+
+def _expression(eqn: Any, args: list[str]) -> str:
+    name = eqn.primitive.name
+    out = eqn.outputs[0].aval.dtype
+    t = _ctype(out)
+    in_kind = eqn.inputs[0].aval.dtype.kind
+    if name == "convert_element_type":
+        return f"(({t})({args[0]} != 0))" if out.kind == "b" else f"(({t}){args[0]})"
+    if name == "integer_pow":
+        y = int(eqn.params["y"])
+        return f"fg_ipow<{t}>({args[0]}, {y}LL)" if y >= 0 else \
+            f"(({t})1 / fg_ipow<{t}>({args[0]}, {-y}LL))"
+    if name == "div":
+        return f"fg_floordiv({args[0]}, {args[1]})" if in_kind in "iu" else \
+            f"({args[0]} / {args[1]})"
+    if name == "abs":
+        return f"fabs({args[0]})" if in_kind == "f" else f"({args[0]} < 0 ? -{args[0]} : " \
+            f"{args[0]})"
+    if name in ("not", "and", "or", "xor"):
+        if in_kind == "b":
+            ops = {"not": "(!{0})", "and": "({0} && {1})", "or": "({0} || {1})",
+                   "xor": "({0} != {1})"}
+        else:
+            ops = {"not": "(~{0})", "and": "({0} & {1})", "or": "({0} | {1})",
+                   "xor": "({0} ^ {1})"}
+        return ops[name].format(*args)
+    if name == "pow" and in_kind in "iu":
+        return f"fg_ipow<{t}>({args[0]}, (long long){args[1]})"
+    template = EXPRESSIONS.get(name)
+    if template is None:
+        raise BackendError(f"no CUDA expression for primitive {name}")
+    return f"(({t}){template.format(*args, T=t)})"
+
+
+@dataclass
+class Kernel:
+    """A generated kernel: its name, source, argument order and launch shape."""
+
+    name: str
+    source: str
+    params: list[tuple[str, str]]
+    inputs: list[Var]
+    outputs: list[Var]
+    kind: str
+    n_threads_total: int
+    n_blocks: int
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "source": self.source,
+                "inputs": [v.aval.str_short() for v in self.inputs],
+                "outputs": [v.aval.str_short() for v in self.outputs]}
+
+
+REDUCE_BLOCK = 256
+
+
+def kernel_source(step: FusedStep, name: str) -> Kernel:
+    """The CUDA source of one fused step."""
+    shape = step.shape
+    nd = len(shape)
+    typed: list[tuple[str, str]] = []
+    for k, v in enumerate(step.inputs):
+        typed.append((f"const {_ctype(v.aval.dtype)}* __restrict__", f"in{k}"))
+        typed.extend(("long long", f"in{k}_s{d}") for d in range(v.aval.ndim))
+    outs = [step.reduction.outputs[0]] if step.reduction is not None else step.outputs
+    for k, v in enumerate(outs):
+        typed.append((f"{_ctype(v.aval.dtype)}* __restrict__", f"out{k}"))
+    params = [f"{t} {n}" for t, n in typed]
+    idx = [f"i{d}" for d in range(nd)]
+    input_pos = {v: k for k, v in enumerate(step.inputs)}
+
+    def read_input(v: Var, axes: tuple[int, ...]) -> str:
+        k = input_pos[v]
+        terms = [f"{idx[ax]} * in{k}_s{j}" for j, ax in enumerate(axes)
+                 if v.aval.shape[j] != 1]
+        return f"in{k}[{' + '.join(terms) if terms else '0'}]"
+
+    body: list[str] = []
+    names: dict[Var, str] = {}
+
+    def atom(a: Atom) -> str:
+        if isinstance(a, Literal):
+            return _literal(a.val, a.aval.dtype)
+        if a in names:
+            return names[a]
+        if a in step.broadcasts:
+            operand, dims = step.broadcasts[a]
+            if isinstance(operand, Literal):
+                return _literal(operand.val, operand.aval.dtype)
+            return read_input(operand, dims)
+        if a.aval.ndim == 0:
+            return read_input(a, ())
+        return read_input(a, tuple(range(nd)))
+
+    for j, eqn in enumerate(step.eqns):
+        if eqn.primitive.name == "broadcast_in_dim":
+            continue
+        v = eqn.outputs[0]
+        expr = _expression(eqn, [atom(a) for a in eqn.inputs])
+        names[v] = f"v{j}"
+        body.append(f"    {_ctype(v.aval.dtype)} v{j} = {expr};")
+
+    size = int(np.prod(shape, dtype=np.int64))
+    if step.reduction is None:
+        writes = [f"    out{k}[i] = {atom(v)};" for k, v in enumerate(step.outputs)]
+        decode = _decode("i", shape, list(range(nd)))
+        src = (f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
+               f"  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; "
+               f"i < {size}LL; i += (long long)blockDim.x * gridDim.x) {{\n"
+               + "".join(f"    {line}\n" for line in decode) + "\n".join(body + writes)
+               + "\n  }\n}\n")
+        return Kernel(name, PREAMBLE + src, typed, list(step.inputs), list(step.outputs),
+                      "elementwise", size, 0)
+    red = step.reduction
+    axes = tuple(red.params["axes"])
+    kept = [d for d in range(nd) if d not in axes]
+    n_out = int(np.prod([shape[d] for d in kept], dtype=np.int64))
+    n_red = int(np.prod([shape[d] for d in axes], dtype=np.int64))
+    x = red.inputs[0]
+    acc_t = _ctype(red.outputs[0].aval.dtype)
+    kind = red.primitive.name
+    init = {"reduce_sum": f"({acc_t})0",
+            "reduce_max": _literal(-np.inf, red.outputs[0].aval.dtype)
+            if red.outputs[0].aval.dtype.kind == "f" else
+            f"({acc_t}){np.iinfo(red.outputs[0].aval.dtype).min}LL",
+            "reduce_min": _literal(np.inf, red.outputs[0].aval.dtype)
+            if red.outputs[0].aval.dtype.kind == "f" else
+            f"({acc_t}){np.iinfo(red.outputs[0].aval.dtype).max}LL"}[kind]
+    combine = {"reduce_sum": "{a} + {b}", "reduce_max": "fg_max({a}, {b})",
+               "reduce_min": "fg_min({a}, {b})"}[kind]
+    value = atom(x)
+    src = (
+        f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
+        f"  __shared__ {acc_t} sdata[{REDUCE_BLOCK}];\n"
+        f"  for (long long o = blockIdx.x; o < {n_out}LL; o += gridDim.x) {{\n"
+        f"    {acc_t} acc = {init};\n"
+        f"    for (long long r = threadIdx.x; r < {n_red}LL; r += blockDim.x) {{\n"
+        + "".join(f"      {line}\n" for line in _decode("o", shape, kept))
+        + "".join(f"      {line}\n" for line in _decode("r", shape, list(axes)))
+        + "\n".join("  " + b for b in body)
+        + f"\n      acc = {combine.format(a='acc', b=value)};\n    }}\n"
+        f"    sdata[threadIdx.x] = acc;\n    __syncthreads();\n"
+        f"    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {{\n"
+        f"      if (threadIdx.x < s) sdata[threadIdx.x] = "
+        f"{combine.format(a='sdata[threadIdx.x]', b='sdata[threadIdx.x + s]')};\n"
+        f"      __syncthreads();\n    }}\n"
+        f"    if (threadIdx.x == 0) out0[o] = sdata[0];\n    __syncthreads();\n  }}\n}}\n"
+    )
+    return Kernel(name, PREAMBLE + src, typed, list(step.inputs), [red.outputs[0]], "reduce",
+                  n_red, n_out)
+
+
+def _decode(var: str, shape: tuple[int, ...], dims: list[int]) -> list[str]:
+    """Lines that split linear index ``var`` over ``dims`` of ``shape`` into i<d>."""
+    if not dims:
+        return []
+    lines = [f"long long {var}_rest = {var};"]
+    for d in reversed(dims):
+        lines.append(f"long long i{d} = {var}_rest % {shape[d]}LL; {var}_rest /= {shape[d]}LL;")
+    lines.append(f"(void){var}_rest;")
+    return lines
+
+
+def nvrtc_compile(source: str, name: str = "kernel.cu", arch: str = "compute_90") -> bytes:
+    """Compile with NVRTC (no GPU needed); a failure raises BackendError with the log."""
+    try:
+        from cupy_backends.cuda.libs import nvrtc  # noqa: PLC0415
+    except ImportError as e:
+        raise BackendError(f"NVRTC is not available: pip install 'funcgrad[cuda]' ({e})") \
+            from None
+    prog = nvrtc.createProgram(source, name, [], [])
+    try:
+        nvrtc.compileProgram(prog, [f"-arch={arch}", "--std=c++14"])
+    except nvrtc.NVRTCError as e:
+        log = nvrtc.getProgramLog(prog)
+        nvrtc.destroyProgram(prog)
+        raise BackendError(f"NVRTC failed to compile {name}: {e}\n{log}") from None
+    ptx: bytes = nvrtc.getPTX(prog)
+    nvrtc.destroyProgram(prog)
+    return ptx

@@ -1,0 +1,220 @@
+"""Fusion planning: group a jaxpr's elementwise equations into kernels.
+
+The plan is a list of steps in program order. A ``FusedStep`` is a maximal run
+of elementwise equations with one iteration shape (operands may broadcast into
+it), optionally ending in a sum/max/min reduction that consumes the run (an
+elementwise prologue fused into the reduction). Every other equation is a
+``CallStep`` that runs the primitive's ``impl`` (``dot_general`` goes to the
+array module's matmul, i.e. cuBLAS on CuPy).
+
+The plan can be evaluated with NumPy (``run_plan_numpy``), which checks its
+grouping and data flow on any machine.
+
+>>> import numpy as np
+>>> import funcgrad as fg
+>>> cj = fg.make_jaxpr(lambda x: fg.numpy.sum(fg.numpy.exp(x) * 2.0 + x))(np.ones(4))
+>>> [s.kind for s in plan_jaxpr(cj).steps]
+['reduce']
+"""
+
+from __future__ import annotations
+
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from funcgrad.ir import Atom, ClosedJaxpr, Eqn, Literal, Var
+
+# Elementwise primitives the code generator knows (see cuda_codegen.EXPRESSIONS).
+ELEMENTWISE = {
+    "neg", "sign", "floor", "ceil", "round", "is_finite", "not", "exp", "exp2", "log", "log1p",
+    "expm1", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
+    "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "abs", "logistic", "integer_pow", "add", "sub",
+    "mul", "div", "rem", "pow", "max", "min", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
+    "and", "or", "xor", "select", "convert_element_type", "stop_gradient",
+}
+REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min"}
+
+
+@dataclass
+class FusedStep:
+    """One generated kernel: ``eqns`` over ``shape``, reading ``inputs``, writing ``outputs``.
+
+    ``broadcasts`` maps a broadcast_in_dim output to (operand, broadcast_dimensions):
+    the kernel reads the operand with stride 0 along the new axes instead of
+    materialising the broadcast.
+    """
+
+    eqns: list[Eqn]
+    shape: tuple[int, ...]
+    inputs: list[Var] = field(default_factory=list)
+    outputs: list[Var] = field(default_factory=list)
+    broadcasts: dict[Var, tuple[Atom, tuple[int, ...]]] = field(default_factory=dict)
+    reduction: Eqn | None = None
+
+    @property
+    def kind(self) -> str:
+        return "reduce" if self.reduction is not None else "elementwise"
+
+
+@dataclass
+class CallStep:
+    eqn: Eqn
+    kind: str = "call"
+
+
+@dataclass
+class Plan:
+    jaxpr: ClosedJaxpr
+    steps: list[FusedStep | CallStep]
+
+
+def _live(jaxpr: Any) -> list[Eqn]:
+    live = {v for v in jaxpr.outvars if isinstance(v, Var)}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(o in live for o in eqn.outputs):
+            kept.append(eqn)
+            live.update(a for a in eqn.inputs if isinstance(a, Var))
+    return kept[::-1]
+
+
+def _is_fusable(eqn: Eqn) -> bool:
+    name = eqn.primitive.name
+    if name not in ELEMENTWISE:
+        return False
+    return all(a.aval.dtype.kind in "biuf" for a in (*eqn.inputs, *eqn.outputs))
+
+
+def plan_jaxpr(closed: ClosedJaxpr) -> Plan:
+    """Group the live equations of ``closed`` into kernels and calls."""
+    jaxpr = closed.jaxpr
+    eqns = _live(jaxpr)
+    uses: dict[Var, int] = {}
+    for e in eqns:
+        for a in e.inputs:
+            if isinstance(a, Var):
+                uses[a] = uses.get(a, 0) + 1
+    for v in jaxpr.outvars:
+        if isinstance(v, Var):
+            uses[v] = uses.get(v, 0) + 1
+    steps: list[FusedStep | CallStep] = []
+    group: FusedStep | None = None
+
+    def close() -> None:
+        nonlocal group
+        if group is not None:
+            _finish(group, uses, set(jaxpr.outvars))
+            steps.append(group)
+            group = None
+
+    for eqn in eqns:
+        name = eqn.primitive.name
+        out_shape = eqn.outputs[0].aval.shape if eqn.outputs else ()
+        if name == "broadcast_in_dim" and eqn.inputs[0].aval.dtype.kind in "biuf":
+            # Folded into the reads of whichever kernel consumes it.
+            if group is None or group.shape != out_shape:
+                close()
+                group = FusedStep([], out_shape)
+            group.broadcasts[eqn.outputs[0]] = (eqn.inputs[0],
+                                                tuple(eqn.params["broadcast_dimensions"]))
+            group.eqns.append(eqn)
+            continue
+        if _is_fusable(eqn):
+            if group is None or group.shape != out_shape:
+                close()
+                group = FusedStep([], out_shape)
+            group.eqns.append(eqn)
+            continue
+        if name in REDUCTIONS and group is not None and _can_fuse_reduction(group, eqn, uses):
+            group.reduction = eqn
+            close()
+            continue
+        if name in REDUCTIONS and eqn.inputs[0].aval.dtype.kind in "iuf":
+            close()
+            group = FusedStep([], eqn.inputs[0].aval.shape, reduction=eqn)
+            close()
+            continue
+        close()
+        steps.append(CallStep(eqn))
+    close()
+    return Plan(closed, steps)
+
+
+def _can_fuse_reduction(group: FusedStep, eqn: Eqn, uses: dict[Var, int]) -> bool:
+    """A reduction absorbs the kernel when the kernel's only result is what it reduces."""
+    x = eqn.inputs[0]
+    if not isinstance(x, Var) or x.aval.shape != group.shape or x.aval.dtype.kind not in "iuf":
+        return False
+    if not any(x in e.outputs for e in group.eqns) or uses.get(x, 0) != 1:
+        return False
+    inner: dict[Var, int] = {}
+    for e in group.eqns:
+        for a in e.inputs:
+            if isinstance(a, Var):
+                inner[a] = inner.get(a, 0) + 1
+    produced = [v for e in group.eqns for v in e.outputs if v is not x]
+    return all(uses.get(v, 0) == inner.get(v, 0) for v in produced)
+
+
+def _finish(group: FusedStep, uses: dict[Var, int], outvars: set[Any]) -> None:
+    """Work out a group's external inputs and the values it must write."""
+    produced: set[Var] = set()
+    inputs: list[Var] = []
+    inner_uses: dict[Var, int] = {}
+    members = list(group.eqns) + ([group.reduction] if group.reduction is not None else [])
+    for e in members:
+        for a in e.inputs:
+            if isinstance(a, Var):
+                if a not in produced and a not in inputs:
+                    inputs.append(a)
+                inner_uses[a] = inner_uses.get(a, 0) + 1
+        produced.update(e.outputs)
+    # A broadcast's operand is what the kernel reads; the broadcast itself is internal.
+    for out, (operand, _) in group.broadcasts.items():
+        if isinstance(operand, Var) and operand not in produced and operand not in inputs:
+            inputs.append(operand)
+    group.inputs = [v for v in inputs if v not in group.broadcasts]
+    if group.reduction is not None:
+        group.outputs = [group.reduction.outputs[0]]
+        return
+    group.outputs = [v for e in group.eqns for v in e.outputs
+                     if v not in group.broadcasts and
+                     (uses.get(v, 0) > inner_uses.get(v, 0) or v in outvars)]
+    # Broadcasts used outside the kernel are materialised by it as well.
+    group.outputs += [v for v in group.broadcasts
+                      if uses.get(v, 0) > inner_uses.get(v, 0) or v in outvars]
+
+
+def run_plan_numpy(plan: Plan, *args: Any) -> list[Any]:
+    """Evaluate a plan step by step with NumPy: the CPU check of fusion planning."""
+    import numpy as np  # noqa: PLC0415
+
+    jaxpr = plan.jaxpr.jaxpr
+    env: dict[Var, Any] = dict(zip(jaxpr.constvars, plan.jaxpr.consts))
+    env.update(zip(jaxpr.invars, args))
+
+    def read(a: Atom, scope: dict[Var, Any]) -> Any:
+        return a.val if isinstance(a, Literal) else scope[a]
+
+    for step in plan.steps:
+        if isinstance(step, CallStep):
+            e = step.eqn
+            out = e.primitive.impl(np, *[read(a, env) for a in e.inputs], **e.params)
+            outs = out if e.primitive.multiple_results else [out]
+            env.update(zip(e.outputs, (np.asarray(o) for o in outs)))
+            continue
+        # A kernel sees only its inputs; everything else is computed inside it.
+        local: dict[Var, Any] = {v: env[v] for v in step.inputs}
+        members = list(step.eqns) + ([step.reduction] if step.reduction is not None else [])
+        for e in members:
+            out = e.primitive.impl(np, *[read(a, local) for a in e.inputs], **e.params)
+            local[e.outputs[0]] = np.asarray(out).astype(e.outputs[0].aval.dtype)
+        for v in step.outputs:
+            env[v] = local[v]
+    return [read(a, env) for a in jaxpr.outvars]
+
+
+__all__ = ["CallStep", "FusedStep", "Plan", "plan_jaxpr", "run_plan_numpy"]
+
+
