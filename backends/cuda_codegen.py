@@ -10,7 +10,8 @@ broadcast operands need no copies); outputs are written contiguously.
 >>> import numpy as np
 >>> import funcgrad as fg
 >>> from funcgrad.backends.fusion import plan_jaxpr
->>> step = plan_jaxpr(fg.make_jaxpr(lambda x: fg.numpy.sin(x) * 2.0)(np.ones(3, np.float32))).steps[0]
+>>> cj = fg.make_jaxpr(lambda x: fg.numpy.sin(x) * 2.0)(np.ones(3, np.float32))
+>>> step = plan_jaxpr(cj).steps[0]
 >>> "sin(" in kernel_source(step, "k0").source
 True
 """

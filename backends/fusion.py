@@ -19,7 +19,6 @@ grouping and data flow on any machine.
 
 from __future__ import annotations
 
-
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,7 +170,7 @@ def _finish(group: FusedStep, uses: dict[Var, int], outvars: set[Any]) -> None:
                 inner_uses[a] = inner_uses.get(a, 0) + 1
         produced.update(e.outputs)
     # A broadcast's operand is what the kernel reads; the broadcast itself is internal.
-    for out, (operand, _) in group.broadcasts.items():
+    for operand, _ in group.broadcasts.values():
         if isinstance(operand, Var) and operand not in produced and operand not in inputs:
             inputs.append(operand)
     group.inputs = [v for v in inputs if v not in group.broadcasts]
