@@ -75,7 +75,7 @@ def _is_namedtuple(x: Any) -> bool:
 class PyTreeDef:
     """The structure of a pytree without its leaves; hashable, comparable."""
 
-    __slots__ = ("node_type", "aux", "children", "num_leaves")
+    __slots__ = ("node_type", "aux", "children", "num_leaves", "_hash")
 
     def __init__(self, node_type: type | None, aux: Hashable,
                  children: tuple[PyTreeDef, ...]) -> None:
@@ -83,15 +83,19 @@ class PyTreeDef:
         self.aux = aux
         self.children = children
         self.num_leaves: int = 1 if node_type is None else sum(c.num_leaves for c in children)
+        self._hash: int | None = None
 
     def _key(self) -> tuple[Any, ...]:
         return (self.node_type, self.aux, self.children)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, PyTreeDef) and self._key() == other._key()
+        return self is other or (isinstance(other, PyTreeDef) and self._key() == other._key())
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        # Treedefs are cache keys on every jitted call: hash once.
+        if self._hash is None:
+            self._hash = hash(self._key())
+        return self._hash
 
     def __repr__(self) -> str:
         return f"PyTreeDef({self._pp()})"

@@ -21,6 +21,8 @@ import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+import numpy as np
+
 from funcgrad.core import EvalTrace, Primitive, Tracer, current_trace, get_aval
 from funcgrad.devices import get_backend
 from funcgrad.errors import FuncgradError
@@ -189,6 +191,9 @@ class JitFunction:
         self.static_argnames = tuple(static_argnames)
         self.backend = backend or "auto"
         self._cache: dict[Hashable, tuple[ClosedJaxpr, PyTreeDef]] = {}
+        # Calls with only NumPy arrays as positional arguments skip flattening entirely.
+        self._fast: dict[tuple[Any, ...], tuple[Callable[..., list[Any]], PyTreeDef]] = {}
+        self._fast_ok = not static_argnums and not static_argnames
         self.trace_count = 0
 
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -235,10 +240,18 @@ class JitFunction:
         return hit[0], hit[1], leaves, backend
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key = _array_signature(args) if self._fast_ok and not kwargs else None
+        if key is not None and isinstance(current_trace(), EvalTrace):
+            hit = self._fast.get(key)
+            if hit is not None:
+                return tree_unflatten(hit[1], hit[0](*args))
         closed, out_tree, leaves, backend = self._staged(args, kwargs)
         if isinstance(current_trace(), EvalTrace) and not any(isinstance(x, Tracer)
                                                               for x in leaves):
-            outs = executable(closed, backend)(*leaves)
+            exe = executable(closed, backend)
+            if key is not None:
+                self._fast[key] = (exe, out_tree)
+            outs = exe(*leaves)
         else:
             outs = jit_p.bind(*leaves, jaxpr=closed, name=_name(self.fun), backend=backend)
         return tree_unflatten(out_tree, outs)
@@ -247,6 +260,16 @@ class JitFunction:
         """Stage for these arguments without running: ``.jaxpr``, ``.as_text()``."""
         closed, out_tree, _, backend = self._staged(args, kwargs)
         return Lowered(closed, out_tree, backend)
+
+
+def _array_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """(shape, dtype) per argument when every argument is a NumPy array, else None."""
+    sig = []
+    for a in args:
+        if type(a) is not np.ndarray:
+            return None
+        sig.append((a.shape, a.dtype))
+    return tuple(sig)
 
 
 def _name(fun: Callable[..., Any]) -> str:
