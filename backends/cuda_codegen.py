@@ -84,10 +84,13 @@ def _literal(value: Any, dtype: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
-        if math.isnan(v):
-            return f"(({t})NAN)"
-        if math.isinf(v):
-            return f"(({t}){'-' if v < 0 else ''}INFINITY)"
+        if math.isnan(v) or math.isinf(v):
+            # Bit patterns: NVRTC has no INFINITY/NAN macros without headers.
+            bits = np.asarray(v, np.float64 if t == "double" else np.float32).view(
+                np.uint64 if t == "double" else np.uint32).item()
+            if t == "double":
+                return f"__longlong_as_double((long long){bits:#x}ULL)"
+            return f"(({t})__int_as_float((int){bits:#x}U))"
         return f"(({t}){v!r})"
     return f"(({t}){int(v)}LL)"
 

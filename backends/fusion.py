@@ -98,46 +98,69 @@ def plan_jaxpr(closed: ClosedJaxpr) -> Plan:
         if isinstance(v, Var):
             uses[v] = uses.get(v, 0) + 1
     steps: list[FusedStep | CallStep] = []
-    group: FusedStep | None = None
+    # Open kernels by iteration shape; a kernel is emitted (runs) when it is closed.
+    # Closing happens just before the first step that needs one of its values, so an
+    # unrelated equation of another shape in between does not split a region.
+    open_groups: dict[tuple[int, ...], FusedStep] = {}
+    producer: dict[Var, FusedStep] = {}
+    outvars = set(jaxpr.outvars)
 
-    def close() -> None:
-        nonlocal group
-        if group is not None:
-            _finish(group, uses, set(jaxpr.outvars))
+    def close(group: FusedStep) -> None:
+        if open_groups.get(group.shape) is group:
+            del open_groups[group.shape]
+            _finish(group, uses, outvars)
             steps.append(group)
-            group = None
+
+    def close_producers(eqn: Eqn, keep: FusedStep | None = None) -> None:
+        for a in eqn.inputs:
+            g = producer.get(a) if isinstance(a, Var) else None
+            if g is not None and g is not keep:
+                close(g)
+
+    def join(eqn: Eqn, shape: tuple[int, ...]) -> FusedStep:
+        group = open_groups.get(shape)
+        close_producers(eqn, keep=group)
+        if group is None:
+            group = open_groups[shape] = FusedStep([], shape)
+        group.eqns.append(eqn)
+        for v in eqn.outputs:
+            producer[v] = group
+        return group
 
     for eqn in eqns:
         name = eqn.primitive.name
         out_shape = eqn.outputs[0].aval.shape if eqn.outputs else ()
         if name == "broadcast_in_dim" and eqn.inputs[0].aval.dtype.kind in "biuf":
-            # Folded into the reads of whichever kernel consumes it.
-            if group is None or group.shape != out_shape:
-                close()
-                group = FusedStep([], out_shape)
+            # Folded into the reads of the kernel that consumes it.
+            group = join(eqn, out_shape)
             group.broadcasts[eqn.outputs[0]] = (eqn.inputs[0],
                                                 tuple(eqn.params["broadcast_dimensions"]))
-            group.eqns.append(eqn)
             continue
         if _is_fusable(eqn):
-            if group is None or group.shape != out_shape:
-                close()
-                group = FusedStep([], out_shape)
-            group.eqns.append(eqn)
+            join(eqn, out_shape)
             continue
-        if name in REDUCTIONS and group is not None and _can_fuse_reduction(group, eqn, uses):
-            group.reduction = eqn
-            close()
+        x = eqn.inputs[0] if eqn.inputs else None
+        g = producer.get(x) if isinstance(x, Var) else None
+        if name in REDUCTIONS and g is not None and open_groups.get(g.shape) is g and \
+                _can_fuse_reduction(g, eqn, uses):
+            close_producers(eqn, keep=g)
+            g.reduction = eqn
+            close(g)
             continue
+        close_producers(eqn)
         if name in REDUCTIONS and eqn.inputs[0].aval.dtype.kind in "iuf":
-            close()
-            group = FusedStep([], eqn.inputs[0].aval.shape, reduction=eqn)
-            close()
+            steps.append(_standalone_reduction(eqn, uses, outvars))
             continue
-        close()
         steps.append(CallStep(eqn))
-    close()
+    for group in list(open_groups.values()):
+        close(group)
     return Plan(closed, steps)
+
+
+def _standalone_reduction(eqn: Eqn, uses: dict[Var, int], outvars: set[Any]) -> FusedStep:
+    group = FusedStep([], eqn.inputs[0].aval.shape, reduction=eqn)
+    _finish(group, uses, outvars)
+    return group
 
 
 def _can_fuse_reduction(group: FusedStep, eqn: Eqn, uses: dict[Var, int]) -> bool:

@@ -30,7 +30,10 @@ from funcgrad.errors import BackendError
 SHIM = r"""
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 using namespace std;
+static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
 #define __global__
 #define __device__
 #define __shared__ static

@@ -29,7 +29,7 @@ from funcgrad.devices import Device, device_of, device_put, devices  # noqa: E40
 
 __all__ += ["Device", "device_of", "device_put", "devices"]
 
-from funcgrad import autograd  # noqa: E402
+from funcgrad import autograd, func, nn, optim  # noqa: E402
 from funcgrad.grad_mode import (  # noqa: E402
     enable_grad,
     is_grad_enabled,
@@ -42,6 +42,7 @@ from funcgrad.tensor import (  # noqa: E402
     arange,
     as_tensor,
     cat,
+    device,
     empty,
     eye,
     from_numpy,
@@ -63,8 +64,9 @@ from funcgrad.tensor import (  # noqa: E402
 )
 
 __all__ += [
-    "Size", "Tensor", "arange", "as_tensor", "autograd", "cat", "empty", "enable_grad", "eye",
-    "from_numpy", "full", "full_like", "is_grad_enabled", "is_tensor", "linspace",
+    "Size", "Tensor", "arange", "as_tensor", "autograd", "cat", "func", "nn", "optim", "empty",
+    "enable_grad", "eye",
+    "device", "from_numpy", "full", "full_like", "is_grad_enabled", "is_tensor", "linspace",
     "manual_seed", "no_grad", "ones", "ones_like", "rand", "rand_like", "randint", "randn",
     "randn_like", "set_grad_enabled", "tensor", "zeros", "zeros_like",
 ]

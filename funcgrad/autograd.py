@@ -48,7 +48,7 @@ class Node:
 
     def __init__(self, op: str, fn: Callable[..., Any], inputs: list[Tensor],
                  backward_fn: Callable[[Sequence[Any]], list[Any]],
-                 saved: list[tuple[list[int], int, str]], out_avals: list[Any]) -> None:
+                 saved: list[tuple[list[int], int, Any]], out_avals: list[Any]) -> None:
         self.op = op
         self.fn = fn
         self.inputs: list[Tensor] | None = inputs
@@ -98,6 +98,7 @@ _FREED = (
 def _check_saved(node: Node) -> None:
     for counter, expected, what in node.saved:
         if counter[0] != expected:
+            what = what() if callable(what) else what
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{what}], is at version {counter[0]}; expected version "
@@ -160,12 +161,19 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence[Any], retain_grap
     order, deps = _topo_order([r.grad_fn for r in roots])
     ready = [n for n in order if deps.get(n, 0) == 0]
 
+    # A leaf's gradient is complete only when every path has arrived: its hooks run
+    # once, on the total, after the pass.
+    pending: dict[AccumulateGrad, Any] = {}
+
     def deliver_leaf(acc: AccumulateGrad, g: Any) -> None:
         key = (id(acc), 0)
         if capture is not None:
             if key in targets:
                 captured[key] = _add(captured.get(key), g)
             return
+        pending[acc] = _add(pending.get(acc), g)
+
+    def accumulate_leaf(acc: AccumulateGrad, g: Any) -> None:
         leaf = acc.variable
         for hook in leaf._hooks:
             out = hook(_wrap(g, create_graph))
@@ -173,10 +181,10 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence[Any], retain_grap
                 g = out.data if isinstance(out, Tensor) and not create_graph else out
         gt = _wrap(g, create_graph)
         if leaf.grad is None:
-            leaf.grad = gt if create_graph else Tensor._from_data(np.array(gt.data, copy=True)
-                                                                  if isinstance(gt.data,
-                                                                                np.ndarray)
-                                                                  else gt.data)
+            # A fresh, C-ordered gradient (a matmul's backward can hand back F order).
+            leaf.grad = gt if create_graph else Tensor._from_data(
+                np.array(gt.data, copy=True, order="C") if isinstance(gt.data, np.ndarray)
+                else gt.data)
         else:
             leaf.grad = leaf.grad + gt if create_graph else Tensor._from_data(
                 leaf.grad.data + gt.data)
@@ -198,8 +206,11 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence[Any], retain_grap
                 ref = node.retained.get(k)
                 kept = ref() if ref is not None else None
                 if kept is not None:
-                    kept.grad = _wrap(cts[k], create_graph) if create_graph else \
+                    new = _wrap(cts[k], create_graph) if create_graph else \
                         Tensor._from_data(_unwrap(cts[k]))
+                    old: Any = kept.grad
+                    kept.grad = new if old is None else (
+                        old + new if create_graph else Tensor._from_data(old.data + new.data))
                 key = (id(node), k)
                 if key in targets:
                     captured[key] = _add(captured.get(key), cts[k])
@@ -222,6 +233,8 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence[Any], retain_grap
                         ready.append(nxt)
                 elif g is not None:
                     deliver_leaf(nxt, g)
+        for acc, g in pending.items():
+            accumulate_leaf(acc, g)
     if capture is None:
         return None
     out = []
@@ -285,10 +298,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
     outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    for i, t in enumerate(ins):
+    for t in ins:
         if not t.requires_grad:
-            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require "
-                               "grad")
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
     gs = _root_grads(outs, grad_outputs)
     retain = create_graph if retain_graph is None else retain_graph
     res = run_backward(outs, gs, retain, create_graph, capture=ins)
@@ -298,8 +310,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         if r is None:
             if not allow_unused:
                 raise RuntimeError(
-                    f"One of the differentiated Tensors (input {i}) appears to not have been "
-                    "used in the graph. Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
                 )
             result.append(None)
         else:

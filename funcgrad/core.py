@@ -195,6 +195,9 @@ def _check_one_device(args: Sequence[Any]) -> None:
         )
 
 
+_PY_SCALARS = (bool, int, float, complex)
+
+
 class EvalTrace(Trace):
     """The eager trace: run each primitive's ``impl`` right away."""
 
@@ -205,6 +208,10 @@ class EvalTrace(Trace):
         for a in args:
             if isinstance(a, Tracer):
                 raise leaked_tracer_error(a, f"primitive {prim.name}")
+        if any(type(a) in _PY_SCALARS for a in args):
+            # impls work on arrays: a Python number becomes one of its default dtype.
+            args = [np.asarray(a, dtype=get_aval(a).dtype) if type(a) in _PY_SCALARS else a
+                    for a in args]
         if prim.call_like:
             return prim.impl(backend_xp(args), *args, **params)
         avals = [get_aval(a) for a in args]
@@ -326,6 +333,8 @@ class Tracer:
 
 def get_aval(x: Any) -> ShapedArray:
     """The abstract value of a tracer, an array or a Python scalar."""
+    if type(x) is np.ndarray and x.dtype in _SUPPORTED_DTYPES:
+        return ShapedArray.make(x.shape, x.dtype)
     if isinstance(x, Tracer):
         return x.aval
     if dtypes.python_scalar(x):
@@ -340,6 +349,11 @@ def get_aval(x: Any) -> ShapedArray:
         f"{type(x).__name__} is not an array type funcgrad understands "
         f"(at {user_frame()}); pass a NumPy array, a Python number or a funcgrad value"
     )
+
+
+_SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
 
 
 def is_concrete(x: Any) -> bool:

@@ -60,7 +60,14 @@ class set_grad_enabled:  # noqa: N801 - PyTorch's name
 class _FixedMode:
     mode = True
 
-    def __init__(self) -> None:
+    def __new__(cls, func: Callable[..., Any] | None = None) -> Any:
+        # Bare ``@no_grad`` (without parentheses) decorates right away.
+        self = super().__new__(cls)
+        if func is not None:
+            return self(func)
+        return self
+
+    def __init__(self, func: Callable[..., Any] | None = None) -> None:
         self.prev = True
 
     def __enter__(self) -> None:

@@ -26,6 +26,14 @@ class ShapedArray:
         self.dtype: np.dtype[Any] = np.dtype(dtype)
         self.weak_type = bool(weak_type)
 
+    @classmethod
+    def make(cls, shape: tuple[int, ...], dtype: np.dtype[Any], weak_type: bool = False
+             ) -> ShapedArray:
+        """Construct from an already canonical shape tuple and dtype (the hot path)."""
+        aval = cls.__new__(cls)
+        aval.shape, aval.dtype, aval.weak_type = shape, dtype, weak_type
+        return aval
+
     @property
     def ndim(self) -> int:
         return len(self.shape)

@@ -24,6 +24,7 @@ _INTERNAL = tuple(
 _STDLIB_HELPERS = {os.path.abspath(m.__file__ or "") for m in (contextlib, functools)}
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_internal(filename: str) -> bool:
     path = os.path.abspath(filename)
     return (path.startswith(_INTERNAL) or path.startswith(_PKG_DIR + os.sep)

@@ -34,6 +34,7 @@ from funcgrad.devices import Device, device_of, device_put
 from funcgrad.errors import DTypeError
 from funcgrad.grad_mode import is_grad_enabled
 from funcgrad.numpy import _dispatch
+from funcgrad.tensor_repr import format_tensor_data
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
 float32, float64, float16 = dtypes.float32, dtypes.float64, dtypes.float16
@@ -43,6 +44,45 @@ float, double, half = float32, float64, float16  # noqa: A001 - PyTorch's aliase
 long, int = int64, int32  # noqa: A001 - PyTorch's aliases
 
 _DEFAULT_SHOWN = {dtypes.float32, dtypes.int64, dtypes.bool_}
+
+
+class device:  # noqa: N801 - PyTorch's name
+    """Where a tensor lives, as PyTorch prints it: ``cpu`` or ``cuda:N``.
+
+    >>> import funcgrad as fg
+    >>> fg.zeros(1).device
+    device(type='cpu')
+    """
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str, index: builtins.int | None = None) -> None:  # noqa: A002
+        if ":" in type:
+            type, idx = type.split(":", 1)  # noqa: A001
+            index = builtins.int(idx)
+        self.type = "cuda" if type == "gpu" else type
+        self.index = index
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        idx = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{idx})"
+
+    def __eq__(self, other: object) -> builtins.bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index or 0) == (
+            other.type, other.index or 0)
+
+    def __hash__(self) -> builtins.int:
+        return hash((self.type, self.index or 0))
+
+
+def _device_of_array(x: Any) -> device:
+    d = device_of(x)
+    return device("cpu") if d.platform == "cpu" else device(d.platform, d.id)
 
 
 class Size(tuple):
@@ -216,12 +256,12 @@ class Tensor:
         return self.data.dtype
 
     @property
-    def device(self) -> Device:
-        return device_of(self.data)
+    def device(self) -> device:
+        return _device_of_array(self.data)
 
     @property
     def is_cuda(self) -> builtins.bool:
-        return self.device.platform == "cuda"
+        return self.device.type == "cuda"
 
     def item(self) -> Any:
         if self.data.size != 1:
@@ -236,7 +276,7 @@ class Tensor:
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        if self.device.platform != "cpu":
+        if self.device.type != "cpu":
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
         return self.data
@@ -274,15 +314,16 @@ class Tensor:
         device = kwargs.get("device")
         dtype = kwargs.get("dtype")
         for a in args:
-            if isinstance(a, (str, Device)):
+            if isinstance(a, (str, Device, _DeviceType)):
                 device = a
             else:
                 dtype = a
         out = self
         if dtype is not None and np.dtype(dtype) != self.dtype:
             out = out._astype(dtypes.canonicalize(dtype))
-        if device is not None and str(device_of(out.data)) != str(_canon_device(device)):
-            out = apply_op("ToCopy", lambda x: device_put(x, _canon_device(device)), out)
+        if device is not None and _device_of_array(out.data) != _as_device(device):
+            target = _canon_device(device)
+            out = apply_op("ToCopy", lambda x: device_put(x, target), out)
         return out
 
     def cuda(self, device: Any = None) -> Tensor:
@@ -331,7 +372,12 @@ class Tensor:
     def _inplace(self, op: str, fn: Callable[..., Any], *others: Any) -> Tensor:
         """Write ``fn(self, *others)`` into this tensor's memory, recording it if needed."""
         self._check_inplace()
-        new = apply_op(op, fn, self, *others)
+        src = self
+        if is_grad_enabled() and (self._requires_grad or builtins.any(
+                isinstance(o, Tensor) and o._requires_grad for o in others)):
+            # The recorded operation keeps the old values: its backward may need them.
+            src = self._snapshot()
+        new = apply_op(op, fn, src, *others)
         if new.dtype != self.dtype:
             new = new._astype(self.dtype)
         buf = self.data
@@ -345,6 +391,26 @@ class Tensor:
             self._out_index = new._out_index
             self._requires_grad = True
         return self
+
+    def _snapshot(self) -> Tensor:
+        """The current values at this tensor's place in the graph (for in-place ops)."""
+        data = self.data
+        t = Tensor._from_data(data.copy() if hasattr(data, "copy") else data)
+        t.grad_fn, t._out_index = self.grad_fn, self._out_index
+        t._requires_grad = self._requires_grad
+        return t
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self.add_(other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self.sub_(other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self.mul_(other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self.div_(other)
 
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
         return self._inplace("Add", lambda a, b: a + b * alpha if alpha != 1 else a + b, other)
@@ -364,11 +430,14 @@ class Tensor:
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         return self._inplace("Clamp", lambda a: fnp.clip(a, min, max))
 
+    # A select rather than a * 0: inf and nan entries become 0 too, and the old values
+    # still get their (zero) gradient, as in PyTorch.
     def zero_(self) -> Tensor:
-        return self._inplace("Zero", lambda a: a * 0)
+        return self._inplace("Zero", lambda a: fnp.where(True, 0, a))
 
     def fill_(self, value: Any) -> Tensor:
-        return self._inplace("Fill", lambda a, v: a * 0 + v, value)
+        return self._inplace("Fill", lambda a, v: fnp.where(True, fnp.astype(v, a.dtype), a),
+                             value)
 
     def copy_(self, src: Any) -> Tensor:
         return self._inplace("Copy", lambda a, s: fnp.broadcast_to(fnp.astype(s, a.dtype),
@@ -475,10 +544,12 @@ class Tensor:
     # ------------------------------------------------------------- reductions
 
     def sum(self, dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None) -> Tensor:
-        return apply_op("Sum", lambda x: fnp.sum(x, _dims(dim), dtype, keepdim), self)
+        return apply_op("Sum", lambda x: fnp.sum(x, _dims(dim), dtype, keepdim), self,
+                        keep_float64=dtype is not None)
 
     def mean(self, dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None) -> Tensor:
-        return apply_op("Mean", lambda x: fnp.mean(x, _dims(dim), dtype, keepdim), self)
+        return apply_op("Mean", lambda x: fnp.mean(x, _dims(dim), dtype, keepdim), self,
+                        keep_float64=dtype is not None)
 
     def prod(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
         return apply_op("Prod", lambda x: fnp.prod(x, dim, keepdims=keepdim), self)
@@ -548,7 +619,8 @@ class Tensor:
         return apply_op("Dot", fnp.dot, self, other)
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        return apply_op("Clamp", lambda x: fnp.clip(x, min, max), self)
+        # PyTorch's derivative is 1 on the closed interval, bounds included.
+        return apply_op("Clamp", _clamp, self, min, max)
 
     clip = clamp
 
@@ -556,7 +628,7 @@ class Tensor:
         return self ** exponent
 
     def relu(self) -> Tensor:
-        return apply_op("Relu", lambda x: fnp.maximum(x, 0), self)
+        return apply_op("Relu", _relu, self)
 
     def sigmoid(self) -> Tensor:
         return apply_op("Sigmoid", _sigmoid, self, saves="output")
@@ -600,6 +672,19 @@ class _HookHandle:
     def remove(self) -> None:
         if self.hook in self.hooks:
             self.hooks.remove(self.hook)
+
+
+def _relu(x: Any) -> Any:
+    # PyTorch's relu has derivative 0 at 0.
+    return fnp.where(fnp.greater(x, 0), x, 0)
+
+
+def _clamp(x: Any, lo: Any, hi: Any) -> Any:
+    if lo is not None:
+        x = fnp.where(fnp.less(x, lo), lo, x)
+    if hi is not None:
+        x = fnp.where(fnp.greater(x, hi), hi, x)
+    return x
 
 
 def _sigmoid(x: Any) -> Any:
@@ -652,9 +737,16 @@ class _MinMax(tuple):
 def _minmax(op: str, red: Any, arg: Any, t: Tensor, dim: Any, keepdim: builtins.bool) -> Any:
     if dim is None:
         return apply_op(op, lambda x: red(x), t)
-    values = apply_op(op, lambda x: red(x, dim, keepdim), t)
     indices = apply_op(op, lambda x: arg(x, dim, keepdims=keepdim), t)
+    # The values are read at the returned indices, so ties send the gradient there only.
+    values = apply_op(op, lambda x, i: _take_at(x, i, dim, keepdim), t, indices)
     return _MinMax((values, indices))
+
+
+def _take_at(x: Any, idx: Any, dim: builtins.int, keepdim: builtins.bool) -> Any:
+    i = idx if keepdim else fnp.expand_dims(idx, dim)
+    out = fnp.take_along_axis(x, i, dim)
+    return out if keepdim else fnp.squeeze(out, dim)
 
 
 # --------------------------------------------------------------------- recording
@@ -672,7 +764,12 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, saves: str | None = No
     changes): ``"inputs"`` (the default for non-linear ops), ``"output"``,
     ``"none"``; ``"mul"`` saves each operand only when the other requires grad.
     """
-    leaves, tree = tree_flatten((args, kwargs), is_leaf=_is_tensor)
+    # Most calls pass Tensors and numbers positionally: no pytree work for those.
+    flat_call = not kwargs and all(type(a) is Tensor or type(a) in _SCALARS for a in args)
+    if flat_call:
+        leaves, tree = list(args), None
+    else:
+        leaves, tree = tree_flatten((args, kwargs), is_leaf=_is_tensor)
     tpos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
     base = list(leaves)
     any_f64 = keep_float64
@@ -686,8 +783,11 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, saves: str | None = No
         full = list(base)
         for i, v in zip(diff, vals):
             full[i] = v
-        a, k = tree_unflatten(tree, full)
-        out = fn(*a, **k)
+        if tree is None:
+            out = fn(*full)
+        else:
+            a, k = tree_unflatten(tree, full)
+            out = fn(*a, **k)
         return out if any_f64 else _no_float64(out)
 
     if not record:
@@ -704,9 +804,12 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, saves: str | None = No
     return result
 
 
+_SCALARS = (builtins.int, builtins.float, builtins.bool, type(None))
+
+
 def _saved(policy: str, tensors: list[Tensor]) -> list[tuple[list[builtins.int],
-                                                               builtins.int, str]]:
-    def entry(t: Tensor) -> tuple[list[builtins.int], builtins.int, str]:
+                                                               builtins.int, Any]]:
+    def entry(t: Tensor) -> tuple[list[builtins.int], builtins.int, Any]:
         return (t._version, t._version[0], _describe(t))
 
     if policy == "inputs":
@@ -717,13 +820,22 @@ def _saved(policy: str, tensors: list[Tensor]) -> list[tuple[list[builtins.int],
     return []
 
 
-def _describe(t: Tensor) -> str:
-    where = f", which is output {t._out_index} of {t.grad_fn.name()}" if t.grad_fn else ""
-    return f"funcgrad.{t.dtype} {list(t.shape)}{where}"
+def _describe(t: Tensor) -> Callable[[], str]:
+    """The tensor's description for the in-place error, formatted only if it is raised."""
+    dtype, shape, node, index = t.dtype, t.data.shape, t.grad_fn, t._out_index
+
+    def text() -> str:
+        where = f", which is output {index} of {node.name()}" if node else ""
+        return f"funcgrad.{dtype} {list(shape)}{where}"
+
+    return text
 
 
 def _no_float64(out: Any) -> Any:
     """PyTorch's default dtype: float64 appears only when a float64 tensor went in."""
+    dt = getattr(out, "dtype", None)
+    if dt is not None and dt != np.float64 and hasattr(out, "shape"):
+        return out
     def fix(x: Any) -> Any:
         dt = getattr(x, "dtype", None)
         if dt is not None and np.dtype(dt) == np.float64:
@@ -737,7 +849,8 @@ def _no_float64(out: Any) -> Any:
 
 
 def _wrap_outputs(out: Any, node: Node | None, saved_out: list[Any] | None) -> Any:
-    leaves, tree = tree_flatten(out)
+    single = hasattr(out, "dtype") and hasattr(out, "shape")
+    leaves, tree = ([out], None) if single else tree_flatten(out)
     wrapped = []
     for k, x in enumerate(leaves):
         arr = x if hasattr(x, "dtype") and hasattr(x, "shape") else np.asarray(x)
@@ -749,7 +862,7 @@ def _wrap_outputs(out: Any, node: Node | None, saved_out: list[Any] | None) -> A
             if saved_out is not None:
                 node.saved.append((t._version, t._version[0], _describe(t)))
         wrapped.append(t)
-    return tree_unflatten(tree, wrapped)
+    return wrapped[0] if tree is None else tree_unflatten(tree, wrapped)
 
 
 def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
@@ -855,56 +968,38 @@ for _uname, _ufn in _UNARY.items():
 # ----------------------------------------------------------------- repr
 
 
-def _canon_device(device: Any) -> str:
-    d = str(device)
-    return "cuda:0" if d == "cuda" else ("cpu" if d.startswith("cpu") else d)
+_DeviceType = device
 
 
-def _to_device(arr: Any, device: Any) -> Any:
-    return device_put(arr, _canon_device(device)) if str(device) != "cpu:0" else arr
+def _as_device(d: Any) -> device:
+    if isinstance(d, device):
+        return d
+    if isinstance(d, Device):
+        return device(d.platform, None if d.platform == "cpu" else d.id)
+    return device(str(d))
 
 
-def _fmt_numbers(arr: np.ndarray) -> Callable[[Any], str]:
-    if arr.dtype.kind == "b":
-        return lambda v: "True" if v else "False"
-    if arr.dtype.kind in "iu":
-        return lambda v: str(builtins.int(v))
-    finite = arr[np.isfinite(arr)] if arr.size else arr
-    if finite.size and np.all(finite == np.round(finite)) and np.max(np.abs(finite)) < 1e8:
-        return lambda v: (f"{v:.0f}." if np.isfinite(v) else str(v).replace("inf", "inf"))
-    big = np.max(np.abs(finite)) if finite.size else 0.0
-    small = np.min(np.abs(finite[finite != 0])) if np.any(finite != 0) else 1.0
-    if big >= 1e8 or small < 1e-4:
-        return lambda v: f"{v:.4e}"
-    return lambda v: f"{v:.4f}"
+def _canon_device(d: Any) -> str:
+    dev = _as_device(d)
+    return "cpu" if dev.type == "cpu" else f"{dev.type}:{dev.index or 0}"
 
 
-def _format_array(arr: np.ndarray, indent: builtins.int) -> str:
-    fmt = _fmt_numbers(arr)
-    flat = [fmt(v) for v in arr.reshape(-1).tolist()] if arr.size else []
-    width = builtins.max((len(s) for s in flat), default=0)
-    cells = iter(s.rjust(width) for s in flat)
-
-    def rec(shape: tuple[builtins.int, ...], depth: builtins.int) -> str:
-        if not shape:
-            return next(cells)
-        if len(shape) == 1:
-            return "[" + ", ".join(next(cells) for _ in range(shape[0])) + "]"
-        sep = "," + "\n" * (len(shape) - 1) + " " * (indent + depth + 1)
-        return "[" + sep.join(rec(shape[1:], depth + 1) for _ in range(shape[0])) + "]"
-
-    return rec(arr.shape, 0)
+def _to_device(arr: Any, d: Any) -> Any:
+    return arr if _as_device(d).type == "cpu" else device_put(arr, _canon_device(d))
 
 
 def _repr(t: Tensor) -> str:
     data = t.data
     arr = data.get() if hasattr(data, "get") and not isinstance(data, np.ndarray) else \
         np.asarray(data)
-    body = _format_array(arr, len("tensor("))
     extras = []
-    if arr.size == 0 and arr.shape != (0,):
-        extras.append(f"size={tuple(arr.shape)}")
-    if t.device.platform != "cpu":
+    if arr.size == 0:
+        body = "[]"
+        if arr.shape != (0,):
+            extras.append(f"size={tuple(arr.shape)}")
+    else:
+        body = format_tensor_data(arr, len("tensor("))
+    if t.device.type != "cpu":
         extras.append(f"device='{t.device}'")
     if arr.dtype not in _DEFAULT_SHOWN or (arr.size == 0 and arr.dtype != np.float32):
         extras.append(f"dtype=funcgrad.{arr.dtype}")
@@ -961,8 +1056,8 @@ def tensor(data: Any, dtype: Any = None, device: Any = None,
     if isinstance(data, np.ndarray) or type(data).__module__.startswith("cupy"):
         arr = data.copy()
     else:
-        arr = np.array(data)
-        if arr.dtype == np.float64 and not isinstance(data, np.generic):
+        arr = np.array(data, dtype=dtypes.canonicalize(dtype) if dtype is not None else None)
+        if arr.dtype == np.float64 and dtype is None and not isinstance(data, np.generic):
             arr = arr.astype(np.float32)
     if arr.dtype.kind not in "biufc":
         raise DTypeError(f"could not make a tensor from {type(data).__name__}")
@@ -1018,7 +1113,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
 
 def _like(t: Any, dtype: Any, device: Any) -> tuple[tuple[builtins.int, ...], Any, Any]:
     t = t if isinstance(t, Tensor) else tensor(t)
-    return tuple(t.shape), dtype or t.dtype, device or (t.device if t.is_cuda else None)
+    return tuple(t.shape), dtype or t.dtype, device or (str(t.device) if t.is_cuda else None)
 
 
 def zeros_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
@@ -1091,6 +1186,9 @@ def randint(low: builtins.int, high: builtins.int | None = None, size: Any = (),
     """Random integers in ``[low, high)`` (int64)."""
     if high is None:
         low, high = 0, low
+    elif isinstance(high, (tuple, list, Size)):
+        # randint(high, size), as PyTorch allows.
+        low, high, size = 0, low, high
     arr = _rng().integers(low, high, size=tuple(size)).astype(dtype or np.int64)
     return _make(arr, None, device, False)
 

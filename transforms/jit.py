@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes
 from funcgrad.core import EvalTrace, Primitive, Tracer, current_trace, get_aval
 from funcgrad.devices import get_backend
 from funcgrad.errors import FuncgradError
-from funcgrad.ir import ClosedJaxpr
+from funcgrad.ir import ClosedJaxpr, Jaxpr
 from funcgrad.primitives.rules import all_batched, batch_size, zeros_like_aval
 from funcgrad.staging import eval_jaxpr, trace_flat
 from funcgrad.transforms.jvp import jvp_flat
@@ -236,7 +237,10 @@ class JitFunction:
                 return out_leaves
 
             closed, _ = trace_flat(traced, avals)
-            hit = self._cache[key] = (closed, out_box[0])
+            hit = (closed, out_box[0])
+            if not any(isinstance(c, Tracer) for c in closed.consts):
+                # Tracers captured from an enclosing transformation die with it: never cache.
+                self._cache[key] = hit
         return hit[0], hit[1], leaves, backend
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -246,12 +250,19 @@ class JitFunction:
             if hit is not None:
                 return tree_unflatten(hit[1], hit[0](*args))
         closed, out_tree, leaves, backend = self._staged(args, kwargs)
-        if isinstance(current_trace(), EvalTrace) and not any(isinstance(x, Tracer)
-                                                              for x in leaves):
+        if any(isinstance(c, Tracer) for c in closed.consts):
+            # The function closes over values of an enclosing transformation: they become
+            # explicit inputs of the call, so that transformation sees them.
+            opened = _closure_converted(closed)
+            outs = jit_p.bind(*closed.consts, *leaves, jaxpr=opened, name=_name(self.fun),
+                              backend=backend)
+        elif isinstance(current_trace(), EvalTrace) and not any(isinstance(x, Tracer)
+                                                                for x in leaves):
             exe = executable(closed, backend)
             if key is not None:
                 self._fast[key] = (exe, out_tree)
-            outs = exe(*leaves)
+            outs = exe(*(np.asarray(x, get_aval(x).dtype) if dtypes.python_scalar(x) else x
+                         for x in leaves))
         else:
             outs = jit_p.bind(*leaves, jaxpr=closed, name=_name(self.fun), backend=backend)
         return tree_unflatten(out_tree, outs)
@@ -260,6 +271,11 @@ class JitFunction:
         """Stage for these arguments without running: ``.jaxpr``, ``.as_text()``."""
         closed, out_tree, _, backend = self._staged(args, kwargs)
         return Lowered(closed, out_tree, backend)
+
+
+def _closure_converted(closed: ClosedJaxpr) -> ClosedJaxpr:
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr([*j.constvars, *j.invars], j.outvars, j.eqns), ())
 
 
 def _array_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:

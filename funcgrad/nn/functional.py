@@ -14,7 +14,7 @@ work inside ``fg.grad``, ``fg.vmap`` and ``fg.jit``.
 tensor(0.2413, grad_fn=<NllLossBackward0>)
 >>> loss.backward()
 >>> logits.grad
-tensor([[-0.2143,  0.1749,  0.0394]])
+tensor([[-0.2144,  0.1753,  0.0391]])
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.nn._special import erf
+from funcgrad.nn._special import erfc
 from funcgrad.tensor import Tensor, apply_op, rand
 
 __all__ = [
@@ -39,9 +39,15 @@ __all__ = [
 
 def _op(name: str, impl: Callable[..., Any], *args: Any, saves: str | None = None) -> Any:
     """``impl(*args)``; with a Tensor among ``args``, one recorded Tensor operation."""
+
+    def run(*vals: Any) -> Any:
+        out = impl(*vals)
+        # NumPy's own operators turn 0-d results into NumPy scalars: keep arrays.
+        return np.asarray(out) if isinstance(out, np.generic) else out
+
     if any(isinstance(a, Tensor) for a in args):
-        return apply_op(name, impl, *args, saves=saves)
-    return impl(*args)
+        return apply_op(name, run, *args, saves=saves)
+    return run(*args)
 
 
 def _data(x: Any) -> Any:
@@ -109,7 +115,9 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 def _gelu(x: Any) -> Any:
-    return 0.5 * x * (1 + erf(x * _SQRT_HALF))
+    # Phi(x) = erfc(-x / sqrt(2)) / 2 keeps its relative precision for negative x, where
+    # 1 + erf(x / sqrt(2)) would cancel.
+    return x * (0.5 * erfc(x * -_SQRT_HALF))
 
 
 def _gelu_tanh(x: Any) -> Any:
@@ -337,7 +345,7 @@ def _check_targets(target: Any, n_classes: int, ignore_index: int) -> None:
             raise IndexError(f"Target {int(data[bad].reshape(-1)[0])} is out of bounds.")
 
 
-def _batched(x: Any, t: Any, weight_batch_dims: int = 0) -> tuple[Any, Any, bool]:
+def _batched(x: Any, t: Any) -> tuple[Any, Any, bool]:
     """Unbatched input ``(C,)`` with a scalar (or ``(C,)`` probability) target -> batch of 1."""
     if len(_shape(x)) == 1:
         return fnp.expand_dims(x, 0), fnp.expand_dims(t, 0), True

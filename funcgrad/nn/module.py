@@ -43,7 +43,8 @@ class _IncompatibleKeys(NamedTuple):
         return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
                 f"unexpected_keys={self.unexpected_keys})")
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        return self.__repr__()
 
 
 class RemovableHandle:
@@ -72,6 +73,11 @@ def _addindent(text: str, spaces: int) -> str:
     return "\n".join([lines[0]] + [" " * spaces + line for line in lines[1:]])
 
 
+def _forward_unimplemented(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                              '"forward" function')
+
+
 def _shape_text(t: Any) -> str:
     return f"funcgrad.Size({list(np.shape(t.data if isinstance(t, Tensor) else t))})"
 
@@ -91,7 +97,7 @@ class Module:
     ...         return self.fc(x) * self.scale
     >>> net = Net()
     >>> list(net.state_dict())
-    ['fc.weight', 'fc.bias', 'scale']
+    ['scale', 'fc.weight', 'fc.bias']
     >>> net(fg.ones(5, 2)).shape
     funcgrad.Size([5, 1])
     """
@@ -119,11 +125,8 @@ class Module:
     _forward_hooks: OrderedDict[int, Callable[..., Any]]
     _forward_pre_hooks: OrderedDict[int, Callable[..., Any]]
 
-    forward: Callable[..., Any]
-
-    def forward(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[no-redef]
-        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
-                                  '"forward" function')
+    # Subclasses define forward with their own signature (as in PyTorch).
+    forward: Callable[..., Any] = _forward_unimplemented
 
     # ------------------------------------------------------------ registration
 
@@ -177,7 +180,7 @@ class Module:
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
             self._check_ready("parameters")
-            self._forget(name)
+            self._forget(name, keep="_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -186,7 +189,7 @@ class Module:
             self.register_parameter(name, value)
         elif isinstance(value, Module):
             self._check_ready("child module")
-            self._forget(name)
+            self._forget(name, keep="_modules")
             self._modules[name] = value
         elif name in self.__dict__.get("_modules", {}):
             if value is not None:
@@ -201,11 +204,14 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: str) -> None:
+        """Drop ``name`` from every store but ``keep`` (where it keeps its position)."""
         self.__dict__.pop(name, None)
         for d in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[d].pop(name, None)
-        self._non_persistent_buffers_set.discard(name)
+            if d != keep:
+                self.__dict__[d].pop(name, None)
+        if keep != "_buffers":
+            self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__
@@ -340,7 +346,7 @@ class Module:
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
-        return destination  # type: ignore[no-any-return]
+        return destination
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
@@ -353,7 +359,8 @@ class Module:
         expected: set[str] = set()
         for mod_prefix, module in self.named_modules(remove_duplicate=False):
             pre = mod_prefix + "." if mod_prefix else ""
-            own = [(n, p, True) for n, p in module._parameters.items() if p is not None]
+            own: list[tuple[str, Tensor, bool]] = [
+                (n, p, True) for n, p in module._parameters.items() if p is not None]
             own += [(n, b, False) for n, b in module._buffers.items()
                     if b is not None and n not in module._non_persistent_buffers_set]
             for name, current, is_param in own:
@@ -419,8 +426,14 @@ class Module:
                 continue
             if set_to_none:
                 p.grad = None
+                continue
+            g = p.grad
+            if g.grad_fn is not None:
+                g.detach_()
             else:
-                p.grad = Tensor(p.grad.data * 0)
+                g.requires_grad_(False)
+            with no_grad():
+                g.zero_()
 
     # -------------------------------------------------------------------- calls
 
@@ -698,7 +711,7 @@ class ModuleList(Module):
         items.insert(index, module)
         self._modules.clear()
         for i, m in enumerate(items):
-            self.add_module(str(i), m)  # type: ignore[arg-type]
+            self.add_module(str(i), m)
 
     def __repr__(self) -> str:
         reprs = [repr(m) for m in self]

@@ -51,7 +51,7 @@ class Parameter(Tensor):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
         if id(self) in memo:
-            return memo[id(self)]  # type: ignore[no-any-return]
+            return memo[id(self)]
         data = self.data.copy()
         out = Parameter(data, self.requires_grad)
         if self.grad is not None:

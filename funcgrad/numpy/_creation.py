@@ -33,7 +33,10 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
         return cast(x, dtypes.canonicalize(dtype)) if dtype is not None else x
     if dtypes.python_scalar(x):
         return np.array(x, dtype=_dt(dtype))
-    out = np.array(x, dtype=_dt(dtype), copy=copy) if isinstance(x, np.ndarray) else x
+    if isinstance(x, np.ndarray):
+        out = np.array(x, dtype=_dt(dtype)) if copy else np.asarray(x, dtype=_dt(dtype))
+    else:
+        out = x
     if isinstance(out, np.ndarray) and out.dtype.kind in "fc" and dtype is None:
         dtypes.canonicalize(out.dtype)
     return out
@@ -180,13 +183,15 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     [0.0, 1.0]
     """
     if isinstance(start, Tracer) or isinstance(stop, Tracer):
+        from funcgrad.numpy._core import promote_inexact  # noqa: PLC0415
         from funcgrad.numpy._ufuncs import add, multiply, subtract  # noqa: PLC0415
 
         div = (num - 1) if endpoint else num
-        steps = np.arange(num, dtype=dtypes.default_float) / max(div, 1)
-        s, e = promote_args(start, stop)
-        return add(s, multiply(subtract(e, s), cast(steps, get_aval(s).dtype)
-                               if not dtypes.python_scalar(s) else steps))
+        s, e = promote_inexact(start, stop, small_int_floats=False)
+        dt = get_aval(s).dtype
+        steps = (np.arange(num, dtype=np.float64) / max(div, 1)).astype(dt)
+        out = add(s, multiply(subtract(e, s), steps))
+        return cast(out, dtypes.canonicalize(dtype)) if dtype is not None else out
     return np.linspace(start, stop, num, endpoint=endpoint, dtype=_dt(dtype))
 
 
@@ -262,4 +267,8 @@ def copy(a: Any) -> Any:
     return np.array(x)
 
 
-
+__all__ = [
+    "array", "asarray", "copy", "empty", "empty_like", "eye", "full", "full_like",
+    "identity", "linspace", "meshgrid", "ones", "ones_like", "tri", "zeros", "zeros_like",
+    "arange",
+]

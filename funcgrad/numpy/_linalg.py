@@ -275,6 +275,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
 
 def _take_last(x: Any, start: int, length: int) -> Any:
     shp = get_aval(x).shape
+    start = min(start, shp[-1]) if length else 0
     return S.slice_(x, [0] * (len(shp) - 1) + [start], list(shp[:-1]) + [start + length])
 
 

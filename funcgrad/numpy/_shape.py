@@ -538,5 +538,7 @@ def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
     ax = canonical_axis(axis, get_aval(out).ndim)
     for _ in range(n):
         m = get_aval(out).shape[ax]
-        out = subtract(_slice_axis(out, ax, 1, m), _slice_axis(out, ax, 0, builtins.max(m - 1, 0)))
+        if m <= 1:
+            return _slice_axis(out, ax, 0, 0)
+        out = subtract(_slice_axis(out, ax, 1, m), _slice_axis(out, ax, 0, m - 1))
     return out

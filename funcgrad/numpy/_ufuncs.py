@@ -97,7 +97,17 @@ def _float_or_same(prim: Primitive, name: str, what: str) -> Callable[[Any], Any
 
 floor = _float_or_same(E.floor_p, "floor", "Largest integer <= x, elementwise.")
 ceil = _float_or_same(E.ceil_p, "ceil", "Smallest integer >= x, elementwise.")
-rint = _float_or_same(E.round_p, "rint", "Round to nearest (halves to even).")
+
+
+def rint(x: Any) -> Any:
+    """Round to the nearest integer (halves to even); integers become floats, as in NumPy.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.rint(2.5).tolist()
+    2.0
+    """
+    (x,) = promote_inexact(x)
+    return E.round_p.bind(x)
 
 
 def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
@@ -107,10 +117,17 @@ def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
     >>> float(fnp.round(2.567, 2))
     2.57
     """
+    (x,) = promote_args(x)
+    if not dtypes.is_inexact(get_aval(x).dtype):
+        # NumPy keeps integers; negative decimals round to tens, hundreds, ...
+        if decimals >= 0:
+            return x
+        scale = 10 ** (-decimals)
+        return multiply(astype(rint(divide(x, scale)), get_aval(x).dtype), scale)
     if decimals == 0:
-        return rint(x)
+        return E.round_p.bind(x)
     scale = 10.0 ** decimals
-    return divide(rint(multiply(x, scale)), scale)
+    return divide(E.round_p.bind(multiply(x, scale)), scale)
 
 
 around = round
@@ -152,13 +169,15 @@ def square(x: Any) -> Any:
 
 
 def reciprocal(x: Any) -> Any:
-    """1/x, elementwise.
+    """1/x, elementwise (integers stay integers, as in NumPy: 1/x truncated).
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.reciprocal(4.0))
     0.25
     """
-    (x,) = promote_inexact(x)
+    (x,) = promote_args(x)
+    if not dtypes.is_inexact(get_aval(x).dtype):
+        return where(equal(absolute(x), 1), x, 0)
     return E.integer_pow_p.bind(x, y=-1)
 
 
@@ -271,10 +290,13 @@ def sinc(x: Any) -> Any:
     1.0
     """
     (x,) = promote_inexact(x)
-    zero = equal(x, 0)
-    safe = where(zero, 1.0, x)
-    pix = multiply(safe, math.pi)
-    return where(zero, 1.0, divide(sin(pix), pix))
+    pix = multiply(x, math.pi)
+    # Near 0 a Taylor polynomial (smooth to every order) replaces sin(t)/t.
+    small = less(absolute(pix), 1e-3)
+    safe = where(small, 1.0, pix)
+    t2 = square(pix)
+    taylor = add(subtract(1.0, divide(t2, 6.0)), divide(square(t2), 120.0))
+    return where(small, taylor, divide(sin(safe), safe))
 
 
 # ----------------------------------------------------------------- binary
@@ -379,14 +401,21 @@ def logaddexp(x: Any, y: Any) -> Any:
     >>> print(f"{float(fnp.logaddexp(0.0, 0.0)):.4f}")
     0.6931
     """
+    return _log_add(x, y, exp, log)
+
+
+def _log_add(x: Any, y: Any, expf: Callable[[Any], Any], logf: Callable[[Any], Any]) -> Any:
+    # m + log(e^(x-m) + e^(y-m)) with the shift m held constant for differentiation:
+    # the value is exact and every derivative is that of log(e^x + e^y).
+    from funcgrad.primitives.elementwise import stop_gradient  # noqa: PLC0415
+
     x, y = promote_inexact(x, y)
-    amax = maximum(x, y)
-    delta = subtract(x, y)
-    finite = isfinite(delta)
-    safe_delta = where(finite, delta, 0.0)
-    out = add(amax, log1p(exp(negative(absolute(safe_delta)))))
-    # With an infinite operand (or a NaN) the maximum is the answer.
-    return where(finite, out, amax)
+    x, y = broadcast_args(x, y, where="logaddexp")
+    m = stop_gradient(maximum(x, y))
+    m = where(isfinite(m), m, 0.0)
+    out = add(m, logf(add(expf(subtract(x, m)), expf(subtract(y, m)))))
+    both_inf = logical_and(equal(x, y), logical_not(isfinite(x)))
+    return where(both_inf, x, out)
 
 
 def logaddexp2(x: Any, y: Any) -> Any:
@@ -396,8 +425,7 @@ def logaddexp2(x: Any, y: Any) -> Any:
     >>> float(fnp.logaddexp2(1.0, 1.0))
     2.0
     """
-    ln2 = math.log(2.0)
-    return divide(logaddexp(multiply(x, ln2), multiply(y, ln2)), ln2)
+    return _log_add(x, y, exp2, log2)
 
 
 def copysign(x: Any, y: Any) -> Any:

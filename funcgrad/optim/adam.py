@@ -34,13 +34,16 @@ from funcgrad.grad_mode import no_grad
 from funcgrad.optim.optimizer import (
     Optimizer,
     _bump,
+    _grad_data,
     _params_with_grad,
     _scalar,
+    _scale_,
     _state_tensor,
+    _sub_,
     _writable,
-    _write,
     _xp,
 )
+from funcgrad.tensor import Tensor
 
 __all__ = ["Adam", "AdamW"]
 
@@ -77,6 +80,10 @@ class Adam(Optimizer):
             group.setdefault("amsgrad", False)
             group.setdefault("maximize", False)
             group.setdefault("decoupled_weight_decay", False)
+            for p in group["params"]:
+                st = self.state.get(p)
+                if st and "step" in st and not isinstance(st["step"], Tensor):
+                    st["step"] = _state_tensor(np.asarray(float(st["step"]), np.float32))
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One Adam update of every parameter that has a gradient; returns ``closure()``."""
@@ -96,7 +103,7 @@ class Adam(Optimizer):
         for p in _params_with_grad(group):
             pd = p.data
             xp = _xp(pd)
-            g = p.grad.data  # type: ignore[union-attr]
+            g = _grad_data(p)
             if maximize:
                 g = -g
             state = self.state[p]
@@ -112,20 +119,26 @@ class Adam(Optimizer):
             _bump(step_t)
             if weight_decay != 0:
                 if decoupled:
-                    pd = pd * (1 - lr * weight_decay)
+                    _scale_(p, 1 - lr * weight_decay)
                 else:
-                    g = g + weight_decay * pd
+                    g = g + weight_decay * p.data
             # exp_avg.lerp_(g, 1 - beta1), with PyTorch's two-sided lerp formula.
             m = _writable(state["exp_avg"])
             w = 1 - beta1
+            diff = g - m
             if abs(w) < 0.5:
-                m += w * (g - m)
+                diff *= w
+                m += diff
             else:
-                m[...] = g - (g - m) * (1 - w)
+                diff *= 1 - w
+                xp.subtract(g, diff, out=m)
             _bump(state["exp_avg"])
+            # exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
             v = _writable(state["exp_avg_sq"])
             v *= beta2
-            v += (1 - beta2) * g * g
+            sq = g * (1 - beta2)
+            sq *= g
+            v += sq
             _bump(state["exp_avg_sq"])
             step = float(step_t.item())
             bias_correction1 = 1 - beta1 ** step
@@ -136,11 +149,14 @@ class Adam(Optimizer):
                 vmax = _writable(state["max_exp_avg_sq"])
                 xp.maximum(vmax, v, out=vmax)
                 _bump(state["max_exp_avg_sq"])
-                denom = xp.sqrt(vmax) / bias_correction2_sqrt
-            else:
-                denom = xp.sqrt(v) / bias_correction2_sqrt
+                v = vmax
+            # denom = sqrt(v) / sqrt(bias_correction2) + eps; p -= step_size * (m / denom)
+            denom = xp.sqrt(v, out=sq)
+            denom /= bias_correction2_sqrt
             denom += eps
-            _write(p, pd - step_size * (m / denom))
+            update = xp.divide(m, denom, out=denom)
+            update *= step_size
+            _sub_(p, update)
 
 
 class AdamW(Adam):

@@ -60,10 +60,21 @@ def _scalar(x: Any) -> Any:
 def _writable(t: Tensor) -> Any:
     """``t.data``, made safe to update in place (a read-only array is replaced by a copy)."""
     data = t.data
-    flags = getattr(data, "flags", None)
-    if flags is not None and not flags.writeable:
-        data = t.data = data.copy()
+    if not _in_place_ok(data):
+        data = t.data = _xp(data).array(data, copy=True)
     return data
+
+
+def _grad_data(p: Tensor) -> Any:
+    """``p.grad``'s array, C-contiguous where ``p``'s is (the elementwise updates then run
+    at full speed: a gradient left F-ordered by a matmul's backward is copied once here,
+    instead of slowing down every elementwise operation of the update)."""
+    g = p.grad.data  # type: ignore[union-attr]
+    gflags, pflags = getattr(g, "flags", None), getattr(p.data, "flags", None)
+    if gflags is not None and pflags is not None and pflags.c_contiguous \
+            and not gflags.c_contiguous:
+        g = _xp(g).ascontiguousarray(g)
+    return g
 
 
 def _bump(t: Tensor) -> None:
@@ -71,15 +82,43 @@ def _bump(t: Tensor) -> None:
     t._version[0] += 1
 
 
+def _in_place_ok(data: Any) -> bool:
+    """Whether ``data`` is an array that can be written in place (CuPy arrays always can;
+    their ``flags`` have no ``writeable``)."""
+    flags = getattr(data, "flags", None)
+    return flags is not None and bool(getattr(flags, "writeable", True))
+
+
 def _write(p: Tensor, new: Any) -> None:
     """Write the array ``new`` into parameter ``p`` in place (bumps ``p``'s version).
 
     Goes through ``Tensor.copy_`` (under ``no_grad``), so the parameter keeps its
-    memory, dtype and identity, and its version counter moves as with any
-    in-place Tensor operation.
+    identity and dtype, and its version counter moves as with any in-place Tensor
+    operation (a read-only array is replaced, as ``copy_`` does).
     """
     with no_grad():
         p.copy_(Tensor._from_data(new))
+
+
+def _sub_(p: Tensor, update: Any) -> None:
+    """``p -= update`` in place, as a Tensor in-place operation under ``no_grad`` would do
+    it: same memory, version bumped; a read-only parameter array goes through ``copy_``."""
+    data = p.data
+    if _in_place_ok(data):
+        data -= update
+        _bump(p)
+    else:
+        _write(p, data - update)
+
+
+def _scale_(p: Tensor, factor: float) -> None:
+    """``p *= factor`` in place (see ``_sub_``)."""
+    data = p.data
+    if _in_place_ok(data):
+        data *= factor
+        _bump(p)
+    else:
+        _write(p, data * factor)
 
 
 def _state_tensor(arr: Any) -> Tensor:
@@ -245,8 +284,8 @@ class Optimizer:
                 new_group["param_names"] = group["param_names"]
             return new_group
 
-        self.param_groups = [update_group(g, s) for g, s in zip(groups, saved_groups)]
-        self.state = state
+        self.__setstate__({"state": state, "param_groups": [
+            update_group(g, s) for g, s in zip(groups, saved_groups)]})
 
     def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state,
@@ -275,7 +314,7 @@ def _cast(param: Tensor, value: Any, key: Any = None) -> Any:
                     t = t.to(dtype=param.dtype)
                 if str(t.device) != str(param.device):
                     t = t.to(device=param.device)
-        return Tensor._from_data(t.data.copy())
+        return Tensor._from_data(_xp(t.data).array(t.data, copy=True))
     if isinstance(value, dict):
         return {k: _cast(param, v, k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -30,11 +30,12 @@ from funcgrad.grad_mode import no_grad
 from funcgrad.optim.optimizer import (
     Optimizer,
     _bump,
+    _grad_data,
     _params_with_grad,
     _scalar,
     _state_tensor,
+    _sub_,
     _writable,
-    _write,
     required,
 )
 
@@ -83,7 +84,7 @@ class SGD(Optimizer):
         weight_decay = float(_scalar(group["weight_decay"]))
         nesterov, maximize = group["nesterov"], group["maximize"]
         for p in _params_with_grad(group):
-            g = p.grad.data  # type: ignore[union-attr]
+            g = _grad_data(p)
             if maximize:
                 g = -g
             if weight_decay != 0:
@@ -99,4 +100,4 @@ class SGD(Optimizer):
                     b += (1 - dampening) * g
                     _bump(buf)
                 g = g + momentum * buf.data if nesterov else buf.data
-            _write(p, p.data - lr * g)
+            _sub_(p, lr * g)

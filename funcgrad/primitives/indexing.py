@@ -64,8 +64,14 @@ def _gather_abstract(operand: ShapedArray, indices: ShapedArray) -> ShapedArray:
     return ShapedArray(indices.shape[:-1] + operand.shape[k:], operand.dtype, operand.weak_type)
 
 
-gather_p = Primitive("gather", abstract_eval=_gather_abstract,
-                     impl=lambda xp, op, idx: op[_index_tuple(xp, op, idx)])
+def _gather_impl(xp: Any, op: Any, idx: Any) -> Any:
+    if idx.shape[-1] == 0:
+        # Empty index tuples pick the whole operand for every batch position.
+        return xp.broadcast_to(op, idx.shape[:-1] + op.shape)
+    return op[_index_tuple(xp, op, idx)]
+
+
+gather_p = Primitive("gather", abstract_eval=_gather_abstract, impl=_gather_impl)
 linear(gather_p, lambda ct, primals, ans: [
     scatter_add(zeros_like(primals[0]), primals[1], ct), None])
 
@@ -98,7 +104,7 @@ def _scatter_abstract(name: str) -> Any:
 
 
 def _scatter_add_impl(xp: Any, op: Any, idx: Any, upd: Any) -> Any:
-    out = op.copy()
+    out = xp.array(op, copy=True)
     where = _index_tuple(xp, op, idx)
     if xp.__name__ == "numpy":
         xp.add.at(out, where, upd)
@@ -110,7 +116,7 @@ def _scatter_add_impl(xp: Any, op: Any, idx: Any, upd: Any) -> Any:
 
 
 def _scatter_impl(xp: Any, op: Any, idx: Any, upd: Any) -> Any:
-    out = op.copy()
+    out = xp.array(op, copy=True)
     out[_index_tuple(xp, op, idx)] = upd
     return out
 
@@ -186,7 +192,7 @@ def _dus_abstract(operand: ShapedArray, update: ShapedArray, *starts: ShapedArra
 
 def _dus_impl(xp: Any, operand: Any, update: Any, *starts: Any) -> Any:
     st = _clamped_starts(operand.shape, update.shape, starts)
-    out = operand.copy()
+    out = xp.array(operand, copy=True)
     out[tuple(slice(s, s + k) for s, k in zip(st, update.shape))] = update
     return out
 

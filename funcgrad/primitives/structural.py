@@ -369,6 +369,8 @@ def _pad_abstract(x: ShapedArray, v: ShapedArray, *,
 
 def _pad_impl(xp: Any, x: Any, v: Any, *, padding_config: tuple[tuple[int, int, int], ...]
               ) -> Any:
+    if x.ndim == 0:
+        return xp.array(x, copy=True)
     # Interior padding by strided placement, then edges; negative edges crop.
     inner_shape = [n + max(0, n - 1) * c for n, (_, _, c) in zip(x.shape, padding_config)]
     inner = xp.full(inner_shape, v, dtype=x.dtype)

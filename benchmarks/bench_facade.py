@@ -1,0 +1,323 @@
+"""The Tensor facade (eager autograd + funcgrad.optim) against PyTorch, side by side.
+
+Workloads, each run by funcgrad and by PyTorch (when installed) on the same data:
+
+- ``chain``: 100 chained small elementwise ops (``* c``, ``+ c``, ``tanh``, ``* x``,
+  cycled) on a (32,) and on a (64, 64) tensor, then ``.sum().backward()``; also the
+  forward alone, recording the graph and under ``no_grad``. This measures the
+  per-operation overhead of the facade (dispatch, graph recording, backward engine).
+- ``mlp``: one training step of a 784-256-10 MLP (ReLU, softmax cross-entropy
+  written as ``-(onehot * log_softmax(logits)).sum() / batch``) on a batch of 64,
+  float32: zero_grad, forward, backward, optimizer step, with SGD (momentum 0.9)
+  and with Adam. Built from raw Tensors (matmul + relu), so it does not depend on
+  funcgrad.nn. Also the optimizer step alone (Adam, 4 parameters, fixed gradients).
+
+Results are checked before timing: the chain's gradient and the MLP's losses over
+a few steps agree between funcgrad and PyTorch. Each time is the median over
+``--repeat`` interleaved timeit repeats (each about ``--min-time`` seconds) of the
+mean time of one call. ratio = funcgrad time / torch time (> 1: funcgrad is slower).
+Both libraries run single-threaded by default (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
+MKL_NUM_THREADS default to 1, and torch.set_num_threads follows OMP_NUM_THREADS): a
+multi-threaded torch slows down badly when the machine's cores are busy. Set
+OMP_NUM_THREADS=N (and the other two) in the environment to compare with N threads.
+
+``--profile`` runs cProfile on funcgrad's chain workload ((64, 64), forward +
+backward) and prints the top entries by own time and by cumulative time.
+
+Run: python benchmarks/bench_facade.py [--repeat 7] [--min-time 0.2] [--quick]
+     [--no-torch] [--profile] [--profile-only]
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # before NumPy / torch load their thread pools
+
+import argparse  # noqa: E402
+import cProfile  # noqa: E402
+import io  # noqa: E402
+import platform  # noqa: E402
+import pstats  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import timeit  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import funcgrad as fg  # noqa: E402
+from funcgrad import optim  # noqa: E402
+
+N_OPS = 100
+MLP_SIZES = (784, 256, 10)
+BATCH = 64
+
+
+# ------------------------------------------------------------------ chain of small ops
+
+
+def chain(x: Any, n: int = N_OPS) -> Any:
+    """``n`` elementwise ops on ``x``: ``* 0.9``, ``+ 0.1``, ``tanh``, ``* x``, cycled.
+
+    The same code runs on funcgrad and torch tensors (both have ``*``, ``+``, ``.tanh()``).
+    """
+    y = x
+    for i in range(n):
+        k = i % 4
+        if k == 0:
+            y = y * 0.9
+        elif k == 1:
+            y = y + 0.1
+        elif k == 2:
+            y = y.tanh()
+        else:
+            y = y * x
+    return y
+
+
+def chain_runs(lib: str, x0: np.ndarray) -> dict[str, Callable[[], Any]]:
+    if lib == "funcgrad":
+        x = fg.tensor(x0, requires_grad=True)
+        no_grad: Any = fg.no_grad
+    else:
+        import torch  # noqa: PLC0415 - optional peer
+
+        x = torch.tensor(x0, requires_grad=True)
+        no_grad = torch.no_grad
+
+    def fwd_bwd() -> Any:
+        x.grad = None
+        chain(x).sum().backward()
+        return x.grad
+
+    def fwd() -> Any:
+        return chain(x)
+
+    def fwd_no_grad() -> Any:
+        with no_grad():
+            return chain(x)
+
+    shape = "x".join(map(str, x0.shape)) if x0.ndim > 1 else f"{x0.shape[0]}"
+    return {
+        f"chain {shape}: forward + backward": fwd_bwd,
+        f"chain {shape}: forward (recording)": fwd,
+        f"chain {shape}: forward (no_grad)": fwd_no_grad,
+    }
+
+
+# --------------------------------------------------------------------------- the MLP
+
+
+def mlp_data(seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    n_in, n_hidden, n_out = MLP_SIZES
+    labels = rng.integers(0, n_out, BATCH)
+    return {
+        "W1": (rng.standard_normal((n_in, n_hidden)) / np.sqrt(n_in)).astype(np.float32),
+        "b1": np.zeros(n_hidden, np.float32),
+        "W2": (rng.standard_normal((n_hidden, n_out)) / np.sqrt(n_hidden)).astype(np.float32),
+        "b2": np.zeros(n_out, np.float32),
+        "x": rng.standard_normal((BATCH, n_in)).astype(np.float32),
+        "onehot": np.eye(n_out, dtype=np.float32)[labels],
+    }
+
+
+def mlp_loss(params: list[Any], x: Any, onehot: Any) -> Any:
+    W1, b1, W2, b2 = params
+    h = (x @ W1 + b1).relu()
+    logits = h @ W2 + b2
+    return -(onehot * logits.log_softmax(1)).sum() / BATCH
+
+
+def mlp_setup(lib: str, opt_name: str, data: dict[str, np.ndarray]
+              ) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """(one training step returning the loss, the optimizer step alone)."""
+    kwargs: dict[str, Any] = {"lr": 0.05, "momentum": 0.9} if opt_name == "SGD" else \
+        {"lr": 1e-3}
+    if lib == "funcgrad":
+        params = [fg.tensor(data[k], requires_grad=True) for k in ("W1", "b1", "W2", "b2")]
+        x, onehot = fg.tensor(data["x"]), fg.tensor(data["onehot"])
+        opt: Any = getattr(optim, opt_name)(params, **kwargs)
+    else:
+        import torch  # noqa: PLC0415 - optional peer
+
+        params = [torch.tensor(data[k], requires_grad=True) for k in ("W1", "b1", "W2", "b2")]
+        x, onehot = torch.tensor(data["x"]), torch.tensor(data["onehot"])
+        opt = getattr(torch.optim, opt_name)(params, **kwargs)
+
+    def train_step() -> Any:
+        opt.zero_grad()
+        loss = mlp_loss(params, x, onehot)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return train_step, opt.step
+
+
+# ------------------------------------------------------------------------- measuring
+
+
+def calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
+    """How many calls make one timeit repeat last about ``min_time`` seconds."""
+    timer = timeit.Timer(fn)
+    per_call = timer.timeit(number=1)
+    if per_call < min_time / 100:
+        pilot = max(1, int(min_time / 100 / max(per_call, 1e-9)))
+        per_call = timer.timeit(number=pilot) / pilot
+    return max(1, round(min_time / max(per_call, 1e-9)))
+
+
+def median_times(impls: dict[str, Callable[[], Any]], repeat: int, min_time: float
+                 ) -> dict[str, float]:
+    """Median over ``repeat`` interleaved rounds of the mean seconds per call."""
+    numbers = {name: calls_per_repeat(fn, min_time) for name, fn in impls.items()}
+    samples: dict[str, list[float]] = {name: [] for name in impls}
+    for _ in range(repeat):
+        for name, fn in impls.items():
+            samples[name].append(timeit.Timer(fn).timeit(number=numbers[name]) / numbers[name])
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.2f} {unit}"
+    return f"{seconds / 1e-9:.1f} ns"
+
+
+def to_numpy(t: Any) -> np.ndarray:
+    return np.asarray(t.detach().cpu().numpy() if hasattr(t, "cpu") else t.detach().numpy())
+
+
+def check(have_torch: bool) -> None:
+    """funcgrad and torch agree on the chain's gradient and on the MLP losses."""
+    if not have_torch:
+        return
+    rng = np.random.default_rng(1)
+    x0 = rng.standard_normal(32).astype(np.float32)
+    g_fg = to_numpy(chain_runs("funcgrad", x0)["chain 32: forward + backward"]())
+    g_t = to_numpy(chain_runs("torch", x0)["chain 32: forward + backward"]())
+    np.testing.assert_allclose(g_fg, g_t, rtol=1e-4, atol=1e-5, err_msg="chain gradient")
+    data = mlp_data()
+    for opt_name in ("SGD", "Adam"):
+        step_fg, _ = mlp_setup("funcgrad", opt_name, data)
+        step_t, _ = mlp_setup("torch", opt_name, data)
+        for i in range(3):
+            a, b = step_fg().item(), step_t().item()
+            assert abs(a - b) <= 1e-4 * max(1.0, abs(b)), (opt_name, i, a, b)
+
+
+def run_profile(n_iter: int = 200, top: int = 25) -> str:
+    """cProfile of funcgrad's chain (64x64) forward + backward; the top entries."""
+    x0 = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    fn = chain_runs("funcgrad", x0)["chain 64x64: forward + backward"]
+    fn()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(n_iter):
+        fn()
+    prof.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(prof, stream=out).strip_dirs()
+    out.write(f"cProfile: {n_iter} iterations of chain 64x64 forward + backward "
+              f"({N_OPS} ops each)\n")
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+def versions() -> str:
+    out = [f"Python {platform.python_version()}", f"numpy {np.__version__}",
+           f"funcgrad {fg.__version__}"]
+    mod = sys.modules.get("torch")
+    if mod is not None:
+        out.append(f"torch {mod.__version__} ({mod.get_num_threads()} thread(s))")
+    out.append(f"OMP/OPENBLAS/MKL threads {os.environ['OMP_NUM_THREADS']}/"
+               f"{os.environ['OPENBLAS_NUM_THREADS']}/{os.environ['MKL_NUM_THREADS']}")
+    return ", ".join(out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=7, help="timeit repeats (median)")
+    parser.add_argument("--min-time", type=float, default=0.2,
+                        help="seconds each timeit repeat should at least take")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: 3 repeats of ~10 ms (numbers are noisy)")
+    parser.add_argument("--no-torch", action="store_true", help="funcgrad only")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print a cProfile of funcgrad's chain workload")
+    parser.add_argument("--profile-only", action="store_true", help="only the profile")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.repeat, args.min_time = 3, 0.01
+    if args.profile_only:
+        print(run_profile())
+        return
+
+    have_torch = False
+    torch_note = "skipped (--no-torch)"
+    if not args.no_torch:
+        try:
+            import torch  # noqa: PLC0415 - optional peer
+
+            torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+            have_torch = True
+        except ImportError:
+            torch_note = "not installed"
+    check(have_torch)
+
+    libs = ["funcgrad"] + (["torch"] if have_torch else [])
+    rng = np.random.default_rng(0)
+    impls: dict[tuple[str, str], Callable[[], Any]] = {}
+    for shape in [(32,), (64, 64)]:
+        x0 = rng.standard_normal(shape).astype(np.float32)
+        for lib in libs:
+            for name, fn in chain_runs(lib, x0).items():
+                impls[(name, lib)] = fn
+    data = mlp_data()
+    for opt_name in ("SGD", "Adam"):
+        for lib in libs:
+            train_step, opt_step = mlp_setup(lib, opt_name, data)
+            train_step()  # warm up, and give every parameter a gradient for opt_step
+            impls[(f"MLP 784-256-10 b64 train step, {opt_name}", lib)] = train_step
+            if opt_name == "Adam":
+                impls[("Adam step alone (4 params, 203k floats)", lib)] = opt_step
+
+    flat = {f"{lib}|{name}": fn for (name, lib), fn in impls.items()}
+    times = median_times(flat, args.repeat, args.min_time)
+    rows: list[str] = []
+    for name, _lib in impls:
+        if name not in rows:
+            rows.append(name)
+
+    print("Tensor facade: funcgrad vs PyTorch (float32, CPU)")
+    print(f"machine: {os.cpu_count()} CPU cores ({platform.machine()}, {platform.system()}); "
+          f"{versions()}")
+    print(f"time: median of {args.repeat} interleaved timeit repeats of the mean time per call;"
+          " ratio = funcgrad / torch (> 1: funcgrad is slower)")
+    if have_torch:
+        print("checked first: chain gradients and MLP losses agree with torch")
+    print()
+    width = max(len(r) for r in rows)
+    print(f"| {'workload':<{width}} | {'funcgrad':>10} | {'torch':>10} | {'ratio':>8} |")
+    print(f"| {'-' * width} | {'-' * 10}:| {'-' * 10}:| {'-' * 8}:|")
+    for name in rows:
+        t_fg = times[f"funcgrad|{name}"]
+        t_t = times.get(f"torch|{name}")
+        ratio = f"{t_fg / t_t:7.1f}x" if t_t else "-"
+        t_t_s = fmt_time(t_t) if t_t else torch_note if not have_torch else "-"
+        print(f"| {name:<{width}} | {fmt_time(t_fg):>10} | {t_t_s:>10} | {ratio:>8} |")
+    if args.profile:
+        print()
+        print(run_profile())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,903 @@
+"""One table-driven, hypothesis-driven test of every primitive in funcgrad.core.PRIMITIVES.
+
+Each row binds one primitive directly (``prim.bind(*operands, **params)``, no
+funcgrad.numpy broadcasting or promotion) on drawn operands and parameters.
+Columns, each a test parametrized over the table:
+
+- ``test_impl``: the eager result equals a NumPy reference, dtype included;
+- ``test_abstract_eval``: ``funcgrad.core.abstract_eval`` gives the shape and dtype
+  that the impl returns;
+- ``test_staged``: ``eval_jaxpr(make_jaxpr(bind))`` equals eager, and the jaxpr is
+  that one equation;
+- ``test_grad``: ``check_grads`` to second order, forward and reverse, in float64,
+  with respect to the float operands (integer operands such as indices are fixed);
+- ``test_bad_input``: fixed bad shapes/dtypes raise ShapeError/DTypeError whose
+  message names the primitive and the operands' shapes, eagerly and while staging.
+
+The call-like primitives (custom_jvp_call, custom_vjp_call, checkpoint) run user
+functions and are tested with their transforms. Library bugs are strict xfails
+(``bugs=``).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import funcgrad
+from funcgrad import lax
+from funcgrad.core import PRIMITIVES, abstract_eval, get_aval
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.testing import check_grads
+from funcgrad.testing.strategies import shapes
+from funcgrad.tree_util import tree_leaves
+
+F64, F32, I64, I32, BOOL = (np.dtype(t) for t in ("float64", "float32", "int64", "int32", "bool"))
+FLOATS = (F64, F32)
+NUMERIC = (F64, F32, I64, I32)
+ALL = NUMERIC + (BOOL,)
+INTEGRAL = (I64, I32, BOOL)
+TOL = {F64: 1e-12, F32: 1e-5}
+
+SETTINGS = settings(
+    max_examples=15, deadline=None, derandomize=True, database=None,
+    phases=(Phase.explicit, Phase.generate, Phase.shrink),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                           HealthCheck.data_too_large],
+)
+GRAD_SETTINGS = settings(SETTINGS, max_examples=10)
+CALL_LIKE = {"custom_jvp_call", "custom_vjp_call", "checkpoint"}  # at least these
+
+# ------------------------------------------------------------ operand values
+
+GAP = 1e-2
+
+
+def floats(lo: float = -3.0, hi: float = 3.0, avoid: float | None = None, gap: float = GAP,
+           period: float = 0.0) -> st.SearchStrategy[float]:
+    """Floats in [lo, hi], at least ``gap`` from ``avoid`` (and its shifts by ``period``)."""
+    s = st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+    if avoid is None:
+        return s
+
+    def far(v: float) -> bool:
+        d = v - avoid
+        if period:
+            d = (d + period / 2) % period - period / 2
+        return abs(d) >= gap
+
+    return s.filter(far)
+
+
+REAL = floats()
+POS = floats(0.2, 3.0)
+NONZERO = floats(avoid=0.0)
+FAR_FROM_0 = floats(avoid=0.0, gap=0.2)
+UNIT = floats(-0.8, 0.8)
+SMALL_INTS = st.sampled_from([-2.0, -1.0, 0.0, 1.0, 2.0])
+
+
+def arrays(shape: Any, elements: st.SearchStrategy[float] = REAL
+           ) -> st.SearchStrategy[np.ndarray]:
+    return hnp.arrays(np.float64, shape, elements=elements)
+
+
+def int_arrays(shape: Any, lo: int, hi: int) -> st.SearchStrategy[np.ndarray]:
+    return hnp.arrays(np.int64, shape, elements=st.integers(lo, hi))
+
+
+def spread(ops: tuple[Any, ...], gap: float = GAP) -> tuple[Any, ...]:
+    """Push all float64 entries of all operands ``gap`` apart (no ties)."""
+    idx = [i for i, a in enumerate(ops) if a.dtype == F64]
+    flat = np.concatenate([ops[i].ravel() for i in idx]) if idx else np.zeros(0)
+    moved = flat.copy()
+    order = np.argsort(flat, kind="stable")
+    moved[order] = np.sort(flat) + gap * np.arange(flat.size)
+    out, start = list(ops), 0
+    for i in idx:
+        out[i] = moved[start:start + ops[i].size].reshape(ops[i].shape)
+        start += ops[i].size
+    return tuple(out)
+
+
+# ------------------------------------------------------------------ the table
+
+Draw = tuple[tuple[Any, ...], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Bad:
+    """Operands and params that the primitive's shape rule must reject with ``error``."""
+
+    label: str
+    operands: tuple[Any, ...]
+    params: Mapping[str, Any]
+    error: type[Exception]
+
+
+def bad(label: str, *operands: Any, error: type[Exception] = ShapeError, **params: Any) -> Bad:
+    return Bad(label, operands, params, error)
+
+
+@dataclass(frozen=True)
+class Row:
+    """``PRIMITIVES[prim].bind(*operands, **params)`` against ``ref(*operands, **params)``."""
+
+    prim: str
+    args: st.SearchStrategy[Draw]              # (operands, params); float operands float64
+    ref: Callable[..., Any]
+    grad: bool = True                          # check_grads w.r.t. the float64 operands
+    grad_args: st.SearchStrategy[Draw] | None = None
+    dtypes: tuple[np.dtype[Any], ...] = FLOATS  # float operands are cast to one of these
+    distinct: bool = False
+    bad: tuple[Bad, ...] = ()
+    variant: str = ""
+    bugs: Mapping[str, str] = field(default_factory=dict)  # column -> reason (strict xfail)
+
+    @property
+    def id(self) -> str:
+        return f"{self.prim}-{self.variant}" if self.variant else self.prim
+
+    def strategy(self, column: str) -> st.SearchStrategy[Draw]:
+        s = self.grad_args if column == "grad" and self.grad_args is not None else self.args
+        return s.map(lambda d: (spread(d[0]), d[1])) if self.distinct else s
+
+
+def bug(row: Row, reason: str, *columns: str) -> Row:
+    return Row(row.prim, row.args, row.ref, row.grad, row.grad_args, row.dtypes, row.distinct,
+               row.bad, row.variant, {**row.bugs, **{c: f"bug: {reason}" for c in columns}})
+
+
+def operands(*elements: st.SearchStrategy[float], rank0: bool = False
+             ) -> st.SearchStrategy[Draw]:
+    """Arrays of one shape; with ``rank0`` one of them may be rank 0 instead (the only
+    broadcasting that elementwise primitives allow)."""
+    @st.composite
+    def draw_ops(draw: Any) -> Draw:
+        shape = draw(shapes())
+        at = draw(st.sampled_from([None, None, *range(len(elements))])) if rank0 else None
+        return tuple(draw(arrays(() if i == at else shape, e))
+                     for i, e in enumerate(elements)), {}
+
+    return draw_ops()
+
+
+def one_rank0(x: st.SearchStrategy[float], y: st.SearchStrategy[float]
+              ) -> st.SearchStrategy[Draw]:
+    """x of rank >= 1 and y of rank 0."""
+    return st.tuples(arrays(shapes(min_dims=1), x), arrays((), y)).map(lambda t: (t, {}))
+
+
+# ------------------------------------------------------------- elementwise
+
+M23, M32 = np.ones((2, 3)), np.ones((3, 2))
+UNARY_REFS: dict[str, tuple[Callable[..., Any], st.SearchStrategy[float]]] = {
+    "exp": (np.exp, REAL), "exp2": (np.exp2, REAL), "expm1": (np.expm1, REAL),
+    "log": (np.log, POS), "log1p": (np.log1p, floats(-0.8, 3.0)),
+    "sin": (np.sin, REAL), "cos": (np.cos, REAL), "tan": (np.tan, floats(-1.3, 1.3)),
+    "asin": (np.arcsin, UNIT), "acos": (np.arccos, UNIT), "atan": (np.arctan, REAL),
+    "sinh": (np.sinh, REAL), "cosh": (np.cosh, REAL), "tanh": (np.tanh, REAL),
+    "asinh": (np.arcsinh, REAL), "acosh": (np.arccosh, floats(1.2, 4.0)),
+    "atanh": (np.arctanh, UNIT), "sqrt": (np.sqrt, POS),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), POS), "cbrt": (np.cbrt, FAR_FROM_0),
+    "logistic": (lambda x: 1 / (1 + np.exp(-x)), REAL),
+    "floor": (np.floor, floats(avoid=0.0, period=1.0)),
+    "ceil": (np.ceil, floats(avoid=0.0, period=1.0)),
+    "round": (np.rint, floats(avoid=0.5, period=1.0)),  # halves to even, like NumPy
+}
+
+
+def float_unary(name: str) -> Row:
+    ref, elements = UNARY_REFS[name]
+    return Row(name, operands(elements), ref,
+               bad=(bad("int operand", np.arange(3), error=DTypeError),))
+
+
+def number_unary(name: str, ref: Callable[..., Any], elements: st.SearchStrategy[float] = REAL,
+                 **kw: Any) -> Row:
+    return Row(name, operands(elements), ref, dtypes=NUMERIC,
+               bad=(bad("bool operand", np.array([True]), error=DTypeError),), **kw)
+
+
+@st.composite
+def integer_pow_args(draw: Any, ys: tuple[int, ...], elements: st.SearchStrategy[float]
+                     ) -> Draw:
+    return (draw(arrays(shapes(), elements)),), {"y": draw(st.sampled_from(ys))}
+
+
+def _integer_pow_ref(x: np.ndarray, y: int) -> np.ndarray:
+    return (x ** float(y) if y < 0 else x ** y).astype(x.dtype)
+
+
+def binary_bad(kinds: str = "numeric") -> tuple[Bad, ...]:
+    out = (bad("unequal shapes", M23, M32),
+           bad("unequal ranks", np.ones(3), np.ones((1, 3))),
+           bad("unequal dtypes", np.ones(3), np.ones(3, np.float32), error=DTypeError))
+    if kinds == "float":
+        out += (bad("int operands", np.arange(3), np.arange(3), error=DTypeError),)
+    if kinds == "integral":
+        out += (bad("float operands", np.ones(3), np.ones(3), error=DTypeError),)
+    return out
+
+
+def binary(name: str, ref: Callable[..., Any], x: st.SearchStrategy[float] = REAL,
+           y: st.SearchStrategy[float] = REAL, kinds: str = "numeric", **kw: Any) -> Row:
+    kw.setdefault("dtypes", FLOATS if kinds == "float" else NUMERIC)
+    return Row(name, operands(x, y, rank0=True), ref, bad=binary_bad(kinds), **kw)
+
+
+def _div_ref(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.floor_divide(x, y) if x.dtype.kind in "iu" else np.true_divide(x, y)
+
+
+@st.composite
+def off_grid_ratio(draw: Any) -> Draw:
+    """x, y with x / y at least 0.05 from an integer (rem is smooth there)."""
+    shape = draw(shapes())
+    y = draw(arrays(shape, floats(0.5, 3.0))) * draw(arrays(shape, st.sampled_from([-1., 1.])))
+    q = draw(arrays(shape, floats(avoid=0.0, period=1.0, gap=0.05)))
+    return (np.asarray(q * y), np.asarray(y)), {}
+
+
+@st.composite
+def select_args(draw: Any) -> Draw:
+    shape = draw(shapes())
+    return (draw(hnp.arrays(np.bool_, shape)), draw(arrays(shape)), draw(arrays(shape))), {}
+
+
+CONVERT_TO = [F64, F32, I64, I32, BOOL]
+
+
+@st.composite
+def convert_args(draw: Any, targets: list[np.dtype[Any]]) -> Draw:
+    return (draw(arrays(shapes())),), {"new_dtype": draw(st.sampled_from(targets)),
+                                       "weak_type": draw(st.booleans())}
+
+
+ELEMENTWISE = [
+    *(float_unary(n) for n in UNARY_REFS),
+    number_unary("neg", np.negative),
+    number_unary("sign", np.sign, NONZERO),
+    number_unary("abs", np.abs, NONZERO),
+    number_unary("is_finite", np.isfinite, st.one_of(REAL, st.sampled_from(
+        [np.nan, np.inf, -np.inf])), grad=False),
+    Row("integer_pow", integer_pow_args((-2, -1, 0, 1, 2, 3), FAR_FROM_0), _integer_pow_ref,
+        bad=(bad("bool operand", np.array([True]), error=DTypeError, y=2),)),
+    Row("integer_pow", integer_pow_args((0, 1, 2, 3), SMALL_INTS), _integer_pow_ref,
+        dtypes=(I64, I32), grad=False, variant="int"),
+    Row("not", operands(SMALL_INTS), np.invert, grad=False, dtypes=INTEGRAL,
+        bad=(bad("float operand", np.ones(2), error=DTypeError),)),
+    binary("add", np.add), binary("sub", np.subtract), binary("mul", np.multiply),
+    binary("div", _div_ref, y=FAR_FROM_0),
+    binary("rem", np.remainder, y=FAR_FROM_0, grad_args=off_grid_ratio()),
+    binary("pow", np.power, POS, NONZERO, dtypes=FLOATS,
+           grad_args=operands(POS, NONZERO)),
+    Row("pow", one_rank0(POS, NONZERO), np.power, variant="rank-0-exponent"),
+    Row("pow", operands(POS, st.just(0.0)), np.power, variant="zero-exponent"),
+    binary("max", np.maximum, distinct=True), binary("min", np.minimum, distinct=True),
+    *(Row(n, one_rank0(REAL, REAL), ref, distinct=True, variant="rank-0")
+      for n, ref in (("max", np.maximum), ("min", np.minimum))),
+    binary("atan2", np.arctan2, FAR_FROM_0, FAR_FROM_0, kinds="float"),
+    *(binary(n, ref, SMALL_INTS, SMALL_INTS, grad=False, dtypes=ALL)
+      for n, ref in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                     ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal))),
+    *(binary(n, ref, SMALL_INTS, SMALL_INTS, kinds="integral", grad=False, dtypes=INTEGRAL)
+      for n, ref in (("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor))),
+    Row("select", select_args(), np.where, dtypes=ALL, bad=(
+        bad("float predicate", np.ones(2), np.ones(2), np.ones(2), error=DTypeError),
+        bad("predicate shape", np.ones(3, bool), np.ones(2), np.ones(2)),
+        bad("branch dtypes", np.ones(2, bool), np.ones(2), np.ones(2, np.float32),
+            error=DTypeError),
+        bad("branch shapes", np.ones((2, 3), bool), M23, M32))),
+    Row("convert_element_type", convert_args(CONVERT_TO),
+        lambda x, new_dtype, weak_type: x.astype(new_dtype), dtypes=ALL,
+        grad_args=convert_args([F64])),
+    Row("stop_gradient", operands(REAL), lambda x: x, grad=False, dtypes=ALL),
+]
+
+# ---------------------------------------------------------------- reductions
+
+
+def _axes(ndim: int) -> st.SearchStrategy[tuple[int, ...]]:
+    return st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim).map(
+        lambda a: tuple(sorted(a))) if ndim else st.just(())
+
+
+@st.composite
+def reduce_args(draw: Any, elements: st.SearchStrategy[float] = REAL) -> Draw:
+    x = draw(arrays(shapes(), elements))
+    return (x,), {"axes": draw(_axes(x.ndim))}
+
+
+@st.composite
+def axis_args(draw: Any, **extra: st.SearchStrategy[Any]) -> Draw:
+    x = draw(arrays(shapes(min_dims=1)))
+    return (x,), {"axis": draw(st.integers(0, x.ndim - 1)),
+                  **{k: draw(v) for k, v in extra.items()}}
+
+
+def reduce_bad(empty: bool = False) -> tuple[Bad, ...]:
+    out = (bad("axis out of range", M23, axes=(2,)), bad("repeated axis", M23, axes=(1, 1)))
+    if empty:
+        out += (bad("empty axis", np.ones((0, 2)), axes=(0,)),)
+    return out
+
+
+def _cumsum_ref(x: np.ndarray, axis: int, reverse: bool) -> np.ndarray:
+    if reverse:
+        return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
+    return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
+def _arg_ref(f: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda x, axis, index_dtype: f(x, axis=axis).astype(index_dtype)
+
+
+ARG_BAD = (bad("axis out of range", M23, axis=2, index_dtype=I64),
+           bad("empty axis", np.ones((0, 2)), axis=0, index_dtype=I64))
+INDEX_DTYPES = st.sampled_from([I64, I32])
+
+REDUCTIONS = [
+    Row("reduce_sum", reduce_args(), lambda x, axes: np.sum(x, axis=axes, dtype=x.dtype),
+        dtypes=NUMERIC, bad=reduce_bad()),
+    Row("reduce_prod", reduce_args(NONZERO), lambda x, axes: np.prod(x, axis=axes,
+                                                                      dtype=x.dtype),
+        dtypes=NUMERIC, bad=reduce_bad()),
+    Row("reduce_prod", reduce_args(st.sampled_from([0.0, 1.5, -2.0])),
+        lambda x, axes: np.prod(x, axis=axes), variant="with-zeros"),
+    Row("reduce_max", reduce_args(), lambda x, axes: np.max(x, axis=axes), dtypes=ALL,
+        distinct=True, bad=reduce_bad(empty=True)),
+    Row("reduce_min", reduce_args(), lambda x, axes: np.min(x, axis=axes), dtypes=ALL,
+        distinct=True, bad=reduce_bad(empty=True)),
+    Row("argmax", axis_args(index_dtype=INDEX_DTYPES), _arg_ref(np.argmax), grad=False,
+        dtypes=ALL, bad=ARG_BAD),
+    Row("argmin", axis_args(index_dtype=INDEX_DTYPES), _arg_ref(np.argmin), grad=False,
+        dtypes=ALL, bad=ARG_BAD),
+    Row("cumsum", axis_args(reverse=st.booleans()), _cumsum_ref, dtypes=NUMERIC,
+        bad=(bad("axis out of range", M23, axis=2, reverse=False),)),
+]
+
+# ---------------------------------------------------------------- structural
+
+
+@st.composite
+def broadcast_in_dim_args(draw: Any) -> Draw:
+    shape = draw(shapes())
+    dims = tuple(sorted(draw(st.lists(st.integers(0, len(shape) - 1), unique=True)))) \
+        if shape else ()
+    xshape = tuple(1 if draw(st.booleans()) else shape[d] for d in dims)
+    return (draw(arrays(xshape)),), {"shape": shape, "broadcast_dimensions": dims}
+
+
+def _bid_ref(x: np.ndarray, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
+             ) -> np.ndarray:
+    new = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
+    return np.broadcast_to(np.expand_dims(x, new), shape)
+
+
+@st.composite
+def reshape_args(draw: Any) -> Draw:
+    x = draw(arrays(shapes()))
+    sizes = [d for d in x.shape if d != 1] + [1] * draw(st.integers(0, 2))
+    new = list(draw(st.permutations(sizes)))
+    if len(new) >= 2 and draw(st.booleans()):
+        new[:2] = [new[0] * new[1]]
+    return (x,), {"new_sizes": tuple(new)}
+
+
+@st.composite
+def one_operand(draw: Any, min_dims: int = 0, side: tuple[int, int] = (1, 4),
+                **params: Callable[[tuple[int, ...]], st.SearchStrategy[Any]]) -> Draw:
+    x = draw(arrays(shapes(min_dims=min_dims, min_side=side[0], max_side=side[1])))
+    return (x,), {k: draw(f(x.shape)) for k, f in params.items()}
+
+
+def _dims_of_size_1(shape: tuple[int, ...]) -> st.SearchStrategy[tuple[int, ...]]:
+    ones = [i for i, d in enumerate(shape) if d == 1]
+    return st.lists(st.sampled_from(ones), unique=True).map(lambda a: tuple(sorted(a))) \
+        if ones else st.just(())
+
+
+def _new_dims(shape: tuple[int, ...]) -> st.SearchStrategy[tuple[int, ...]]:
+    return st.integers(1, 2).flatmap(lambda k: st.lists(
+        st.integers(0, len(shape) + k - 1), min_size=k, max_size=k, unique=True).map(
+        lambda a: tuple(sorted(a))))
+
+
+def _expand_ref(x: np.ndarray, dimensions: tuple[int, ...]) -> np.ndarray:
+    return np.expand_dims(x, dimensions) if dimensions else x
+
+
+@st.composite
+def slice_args(draw: Any, min_dims: int = 1, max_dims: int = 3) -> Draw:
+    x = draw(arrays(shapes(min_dims=min_dims, max_dims=max_dims, max_side=5)))
+    start, limit, strides = [], [], []
+    for n in x.shape:
+        lo = draw(st.integers(0, n))
+        start.append(lo)
+        limit.append(draw(st.integers(lo, n)))
+        strides.append(draw(st.integers(1, 3)))
+    return (x,), {"start_indices": tuple(start), "limit_indices": tuple(limit),
+                  "strides": tuple(strides)}
+
+
+def _slice_ref(x: np.ndarray, start_indices: Any, limit_indices: Any, strides: Any
+               ) -> np.ndarray:
+    return x[tuple(slice(*t) for t in zip(start_indices, limit_indices, strides))]
+
+
+@st.composite
+def concatenate_args(draw: Any) -> Draw:
+    base = list(draw(shapes(min_dims=1)))
+    dim = draw(st.integers(0, len(base) - 1))
+    ops = []
+    for _ in range(draw(st.integers(1, 3))):
+        base[dim] = draw(st.integers(0, 3))
+        ops.append(draw(arrays(tuple(base))))
+    return tuple(ops), {"dimension": dim}
+
+
+@st.composite
+def pad_args(draw: Any, min_dims: int = 1, max_dims: int = 3) -> Draw:
+    x = draw(arrays(shapes(min_dims=min_dims, max_dims=max_dims)))
+    config = []
+    for n in x.shape:
+        interior = draw(st.integers(0, 2))
+        inner = n + max(n - 1, 0) * interior
+        lo = draw(st.integers(max(-2, -inner), 2))
+        hi = draw(st.integers(max(-2, -inner - lo), 2))
+        config.append((lo, hi, interior))
+    return (x, draw(arrays(()))), {"padding_config": tuple(config)}
+
+
+def _pad_ref(x: np.ndarray, v: np.ndarray, padding_config: Any) -> np.ndarray:
+    """Per axis: interior padding by np.insert, then edges (negative ones crop)."""
+    out = x
+    for ax, (lo, hi, interior) in enumerate(padding_config):
+        n = out.shape[ax]
+        if interior and n > 1:
+            out = np.insert(out, np.repeat(np.arange(1, n), interior), v, axis=ax)
+        edge = list(out.shape)
+        edge[ax] = max(lo, 0)
+        before = np.full(edge, v, x.dtype)
+        edge[ax] = max(hi, 0)
+        out = np.concatenate([before, out, np.full(edge, v, x.dtype)], axis=ax)
+        keep = range(max(-lo, 0), out.shape[ax] - max(-hi, 0))
+        out = np.take(out, keep, axis=ax)
+    return out
+
+
+@st.composite
+def iota_args(draw: Any) -> Draw:
+    shape = draw(shapes(min_dims=1))
+    return (), {"dtype": draw(st.sampled_from([I64, I32, F32, F64])), "shape": shape,
+                "dimension": draw(st.integers(0, len(shape) - 1))}
+
+
+def _iota_ref(dtype: Any, shape: tuple[int, ...], dimension: int) -> np.ndarray:
+    return np.indices(shape, dtype=dtype)[dimension]
+
+
+ONE = np.array(1.0)
+STRUCTURAL = [
+    Row("broadcast_in_dim", broadcast_in_dim_args(), _bid_ref, dtypes=ALL, bad=(
+        bad("size mismatch", np.ones(3), shape=(4,), broadcast_dimensions=(0,)),
+        bad("dims count", np.ones(3), shape=(2, 3), broadcast_dimensions=()),
+        bad("decreasing dims", M23, shape=(3, 2, 3), broadcast_dimensions=(2, 1)))),
+    Row("reshape", reshape_args(), lambda x, new_sizes: np.reshape(x, new_sizes), dtypes=ALL,
+        bad=(bad("size mismatch", M23, new_sizes=(4,)),)),
+    Row("transpose", one_operand(permutation=lambda s: st.permutations(range(len(s))).map(
+        tuple)), lambda x, permutation: np.transpose(x, permutation), dtypes=ALL,
+        bad=(bad("not a permutation", M23, permutation=(0, 0)),
+             bad("wrong length", M23, permutation=(0,)))),
+    Row("squeeze", one_operand(side=(1, 2), dimensions=_dims_of_size_1),
+        lambda x, dimensions: np.squeeze(x, dimensions), dtypes=ALL,
+        bad=(bad("axis of size 3", M23, dimensions=(1,)),
+             bad("axis out of range", M23, dimensions=(2,)))),
+    Row("expand_dims", one_operand(dimensions=_new_dims), _expand_ref, dtypes=ALL,
+        bad=(bad("out of range", M23, dimensions=(3,)),
+             bad("repeated", M23, dimensions=(0, 0)))),
+    Row("slice", slice_args(), _slice_ref, dtypes=ALL, bad=(
+        bad("limit past the end", M23, start_indices=(0, 0), limit_indices=(2, 4),
+            strides=(1, 1)),
+        bad("start after limit", M23, start_indices=(2, 0), limit_indices=(1, 3),
+            strides=(1, 1)),
+        bad("one start per axis", M23, start_indices=(0,), limit_indices=(2,), strides=(1,)),
+        bad("zero stride", M23, start_indices=(0, 0), limit_indices=(2, 3),
+            strides=(0, 1)))),
+    Row("slice", slice_args(min_dims=0, max_dims=0), _slice_ref, variant="rank-0"),
+    Row("rev", one_operand(dimensions=lambda s: _axes(len(s))),
+        lambda x, dimensions: np.flip(x, dimensions), dtypes=ALL,
+        bad=(bad("axis out of range", M23, dimensions=(2,)),)),
+    Row("concatenate", concatenate_args(), lambda *xs, dimension: np.concatenate(xs, dimension),
+        dtypes=ALL, bad=(
+            bad("shapes differ off the axis", M23, M32, dimension=0),
+            bad("ranks differ", M23, np.ones(3), dimension=0),
+            bad("axis out of range", M23, M23, dimension=2),
+            bad("dtypes differ", M23, M23.astype(np.float32), dimension=0, error=DTypeError))),
+    Row("pad", pad_args(), _pad_ref, dtypes=NUMERIC, bad=(
+        bad("non-scalar padding value", M23, np.ones(1), padding_config=((0, 0, 0),) * 2),
+        bad("padding value dtype", M23, np.array(1, np.float32),
+            padding_config=((0, 0, 0),) * 2, error=DTypeError),
+        bad("config length", M23, ONE, padding_config=((0, 0, 0),)),
+        bad("negative size", M23, ONE, padding_config=((-2, -1, 0), (0, 0, 0))),
+        bad("negative interior", M23, ONE, padding_config=((0, 0, -1), (0, 0, 0))))),
+    Row("pad", pad_args(min_dims=0, max_dims=0), _pad_ref, variant="rank-0", grad=False),
+    Row("iota", iota_args(), _iota_ref, grad=False, dtypes=(F64,),
+        bad=(bad("dimension out of range", dtype=I64, shape=(2, 3), dimension=2),)),
+]
+
+# ------------------------------------------------------------------ indexing
+
+
+@st.composite
+def gather_args(draw: Any, unique: bool = False, min_k: int = 1, max_k: int = 3) -> Draw:
+    """operand, indices of shape (*B, k) (some out of range: clamped) and, for scatters,
+    updates of shape (*B, *operand.shape[k:])."""
+    op = draw(arrays(shapes(min_dims=1)))
+    k = draw(st.integers(min_k, min(op.ndim, max_k)))
+    batch = draw(shapes(min_dims=0, max_dims=2, max_side=3))
+    cols = [draw(int_arrays(batch, -2, n + 1)) for n in op.shape[:k]]
+    idx = np.stack(cols, -1) if cols else np.zeros(batch + (0,), np.int64)
+    if unique:
+        clamped = [tuple(np.clip(i, 0, np.array(op.shape[:k]) - 1)) for i in
+                   idx.reshape(-1, k)]
+        if len(set(clamped)) != len(clamped):
+            idx = idx.reshape(-1, k)[:1].reshape((1,) * len(batch) + (k,))
+            batch = idx.shape[:-1]
+    updates = draw(arrays(batch + op.shape[k:]))
+    return (op, idx, updates), {}
+
+
+def _positions(op: np.ndarray, idx: np.ndarray) -> list[tuple[tuple[int, ...], Any]]:
+    """(batch position, clamped index tuple) pairs, in C order."""
+    k = idx.shape[-1]
+    hi = np.array(op.shape[:k]) - 1
+    return [(b, tuple(np.clip(idx[b], 0, hi).tolist())) for b in np.ndindex(*idx.shape[:-1])]
+
+
+def _gather_ref(op: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    out = np.empty(idx.shape[:-1] + op.shape[idx.shape[-1]:], op.dtype)
+    for b, t in _positions(op, idx):
+        out[b] = op[t]
+    return out
+
+
+def _scatter_ref(add: bool) -> Callable[..., np.ndarray]:
+    def ref(op: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> np.ndarray:
+        out = op.copy()
+        for b, t in _positions(op, idx):
+            out[t] = out[t] + upd[b] if add else upd[b]
+        return out
+
+    return ref
+
+
+@st.composite
+def dynamic_slice_args(draw: Any, update: bool, min_dims: int = 1, max_dims: int = 3) -> Draw:
+    op = draw(arrays(shapes(min_dims=min_dims, max_dims=max_dims)))
+    sizes = tuple(draw(st.integers(0, n)) for n in op.shape)
+    starts = tuple(np.asarray(draw(st.integers(-2, n + 1)), draw(st.sampled_from([I64, I32])))
+                   for n in op.shape)
+    if update:
+        return (op, draw(arrays(sizes)), *starts), {}
+    return (op, *starts), {"slice_sizes": sizes}
+
+
+def _clamped(shape: tuple[int, ...], sizes: tuple[int, ...], starts: Any) -> tuple[slice, ...]:
+    st_ = [min(max(int(s), 0), n - k) for s, n, k in zip(starts, shape, sizes)]
+    return tuple(slice(s, s + k) for s, k in zip(st_, sizes))
+
+
+def _dynamic_slice_ref(op: np.ndarray, *starts: Any, slice_sizes: Any) -> np.ndarray:
+    return op[_clamped(op.shape, slice_sizes, starts)]
+
+
+def _dynamic_update_slice_ref(op: np.ndarray, upd: np.ndarray, *starts: Any) -> np.ndarray:
+    out = op.copy()
+    out[_clamped(op.shape, upd.shape, starts)] = upd
+    return out
+
+
+IDX = np.array([[0], [1]])
+SCATTER_BAD = (
+    bad("updates shape", M23, IDX, np.ones((2, 2))),
+    bad("updates dtype", M23, IDX, np.ones((2, 3), np.float32), error=DTypeError),
+    bad("float indices", M23, IDX.astype(float), M23, error=DTypeError),
+)
+I0 = np.array(0)
+
+
+def _drop_updates(d: Draw) -> Draw:
+    return d[0][:2], d[1]
+
+
+INDEXING = [
+    Row("gather", gather_args().map(_drop_updates), _gather_ref, dtypes=ALL,
+        bad=(bad("float indices", M23, IDX.astype(float), error=DTypeError),
+             bad("index tuples too long", np.ones(3), np.zeros((2, 2), int)),
+             bad("scalar indices", M23, np.array(0)))),
+    Row("gather", gather_args(min_k=0, max_k=0).map(_drop_updates), _gather_ref,
+            variant="empty-index-tuples", grad=False),
+    Row("scatter_add", gather_args(), _scatter_ref(add=True), dtypes=NUMERIC,
+        bad=SCATTER_BAD),
+    Row("scatter", gather_args(unique=True), _scatter_ref(add=False), dtypes=ALL,
+        bad=SCATTER_BAD),
+    Row("dynamic_slice", dynamic_slice_args(update=False), _dynamic_slice_ref, dtypes=ALL,
+        bad=(bad("one start per axis", M23, I0, slice_sizes=(1, 1)),
+             bad("float start", M23, I0, np.array(0.0), slice_sizes=(1, 1), error=DTypeError),
+             bad("slice too big", M23, I0, I0, slice_sizes=(3, 1)))),
+    Row("dynamic_update_slice", dynamic_slice_args(update=True), _dynamic_update_slice_ref,
+        dtypes=ALL, bad=(
+            bad("update too big", M23, np.ones((3, 1)), I0, I0),
+            bad("update dtype", M23, np.ones((1, 1), np.float32), I0, I0, error=DTypeError),
+            bad("one start per axis", M23, np.ones((1, 1)), I0))),
+    Row("dynamic_update_slice", dynamic_slice_args(update=True, min_dims=0, max_dims=0),
+            _dynamic_update_slice_ref, variant="rank-0"),
+]
+
+# -------------------------------------------------------------------- linalg
+
+
+@st.composite
+def dot_general_args(draw: Any) -> Draw:
+    """Operands with batch, contracting and free axes in random positions."""
+    counts = [draw(st.integers(0, 2)) for _ in range(4)]  # batch, contract, lhs/rhs free
+    sizes = [[draw(st.integers(1, 3)) for _ in range(c)] for c in counts]
+    batch, contract, lfree, rfree = sizes
+
+    def place(groups: list[list[int]]) -> tuple[tuple[int, ...], list[list[int]]]:
+        dims = [d for g in groups for d in g]
+        perm = draw(st.permutations(range(len(dims))))
+        shape = [0] * len(dims)
+        for d, p in zip(dims, perm):
+            shape[p] = d
+        positions, start = [], 0
+        for g in groups:
+            positions.append([perm[start + i] for i in range(len(g))])
+            start += len(g)
+        return tuple(shape), positions
+
+    lshape, (lb, lc, _) = place([batch, contract, lfree])
+    rshape, (rb, rc, _) = place([batch, contract, rfree])
+    dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
+    return (draw(arrays(lshape)), draw(arrays(rshape))), {"dimension_numbers": dn}
+
+
+def _dot_general_ref(lhs: np.ndarray, rhs: np.ndarray, dimension_numbers: Any) -> np.ndarray:
+    (lc, rc), (lb, rb) = dimension_numbers
+    letters = iter(string.ascii_letters)
+    lt = [next(letters) for _ in range(lhs.ndim)]
+    rt = [next(letters) for _ in range(rhs.ndim)]
+    for a, b in zip(lc + lb, rc + rb):
+        rt[b] = lt[a]
+    out = ([lt[a] for a in lb] + [c for i, c in enumerate(lt) if i not in lc + lb]
+           + [c for i, c in enumerate(rt) if i not in rc + rb])
+    spec = f"{''.join(lt)},{''.join(rt)}->{''.join(out)}"
+    return np.einsum(spec, lhs, rhs).astype(np.result_type(lhs, rhs))
+
+
+LINALG = [
+    Row("dot_general", dot_general_args(), _dot_general_ref, dtypes=NUMERIC, bad=(
+        bad("contracting sizes", M23, M32, dimension_numbers=(((1,), (1,)), ((), ()))),
+        bad("batch sizes", M23, M32, dimension_numbers=(((), ()), ((0,), (0,)))),
+        bad("axis out of range", M23, M32, dimension_numbers=(((2,), (0,)), ((), ()))),
+        bad("dtypes", M23, M32.astype(np.float32), dimension_numbers=(((1,), (0,)), ((), ())),
+            error=DTypeError))),
+]
+
+TABLE: list[Row] = ELEMENTWISE + REDUCTIONS + STRUCTURAL + INDEXING + LINALG
+
+
+def test_table_covers_every_primitive() -> None:
+    """Every primitive has a row, except the call-like ones (custom rules, checkpoint,
+    jit, control flow), which run user functions and are tested with their transforms."""
+    call_like = {n for n, p in PRIMITIVES.items() if p.call_like}
+    assert CALL_LIKE <= call_like
+    missing = sorted(set(PRIMITIVES) - call_like - {r.prim for r in TABLE})
+    assert not missing, f"primitives without a row in TABLE: {missing}"
+    unknown = sorted({r.prim for r in TABLE} - set(PRIMITIVES))
+    assert not unknown, f"TABLE rows for unknown primitives: {unknown}"
+    ids = [r.id for r in TABLE]
+    assert len(ids) == len(set(ids))
+
+
+# -------------------------------------------------------------------- helpers
+
+
+def params(column: str) -> list[Any]:
+    out = []
+    for r in TABLE:
+        if column == "grad" and not r.grad:
+            continue
+        marks = [pytest.mark.xfail(strict=True, reason=r.bugs[column])] if column in r.bugs \
+            else []
+        out.append(pytest.param(r, id=r.id, marks=marks))
+    return out
+
+
+def cast(a: Any, dtype: np.dtype[Any]) -> Any:
+    """A drawn float64 operand in ``dtype`` (integers rounded, booleans ``a > 0``)."""
+    if a.dtype != F64:
+        return a
+    if dtype.kind == "b":
+        return np.asarray(a > 0)
+    if dtype.kind in "iu":
+        return quiet(np.asarray, np.nan_to_num(np.round(a)), dtype=dtype)
+    return np.asarray(a, dtype=dtype)
+
+
+def quiet(f: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    """``f(*args, **kw)`` without NumPy's warnings (integer division by zero...)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return f(*args, **kw)
+
+
+def bind(row: Row, *ops: Any, **params: Any) -> Any:
+    return quiet(PRIMITIVES[row.prim].bind, *ops, **params)
+
+
+def assert_same(actual: Any, expected: Any, what: str = "") -> None:
+    a_leaves, e_leaves = tree_leaves(actual), tree_leaves(expected)
+    assert len(a_leaves) == len(e_leaves)
+    for a, e in zip(a_leaves, e_leaves):
+        assert isinstance(a, np.ndarray), f"{what}result {a!r} is not an ndarray"
+        e = np.asarray(e)
+        assert (a.shape, a.dtype) == (e.shape, e.dtype), \
+            f"{what}{a.dtype}{list(a.shape)} != reference {e.dtype}{list(e.shape)}"
+        if e.dtype.kind in "fc":
+            tol = TOL.get(e.dtype, 1e-12)
+            np.testing.assert_allclose(a, e, rtol=tol, atol=tol, err_msg=what)
+        else:
+            np.testing.assert_array_equal(a, e, err_msg=what)
+
+
+def draw_operands(row: Row, data: st.DataObject, column: str = "impl") -> Draw:
+    ops, kw = data.draw(row.strategy(column), label="operands, params")
+    if column == "grad":
+        return ops, kw
+    dtype = data.draw(st.sampled_from(row.dtypes), label="dtype")
+    return tuple(cast(o, dtype) for o in ops), kw
+
+
+def run(row: Row, column: str, body: Callable[[st.DataObject], None],
+        base: settings = SETTINGS) -> None:
+    """``body(data)`` under hypothesis; known bugs (strict xfails) skip shrinking."""
+    if column in row.bugs:
+        base = settings(base, phases=(Phase.explicit, Phase.generate))
+    given(data=st.data())(base(body))()
+
+
+# -------------------------------------------------------------------- columns
+
+
+@pytest.mark.parametrize("row", params("impl"))
+def test_impl(row: Row) -> None:
+    def body(data: st.DataObject) -> None:
+        ops, kw = draw_operands(row, data)
+        assert_same(bind(row, *ops, **kw), quiet(row.ref, *ops, **kw))
+
+    run(row, "impl", body)
+
+
+@pytest.mark.parametrize("row", params("abstract_eval"))
+def test_abstract_eval(row: Row) -> None:
+    prim = PRIMITIVES[row.prim]
+
+    def body(data: st.DataObject) -> None:
+        ops, kw = draw_operands(row, data)
+        avals = abstract_eval(prim, [get_aval(o) for o in ops], kw)
+        outs = bind(row, *ops, **kw)
+        outs = outs if prim.multiple_results else [outs]
+        assert [(a.shape, a.dtype) for a in avals] == [(o.shape, o.dtype) for o in outs]
+
+    run(row, "abstract_eval", body)
+
+
+@pytest.mark.parametrize("row", params("staged"))
+def test_staged(row: Row) -> None:
+    def body(data: st.DataObject) -> None:
+        ops, kw = draw_operands(row, data)
+        closed = funcgrad.make_jaxpr(lambda *a: bind(row, *a, **kw))(*ops)
+        assert [e.primitive.name for e in closed.eqns] == [row.prim], str(closed)
+        staged = quiet(funcgrad.eval_jaxpr, closed, *ops)
+        assert_same(staged, tree_leaves(bind(row, *ops, **kw)), what=f"{closed}\n")
+
+    run(row, "staged", body)
+
+
+@pytest.mark.parametrize("row", params("grad"))
+def test_grad(row: Row) -> None:
+    def body(data: st.DataObject) -> None:
+        ops, kw = draw_operands(row, data, "grad")
+        diff = [i for i, o in enumerate(ops) if o.dtype == F64]
+
+        def f(*floats: Any) -> Any:
+            full = list(ops)
+            for i, x in zip(diff, floats):
+                full[i] = x
+            return PRIMITIVES[row.prim].bind(*full, **kw)
+
+        check_grads(f, [ops[i] for i in diff], order=2, modes=("fwd", "rev"))
+
+    run(row, "grad", body, GRAD_SETTINGS)
+
+
+BAD_CASES = [pytest.param(r, b, id=f"{r.id}-{b.label}") for r in TABLE for b in r.bad]
+
+
+@pytest.mark.parametrize("row,case", BAD_CASES)
+def test_bad_input(row: Row, case: Bad) -> None:
+    """The shape rule rejects the operands, with the primitive and the shapes in the
+    message, both eagerly and while staging."""
+    prim = PRIMITIVES[row.prim]
+    for run_it in (lambda: prim.bind(*case.operands, **case.params),
+                   lambda: funcgrad.make_jaxpr(lambda *a: prim.bind(*a, **case.params))(
+                       *case.operands)):
+        with pytest.raises(case.error) as info:
+            run_it()
+        msg = str(info.value)
+        assert re.search(rf"\b{re.escape(row.prim)}\b", msg), msg
+        for o in case.operands:
+            assert get_aval(o).str_short() in msg, msg
+
+
+# ------------------------------------------- rules stated by the design notes
+
+
+@pytest.mark.parametrize("reduce,x,expected", [
+    (lax.reduce_max, [-1.0, 3.0, 3.0, -1.0], [0.0, 0.5, 0.5, 0.0]),
+    (lax.reduce_min, [-1.0, 3.0, -1.0, 2.0, -1.0], [1 / 3, 0.0, 1 / 3, 0.0, 1 / 3]),
+], ids=["reduce_max", "reduce_min"])
+def test_reduce_max_min_split_ties_equally(reduce: Any, x: list[float], expected: list[float]
+                                           ) -> None:
+    x_ = np.array(x)
+    np.testing.assert_allclose(funcgrad.grad(lambda v: reduce(v, (0,)))(x_), expected)
+    t = np.arange(x_.size, dtype=float)
+    _, t_out = funcgrad.jvp(lambda v: reduce(v, (0,)), (x_,), (t,))
+    np.testing.assert_allclose(t_out, np.dot(expected, t))
+
+
+@pytest.mark.parametrize("op", [lax.max, lax.min], ids=["max", "min"])
+def test_max_min_split_ties_equally(op: Any) -> None:
+    x = np.array([1.0, 2.0, 3.0])
+    gx, gy = funcgrad.grad(lambda a, b: lax.reduce_sum(op(a, b), (0,)), argnums=(0, 1))(
+        x, np.array([1.0, 0.0, 5.0]))
+    expected_x = [0.5, 1.0, 0.0] if op is lax.max else [0.5, 0.0, 1.0]
+    np.testing.assert_allclose(gx, expected_x)
+    np.testing.assert_allclose(gy, 1.0 - np.array(expected_x))
+
+
+@pytest.mark.parametrize("x,expected", [
+    ([2.0, 0.0, 3.0], [0.0, 6.0, 0.0]), ([0.0, 0.0, 3.0], [0.0, 0.0, 0.0]),
+    ([2.0, 4.0, 3.0], [12.0, 6.0, 8.0]),
+])
+def test_reduce_prod_gradient_is_exact_with_zeros(x: list[float], expected: list[float]
+                                                  ) -> None:
+    g = funcgrad.grad(lambda v: lax.reduce_prod(v, (0,)))(np.array(x))
+    np.testing.assert_array_equal(g, expected)
+
+
+def test_integer_div_floors() -> None:
+    x, y = np.array([7, -7, 7, -7]), np.array([2, 2, -2, -2])
+    np.testing.assert_array_equal(lax.div(x, y), [3, -4, -4, 3])
+    np.testing.assert_allclose(lax.div(x.astype(float), y.astype(float)), x / y)
+
+
+def test_stop_gradient_has_zero_derivatives() -> None:
+    x = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(funcgrad.grad(
+        lambda v: lax.reduce_sum(lax.mul(lax.stop_gradient(v), v), (0,)))(x), x)
+    _, t = funcgrad.jvp(lax.stop_gradient, (x,), (np.ones(2),))
+    assert not np.any(t)
