@@ -22,3 +22,12 @@ def test_quickstart() -> None:
     assert "check_grads: first and second derivatives agree" in out
     losses = [float(line.split()[-1]) for line in out.splitlines() if line.startswith("step")]
     assert losses[-1] < 0.5 * losses[0]
+
+
+def test_readme_tour_runs() -> None:
+    import re  # noqa: PLC0415
+
+    text = (ROOT / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S)
+    assert code is not None
+    exec(compile(code.group(1), "README.md", "exec"), {})  # noqa: S102

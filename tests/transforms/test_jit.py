@@ -117,19 +117,12 @@ def test_eval_of_lowered_jaxpr_equals_eager(name: str, f: Callable[..., Any],
         close(g, e)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a jitted call with a Python scalar argument that "
-                   "the program converts (float32 array * Python float, or a Python int "
-                   "promoted to float) crashes: the scalar reaches convert_element_type's impl "
-                   "as a Python float/int, which has no .astype")
 def test_jit_python_scalar_argument_that_needs_conversion() -> None:
     f = lambda x, s: x * s
     close(fg.jit(f)(F32, 2.0), f(F32, 2.0))
     close(fg.jit(f)(A34, 2), f(A34, 2))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: eval_jaxpr of a jaxpr whose input is a Python "
-                   "scalar that the program converts raises AttributeError ('int' object has "
-                   "no attribute 'astype') in convert_element_type's impl")
 def test_eval_jaxpr_with_python_scalar_input() -> None:
     f = lambda x, n: x * n
     cj = fg.make_jaxpr(f)(A34, 2)
@@ -600,11 +593,6 @@ def test_jit_closing_over_a_concrete_array_under_grad() -> None:
     close(fg.grad(jf)(X3), np.cos(X3) * w)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a jitted function that closes over a tracer of an "
-                   "enclosing transformation (grad/jvp/vmap) stages that tracer as a constant of "
-                   "its jaxpr instead of lifting it to an input, and the compiled program then "
-                   "feeds the tracer to NumPy: TypeError \"operand 'VJPTracer' does not support "
-                   "ufuncs\"")
 def test_jit_closing_over_outer_tracer_under_grad() -> None:
     def outer(a):
         @fg.jit
@@ -616,8 +604,6 @@ def test_jit_closing_over_outer_tracer_under_grad() -> None:
     close(fg.grad(outer)(np.array(0.5)), np.sum(np.cos(0.5 * X3) * X3))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: jit closing over an outer tracer (same cause as "
-                   "under grad) also fails under jvp and vmap")
 def test_jit_closing_over_outer_tracer_under_jvp_and_vmap() -> None:
     def outer(a):
         return fg.jit(lambda y: fnp.sum(a * y))(X3)
@@ -627,9 +613,6 @@ def test_jit_closing_over_outer_tracer_under_jvp_and_vmap() -> None:
     close(fg.vmap(outer)(np.array([0.5, 2.0])), np.array([0.5, 2.0]) * X3.sum())
 
 
-@pytest.mark.xfail(strict=True, reason="bug: jit closing over an outer tracer (same cause as "
-                   "under grad) also fails under an outer jit: the inner jaxpr keeps a "
-                   "StagingTracer as a constant")
 def test_jit_closing_over_outer_tracer_under_jit() -> None:
     @fg.jit
     def outer(a):
