@@ -18,17 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad.ir import ClosedJaxpr, Jaxpr, Literal, Var
-
-
-def _live_eqns(jaxpr: Jaxpr) -> list[Any]:
-    live = {v for v in jaxpr.outvars if isinstance(v, Var)}
-    kept = []
-    for eqn in reversed(jaxpr.eqns):
-        if any(o in live for o in eqn.outputs):
-            kept.append(eqn)
-            live.update(a for a in eqn.inputs if isinstance(a, Var))
-    return kept[::-1]
+from funcgrad.ir import ClosedJaxpr, Literal, Var, live_equations
 
 
 class CompiledPython:
@@ -95,7 +85,7 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
     # Pass 1: names, common subexpressions merged, one entry per emitted equation.
     emitted: list[tuple[Any, list[str], list[str]]] = []
     n = 0
-    for eqn in _live_eqns(jaxpr):
+    for eqn in live_equations(jaxpr):
         ins = [atom(a) for a in eqn.inputs]
         cse_key = (eqn.primitive, tuple(ins), eqn.params) if not eqn.primitive.call_like \
             else None

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from funcgrad.ir import Atom, ClosedJaxpr, Eqn, Literal, Var
+from funcgrad.ir import Atom, ClosedJaxpr, Eqn, Literal, Var, live_equations
 
 # Elementwise primitives the code generator knows (see cuda_codegen.EXPRESSIONS).
 ELEMENTWISE = {
@@ -68,16 +68,6 @@ class Plan:
     steps: list[FusedStep | CallStep]
 
 
-def _live(jaxpr: Any) -> list[Eqn]:
-    live = {v for v in jaxpr.outvars if isinstance(v, Var)}
-    kept = []
-    for eqn in reversed(jaxpr.eqns):
-        if any(o in live for o in eqn.outputs):
-            kept.append(eqn)
-            live.update(a for a in eqn.inputs if isinstance(a, Var))
-    return kept[::-1]
-
-
 def _is_fusable(eqn: Eqn) -> bool:
     name = eqn.primitive.name
     if name not in ELEMENTWISE:
@@ -88,7 +78,7 @@ def _is_fusable(eqn: Eqn) -> bool:
 def plan_jaxpr(closed: ClosedJaxpr) -> Plan:
     """Group the live equations of ``closed`` into kernels and calls."""
     jaxpr = closed.jaxpr
-    eqns = _live(jaxpr)
+    eqns = live_equations(jaxpr)
     uses: dict[Var, int] = {}
     for e in eqns:
         for a in e.inputs:

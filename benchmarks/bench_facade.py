@@ -40,13 +40,12 @@ import cProfile  # noqa: E402
 import io  # noqa: E402
 import platform  # noqa: E402
 import pstats  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
-import timeit  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
+from timing import fmt_time, median_times  # noqa: E402 - benchmarks/timing.py
 
 import funcgrad as fg  # noqa: E402
 from funcgrad import optim  # noqa: E402
@@ -161,34 +160,10 @@ def mlp_setup(lib: str, opt_name: str, data: dict[str, np.ndarray]
 # ------------------------------------------------------------------------- measuring
 
 
-def calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
-    """How many calls make one timeit repeat last about ``min_time`` seconds."""
-    timer = timeit.Timer(fn)
-    per_call = timer.timeit(number=1)
-    if per_call < min_time / 100:
-        pilot = max(1, int(min_time / 100 / max(per_call, 1e-9)))
-        per_call = timer.timeit(number=pilot) / pilot
-    return max(1, round(min_time / max(per_call, 1e-9)))
 
 
-def median_times(impls: dict[str, Callable[[], Any]], repeat: int, min_time: float
-                 ) -> dict[str, float]:
-    """Median over ``repeat`` interleaved rounds of the mean seconds per call."""
-    numbers = {name: calls_per_repeat(fn, min_time) for name, fn in impls.items()}
-    samples: dict[str, list[float]] = {name: [] for name in impls}
-    for _ in range(repeat):
-        for name, fn in impls.items():
-            samples[name].append(timeit.Timer(fn).timeit(number=numbers[name]) / numbers[name])
-    return {name: statistics.median(s) for name, s in samples.items()}
 
 
-def fmt_time(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.2f} {unit}"
-    return f"{seconds / 1e-9:.1f} ns"
 
 
 def to_numpy(t: Any) -> np.ndarray:
@@ -291,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
                 impls[("Adam step alone (4 params, 203k floats)", lib)] = opt_step
 
     flat = {f"{lib}|{name}": fn for (name, lib), fn in impls.items()}
-    times = median_times(flat, args.repeat, args.min_time)
+    times = {k: t for k, (t, _) in median_times(flat, args.repeat, args.min_time).items()}
     rows: list[str] = []
     for name, _lib in impls:
         if name not in rows:

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from timing import fmt_time  # benchmarks/timing.py
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -75,11 +76,6 @@ def peak_bandwidth(cp: Any, gib: float, repeat: int) -> float:
     return 2 * n * 4 / gpu_time(cp, copy, repeat)
 
 
-def fmt_time(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:8.2f} {unit}"
-    return f"{seconds / 1e-9:8.1f} ns"
 
 
 def run_size(cp: Any, n: int, jf: Any, fused: Any, bw: float, repeat: int

@@ -55,13 +55,12 @@ if THREADS == 1:
 
 import argparse  # noqa: E402
 import platform  # noqa: E402
-import statistics  # noqa: E402
 import time  # noqa: E402
-import timeit  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
+from timing import fmt_time, median_times  # noqa: E402 - benchmarks/timing.py
 
 import funcgrad as fg  # noqa: E402
 import funcgrad.numpy as fnp  # noqa: E402
@@ -95,31 +94,10 @@ def flat(x: Any) -> list[np.ndarray]:
     return [x]
 
 
-def calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
-    timer = timeit.Timer(fn)
-    per_call = timer.timeit(number=1)
-    if per_call < min_time / 100:
-        pilot = max(1, int(min_time / 100 / max(per_call, 1e-9)))
-        per_call = timer.timeit(number=pilot) / pilot
-    return max(1, round(min_time / max(per_call, 1e-9)))
 
 
-def median_times(impls: dict[str, Callable[[], Any]], repeat: int, min_time: float
-                 ) -> dict[str, tuple[float, int]]:
-    """Median over ``repeat`` interleaved rounds of the mean seconds per call."""
-    numbers = {name: calls_per_repeat(fn, min_time) for name, fn in impls.items()}
-    samples: dict[str, list[float]] = {name: [] for name in impls}
-    for _ in range(repeat):
-        for name, fn in impls.items():
-            samples[name].append(timeit.Timer(fn).timeit(number=numbers[name]) / numbers[name])
-    return {name: (statistics.median(samples[name]), numbers[name]) for name in impls}
 
 
-def fmt_time(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:8.2f} {unit}"
-    return f"{seconds / 1e-9:8.1f} ns"
 
 
 class Section:

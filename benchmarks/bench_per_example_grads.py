@@ -27,13 +27,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
-import timeit
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from timing import fmt_time, median_times  # benchmarks/timing.py
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -120,36 +119,10 @@ def to_numpy(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-def calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
-    """How many calls make one timeit repeat last about ``min_time`` seconds."""
-    timer = timeit.Timer(fn)
-    per_call = timer.timeit(number=1)
-    if per_call < min_time / 100:  # too short to time one call reliably: a longer pilot
-        pilot = max(1, int(min_time / 100 / max(per_call, 1e-9)))
-        per_call = timer.timeit(number=pilot) / pilot
-    return max(1, round(min_time / max(per_call, 1e-9)))
 
 
-def median_times(impls: dict[str, Callable[[], Any]], repeat: int, min_time: float
-                 ) -> dict[str, tuple[float, int]]:
-    """Median over ``repeat`` rounds of the mean seconds per call, and the calls per repeat.
-
-    The rounds are interleaved (every implementation once per round), so a change of
-    load on the machine during the run moves all rows alike instead of skewing ratios.
-    """
-    numbers = {name: calls_per_repeat(fn, min_time) for name, fn in impls.items()}
-    samples: dict[str, list[float]] = {name: [] for name in impls}
-    for _ in range(repeat):
-        for name, fn in impls.items():
-            samples[name].append(timeit.Timer(fn).timeit(number=numbers[name]) / numbers[name])
-    return {name: (statistics.median(samples[name]), numbers[name]) for name in impls}
 
 
-def fmt_time(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:8.2f} {unit}"
-    return f"{seconds / 1e-9:8.1f} ns"
 
 
 def versions() -> str:

@@ -328,6 +328,22 @@ class Tracer:
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
 
 
+class PrimalTracer(Tracer):
+    """A tracer that carries a value of its parent trace (jvp and vjp tracers)."""
+
+    __slots__ = ("primal",)
+
+    primal: Any
+
+    @property
+    def aval(self) -> ShapedArray:
+        return get_aval(self.primal)
+
+    def concrete_value(self) -> Any:
+        p = self.primal
+        return p.concrete_value() if isinstance(p, Tracer) else p
+
+
 # ------------------------------------------------------------- abstract values
 
 

@@ -222,6 +222,17 @@ class ClosedJaxpr:
         return self is other
 
 
+def live_equations(jaxpr: Jaxpr) -> list[Eqn]:
+    """The equations whose results reach the outputs, in order (dead code dropped)."""
+    live = {v for v in jaxpr.outvars if isinstance(v, Var)}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(o in live for o in eqn.outputs):
+            kept.append(eqn)
+            live.update(a for a in eqn.inputs if isinstance(a, Var))
+    return kept[::-1]
+
+
 # ---------------------------------------------------------------- printer
 
 def _var_names() -> Iterator[str]:

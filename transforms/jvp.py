@@ -16,15 +16,14 @@ from typing import Any
 
 from funcgrad import dtypes
 from funcgrad.core import (
+    PrimalTracer,
     Primitive,
     Trace,
-    Tracer,
     get_aval,
     new_trace,
     set_current_trace,
 )
 from funcgrad.errors import NonDifferentiableError
-from funcgrad.ir import ShapedArray
 from funcgrad.primitives.rules import zeros_like_aval
 from funcgrad.source_info import user_frame
 from funcgrad.staging import trace_flat
@@ -36,21 +35,13 @@ from funcgrad.transforms._util import (
 from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+class JVPTracer(PrimalTracer):
+    __slots__ = ("tangent",)
 
     def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-
-    @property
-    def aval(self) -> ShapedArray:
-        return get_aval(self.primal)
-
-    def concrete_value(self) -> Any:
-        p = self.primal
-        return p.concrete_value() if isinstance(p, Tracer) else p
 
 
 class JVPTrace(Trace):

@@ -23,7 +23,14 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.core import Primitive, Trace, Tracer, get_aval, new_trace, set_current_trace
+from funcgrad.core import (
+    PrimalTracer,
+    Primitive,
+    Trace,
+    get_aval,
+    new_trace,
+    set_current_trace,
+)
 from funcgrad.errors import DTypeError, NonDifferentiableError, NonScalarOutputError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import convert_element_type
@@ -38,21 +45,13 @@ from funcgrad.transforms._util import (
 from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
-class VJPTracer(Tracer):
-    __slots__ = ("primal", "slot")
+class VJPTracer(PrimalTracer):
+    __slots__ = ("slot",)
 
     def __init__(self, trace: VJPTrace, primal: Any, slot: int) -> None:
         self._trace = trace
         self.primal = primal
         self.slot = slot
-
-    @property
-    def aval(self) -> ShapedArray:
-        return get_aval(self.primal)
-
-    def concrete_value(self) -> Any:
-        p = self.primal
-        return p.concrete_value() if isinstance(p, Tracer) else p
 
 
 class _Entry:

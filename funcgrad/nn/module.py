@@ -578,7 +578,38 @@ def _is_device(a: Any) -> bool:
 # --------------------------------------------------------------------- containers
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: integer indexing, deletion with PyTorch's
+    renumbering, length and iteration."""
+
+    def _index(self, idx: int) -> str:
+        n = len(self._modules)
+        i = operator.index(idx)
+        if not -n <= i < n:
+            raise IndexError(f"index {idx} is out of range")
+        return list(self._modules)[i % n]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, self._index(idx), module)
+
+    def __delitem__(self, idx: Any) -> None:
+        keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._index(idx)]
+        for key in keys:
+            del self._modules[key]
+        # PyTorch renumbers the remaining modules.
+        items = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(m for m in self._modules.values() if m is not None)
+
+
+class Sequential(_ModuleSequence):
     """Modules applied one after another; indexable, sliceable, iterable.
 
     >>> import funcgrad.nn as nn
@@ -601,36 +632,10 @@ class Sequential(Module):
             for idx, module in enumerate(args):
                 self.add_module(str(idx), module)
 
-    def _index(self, idx: int) -> str:
-        n = len(self._modules)
-        i = operator.index(idx)
-        if not -n <= i < n:
-            raise IndexError(f"index {idx} is out of range")
-        return list(self._modules)[i % n]
-
     def __getitem__(self, idx: Any) -> Any:
         if isinstance(idx, slice):
             return type(self)(OrderedDict(list(self._modules.items())[idx]))
         return self._modules[self._index(idx)]
-
-    def __setitem__(self, idx: int, module: Module) -> None:
-        setattr(self, self._index(idx), module)
-
-    def __delitem__(self, idx: Any) -> None:
-        keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._index(idx)]
-        for key in keys:
-            del self._modules[key]
-        # PyTorch renumbers the remaining modules.
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(m for m in self._modules.values() if m is not None)
 
     def append(self, module: Module) -> Sequential:
         self.add_module(str(len(self)), module)
@@ -642,7 +647,7 @@ class Sequential(Module):
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of submodules, registered so that their parameters are found.
 
     >>> import funcgrad.nn as nn
@@ -661,35 +666,10 @@ class ModuleList(Module):
         if modules is not None:
             self.extend(modules)
 
-    def _index(self, idx: int) -> str:
-        n = len(self._modules)
-        i = operator.index(idx)
-        if not -n <= i < n:
-            raise IndexError(f"index {idx} is out of range")
-        return str(i % n)
-
     def __getitem__(self, idx: Any) -> Any:
         if isinstance(idx, slice):
             return type(self)(list(self._modules.values())[idx])  # type: ignore[arg-type]
         return self._modules[self._index(idx)]
-
-    def __setitem__(self, idx: int, module: Module) -> None:
-        setattr(self, self._index(idx), module)
-
-    def __delitem__(self, idx: Any) -> None:
-        keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._index(idx)]
-        for key in keys:
-            del self._modules[key]
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())  # type: ignore[arg-type]
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)

@@ -25,12 +25,10 @@ tensor([ 0.9000, -1.9000], requires_grad=True)
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from funcgrad.grad_mode import no_grad
 from funcgrad.optim.optimizer import (
     Optimizer,
     _bump,
@@ -84,14 +82,6 @@ class Adam(Optimizer):
                 st = self.state.get(p)
                 if st and "step" in st and not isinstance(st["step"], Tensor):
                     st["step"] = _state_tensor(np.asarray(float(st["step"]), np.float32))
-
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One Adam update of every parameter that has a gradient; returns ``closure()``."""
-        loss = self._eval_closure(closure)
-        with no_grad():
-            for group in self.param_groups:
-                self._update_group(group)
-        return loss
 
     def _update_group(self, group: dict[str, Any]) -> None:
         lr = float(_scalar(group["lr"]))

@@ -221,8 +221,17 @@ class Optimizer:
                     g.copy_(Tensor._from_data(_xp(g.data).zeros_like(g.data)))
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Update the parameters once; ``closure`` re-evaluates the loss and is returned."""
-        raise NotImplementedError
+        """Update every parameter that has a gradient once; returns ``closure()`` (the
+        loss re-evaluated with grad enabled) when a closure is given."""
+        loss = self._eval_closure(closure)
+        with no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        """The update rule of one parameter group (each optimizer's own)."""
+        raise NotImplementedError(f"{type(self).__name__} must define _update_group")
 
     def _eval_closure(self, closure: Callable[[], Any] | None) -> Any:
         if closure is None:

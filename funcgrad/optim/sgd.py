@@ -23,10 +23,8 @@ tensor([ 0.4600, -0.9200], requires_grad=True)
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from funcgrad.grad_mode import no_grad
 from funcgrad.optim.optimizer import (
     Optimizer,
     _bump,
@@ -68,14 +66,6 @@ class SGD(Optimizer):
         for group in self.param_groups:
             group.setdefault("nesterov", False)
             group.setdefault("maximize", False)
-
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One SGD update of every parameter that has a gradient; returns ``closure()``."""
-        loss = self._eval_closure(closure)
-        with no_grad():
-            for group in self.param_groups:
-                self._update_group(group)
-        return loss
 
     def _update_group(self, group: dict[str, Any]) -> None:
         lr = float(_scalar(group["lr"]))

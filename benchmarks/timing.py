@@ -1,0 +1,44 @@
+"""Timing helpers shared by the benchmark scripts (run them from the repository root).
+
+Timings are medians over interleaved rounds (every implementation once per round), so
+a change of load on the machine during a run moves all rows alike instead of skewing
+the ratios.
+"""
+
+from __future__ import annotations
+
+import statistics
+import timeit
+from collections.abc import Callable
+from typing import Any
+
+
+def calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
+    """How many calls make one timeit repeat last about ``min_time`` seconds."""
+    timer = timeit.Timer(fn)
+    per_call = timer.timeit(number=1)
+    if per_call < min_time / 100:
+        pilot = max(1, int(min_time / 100 / max(per_call, 1e-9)))
+        per_call = timer.timeit(number=pilot) / pilot
+    return max(1, round(min_time / max(per_call, 1e-9)))
+
+
+def median_times(impls: dict[str, Callable[[], Any]], repeat: int, min_time: float
+                 ) -> dict[str, tuple[float, int]]:
+    """``{name: (median seconds per call, calls per repeat)}`` over ``repeat`` rounds."""
+    numbers = {name: calls_per_repeat(fn, min_time) for name, fn in impls.items()}
+    samples: dict[str, list[float]] = {name: [] for name in impls}
+    for _ in range(repeat):
+        for name, fn in impls.items():
+            samples[name].append(timeit.Timer(fn).timeit(number=numbers[name]) / numbers[name])
+    return {name: (statistics.median(samples[name]), numbers[name]) for name in impls}
+
+
+def fmt_time(seconds: float | None, width: int = 8) -> str:
+    """``12.34 ms``-style text ("-" for a missing time)."""
+    if seconds is None:
+        return "-".rjust(width + 3)
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:{width}.2f} {unit}"
+    return f"{seconds / 1e-9:{width}.1f} ns"
