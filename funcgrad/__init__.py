@@ -9,6 +9,9 @@
 from funcgrad import errors, lax, numpy, testing, tree_util
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from funcgrad.staging import eval_jaxpr, make_jaxpr
+
+# Control flow registers its primitives (cond, while, scan) with the rest.
+from funcgrad.transforms import control_flow as _control_flow  # noqa: F401
 from funcgrad.transforms.custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
 from funcgrad.transforms.jacobians import hessian, jacfwd, jacrev
 from funcgrad.transforms.jit import jit

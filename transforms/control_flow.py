@@ -181,6 +181,7 @@ def _cond_batch(args: Sequence[Any], dims: Sequence[Any], *,
         return outs, [0] * len(outs)
     # A batched predicate: run every branch on the whole batch and select per member.
     idx = move_to_front(index, dims[0])
+    idx = E.min_(E.max_(idx, 0), len(branches) - 1)  # clamped, as the unbatched cond is
     results = [vmap_flat(lambda *b, br=br: eval_jaxpr(br, *b), ops, op_dims, size)[0]
                for br in branches]
     outs = []

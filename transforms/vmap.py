@@ -84,7 +84,8 @@ def _broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[Any]:
     t_children = _children(tree)
     pre_children = _children(prefix)
     if t_children is None or pre_children is None or type(tree) is not type(prefix) or \
-            len(t_children) != len(pre_children):
+            len(t_children) != len(pre_children) or (
+                isinstance(tree, dict) and sorted(tree) != sorted(prefix)):
         raise ShapeError(
             f"vmap {what} {prefix!r} does not match the structure of the values "
             f"{tree_flatten(tree)[1]}; give an int/None, or a tree with the same structure"
@@ -132,7 +133,19 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     """
 
     @functools.wraps(fun)
-    def batched(*args: Any) -> Any:
+    def batched(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            # As in JAX, keyword arguments are mapped over their leading axis.
+            names = sorted(kwargs)
+            n_pos = len(args)
+
+            def with_kwargs(*all_args: Any) -> Any:
+                return fun(*all_args[:n_pos], **dict(zip(names, all_args[n_pos:])))
+
+            axes_all = (tuple(in_axes) if isinstance(in_axes, (tuple, list))
+                        else (in_axes,) * n_pos) + (0,) * len(names)
+            return vmap(with_kwargs, axes_all, out_axes, axis_size)(
+                *args, *(kwargs[k] for k in names))
         args = tuple(tree_map(as_leaf_array, a) for a in args)
         if isinstance(in_axes, (tuple, list)):
             if len(in_axes) != len(args):

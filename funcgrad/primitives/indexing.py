@@ -104,6 +104,10 @@ def _scatter_abstract(name: str) -> Any:
 
 
 def _scatter_add_impl(xp: Any, op: Any, idx: Any, upd: Any) -> Any:
+    if idx.shape[-1] == 0:
+        # Empty index tuples address the whole operand for every batch position.
+        lead = tuple(range(idx.ndim - 1))
+        return op + xp.sum(upd, axis=lead, dtype=op.dtype) if lead else op + upd
     out = xp.array(op, copy=True)
     where = _index_tuple(xp, op, idx)
     if xp.__name__ == "numpy":
@@ -116,6 +120,10 @@ def _scatter_add_impl(xp: Any, op: Any, idx: Any, upd: Any) -> Any:
 
 
 def _scatter_impl(xp: Any, op: Any, idx: Any, upd: Any) -> Any:
+    if idx.shape[-1] == 0:
+        n = int(np.prod(idx.shape[:-1]))
+        return xp.array(op, copy=True) if n == 0 else \
+            xp.array(upd.reshape((n, *op.shape))[-1], copy=True)
     out = xp.array(op, copy=True)
     out[_index_tuple(xp, op, idx)] = upd
     return out
