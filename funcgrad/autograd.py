@@ -30,8 +30,10 @@ class AccumulateGrad:
     """The graph's edge into a leaf tensor: gradients are added to ``variable.grad``."""
 
     __slots__ = ("variable", "__weakref__")
-    name = "AccumulateGrad"
     next_functions: tuple[Any, ...] = ()
+
+    def name(self) -> str:
+        return "funcgrad::autograd::AccumulateGrad"
 
     def __init__(self, variable: Tensor) -> None:
         self.variable = variable
@@ -44,7 +46,7 @@ class Node:
     """The backward of one Tensor operation (``grad_fn`` of its outputs)."""
 
     __slots__ = ("op", "fn", "inputs", "edges", "backward_fn", "saved", "n_outputs",
-                 "out_avals", "retained", "hooks", "__weakref__")
+                 "out_avals", "retained", "hooks", "constant_inputs", "__weakref__")
 
     def __init__(self, op: str, fn: Callable[..., Any], inputs: list[Tensor],
                  backward_fn: Callable[[Sequence[Any]], list[Any]],
@@ -59,13 +61,20 @@ class Node:
         self.out_avals = out_avals
         self.retained: dict[int, weakref.ref[Tensor]] = {}
         self.hooks: dict[int, list[Callable[[Any], Any]]] = {}
+        # Positions (among the tensor inputs) of those that need no gradient.
+        self.constant_inputs: tuple[int, ...] = ()
 
     def name(self) -> str:
         return f"{self.op}Backward0"
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
-        return self.edges
+        """One edge per tensor input, ``(None, 0)`` for inputs that need no gradient."""
+        if not self.constant_inputs:
+            return self.edges
+        edges = iter(self.edges)
+        n = len(self.edges) + len(self.constant_inputs)
+        return tuple((None, 0) if i in self.constant_inputs else next(edges) for i in range(n))
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -74,6 +83,17 @@ class Node:
         self.backward_fn = None
         self.inputs = None
         self.fn = _freed
+
+
+_node_classes: dict[str, type[Node]] = {}
+
+
+def node_class(op: str) -> type[Node]:
+    """A Node subclass named like PyTorch's (``MulBackward0``), one per operation."""
+    cls = _node_classes.get(op)
+    if cls is None:
+        cls = _node_classes[op] = type(f"{op}Backward0", (Node,), {"__slots__": ()})
+    return cls
 
 
 def _freed(*args: Any) -> Any:

@@ -28,7 +28,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import dtypes
-from funcgrad.autograd import AccumulateGrad, Node, run_backward
+from funcgrad.autograd import AccumulateGrad, Node, node_class, run_backward
 from funcgrad.core import get_aval
 from funcgrad.devices import Device, device_of, device_put
 from funcgrad.errors import DTypeError
@@ -111,18 +111,21 @@ def _inexact(dt: Any) -> builtins.bool:
 class Tensor:
     """An array with PyTorch's autograd semantics (leaf/non-leaf, ``.grad``, ``backward``)."""
 
-    __slots__ = ("data", "_requires_grad", "grad", "grad_fn", "_out_index", "_version",
+    __slots__ = ("data", "_requires_grad", "grad", "grad_fn", "_out_index", "_vc",
                  "_hooks", "_accum", "__weakref__")
     __array_priority__ = 2000
     __array_ufunc__ = None
 
     def __init__(self, data: Any, requires_grad: builtins.bool = False) -> None:
+        if requires_grad and not _inexact(getattr(data, "dtype", np.float32)):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         self.data = data
         self._requires_grad = False
         self.grad: Tensor | None = None
         self.grad_fn: Node | None = None
         self._out_index = 0
-        self._version = [0]
+        self._vc = [0]
         self._hooks: list[Callable[[Any], Any]] = []
         self._accum: AccumulateGrad | None = None
         if requires_grad:
@@ -136,7 +139,7 @@ class Tensor:
         t.grad = None
         t.grad_fn = None
         t._out_index = 0
-        t._version = [0]
+        t._vc = [0]
         t._hooks = []
         t._accum = None
         return t
@@ -160,10 +163,14 @@ class Tensor:
                 "var_no_grad = var.detach()."
             )
         if requires_grad and not _inexact(self.data.dtype):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(requires_grad)
         return self
+
+    @property
+    def _version(self) -> builtins.int:
+        """How many in-place changes this tensor's memory has seen (shared with views)."""
+        return self._vc[0]
 
     @property
     def is_leaf(self) -> builtins.bool:
@@ -218,7 +225,7 @@ class Tensor:
     def detach(self) -> Tensor:
         """The same data (shared), cut from the graph."""
         t = Tensor._from_data(self.data)
-        t._version = self._version
+        t._vc = self._vc
         return t
 
     def detach_(self) -> Tensor:
@@ -364,14 +371,16 @@ class Tensor:
 
     # --------------------------------------------------------------- in place
 
-    def _check_inplace(self) -> None:
+    def _check_inplace(self, through_view: builtins.bool = False) -> None:
         if self._requires_grad and self.grad_fn is None and is_grad_enabled():
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+            what = "a view of a leaf Variable" if through_view else "a leaf Variable"
+            raise RuntimeError(f"{what} that requires grad is being used in an in-place "
                                "operation.")
 
-    def _inplace(self, op: str, fn: Callable[..., Any], *others: Any) -> Tensor:
+    def _inplace(self, op: str, fn: Callable[..., Any], *others: Any,
+                 through_view: builtins.bool = False) -> Tensor:
         """Write ``fn(self, *others)`` into this tensor's memory, recording it if needed."""
-        self._check_inplace()
+        self._check_inplace(through_view)
         src = self
         if is_grad_enabled() and (self._requires_grad or builtins.any(
                 isinstance(o, Tensor) and o._requires_grad for o in others)):
@@ -385,7 +394,7 @@ class Tensor:
             self.data = np.array(new.data, copy=True)
         else:
             buf[...] = new.data
-        self._version[0] += 1
+        self._vc[0] += 1
         if new.grad_fn is not None:
             self.grad_fn = new.grad_fn
             self._out_index = new._out_index
@@ -455,7 +464,8 @@ class Tensor:
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         idx = _unwrap_index(idx)
-        self._inplace("CopySlices", lambda a, v: fnp.index_update(a, idx, v), value)
+        self._inplace("CopySlices", lambda a, v: fnp.index_update(a, idx, v), value,
+                      through_view=True)
 
     # ------------------------------------------------------------- shape ops
 
@@ -757,7 +767,8 @@ _LINEAR_OPS = {"Add", "Sub", "Neg", "View", "Permute", "Transpose", "T", "Unsque
 
 
 def apply_op(op: str, fn: Callable[..., Any], *args: Any, saves: str | None = None,
-             keep_float64: builtins.bool = False, **kwargs: Any) -> Any:
+             keep_float64: builtins.bool = False, promote_0d: builtins.bool = False,
+             **kwargs: Any) -> Any:
     """Run ``fn`` on the data of the Tensor arguments; record it when grad is needed.
 
     ``saves`` says which values ``backward`` needs (checked against in-place
@@ -778,11 +789,17 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, saves: str | None = No
         any_f64 = any_f64 or leaves[i].data.dtype == np.float64
     record = is_grad_enabled() and builtins.any(leaves[i]._requires_grad for i in tpos)
     diff = [i for i in tpos if leaves[i]._requires_grad] if record else []
+    casts = _zero_dim_casts([leaves[i] for i in tpos], tpos) if promote_0d else {}
+    if casts:
+        any_f64 = keep_float64 or builtins.any(
+            leaves[i].data.dtype == np.float64 for i in tpos if i not in casts)
 
     def flat_fn(*vals: Any) -> Any:
         full = list(base)
         for i, v in zip(diff, vals):
             full[i] = v
+        for i, dt in casts.items():
+            full[i] = fnp.astype(full[i], dt)
         if tree is None:
             out = fn(*full)
         else:
@@ -797,20 +814,41 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, saves: str | None = No
     outs, out_tree, backward = vjp_flat(flat_fn, [base[i] for i in diff])
     policy = saves or ("none" if op in _LINEAR_OPS else "mul" if op == "Mul" else "inputs")
     saved = _saved(policy, [leaves[i] for i in tpos])
-    node = Node(op, flat_fn, [leaves[i] for i in diff], backward, saved,
-                [get_aval(o) for o in outs])
+    node = node_class(op)(op, flat_fn, [leaves[i] for i in diff], backward, saved,
+                          [get_aval(o) for o in outs])
+    if len(diff) != len(tpos):
+        node.constant_inputs = tuple(k for k, i in enumerate(tpos) if i not in diff)
     result = _wrap_outputs(tree_unflatten(out_tree, outs), node, saved if policy == "output"
                            else None)
     return result
 
 
 _SCALARS = (builtins.int, builtins.float, builtins.bool, type(None))
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _zero_dim_casts(tensors: list[Tensor], positions: list[builtins.int]
+                    ) -> dict[builtins.int, Any]:
+    """PyTorch's rule: a 0-d tensor decides the dtype only when its category (bool <
+    int < float < complex) is higher than every dimensioned tensor's; otherwise it
+    takes theirs. Returns the casts to apply, by argument position."""
+    dims = [t.data.dtype for t in tensors if t.data.ndim > 0]
+    if not dims or len(dims) == len(tensors):
+        return {}
+    d_dtype = np.result_type(*dims)
+    casts: dict[builtins.int, Any] = {}
+    for t, i in zip(tensors, positions):
+        if t.data.ndim > 0 or t.data.dtype == d_dtype:
+            continue
+        if _CATEGORY[t.data.dtype.kind] <= _CATEGORY[d_dtype.kind]:
+            casts[i] = d_dtype
+    return casts
 
 
 def _saved(policy: str, tensors: list[Tensor]) -> list[tuple[list[builtins.int],
                                                                builtins.int, Any]]:
     def entry(t: Tensor) -> tuple[list[builtins.int], builtins.int, Any]:
-        return (t._version, t._version[0], _describe(t))
+        return (t._vc, t._vc[0], _describe(t))
 
     if policy == "inputs":
         return [entry(t) for t in tensors]
@@ -860,7 +898,7 @@ def _wrap_outputs(out: Any, node: Node | None, saved_out: list[Any] | None) -> A
             t._out_index = k
             t._requires_grad = True
             if saved_out is not None:
-                node.saved.append((t._version, t._version[0], _describe(t)))
+                node.saved.append((t._vc, t._vc[0], _describe(t)))
         wrapped.append(t)
     return wrapped[0] if tree is None else tree_unflatten(tree, wrapped)
 
@@ -869,7 +907,7 @@ def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
     """A shape operation whose result shares memory (and the version counter) with ``t``."""
     out = apply_op(op, fn, t)
     if isinstance(out.data, np.ndarray) and np.shares_memory(out.data, t.data):
-        out._version = t._version
+        out._vc = t._vc
     return out
 
 
@@ -910,11 +948,10 @@ _dispatch.register(Tensor, _dispatch_hook)
 
 def _binary_method(op: str, fn: Callable[[Any, Any], Any], saves: str | None = None) -> Any:
     def method(self: Tensor, other: Any) -> Tensor:
-        return apply_op(op, fn, self, other, saves=saves)
+        return apply_op(op, fn, self, other, saves=saves, promote_0d=True)
 
     def rmethod(self: Tensor, other: Any) -> Tensor:
-        return apply_op(op, lambda a, b: fn(b, a), self, other,
-                        saves=saves)
+        return apply_op(op, lambda a, b: fn(b, a), self, other, saves=saves, promote_0d=True)
 
     return method, rmethod
 

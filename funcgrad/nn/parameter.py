@@ -35,7 +35,7 @@ class Parameter(Tensor):
             arr: Any = np.empty((0,), np.float32)
         elif isinstance(data, Tensor):
             arr = data.data
-            version = data._version
+            version = data._vc
         elif isinstance(data, np.ndarray) or type(data).__module__.startswith("cupy"):
             arr = data
         else:
@@ -44,7 +44,7 @@ class Parameter(Tensor):
             arr = tensor(data).data
         super().__init__(arr, requires_grad=requires_grad)
         if version is not None:
-            self._version = version
+            self._vc = version
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

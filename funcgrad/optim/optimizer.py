@@ -79,7 +79,7 @@ def _grad_data(p: Tensor) -> Any:
 
 def _bump(t: Tensor) -> None:
     """Record that ``t`` was modified in place (what Tensor in-place operations do)."""
-    t._version[0] += 1
+    t._vc[0] += 1
 
 
 def _in_place_ok(data: Any) -> bool:

@@ -528,13 +528,8 @@ DTYPE_CASES = [
 
 DTYPE_BUGS = [
     pytest.param("L.tensor([1., 2.]) + L.tensor(1., dtype=L.float64)", "float32",
-                 marks=pytest.mark.xfail(strict=True, reason="bug: a 0-d tensor of the same "
-                                         "category does not promote a dimensioned one in "
-                                         "PyTorch (float32 vec + float64 0-d -> float32); "
-                                         "funcgrad gives float64"), id="0d-float64"),
-    pytest.param("L.tensor([1, 2], dtype=L.int32) + L.tensor(5)", "int32",
-                 marks=pytest.mark.xfail(strict=True, reason="bug: PyTorch: int32 vec + int64 "
-                                         "0-d -> int32; funcgrad gives int64"), id="0d-int64"),
+                 id="0d-float64"),
+    pytest.param("L.tensor([1, 2], dtype=L.int32) + L.tensor(5)", "int32", id="0d-int64"),
 ]
 
 
