@@ -112,7 +112,7 @@ class Tensor:
     """An array with PyTorch's autograd semantics (leaf/non-leaf, ``.grad``, ``backward``)."""
 
     __slots__ = ("data", "_requires_grad", "grad", "grad_fn", "_out_index", "_vc",
-                 "_hooks", "_accum", "__weakref__")
+                 "_hooks", "_accum", "_is_view", "__weakref__")
     __array_priority__ = 2000
     __array_ufunc__ = None
 
@@ -128,6 +128,7 @@ class Tensor:
         self._vc = [0]
         self._hooks: list[Callable[[Any], Any]] = []
         self._accum: AccumulateGrad | None = None
+        self._is_view = False
         if requires_grad:
             self.requires_grad_(True)
 
@@ -142,6 +143,7 @@ class Tensor:
         t._vc = [0]
         t._hooks = []
         t._accum = None
+        t._is_view = False
         return t
 
     # ------------------------------------------------------------- autograd state
@@ -384,6 +386,15 @@ class Tensor:
         src = self
         if is_grad_enabled() and (self._requires_grad or builtins.any(
                 isinstance(o, Tensor) and o._requires_grad for o in others)):
+            if self._is_view:
+                # PyTorch rewrites the base's graph here (CopySlices); funcgrad does not, and
+                # a silently wrong gradient is worse than an error.
+                raise RuntimeError(
+                    f"an in-place operation ({op.lower()}_) on a view of another tensor is not "
+                    "supported while recording gradients: the base tensor's graph would not "
+                    "see it. Modify the base tensor itself (e.g. base[idx] = value), or use "
+                    "an out-of-place operation on a .clone() of the view."
+                )
             # The recorded operation keeps the old values: its backward may need them.
             src = self._snapshot()
         new = apply_op(op, fn, src, *others)
@@ -908,6 +919,7 @@ def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
     out = apply_op(op, fn, t)
     if isinstance(out.data, np.ndarray) and np.shares_memory(out.data, t.data):
         out._vc = t._vc
+        out._is_view = True
     return out
 
 

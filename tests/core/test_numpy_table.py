@@ -302,9 +302,9 @@ ELEMENTWISE = [
     unary("sinc", FAR_FROM_0),
     Case("sinc", elementwise(Domain(values=(0.0,))), variant="at-0"),
     unary("reciprocal", FAR_FROM_0, dtypes=FLOATS),
-    bug(unary("reciprocal", SMALL_INTS, dtypes=(I64,), grad=False, variant="int"),
-        "reciprocal(int64) returns float64; NumPy keeps int64 (1 // x): a deliberate "
-        "deviation? then document it", "value"),
+    # Integer 1/0 is undefined (NumPy returns INT_MIN), so 0 is left out.
+    unary("reciprocal", Domain(values=(-3.0, -2.0, -1.0, 1.0, 2.0, 3.0)), dtypes=(I64,),
+          grad=False, variant="int"),
     unary("square"),
     unary("negative"), unary("positive"),
     unary("absolute", NONZERO), unary("abs", NONZERO), unary("sign", NONZERO),
