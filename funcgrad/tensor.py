@@ -827,8 +827,11 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, saves: str | None = No
     saved = _saved(policy, [leaves[i] for i in tpos])
     node = node_class(op)(op, flat_fn, [leaves[i] for i in diff], backward, saved,
                           [get_aval(o) for o in outs])
-    if len(diff) != len(tpos):
-        node.constant_inputs = tuple(k for k, i in enumerate(tpos) if i not in diff)
+    # PyTorch lists one edge per operand, (None, 0) for constants (numbers included in
+    # arithmetic).
+    operands = list(range(len(leaves))) if promote_0d and tree is None else tpos
+    if len(diff) != len(operands):
+        node.constant_inputs = tuple(k for k, i in enumerate(operands) if i not in diff)
     result = _wrap_outputs(tree_unflatten(out_tree, outs), node, saved if policy == "output"
                            else None)
     return result

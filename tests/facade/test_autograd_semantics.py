@@ -426,9 +426,6 @@ class TestGraphStructure:
 
         assert names(fg) == names(torch)
 
-    @pytest.mark.xfail(strict=True, reason="bug: next_functions omits inputs that do not "
-                       "require grad; PyTorch keeps a (None, 0) entry per input: "
-                       "(x * c).grad_fn.next_functions == ((AccumulateGrad, 0), (None, 0))")
     def test_next_functions_has_none_for_constant_inputs(self):
         x = fg.tensor([1.0], requires_grad=True)
         nf = (x * fg.tensor([2.0])).grad_fn.next_functions
