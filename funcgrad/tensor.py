@@ -36,6 +36,7 @@ from funcgrad.grad_mode import is_grad_enabled
 from funcgrad.numpy import _dispatch
 from funcgrad.tensor_repr import format_tensor_data
 from funcgrad.tree_util import tree_flatten, tree_unflatten
+from funcgrad.wrappers import register_array_wrapper
 
 float32, float64, float16 = dtypes.float32, dtypes.float64, dtypes.float16
 int8, int16, int32, int64 = dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64
@@ -956,6 +957,8 @@ def _dispatch_hook(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
 
 
 _dispatch.register(Tensor, _dispatch_hook)
+# jit stages a Tensor as the array it holds, and returns Tensors for Tensor outputs.
+register_array_wrapper(Tensor, lambda t: t.data, lambda a: Tensor._from_data(a))
 
 
 # ------------------------------------------------------------------ operators

@@ -34,6 +34,7 @@ from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.partial_eval import float_outputs, vjp_split
 from funcgrad.transforms.vmap import vmap_flat
 from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from funcgrad.wrappers import is_wrapper, rewrap, unwrap_leaves
 
 # ---------------------------------------------------------------- the call primitive
 
@@ -144,10 +145,24 @@ jit_p.batch = _jit_batch
 # ---------------------------------------------------------------- the user API
 
 
+class _OutTree:
+    """The output structure of a staged function, with which leaves were wrappers."""
+
+    __slots__ = ("tree", "kinds")
+
+    def __init__(self, tree: PyTreeDef, kinds: tuple[type | None, ...]) -> None:
+        self.tree, self.kinds = tree, kinds
+
+    def unflatten(self, outs: list[Any]) -> Any:
+        if any(k is not None for k in self.kinds):
+            outs = rewrap(outs, self.kinds)
+        return tree_unflatten(self.tree, outs)
+
+
 class Lowered:
     """A staged and compiled jitted call: its jaxpr and its program text."""
 
-    def __init__(self, jaxpr: ClosedJaxpr, out_tree: PyTreeDef, backend: str) -> None:
+    def __init__(self, jaxpr: ClosedJaxpr, out_tree: _OutTree, backend: str) -> None:
         self.jaxpr = jaxpr
         self.out_tree = out_tree
         self.backend = backend
@@ -191,9 +206,9 @@ class JitFunction:
         self.static_argnums = tuple(static_argnums)
         self.static_argnames = tuple(static_argnames)
         self.backend = backend or "auto"
-        self._cache: dict[Hashable, tuple[ClosedJaxpr, PyTreeDef]] = {}
+        self._cache: dict[Hashable, tuple[ClosedJaxpr, _OutTree]] = {}
         # Calls with only NumPy arrays as positional arguments skip flattening entirely.
-        self._fast: dict[tuple[Any, ...], tuple[Callable[..., list[Any]], PyTreeDef]] = {}
+        self._fast: dict[tuple[Any, ...], tuple[Callable[..., list[Any]], _OutTree]] = {}
         self._fast_ok = not static_argnums and not static_argnames
         self.trace_count = 0
 
@@ -206,19 +221,21 @@ class JitFunction:
                                   if k in self.static_argnames))
         dyn_args = [a for i, a in enumerate(args) if i not in static_pos]
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
-        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs), is_leaf=is_wrapper)
+        # Tensors (and other registered wrappers) are staged as the arrays they hold.
+        leaves, kinds = unwrap_leaves(leaves)
         fun = self.fun
 
         def flat_fun(*flat: Any) -> Any:
-            d_args, d_kwargs = tree_unflatten(in_tree, flat)
+            d_args, d_kwargs = tree_unflatten(in_tree, rewrap(flat, kinds))
             it = iter(d_args)
             full = [args[i] if i in static_pos else next(it) for i in range(nargs)]
             return fun(*full, **d_kwargs, **dict(statics_kw))
 
-        return leaves, in_tree, (statics, statics_kw), flat_fun
+        return leaves, in_tree, (statics, statics_kw, kinds), flat_fun
 
     def _staged(self, args: tuple[Any, ...], kwargs: dict[str, Any]
-                ) -> tuple[ClosedJaxpr, PyTreeDef, list[Any], str]:
+                ) -> tuple[ClosedJaxpr, _OutTree, list[Any], str]:
         from funcgrad.numpy._core import asarray  # noqa: PLC0415
 
         leaves, in_tree, statics, flat_fun = self._split(args, kwargs)
@@ -229,11 +246,12 @@ class JitFunction:
         hit = self._cache.get(key)
         if hit is None:
             self.trace_count += 1
-            out_box: list[PyTreeDef] = []
+            out_box: list[Any] = []
 
             def traced(*flat: Any) -> list[Any]:
-                out_leaves, out_tree = tree_flatten(flat_fun(*flat))
-                out_box.append(out_tree)
+                out_leaves, out_tree = tree_flatten(flat_fun(*flat), is_leaf=is_wrapper)
+                out_leaves, out_kinds = unwrap_leaves(out_leaves)
+                out_box.append(_OutTree(out_tree, out_kinds))
                 return out_leaves
 
             closed, _ = trace_flat(traced, avals)
@@ -248,7 +266,7 @@ class JitFunction:
         if key is not None and isinstance(current_trace(), EvalTrace):
             hit = self._fast.get(key)
             if hit is not None:
-                return tree_unflatten(hit[1], hit[0](*args))
+                return hit[1].unflatten(hit[0](*args))
         closed, out_tree, leaves, backend = self._staged(args, kwargs)
         if any(isinstance(c, Tracer) for c in closed.consts):
             # The function closes over values of an enclosing transformation: they become
@@ -265,7 +283,7 @@ class JitFunction:
                          for x in leaves))
         else:
             outs = jit_p.bind(*leaves, jaxpr=closed, name=_name(self.fun), backend=backend)
-        return tree_unflatten(out_tree, outs)
+        return out_tree.unflatten(outs)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Stage for these arguments without running: ``.jaxpr``, ``.as_text()``."""
