@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -129,29 +128,40 @@ def current_trace() -> Trace:
     return _ctx.trace
 
 
-@contextmanager
-def set_current_trace(trace: Trace) -> Iterator[None]:
-    """Make ``trace`` current inside the block."""
-    prev = _ctx.trace
-    _ctx.trace = trace
-    try:
-        yield
-    finally:
-        _ctx.trace = prev
+class set_current_trace:  # noqa: N801 - used like a function: ``with set_current_trace(t):``
+    """Make ``trace`` current inside the block (a plain class: it runs once per primitive)."""
+
+    __slots__ = ("trace", "prev")
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+
+    def __enter__(self) -> None:
+        self.prev = _ctx.trace
+        _ctx.trace = self.trace
+
+    def __exit__(self, *exc: object) -> None:
+        _ctx.trace = self.prev
 
 
-@contextmanager
-def new_trace(trace: Trace) -> Iterator[Trace]:
+class new_trace:  # noqa: N801 - used like a function: ``with new_trace(t):``
     """Run a transformation's body under ``trace`` (whose parent is the current trace)."""
-    trace.parent = _ctx.trace
-    trace.created_at = user_frame()  # type: ignore[attr-defined]
-    prev = _ctx.trace
-    _ctx.trace = trace
-    try:
-        yield trace
-    finally:
-        _ctx.trace = prev
-        trace.alive = False
+
+    __slots__ = ("trace", "prev")
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+
+    def __enter__(self) -> Trace:
+        trace = self.trace
+        self.prev = trace.parent = _ctx.trace
+        trace.created_at = user_frame()  # type: ignore[attr-defined]
+        _ctx.trace = trace
+        return trace
+
+    def __exit__(self, *exc: object) -> None:
+        _ctx.trace = self.prev
+        self.trace.alive = False
 
 
 def leaked_tracer_error(tracer: Tracer, where: str) -> UnexpectedTracerError:
