@@ -71,6 +71,10 @@ def _dot_impl(xp: Any, lhs: Any, rhs: Any, *, dimension_numbers: DimNums) -> Any
     k = int(np.prod([lhs.shape[a] for a in lc]))
     a = xp.transpose(lhs, lb + lf + lc).reshape(b, m, k)
     c = xp.transpose(rhs, rb + rc + rf).reshape(b, k, n)
+    if not lc:
+        # Nothing to contract: an outer product per batch member, cheaper as a broadcast
+        # multiply than as many tiny matrix products.
+        return (a * c).reshape(bshape + lfs + rfs)
     return xp.matmul(a, c).reshape(bshape + lfs + rfs)
 
 
