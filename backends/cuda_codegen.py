@@ -49,6 +49,8 @@ __device__ inline double fg_mod(double a, double b) {
 template <typename T> __device__ inline T fg_max(T a, T b) { return (a != a || a > b) ? a : b; }
 template <typename T> __device__ inline T fg_min(T a, T b) { return (a != a || a < b) ? a : b; }
 template <typename T> __device__ inline T fg_sign(T a) { return (T)((a > 0) - (a < 0)); }
+template <typename T> __device__ inline T fg_logistic(T a) {
+  T e = exp(-fabs(a)); return a >= 0 ? (T)1 / ((T)1 + e) : e / ((T)1 + e); }
 template <typename T> __device__ inline T fg_ipow(T a, long long n) {
   T r = 1; while (n > 0) { if (n & 1) r *= a; a *= a; n >>= 1; } return r; }
 """
@@ -62,7 +64,7 @@ EXPRESSIONS: dict[str, str] = {
     "acos": "acos({0})", "atan": "atan({0})", "sinh": "sinh({0})", "cosh": "cosh({0})",
     "tanh": "tanh({0})", "asinh": "asinh({0})", "acosh": "acosh({0})",
     "atanh": "atanh({0})", "sqrt": "sqrt({0})", "rsqrt": "(({T})1 / sqrt({0}))",
-    "cbrt": "cbrt({0})", "logistic": "(({T})0.5 * (tanh(({T})0.5 * {0}) + ({T})1))",
+    "cbrt": "cbrt({0})", "logistic": "fg_logistic({0})",
     "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
     "rem": "fg_mod({0}, {1})", "pow": "pow({0}, {1})", "max": "fg_max({0}, {1})",
     "min": "fg_min({0}, {1})", "atan2": "atan2({0}, {1})", "eq": "({0} == {1})",

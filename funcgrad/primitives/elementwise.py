@@ -203,8 +203,10 @@ logistic_p = unary("logistic", lambda xp, x: _logistic(xp, x),
 
 
 def _logistic(xp: Any, x: Any) -> Any:
-    # Written via tanh so that large |x| neither overflows nor loses precision.
-    return 0.5 * (xp.tanh(0.5 * x) + 1)
+    # With e = exp(-|x|) <= 1 nothing overflows, and the tail for negative x keeps its
+    # relative precision (1 - something tiny would round to 0).
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
 
 
 def _integer_pow_impl(xp: Any, x: Any, *, y: int) -> Any:
