@@ -18,6 +18,7 @@ import numpy as _np
 
 from funcgrad import dtypes as _dtypes
 from funcgrad.core import Tracer as _Tracer
+from funcgrad.numpy import linalg
 from funcgrad.numpy._creation import *  # noqa: F403
 from funcgrad.numpy._creation import array, asarray, copy
 from funcgrad.numpy._indexing import (
@@ -51,6 +52,7 @@ from funcgrad.numpy._reductions import (
     any,
     argmax,
     argmin,
+    argsort,
     average,
     count_nonzero,
     cumsum,
@@ -60,6 +62,7 @@ from funcgrad.numpy._reductions import (
     min,
     prod,
     ptp,
+    sort,
     std,
     sum,
     var,

@@ -322,3 +322,30 @@ def average(a: Any, axis: Any = None, weights: Any = None) -> Any:
             f"{get_aval(a).shape}"
         )
     return divide(sum(multiply(a, w), axis), sum(w, axis))
+
+
+def sort(a: Any, axis: Any = -1) -> Any:
+    """Sorted copy along ``axis`` (of the flattened array when ``axis`` is None); stable,
+    and differentiable (the derivative follows the sorting permutation).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.sort(fnp.array([3.0, 1.0, 2.0])).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    a = _prepare(a)
+    if axis is None:
+        a, axis = S.reshape(a, (get_aval(a).size,)), 0
+    return R.sort(a, canonical_axis(axis, get_aval(a).ndim))
+
+
+def argsort(a: Any, axis: Any = -1) -> Any:
+    """Indices that sort ``a`` along ``axis`` (stable; flattened when ``axis`` is None).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.argsort(fnp.array([3.0, 1.0, 2.0])).tolist()
+    [1, 2, 0]
+    """
+    a = _prepare(a)
+    if axis is None:
+        a, axis = S.reshape(a, (get_aval(a).size,)), 0
+    return R.argsort(a, canonical_axis(axis, get_aval(a).ndim))

@@ -250,3 +250,62 @@ __all__ = [
     "reduce_prod", "reduce_prod_p", "argmax", "argmax_p", "argmin", "argmin_p", "cumsum",
     "cumsum_p",
 ]
+
+
+# -------------------------------------------------------------- sort / argsort
+
+
+def _sort_abstract(x: ShapedArray, *, axis: int) -> ShapedArray:
+    _check_axes(x, (axis,))
+    require_kind("sort", x, "biuf", "real")
+    return x
+
+
+def _argsort_abstract(x: ShapedArray, *, axis: int) -> ShapedArray:
+    _check_axes(x, (axis,))
+    require_kind("argsort", x, "biuf", "real")
+    return ShapedArray(x.shape, dtypes.int64)
+
+
+sort_p = Primitive("sort", abstract_eval=_sort_abstract,
+                   impl=lambda xp, x, axis: xp.sort(x, axis=axis, kind="stable"))
+argsort_p = Primitive("argsort", abstract_eval=_argsort_abstract,
+                      impl=lambda xp, x, axis: xp.argsort(x, axis=axis, kind="stable").astype(
+                          np.int64))
+
+
+def sort(x: Any, axis: int = -1) -> Any:
+    return sort_p.bind(x, axis=int(axis) % max(get_aval(x).ndim, 1))
+
+
+def argsort(x: Any, axis: int = -1) -> Any:
+    return argsort_p.bind(x, axis=int(axis) % max(get_aval(x).ndim, 1))
+
+
+def _take_along(x: Any, idx: Any, axis: int) -> Any:
+    from funcgrad.numpy._indexing import take_along_axis  # noqa: PLC0415
+
+    return take_along_axis(x, idx, axis)
+
+
+def _sort_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, axis: int) -> Any:
+    (x,), (t,) = primals, tangents
+    out = sort_p.bind(x, axis=axis)
+    if t is None:
+        return out, None
+    # Sorting permutes: the tangent follows the same permutation.
+    return out, _take_along(t, argsort_p.bind(x, axis=axis), axis)
+
+
+def _sort_vjp(ct: Any, primals: Sequence[Any], out: Any, *, axis: int) -> list[Any]:
+    perm = argsort_p.bind(primals[0], axis=axis)
+    return [_take_along(ct, argsort_p.bind(perm, axis=axis), axis)]
+
+
+sort_p.jvp, sort_p.vjp = _sort_jvp, _sort_vjp
+sort_p.batch = shifted_axes_batch(sort_p, "axis")
+argsort_p.jvp = lambda primals, tangents, axis: (argsort_p.bind(primals[0], axis=axis), None)
+argsort_p.vjp = lambda ct, primals, ans, axis: [None]
+argsort_p.batch = shifted_axes_batch(argsort_p, "axis")
+
+__all__ += ["sort", "sort_p", "argsort", "argsort_p"]

@@ -412,6 +412,10 @@ REDUCTIONS = [
     reduce_case("count_nonzero", SMALL_INTS, grad=False, dtypes=ALL),
     reduce_case("logsumexp", ref=_logsumexp_ref),
     reduce_case("cumsum", axis="single_or_none", keepdims=False, dtypes=ALL + (I32,)),
+    reduce_case("sort", axis="single_or_none", keepdims=False, distinct=True, dtypes=ALL,
+                ref=lambda a, axis=-1: np.sort(a, axis=axis, kind="stable")),
+    reduce_case("argsort", axis="single_or_none", keepdims=False, distinct=True, grad=False,
+                dtypes=ALL, ref=lambda a, axis=-1: np.argsort(a, axis=axis, kind="stable")),
     reduce_case("average", axis="single_or_none", keepdims=False),
     Case("average", average_args(), ref=_np_average, fn=_average, variant="weights",
          dtypes=FLOATS),
@@ -1081,6 +1085,7 @@ NOT_FUNCTIONS = {
     "AtIndexer": "the class behind at(x)[idx]; tested through the 'at' and 'Tracer.at' rows",
     **{n: "typing names of the module itself, not NumPy functions" for n in (
         "Any", "annotations")},
+    "linalg": "a submodule; funcgrad.numpy.linalg.norm is tested in tests/core/test_linalg.py",
 }
 PSEUDO_NAMES = {"Tracer.__getitem__", "Tracer.at"}
 

@@ -365,6 +365,10 @@ REDUCTIONS = [
         dtypes=ALL, bad=ARG_BAD),
     Row("cumsum", axis_args(reverse=st.booleans()), _cumsum_ref, dtypes=NUMERIC,
         bad=(bad("axis out of range", M23, axis=2, reverse=False),)),
+    Row("sort", axis_args(), lambda x, axis: np.sort(x, axis=axis, kind="stable"), dtypes=ALL,
+        distinct=True, bad=(bad("axis out of range", M23, axis=2),)),
+    Row("argsort", axis_args(), lambda x, axis: np.argsort(x, axis=axis, kind="stable"),
+        grad=False, dtypes=ALL, distinct=True, bad=(bad("axis out of range", M23, axis=2),)),
 ]
 
 # ---------------------------------------------------------------- structural

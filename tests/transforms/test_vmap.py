@@ -307,6 +307,19 @@ def _cumsum(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
 PRIM_CASES["cumsum"] = _cumsum
 
 
+def _sorting(name: str) -> Case:
+    def case(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+        shape = _shape(draw, lo=1)
+        axis = draw(st.integers(0, len(shape) - 1))
+        return (lambda x: PRIMITIVES[name].bind(x, axis=axis)), [Arg(shape)]
+
+    return case
+
+
+PRIM_CASES["sort"] = _sorting("sort")
+PRIM_CASES["argsort"] = _sorting("argsort")
+
+
 def _broadcast_in_dim(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
     shape = _shape(draw, hi=2)
     extra = draw(st.integers(0, 2))
@@ -840,6 +853,9 @@ NP_CASES += [
     ("logsumexp[axis=1]", lambda x: fnp.logsumexp(x, axis=1), [F23]),
     ("cumsum[axis=1]", lambda x: fnp.cumsum(x, axis=1), [F23]),
     ("cumsum", fnp.cumsum, [F23]),
+    ("sort", fnp.sort, [F23]),
+    ("sort[axis=0]", lambda x: fnp.sort(x, axis=0), [F23]),
+    ("argsort", fnp.argsort, [F23]),
     ("average[weights]", lambda x, w: fnp.average(x, axis=1, weights=w),
      [F23, Arg((2, 3), "p")]),
     # shape manipulation
