@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.core import Primitive, get_aval
+from funcgrad.core import Primitive, Tracer, get_aval
 from funcgrad.numpy._core import (
     asarray,
     broadcast_args,
@@ -44,6 +44,9 @@ def _unary(name: str, prim: Primitive, what: str, *, inexact: bool = True,
 def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False,
             example: str = "", small_int_floats: bool = True) -> Callable[[Any, Any], Any]:
     def fn(x: Any, y: Any) -> Any:
+        fast = _same_type_pair(x, y)
+        if fast is not None:
+            return prim.bind(*fast)
         x, y = (promote_inexact(x, y, small_int_floats=small_int_floats) if inexact
                 else promote_args(x, y))
         x, y = broadcast_args(x, y, where=name)
@@ -52,6 +55,31 @@ def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False,
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _doc(name, what, example or f"fnp.{name}(fnp.ones(3), 2.0).shape\n(3,)")
     return fn
+
+
+def _is_value(x: Any) -> bool:
+    return type(x) is np.ndarray or isinstance(x, Tracer)
+
+
+def _same_type_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
+    """The common cases that need no promotion or broadcasting: two floating point arrays
+    of one dtype and shape, or one and a Python number (which takes its dtype, NEP 50)."""
+    if _is_value(x):
+        ax = get_aval(x)
+        if ax.dtype.kind not in "fc":
+            return None
+        if type(y) in (float, int):
+            return x, np.asarray(y, ax.dtype)
+        if _is_value(y):
+            ay = get_aval(y)
+            if ay.dtype == ax.dtype and ay.shape == ax.shape and ay.weak_type == ax.weak_type:
+                return x, y
+        return None
+    if type(x) in (float, int) and _is_value(y):
+        ay = get_aval(y)
+        if ay.dtype.kind in "fc":
+            return np.asarray(x, ay.dtype), y
+    return None
 
 
 # ------------------------------------------------------------------ unary
