@@ -33,7 +33,8 @@ def _doc(name: str, what: str, example: str) -> str:
 def _unary(name: str, prim: Primitive, what: str, *, inexact: bool = True,
            example_out: str = "") -> Callable[[Any], Any]:
     def fn(x: Any) -> Any:
-        (x,) = promote_inexact(x) if inexact else promote_args(x)
+        if not (_is_value(x) and get_aval(x).dtype.kind in "fc"):
+            (x,) = promote_inexact(x) if inexact else promote_args(x)
         return prim.bind(x)
 
     fn.__name__ = fn.__qualname__ = name
