@@ -1278,3 +1278,28 @@ def stack(tensors: Sequence[Any], dim: builtins.int = 0) -> Tensor:
 
 def is_tensor(obj: Any) -> builtins.bool:
     return isinstance(obj, Tensor)
+
+
+_DIM_ARG = ("softmax", "log_softmax", "unsqueeze")
+
+
+def _method_function(name: str) -> Callable[..., Any]:
+    def fn(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002 - PyTorch's name
+        t = input if isinstance(input, Tensor) else as_tensor(input)
+        return getattr(t, name)(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    call = f"fg.{name}(fg.tensor([[0.5, -1.0]]){', 0' if name in _DIM_ARG else ''})"
+    fn.__doc__ = (f"``fg.{name}(t, ...)`` is ``t.{name}(...)``, as in PyTorch.\n\n"
+                  f"    >>> import funcgrad as fg\n    >>> {call}.dim() > 0\n    True\n")
+    return fn
+
+
+# PyTorch's free functions that funcgrad.numpy has no namesake for.
+relu = _method_function("relu")
+sigmoid = _method_function("sigmoid")
+softmax = _method_function("softmax")
+log_softmax = _method_function("log_softmax")
+clamp = _method_function("clamp")
+flatten = _method_function("flatten")
+unsqueeze = _method_function("unsqueeze")
