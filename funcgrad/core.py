@@ -215,6 +215,14 @@ class EvalTrace(Trace):
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any],
                           params: dict[str, Any]) -> Any:
+        if not prim.multiple_results and not prim.call_like and all(
+                type(a) is np.ndarray for a in args):
+            # The common case, NumPy arrays only: no conversions, no device checks.
+            (out_aval,) = abstract_eval(prim, [get_aval(a) for a in args], params)
+            out = prim.impl(np, *args, **params)
+            if type(out) is not np.ndarray or out.dtype != out_aval.dtype:
+                out = _as_array(np, out, out_aval)
+            return out
         for a in args:
             if isinstance(a, Tracer):
                 raise leaked_tracer_error(a, f"primitive {prim.name}")
