@@ -324,6 +324,14 @@ def average(a: Any, axis: Any = None, weights: Any = None) -> Any:
     return divide(sum(multiply(a, w), axis), sum(w, axis))
 
 
+def _along_axis(a: Any, axis: Any) -> tuple[Any, int]:
+    """The operand and a non-negative axis; ``axis=None`` means the flattened array."""
+    a = _prepare(a)
+    if axis is None:
+        a, axis = S.reshape(a, (get_aval(a).size,)), 0
+    return a, canonical_axis(axis, get_aval(a).ndim)
+
+
 def sort(a: Any, axis: Any = -1) -> Any:
     """Sorted copy along ``axis`` (of the flattened array when ``axis`` is None); stable,
     and differentiable (the derivative follows the sorting permutation).
@@ -332,10 +340,7 @@ def sort(a: Any, axis: Any = -1) -> Any:
     >>> fnp.sort(fnp.array([3.0, 1.0, 2.0])).tolist()
     [1.0, 2.0, 3.0]
     """
-    a = _prepare(a)
-    if axis is None:
-        a, axis = S.reshape(a, (get_aval(a).size,)), 0
-    return R.sort(a, canonical_axis(axis, get_aval(a).ndim))
+    return R.sort(*_along_axis(a, axis))
 
 
 def argsort(a: Any, axis: Any = -1) -> Any:
@@ -345,7 +350,4 @@ def argsort(a: Any, axis: Any = -1) -> Any:
     >>> fnp.argsort(fnp.array([3.0, 1.0, 2.0])).tolist()
     [1, 2, 0]
     """
-    a = _prepare(a)
-    if axis is None:
-        a, axis = S.reshape(a, (get_aval(a).size,)), 0
-    return R.argsort(a, canonical_axis(axis, get_aval(a).ndim))
+    return R.argsort(*_along_axis(a, axis))
