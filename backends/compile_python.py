@@ -78,7 +78,8 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
             lkey = (type(a.val), repr(a.val), str(a.aval.dtype))
             if lkey not in literal_names:
                 literal_names[lkey] = f"k{len(consts)}"
-                consts[literal_names[lkey]] = a.val
+                # Typed as the jaxpr says: a Python 2.0 stands for a float32 0-d array.
+                consts[literal_names[lkey]] = xp.asarray(a.val, dtype=a.aval.dtype)
             return literal_names[lkey]
         return names[a]
 

@@ -6,7 +6,9 @@
 [2.0, 4.0]
 """
 
-from funcgrad import errors, lax, numpy, testing, tree_util
+from funcgrad import errors, experimental, lax, numpy, testing, tree_util
+from funcgrad.array import Array
+from funcgrad.config import config
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from funcgrad.staging import eval_jaxpr, make_jaxpr
 
@@ -22,6 +24,7 @@ from funcgrad.transforms.vmap import vmap
 __version__ = "0.1.0"
 
 __all__ = [
+    "Array", "config", "experimental",
     "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "ShapedArray", "Var", "checkpoint",
     "custom_jvp", "custom_vjp", "errors", "eval_jaxpr", "grad", "hessian", "jacfwd",
     "jacrev", "jit", "jvp", "lax", "linearize", "make_jaxpr", "numpy", "remat", "stop_gradient",

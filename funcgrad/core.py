@@ -21,18 +21,20 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.array import Array, ArrayImpl, wrap
 from funcgrad.errors import (
     ConcretizationTypeError,
     DeviceError,
     DTypeError,
     FuncgradError,
     ShapeError,
+    TracerArrayConversionError,
     TracerBoolConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
 from funcgrad.ir import ShapedArray
-from funcgrad.source_info import user_frame
+from funcgrad.source_info import user_frame, user_source_line
 
 # --------------------------------------------------------------- primitives
 
@@ -67,6 +69,9 @@ class Primitive:
         # Call-like primitives (custom rules, checkpoint, jit) run Python functions whose
         # own operations check themselves, so eager evaluation skips abstract_eval.
         self.call_like = False
+        # Call-like primitives whose abstract_eval is cheap (it reads a jaxpr param): eager
+        # evaluation uses it to give outputs their exact avals, weak types included.
+        self.cheap_abstract_eval = False
         # Optional reverse-mode hook: vjp_fwd(primals, **params) -> (out, backward(ct)).
         self.vjp_fwd: Callable[..., Any] | None = None
         PRIMITIVES[name] = self
@@ -177,7 +182,7 @@ def leaked_tracer_error(tracer: Tracer, where: str) -> UnexpectedTracerError:
 
 
 def backend_xp(args: Sequence[Any]) -> Any:
-    """The array module of the (non-tracer) arguments: NumPy unless any is a CuPy array."""
+    """The array module of the (non-tracer) buffers: NumPy unless any is a CuPy array."""
     xp: Any = np
     for a in args:
         mod = type(a).__module__
@@ -209,93 +214,112 @@ _PY_SCALARS = (bool, int, float, complex)
 
 
 class EvalTrace(Trace):
-    """The eager trace: run each primitive's ``impl`` right away."""
+    """The eager trace: run each primitive's ``impl`` right away.
+
+    Arguments are Arrays, raw backend buffers (the engine's own constants, and the
+    PyTorch face's tensors) or Python scalars; results are ``ArrayImpl`` whose abstract
+    value is the primitive's ``abstract_eval``. The impl must produce exactly that
+    dtype and shape: nothing is cast here (a mismatch is an internal error).
+    """
 
     label = "eager evaluation"
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any],
                           params: dict[str, Any]) -> Any:
-        if not prim.multiple_results and not prim.call_like and all(
-                type(a) is np.ndarray for a in args):
-            # The common case, NumPy arrays only: no conversions, no device checks.
-            (out_aval,) = abstract_eval(prim, [get_aval(a) for a in args], params)
-            out = prim.impl(np, *args, **params)
-            if type(out) is not np.ndarray or out.dtype != out_aval.dtype:
-                out = _as_array(np, out, out_aval)
-            return out
-        for a in args:
-            if isinstance(a, Tracer):
+        bufs = list(args)
+        avals = []
+        scalars = on_device = False
+        for i, a in enumerate(args):
+            t = type(a)
+            if t is ArrayImpl:
+                bufs[i] = v = a._value
+                avals.append(a._aval)
+                if type(v) is not np.ndarray:
+                    on_device = True
+            elif t is np.ndarray:
+                avals.append(_ndarray_aval(a))
+            elif t in _PY_SCALARS:
+                scalars = True
+                avals.append(get_aval(a))
+            elif isinstance(a, Tracer):
                 raise leaked_tracer_error(a, f"primitive {prim.name}")
-        if any(type(a) in _PY_SCALARS for a in args):
-            # impls work on arrays: a Python number becomes one of its default dtype.
-            args = [np.asarray(a, dtype=get_aval(a).dtype) if type(a) in _PY_SCALARS else a
-                    for a in args]
+            else:
+                avals.append(get_aval(a))
+                if t.__module__.startswith("cupy"):
+                    on_device = True
+                elif isinstance(a, np.generic):
+                    bufs[i] = np.asarray(a)
+        xp = backend_xp(bufs) if on_device else np
+        if scalars:
+            # impls work on arrays: a Python number becomes one of its (weak) dtype.
+            bufs = [xp.asarray(b, dtype=av.dtype) if type(b) in _PY_SCALARS else b
+                    for b, av in zip(bufs, avals)]
         if prim.call_like:
-            return prim.impl(backend_xp(args), *args, **params)
-        avals = [get_aval(a) for a in args]
+            return _wrap_call_outputs(prim, xp, bufs, avals, params)
         out_avals = abstract_eval(prim, avals, params)
-        xp = backend_xp(args)
-        out = prim.impl(xp, *args, **params)
-        outs = out if prim.multiple_results else (out,)
-        fixed = [_as_array(xp, o, av) for o, av in zip(outs, out_avals)]
-        return fixed if prim.multiple_results else fixed[0]
+        out = prim.impl(xp, *bufs, **params)
+        if not prim.multiple_results:
+            return _wrap_exact(prim, xp, out, out_avals[0])
+        return [_wrap_exact(prim, xp, o, av) for o, av in zip(out, out_avals)]
 
 
-def _as_array(xp: Any, value: Any, aval: ShapedArray) -> Any:
-    if type(value) is not xp.ndarray:
-        value = xp.asarray(value)
-    if value.dtype != aval.dtype:
-        value = value.astype(aval.dtype)
-    return value
+def _ndarray_aval(a: np.ndarray) -> ShapedArray:
+    dt = a.dtype
+    if dt not in dtypes.SUPPORTED:
+        dt = dtypes.to_dtype(dt)
+    return ShapedArray.make(a.shape, dt)
+
+
+def _wrap_exact(prim: Primitive, xp: Any, out: Any, aval: ShapedArray) -> ArrayImpl:
+    if type(out) is not xp.ndarray:
+        out = xp.asarray(out)
+    if out.dtype != aval.dtype or out.shape != aval.shape:
+        raise FuncgradError(
+            f"internal error: the impl of primitive {prim.name} returned "
+            f"{out.dtype}{list(out.shape)} where its abstract_eval says {aval.str_short()}"
+        )
+    return wrap(out, aval)
+
+
+def _wrap_call_outputs(prim: Primitive, xp: Any, bufs: Sequence[Any],
+                       avals: Sequence[ShapedArray], params: dict[str, Any]) -> Any:
+    """Call-like primitives (custom rules, control flow, jit) run Python code whose results
+    are mostly Arrays already; raw buffers among them are wrapped."""
+    outs = prim.impl(xp, *bufs, **params)
+    seq = outs if prim.multiple_results else [outs]
+    want = abstract_eval(prim, avals, params) if prim.cheap_abstract_eval else None
+    fixed = []
+    for k, o in enumerate(seq):
+        if type(o) is not ArrayImpl:
+            if isinstance(o, Tracer):
+                raise leaked_tracer_error(o, f"primitive {prim.name}")
+            av = want[k] if want is not None else get_aval(o)
+            o = wrap(xp.asarray(o, dtype=av.dtype), av)
+        fixed.append(o)
+    return fixed if prim.multiple_results else fixed[0]
+
+
+def as_buffer(x: Any) -> Any:
+    """The backend buffer behind an Array (other values are returned as they are)."""
+    return x._value if type(x) is ArrayImpl else x
 
 
 # ------------------------------------------------------------------ tracers
 
 
-class Tracer:
-    """A value of some trace. Operators dispatch to ``funcgrad.numpy``."""
+class Tracer(Array):
+    """A value of some trace; an ``Array`` to the user. Operators and methods come from
+    ``funcgrad.numpy`` (installed on ``Array``)."""
 
     __slots__ = ("_trace",)
+    # NumPy defers binary operators (``np_array * tracer``) to our reflected methods.
     __array_priority__ = 1000
-    # NumPy defers binary operators to our reflected methods.
-    __array_ufunc__ = None
 
     _trace: Trace
 
     @property
     def aval(self) -> ShapedArray:
         raise NotImplementedError(f"{type(self).__name__} must define aval")
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.aval.shape
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        return self.aval.dtype
-
-    @property
-    def ndim(self) -> int:
-        return self.aval.ndim
-
-    @property
-    def size(self) -> int:
-        return self.aval.size
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of a 0-d array")
-        return self.shape[0]
-
-    def __iter__(self) -> Iterator[Any]:
-        if not self.shape:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
-
-    def __getitem__(self, idx: Any) -> Any:
-        from funcgrad.numpy._indexing import getitem  # noqa: PLC0415
-
-        return getitem(self, idx)
 
     def concrete_value(self) -> Any:
         """The concrete array behind this tracer, or ``None`` when it is abstract."""
@@ -311,7 +335,7 @@ class Tracer:
                 "argument static with jit(f, static_argnums=...), or use "
                 "funcgrad.lax.cond / funcgrad.lax.while_loop / funcgrad.numpy.where."
             )
-        return val
+        return as_buffer(val)
 
     def __bool__(self) -> bool:
         return bool(self._concrete("bool() (an `if`, `while`, `and` or `or`)",
@@ -330,17 +354,32 @@ class Tracer:
         return int(self._concrete("use as a Python index", TracerIntegerConversionError))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        val = self._concrete("conversion to a NumPy array", ConcretizationTypeError)
-        return np.asarray(val, dtype=dtype)
+        # Even a tracer with a known value refuses: NumPy would compute without the
+        # transformation and silently drop its derivative (or batch axis).
+        line = user_source_line()
+        raise TracerArrayConversionError(
+            f"a NumPy function (or np.asarray) was called on a traced value "
+            f"{self.aval.str_short()} at {user_frame()}{f': `{line}`' if line else ''}. "
+            f"Inside {self._trace.describe()} NumPy cannot see the transformation, so its "
+            "result would be wrong (a lost derivative or batch axis). Use the funcgrad.numpy "
+            "function of the same name (import funcgrad.numpy as jnp), or, outside the "
+            "transformation, convert the result with np.asarray."
+        )
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        name = getattr(func, "__name__", str(func))
+        raise TracerArrayConversionError(
+            f"numpy.{name} was called on a traced value {self.aval.str_short()} at "
+            f"{user_frame()}. Inside {self._trace.describe()} NumPy cannot see the "
+            f"transformation; use funcgrad.numpy.{name} (import funcgrad.numpy as jnp) "
+            "instead."
+        )
 
     def item(self) -> Any:
         return self._concrete(".item()", ConcretizationTypeError).item()
 
     def tolist(self) -> Any:
         return self._concrete(".tolist()", ConcretizationTypeError).tolist()
-
-    def __hash__(self) -> int:
-        raise TypeError("traced values are unhashable, as NumPy arrays are")
 
     def __repr__(self) -> str:
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
@@ -366,28 +405,27 @@ class PrimalTracer(Tracer):
 
 
 def get_aval(x: Any) -> ShapedArray:
-    """The abstract value of a tracer, an array or a Python scalar."""
-    if type(x) is np.ndarray and x.dtype in _SUPPORTED_DTYPES:
-        return ShapedArray.make(x.shape, x.dtype)
+    """The abstract value of an Array, a tracer, a buffer or a Python scalar."""
+    t = type(x)
+    if t is ArrayImpl:
+        return x._aval
+    if t is np.ndarray:
+        return _ndarray_aval(x)
     if isinstance(x, Tracer):
         return x.aval
-    if dtypes.python_scalar(x):
-        return ShapedArray((), dtypes.scalar_kind_dtype(x), weak_type=True)
+    if t in _PY_SCALARS:
+        return ShapedArray.make((), dtypes.scalar_kind_dtype(x), t is not bool)
+    if isinstance(x, ShapedArray):
+        # A residual the reverse engine did not keep stands as its abstract value.
+        return x
     dt = getattr(x, "dtype", None)
     shape = getattr(x, "shape", None)
     if dt is not None and shape is not None:
-        return ShapedArray(shape, dtypes.canonicalize(dt))
-    if isinstance(x, (np.generic,)):
-        return ShapedArray((), dtypes.canonicalize(x.dtype))
+        return ShapedArray(shape, dtypes.to_dtype(dt))
     raise FuncgradError(
         f"{type(x).__name__} is not an array type funcgrad understands "
-        f"(at {user_frame()}); pass a NumPy array, a Python number or a funcgrad value"
+        f"(at {user_frame()}); pass a funcgrad Array, a NumPy array or a Python number"
     )
-
-
-_SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
-    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
 
 
 def is_concrete(x: Any) -> bool:

@@ -44,6 +44,14 @@ class TracerIntegerConversionError(ConcretizationTypeError):
     """``int()``/``float()``/indexing with a traced value that has no value."""
 
 
+class TracerArrayConversionError(FuncgradError, TypeError):
+    """A NumPy function (or ``np.asarray``) was given a traced value."""
+
+
+class NonConcreteBooleanIndexError(IndexingError):
+    """A boolean mask whose value is unknown (traced) was used as an index."""
+
+
 class GradError(FuncgradError, TypeError):
     """Base class of misuse of the differentiation API."""
 
@@ -91,9 +99,11 @@ __all__ = [
     "HasAuxError",
     "IndexingError",
     "IntegerInputError",
+    "NonConcreteBooleanIndexError",
     "NonDifferentiableError",
     "NonScalarOutputError",
     "ShapeError",
+    "TracerArrayConversionError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",
     "TreeStructureError",

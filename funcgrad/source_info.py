@@ -40,3 +40,16 @@ def user_frame() -> str:
             return f"{code.co_filename}:{frame.f_lineno} ({code.co_name})"
         frame = frame.f_back  # type: ignore[assignment]
     return "<unknown location>"
+
+
+def user_source_line() -> str:
+    """The text of the innermost non-funcgrad source line (empty when unavailable)."""
+    import linecache  # noqa: PLC0415 - only on the error path
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if not _is_internal(code.co_filename):
+            return linecache.getline(code.co_filename, frame.f_lineno).strip()
+        frame = frame.f_back  # type: ignore[assignment]
+    return ""

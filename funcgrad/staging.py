@@ -19,8 +19,10 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.array import ArrayImpl
 from funcgrad.core import (
     Primitive,
+    as_buffer,
     Trace,
     Tracer,
     abstract_eval,
@@ -37,15 +39,15 @@ from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 class StagingTracer(Tracer):
     """A value being staged: it stands for a jaxpr variable."""
 
-    __slots__ = ("var",)
+    __slots__ = ("_var",)
 
     def __init__(self, trace: StagingTrace, var: Var) -> None:
         self._trace = trace
-        self.var = var
+        self._var = var
 
     @property
     def aval(self) -> ShapedArray:
-        return self.var.aval
+        return self._var.aval
 
 
 class StagingTrace(Trace):
@@ -63,6 +65,8 @@ class StagingTrace(Trace):
         self.constvars: list[Var] = []
         self.consts: list[Any] = []
         self._const_ids: dict[int, Var] = {}
+        # The const objects themselves, alive while staging so their ids stay unique.
+        self._keep: list[Any] = []
         self.fold_constants = fold_constants
 
     def new_arg(self, aval: ShapedArray) -> StagingTracer:
@@ -70,21 +74,25 @@ class StagingTrace(Trace):
 
     def to_atom(self, x: Any) -> Atom:
         if isinstance(x, StagingTracer) and x._trace is self:
-            return x.var
+            return x._var
         if isinstance(x, Tracer) and not x._trace.alive:
             raise leaked_tracer_error(x, "staging (make_jaxpr/jit)")
         if not isinstance(x, Tracer):
             if dtypes.python_scalar(x):
                 return Literal(x, get_aval(x))
+            if type(x) is ArrayImpl and not x.aval.shape and type(x._value) is np.ndarray:
+                return Literal(x._value, x.aval)
             if isinstance(x, (np.ndarray, np.generic)) and x.ndim == 0:
                 return Literal(np.asarray(x), get_aval(x))
-        # Arrays, and values of enclosing transformations, become constants.
+        # Arrays, and values of enclosing transformations, become constants (kept as
+        # backend buffers: compiled programs work on those).
         var = self._const_ids.get(id(x))
         if var is None:
             var = Var(get_aval(x))
             self._const_ids[id(x)] = var
             self.constvars.append(var)
-            self.consts.append(x)
+            self.consts.append(as_buffer(x))
+            self._keep.append(x)
         return var
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any],
@@ -112,7 +120,7 @@ def trace_flat(fun: Callable[..., Any], in_avals: Sequence[ShapedArray],
         args = [trace.new_arg(av) for av in in_avals]
         outs = fun(*args)
         outvars = [trace.to_atom(o) for o in outs]
-    jaxpr = Jaxpr([a.var for a in args], outvars, trace.eqns, trace.constvars)
+    jaxpr = Jaxpr([a._var for a in args], outvars, trace.eqns, trace.constvars)
     return ClosedJaxpr(jaxpr, trace.consts), outs
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.core import Primitive, Tracer, get_aval
+from funcgrad.core import Primitive, Tracer, as_buffer, get_aval
 from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError, TreeStructureError
 from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray
 from funcgrad.numpy._core import asarray
@@ -118,6 +118,7 @@ def _cond_impl(xp: Any, index: Any, *ops: Any, branches: tuple[ClosedJaxpr, ...]
 cond_p = Primitive("cond", abstract_eval=_cond_abstract, impl=_cond_impl,
                    multiple_results=True)
 cond_p.call_like = True
+cond_p.cheap_abstract_eval = True
 
 
 def _cond_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
@@ -274,6 +275,7 @@ def _while_impl(xp: Any, *args: Any, cond_jaxpr: ClosedJaxpr, body_jaxpr: Closed
 while_p = Primitive("while", abstract_eval=_while_abstract, impl=_while_impl,
                     multiple_results=True)
 while_p.call_like = True
+while_p.cheap_abstract_eval = True
 
 
 def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, cond_jaxpr: ClosedJaxpr,
@@ -409,7 +411,7 @@ def _scan_impl(xp: Any, *args: Any, jaxpr: ClosedJaxpr, num_consts: int, num_car
         ys.reverse()
     n_y = len(jaxpr.out_avals) - num_carry
     y_avals = jaxpr.out_avals[num_carry:]
-    stacked = [xp.stack([y[k] for y in ys]) if ys else
+    stacked = [xp.stack([as_buffer(y[k]) for y in ys]) if ys else
                xp.zeros((0, *y_avals[k].shape), y_avals[k].dtype) for k in range(n_y)]
     return [*carry, *stacked]
 
@@ -417,6 +419,7 @@ def _scan_impl(xp: Any, *args: Any, jaxpr: ClosedJaxpr, num_consts: int, num_car
 scan_p = Primitive("scan", abstract_eval=_scan_abstract, impl=_scan_impl,
                    multiple_results=True)
 scan_p.call_like = True
+scan_p.cheap_abstract_eval = True
 
 
 def _scan_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJaxpr,

@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.core import EvalTrace, Primitive, Tracer, current_trace, get_aval
+from funcgrad.array import ArrayImpl, wrap
+from funcgrad.core import EvalTrace, Primitive, Tracer, as_buffer, current_trace, get_aval
 from funcgrad.devices import get_backend
 from funcgrad.errors import FuncgradError
-from funcgrad.ir import ClosedJaxpr, Jaxpr
+from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray
 from funcgrad.primitives.rules import all_batched, batch_size, zeros_like_aval
 from funcgrad.staging import eval_jaxpr, trace_flat
 from funcgrad.transforms.jvp import jvp_flat
@@ -58,6 +59,7 @@ def _jit_impl(xp: Any, *args: Any, jaxpr: ClosedJaxpr, name: str, backend: str) 
 jit_p = Primitive("jit", abstract_eval=lambda *avals, jaxpr, **_: jaxpr.out_avals,
                   impl=_jit_impl, multiple_results=True)
 jit_p.call_like = True
+jit_p.cheap_abstract_eval = True
 
 
 def _pick_backend(backend: str, args: Sequence[Any]) -> str:
@@ -207,8 +209,9 @@ class JitFunction:
         self.static_argnames = tuple(static_argnames)
         self.backend = backend or "auto"
         self._cache: dict[Hashable, tuple[ClosedJaxpr, _OutTree]] = {}
-        # Calls with only NumPy arrays as positional arguments skip flattening entirely.
-        self._fast: dict[tuple[Any, ...], tuple[Callable[..., list[Any]], _OutTree]] = {}
+        # Calls with only Arrays as positional arguments skip flattening entirely.
+        self._fast: dict[tuple[Any, ...], tuple[Callable[..., list[Any]], _OutTree,
+                                                list[ShapedArray]]] = {}
         self._fast_ok = not static_argnums and not static_argnames
         self.trace_count = 0
 
@@ -266,7 +269,9 @@ class JitFunction:
         if key is not None and isinstance(current_trace(), EvalTrace):
             hit = self._fast.get(key)
             if hit is not None:
-                return hit[1].unflatten(hit[0](*args))
+                exe, tree, out_avals = hit
+                outs = exe(*[a._value for a in args])
+                return tree.unflatten([wrap(o, av) for o, av in zip(outs, out_avals)])
         closed, out_tree, leaves, backend = self._staged(args, kwargs)
         if any(isinstance(c, Tracer) for c in closed.consts):
             # The function closes over values of an enclosing transformation: they become
@@ -278,9 +283,10 @@ class JitFunction:
                                                                 for x in leaves):
             exe = executable(closed, backend)
             if key is not None:
-                self._fast[key] = (exe, out_tree)
-            outs = exe(*(np.asarray(x, get_aval(x).dtype) if dtypes.python_scalar(x) else x
-                         for x in leaves))
+                self._fast[key] = (exe, out_tree, closed.out_avals)
+            outs = exe(*(np.asarray(x, get_aval(x).dtype) if dtypes.python_scalar(x)
+                         else as_buffer(x) for x in leaves))
+            outs = [wrap(o, av) for o, av in zip(outs, closed.out_avals)]
         else:
             outs = jit_p.bind(*leaves, jaxpr=closed, name=_name(self.fun), backend=backend)
         return out_tree.unflatten(outs)
@@ -297,12 +303,12 @@ def _closure_converted(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 def _array_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """(shape, dtype) per argument when every argument is a NumPy array, else None."""
+    """The abstract values of the arguments when every one is a concrete Array, else None."""
     sig = []
     for a in args:
-        if type(a) is not np.ndarray:
+        if type(a) is not ArrayImpl:
             return None
-        sig.append((a.shape, a.dtype))
+        sig.append(a._aval)
     return tuple(sig)
 
 

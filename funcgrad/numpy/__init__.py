@@ -17,7 +17,7 @@ from typing import Any
 import numpy as _np
 
 from funcgrad import dtypes as _dtypes
-from funcgrad.core import Tracer as _Tracer
+from funcgrad.array import Array as _Array
 from funcgrad.numpy import linalg
 from funcgrad.numpy._creation import *  # noqa: F403
 from funcgrad.numpy._creation import array, asarray, copy
@@ -119,6 +119,11 @@ from funcgrad.numpy._ufuncs import (
     bitwise_or,
     bitwise_xor,
     cbrt,
+    conj,
+    conjugate,
+    divmod,
+    imag,
+    real,
     ceil,
     clip,
     copysign,
@@ -188,101 +193,45 @@ e = _np.e
 inf = _np.inf
 nan = _np.nan
 newaxis = None
-bool_ = _dtypes.bool_
-int8, int16, int32, int64 = _dtypes.int8, _dtypes.int16, _dtypes.int32, _dtypes.int64
-uint8, uint16, uint32, uint64 = _dtypes.uint8, _dtypes.uint16, _dtypes.uint32, _dtypes.uint64
-float16, float32, float64 = _dtypes.float16, _dtypes.float32, _dtypes.float64
-complex64, complex128 = _dtypes.complex64, _dtypes.complex128
-ndarray = _np.ndarray
-dtype = _np.dtype
+from funcgrad.numpy._scalar_types import *  # noqa: F403, E402
+from funcgrad.numpy._scalar_types import _ScalarMeta  # noqa: E402
+
+ndarray = _Array
+
+
+def dtype(obj: Any, align: bool = False, copy: bool = False) -> Any:
+    """``numpy.dtype`` that also understands funcgrad's scalar types (``jnp.float32``).
+
+    >>> import funcgrad.numpy as jnp
+    >>> jnp.dtype("float32")
+    dtype('float32')
+    """
+    if isinstance(obj, _ScalarMeta):
+        return obj.dtype
+    return _np.dtype(obj, align=align, copy=copy)
 
 
 def result_type(*args: Any) -> Any:
-    """The dtype an operation on ``args`` would produce (NEP 50 rules).
+    """The dtype JAX's promotion gives ``args`` (arrays, dtypes, Python scalars).
 
     >>> import numpy as np
     >>> import funcgrad.numpy as fnp
     >>> fnp.result_type(np.ones(1, np.float32), 2.0)
     dtype('float32')
     """
-    from funcgrad.numpy._core import asarray as _as  # noqa: PLC0415
-    from funcgrad.numpy._core import typed  # noqa: PLC0415
-
-    def entry(a: Any) -> Any:
-        if isinstance(a, (_np.dtype, str)) or (isinstance(a, type) and a not in (int, float,
-                                                                                 complex, bool)):
-            return _dtypes.canonicalize(a), False
-        return typed(_as(a))
-
-    return _dtypes.promote(*(entry(a) for a in args))[0]
+    return _dtypes.result_type(*args)
 
 
-# ---------------------------------------------------------------- tracer methods
+def promote_types(a: Any, b: Any) -> Any:
+    """The dtype a binary operation casts ``a`` and ``b`` to (JAX's lattice).
+
+    >>> import funcgrad.numpy as jnp
+    >>> jnp.promote_types(jnp.int8, jnp.uint8)
+    dtype('int16')
+    """
+    return _dtypes.promote_types(a, b)
 
 
-def _swap(f: Any) -> Any:
-    return lambda self, other: f(other, self)
+from funcgrad.numpy import _array_methods  # noqa: E402
 
-
-def _method(f: Any) -> Any:
-    return lambda self, *args, **kwargs: f(self, *args, **kwargs)
-
-
-def _install_array_methods(cls: type) -> None:
-    """Give ``cls`` (tracers, and the Tensor facade) NumPy's operators and methods."""
-    ops = {
-        "__add__": add, "__sub__": subtract, "__mul__": multiply, "__truediv__": divide,
-        "__floordiv__": floor_divide, "__mod__": remainder, "__pow__": power,
-        "__matmul__": matmul, "__and__": bitwise_and, "__or__": bitwise_or,
-        "__xor__": bitwise_xor, "__lt__": less, "__le__": less_equal, "__gt__": greater,
-        "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
-    }
-    def reshape_method(self: Any, *dims: Any, order: str = "C") -> Any:
-        if len(dims) == 1 and not isinstance(dims[0], (int, _np.integer)):
-            dims = tuple(dims[0])
-        return reshape(self, dims, order)
-
-    def transpose_method(self: Any, *axes: Any) -> Any:
-        if len(axes) == 1 and not isinstance(axes[0], (int, _np.integer)):
-            axes = tuple(axes[0]) if axes[0] is not None else ()
-        return transpose(self, axes or None)
-
-    methods: dict[str, Any] = {
-        "__neg__": negative, "__pos__": positive, "__abs__": absolute, "__invert__": invert,
-        "__getitem__": getitem, "sum": sum, "mean": mean, "var": var, "std": std, "max": max,
-        "min": min, "prod": prod, "argmax": argmax, "argmin": argmin, "all": all, "any": any,
-        "cumsum": cumsum, "ravel": ravel, "flatten": ravel, "squeeze": squeeze,
-        "swapaxes": swapaxes, "clip": clip, "dot": dot, "round": round, "astype": astype,
-        "take": take, "conj": positive, "diagonal": diagonal, "trace": trace,
-    }
-    attrs: dict[str, Any] = {name: _method(f) for name, f in {**ops, **methods}.items()}
-    for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
-                 "or", "xor"):
-        attrs[f"__r{name}__"] = _swap(ops[f"__{name}__"])
-    attrs.update(
-        reshape=reshape_method,
-        transpose=transpose_method,
-        T=property(lambda self: transpose(self)),
-        mT=property(lambda self: swapaxes(self, -1, -2)),
-        at=property(lambda self: AtIndexer(self)),
-    )
-    for name, value in attrs.items():
-        setattr(cls, name, value)
-
-
-_install_array_methods(_Tracer)
-
-
-def _wrap_public_functions() -> None:
-    from funcgrad.numpy._dispatch import tensor_aware  # noqa: PLC0415
-
-    g = globals()
-    skip = {"result_type", "shape", "ndim", "size", "at", "getitem"}
-    for name, value in list(g.items()):
-        if name.startswith("_") or name in skip or not callable(value) or isinstance(value, type):
-            continue
-        if getattr(value, "__module__", "").startswith("funcgrad.numpy"):
-            g[name] = tensor_aware(value)
-
-
-_wrap_public_functions()
+_array_methods.install()

@@ -1,4 +1,4 @@
-"""Input handling for funcgrad.numpy: conversion, NEP 50 promotion, broadcasting, axes.
+"""Input handling for funcgrad.numpy: conversion to Arrays, JAX's promotion, broadcasting, axes.
 
 >>> import numpy as np
 >>> from funcgrad.numpy._core import promote_args
@@ -9,60 +9,118 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.core import Tracer, get_aval
+from funcgrad.array import ArrayImpl, wrap
+from funcgrad.core import EvalTrace, Tracer, current_trace, get_aval
 from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.ir import ShapedArray
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import structural as S
 from funcgrad.source_info import user_frame
 
-# The Tensor facade registers a hook here so that every function accepts Tensors.
-_input_converters: list[Any] = []
+# Other array types (the PyTorch face's Tensor) register how to read them as buffers.
+_input_converters: list[Callable[[Any], Any]] = []
+
+
+def register_input_converter(fn: Callable[[Any], Any]) -> None:
+    """``fn(x)`` returns the backend buffer behind ``x``, or ``None`` if ``x`` is not its type."""
+    _input_converters.append(fn)
 
 
 def is_array(x: Any) -> bool:
-    return isinstance(x, (Tracer, np.ndarray)) or type(x).__module__.startswith("cupy")
+    return isinstance(x, (ArrayImpl, Tracer))
+
+
+def requested_dtype(dtype: Any, where: str) -> np.dtype[Any]:
+    """A dtype asked for explicitly, canonicalized for the x64 mode (with JAX's warning)."""
+    dt = dtypes.canonicalize_dtype(dtype)
+    if not dtypes.python_scalar(dtype) and dtype not in (float, int, complex, bool):
+        asked = dtypes.to_dtype(dtype)
+        if asked != dt:
+            warnings.warn(
+                f"Explicitly requested dtype {asked} requested in {where} is not available, "
+                f"and will be truncated to dtype {dt}. To enable more dtypes, set the "
+                "jax_enable_x64 configuration option (funcgrad.config.update("
+                "'jax_enable_x64', True)) or the JAX_ENABLE_X64 shell environment variable.",
+                stacklevel=3,
+            )
+    return dt
+
+
+def from_buffer(buf: Any, weak_type: bool = False) -> ArrayImpl:
+    """An Array owning ``buf`` (fresh memory nothing else refers to), canonicalized."""
+    dt = dtypes.canonicalize_dtype(buf.dtype)
+    if buf.dtype != dt:
+        buf = buf.astype(dt)
+    return wrap(buf, ShapedArray.make(tuple(buf.shape), dt, weak_type))
+
+
+def _copied(buf: Any, dtype: Any = None) -> ArrayImpl:
+    dt = dtypes.canonicalize_dtype(buf.dtype if dtype is None else dtype)
+    xp = np if type(buf) is np.ndarray else _module_of(buf)
+    return wrap(xp.array(buf, dtype=dt, copy=True), ShapedArray.make(tuple(buf.shape), dt))
+
+
+def _interned(x: np.ndarray) -> ArrayImpl:
+    """A copy of a NumPy array; inside a transformation, one copy per array per trace, so
+    an array a traced function closes over becomes one constant however often it is used."""
+    trace = current_trace()
+    if type(trace) is EvalTrace:
+        return _copied(x)
+    cache: dict[int, tuple[Any, ArrayImpl]] = trace.__dict__.setdefault("_numpy_consts", {})
+    hit = cache.get(id(x))
+    if hit is None or hit[0] is not x:
+        hit = cache[id(x)] = (x, _copied(x))
+    return hit[1]
+
+
+def _module_of(buf: Any) -> Any:
+    import cupy  # noqa: PLC0415 - only for CuPy buffers
+
+    return cupy
 
 
 def asarray(x: Any, name: str = "argument") -> Any:
-    """A funcgrad value: tracers and arrays pass; scalars stay weak; lists become arrays."""
-    if isinstance(x, Tracer) or isinstance(x, np.ndarray):
-        if isinstance(x, np.ndarray) and x.dtype not in _SUPPORTED_DTYPES:
-            dtypes.canonicalize(x.dtype)
+    """A value of the JAX face: Arrays and tracers pass, Python scalars stay (weak), NumPy
+    data becomes an Array that owns a copy (in the canonical dtype)."""
+    t = type(x)
+    if t is ArrayImpl or isinstance(x, Tracer) or dtypes.python_scalar(x):
         return x
-    if dtypes.python_scalar(x):
-        return x
+    if t is np.ndarray:
+        if x.dtype not in dtypes.SUPPORTED:
+            dtypes.to_dtype(x.dtype)
+        return _interned(x)
     for conv in _input_converters:
-        out = conv(x)
-        if out is not None:
-            return out
-    if type(x).__module__.startswith("cupy"):
-        return x
+        buf = conv(x)
+        if buf is not None:
+            return buf if isinstance(buf, (ArrayImpl, Tracer)) else _copied(buf)
+    if t.__module__.startswith("cupy"):
+        return _copied(x)
     if isinstance(x, np.generic):
-        return np.asarray(x)
+        return _copied(np.asarray(x))
     if isinstance(x, (list, tuple)):
-        if any(isinstance(e, Tracer) for e in _flat_items(x)):
+        if any(isinstance(e, (Tracer, ArrayImpl)) or not dtypes.python_scalar(e)
+               and not isinstance(e, (list, tuple, np.generic, np.ndarray))
+               for e in _flat_items(x)):
             from funcgrad.numpy._shape import stack  # noqa: PLC0415
 
             return stack([asarray(e) for e in x])
         arr = np.asarray(x)
         if arr.dtype.kind in "OUS":
             raise DTypeError(f"{name} {x!r} is not numeric (at {user_frame()})")
-        return arr
+        return from_buffer(arr)
+    if hasattr(x, "__array__") or hasattr(x, "__array_interface__"):
+        return _copied(np.asarray(x))
     raise DTypeError(
         f"{name} of type {type(x).__name__} is not an array (at {user_frame()}); pass a "
-        "NumPy array, a Python number, a list of numbers or a funcgrad value"
+        "funcgrad Array, a NumPy array, a Python number or a list of numbers"
     )
-
-
-_SUPPORTED_DTYPES = {np.dtype(t) for t in (
-    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)}
 
 
 def _flat_items(x: Any) -> list[Any]:
@@ -81,34 +139,29 @@ def typed(x: Any) -> tuple[np.dtype[Any], bool]:
 
 
 def cast(x: Any, dtype: np.dtype[Any], weak: bool = False) -> Any:
-    """Convert to ``dtype``; Python scalars become 0-d arrays (staged as literals)."""
+    """Convert to ``dtype``; Python scalars become 0-d Arrays (staged as literals)."""
     if dtypes.python_scalar(x):
-        return np.asarray(x, dtype=dtype)
+        return wrap(np.asarray(x, dtype=dtype), ShapedArray.make((), dtype, weak))
     aval = get_aval(x)
-    if aval.dtype == dtype:
+    if aval.dtype == dtype and aval.weak_type == weak:
         return x
     return E.convert_element_type(x, dtype, weak)
 
 
 def promote_args(*xs: Any) -> list[Any]:
-    """Convert the operands to their common dtype under NEP 50 rules."""
+    """Convert the operands to their common dtype under JAX's promotion rules."""
     xs = tuple(asarray(x) for x in xs)
     dtype, weak = dtypes.promote(*(typed(x) for x in xs))
     return [cast(x, dtype, weak) for x in xs]
 
 
-def promote_inexact(*xs: Any, small_int_floats: bool = True) -> list[Any]:
+def promote_inexact(*xs: Any) -> list[Any]:
     """Like :func:`promote_args`, then integers and booleans become the default float."""
     xs = tuple(asarray(x) for x in xs)
     dtype, weak = dtypes.promote(*(typed(x) for x in xs))
     if not dtypes.is_inexact(dtype):
-        dtype = _INT_TO_FLOAT.get(dtype.itemsize, dtypes.default_float) \
-            if small_int_floats and not weak else dtypes.default_float
+        dtype = dtypes.default_float()
     return [cast(x, dtype, weak) for x in xs]
-
-
-# NumPy 2 gives float functions of small integers the smallest float that holds them.
-_INT_TO_FLOAT: dict[int, np.dtype[Any]] = {1: dtypes.float16, 2: dtypes.float32}
 
 
 def shape_of(x: Any) -> tuple[int, ...]:

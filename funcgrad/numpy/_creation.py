@@ -1,4 +1,4 @@
-"""Array creation in funcgrad.numpy (results are concrete NumPy arrays).
+"""Array creation in funcgrad.numpy (results are Arrays in the canonical dtypes).
 
 >>> import funcgrad.numpy as fnp
 >>> fnp.linspace(0.0, 1.0, 3).tolist()
@@ -12,54 +12,57 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.array import ArrayImpl
 from funcgrad.core import Tracer, get_aval
 from funcgrad.numpy._core import asarray as _asarray
-from funcgrad.numpy._core import cast, promote_args
+from funcgrad.numpy._core import cast, from_buffer, requested_dtype
 
 
-def _dt(dtype: Any, default: Any = None) -> Any:
-    return dtypes.canonicalize(dtype) if dtype is not None else default
+def _dt(dtype: Any, where: str, default: Any = None) -> Any:
+    return requested_dtype(dtype, where) if dtype is not None else default
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(
+        int(d) for d in shape)
 
 
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
-    """An array from data (a traced value stays traced).
+    """An Array from data (a traced value stays traced); Python scalars give weakly typed
+    arrays, as in JAX.
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.array([[1, 2]]).dtype
-    dtype('int64')
+    dtype('int32')
     """
     x = _asarray(obj)
-    if isinstance(x, Tracer):
-        return cast(x, dtypes.canonicalize(dtype)) if dtype is not None else x
     if dtypes.python_scalar(x):
-        return np.array(x, dtype=_dt(dtype))
-    if isinstance(x, np.ndarray):
-        out = np.array(x, dtype=_dt(dtype)) if copy else np.asarray(x, dtype=_dt(dtype))
-    else:
-        out = x
-    if isinstance(out, np.ndarray) and out.dtype.kind in "fc" and dtype is None:
-        dtypes.canonicalize(out.dtype)
-    return out
+        return cast(x, _dt(dtype, "array", dtypes.scalar_kind_dtype(x)),
+                    weak=dtype is None and type(x) is not bool)
+    if dtype is not None:
+        return cast(x, requested_dtype(dtype, "array"))
+    return x
 
 
 def asarray(obj: Any, dtype: Any = None) -> Any:
-    """Like :func:`array` but without copying when possible.
+    """Like :func:`array` (Arrays are immutable, so nothing needs copying twice).
 
     >>> import funcgrad.numpy as fnp
-    >>> fnp.asarray(1.5).shape
-    ()
+    >>> fnp.asarray(1.5)
+    Array(1.5, dtype=float32, weak_type=True)
     """
     return array(obj, dtype, copy=False)
 
 
 def zeros(shape: Any, dtype: Any = None) -> Any:
-    """Zeros of ``shape`` (float64 unless ``dtype`` is given).
+    """Zeros of ``shape`` (the default float unless ``dtype`` is given).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.zeros((2,)).tolist()
     [0.0, 0.0]
     """
-    return np.zeros(shape, dtype=_dt(dtype, dtypes.default_float))
+    return from_buffer(np.zeros(_shape(shape), dtype=_dt(dtype, "zeros",
+                                                          dtypes.default_float())))
 
 
 def ones(shape: Any, dtype: Any = None) -> Any:
@@ -69,7 +72,7 @@ def ones(shape: Any, dtype: Any = None) -> Any:
     >>> fnp.ones(2).tolist()
     [1.0, 1.0]
     """
-    return np.ones(shape, dtype=_dt(dtype, dtypes.default_float))
+    return from_buffer(np.ones(_shape(shape), dtype=_dt(dtype, "ones", dtypes.default_float())))
 
 
 def empty(shape: Any, dtype: Any = None) -> Any:
@@ -89,20 +92,18 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     >>> fnp.full(2, 7.0).tolist()
     [7.0, 7.0]
     """
-    shp = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    v = _asarray(fill_value)
-    if isinstance(v, Tracer):
-        from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
+    from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
 
-        v = cast(v, dtypes.canonicalize(dtype)) if dtype is not None else v
-        return broadcast_to(v, shp)
-    return np.full(shp, fill_value, dtype=_dt(dtype))
+    v = array(fill_value, dtype)
+    return broadcast_to(v, _shape(shape))
 
 
-def _like(a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], Any]:
+def _like(a: Any, dtype: Any, shape: Any, where: str) -> tuple[tuple[int, ...], Any, bool]:
     aval = get_aval(_asarray(a))
-    return (aval.shape if shape is None else tuple(np.atleast_1d(shape)),
-            _dt(dtype, aval.dtype))
+    shp = aval.shape if shape is None else _shape(shape)
+    if dtype is not None:
+        return shp, requested_dtype(dtype, where), False
+    return shp, aval.dtype, aval.weak_type
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
@@ -112,8 +113,8 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     >>> fnp.zeros_like(fnp.ones(2)).tolist()
     [0.0, 0.0]
     """
-    shp, dt = _like(a, dtype, shape)
-    return np.zeros(shp, dt)
+    shp, dt, weak = _like(a, dtype, shape, "zeros_like")
+    return from_buffer(np.zeros(shp, dt), weak)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
@@ -123,8 +124,8 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     >>> fnp.ones_like(fnp.zeros(2)).tolist()
     [1.0, 1.0]
     """
-    shp, dt = _like(a, dtype, shape)
-    return np.ones(shp, dt)
+    shp, dt, weak = _like(a, dtype, shape, "ones_like")
+    return from_buffer(np.ones(shp, dt), weak)
 
 
 def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
@@ -144,18 +145,11 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     >>> fnp.full_like(fnp.ones(2), 3.0).tolist()
     [3.0, 3.0]
     """
-    shp, dt = _like(a, dtype, shape)
-    v = _asarray(fill_value)
-    if isinstance(v, Tracer):
-        (v,) = promote_args(v)
-        return _broadcast_value(cast(v, dt), shp)
-    return np.full(shp, fill_value, dt)
-
-
-def _broadcast_value(v: Any, shape: tuple[int, ...]) -> Any:
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
 
-    return broadcast_to(v, shape)
+    shp, dt, weak = _like(a, dtype, shape, "full_like")
+    v = _asarray(fill_value)
+    return broadcast_to(cast(v, dt, weak), shp)
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
@@ -167,32 +161,48 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     """
     for v in (start, stop, step):
         if isinstance(v, Tracer):
-            raise TypeError(
+            from funcgrad.errors import ConcretizationTypeError  # noqa: PLC0415
+
+            raise ConcretizationTypeError(
                 "arange needs concrete bounds (the length would depend on a traced value); "
                 "mark the argument static with jit(f, static_argnums=...)"
             )
-    return np.arange(start, stop, step, dtype=_dt(dtype))
+    start, stop, step = (v.item() if isinstance(v, ArrayImpl) else v
+                         for v in (start, stop, step))
+    return from_buffer(np.arange(start, stop, step, dtype=_dt(dtype, "arange")))
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
-             dtype: Any = None) -> Any:
+             retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop``.
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.linspace(0, 1, 2).tolist()
     [0.0, 1.0]
     """
-    if isinstance(start, Tracer) or isinstance(stop, Tracer):
-        from funcgrad.numpy._core import promote_inexact  # noqa: PLC0415
-        from funcgrad.numpy._ufuncs import add, multiply, subtract  # noqa: PLC0415
+    from funcgrad.numpy._core import promote_inexact  # noqa: PLC0415
+    from funcgrad.numpy._ufuncs import add, multiply, subtract  # noqa: PLC0415
 
-        div = (num - 1) if endpoint else num
-        s, e = promote_inexact(start, stop, small_int_floats=False)
-        dt = get_aval(s).dtype
-        steps = (np.arange(num, dtype=np.float64) / max(div, 1)).astype(dt)
-        out = add(s, multiply(subtract(e, s), steps))
-        return cast(out, dtypes.canonicalize(dtype)) if dtype is not None else out
-    return np.linspace(start, stop, num, endpoint=endpoint, dtype=_dt(dtype))
+    div = (num - 1) if endpoint else num
+    s, e = promote_inexact(start, stop)
+    dt = dtypes.default_float() if dtypes.python_scalar(s) else get_aval(s).dtype
+    s, e = cast(s, dt), cast(e, dt)
+    if isinstance(s, Tracer) or isinstance(e, Tracer) or get_aval(s).shape or get_aval(
+            e).shape:
+        from funcgrad.numpy._shape import expand_dims, moveaxis  # noqa: PLC0415
+
+        steps = from_buffer((np.arange(num, dtype=np.float64) / max(div, 1)).astype(dt))
+        nd = len(get_aval(multiply(s, e)).shape)
+        steps = steps.reshape((num,) + (1,) * nd)
+        out = add(expand_dims(s, 0), multiply(expand_dims(subtract(e, s), 0), steps))
+        out = moveaxis(out, 0, axis) if axis else out
+    else:
+        out = from_buffer(np.linspace(float(s), float(e), num, endpoint=endpoint).astype(dt))
+    if dtype is not None:
+        out = cast(out, requested_dtype(dtype, "linspace"))
+    if retstep:
+        return out, (float(e) - float(s)) / max(div, 1)
+    return out
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # noqa: N803
@@ -202,7 +212,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # 
     >>> fnp.eye(2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    return np.eye(N, M, k, dtype=_dt(dtype, dtypes.default_float))
+    return from_buffer(np.eye(N, M, k, dtype=_dt(dtype, "eye", dtypes.default_float())))
 
 
 def identity(n: int, dtype: Any = None) -> Any:
@@ -222,7 +232,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # 
     >>> fnp.tri(2).tolist()
     [[1.0, 0.0], [1.0, 1.0]]
     """
-    return np.tri(N, M, k, dtype=_dt(dtype, dtypes.default_float))
+    return from_buffer(np.tri(N, M, k, dtype=_dt(dtype, "tri", dtypes.default_float())))
 
 
 def meshgrid(*xi: Any, indexing: str = "xy") -> list[Any]:
@@ -257,14 +267,7 @@ def copy(a: Any) -> Any:
     >>> fnp.copy(fnp.ones(1)).tolist()
     [1.0]
     """
-    x = _asarray(a)
-    if isinstance(x, np.ndarray):
-        return x.copy()
-    if isinstance(x, Tracer):
-        from funcgrad.numpy._ufuncs import positive  # noqa: PLC0415
-
-        return positive(x)
-    return np.array(x)
+    return array(a)
 
 
 __all__ = [

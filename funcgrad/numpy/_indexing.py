@@ -1,22 +1,26 @@
-"""Indexing: ``x[idx]`` with NumPy's basic and advanced rules, functional updates
-(``x.at[idx].set(v)``, ``index_update``, ``index_add``), ``take`` and ``take_along_axis``.
+"""Indexing with JAX's semantics: ``x[idx]`` (NumPy's basic and advanced rules; indices
+out of range are clamped), functional updates ``x.at[idx].set/add/multiply/...(v,
+mode=...)`` (updates out of range are dropped), ``take`` and ``take_along_axis``.
 
->>> import numpy as np
 >>> import funcgrad.numpy as fnp
->>> fnp.index_add(np.zeros(3), np.array([0, 0, 2]), 1.0).tolist()
+>>> x = fnp.zeros(3)
+>>> x.at[fnp.array([0, 0, 2, 9])].add(1.0).tolist()
 [2.0, 0.0, 1.0]
 """
 
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.array import ArrayImpl, wrap
 from funcgrad.core import Tracer, get_aval
-from funcgrad.errors import IndexingError
+from funcgrad.errors import IndexingError, NonConcreteBooleanIndexError
+from funcgrad.ir import ShapedArray
 from funcgrad.numpy._core import asarray, broadcast_shapes, broadcast_to_shape, cast, promote_args
 from funcgrad.numpy._shape import _arr
 from funcgrad.primitives import elementwise as E
@@ -29,19 +33,24 @@ def _is_int_scalar(i: Any) -> bool:
     return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
 
 
+def _concrete(i: Any) -> Any:
+    """The NumPy value of a concrete Array (indices are read on the host)."""
+    return np.asarray(i) if type(i) is ArrayImpl else i
+
+
 def _as_index_array(i: Any) -> Any:
     """Advanced index → integer array or tracer (booleans become their nonzero positions)."""
     if isinstance(i, Tracer):
         dt = i.aval.dtype
         if dt.kind == "b":
-            raise IndexingError(
+            raise NonConcreteBooleanIndexError(
                 f"a traced boolean mask as an index has a data-dependent shape (at "
                 f"{user_frame()}); use funcgrad.numpy.where(mask, x, 0) instead"
             )
         if dt.kind not in "iu":
             raise IndexingError(f"indices must be integers, got {dt} (at {user_frame()})")
         return i
-    arr = np.asarray(i)
+    arr = np.asarray(_concrete(i))
     if arr.dtype.kind not in "iub":
         raise IndexingError(f"indices must be integers or booleans, got {arr.dtype} "
                             f"(at {user_frame()})")
@@ -54,12 +63,16 @@ def _expand_index(idx: Any, ndim: int) -> list[Any]:
         idx = (idx,)
     entries: list[Any] = []
     for i in idx:
-        if isinstance(i, (list, np.ndarray)) and not isinstance(i, Tracer):
-            arr = np.asarray(i)
+        if type(i) is ArrayImpl and i.aval.ndim == 0 and i.aval.dtype.kind in "iu":
+            i = int(i)
+        elif isinstance(i, (list, np.ndarray, ArrayImpl)) and not isinstance(i, Tracer):
+            arr = np.asarray(_concrete(i))
             if arr.dtype.kind == "b":
                 entries.extend(np.nonzero(arr))
                 continue
             i = arr
+        elif isinstance(i, Tracer) and i.aval.dtype.kind == "b":
+            _as_index_array(i)
         entries.append(i)
     consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
     n_ell = sum(1 for e in entries if e is Ellipsis)
@@ -126,11 +139,12 @@ def _apply_slices(x: Any, entries: list[Any]) -> Any:
             strides.append(step)
         elif _is_int_scalar(e):
             i = operator.index(e)
-            if not -n <= i < n:
+            if n == 0:
                 raise IndexingError(
-                    f"index {i} is out of bounds for axis {ax} with size {n} (at {user_frame()})"
+                    f"index {i} is out of bounds for axis {ax} with size 0 (at {user_frame()})"
                 )
-            i %= n
+            # JAX clamps an index out of range (after wrapping a negative one once).
+            i = min(max(i + n if i < 0 else i, 0), n - 1)
             starts.append(i)
             limits.append(i + 1)
             strides.append(1)
@@ -143,16 +157,17 @@ def _apply_slices(x: Any, entries: list[Any]) -> Any:
 
 
 def _normalize_index(i: Any, n: int, axis: int) -> Any:
+    """Negative indices wrapped once (the gather clamps what is still out of range)."""
     if isinstance(i, Tracer):
-        i = E.convert_element_type(i, dtypes.int64)
+        i = E.convert_element_type(i, _index_dtype(i))
         return E.select(E.lt(i, 0), E.add(i, n), i)
-    arr = np.asarray(i, dtype=np.int64)
-    if arr.size and (arr.min() < -n or arr.max() >= n):
-        bad = arr[(arr < -n) | (arr >= n)].flat[0]
-        raise IndexingError(
-            f"index {bad} is out of bounds for axis {axis} with size {n} (at {user_frame()})"
-        )
+    arr = np.asarray(i).astype(np.int64)
     return np.where(arr < 0, arr + n, arr)
+
+
+def _index_dtype(i: Any) -> Any:
+    dt = get_aval(i).dtype
+    return dt if dt.kind == "i" and dt.itemsize >= 4 else dtypes.int64
 
 
 def _apply_advanced(x: Any, indices: list[Any], axes: list[int]) -> Any:
@@ -162,8 +177,12 @@ def _apply_advanced(x: Any, indices: list[Any], axes: list[int]) -> Any:
     norm = [broadcast_to_shape(i, bshape) for i in norm]
     rest = [a for a in range(len(shape)) if a not in axes]
     x = S.transpose(x, axes + rest)
+    if any(isinstance(i, Tracer) for i in norm):
+        norm = [E.convert_element_type(i, dtypes.int64) for i in norm]
     stacked = S.concatenate([S.expand_dims(i, (len(bshape),)) for i in norm], len(bshape))
-    out = I.gather(x, stacked)
+    if not 0 < len(norm) or any(shape[a] == 0 for a in axes):
+        raise IndexingError(f"index is out of bounds for an axis of size 0 (at {user_frame()})")
+    out = I.gather(x, stacked, "clip")
     # NumPy puts the broadcast index axes where the advanced indices were when they are
     # adjacent, and in front otherwise.
     adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
@@ -177,72 +196,250 @@ def _apply_advanced(x: Any, indices: list[Any], axes: list[int]) -> Any:
     return out
 
 
-def _scatter(x: Any, idx: Any, values: Any, prim: Any) -> Any:
+# ------------------------------------------------------------------ updates
+
+# The modes of ``.at[...]``: JAX's GatherScatterMode names.
+_MODES = (None, "promise_in_bounds", "clip", "drop", "fill")
+
+
+def _check_mode(mode: Any) -> str | None:
+    m = getattr(mode, "name", mode)
+    if isinstance(m, str):
+        m = m.lower()
+    if m not in _MODES:
+        raise ValueError(f"mode must be one of {_MODES[1:]} (or None), got {mode!r}")
+    return m
+
+
+def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tuple[Any, bool]:
+    """Flat positions in ``x`` of every element ``x[entries]`` addresses, shaped like
+    ``x[entries]``; an out-of-range index gives the position ``x.size`` (one past the end)
+    unless ``clip`` clamps it. Returns (positions, traced)."""
+    nd = len(shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    padded = tuple(n + 1 for n in shape)
+    fixed: list[Any] = []
+    traced = False
+    ax = 0
+    for e in entries:
+        if e is None:
+            fixed.append(None)
+            continue
+        n = shape[ax]
+        if isinstance(e, slice):
+            start, stop, step = e.indices(n)
+            # On the padded axis a stop of -1 would mean "the last entry": spell "to 0".
+            fixed.append(slice(start, None if stop < 0 else stop, step))
+        elif _is_int_scalar(e):
+            i = operator.index(e)
+            i = i + n if i < 0 else i
+            fixed.append(min(max(i, 0), n - 1) if clip else (i if 0 <= i < n else n))
+        elif isinstance(e, Tracer):
+            traced = True
+            i = E.convert_element_type(e, dtypes.int64)
+            i = E.select(E.lt(i, 0), E.add(i, n), i)
+            if clip:
+                i = E.min_(E.max_(i, 0), max(n - 1, 0))
+            else:
+                bad = E.or_p.bind(E.lt(i, 0), E.ge(i, n))
+                i = E.select(bad, I.full_like_index(i, n), i)
+            fixed.append(i)
+        else:
+            a = np.asarray(e).astype(np.int64)
+            a = np.where(a < 0, a + n, a)
+            a = np.clip(a, 0, max(n - 1, 0)) if clip else np.where((a < 0) | (a >= n), n, a)
+            fixed.append(a)
+        ax += 1
+    strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(nd)]
+    # Indexing zeros of the padded shape gives the result's shape (new axes included).
+    zeros = np.broadcast_to(np.zeros((), np.int64), padded)
+    if not traced:
+        pos = zeros[tuple(fixed)]
+        invalid = np.zeros(pos.shape, bool)
+        for k in range(nd):
+            view = np.broadcast_to(
+                np.arange(padded[k]).reshape([-1 if j == k else 1 for j in range(nd)]), padded)
+            ck = view[tuple(fixed)]
+            pos = pos + ck * strides[k]
+            invalid = invalid | (ck == shape[k])
+        return np.where(invalid, size, pos), False
+    pos_t: Any = getitem(wrap(zeros, ShapedArray.make(padded, zeros.dtype)), tuple(fixed))
+    bad_t: Any = None
+    for k in range(nd):
+        view = np.broadcast_to(
+            np.arange(padded[k]).reshape([-1 if j == k else 1 for j in range(nd)]), padded)
+        coord = wrap(view, ShapedArray.make(padded, view.dtype))
+        ck = getitem(coord, tuple(fixed))
+        pos_t = E.add(pos_t, E.mul(ck, strides[k]))
+        hit = E.eq(ck, shape[k])
+        bad_t = hit if bad_t is None else E.or_p.bind(bad_t, hit)
+    if bad_t is None:
+        return pos_t, True
+    return E.select(bad_t, I.full_like_index(pos_t, size), pos_t), True
+
+
+def _positions(x: Any, idx: Any, clip: bool) -> Any:
+    shape = get_aval(x).shape
+    return _coordinates(shape, _expand_index(idx, len(shape)), clip)[0]
+
+
+def _flat_update(x: Any, idx: Any, values: Any, mode: Any,
+                 prim: Callable[..., Any], **params: Any) -> Any:
+    """``x`` with ``prim`` (a scatter) applied at the elements ``x[idx]`` addresses."""
     x = _arr(x)
+    m = _check_mode(mode)
     aval = get_aval(x)
-    # The positions idx selects, found by indexing a counting array of x's shape.
-    positions = getitem(np.arange(aval.size, dtype=np.int64).reshape(aval.shape), idx)
-    pshape = get_aval(positions).shape
+    pos = _positions(x, idx, clip=m == "clip")
+    pshape = get_aval(pos).shape
     (v,) = promote_args(values)
     v = cast(v, aval.dtype)
     if dtypes.python_scalar(v) or get_aval(v).shape != pshape:
         v = broadcast_to_shape(cast(v, aval.dtype), pshape)
+    count = int(np.prod(pshape, dtype=np.int64))
     flat = S.reshape(x, (aval.size,))
-    count = int(np.prod(pshape))
-    ids = S.reshape(positions, (count, 1))
+    ids = S.reshape(pos, (count, 1))
     upd = S.reshape(v, (count,))
-    return S.reshape(prim(flat, ids, upd), aval.shape)
+    out = prim(flat, ids, upd, mode="clip" if m == "clip" else "drop", **params)
+    return S.reshape(out, aval.shape)
+
+
+def _flat_get(x: Any, idx: Any, mode: Any, fill_value: Any) -> Any:
+    m = _check_mode(mode)
+    if m in (None, "promise_in_bounds", "clip"):
+        return getitem(x, idx)
+    x = _arr(x)
+    aval = get_aval(x)
+    pos = _positions(x, idx, clip=False)
+    pshape = get_aval(pos).shape
+    flat = S.reshape(x, (aval.size,))
+    fill = None if fill_value is None else _fill_scalar(fill_value, aval.dtype)
+    out = I.gather(flat, S.expand_dims(pos, (len(pshape),)), "fill", fill)
+    return out
+
+
+def _fill_scalar(v: Any, dt: Any) -> Any:
+    return np.asarray(v, dtype=dt).item()
 
 
 def index_update(x: Any, idx: Any, values: Any) -> Any:
-    """A copy of ``x`` with ``x[idx] = values`` (functional; duplicates: one value wins).
+    """A copy of ``x`` with ``x[idx] = values`` (functional; duplicates: the last one wins).
 
-    >>> import numpy as np
     >>> import funcgrad.numpy as fnp
-    >>> fnp.index_update(np.zeros(3), 1, 5.0).tolist()
+    >>> fnp.index_update(fnp.zeros(3), 1, 5.0).tolist()
     [0.0, 5.0, 0.0]
     """
-    return _scatter(x, idx, values, I.scatter)
+    return _flat_update(x, idx, values, None, I.scatter_p.bind)
 
 
 def index_add(x: Any, idx: Any, values: Any) -> Any:
     """A copy of ``x`` with ``x[idx] += values``, accumulating repeated indices.
 
-    >>> import numpy as np
     >>> import funcgrad.numpy as fnp
-    >>> fnp.index_add(np.zeros(2), [0, 0], 1.0).tolist()
+    >>> fnp.index_add(fnp.zeros(2), [0, 0], 1.0).tolist()
     [2.0, 0.0]
     """
-    return _scatter(x, idx, values, I.scatter_add)
+    return _flat_update(x, idx, values, None, I.scatter_add_p.bind)
 
 
 class _IndexedRef:
+    """``x.at[idx]``: the update methods, each with JAX's ``mode`` (and ``fill_value``)."""
+
     __slots__ = ("x", "idx")
 
     def __init__(self, x: Any, idx: Any) -> None:
         self.x, self.idx = x, idx
 
-    def get(self) -> Any:
-        """``x[idx]``."""
-        return getitem(self.x, self.idx)
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: Any = None, fill_value: Any = None) -> Any:
+        """``x[idx]``; out-of-range indices clamp, or read ``fill_value`` with
+        ``mode="fill"`` (NaN by default for floats)."""
+        return _flat_get(self.x, self.idx, mode, fill_value)
 
-    def set(self, values: Any) -> Any:
+    def set(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: Any = None) -> Any:
         """A copy of ``x`` with ``x[idx] = values``."""
-        return index_update(self.x, self.idx, values)
+        return _flat_update(self.x, self.idx, values, mode, I.scatter_p.bind)
 
-    def add(self, values: Any) -> Any:
-        """A copy of ``x`` with ``x[idx] += values``."""
-        return index_add(self.x, self.idx, values)
+    def add(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] += values`` (repeats accumulate)."""
+        return _flat_update(self.x, self.idx, values, mode, I.scatter_add_p.bind)
 
-    def multiply(self, values: Any) -> Any:
-        """A copy of ``x`` with ``x[idx] *= values``."""
-        from funcgrad.numpy._ufuncs import multiply  # noqa: PLC0415
+    def subtract(self, values: Any, *, indices_are_sorted: bool = False,
+                 unique_indices: bool = False, mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] -= values``."""
+        from funcgrad.numpy._ufuncs import negative  # noqa: PLC0415
 
-        return index_update(self.x, self.idx, multiply(self.get(), values))
+        return self.add(negative(values), mode=mode)
+
+    def multiply(self, values: Any, *, indices_are_sorted: bool = False,
+                 unique_indices: bool = False, mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] *= values`` (once per occurrence of an index)."""
+        return _flat_update(self.x, self.idx, values, mode, I.scatter_mul_p.bind,
+                            unique_indices=bool(unique_indices))
+
+    mul = multiply
+
+    def divide(self, values: Any, *, indices_are_sorted: bool = False,
+               unique_indices: bool = False, mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] /= values``."""
+        from funcgrad.numpy._ufuncs import divide  # noqa: PLC0415
+
+        x = _arr(self.x)
+        if not dtypes.is_inexact(get_aval(x).dtype):
+            raise TypeError("x.at[idx].divide(v) needs a floating point x (integer division "
+                            "would not be exact)")
+        return self.multiply(divide(1, values), unique_indices=unique_indices, mode=mode)
+
+    def power(self, values: Any, *, indices_are_sorted: bool = False,
+              unique_indices: bool = False, mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] **= values`` (once per occurrence of an index)."""
+        from funcgrad.numpy._ufuncs import power  # noqa: PLC0415
+
+        v = values
+        return self.apply(lambda t: power(t, v), mode=mode)
+
+    def min(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] = minimum(x[idx], values)``."""
+        return _flat_update(self.x, self.idx, values, mode, I.scatter_min_p.bind)
+
+    def max(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] = maximum(x[idx], values)``."""
+        return _flat_update(self.x, self.idx, values, mode, I.scatter_max_p.bind)
+
+    def apply(self, func: Callable[[Any], Any], *, indices_are_sorted: bool = False,
+              unique_indices: bool = False, mode: Any = None) -> Any:
+        """A copy of ``x`` with ``func`` applied at ``idx`` (once per occurrence)."""
+        return _apply(self.x, self.idx, func, mode)
+
+
+def _apply(x: Any, idx: Any, func: Callable[[Any], Any], mode: Any) -> Any:
+    x = _arr(x)
+    m = _check_mode(mode)
+    aval = get_aval(x)
+    pos = _positions(x, idx, clip=m == "clip")
+    count = int(np.prod(get_aval(pos).shape, dtype=np.int64))
+    ids = S.reshape(pos, (count, 1))
+    flat = S.reshape(x, (aval.size,))
+    smode = "clip" if m == "clip" else "drop"
+    # How often each addressed element is named: func runs that many times on it.
+    ones = np.ones(count, np.int64)
+    times = I.scatter_add(np.zeros(aval.size, np.int64), ids, ones, smode)
+    times_here = I.gather(times, ids, "fill", 0)
+    rounds = int(np.max(np.asarray(times_here), initial=0)) if not isinstance(
+        pos, Tracer) else count
+    for k in range(rounds):
+        vals = I.gather(flat, ids, "fill", 0)
+        new = cast(asarray(func(vals)), aval.dtype)
+        new = E.select(E.gt(times_here, k), new, vals)
+        flat = I.scatter(flat, ids, new, smode)
+    return S.reshape(flat, aval.shape)
 
 
 class AtIndexer:
-    """``x.at[idx].set(v)`` / ``.add(v)`` / ``.get()``: functional updates.
+    """``x.at[idx].set(v)`` / ``.add(v)`` / ``.get()`` / ...: functional updates.
 
     >>> import numpy as np
     >>> from funcgrad.numpy import at
@@ -260,47 +457,72 @@ class AtIndexer:
 
 
 def at(x: Any) -> AtIndexer:
-    """The ``.at`` helper of any array (NumPy arrays have no ``.at`` of their own)."""
+    """The ``.at`` helper of any array value (NumPy arrays have no ``.at`` of their own)."""
     return AtIndexer(asarray(x))
 
 
-def take(a: Any, indices: Any, axis: int | None = None) -> Any:
+def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: Any = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False,
+         fill_value: Any = None) -> Any:
     """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array by default).
+    As in JAX, indices out of range read ``fill_value`` (NaN for floats) unless ``mode`` is
+    ``"clip"`` or ``"wrap"``.
 
     >>> import funcgrad.numpy as fnp
-    >>> fnp.take(fnp.arange(5.0), [4, 0]).tolist()
+    >>> fnp.take(fnp.arange(5.0), fnp.array([4, 0])).tolist()
     [4.0, 0.0]
     """
+    from funcgrad.numpy._core import canonical_axis  # noqa: PLC0415
+
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to take is not supported.")
     a = _arr(a)
     if axis is None:
         a = S.reshape(a, (get_aval(a).size,))
         axis = 0
-    nd = get_aval(a).ndim
-    from funcgrad.numpy._core import canonical_axis  # noqa: PLC0415
+    ax = canonical_axis(axis, get_aval(a).ndim)
+    idx = _index_operand(indices, "take")
+    m = "fill" if mode is None else mode
+    if m == "wrap":
+        from funcgrad.numpy._ufuncs import remainder  # noqa: PLC0415
 
-    ax = canonical_axis(axis, nd)
+        idx = remainder(idx, get_aval(a).shape[ax])
+        m = "clip"
+    if m == "raise":
+        raise NotImplementedError("take(mode='raise') cannot check indices of traced values; "
+                                  "use mode='fill', 'clip' or 'wrap'")
+    return _flat_get(a, (slice(None),) * ax + (idx,), m, fill_value)
+
+
+def _index_operand(indices: Any, where: str) -> Any:
     idx = asarray(indices)
     if not isinstance(idx, Tracer):
         idx = np.asarray(idx)
         if idx.dtype.kind not in "iu":
-            raise IndexingError(f"take indices must be integers, got {idx.dtype}")
-    return getitem(a, (slice(None),) * ax + (idx,))
+            raise IndexingError(f"{where} indices must be integers, got {idx.dtype}")
+    elif idx.aval.dtype.kind not in "iu":
+        raise IndexingError(f"{where} indices must be integers, got {idx.aval.dtype}")
+    return idx
 
 
-def take_along_axis(arr: Any, indices: Any, axis: int) -> Any:
-    """Pick values along ``axis`` with an index array of the same rank.
+def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
+                    fill_value: Any = None) -> Any:
+    """Pick values along ``axis`` with an index array of the same rank (out-of-range
+    indices read ``fill_value``, NaN for floats, unless ``mode="clip"``).
 
-    >>> import numpy as np
     >>> import funcgrad.numpy as fnp
-    >>> fnp.take_along_axis(np.array([[1.0, 2.0]]), np.array([[1]]), 1).tolist()
+    >>> fnp.take_along_axis(fnp.array([[1.0, 2.0]]), fnp.array([[1]]), 1).tolist()
     [[2.0]]
     """
-    arr = _arr(arr)
-    shape = get_aval(arr).shape
     from funcgrad.numpy._core import canonical_axis  # noqa: PLC0415
 
+    arr = _arr(arr)
+    if axis is None:
+        arr = S.reshape(arr, (get_aval(arr).size,))
+        axis = 0
+    shape = get_aval(arr).shape
     ax = canonical_axis(axis, len(shape))
-    idx = asarray(indices)
+    idx = _index_operand(indices, "take_along_axis")
     ishape = get_aval(idx).shape
     if len(ishape) != len(shape):
         raise IndexingError(f"indices of rank {len(ishape)} for an array of rank {len(shape)}; "
@@ -313,4 +535,4 @@ def take_along_axis(arr: Any, indices: Any, axis: int) -> Any:
             r = [1] * len(shape)
             r[d] = shape[d]
             full_idx.append(np.arange(shape[d]).reshape(r))
-    return getitem(arr, tuple(full_idx))
+    return _flat_get(arr, tuple(full_idx), "fill" if mode is None else mode, fill_value)

@@ -279,15 +279,18 @@ def _take_last(x: Any, start: int, length: int) -> Any:
     return S.slice_(x, [0] * (len(shp) - 1) + [start], list(shp[:-1]) + [start + length])
 
 
-def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: Any = None) -> Any:
     """Sum of the diagonal.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.trace(fnp.eye(3)))
     3.0
     """
+    from funcgrad.numpy._reductions import sum as _sum  # noqa: PLC0415
+
     d = diagonal(a, offset, axis1, axis2)
-    return R.reduce_sum(d, (get_aval(d).ndim - 1,))
+    return _sum(d, get_aval(d).ndim - 1, dtype, out)
 
 
 def diag(v: Any, k: int = 0) -> Any:

@@ -21,8 +21,10 @@ from funcgrad.numpy._core import (
     canonical_axes,
     canonical_axis,
     cast,
+    from_buffer,
     promote_args,
     promote_inexact,
+    requested_dtype,
 )
 from funcgrad.numpy._ufuncs import (
     _to_bool,
@@ -56,133 +58,210 @@ def _keepdims(out: Any, in_ndim: int, axes: tuple[int, ...], keepdims: bool) -> 
 
 
 def _accumulate_dtype(dt: np.dtype[Any], dtype: Any) -> np.dtype[Any]:
-    # NumPy sums small integers and booleans in the platform integer.
+    # JAX (promote_integers=True) sums small integers and booleans in the default integer.
     if dtype is not None:
-        return dtypes.canonicalize(dtype)
-    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
-        return dtypes.int64
-    if dt.kind == "u" and dt.itemsize < 8:
-        return dtypes.uint64
+        return requested_dtype(dtype, "sum")
+    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < dtypes.default_int().itemsize):
+        return dtypes.default_int()
+    if dt.kind == "u" and dt.itemsize < dtypes.default_uint().itemsize:
+        return dtypes.default_uint()
     return dt
 
 
-def _reduce_arith(prim_fn: Any, a: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+def _masked(a: Any, where_: Any, fill: Any) -> Any:
+    """``a`` with the entries outside ``where_`` replaced by ``fill`` (the identity)."""
+    if where_ is None:
+        return a
+    return where(where_, a, fill)
+
+
+def _with_initial(out: Any, initial: Any, combine: Any) -> Any:
+    return out if initial is None else combine(out, initial)
+
+
+def _reduce_arith(prim_fn: Any, a: Any, axis: Any, dtype: Any, keepdims: bool,
+                  where_: Any, identity: Any) -> Any:
     a = _prepare(a)
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
     a = cast(a, _accumulate_dtype(aval.dtype, dtype))
+    a = _masked(a, where_, identity)
     return _keepdims(prim_fn(a, axes), aval.ndim, axes, keepdims)
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
-    """Sum over ``axis`` (all axes by default).
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A001
+        keepdims: bool = False, initial: Any = None, where: Any = None,
+        promote_integers: bool = True) -> Any:
+    """Sum over ``axis`` (all axes by default); ``where`` masks entries out.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.sum(fnp.arange(4.0)))
     6.0
     """
-    return _reduce_arith(R.reduce_sum, a, axis, dtype, keepdims)
+    _no_out(out, "sum")
+    res = _reduce_arith(R.reduce_sum, a, axis, dtype, keepdims, where, 0)
+    return _with_initial(res, initial, add)
 
 
-def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+         keepdims: bool = False, initial: Any = None, where: Any = None,
+         promote_integers: bool = True) -> Any:
     """Product over ``axis`` (all axes by default); exact gradients with zeros.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.prod(fnp.array([2.0, 3.0])))
     6.0
     """
-    return _reduce_arith(R.reduce_prod, a, axis, dtype, keepdims)
+    _no_out(out, "prod")
+    res = _reduce_arith(R.reduce_prod, a, axis, dtype, keepdims, where, 1)
+    return _with_initial(res, initial, multiply)
 
 
 def _count(aval_shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     return int(np.prod([aval_shape[i] for i in axes], dtype=np.int64))
 
 
-def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-    """Arithmetic mean over ``axis``.
+def _mean_dtype(dt: np.dtype[Any], dtype: Any) -> np.dtype[Any]:
+    if dtype is not None:
+        return requested_dtype(dtype, "mean")
+    return dt if dtypes.is_inexact(dt) else dtypes.default_float()
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+         keepdims: bool = False, *, where: Any = None) -> Any:
+    """Arithmetic mean over ``axis`` (of the entries ``where`` selects).
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.mean(fnp.array([1.0, 2.0, 6.0])))
     3.0
     """
+    _no_out(out, "mean")
     a = _prepare(a)
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
-    out_dt = dtypes.canonicalize(dtype) if dtype is not None else (
-        aval.dtype if dtypes.is_inexact(aval.dtype) else dtypes.default_float)
-    total = R.reduce_sum(cast(a, out_dt), axes)
-    return _keepdims(divide(total, float(_count(aval.shape, axes))), aval.ndim, axes,
-                     keepdims)
+    out_dt = _mean_dtype(aval.dtype, dtype)
+    total = R.reduce_sum(_masked(cast(a, out_dt), where, 0), axes)
+    if where is None:
+        count: Any = float(_count(aval.shape, axes))
+    else:
+        mask = _broadcast_mask(where, aval.shape)
+        count = R.reduce_sum(cast(mask, out_dt), axes)
+    return _keepdims(divide(total, count), aval.ndim, axes, keepdims)
 
 
-def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
-        keepdims: bool = False) -> Any:
-    """Variance over ``axis`` with ``ddof`` delta degrees of freedom.
+def _broadcast_mask(where_: Any, shape: tuple[int, ...]) -> Any:
+    from funcgrad.numpy._core import broadcast_to_shape  # noqa: PLC0415
+
+    return broadcast_to_shape(_to_bool(where_), shape)
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+        keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
+    """Variance over ``axis`` with ``ddof`` (or ``correction``) delta degrees of freedom.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.var(fnp.array([1.0, 3.0])))
     1.0
     """
+    _no_out(out, "var")
+    if correction is not None:
+        ddof = correction
     a = _prepare(a)
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
-    centered = subtract(a, mean(a, axes, dtype, keepdims=True))
-    n = _count(aval.shape, axes) - ddof
-    total = R.reduce_sum(square(centered), axes)
-    return _keepdims(divide(total, float(n)), aval.ndim, axes, keepdims)
+    a = cast(a, _mean_dtype(aval.dtype, dtype))
+    centered = subtract(a, mean(a, axes, keepdims=True, where=where))
+    total = R.reduce_sum(_masked(square(centered), where, 0), axes)
+    if where is None:
+        n: Any = float(_count(aval.shape, axes) - ddof)
+    else:
+        n = subtract(R.reduce_sum(cast(_broadcast_mask(where, aval.shape),
+                                       get_aval(a).dtype), axes), float(ddof))
+    return _keepdims(divide(total, n), aval.ndim, axes, keepdims)
 
 
-def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
-        keepdims: bool = False) -> Any:
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+        keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
     """Standard deviation over ``axis``.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.std(fnp.array([1.0, 3.0])))
     1.0
     """
-    return sqrt(var(a, axis, dtype, ddof, keepdims))
+    return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction))
 
 
-def _chooser(prim_fn: Any, name: str, a: Any, axis: Any, keepdims: bool) -> Any:
+def _chooser(prim_fn: Any, name: str, a: Any, axis: Any, keepdims: bool, initial: Any,
+             where_: Any, combine: Any) -> Any:
     a = _prepare(a)
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
+    if where_ is not None and initial is None:
+        raise ValueError(f"reduction operation {name} with where= needs initial= (the value "
+                         "of an empty selection)")
+    if builtins.any(aval.shape[i] == 0 for i in axes) and initial is None:
+        raise ValueError(f"zero-size array to reduction operation {name} which has no "
+                         "identity")
+    if where_ is not None:
+        a = _masked(a, where_, cast(initial, aval.dtype))
     if builtins.any(aval.shape[i] == 0 for i in axes):
-        raise ShapeError(f"zero-size array to reduction operation {name} which has no identity")
-    return _keepdims(prim_fn(a, axes), aval.ndim, axes, keepdims)
+        from funcgrad.numpy._creation import full  # noqa: PLC0415
+
+        shape = tuple(1 if i in axes else d for i, d in enumerate(aval.shape)
+                      if keepdims or i not in axes)
+        return full(shape, initial, aval.dtype)
+    out = _keepdims(prim_fn(a, axes), aval.ndim, axes, keepdims)
+    return _with_initial(out, None if initial is None else cast(initial, aval.dtype), combine)
 
 
-def max(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        initial: Any = None, where: Any = None) -> Any:
     """Maximum over ``axis``; ties share the gradient equally.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.max(fnp.array([1.0, 5.0, 2.0])))
     5.0
     """
-    return _chooser(R.reduce_max, "maximum", a, axis, keepdims)
+    _no_out(out, "max")
+    from funcgrad.numpy._ufuncs import maximum  # noqa: PLC0415
+
+    return _chooser(R.reduce_max, "max", a, axis, keepdims, initial, where, maximum)
 
 
-def min(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        initial: Any = None, where: Any = None) -> Any:
     """Minimum over ``axis``; ties share the gradient equally.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.min(fnp.array([1.0, 5.0, 2.0])))
     1.0
     """
-    return _chooser(R.reduce_min, "minimum", a, axis, keepdims)
+    _no_out(out, "min")
+    from funcgrad.numpy._ufuncs import minimum  # noqa: PLC0415
+
+    return _chooser(R.reduce_min, "min", a, axis, keepdims, initial, where, minimum)
 
 
 amax, amin = max, min
 
 
-def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
     """Peak to peak: max - min over ``axis``.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.ptp(fnp.array([1.0, 5.0, 2.0])))
     4.0
     """
-    return subtract(max(a, axis, keepdims), min(a, axis, keepdims))
+    _no_out(out, "ptp")
+    return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
+
+
+def _no_out(out: Any, name: str) -> None:
+    if out is not None:
+        raise NotImplementedError(
+            f"The 'out' argument to funcgrad.numpy.{name} is not supported: arrays are "
+            "immutable; use the returned value instead."
+        )
 
 
 def _arg(prim_fn: Any, a: Any, axis: Any, keepdims: bool) -> Any:
@@ -197,54 +276,60 @@ def _arg(prim_fn: Any, a: Any, axis: Any, keepdims: bool) -> Any:
     return S.expand_dims(out, (ax,)) if keepdims else out
 
 
-def argmax(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def argmax(a: Any, axis: Any = None, out: Any = None, keepdims: Any = None) -> Any:
     """Index of the maximum (first on ties), over the flattened array by default.
 
     >>> import funcgrad.numpy as fnp
     >>> int(fnp.argmax(fnp.array([1.0, 5.0, 2.0])))
     1
     """
-    return _arg(R.argmax, a, axis, keepdims)
+    _no_out(out, "argmax")
+    return _arg(R.argmax, a, axis, bool(keepdims))
 
 
-def argmin(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def argmin(a: Any, axis: Any = None, out: Any = None, keepdims: Any = None) -> Any:
     """Index of the minimum (first on ties), over the flattened array by default.
 
     >>> import funcgrad.numpy as fnp
     >>> int(fnp.argmin(fnp.array([1.0, 5.0, 2.0])))
     0
     """
-    return _arg(R.argmin, a, axis, keepdims)
+    _no_out(out, "argmin")
+    return _arg(R.argmin, a, axis, bool(keepdims))
 
 
-def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def _logical_reduce(prim_fn: Any, a: Any, axis: Any, keepdims: bool, where_: Any,
+                    empty: bool) -> Any:
+    b = _masked(_to_bool(a), where_, empty)
+    aval = get_aval(b)
+    axes = canonical_axes(axis, aval.ndim)
+    if any_empty(aval.shape, axes):
+        return _empty_logical(aval.shape, axes, keepdims, empty)
+    return _keepdims(prim_fn(b, axes), aval.ndim, axes, keepdims)
+
+
+def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        *, where: Any = None) -> Any:
     """True where every element along ``axis`` is true.
 
     >>> import funcgrad.numpy as fnp
     >>> bool(fnp.all(fnp.array([1.0, 0.0])))
     False
     """
-    b = _to_bool(a)
-    aval = get_aval(b)
-    axes = canonical_axes(axis, aval.ndim)
-    if builtins.any(aval.shape[i] == 0 for i in axes):
-        return _empty_logical(aval.shape, axes, keepdims, True)
-    return _keepdims(R.reduce_min(b, axes), aval.ndim, axes, keepdims)
+    _no_out(out, "all")
+    return _logical_reduce(R.reduce_min, a, axis, keepdims, where, True)
 
 
-def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        *, where: Any = None) -> Any:
     """True where some element along ``axis`` is true.
 
     >>> import funcgrad.numpy as fnp
     >>> bool(fnp.any(fnp.array([1.0, 0.0])))
     True
     """
-    b = _to_bool(a)
-    aval = get_aval(b)
-    axes = canonical_axes(axis, aval.ndim)
-    if any_empty(aval.shape, axes):
-        return _empty_logical(aval.shape, axes, keepdims, False)
-    return _keepdims(R.reduce_max(b, axes), aval.ndim, axes, keepdims)
+    _no_out(out, "any")
+    return _logical_reduce(R.reduce_max, a, axis, keepdims, where, False)
 
 
 def any_empty(shape: tuple[int, ...], axes: tuple[int, ...]) -> bool:
@@ -255,7 +340,7 @@ def _empty_logical(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool
                    value: bool) -> Any:
     out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape) if keepdims or
                       i not in axes)
-    return np.full(out_shape, value)
+    return from_buffer(np.full(out_shape, value))
 
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -277,7 +362,7 @@ def logsumexp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """
     a = _prepare(a)
     if not dtypes.is_inexact(get_aval(a).dtype):
-        a = cast(a, dtypes.default_float)
+        a = cast(a, dtypes.default_float())
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
     amax = stop_gradient(R.reduce_max(a, axes)) if aval.size else np.zeros(())
@@ -289,13 +374,14 @@ def logsumexp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _keepdims(out, aval.ndim, axes, keepdims)
 
 
-def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Any:
+def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative sum along ``axis`` (of the flattened array when ``axis`` is None).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.cumsum(fnp.array([1.0, 2.0, 3.0])).tolist()
     [1.0, 3.0, 6.0]
     """
+    _no_out(out, "cumsum")
     a = _prepare(a)
     aval = get_aval(a)
     if axis is None:
@@ -332,7 +418,8 @@ def _along_axis(a: Any, axis: Any) -> tuple[Any, int]:
     return a, canonical_axis(axis, get_aval(a).ndim)
 
 
-def sort(a: Any, axis: Any = -1) -> Any:
+def sort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None, stable: bool = True,
+         descending: bool = False) -> Any:
     """Sorted copy along ``axis`` (of the flattened array when ``axis`` is None); stable,
     and differentiable (the derivative follows the sorting permutation).
 
@@ -340,14 +427,23 @@ def sort(a: Any, axis: Any = -1) -> Any:
     >>> fnp.sort(fnp.array([3.0, 1.0, 2.0])).tolist()
     [1.0, 2.0, 3.0]
     """
-    return R.sort(*_along_axis(a, axis))
+    x, ax = _along_axis(a, axis)
+    if descending:
+        return S.rev(R.sort(S.rev(x, (ax,)), ax), (ax,))
+    return R.sort(x, ax)
 
 
-def argsort(a: Any, axis: Any = -1) -> Any:
+def argsort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None,
+            stable: bool = True, descending: bool = False) -> Any:
     """Indices that sort ``a`` along ``axis`` (stable; flattened when ``axis`` is None).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.argsort(fnp.array([3.0, 1.0, 2.0])).tolist()
     [1, 2, 0]
     """
-    return R.argsort(*_along_axis(a, axis))
+    x, ax = _along_axis(a, axis)
+    if descending:
+        # Stable descending: sort the reversed array, then map positions back.
+        n = get_aval(x).shape[ax]
+        return subtract(n - 1, S.rev(R.argsort(S.rev(x, (ax,)), ax), (ax,)))
+    return R.argsort(x, ax)

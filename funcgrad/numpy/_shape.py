@@ -99,14 +99,18 @@ def reshape(a: Any, newshape: Any, order: str = "C") -> Any:
     return S.reshape(a, _resolve_shape(newshape, get_aval(a).size))
 
 
-def ravel(a: Any) -> Any:
-    """``a`` flattened to one axis.
+def ravel(a: Any, order: str = "C") -> Any:
+    """``a`` flattened to one axis (``order="F"`` reads it column by column).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.ravel(fnp.ones((2, 3))).shape
     (6,)
     """
     a = _arr(a)
+    if order == "F":
+        a = transpose(a)
+    elif order not in ("C", "A", "K"):
+        raise ValueError(f"order must be 'C' or 'F', got {order!r}")
     return S.reshape(a, (get_aval(a).size,))
 
 
@@ -472,7 +476,8 @@ def tile(a: Any, reps: Any) -> Any:
     return S.reshape(b, tuple(r * d for r, d in zip(reps_t, shp)))
 
 
-def repeat(a: Any, repeats: int, axis: int | None = None) -> Any:
+def repeat(a: Any, repeats: int, axis: int | None = None, *,
+           total_repeat_length: int | None = None) -> Any:
     """Repeat each element ``repeats`` times along ``axis`` (flattened by default).
 
     >>> import funcgrad.numpy as fnp
@@ -488,6 +493,9 @@ def repeat(a: Any, repeats: int, axis: int | None = None) -> Any:
     shp = get_aval(a).shape
     ax = canonical_axis(axis, len(shp))
     r = int(repeats)
+    if total_repeat_length is not None and total_repeat_length != shp[ax] * r:
+        raise ShapeError(f"total_repeat_length={total_repeat_length} does not match "
+                         f"{shp[ax]} elements repeated {r} times")
     expanded = shp[:ax + 1] + (r,) + shp[ax + 1:]
     b = S.broadcast_in_dim(a, expanded, tuple(i for i in range(len(expanded)) if i != ax + 1))
     return S.reshape(b, shp[:ax] + (shp[ax] * r,) + shp[ax + 1:])

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.array import ArrayImpl
 from funcgrad.core import Primitive, Tracer, get_aval
 from funcgrad.numpy._core import (
     asarray,
@@ -22,6 +23,7 @@ from funcgrad.numpy._core import (
     cast,
     promote_args,
     promote_inexact,
+    requested_dtype,
 )
 from funcgrad.primitives import elementwise as E
 
@@ -43,13 +45,12 @@ def _unary(name: str, prim: Primitive, what: str, *, inexact: bool = True,
 
 
 def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False,
-            example: str = "", small_int_floats: bool = True) -> Callable[[Any, Any], Any]:
+            example: str = "") -> Callable[[Any, Any], Any]:
     def fn(x: Any, y: Any) -> Any:
         fast = _same_type_pair(x, y)
         if fast is not None:
             return prim.bind(*fast)
-        x, y = (promote_inexact(x, y, small_int_floats=small_int_floats) if inexact
-                else promote_args(x, y))
+        x, y = promote_inexact(x, y) if inexact else promote_args(x, y)
         x, y = broadcast_args(x, y, where=name)
         return prim.bind(x, y)
 
@@ -59,18 +60,19 @@ def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False,
 
 
 def _is_value(x: Any) -> bool:
-    return type(x) is np.ndarray or isinstance(x, Tracer)
+    return type(x) is ArrayImpl or isinstance(x, Tracer)
 
 
 def _same_type_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
     """The common cases that need no promotion or broadcasting: two floating point arrays
-    of one dtype and shape, or one and a Python number (which takes its dtype, NEP 50)."""
+    of one dtype and shape, or a strongly typed one and a Python number (which takes its
+    dtype)."""
     if _is_value(x):
         ax = get_aval(x)
         if ax.dtype.kind not in "fc":
             return None
         if type(y) in (float, int):
-            return x, np.asarray(y, ax.dtype)
+            return (x, np.asarray(y, ax.dtype)) if not ax.weak_type else None
         if _is_value(y):
             ay = get_aval(y)
             if ay.dtype == ax.dtype and ay.shape == ax.shape and ay.weak_type == ax.weak_type:
@@ -78,7 +80,7 @@ def _same_type_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
         return None
     if type(x) in (float, int) and _is_value(y):
         ay = get_aval(y)
-        if ay.dtype.kind in "fc":
+        if ay.dtype.kind in "fc" and not ay.weak_type:
             return np.asarray(x, ay.dtype), y
     return None
 
@@ -333,8 +335,8 @@ def sinc(x: Any) -> Any:
 add = _binary("add", E.add_p, "x + y with broadcasting.")
 subtract = _binary("subtract", E.sub_p, "x - y with broadcasting.")
 multiply = _binary("multiply", E.mul_p, "x * y with broadcasting.")
-divide = _binary("divide", E.div_p, "True division x / y (integers give float64).",
-                 inexact=True, small_int_floats=False)
+divide = _binary("divide", E.div_p, "True division x / y (integers give the default float).",
+                 inexact=True)
 true_divide = divide
 floor_divide_int = _binary("floor_divide", E.div_p, "Floor division x // y.")
 remainder = _binary("remainder", E.rem_p, "Remainder with the sign of the divisor.")
@@ -386,14 +388,72 @@ def power(x: Any, y: Any) -> Any:
 
 
 def float_power(x: Any, y: Any) -> Any:
-    """x ** y computed in float64.
+    """x ** y computed in float64 (float32 unless 64-bit mode is on).
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.float_power(2, 0.5)) > 1.41
     True
     """
     x, y = promote_args(x, y)
-    return power(cast(x, dtypes.float64), cast(y, dtypes.float64))
+    dt = dtypes.canonicalize_dtype(dtypes.float64)
+    return power(cast(x, dt), cast(y, dt))
+
+
+def divmod(x: Any, y: Any) -> tuple[Any, Any]:  # noqa: A001 - NumPy's name
+    """``(x // y, x % y)``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [float(v) for v in fnp.divmod(7.0, 2.0)]
+    [3.0, 1.0]
+    """
+    return floor_divide(x, y), remainder(x, y)
+
+
+def _real_only(x: Any, what: str) -> Any:
+    (x,) = promote_args(x)
+    if get_aval(x).dtype.kind == "c":
+        from funcgrad.errors import DTypeError  # noqa: PLC0415
+
+        raise DTypeError(
+            f"{what} of a complex array: funcgrad has no complex primitives (real, imag, "
+            "conj) yet, so this would give a wrong answer; see docs/sharp_bits.md"
+        )
+    return x
+
+
+def conjugate(x: Any) -> Any:
+    """The complex conjugate (the value itself for real arrays).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.conjugate(2.0))
+    2.0
+    """
+    return _real_only(x, "conjugate")
+
+
+conj = conjugate
+
+
+def real(x: Any) -> Any:
+    """The real part (the value itself for real arrays).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.real(2.0))
+    2.0
+    """
+    return _real_only(x, "real")
+
+
+def imag(x: Any) -> Any:
+    """The imaginary part (zeros for real arrays).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.imag(2.0))
+    0.0
+    """
+    from funcgrad.numpy._creation import zeros_like  # noqa: PLC0415
+
+    return zeros_like(_real_only(x, "imag"))
 
 
 def _logical(name: str, prim: Primitive) -> Callable[[Any, Any], Any]:
@@ -537,8 +597,8 @@ def astype(x: Any, dtype: Any) -> Any:
     dtype('int32')
     """
     x = asarray(x)
-    dt = dtypes.canonicalize(dtype)
+    dt = requested_dtype(dtype, "astype")
     if dtypes.python_scalar(x):
-        return np.asarray(x, dtype=dt)
+        return cast(x, dt)
     return E.convert_element_type(x, dt)
 

@@ -1,35 +1,48 @@
-"""Indexing primitives: gather, scatter_add, scatter, dynamic_slice, dynamic_update_slice.
+"""Indexing primitives: gather, the scatter family, dynamic_slice, dynamic_update_slice.
 
 ``gather(operand, indices)`` with integer ``indices`` of shape ``(*B, k)`` picks
 ``operand[tuple(indices[b])]`` for every batch position ``b``: the result has
-shape ``(*B, *operand.shape[k:])``. Out-of-range indices are clamped (the
-``funcgrad.numpy`` layer reports them eagerly and wraps negative ones).
-``scatter_add``/``scatter`` are the matching updates.
+shape ``(*B, *operand.shape[k:])``. Its ``mode`` says what an index outside the
+operand does: ``"clip"`` clamps it into range, ``"fill"`` gives ``fill_value``
+(NaN for inexact dtypes, the most negative integer, ``True``) there.
+
+The scatters (``scatter`` sets, ``scatter_add``, ``scatter_mul``, ``scatter_min``,
+``scatter_max``) write ``updates`` of shape ``(*B, *operand.shape[k:])`` at those
+index tuples; repeated indices combine (``scatter`` keeps the last update). Their
+``mode`` is ``"clip"`` (clamp) or ``"drop"`` (updates out of range are skipped, JAX's
+default). Negative indices are not wrapped here: ``funcgrad.numpy`` does that.
 
 >>> import numpy as np
->>> from funcgrad.primitives.indexing import gather
+>>> from funcgrad.primitives.indexing import gather, scatter_add
 >>> gather(np.arange(5.0), np.array([[3], [1]]))
-array([3., 1.])
+Array([3., 1.], dtype=float64)
+>>> scatter_add(np.zeros(3), np.array([[0], [0], [7]]), np.ones(3))
+Array([2., 0., 0.], dtype=float64)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes
 from funcgrad.core import Primitive, get_aval
-from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.rules import (
     all_batched,
     batch_size,
+    instantiate,
     linear,
     move_to_front,
     with_batch,
     zeros_like,
 )
+
+GATHER_MODES = ("clip", "fill")
+SCATTER_MODES = ("clip", "drop")
 
 
 def _check_indices(name: str, operand: ShapedArray, indices: ShapedArray) -> int:
@@ -45,49 +58,98 @@ def _check_indices(name: str, operand: ShapedArray, indices: ShapedArray) -> int
     return k
 
 
-def _index_tuple(xp: Any, operand: Any, indices: Any) -> tuple[Any, ...]:
+def _check_mode(name: str, mode: str, modes: tuple[str, ...]) -> None:
+    if mode not in modes:
+        raise ValueError(f"{name} mode must be one of {modes}, got {mode!r}")
+
+
+def _columns(xp: Any, operand: Any, indices: Any, clip: bool) -> tuple[Any, ...]:
     k = indices.shape[-1]
-    return tuple(xp.clip(indices[..., i], 0, max(operand.shape[i] - 1, 0)) for i in range(k))
+    cols = tuple(indices[..., i] for i in range(k))
+    if clip:
+        cols = tuple(xp.clip(c, 0, max(operand.shape[i] - 1, 0)) for i, c in enumerate(cols))
+    return cols
+
+
+def _in_bounds(xp: Any, operand: Any, indices: Any) -> Any:
+    k = indices.shape[-1]
+    ok = xp.ones(indices.shape[:-1], dtype=bool)
+    for i in range(k):
+        c = indices[..., i]
+        ok &= (c >= 0) & (c < operand.shape[i])
+    return ok
+
+
+def default_fill_value(dtype: np.dtype[Any]) -> Any:
+    """What ``mode="fill"`` reads outside the operand: JAX's defaults."""
+    if dtypes.is_inexact(dtype):
+        return float("nan")
+    if dtype.kind == "b":
+        return True
+    if dtype.kind == "u":
+        return int(np.iinfo(dtype).max)
+    return int(np.iinfo(dtype).min)
 
 
 # ------------------------------------------------------------------- gather
 
 
-def gather(operand: Any, indices: Any) -> Any:
-    return gather_p.bind(operand, indices)
+def gather(operand: Any, indices: Any, mode: str = "clip", fill_value: Any = None) -> Any:
+    """``operand`` at each index tuple of ``indices`` (see the module docstring)."""
+    return gather_p.bind(operand, indices, mode=mode, fill_value=fill_value)
 
 
-def _gather_abstract(operand: ShapedArray, indices: ShapedArray) -> ShapedArray:
+def _gather_abstract(operand: ShapedArray, indices: ShapedArray, *, mode: str,
+                     fill_value: Any) -> ShapedArray:
+    _check_mode("gather", mode, GATHER_MODES)
     k = _check_indices("gather", operand, indices)
-    if any(operand.shape[i] == 0 for i in range(k)) and indices.size:
+    if mode == "clip" and any(operand.shape[i] == 0 for i in range(k)) and indices.size:
         raise ShapeError(f"gather from an empty axis of shape {operand.shape}")
     return ShapedArray(indices.shape[:-1] + operand.shape[k:], operand.dtype, operand.weak_type)
 
 
-def _gather_impl(xp: Any, op: Any, idx: Any) -> Any:
+def _gather_impl(xp: Any, op: Any, idx: Any, *, mode: str, fill_value: Any) -> Any:
     if idx.shape[-1] == 0:
         # Empty index tuples pick the whole operand for every batch position.
-        return xp.broadcast_to(op, idx.shape[:-1] + op.shape)
-    return op[_index_tuple(xp, op, idx)]
+        return xp.array(xp.broadcast_to(op, idx.shape[:-1] + op.shape))
+    if mode == "clip":
+        return op[_columns(xp, op, idx, clip=True)]
+    ok = _in_bounds(xp, op, idx)
+    safe = xp.where(ok[..., None], idx, 0)
+    if any(n == 0 for n in op.shape[:idx.shape[-1]]):
+        out = xp.zeros(idx.shape[:-1] + op.shape[idx.shape[-1]:], op.dtype)
+    else:
+        out = op[_columns(xp, op, safe, clip=False)]
+    fill = default_fill_value(op.dtype) if fill_value is None else fill_value
+    mask = ok.reshape(ok.shape + (1,) * (out.ndim - ok.ndim))
+    return xp.where(mask, out, xp.asarray(fill, dtype=op.dtype))
+
+
+def _gather_transpose(ct: Any, primals: Sequence[Any], ans: Any, *, mode: str,
+                      fill_value: Any) -> list[Any]:
+    # Filled entries are constants: their cotangent is dropped with the index.
+    smode = "clip" if mode == "clip" else "drop"
+    return [scatter_add(zeros_like(primals[0]), primals[1], ct, mode=smode), None]
+
+
+def _gather_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+    ans = gather_p.bind(*primals, **params)
+    if tangents[0] is None:
+        return ans, None
+    return ans, gather(tangents[0], primals[1], params["mode"], 0)
 
 
 gather_p = Primitive("gather", abstract_eval=_gather_abstract, impl=_gather_impl)
-linear(gather_p, lambda ct, primals, ans: [
-    scatter_add(zeros_like(primals[0]), primals[1], ct), None])
+gather_p.jvp = _gather_jvp
+gather_p.vjp = _gather_transpose
 
-# -------------------------------------------------------------- scatter(_add)
-
-
-def scatter_add(operand: Any, indices: Any, updates: Any) -> Any:
-    return scatter_add_p.bind(operand, indices, updates)
-
-
-def scatter(operand: Any, indices: Any, updates: Any) -> Any:
-    return scatter_p.bind(operand, indices, updates)
+# ------------------------------------------------------------------- scatters
 
 
 def _scatter_abstract(name: str) -> Any:
-    def rule(operand: ShapedArray, indices: ShapedArray, updates: ShapedArray) -> ShapedArray:
+    def rule(operand: ShapedArray, indices: ShapedArray, updates: ShapedArray, *, mode: str,
+             **_: Any) -> ShapedArray:
+        _check_mode(name, mode, SCATTER_MODES)
         k = _check_indices(name, operand, indices)
         want = indices.shape[:-1] + operand.shape[k:]
         if updates.shape != want:
@@ -103,42 +165,281 @@ def _scatter_abstract(name: str) -> Any:
     return rule
 
 
-def _scatter_add_impl(xp: Any, op: Any, idx: Any, upd: Any) -> Any:
-    if idx.shape[-1] == 0:
-        # Empty index tuples address the whole operand for every batch position.
-        lead = tuple(range(idx.ndim - 1))
-        return op + xp.sum(upd, axis=lead, dtype=op.dtype) if lead else op + upd
+def _targets(xp: Any, op: Any, idx: Any, upd: Any, mode: str) -> tuple[Any, Any]:
+    """The index columns and updates that land (out-of-range ones dropped or clamped)."""
+    if mode == "clip":
+        return _columns(xp, op, idx, clip=True), upd
+    ok = _in_bounds(xp, op, idx)
+    return _columns(xp, op, idx[ok], clip=False), upd[ok]
+
+
+def _ufunc_at(ufunc: str) -> Callable[..., Any]:
+    def impl(xp: Any, op: Any, idx: Any, upd: Any, *, mode: str, **_: Any) -> Any:
+        out = xp.array(op, copy=True)
+        if idx.shape[-1] == 0:
+            # Empty index tuples address the whole operand for every batch position.
+            for u in upd.reshape((-1, *op.shape)):
+                getattr(xp, ufunc).at(out, (), u) if xp is np else _cupy_at(
+                    xp, ufunc, out, (), u)
+            return out
+        where, vals = _targets(xp, op, idx, upd, mode)
+        if xp is np:
+            getattr(np, ufunc).at(out, where, vals)
+        else:
+            _cupy_at(xp, ufunc, out, where, vals)
+        return out
+
+    return impl
+
+
+def _cupy_at(xp: Any, ufunc: str, out: Any, where: Any, vals: Any) -> None:
+    import cupyx  # noqa: PLC0415 - only with CuPy arrays
+
+    fn = {"add": "scatter_add", "maximum": "scatter_max", "minimum": "scatter_min"}.get(ufunc)
+    if fn is not None:
+        getattr(cupyx, fn)(out, where, vals)
+        return
+    getattr(xp, ufunc).at(out, where, vals)
+
+
+def _scatter_impl(xp: Any, op: Any, idx: Any, upd: Any, *, mode: str, **_: Any) -> Any:
     out = xp.array(op, copy=True)
-    where = _index_tuple(xp, op, idx)
-    if xp.__name__ == "numpy":
-        xp.add.at(out, where, upd)
-    else:
-        import cupyx  # noqa: PLC0415
-
-        cupyx.scatter_add(out, where, upd)
-    return out
-
-
-def _scatter_impl(xp: Any, op: Any, idx: Any, upd: Any) -> Any:
     if idx.shape[-1] == 0:
         n = int(np.prod(idx.shape[:-1]))
-        return xp.array(op, copy=True) if n == 0 else \
-            xp.array(upd.reshape((n, *op.shape))[-1], copy=True)
-    out = xp.array(op, copy=True)
-    out[_index_tuple(xp, op, idx)] = upd
+        return out if n == 0 else xp.array(upd.reshape((n, *op.shape))[-1], copy=True)
+    where, vals = _targets(xp, op, idx, upd, mode)
+    if xp is not np and vals.shape[0] > 1:
+        # CuPy does not say which of repeated indices wins: keep the last, as NumPy does.
+        flat = xp.ravel_multi_index(where, op.shape[:len(where)])
+        last = xp.full(int(np.prod(op.shape[:len(where)])), -1, dtype=np.int64)
+        import cupyx  # noqa: PLC0415
+
+        cupyx.scatter_max(last, flat, xp.arange(flat.shape[0]))
+        keep = last[flat] == xp.arange(flat.shape[0])
+        where, vals = tuple(c[keep] for c in where), vals[keep]
+    out[where] = vals
     return out
 
 
-scatter_add_p = Primitive("scatter_add", abstract_eval=_scatter_abstract("scatter_add"),
-                          impl=_scatter_add_impl)
-linear(scatter_add_p, lambda ct, primals, ans: [ct, None, gather(ct, primals[1])],
-       linear_args=(0, 2))
+def _scatter_prim(name: str, impl: Callable[..., Any]) -> Primitive:
+    return Primitive(name, abstract_eval=_scatter_abstract(name), impl=impl)
 
-scatter_p = Primitive("scatter", abstract_eval=_scatter_abstract("scatter"),
-                      impl=_scatter_impl)
-linear(scatter_p, lambda ct, primals, ans: [
-    scatter(ct, primals[1], zeros_like(primals[2])), None, gather(ct, primals[1])],
-    linear_args=(0, 2))
+
+scatter_add_p = _scatter_prim("scatter_add", _ufunc_at("add"))
+scatter_p = _scatter_prim("scatter", _scatter_impl)
+scatter_mul_p = _scatter_prim("scatter_mul", _ufunc_at("multiply"))
+scatter_min_p = _scatter_prim("scatter_min", _ufunc_at("minimum"))
+scatter_max_p = _scatter_prim("scatter_max", _ufunc_at("maximum"))
+
+
+def scatter_add(operand: Any, indices: Any, updates: Any, mode: str = "drop") -> Any:
+    """``operand`` with ``updates`` added at ``indices`` (repeated indices accumulate)."""
+    return scatter_add_p.bind(operand, indices, updates, mode=mode)
+
+
+def scatter(operand: Any, indices: Any, updates: Any, mode: str = "drop") -> Any:
+    """``operand`` with ``updates`` written at ``indices`` (the last repeated one wins)."""
+    return scatter_p.bind(operand, indices, updates, mode=mode)
+
+
+def scatter_mul(operand: Any, indices: Any, updates: Any, mode: str = "drop",
+                unique_indices: bool = False) -> Any:
+    """``operand`` multiplied by ``updates`` at ``indices`` (once per occurrence)."""
+    return scatter_mul_p.bind(operand, indices, updates, mode=mode,
+                              unique_indices=bool(unique_indices))
+
+
+def scatter_min(operand: Any, indices: Any, updates: Any, mode: str = "drop") -> Any:
+    """``operand`` with ``min(operand, updates)`` at ``indices``."""
+    return scatter_min_p.bind(operand, indices, updates, mode=mode)
+
+
+def scatter_max(operand: Any, indices: Any, updates: Any, mode: str = "drop") -> Any:
+    """``operand`` with ``max(operand, updates)`` at ``indices``."""
+    return scatter_max_p.bind(operand, indices, updates, mode=mode)
+
+
+def full_like_index(x: Any, value: int) -> Any:
+    """An integer array shaped like ``x`` (its dtype too) holding ``value``."""
+    from funcgrad.primitives.rules import full  # noqa: PLC0415
+
+    a = get_aval(x)
+    return full(a.shape, value, a.dtype)
+
+
+def _read_mode(mode: str) -> str:
+    """The gather that reads back what a scatter of ``mode`` addressed."""
+    return "clip" if mode == "clip" else "fill"
+
+
+def _regather(x: Any, idx: Any, mode: str) -> Any:
+    return gather(x, idx, _read_mode(mode), 0)
+
+
+# scatter_add is linear in (operand, updates) together.
+def _scatter_add_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, mode: str) -> Any:
+    op, idx, upd = primals
+    ans = scatter_add(op, idx, upd, mode)
+    t_op, _, t_upd = tangents
+    if t_op is None and t_upd is None:
+        return ans, None
+    return ans, scatter_add(instantiate(t_op, get_aval(op)), idx,
+                            instantiate(t_upd, get_aval(upd)), mode)
+
+
+def _scatter_add_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, mode: str) -> list[Any]:
+    return [ct, None, _regather(ct, primals[1], mode)]
+
+
+scatter_add_p.jvp, scatter_add_p.vjp = _scatter_add_jvp, _scatter_add_vjp
+
+
+# scatter (set) is linear in (operand, updates) too; only the winning update of a
+# repeated index reaches the output, so only it gets a cotangent.
+def _scatter_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, mode: str) -> Any:
+    op, idx, upd = primals
+    ans = scatter(op, idx, upd, mode)
+    t_op, _, t_upd = tangents
+    if t_op is None and t_upd is None:
+        return ans, None
+    return ans, scatter(instantiate(t_op, get_aval(op)), idx,
+                        instantiate(t_upd, get_aval(upd)), mode)
+
+
+def _winners(op_aval: ShapedArray, idx: Any, mode: str) -> Any:
+    """True for each index tuple whose update is the one that lands (the last repeat)."""
+    from funcgrad.primitives import elementwise as E  # noqa: PLC0415
+    from funcgrad.primitives.rules import full  # noqa: PLC0415
+
+    ia = get_aval(idx)
+    ids = _flat_ids(ia.shape[:-1])
+    board = full(op_aval.shape[:ia.shape[-1]], -1, np.int64)
+    landed = scatter(board, idx, ids, mode)
+    return E.eq(gather(landed, idx, _read_mode(mode), -1), ids)
+
+
+def _flat_ids(shape: tuple[int, ...]) -> Any:
+    from funcgrad.primitives.structural import iota, reshape  # noqa: PLC0415
+
+    n = int(np.prod(shape, dtype=np.int64))
+    return reshape(iota(np.dtype(np.int64), (n,), 0), shape)
+
+
+def _mask_rows(x: Any, rows: Any) -> Any:
+    """``x`` with the update rows where ``rows`` is False set to zero."""
+    from funcgrad.primitives import elementwise as E  # noqa: PLC0415
+    from funcgrad.primitives.structural import broadcast_in_dim  # noqa: PLC0415
+
+    xa, ra = get_aval(x), get_aval(rows)
+    mask = broadcast_in_dim(rows, xa.shape, tuple(range(ra.ndim)))
+    return E.select(mask, x, zeros_like(x))
+
+
+def _scatter_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, mode: str) -> list[Any]:
+    op, idx, upd = primals
+    ct_op = scatter(ct, idx, zeros_like(upd), mode)
+    ct_upd = _mask_rows(_regather(ct, idx, mode), _winners(get_aval(op), idx, mode))
+    return [ct_op, None, ct_upd]
+
+
+scatter_p.jvp, scatter_p.vjp = _scatter_jvp, _scatter_vjp
+
+
+# scatter_mul: out[p] = operand[p] * prod(updates at p).
+def _scatter_mul_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, mode: str,
+                     unique_indices: bool) -> Any:
+    from funcgrad.primitives import elementwise as E  # noqa: PLC0415
+
+    op, idx, upd = primals
+    ans = scatter_mul(op, idx, upd, mode, unique_indices)
+    t_op, _, t_upd = tangents
+    out = None
+    if t_op is not None:
+        out = scatter_mul(t_op, idx, upd, mode, unique_indices)
+    if t_upd is not None:
+        _need_unique(unique_indices)
+        part = scatter_add(zeros_like(op), idx, E.mul(_regather(op, idx, mode), t_upd), mode)
+        out = part if out is None else E.add(out, part)
+    return ans, out
+
+
+def _scatter_mul_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, mode: str,
+                     unique_indices: bool) -> list[Any]:
+    from funcgrad.primitives import elementwise as E  # noqa: PLC0415
+
+    op, idx, upd = primals
+    ct_op = scatter_mul(ct, idx, upd, mode, unique_indices)
+    ct_upd = None
+    if dtypes.is_inexact(get_aval(upd).dtype):
+        _need_unique(unique_indices)
+        ct_upd = _regather(E.mul(ct, op), idx, mode)
+    return [ct_op, None, ct_upd]
+
+
+def _need_unique(unique_indices: bool) -> None:
+    if not unique_indices:
+        raise NonDifferentiableError(
+            "the derivative of a scatter-multiply (x.at[idx].multiply(v)) with respect to "
+            "the multipliers v is only defined here for unique indices, as in JAX: pass "
+            "unique_indices=True when idx has no repeats, or differentiate with respect to x "
+            "only (stop_gradient(v))"
+        )
+
+
+scatter_mul_p.jvp, scatter_mul_p.vjp = _scatter_mul_jvp, _scatter_mul_vjp
+
+
+# scatter_min/max: the derivative goes to whichever of the operand and the updates
+# reached the extreme, split evenly on ties (JAX's rule).
+def _extremal_coefficients(op: Any, idx: Any, upd: Any, ans: Any, mode: str
+                           ) -> tuple[Any, Any]:
+    from funcgrad.primitives import elementwise as E  # noqa: PLC0415
+    from funcgrad.primitives.rules import full  # noqa: PLC0415
+
+    oa, ua = get_aval(op), get_aval(upd)
+    dt = oa.dtype
+    upd_won = E.eq(upd, _regather(ans, idx, mode))
+    op_won = E.eq(op, ans)
+    one_u, zero_u = full(ua.shape, 1, dt), full(ua.shape, 0, dt)
+    n_upd = scatter_add(full(oa.shape, 0, dt), idx, E.select(upd_won, one_u, zero_u), mode)
+    one_o, zero_o = full(oa.shape, 1, dt), full(oa.shape, 0, dt)
+    n_win = E.add(n_upd, E.select(op_won, one_o, zero_o))
+    op_coef = E.select(op_won, E.div(one_o, E.max_(n_win, one_o)), zero_o)
+    upd_share = _regather(E.div(one_o, E.max_(n_win, one_o)), idx, mode)
+    upd_coef = E.select(upd_won, upd_share, zero_u)
+    return op_coef, upd_coef
+
+
+def _extremal_rules(prim: Primitive, bind: Callable[..., Any]) -> None:
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], *, mode: str) -> Any:
+        from funcgrad.primitives import elementwise as E  # noqa: PLC0415
+
+        op, idx, upd = primals
+        ans = bind(op, idx, upd, mode)
+        t_op, _, t_upd = tangents
+        if t_op is None and t_upd is None:
+            return ans, None
+        op_coef, upd_coef = _extremal_coefficients(op, idx, upd, ans, mode)
+        out = None
+        if t_op is not None:
+            out = E.mul(t_op, op_coef)
+        if t_upd is not None:
+            part = scatter_add(zeros_like(op), idx, E.mul(t_upd, upd_coef), mode)
+            out = part if out is None else E.add(out, part)
+        return ans, out
+
+    def vjp(ct: Any, primals: Sequence[Any], ans: Any, *, mode: str) -> list[Any]:
+        from funcgrad.primitives import elementwise as E  # noqa: PLC0415
+
+        op, idx, upd = primals
+        op_coef, upd_coef = _extremal_coefficients(op, idx, upd, ans, mode)
+        return [E.mul(ct, op_coef), None, E.mul(_regather(ct, idx, mode), upd_coef)]
+
+    prim.jvp, prim.vjp = jvp, vjp
+
+
+_extremal_rules(scatter_min_p, scatter_min)
+_extremal_rules(scatter_max_p, scatter_max)
 
 # ------------------------------------------------------------ dynamic slices
 
@@ -231,7 +532,7 @@ def _with_batch_index(idx: Any) -> Any:
     return concatenate([b, idx], aval.ndim - 1)
 
 
-def _gather_batch(args: Sequence[Any], dims: Sequence[int | None]) -> Any:
+def _gather_batch(args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
     from funcgrad.primitives.structural import transpose  # noqa: PLC0415
 
     op, idx = args
@@ -240,24 +541,24 @@ def _gather_batch(args: Sequence[Any], dims: Sequence[int | None]) -> Any:
         op = move_to_front(op, od)
         k = get_aval(idx).shape[-1]
         perm = (*range(1, k + 1), 0, *range(k + 1, get_aval(op).ndim))
-        return gather(transpose(op, perm), idx), get_aval(idx).ndim - 1
+        return gather_p.bind(transpose(op, perm), idx, **params), get_aval(idx).ndim - 1
     if od is None:
-        return gather(op, move_to_front(idx, idd)), 0
+        return gather_p.bind(op, move_to_front(idx, idd), **params), 0
     op, idx = move_to_front(op, od), move_to_front(idx, idd)
-    return gather(op, _with_batch_index(idx)), 0
+    return gather_p.bind(op, _with_batch_index(idx), **params), 0
 
 
 def _scatter_batch(prim: Primitive) -> Any:
-    def rule(args: Sequence[Any], dims: Sequence[int | None]) -> Any:
+    def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
         op, idx, upd = all_batched(args, dims)
-        return prim.bind(op, _with_batch_index(idx), upd), 0
+        return prim.bind(op, _with_batch_index(idx), upd, **params), 0
 
     return rule
 
 
 gather_p.batch = _gather_batch
-scatter_add_p.batch = _scatter_batch(scatter_add_p)
-scatter_p.batch = _scatter_batch(scatter_p)
+for _p in (scatter_add_p, scatter_p, scatter_mul_p, scatter_min_p, scatter_max_p):
+    _p.batch = _scatter_batch(_p)
 
 
 def _window_indices(starts: Sequence[Any], operand_shape: Sequence[int],
@@ -287,7 +588,7 @@ def _ds_batch(args: Sequence[Any], dims: Sequence[int | None], *,
         return dynamic_slice(op, (zero, *starts), (size, *slice_sizes)), 0
     starts_b = [with_batch(s, d, size) for s, d in zip(starts, dims[1:])]
     idx = _window_indices(starts_b, get_aval(op).shape[1:], slice_sizes)
-    return gather(op, idx), 0
+    return gather(op, idx, "clip"), 0
 
 
 def _dus_batch(args: Sequence[Any], dims: Sequence[int | None]) -> Any:
@@ -300,7 +601,7 @@ def _dus_batch(args: Sequence[Any], dims: Sequence[int | None]) -> Any:
         return dynamic_update_slice(op, upd, (zero, *starts)), 0
     starts_b = [with_batch(s, d, size) for s, d in zip(starts, dims[2:])]
     idx = _window_indices(starts_b, get_aval(op).shape[1:], get_aval(upd).shape[1:])
-    return scatter(op, idx, upd), 0
+    return scatter(op, idx, upd, "clip"), 0
 
 
 dynamic_slice_p.batch = _ds_batch
@@ -308,5 +609,7 @@ dynamic_update_slice_p.batch = _dus_batch
 
 __all__ = [
     "gather", "gather_p", "scatter_add", "scatter_add_p", "scatter", "scatter_p",
+    "scatter_mul", "scatter_mul_p", "scatter_min", "scatter_min_p", "scatter_max",
+    "scatter_max_p", "default_fill_value", "full_like_index",
     "dynamic_slice", "dynamic_slice_p", "dynamic_update_slice", "dynamic_update_slice_p",
 ]

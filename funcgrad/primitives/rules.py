@@ -102,7 +102,7 @@ def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
 
 
 def require_kind(name: str, aval: ShapedArray, kinds: str, what: str) -> None:
-    if aval.dtype.kind not in kinds:
+    if dtypes.kind(aval.dtype) not in kinds:
         article = "an" if what[:1] in "aeiou" else "a"
         raise DTypeError(f"{name} needs {article} {what} input, got {aval.dtype}")
 

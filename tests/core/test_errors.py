@@ -301,7 +301,7 @@ def test_float_int_item_array_on_staged_values() -> None:
     assert "int()" in msg
     with pytest.raises(E.ConcretizationTypeError, match=r"\.item\(\)"):
         fg.make_jaxpr(lambda x: x.item())(1.0)
-    with pytest.raises(E.ConcretizationTypeError, match="NumPy array"):
+    with pytest.raises(E.TracerArrayConversionError, match="np.asarray"):
         fg.make_jaxpr(lambda x: np.asarray(x))(np.ones(2))
     with pytest.raises(E.TracerIntegerConversionError):
         fg.make_jaxpr(lambda x, n: x * range(n)[0])(1.0, 3)
@@ -342,17 +342,19 @@ def test_static_argnums_is_the_fix() -> None:
 # ------------------------------------------------------------------ indexing
 
 
-def test_out_of_bounds_int_index() -> None:
+def test_out_of_bounds_int_index_clamps_as_in_jax() -> None:
+    # JAX clamps reads out of range (docs/sharp_bits.md); only an empty axis has no
+    # element to clamp to.
+    x = fnp.arange(3.0)
+    assert float(x[5]) == 2.0 and float(x[-5]) == 0.0
+    assert float(fg.jit(lambda v: v[5])(x)) == 2.0
+    np.testing.assert_array_equal(fg.grad(lambda v: v[5])(x), [0.0, 0.0, 1.0])
     with pytest.raises(E.IndexingError) as ei:
-        line = here(); fg.make_jaxpr(lambda x: x[5])(np.ones(3))  # noqa: E702
+        line = here(); fg.make_jaxpr(lambda v: v[0])(np.ones(0))  # noqa: E702
     msg = assert_located(ei, line)
-    assert "index 5" in msg and "size 3" in msg
-    with pytest.raises(E.IndexingError, match="-3"):
-        fg.make_jaxpr(lambda x: x[-3])(np.ones((2, 2)))
-    with pytest.raises(E.IndexingError):
-        fg.grad(lambda x: x[5])(np.ones(3))
+    assert "size 0" in msg
     with pytest.raises(IndexError):  # also catchable as the builtin
-        fg.make_jaxpr(lambda x: x[1, 7])(np.ones((2, 3)))
+        fg.make_jaxpr(lambda v: v[1, 0])(np.ones((2, 0)))
 
 
 def test_too_many_indices() -> None:
@@ -365,8 +367,8 @@ def test_too_many_indices() -> None:
 def test_bad_index_kinds() -> None:
     with pytest.raises(E.IndexingError, match="integers"):
         fg.make_jaxpr(lambda x: x[1.5])(np.ones(3))
-    with pytest.raises(E.IndexingError):
-        fg.make_jaxpr(lambda x: fnp.take(x, np.array([7]), axis=1))(np.ones((2, 3)))
+    with pytest.raises(E.IndexingError, match="integers"):
+        fg.make_jaxpr(lambda x: fnp.take(x, np.array([1.0]), axis=1))(np.ones((2, 3)))
 
 
 def test_traced_integer_index_is_allowed() -> None:

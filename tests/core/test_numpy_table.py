@@ -346,6 +346,8 @@ ELEMENTWISE = [
     Case("logaddexp", elementwise(REAL).map(lambda d: ((d[0][0], d[0][0]), {})),
              variant="tie"),
     binary("copysign", NONZERO, NONZERO, scalar=-2.0),
+    binary("divmod", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0),
+    unary("conjugate"), unary("conj"), unary("real"), unary("imag", grad=False),
     *(binary(n, SMALL_INTS, SMALL_INTS, grad=False, dtypes=ALL, scalar=1)
       for n in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                 "logical_and", "logical_or", "logical_xor")),
@@ -908,7 +910,11 @@ def _np_at(x: np.ndarray, v: np.ndarray, idx: Any, op: str) -> Any:
 
 def _at(x: Any, v: Any, idx: Any, op: str, at: Callable[[Any], Any] = fnp.at) -> Any:
     ref = at(x)[idx]
-    return ref.get() if op == "get" else getattr(ref, op)(v)
+    if op == "get":
+        return ref.get()
+    # The rows draw indices without repeats: say so, as JAX asks for the multipliers'
+    # derivative.
+    return ref.multiply(v, unique_indices=True) if op == "multiply" else getattr(ref, op)(v)
 
 
 def on_tracer(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -1036,6 +1042,22 @@ def result_type_args(draw: Any) -> Draw:
     return arrs, {"scalars": draw(st.sampled_from([(), (2.0,), (1,), (True,), (1j,)]))}
 
 
+def _jax_numpy() -> Any:
+    """jax.numpy (64-bit mode, as the suite runs), the reference for dtype rules."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    return jnp
+
+
+@st.composite
+def promote_types_args(draw: Any) -> Draw:
+    dts = st.sampled_from([np.float64, np.float32, np.float16, np.int64, np.int32, np.int8,
+                           np.uint8, np.uint32, np.bool_, int, float, complex])
+    return (draw(dts), draw(dts)), {}
+
+
 CREATION = [
     Case("zeros", static(shape=SHAPE_ARG, dtype=DTYPE_ARG), grad=False),
     Case("ones", static(shape=SHAPE_ARG, dtype=DTYPE_ARG), grad=False),
@@ -1066,21 +1088,30 @@ CREATION = [
     Case("asarray", one_array(dtype=lambda s: st.sampled_from(["float32", np.int64])),
              variant="dtype", grad=False, dtypes=(F64,)),
     Case("copy", one_array(), dtypes=ALL),
+    # JAX's promotion lattice differs from NumPy's: jax.numpy is the reference.
     Case("result_type", result_type_args(), grad=False, dtypes=(F64,),
-         ref=lambda *a, scalars: np.result_type(*a, *scalars),
+         ref=lambda *a, scalars: _jax_numpy().result_type(*a, *scalars),
          fn=lambda *a, scalars: fnp.result_type(*a, *scalars)),
+    Case("promote_types", promote_types_args(), grad=False, dtypes=(F64,),
+         ref=lambda a, b: _jax_numpy().promote_types(a, b),
+         fn=lambda a, b: fnp.promote_types(a, b)),
+    Case("dtype", static(obj=st.sampled_from(["float32", np.int8, float, fnp.bfloat16,
+                                              fnp.float16])), grad=False,
+         ref=lambda obj: np.dtype(obj)),
 ]
 
 TABLE: list[Case] = ELEMENTWISE + REDUCTIONS + SHAPE + LINALG + INDEXING + CREATION
 
 # Rows whose result is not an array (nothing to stage).
-NOT_STAGED = {"result_type": "returns a dtype, not an array"}
+NOT_STAGED = {n: "returns a dtype, not an array" for n in ("result_type", "promote_types", "dtype")}
 
 # Public names of funcgrad.numpy that are not functions over arrays.
 NOT_FUNCTIONS = {
     **{n: "dtype object" for n in (
         "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float16", "float32", "float64", "complex64", "complex128", "dtype", "ndarray")},
+        "float16", "float32", "float64", "complex64", "complex128", "ndarray", "bfloat16",
+        "cdouble", "complex_", "csingle", "double", "float_", "half", "int_", "single",
+        "uint")},
     **{n: "constant" for n in ("pi", "e", "inf", "nan", "newaxis")},
     "AtIndexer": "the class behind at(x)[idx]; tested through the 'at' and 'Tracer.at' rows",
     **{n: "typing names of the module itself, not NumPy functions" for n in (
@@ -1105,6 +1136,8 @@ def test_table_covers_every_public_function() -> None:
     for n, why in NOT_FUNCTIONS.items():
         if why == "dtype object":
             assert isinstance(getattr(fnp, n), (np.dtype, type)), n
+            if n != "ndarray":
+                assert np.dtype(getattr(fnp, n)).name, n
         if why == "constant":
             assert getattr(fnp, n) is None or isinstance(getattr(fnp, n), float), n
 

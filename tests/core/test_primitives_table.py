@@ -545,46 +545,69 @@ STRUCTURAL = [
 
 
 @st.composite
-def gather_args(draw: Any, unique: bool = False, min_k: int = 1, max_k: int = 3) -> Draw:
-    """operand, indices of shape (*B, k) (some out of range: clamped) and, for scatters,
-    updates of shape (*B, *operand.shape[k:])."""
+def gather_args(draw: Any, unique: bool = False, min_k: int = 1, max_k: int = 3,
+                modes: tuple[str, ...] = ("clip", "drop")) -> Draw:
+    """operand, indices of shape (*B, k) (some out of range) and, for scatters, updates of
+    shape (*B, *operand.shape[k:]); ``mode`` drawn from ``modes``. With ``unique`` the
+    index tuples address distinct elements."""
     op = draw(arrays(shapes(min_dims=1)))
     k = draw(st.integers(min_k, min(op.ndim, max_k)))
     batch = draw(shapes(min_dims=0, max_dims=2, max_side=3))
     cols = [draw(int_arrays(batch, -2, n + 1)) for n in op.shape[:k]]
     idx = np.stack(cols, -1) if cols else np.zeros(batch + (0,), np.int64)
+    mode = draw(st.sampled_from(modes))
     if unique:
-        clamped = [tuple(np.clip(i, 0, np.array(op.shape[:k]) - 1)) for i in
-                   idx.reshape(-1, k)]
-        if len(set(clamped)) != len(clamped):
+        seen = [_landing(op.shape[:k], tuple(i), mode) for i in idx.reshape(-1, k)]
+        hit = [t for t in seen if t is not None]
+        if len(set(hit)) != len(hit):
             idx = idx.reshape(-1, k)[:1].reshape((1,) * len(batch) + (k,))
             batch = idx.shape[:-1]
     updates = draw(arrays(batch + op.shape[k:]))
-    return (op, idx, updates), {}
+    return (op, idx, updates), {"mode": mode}
 
 
-def _positions(op: np.ndarray, idx: np.ndarray) -> list[tuple[tuple[int, ...], Any]]:
-    """(batch position, clamped index tuple) pairs, in C order."""
-    k = idx.shape[-1]
-    hi = np.array(op.shape[:k]) - 1
-    return [(b, tuple(np.clip(idx[b], 0, hi).tolist())) for b in np.ndindex(*idx.shape[:-1])]
+def _landing(shape: tuple[int, ...], t: tuple[int, ...], mode: str) -> tuple[int, ...] | None:
+    """Where an index tuple lands: clamped (``clip``), or None when dropped or filled."""
+    if mode == "clip":
+        return tuple(int(np.clip(i, 0, n - 1)) for i, n in zip(t, shape))
+    if all(0 <= i < n for i, n in zip(t, shape)):
+        return tuple(int(i) for i in t)
+    return None
 
 
-def _gather_ref(op: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def _gather_ref(op: np.ndarray, idx: np.ndarray, mode: str, fill_value: Any = None
+                ) -> np.ndarray:
     out = np.empty(idx.shape[:-1] + op.shape[idx.shape[-1]:], op.dtype)
-    for b, t in _positions(op, idx):
-        out[b] = op[t]
+    fill = np.nan if op.dtype.kind == "f" else (True if op.dtype.kind == "b" else
+                                               np.iinfo(op.dtype).min)
+    fill = fill if fill_value is None else fill_value
+    for b in np.ndindex(*idx.shape[:-1]):
+        t = _landing(op.shape[:idx.shape[-1]], tuple(idx[b]), mode)
+        out[b] = fill if t is None else op[t]
     return out
 
 
-def _scatter_ref(add: bool) -> Callable[..., np.ndarray]:
-    def ref(op: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> np.ndarray:
+def _scatter_ref(combine: Callable[[Any, Any], Any]) -> Callable[..., np.ndarray]:
+    def ref(op: np.ndarray, idx: np.ndarray, upd: np.ndarray, mode: str, **_: Any
+            ) -> np.ndarray:
         out = op.copy()
-        for b, t in _positions(op, idx):
-            out[t] = out[t] + upd[b] if add else upd[b]
+        for b in np.ndindex(*idx.shape[:-1]):
+            t = _landing(op.shape[:idx.shape[-1]], tuple(idx[b]), mode)
+            if t is not None:
+                out[t] = combine(out[t], upd[b])
         return out
 
     return ref
+
+
+def _gather_draw(d: Draw) -> Draw:
+    (op, idx, _), kw = d
+    mode = "clip" if kw["mode"] == "clip" else "fill"
+    return (op, idx), {"mode": mode, "fill_value": None}
+
+
+def _with_unique(d: Draw) -> Draw:
+    return d[0], {**d[1], "unique_indices": True}
 
 
 @st.composite
@@ -615,28 +638,32 @@ def _dynamic_update_slice_ref(op: np.ndarray, upd: np.ndarray, *starts: Any) -> 
 
 IDX = np.array([[0], [1]])
 SCATTER_BAD = (
-    bad("updates shape", M23, IDX, np.ones((2, 2))),
-    bad("updates dtype", M23, IDX, np.ones((2, 3), np.float32), error=DTypeError),
-    bad("float indices", M23, IDX.astype(float), M23, error=DTypeError),
+    bad("updates shape", M23, IDX, np.ones((2, 2)), mode="drop"),
+    bad("updates dtype", M23, IDX, np.ones((2, 3), np.float32), error=DTypeError, mode="drop"),
+    bad("float indices", M23, IDX.astype(float), M23, error=DTypeError, mode="drop"),
 )
 I0 = np.array(0)
-
-
-def _drop_updates(d: Draw) -> Draw:
-    return d[0][:2], d[1]
-
+GATHER_KW = {"mode": "clip", "fill_value": None}
 
 INDEXING = [
-    Row("gather", gather_args().map(_drop_updates), _gather_ref, dtypes=ALL,
-        bad=(bad("float indices", M23, IDX.astype(float), error=DTypeError),
-             bad("index tuples too long", np.ones(3), np.zeros((2, 2), int)),
-             bad("scalar indices", M23, np.array(0)))),
-    Row("gather", gather_args(min_k=0, max_k=0).map(_drop_updates), _gather_ref,
+    Row("gather", gather_args().map(_gather_draw), _gather_ref, dtypes=ALL,
+        # Finite differences need a finite fill value (NaN would poison them).
+        grad_args=gather_args().map(_gather_draw).map(
+            lambda d: (d[0], {**d[1], "fill_value": 0.5})),
+        bad=(bad("float indices", M23, IDX.astype(float), error=DTypeError, **GATHER_KW),
+             bad("index tuples too long", np.ones(3), np.zeros((2, 2), int), **GATHER_KW),
+             bad("scalar indices", M23, np.array(0), **GATHER_KW))),
+    Row("gather", gather_args(min_k=0, max_k=0).map(_gather_draw), _gather_ref,
             variant="empty-index-tuples", grad=False),
-    Row("scatter_add", gather_args(), _scatter_ref(add=True), dtypes=NUMERIC,
+    Row("scatter_add", gather_args(), _scatter_ref(lambda a, b: a + b), dtypes=NUMERIC,
         bad=SCATTER_BAD),
-    Row("scatter", gather_args(unique=True), _scatter_ref(add=False), dtypes=ALL,
+    Row("scatter", gather_args(), _scatter_ref(lambda a, b: b), dtypes=ALL,
         bad=SCATTER_BAD),
+    Row("scatter_mul", gather_args().map(lambda d: (d[0], {**d[1], "unique_indices": False})),
+        _scatter_ref(lambda a, b: a * b), dtypes=NUMERIC,
+        grad_args=gather_args(unique=True).map(_with_unique)),
+    Row("scatter_min", gather_args(), _scatter_ref(np.minimum), dtypes=NUMERIC, distinct=True),
+    Row("scatter_max", gather_args(), _scatter_ref(np.maximum), dtypes=NUMERIC, distinct=True),
     Row("dynamic_slice", dynamic_slice_args(update=False), _dynamic_slice_ref, dtypes=ALL,
         bad=(bad("one start per axis", M23, I0, slice_sizes=(1, 1)),
              bad("float start", M23, I0, np.array(0.0), slice_sizes=(1, 1), error=DTypeError),
@@ -756,8 +783,8 @@ def assert_same(actual: Any, expected: Any, what: str = "") -> None:
     a_leaves, e_leaves = tree_leaves(actual), tree_leaves(expected)
     assert len(a_leaves) == len(e_leaves)
     for a, e in zip(a_leaves, e_leaves):
-        assert isinstance(a, np.ndarray), f"{what}result {a!r} is not an ndarray"
-        e = np.asarray(e)
+        assert isinstance(a, funcgrad.Array), f"{what}result {a!r} is not a funcgrad Array"
+        a, e = np.asarray(a), np.asarray(e)
         assert (a.shape, a.dtype) == (e.shape, e.dtype), \
             f"{what}{a.dtype}{list(a.shape)} != reference {e.dtype}{list(e.shape)}"
         if e.dtype.kind in "fc":

@@ -131,7 +131,11 @@ def test_closed_over_array_is_a_constvar_before_semicolon() -> None:
     """)
     cj = fg.make_jaxpr(lambda x: x * c + 1.0)(np.ones(3))
     assert str(cj) == expected
-    assert len(cj.consts) == 1 and cj.consts[0] is c
+    # The constant is a copy taken at trace time: changing c later changes nothing.
+    assert len(cj.consts) == 1 and cj.consts[0] is not c
+    np.testing.assert_array_equal(cj.consts[0], c)
+    c[0] = 100.0
+    assert cj.consts[0][0] == 0.0
     assert len(cj.jaxpr.constvars) == 1
 
 
@@ -295,7 +299,7 @@ def test_jvp_program() -> None:
 def test_promotion_shows_convert_element_type_param_names() -> None:
     expected = text("""
         { lambda ; a:i32[3]. let
-            b:f64[3] = convert_element_type[new_dtype=float64 weak_type=False] a
+            b:f64[3] = convert_element_type[new_dtype=float64 weak_type=True] a
             c:f64[3] = mul b 2.0:f64[]
           in (c,) }
     """)

@@ -148,7 +148,7 @@ def test_jit_decorator_forms_and_kwargs() -> None:
 def test_backend_numpy_explicit() -> None:
     f = fg.jit(lambda x: fnp.sin(x) + 1.0, backend="numpy")
     out = f(A34)
-    assert type(out) is np.ndarray
+    assert isinstance(out, fg.Array) and type(np.asarray(out)) is np.ndarray
     close(out, np.sin(A34) + 1.0)
     lowered = f.lower(A34)
     assert lowered.backend == "numpy"

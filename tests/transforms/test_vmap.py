@@ -458,6 +458,12 @@ def _gather(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
     return lax.gather, [Arg(op), Arg((*ib, k), _index_gen(op, k))]
 
 
+_SCATTER_PARAMS: dict[str, dict[str, Any]] = {
+    "scatter_mul": {"mode": "drop", "unique_indices": False},
+}
+SCATTERS = ["scatter_add", "scatter", "scatter_mul", "scatter_min", "scatter_max"]
+
+
 def _scatter(name: str) -> Case:
     def case(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
         op = _shape(draw, lo=1)
@@ -471,7 +477,8 @@ def _scatter(name: str) -> Case:
             gen = _unique_index_gen(op, k)
         else:
             gen = _index_gen(op, k)
-        fn = lambda o, i, u: PRIMITIVES[name].bind(o, i, u)  # noqa: E731
+        params = _SCATTER_PARAMS.get(name, {"mode": "drop"})
+        fn = lambda o, i, u: PRIMITIVES[name].bind(o, i, u, **params)  # noqa: E731
         return fn, [Arg(op), Arg((*ib, k), gen), Arg((*ib, *op[k:]))]
 
     return case
@@ -524,7 +531,7 @@ def _dot_general(draw: Any, n_batch: int | None = None) -> tuple[Callable[..., A
 
 
 for _name, _case in {
-    "gather": _gather, "scatter_add": _scatter("scatter_add"), "scatter": _scatter("scatter"),
+    "gather": _gather, **{n: _scatter(n) for n in SCATTERS},
     "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
     "dot_general": _dot_general,
 }.items():
@@ -971,6 +978,14 @@ NP_CASES += [
     ("size", lambda x: fnp.reshape(x, (fnp.size(x),)), [F23]),
     ("result_type", lambda x: fnp.astype(x, fnp.result_type(x, np.float32(1.0))),
      [Arg((2, 3), "f", np.float32)]),
+    ("promote_types", lambda x: fnp.astype(x, fnp.promote_types(x.dtype, np.float32)),
+     [Arg((2, 3), "f", np.float32)]),
+    ("dtype", lambda x: fnp.astype(x, fnp.dtype("float32")), [F23]),
+    ("conj", fnp.conj, [F23]),
+    ("conjugate", fnp.conjugate, [F23]),
+    ("real", fnp.real, [F23]),
+    ("imag", lambda x: fnp.imag(x) + x, [F23]),
+    ("divmod", lambda x, y: fnp.divmod(x, y), [F23, Arg((2, 3), "p")]),
 ]
 
 
@@ -1381,12 +1396,13 @@ def test_gather_with_empty_index_tuples() -> None:
     np.testing.assert_array_equal(out, np.broadcast_to(op, (5, 4, 2, 3)))
 
 
-@pytest.mark.parametrize("name", ["scatter_add", "scatter"])
+@pytest.mark.parametrize("name", SCATTERS)
 def test_scatter_with_empty_index_tuples(name: str) -> None:
     op = np.arange(6.0).reshape(3, 2)  # batch of 3, operand (2,) per member
     # Two index tuples, both empty, with equal updates (so no winner needs choosing).
     idx, upd = np.zeros((2, 0), np.int64), np.array([[10.0, 20.0], [10.0, 20.0]])
-    fn = lambda o: PRIMITIVES[name].bind(o, idx, upd)  # noqa: E731
+    fn = lambda o: PRIMITIVES[name].bind(o, idx, upd,  # noqa: E731
+                                         **_SCATTER_PARAMS.get(name, {"mode": "drop"}))
     got = fg.vmap(fn)(op)
     np.testing.assert_array_equal(got, np.stack([fn(op[i]) for i in range(3)]))
 

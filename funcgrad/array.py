@@ -1,0 +1,250 @@
+"""``funcgrad.Array``: the one array type of the JAX face, eager and traced alike.
+
+``Array`` is the base class; concrete values are ``ArrayImpl`` (a NumPy or CuPy
+buffer plus its abstract value, weak type included) and the values of running
+transformations are tracers (``funcgrad.core.Tracer``), which derive from
+``Array`` too, so ``isinstance(x, funcgrad.Array)`` holds inside ``grad``,
+``vmap`` and ``jit``. Arrays are immutable: updates go through
+``x.at[idx].set(v)`` and friends. Operators and methods (``x + y``, ``x.sum()``,
+``x.reshape``...) are installed by ``funcgrad.numpy`` when it loads.
+
+>>> import funcgrad.numpy as jnp
+>>> x = jnp.arange(3.0)
+>>> x
+Array([0., 1., 2.], dtype=float32)
+>>> x.at[1].set(7.0)
+Array([0., 7., 2.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from funcgrad.ir import ShapedArray
+
+
+class Array:
+    """The array type of the JAX face (``funcgrad.Array``); see the module docstring."""
+
+    __slots__ = ()
+    # NumPy's binary operators defer to ours (``np_array + x`` gives an Array).
+    __array_priority__ = 100
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError(f"{type(self).__name__} must define aval")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    @property
+    def itemsize(self) -> int:
+        return int(self.aval.dtype.itemsize)
+
+    @property
+    def nbytes(self) -> int:
+        return self.aval.size * int(self.aval.dtype.itemsize)
+
+    def __len__(self) -> int:
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        raise TypeError(
+            "funcgrad arrays are immutable and do not support in-place item assignment. "
+            "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method "
+            "(add, multiply, min, max, ...)."
+        )
+
+    def __hash__(self) -> int:
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
+
+    # Methods and operators (``__add__``, ``sum``, ``reshape``, ``at``...) are set on this
+    # class by funcgrad.numpy._array_methods: the core cannot import funcgrad.numpy.
+
+
+class ArrayImpl(Array):
+    """A concrete array: a backend buffer (never mutated) and its abstract value."""
+
+    __slots__ = ("_value", "_aval", "__weakref__")
+
+    _value: Any
+    _aval: ShapedArray
+
+    def __init__(self, value: Any, aval: ShapedArray | None = None) -> None:
+        self._value = value
+        self._aval = aval if aval is not None else ShapedArray.make(
+            tuple(value.shape), value.dtype)
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self._aval
+
+    # -------------------------------------------------------------- conversion
+
+    def _host(self) -> np.ndarray:
+        v = self._value
+        return v if type(v) is np.ndarray else v.get()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        v = self._host()
+        if copy:
+            return np.array(v, dtype=dtype, copy=True)
+        out = np.asarray(v, dtype=dtype)
+        if out is self._value:
+            # A read-only view: nobody outside may change an Array through NumPy.
+            out = out.view()
+            out.flags.writeable = False
+        return out
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __complex__(self) -> complex:
+        return complex(self._value)
+
+    def __index__(self) -> int:
+        if self.aval.dtype.kind not in "iub":
+            raise TypeError(
+                f"only integer arrays can be used as an index, got dtype {self.aval.dtype}")
+        return operator.index(self._host().reshape(()).item()) if self.aval.size == 1 \
+            else operator.index(self._value)
+
+    def item(self, *args: Any) -> Any:
+        """The value of a one-element array as a Python scalar.
+
+        >>> import funcgrad.numpy as jnp
+        >>> jnp.float32(2.5).item()
+        2.5
+        """
+        return self._host().item(*args)
+
+    def tolist(self) -> Any:
+        """Nested Python lists of Python scalars."""
+        return self._host().tolist()
+
+    def tobytes(self, order: str = "C") -> bytes:
+        return self._host().tobytes(order)
+
+    def __format__(self, spec: str) -> str:
+        if not spec:
+            return str(self)
+        v = self._host()
+        return format(v if v.ndim else v[()], spec)
+
+    def __repr__(self) -> str:
+        prefix = "Array("
+        dtype_str = f"dtype={self.aval.dtype.name}" + (
+            ", weak_type=True" if self.aval.weak_type else "")
+        width = np.get_printoptions()["linewidth"]
+        if self.aval.size == 0:
+            body = f"[], shape={self.aval.shape}"
+        else:
+            body = np.array2string(self._host(), prefix=prefix, suffix=",", separator=", ",
+                                   max_line_width=width)
+        last = len(body) - body.rfind("\n") + 1
+        sep = " " * len(prefix) if last + len(dtype_str) + 2 > width else " "
+        return f"{prefix}{body},{sep}{dtype_str})"
+
+    def __str__(self) -> str:
+        return str(self._host())
+
+    def __reduce__(self) -> Any:
+        return (_rebuild, (self._host(), self.aval.weak_type))
+
+    def __copy__(self) -> ArrayImpl:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> ArrayImpl:
+        return self
+
+    # ------------------------------------------------------------ placement
+
+    @property
+    def device(self) -> Any:
+        """The device the buffer lives on."""
+        from funcgrad.devices import device_of  # noqa: PLC0415
+
+        return device_of(self._value)
+
+    def devices(self) -> set[Any]:
+        """The set of devices holding this array (one)."""
+        return {self.device}
+
+    def block_until_ready(self) -> ArrayImpl:
+        """Wait until the value is computed (CuPy work is asynchronous) and return it."""
+        v = self._value
+        if type(v) is not np.ndarray:
+            import cupy  # noqa: PLC0415 - only when CuPy buffers exist
+
+            cupy.cuda.get_current_stream().synchronize()
+        return self
+
+    def copy_to_host_async(self) -> None:
+        """Start copying to the host (a no-op for host arrays)."""
+
+    def is_deleted(self) -> bool:
+        return False
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return True
+
+    def unsafe_buffer_pointer(self) -> int:
+        v = self._value
+        return int(v.ctypes.data) if type(v) is np.ndarray else int(v.data.ptr)
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._value.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._value.__dlpack_device__()
+
+
+def _rebuild(value: np.ndarray, weak_type: bool) -> ArrayImpl:
+    return ArrayImpl(value, ShapedArray(value.shape, value.dtype, weak_type))
+
+
+def wrap(value: Any, aval: ShapedArray) -> ArrayImpl:
+    """An ArrayImpl from a buffer and its (already computed) abstract value: the hot path."""
+    out = ArrayImpl.__new__(ArrayImpl)
+    out._value = value
+    out._aval = aval
+    return out

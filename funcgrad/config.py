@@ -1,0 +1,133 @@
+"""Global switches, spelled as JAX spells them: ``funcgrad.config.update(name, value)``.
+
+The one that changes numbers is ``jax_enable_x64`` (also accepted as ``"enable_x64"``):
+off by default, so the JAX face computes in 32 bits (float32, int32) as JAX does and
+64-bit inputs are truncated at its boundaries; on, 64-bit dtypes are kept and Python
+numbers default to float64/int64. The environment variables ``JAX_ENABLE_X64`` and
+``FUNCGRAD_ENABLE_X64`` set the initial value. The PyTorch face ignores the switch.
+
+>>> import funcgrad
+>>> funcgrad.config.jax_enable_x64
+False
+>>> with funcgrad.experimental.enable_x64():
+...     funcgrad.config.jax_enable_x64
+True
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def _env_flag(*names: str) -> bool:
+    return any(os.environ.get(n, "").strip().lower() in _TRUE for n in names)
+
+
+class _Local(threading.local):
+    def __init__(self) -> None:
+        # Context-manager overrides (enable_x64()) are per thread, as in JAX.
+        self.x64: list[bool] = []
+
+
+class Config:
+    """The settings object behind ``funcgrad.config``.
+
+    >>> from funcgrad.config import config
+    >>> config.update("jax_enable_x64", False)
+    >>> config.x64_enabled
+    False
+    """
+
+    _ALIASES = {"enable_x64": "jax_enable_x64", "x64_enabled": "jax_enable_x64"}
+    # Options JAX has that change nothing here; accepted so ported programs run.
+    _ACCEPTED = {"jax_platform_name", "jax_platforms", "jax_default_matmul_precision",
+                 "jax_numpy_rank_promotion", "jax_disable_jit", "jax_debug_nans",
+                 "jax_debug_infs", "jax_traceback_filtering", "jax_log_compiles",
+                 "jax_default_device", "jax_threefry_partitionable",
+                 "jax_numpy_dtype_promotion", "jax_compilation_cache_dir"}
+
+    def __init__(self) -> None:
+        self._x64 = _env_flag("JAX_ENABLE_X64", "FUNCGRAD_ENABLE_X64")
+        self._local = _Local()
+        self._values: dict[str, Any] = {}
+        # Bumped on every change: caches keyed on dtype rules include it.
+        self.generation = 0
+
+    @property
+    def x64_enabled(self) -> bool:
+        stack = self._local.x64
+        return stack[-1] if stack else self._x64
+
+    @property
+    def jax_enable_x64(self) -> bool:
+        return self.x64_enabled
+
+    def update(self, name: str, value: Any) -> None:
+        """Set option ``name`` (JAX's names) to ``value``."""
+        key = self._ALIASES.get(name, name)
+        if key == "jax_enable_x64":
+            self._x64 = bool(value)
+            self.generation += 1
+            return
+        if key in self._ACCEPTED:
+            self._values[key] = value
+            return
+        raise AttributeError(
+            f"unknown config option {name!r}; funcgrad knows 'jax_enable_x64' and accepts "
+            f"{sorted(self._ACCEPTED)}"
+        )
+
+    def read(self, name: str) -> Any:
+        key = self._ALIASES.get(name, name)
+        if key == "jax_enable_x64":
+            return self.x64_enabled
+        return self._values.get(key)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("jax_") and name in self._ACCEPTED:
+            return self._values.get(name)
+        raise AttributeError(f"funcgrad.config has no option {name!r}")
+
+    @contextmanager
+    def _x64_scope(self, on: bool) -> Iterator[None]:
+        self._local.x64.append(on)
+        self.generation += 1
+        try:
+            yield
+        finally:
+            self._local.x64.pop()
+            self.generation += 1
+
+
+config = Config()
+
+
+def x64_enabled() -> bool:
+    """Whether 64-bit dtypes are on for the JAX face (see ``jax_enable_x64``)."""
+    return config.x64_enabled
+
+
+@contextmanager
+def enable_x64(new_val: bool = True) -> Iterator[None]:
+    """Turn 64-bit mode on (or off) inside a ``with`` block, for this thread.
+
+    >>> import funcgrad.numpy as jnp
+    >>> with enable_x64():
+    ...     jnp.zeros(2).dtype
+    dtype('float64')
+    """
+    with config._x64_scope(bool(new_val)):
+        yield
+
+
+@contextmanager
+def disable_x64() -> Iterator[None]:
+    """Turn 64-bit mode off inside a ``with`` block, for this thread."""
+    with config._x64_scope(False):
+        yield
