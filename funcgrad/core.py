@@ -74,6 +74,10 @@ class Primitive:
         self.cheap_abstract_eval = False
         # Optional reverse-mode hook: vjp_fwd(primals, **params) -> (out, backward(ct)).
         self.vjp_fwd: Callable[..., Any] | None = None
+        # Which operands ("x0", "x" for all) and outputs ("y0", "y") the vjp rule reads:
+        # the reverse engine keeps only those (the rest stand as Missing avals). A string
+        # of comma-separated tokens, or a callable (n_inputs, n_outputs) -> (ins, outs).
+        self.vjp_reads: str | Callable[[int, int], tuple[Any, Any]] | None = None
         PRIMITIVES[name] = self
 
     def bind(self, *args: Any, **params: Any) -> Any:
@@ -243,6 +247,8 @@ class EvalTrace(Trace):
                 avals.append(get_aval(a))
             elif isinstance(a, Tracer):
                 raise leaked_tracer_error(a, f"primitive {prim.name}")
+            elif t is Missing:
+                raise missing_value_error(prim)
             else:
                 avals.append(get_aval(a))
                 if t.__module__.startswith("cupy"):
@@ -297,6 +303,30 @@ def _wrap_call_outputs(prim: Primitive, xp: Any, bufs: Sequence[Any],
             o = wrap(xp.asarray(o, dtype=av.dtype), av)
         fixed.append(o)
     return fixed if prim.multiple_results else fixed[0]
+
+
+class Missing:
+    """A value the reverse engine did not keep, standing as its abstract value.
+
+    A vjp rule may read its shape and dtype (``get_aval``); computing with it is an
+    internal error: the primitive's ``vjp_reads`` forgot it.
+    """
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Missing({self.aval.str_short()})"
+
+
+def missing_value_error(prim: Primitive) -> FuncgradError:
+    return FuncgradError(
+        f"internal error: a reverse-mode rule computed with a value the engine did not keep "
+        f"(in primitive {prim.name}); the vjp_reads of the primitive being differentiated "
+        "must list it"
+    )
 
 
 def as_buffer(x: Any) -> Any:
@@ -415,9 +445,8 @@ def get_aval(x: Any) -> ShapedArray:
         return x.aval
     if t in _PY_SCALARS:
         return ShapedArray.make((), dtypes.scalar_kind_dtype(x), t is not bool)
-    if isinstance(x, ShapedArray):
-        # A residual the reverse engine did not keep stands as its abstract value.
-        return x
+    if t is Missing:
+        return x.aval
     dt = getattr(x, "dtype", None)
     shape = getattr(x, "shape", None)
     if dt is not None and shape is not None:

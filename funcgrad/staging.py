@@ -21,6 +21,7 @@ import numpy as np
 from funcgrad import dtypes
 from funcgrad.array import ArrayImpl
 from funcgrad.core import (
+    Missing,
     Primitive,
     as_buffer,
     Trace,
@@ -32,6 +33,7 @@ from funcgrad.core import (
     new_trace,
     set_current_trace,
 )
+from funcgrad.errors import FuncgradError
 from funcgrad.ir import Atom, ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
@@ -77,6 +79,9 @@ class StagingTrace(Trace):
             return x._var
         if isinstance(x, Tracer) and not x._trace.alive:
             raise leaked_tracer_error(x, "staging (make_jaxpr/jit)")
+        if type(x) is Missing:
+            raise FuncgradError("internal error: a reverse-mode rule staged a value the "
+                                "engine did not keep (see Primitive.vjp_reads)")
         if not isinstance(x, Tracer):
             if dtypes.python_scalar(x):
                 return Literal(x, get_aval(x))

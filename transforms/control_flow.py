@@ -197,6 +197,7 @@ def _cond_batch(args: Sequence[Any], dims: Sequence[Any], *,
 
 
 cond_p.jvp, cond_p.vjp, cond_p.batch = _cond_jvp, _cond_vjp, _cond_batch
+cond_p.vjp_reads = "x"
 
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
@@ -358,6 +359,7 @@ def _while_batch(args: Sequence[Any], dims: Sequence[Any], *, cond_jaxpr: Closed
 
 
 while_p.jvp, while_p.vjp, while_p.batch = _while_jvp, _while_vjp, _while_batch
+while_p.vjp_reads = "x"
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
@@ -566,6 +568,7 @@ def _batch_second(x: Any, d: int | None, size: int) -> Any:
 
 
 scan_p.jvp, scan_p.vjp, scan_p.batch = _scan_jvp, _scan_vjp, _scan_batch
+scan_p.vjp_reads = "x"
 scan_p.vjp_fwd = _scan_vjp_fwd
 
 

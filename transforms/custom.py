@@ -124,6 +124,7 @@ def _custom_jvp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[A
 
 custom_jvp_call_p.jvp = _custom_jvp_rule
 custom_jvp_call_p.vjp = _custom_jvp_vjp
+custom_jvp_call_p.vjp_reads = "x"
 
 
 def _batched(fun: Callable[..., Any], size: int) -> Callable[..., Any]:
@@ -242,6 +243,7 @@ def _custom_vjp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[A
 
 custom_vjp_call_p.jvp = _custom_vjp_jvp
 custom_vjp_call_p.vjp = _custom_vjp_vjp
+custom_vjp_call_p.vjp_reads = "x"
 custom_vjp_call_p.vjp_fwd = _custom_vjp_fwd
 
 
@@ -363,6 +365,7 @@ def _checkpoint_fwd(primals: Sequence[Any], *, fun: Callable[..., Any]) -> Any:
 
 checkpoint_p.jvp = _checkpoint_jvp
 checkpoint_p.vjp_fwd = _checkpoint_fwd
+checkpoint_p.vjp_reads = "x"
 checkpoint_p.vjp = lambda cts, primals, outs, fun: _checkpoint_fwd(primals, fun=fun)[1](cts)
 
 

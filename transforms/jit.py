@@ -140,6 +140,7 @@ def _jit_batch(args: Sequence[Any], dims: Sequence[Any], *, jaxpr: ClosedJaxpr, 
 
 jit_p.jvp = _jit_jvp
 jit_p.vjp = _jit_vjp
+jit_p.vjp_reads = "x"
 jit_p.vjp_fwd = _jit_vjp_fwd
 jit_p.batch = _jit_batch
 

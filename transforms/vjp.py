@@ -1,11 +1,9 @@
 """Reverse mode: ``vjp``, ``grad`` and ``value_and_grad``.
 
-The forward pass records, for each primitive applied to a traced value, what
-its vjp rule needs (inputs, outputs, params) on a tape. The backward pass walks
-the tape in reverse under the trace current at call time, binding the rules
-there, so the backward computation can itself be traced, differentiated,
-staged or batched. Cotangents are ``None`` while they are symbolically zero;
-fan-out accumulates by addition.
+The forward pass records a graph node per primitive applied to a traced value,
+keeping what its vjp rule reads; the backward pass is the reverse engine's one walk
+(``funcgrad.transforms.reverse``), run under the trace current at call time, so the
+backward computation can itself be traced, differentiated, staged or batched.
 
 >>> import numpy as np
 >>> import funcgrad as fg
@@ -20,8 +18,6 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from funcgrad import dtypes
 from funcgrad.core import (
     PrimalTracer,
@@ -32,9 +28,8 @@ from funcgrad.core import (
     set_current_trace,
 )
 from funcgrad.errors import DTypeError, NonDifferentiableError, NonScalarOutputError, ShapeError
-from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import convert_element_type
-from funcgrad.primitives.rules import add_tangents, full, zeros_like_aval
+from funcgrad.primitives.rules import full, zeros_like_aval
 from funcgrad.source_info import user_frame
 from funcgrad.transforms._util import (
     as_leaf_array,
@@ -42,62 +37,46 @@ from funcgrad.transforms._util import (
     normalize_argnums,
     split_aux,
 )
+from funcgrad.transforms.reverse import Edge, Leaf, record, walk
 from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 class VJPTracer(PrimalTracer):
-    __slots__ = ("slot",)
+    """A value of a vjp trace: its primal and the graph edge it came from."""
 
-    def __init__(self, trace: VJPTrace, primal: Any, slot: int) -> None:
+    __slots__ = ("edge",)
+
+    def __init__(self, trace: VJPTrace, primal: Any, edge: Edge) -> None:
         self._trace = trace
         self.primal = primal
-        self.slot = slot
-
-
-class _Entry:
-    """One recorded application: enough to run its vjp rule later."""
-
-    __slots__ = ("prim", "params", "primals", "outs", "in_slots", "out_slots", "backward")
-
-    def __init__(self, prim: Primitive, params: dict[str, Any], primals: list[Any],
-                 outs: list[Any], in_slots: list[int | None], out_slots: list[int | None],
-                 backward: Callable[[Any], Sequence[Any]] | None) -> None:
-        self.prim, self.params = prim, params
-        self.primals, self.outs = primals, outs
-        self.in_slots, self.out_slots = in_slots, out_slots
-        self.backward = backward
+        self.edge = edge
 
 
 class VJPTrace(Trace):
+    """Records a :class:`funcgrad.transforms.reverse.Node` per primitive applied to a
+    value that depends on the inputs."""
+
     label = "vjp/grad trace"
 
-    def __init__(self) -> None:
-        self.tape: list[_Entry] = []
-        self.n_slots = 0
-
-    def new_tracer(self, primal: Any) -> VJPTracer:
-        self.n_slots += 1
-        return VJPTracer(self, primal, self.n_slots - 1)
-
-    def lift(self, x: Any) -> tuple[Any, int | None]:
+    def lift(self, x: Any) -> tuple[Any, Edge]:
         if isinstance(x, VJPTracer) and x._trace is self:
-            return x.primal, x.slot
+            return x.primal, x.edge
         return x, None
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any],
                           params: dict[str, Any]) -> Any:
-        primals, slots = [], []
+        primals, parents = [], []
         for a in args:
-            p, s = self.lift(a)
+            p, e = self.lift(a)
             primals.append(p)
-            slots.append(s)
+            parents.append(e)
         with set_current_trace(self.parent):  # type: ignore[arg-type]
-            if all(s is None for s in slots):
+            if all(e is None for e in parents):
                 return prim.bind(*primals, **params)
-            backward = None
-            vjp_fwd = getattr(prim, "vjp_fwd", None)
+            rule = None
+            vjp_fwd = prim.vjp_fwd
             if vjp_fwd is not None:
-                out, backward = vjp_fwd(primals, **params)
+                out, rule = vjp_fwd(primals, **params)
             elif prim.vjp is not None:
                 out = prim.bind(*primals, **params)
             else:
@@ -106,82 +85,32 @@ class VJPTrace(Trace):
                     f"differentiated in reverse mode (at {user_frame()})"
                 )
         outs = list(out) if prim.multiple_results else [out]
-        wrapped: list[Any] = []
-        out_slots: list[int | None] = []
-        for o in outs:
-            if dtypes.is_inexact(get_aval(o).dtype):
-                t = self.new_tracer(o)
-                wrapped.append(t)
-                out_slots.append(t.slot)
-            else:
-                # Integer and boolean results carry no derivative.
-                wrapped.append(o)
-                out_slots.append(None)
-        self.tape.append(_Entry(prim, params, primals, outs, slots, out_slots, backward))
+        node = record(prim, params, primals, outs, parents, rule)
+        wrapped = [VJPTracer(self, o, (node, k)) if dtypes.is_inexact(get_aval(o).dtype) else o
+                   for k, o in enumerate(outs)]
         return wrapped if prim.multiple_results else wrapped[0]
-
-
-def _fit_cotangent(ct: Any, aval: ShapedArray, prim: Primitive) -> Any:
-    ct_aval = get_aval(ct)
-    if ct_aval.shape != aval.shape:
-        raise ShapeError(
-            f"internal error: the vjp rule of {prim.name} produced a cotangent of shape "
-            f"{ct_aval.shape} for an input of shape {aval.shape}"
-        )
-    if ct_aval.dtype != aval.dtype:
-        ct = convert_element_type(ct, aval.dtype)
-    if isinstance(ct, np.generic):
-        ct = np.asarray(ct)
-    return ct
-
-
-def backward_pass(trace: VJPTrace, out_slots: Sequence[int | None], out_cts: Sequence[Any]
-                  ) -> dict[int, Any]:
-    """Cotangents of every slot reachable from the outputs (rules bound under the current
-    trace)."""
-    env: dict[int, Any] = {}
-    for s, c in zip(out_slots, out_cts):
-        if s is not None and c is not None:
-            env[s] = add_tangents(env.get(s), c)
-    for entry in reversed(trace.tape):
-        cts = [env.pop(s, None) if s is not None else None for s in entry.out_slots]
-        if all(c is None for c in cts):
-            continue
-        prim = entry.prim
-        if entry.backward is not None:
-            in_cts = entry.backward(cts if prim.multiple_results else cts[0])
-        elif prim.multiple_results:
-            in_cts = prim.vjp(cts, entry.primals, entry.outs, **entry.params)  # type: ignore
-        else:
-            in_cts = prim.vjp(cts[0], entry.primals, entry.outs[0],  # type: ignore
-                              **entry.params)
-        for s, c, p in zip(entry.in_slots, in_cts, entry.primals):
-            if s is None or c is None:
-                continue
-            env[s] = add_tangents(env.get(s), _fit_cotangent(c, get_aval(p), prim))
-    return env
 
 
 def vjp_flat(fun: Callable[..., Any], primals: Sequence[Any]
              ) -> tuple[list[Any], Any, Callable[[Sequence[Any]], list[Any]]]:
-    """Run ``fun(*primals) -> pytree`` recording a tape.
+    """Run ``fun(*primals) -> pytree`` recording its graph.
 
     Returns the flat outputs, their tree, and ``backward(flat_cts) -> flat input cts``
     (``None`` for symbolic zeros).
     """
     trace = VJPTrace()
     with new_trace(trace):
-        ins = [trace.new_tracer(p) for p in primals]
+        leaves_in = [Leaf() for _ in primals]
+        ins = [VJPTracer(trace, p, leaf) for p, leaf in zip(primals, leaves_in)]
         out = fun(*ins)
         leaves, out_tree = tree_flatten(out)
         lifted = [trace.lift(x) for x in leaves]
     outs = [p for p, _ in lifted]
-    out_slots = [s for _, s in lifted]
-    in_slots = [t.slot for t in ins]
+    out_edges = [e for _, e in lifted]
 
     def backward(cts: Sequence[Any]) -> list[Any]:
-        env = backward_pass(trace, out_slots, cts)
-        return [env.get(s) for s in in_slots]
+        at = walk(list(zip(out_edges, cts)))
+        return [at.get(leaf) for leaf in leaves_in]
 
     return outs, out_tree, backward
 

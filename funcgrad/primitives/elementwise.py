@@ -174,32 +174,32 @@ is_finite_p = unary("is_finite", "isfinite", kinds=NUMBER, result_dtype=dtypes.b
                     zero_derivative=True)
 not_p = unary("not", lambda xp, x: xp.invert(x), kinds=INTEGRAL, zero_derivative=True)
 
-exp_p = unary("exp", "exp", lambda x, ans: ans)
-exp2_p = unary("exp2", "exp2", lambda x, ans: mul(ans, math.log(2.0)))
+exp_p = unary("exp", "exp", lambda x, ans: ans, reads="y")
+exp2_p = unary("exp2", "exp2", lambda x, ans: mul(ans, math.log(2.0)), reads="y")
 log_p = unary("log", "log", lambda x, ans: _recip(x))
 log1p_p = unary("log1p", "log1p", lambda x, ans: _recip(add(x, 1.0)))
-expm1_p = unary("expm1", "expm1", lambda x, ans: add(ans, 1.0))
+expm1_p = unary("expm1", "expm1", lambda x, ans: add(ans, 1.0), reads="y")
 sin_p = unary("sin", "sin", lambda x, ans: cos(x))
 cos_p = unary("cos", "cos", lambda x, ans: neg(sin(x)))
-tan_p = unary("tan", "tan", lambda x, ans: add(square(ans), 1.0))
+tan_p = unary("tan", "tan", lambda x, ans: add(square(ans), 1.0), reads="y")
 asin_p = unary("asin", "arcsin", lambda x, ans: rsqrt(sub(1.0, square(x))))
 acos_p = unary("acos", "arccos", lambda x, ans: neg(rsqrt(sub(1.0, square(x)))))
 atan_p = unary("atan", "arctan", lambda x, ans: _recip(add(square(x), 1.0)))
 sinh_p = unary("sinh", "sinh", lambda x, ans: PRIMITIVES["cosh"].bind(x))
 cosh_p = unary("cosh", "cosh", lambda x, ans: PRIMITIVES["sinh"].bind(x))
-tanh_p = unary("tanh", "tanh", lambda x, ans: sub(1.0, square(ans)))
+tanh_p = unary("tanh", "tanh", lambda x, ans: sub(1.0, square(ans)), reads="y")
 asinh_p = unary("asinh", "arcsinh", lambda x, ans: rsqrt(add(square(x), 1.0)))
 acosh_p = unary("acosh", "arccosh",
                 lambda x, ans: rsqrt(mul(sub(x, 1.0), add(x, 1.0))))
 atanh_p = unary("atanh", "arctanh", lambda x, ans: _recip(sub(1.0, square(x))))
 sqrt_p = unary("sqrt", "sqrt", lambda x, ans: div(full(get_aval(ans).shape, 0.5,
-                                                       get_aval(ans).dtype), ans))
+                                                       get_aval(ans).dtype), ans), reads="y")
 rsqrt_p = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x),
-                lambda x, ans: mul(div(ans, x), -0.5))
-cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)))
+                lambda x, ans: mul(div(ans, x), -0.5), reads="x,y")
+cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)), reads="x,y")
 abs_p = unary("abs", "abs", lambda x, ans: sign(x), kinds=NUMBER)
 logistic_p = unary("logistic", lambda xp, x: _logistic(xp, x),
-                   lambda x, ans: mul(ans, sub(1.0, ans)))
+                   lambda x, ans: mul(ans, sub(1.0, ans)), reads="y")
 
 
 def _logistic(xp: Any, x: Any) -> Any:
@@ -233,9 +233,10 @@ integer_pow_p = unary("integer_pow", _integer_pow_impl, _integer_pow_deriv, kind
 
 add_p = binary("add", "add", transpose=lambda ct: [ct, ct], kinds="biufc")
 sub_p = binary("sub", "subtract", transpose=lambda ct: [ct, neg(ct)])
-mul_p = binary("mul", "multiply", lambda x, y, a: y, lambda x, y, a: x, kinds="biufc")
+mul_p = binary("mul", "multiply", lambda x, y, a: y, lambda x, y, a: x, kinds="biufc",
+               reads="x0,x1")
 div_p = binary("div", lambda xp, x, y: _div_impl(xp, x, y),
-               lambda x, y, a: _recip(y), lambda x, y, a: neg(div(a, y)))
+               lambda x, y, a: _recip(y), lambda x, y, a: neg(div(a, y)), reads="x1,y0")
 
 
 def _div_impl(xp: Any, x: Any, y: Any) -> Any:
@@ -247,7 +248,7 @@ def _div_impl(xp: Any, x: Any, y: Any) -> Any:
 
 rem_p = binary("rem", "remainder", lambda x, y, a: full(get_aval(x).shape, 1,
                                                         get_aval(x).dtype),
-               lambda x, y, a: neg(floor_p.bind(div(x, y))))
+               lambda x, y, a: neg(floor_p.bind(div(x, y))), reads="x0,x1")
 
 
 def _safe_log(x: Any) -> Any:
@@ -259,6 +260,7 @@ pow_p = binary(
     "pow", "power",
     lambda x, y, a: _pow_dx(x, y),
     lambda x, y, a: mul(_safe_log(x), a),
+    reads="x0,x1,y0",
 )
 
 
@@ -298,14 +300,15 @@ def _chooser_partial(cmp: Any) -> Any:
 
 
 max_p = binary("max", "maximum", _chooser_partial(gt),
-               lambda x, y, a: _chooser_partial(gt)(y, x, a), kinds="biuf")
+               lambda x, y, a: _chooser_partial(gt)(y, x, a), kinds="biuf", reads="x0,x1,y0")
 min_p = binary("min", "minimum", _chooser_partial(lt),
-               lambda x, y, a: _chooser_partial(lt)(y, x, a), kinds="biuf")
+               lambda x, y, a: _chooser_partial(lt)(y, x, a), kinds="biuf", reads="x0,x1,y0")
 atan2_p = binary(
     "atan2", "arctan2",
     lambda x, y, a: div(y, add(square(x), square(y))),
     lambda x, y, a: neg(div(x, add(square(x), square(y)))),
     kinds=FLOAT,
+    reads="x0,x1",
 )
 
 eq_p = binary("eq", "equal", result_dtype=dtypes.bool_, kinds="biufc", zero_derivative=True)
@@ -354,6 +357,7 @@ stop_gradient_p = Primitive("stop_gradient", abstract_eval=lambda x: x, impl=lam
 stop_gradient_p.jvp = lambda primals, tangents: (stop_gradient_p.bind(primals[0]), None)
 stop_gradient_p.vjp = lambda ct, primals, ans: [None]
 stop_gradient_p.batch = lambda args, dims: (stop_gradient_p.bind(args[0]), dims[0])
+stop_gradient_p.vjp_reads = ""
 
 
 def stop_gradient(x: Any) -> Any:
@@ -397,6 +401,7 @@ def _convert_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, new_dtype: np.dty
 
 convert_element_type_p.jvp = _convert_jvp
 convert_element_type_p.vjp = _convert_vjp
+convert_element_type_p.vjp_reads = ""
 convert_element_type_p.batch = lambda args, dims, **p: (
     convert_element_type_p.bind(args[0], **p), dims[0])
 

@@ -142,6 +142,7 @@ def _gather_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) 
 gather_p = Primitive("gather", abstract_eval=_gather_abstract, impl=_gather_impl)
 gather_p.jvp = _gather_jvp
 gather_p.vjp = _gather_transpose
+gather_p.vjp_reads = "x1"
 
 # ------------------------------------------------------------------- scatters
 
@@ -292,6 +293,7 @@ def _scatter_add_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, mode: str) ->
 
 
 scatter_add_p.jvp, scatter_add_p.vjp = _scatter_add_jvp, _scatter_add_vjp
+scatter_add_p.vjp_reads = "x1"
 
 
 # scatter (set) is linear in (operand, updates) too; only the winning update of a
@@ -343,6 +345,7 @@ def _scatter_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, mode: str) -> lis
 
 
 scatter_p.jvp, scatter_p.vjp = _scatter_jvp, _scatter_vjp
+scatter_p.vjp_reads = "x1"
 
 
 # scatter_mul: out[p] = operand[p] * prod(updates at p).
@@ -387,6 +390,7 @@ def _need_unique(unique_indices: bool) -> None:
 
 
 scatter_mul_p.jvp, scatter_mul_p.vjp = _scatter_mul_jvp, _scatter_mul_vjp
+scatter_mul_p.vjp_reads = "x"
 
 
 # scatter_min/max: the derivative goes to whichever of the operand and the updates
@@ -436,6 +440,7 @@ def _extremal_rules(prim: Primitive, bind: Callable[..., Any]) -> None:
         return [E.mul(ct, op_coef), None, E.mul(_regather(ct, idx, mode), upd_coef)]
 
     prim.jvp, prim.vjp = jvp, vjp
+    prim.vjp_reads = "x,y"
 
 
 _extremal_rules(scatter_min_p, scatter_min)

@@ -125,6 +125,7 @@ def _dot_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, dimension_numbe
 
 
 dot_general_p.jvp, dot_general_p.vjp = _dot_jvp, _dot_vjp
+dot_general_p.vjp_reads = "x0,x1"
 
 
 def _dot_batch(args: Sequence[Any], dims: Sequence[int | None], *, dimension_numbers: DimNums

@@ -98,6 +98,7 @@ def _chooser(name: str, np_name: str) -> Primitive:
         return [E.mul(_keep_dims_back(ct, shape, axes), location_weights(x, ans, axes))]
 
     prim.jvp, prim.vjp = jvp, vjp
+    prim.vjp_reads = "x0,y0"
     return prim
 
 
@@ -185,6 +186,7 @@ def _prod_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, axes: tuple[int, ...
 
 
 reduce_prod_p.jvp, reduce_prod_p.vjp = _prod_jvp, _prod_vjp
+reduce_prod_p.vjp_reads = "x0"
 reduce_prod_p.batch = shifted_axes_batch(reduce_prod_p, "axes")
 
 # ---------------------------------------------------------- argmax / argmin
@@ -206,6 +208,7 @@ def _arg_prim(name: str, np_name: str) -> Primitive:
     # Indices are piecewise constant: no tangent, no cotangent for the operand.
     prim.jvp = lambda primals, tangents, **p: (prim.bind(primals[0], **p), None)
     prim.vjp = lambda ct, primals, ans, **p: [None]
+    prim.vjp_reads = ""
     prim.batch = shifted_axes_batch(prim, "axis")
     return prim
 
@@ -303,9 +306,11 @@ def _sort_vjp(ct: Any, primals: Sequence[Any], out: Any, *, axis: int) -> list[A
 
 
 sort_p.jvp, sort_p.vjp = _sort_jvp, _sort_vjp
+sort_p.vjp_reads = "x0"
 sort_p.batch = shifted_axes_batch(sort_p, "axis")
 argsort_p.jvp = lambda primals, tangents, axis: (argsort_p.bind(primals[0], axis=axis), None)
 argsort_p.vjp = lambda ct, primals, ans, axis: [None]
+argsort_p.vjp_reads = ""
 argsort_p.batch = shifted_axes_batch(argsort_p, "axis")
 
 __all__ += ["sort", "sort_p", "argsort", "argsort_p"]

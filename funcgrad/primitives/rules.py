@@ -115,13 +115,14 @@ INTEGRAL = "biu"
 
 
 def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = None, *,
-          kinds: str = FLOAT, result_dtype: Any = None, zero_derivative: bool = False
-          ) -> Primitive:
+          kinds: str = FLOAT, result_dtype: Any = None, zero_derivative: bool = False,
+          reads: str = "x") -> Primitive:
     """An elementwise unary primitive.
 
     ``deriv(x, ans, **params)`` is its derivative as an expression; the jvp is
     ``t * deriv`` and the vjp ``ct * deriv``. With ``zero_derivative`` the
-    output is piecewise constant (floor, sign, comparisons).
+    output is piecewise constant (floor, sign, comparisons). ``reads`` says which of
+    ``x`` (the operand) and ``y`` (the result) ``deriv`` reads: "x", "y" or "x,y".
     """
     fn = np_name if callable(np_name) else None
 
@@ -161,17 +162,19 @@ def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = Non
         return prim.bind(args[0], **params), dims[0]
 
     prim.jvp, prim.vjp, prim.batch = jvp, vjp, batch
+    prim.vjp_reads = "" if zero_derivative or deriv is None else reads
     return prim
 
 
 def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
            dy: Rule | None = None, *, kinds: str = NUMBER, result_dtype: Any = None,
-           zero_derivative: bool = False, transpose: Rule | None = None) -> Primitive:
+           zero_derivative: bool = False, transpose: Rule | None = None,
+           reads: str = "x") -> Primitive:
     """An elementwise binary primitive on equal dtypes and shapes (or a rank-0 side).
 
     ``dx(x, y, ans)`` and ``dy(x, y, ans)`` are the partial derivatives. A map
     linear in both operands (add, sub) gives ``transpose(ct) -> [ct_x, ct_y]``
-    instead.
+    instead. ``reads`` lists what the partials read: "x0", "x1", "y0" (the result).
     """
     fn = np_name if callable(np_name) else None
 
@@ -224,6 +227,7 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
 
     prim.jvp, prim.vjp = jvp, vjp
     prim.batch = elementwise_batch(prim)
+    prim.vjp_reads = "" if zero_derivative or transpose is not None else reads
     return prim
 
 
@@ -247,6 +251,8 @@ def linear(prim: Primitive, transpose: Rule, linear_args: Sequence[int] = (0,)) 
 
     prim.jvp = jvp
     prim.vjp = transpose
+    # A transpose reads only the arguments the map is not linear in (indices, masks).
+    prim.vjp_reads = lambda n_in, n_out: ([i for i in range(n_in) if i not in linear_args], [])
 
 
 # ------------------------------------------------------------ batching helpers

@@ -335,6 +335,7 @@ def _concat_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, dimension: i
 
 concatenate_p.jvp = _concat_jvp
 concatenate_p.vjp = _concat_transpose
+concatenate_p.vjp_reads = ""
 concatenate_p.batch = lambda args, dims, dimension: (
     concatenate_p.bind(*all_batched(args, dims), dimension=dimension + 1), 0)
 
@@ -458,6 +459,7 @@ def _iota_impl(xp: Any, *, dtype: np.dtype[Any], shape: tuple[int, ...], dimensi
 iota_p = Primitive("iota", abstract_eval=_iota_abstract, impl=_iota_impl)
 iota_p.jvp = lambda primals, tangents, **p: (iota_p.bind(**p), None)
 iota_p.vjp = lambda ct, primals, ans, **p: []
+iota_p.vjp_reads = ""
 
 
 def zeros(shape: Sequence[int], dtype: Any) -> Any:

@@ -1,0 +1,227 @@
+"""The reverse-mode engine: recorded primitive applications and the one backward walk.
+
+A forward pass under a recording trace (``funcgrad.vjp``'s, or the PyTorch face's
+autograd tape) makes one :class:`Node` per primitive applied to a value that needs a
+derivative. A node keeps the primitive, its params, exactly the residuals its vjp rule
+reads (``Primitive.vjp_reads``; the others stand as :class:`funcgrad.core.Missing`
+abstract values) and one edge per operand: ``None`` for a constant, ``(node, k)`` for
+output ``k`` of another node, or a :class:`Leaf` where the differentiated inputs are.
+
+:func:`walk` runs backward from cotangents of some edges to the leaves, in reverse
+topological order, binding each rule under the current trace (so the backward pass can
+itself be traced, differentiated, staged or batched). Cotangents are ``None`` while
+symbolically zero; fan-out accumulates by addition. Subclasses of :class:`Node` may
+replace :meth:`Node.backward` (the PyTorch face's operation nodes run an inner walk).
+
+>>> import numpy as np
+>>> import funcgrad as fg
+>>> fg.grad(lambda x: (x * x).sum())(np.array([1.0, 2.0]))
+Array([2., 4.], dtype=float64)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Union
+
+import numpy as np
+
+from funcgrad import dtypes
+from funcgrad.core import Missing, Primitive, get_aval
+from funcgrad.errors import NonDifferentiableError, ShapeError
+from funcgrad.ir import ShapedArray
+from funcgrad.primitives.elementwise import convert_element_type
+from funcgrad.primitives.rules import add_tangents
+from funcgrad.source_info import user_frame
+
+
+class Leaf:
+    """Where cotangents stop: an input of the differentiated computation."""
+
+    __slots__ = ("__weakref__",)
+
+
+class Node:
+    """One recorded application of a primitive (the base of every graph node)."""
+
+    __slots__ = ("prim", "params", "primals", "outs", "parents", "rule", "out_avals",
+                 "__weakref__")
+
+    def __init__(self, prim: Primitive | None, params: dict[str, Any], primals: Sequence[Any],
+                 outs: Sequence[Any], parents: Sequence[Edge],
+                 rule: Callable[[Any], Sequence[Any]] | None = None) -> None:
+        self.prim = prim
+        self.params = params
+        self.primals = tuple(primals)
+        self.outs = tuple(outs)
+        self.parents: tuple[Edge, ...] = tuple(parents)
+        # A vjp_fwd primitive (jit, custom_vjp) hands back its own backward closure.
+        self.rule = rule
+        self.out_avals = tuple(get_aval(o) for o in outs)
+
+    @property
+    def n_out(self) -> int:
+        return len(self.out_avals)
+
+    def backward(self, cts: Sequence[Any]) -> list[Any]:
+        """Cotangents of the operands from those of the outputs (``None`` = zero)."""
+        prim = self.prim
+        assert prim is not None
+        if self.rule is not None:
+            in_cts = self.rule(list(cts) if prim.multiple_results else cts[0])
+        elif prim.multiple_results:
+            in_cts = prim.vjp(list(cts), self.primals, self.outs,  # type: ignore[misc]
+                              **self.params)
+        else:
+            in_cts = prim.vjp(cts[0], self.primals, self.outs[0],  # type: ignore[misc]
+                              **self.params)
+        return [None if c is None or e is None else fit_cotangent(c, get_aval(p), prim)
+                for c, p, e in zip(in_cts, self.primals, self.parents)]
+
+    def release(self) -> None:
+        """Drop what backward needs (after a backward pass that does not retain it)."""
+        self.primals = tuple(Missing(get_aval(p)) for p in self.primals)
+        self.outs = tuple(Missing(a) for a in self.out_avals)
+        self.rule = None
+
+
+Edge = Union[tuple[Node, int], Leaf, None]  # noqa: UP007 - a runtime alias on Python 3.10
+
+
+def _normalized_reads(prim: Primitive, n_in: int, n_out: int
+                      ) -> tuple[frozenset[int], frozenset[int]]:
+    reads = prim.vjp_reads
+    if reads is None:
+        raise NonDifferentiableError(
+            f"primitive {prim.name} does not say which values its vjp rule reads "
+            "(Primitive.vjp_reads), so it cannot be recorded for reverse mode"
+        )
+    if callable(reads):
+        ins, outs = reads(n_in, n_out)
+        return frozenset(ins), frozenset(outs)
+    ins_set: set[int] = set()
+    outs_set: set[int] = set()
+    for tok in reads.replace(" ", "").split(","):
+        if not tok:
+            continue
+        which, rest = tok[0], tok[1:]
+        target, n = (ins_set, n_in) if which == "x" else (outs_set, n_out)
+        target.update(range(n) if rest == "" else [int(rest)])
+    return frozenset(ins_set), frozenset(outs_set)
+
+
+def record(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
+           outs: Sequence[Any], parents: Sequence[Edge],
+           rule: Callable[[Any], Sequence[Any]] | None = None,
+           node_type: type[Node] = Node) -> Node:
+    """A node for one application of ``prim``, keeping only what its vjp rule reads."""
+    if rule is not None:
+        kept_in: frozenset[int] = frozenset()
+        kept_out: frozenset[int] = frozenset()
+    else:
+        if prim.vjp is None:
+            raise NonDifferentiableError(
+                f"primitive {prim.name} has no reverse-mode (vjp) rule, so it cannot be "
+                f"differentiated in reverse mode (at {user_frame()})"
+            )
+        kept_in, kept_out = _normalized_reads(prim, len(primals), len(outs))
+    ps = [p if i in kept_in else Missing(get_aval(p)) for i, p in enumerate(primals)]
+    os = [o if i in kept_out else Missing(get_aval(o)) for i, o in enumerate(outs)]
+    return node_type(prim, params, ps, os, parents, rule)
+
+
+def fit_cotangent(ct: Any, aval: ShapedArray, prim: Primitive | None) -> Any:
+    """A cotangent given the operand's dtype; a wrong shape is a rule bug, reported."""
+    ct_aval = get_aval(ct)
+    if ct_aval.shape != aval.shape:
+        name = prim.name if prim is not None else "an operation"
+        raise ShapeError(
+            f"internal error: the vjp rule of {name} produced a cotangent of shape "
+            f"{ct_aval.shape} for an operand of shape {aval.shape}"
+        )
+    if ct_aval.dtype != aval.dtype and dtypes.is_inexact(aval.dtype):
+        ct = convert_element_type(ct, aval.dtype)
+    if isinstance(ct, np.generic):
+        ct = np.asarray(ct)
+    return ct
+
+
+class Hooks:
+    """What a caller may do during a walk (the PyTorch face uses all of them)."""
+
+    def output(self, node: Node, k: int, ct: Any) -> Any:
+        """See (and possibly replace) the total cotangent of output ``k`` of ``node``."""
+        return ct
+
+    def before(self, node: Node) -> None:
+        """Called before ``node``'s rule runs (check saved values, say if freed)."""
+
+    def after(self, node: Node) -> None:
+        """Called after ``node``'s rule ran (free what backward kept)."""
+
+
+_NO_HOOKS = Hooks()
+
+
+def _order(roots: Sequence[Node]) -> dict[Node, int]:
+    """How many edges point at each node reachable from ``roots``."""
+    deps: dict[Node, int] = {}
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        deps.setdefault(node, 0)
+        for e in node.parents:
+            if type(e) is tuple:
+                nxt = e[0]
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if id(nxt) not in seen:
+                    stack.append(nxt)
+    return deps
+
+
+def walk(seeds: Sequence[tuple[Edge, Any]], hooks: Hooks = _NO_HOOKS
+         ) -> dict[Leaf, Any]:
+    """Propagate cotangents from ``seeds`` (edge, cotangent) back to the leaves.
+
+    Returns the total cotangent reaching each leaf (leaves no path reaches are absent).
+    """
+    buffers: dict[Node, list[Any]] = {}
+    at_leaves: dict[Leaf, Any] = {}
+    for edge, ct in seeds:
+        if ct is None or edge is None:
+            continue
+        if type(edge) is tuple:
+            node, k = edge
+            buf = buffers.setdefault(node, [None] * node.n_out)
+            buf[k] = add_tangents(buf[k], ct)
+        else:
+            at_leaves[edge] = add_tangents(at_leaves.get(edge), ct)  # type: ignore[index]
+    deps = _order(list(buffers))
+    ready = [n for n in buffers if deps.get(n, 0) == 0]
+    while ready:
+        node = ready.pop()
+        cts = buffers.pop(node, None) or [None] * node.n_out
+        if hooks is not _NO_HOOKS:
+            cts = [None if c is None else hooks.output(node, k, c) for k, c in enumerate(cts)]
+        if any(c is not None for c in cts):
+            hooks.before(node)
+            in_cts = node.backward(cts)
+            hooks.after(node)
+        else:
+            in_cts = [None] * len(node.parents)
+        for e, c in zip(node.parents, in_cts):
+            if type(e) is tuple:
+                nxt, k = e
+                if c is not None:
+                    buf = buffers.setdefault(nxt, [None] * nxt.n_out)
+                    buf[k] = add_tangents(buf[k], c)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    ready.append(nxt)
+            elif e is not None and c is not None:
+                at_leaves[e] = add_tangents(at_leaves.get(e), c)  # type: ignore[index]
+    return at_leaves
