@@ -1,4 +1,4 @@
-"""Train a small MLP on scikit-learn's bundled 8x8 digits with funcgrad.nn and Adam.
+"""Train a small MLP on scikit-learn's bundled 8x8 digits with funcgrad.torch.nn and Adam.
 
 The loop is the usual PyTorch one: minibatches, forward, loss, zero_grad,
 backward, step. Needs scikit-learn (the data set ships with it; nothing is
@@ -15,8 +15,8 @@ import time
 import numpy as np
 from sklearn.datasets import load_digits
 
-import funcgrad as fg
-from funcgrad import nn, optim
+import funcgrad.torch as torch
+from funcgrad.torch import nn, optim
 
 try:
     from tqdm import tqdm
@@ -45,8 +45,8 @@ def make_model() -> nn.Module:
 
 def accuracy(model: nn.Module, x: np.ndarray, y: np.ndarray) -> float:
     model.eval()
-    with fg.no_grad():
-        pred = model(fg.tensor(x)).argmax(dim=1).numpy()
+    with torch.no_grad():
+        pred = model(torch.tensor(x)).argmax(dim=1).numpy()
     model.train()
     return float((pred == y).mean())
 
@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--no-bar", action="store_true", help="no tqdm progress bar")
     args = parser.parse_args()
 
-    fg.manual_seed(args.seed)
+    torch.manual_seed(args.seed)
     x_train, y_train, x_test, y_test = load_data(args.seed)
     model = make_model()
     print(model)
@@ -78,8 +78,8 @@ def main() -> None:
         total = 0.0
         for b in batches:
             idx = order[b * args.batch_size:(b + 1) * args.batch_size]
-            logits = model(fg.tensor(x_train[idx]))
-            loss = loss_fn(logits, fg.tensor(y_train[idx]))
+            logits = model(torch.tensor(x_train[idx]))
+            loss = loss_fn(logits, torch.tensor(y_train[idx]))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

@@ -78,6 +78,9 @@ class Primitive:
         # the reverse engine keeps only those (the rest stand as Missing avals). A string
         # of comma-separated tokens, or a callable (n_inputs, n_outputs) -> (ins, outs).
         self.vjp_reads: str | Callable[[int, int], tuple[Any, Any]] | None = None
+        # The PyTorch face's node name for this primitive alone ("Mul" -> MulBackward0);
+        # Tensor operations name their own nodes, this names what create_graph records.
+        self.torch_node = "".join(w.capitalize() for w in name.split("_"))
         PRIMITIVES[name] = self
 
     def bind(self, *args: Any, **params: Any) -> Any:

@@ -199,11 +199,23 @@ def _hashable_static(value: Any, where: str) -> Any:
     return value
 
 
+_live_functions: weakref.WeakSet[JitFunction] = weakref.WeakSet()
+
+
+def clear_caches() -> None:
+    """Forget every staged and compiled program (each jitted function re-traces)."""
+    for f in list(_live_functions):
+        f._cache.clear()
+        f._fast.clear()
+    _executables.clear()
+
+
 class JitFunction:
     """The callable ``jit`` returns; ``.lower(*args)`` exposes the staged program."""
 
     def __init__(self, fun: Callable[..., Any], static_argnums: Sequence[int],
                  static_argnames: Sequence[str], backend: str | None) -> None:
+        _live_functions.add(self)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = tuple(static_argnums)
@@ -340,6 +352,6 @@ def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[in
     return JitFunction(fun, nums, names, backend)
 
 
-__all__ = ["JitFunction", "Lowered", "jit", "jit_p"]
+__all__ = ["JitFunction", "Lowered", "clear_caches", "jit", "jit_p"]
 
 

@@ -31,7 +31,7 @@ from funcgrad.core import Missing, Primitive, get_aval
 from funcgrad.errors import NonDifferentiableError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import convert_element_type
-from funcgrad.primitives.rules import add_tangents
+from funcgrad.primitives.rules import add_tangents, wanting
 from funcgrad.source_info import user_frame
 
 
@@ -69,12 +69,14 @@ class Node:
         assert prim is not None
         if self.rule is not None:
             in_cts = self.rule(list(cts) if prim.multiple_results else cts[0])
-        elif prim.multiple_results:
-            in_cts = prim.vjp(list(cts), self.primals, self.outs,  # type: ignore[misc]
-                              **self.params)
         else:
-            in_cts = prim.vjp(cts[0], self.primals, self.outs[0],  # type: ignore[misc]
-                              **self.params)
+            with wanting(tuple(e is not None for e in self.parents)):
+                if prim.multiple_results:
+                    in_cts = prim.vjp(list(cts), self.primals, self.outs,  # type: ignore[misc]
+                                      **self.params)
+                else:
+                    in_cts = prim.vjp(cts[0], self.primals, self.outs[0],  # type: ignore[misc]
+                                      **self.params)
         return [None if c is None or e is None else fit_cotangent(c, get_aval(p), prim)
                 for c, p, e in zip(in_cts, self.primals, self.parents)]
 
@@ -163,8 +165,8 @@ class Hooks:
 _NO_HOOKS = Hooks()
 
 
-def _order(roots: Sequence[Node]) -> dict[Node, int]:
-    """How many edges point at each node reachable from ``roots``."""
+def _order(roots: Sequence[Node], stop: frozenset[Any]) -> dict[Node, int]:
+    """How many edges point at each node reachable from ``roots`` (not past ``stop``)."""
     deps: dict[Node, int] = {}
     seen: set[int] = set()
     stack = list(roots)
@@ -175,7 +177,7 @@ def _order(roots: Sequence[Node]) -> dict[Node, int]:
         seen.add(id(node))
         deps.setdefault(node, 0)
         for e in node.parents:
-            if type(e) is tuple:
+            if type(e) is tuple and e not in stop:
                 nxt = e[0]
                 deps[nxt] = deps.get(nxt, 0) + 1
                 if id(nxt) not in seen:
@@ -183,24 +185,29 @@ def _order(roots: Sequence[Node]) -> dict[Node, int]:
     return deps
 
 
-def walk(seeds: Sequence[tuple[Edge, Any]], hooks: Hooks = _NO_HOOKS
-         ) -> dict[Leaf, Any]:
+def walk(seeds: Sequence[tuple[Edge, Any]], hooks: Hooks = _NO_HOOKS,
+         stop: frozenset[Any] = frozenset()) -> dict[Any, Any]:
     """Propagate cotangents from ``seeds`` (edge, cotangent) back to the leaves.
 
-    Returns the total cotangent reaching each leaf (leaves no path reaches are absent).
+    Edges in ``stop`` are treated as leaves: their cotangent is returned, not pushed
+    further. Returns the total cotangent reaching each leaf (or stop edge); those no
+    path reaches are absent.
     """
     buffers: dict[Node, list[Any]] = {}
-    at_leaves: dict[Leaf, Any] = {}
-    for edge, ct in seeds:
-        if ct is None or edge is None:
-            continue
-        if type(edge) is tuple:
-            node, k = edge
-            buf = buffers.setdefault(node, [None] * node.n_out)
-            buf[k] = add_tangents(buf[k], ct)
+    at_leaves: dict[Any, Any] = {}
+
+    def arrive(e: Any, c: Any) -> None:
+        if type(e) is tuple and e not in stop:
+            nxt, k = e
+            buf = buffers.setdefault(nxt, [None] * nxt.n_out)
+            buf[k] = add_tangents(buf[k], c)
         else:
-            at_leaves[edge] = add_tangents(at_leaves.get(edge), ct)  # type: ignore[index]
-    deps = _order(list(buffers))
+            at_leaves[e] = add_tangents(at_leaves.get(e), c)
+
+    for edge, ct in seeds:
+        if ct is not None and edge is not None:
+            arrive(edge, ct)
+    deps = _order(list(buffers), stop)
     ready = [n for n in buffers if deps.get(n, 0) == 0]
     while ready:
         node = ready.pop()
@@ -214,14 +221,13 @@ def walk(seeds: Sequence[tuple[Edge, Any]], hooks: Hooks = _NO_HOOKS
         else:
             in_cts = [None] * len(node.parents)
         for e, c in zip(node.parents, in_cts):
-            if type(e) is tuple:
-                nxt, k = e
-                if c is not None:
-                    buf = buffers.setdefault(nxt, [None] * nxt.n_out)
-                    buf[k] = add_tangents(buf[k], c)
+            if e is None:
+                continue
+            if c is not None:
+                arrive(e, c)
+            if type(e) is tuple and e not in stop:
+                nxt = e[0]
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
                     ready.append(nxt)
-            elif e is not None and c is not None:
-                at_leaves[e] = add_tangents(at_leaves.get(e), c)  # type: ignore[index]
     return at_leaves

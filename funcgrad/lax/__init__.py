@@ -12,6 +12,8 @@ from funcgrad.primitives.elementwise import (
     cos,
     div,
     eq,
+    erf,
+    erfc,
     exp,
     ge,
     gt,
@@ -85,7 +87,7 @@ slice = slice_  # noqa: A001 - lax's name
 __all__ = [  # noqa: PLE0604 - lazy names are listed too
     *_CONTROL_FLOW,
     "add", "argmax", "argmin", "broadcast_in_dim", "concatenate", "convert_element_type", "cos",
-    "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp",
+    "cumsum", "div", "dot_general", "erf", "erfc", "dynamic_slice", "dynamic_update_slice", "eq", "exp",
     "expand_dims", "gather", "ge", "gt", "integer_pow", "iota", "le", "log", "lt", "max", "min",
     "mul", "ne", "neg", "pad", "pow", "reciprocal", "reduce_max", "reduce_min", "reduce_prod",
     "reduce_sum", "reshape", "rev", "rsqrt", "scatter", "scatter_add", "select", "sign", "sin",

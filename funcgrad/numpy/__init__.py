@@ -140,6 +140,7 @@ from funcgrad.numpy._ufuncs import (
     float_power,
     floor,
     floor_divide,
+    fmod,
     greater,
     greater_equal,
     hypot,

@@ -399,6 +399,19 @@ def float_power(x: Any, y: Any) -> Any:
     return power(cast(x, dt), cast(y, dt))
 
 
+def fmod(x: Any, y: Any) -> Any:
+    """The remainder of division with the sign of the dividend (C's fmod).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.fmod(-7.0, 2.0))
+    -1.0
+    """
+    x, y = promote_args(x, y)
+    r = remainder(x, y)
+    wrong_side = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(x, 0)))
+    return where(wrong_side, subtract(r, y), r)
+
+
 def divmod(x: Any, y: Any) -> tuple[Any, Any]:  # noqa: A001 - NumPy's name
     """``(x // y, x % y)``.
 

@@ -202,6 +202,35 @@ logistic_p = unary("logistic", lambda xp, x: _logistic(xp, x),
                    lambda x, ans: mul(ans, sub(1.0, ans)), reads="y")
 
 
+def _special(fn: str) -> Any:
+    """An elementwise function of SciPy's special module (CuPy's for device arrays)."""
+    def impl(xp: Any, x: Any) -> Any:
+        if xp is np:
+            import scipy.special  # noqa: PLC0415 - only when first used
+
+            return getattr(scipy.special, fn)(x).astype(x.dtype, copy=False)
+        import cupyx.scipy.special  # noqa: PLC0415
+
+        return getattr(cupyx.scipy.special, fn)(x).astype(x.dtype, copy=False)
+
+    return impl
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+erf_p = unary("erf", _special("erf"),
+              lambda x, ans: mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI))
+erfc_p = unary("erfc", _special("erfc"),
+               lambda x, ans: mul(exp(neg(square(x))), -_TWO_OVER_SQRT_PI))
+
+
+def erf(x: Any) -> Any:
+    return erf_p.bind(x)
+
+
+def erfc(x: Any) -> Any:
+    return erfc_p.bind(x)
+
+
 def _logistic(xp: Any, x: Any) -> Any:
     # With e = exp(-|x|) <= 1 nothing overflows, and the tail for negative x keeps its
     # relative precision (1 - something tiny would round to 0).
@@ -235,8 +264,10 @@ add_p = binary("add", "add", transpose=lambda ct: [ct, ct], kinds="biufc")
 sub_p = binary("sub", "subtract", transpose=lambda ct: [ct, neg(ct)])
 mul_p = binary("mul", "multiply", lambda x, y, a: y, lambda x, y, a: x, kinds="biufc",
                reads="x0,x1")
+# d/dy (x / y) = -x / y^2, from the operands (as PyTorch keeps them), not the output.
 div_p = binary("div", lambda xp, x, y: _div_impl(xp, x, y),
-               lambda x, y, a: _recip(y), lambda x, y, a: neg(div(a, y)), reads="x1,y0")
+               lambda x, y, a: _recip(y), lambda x, y, a: neg(div(div(x, y), y)),
+               reads="x0,x1")
 
 
 def _div_impl(xp: Any, x: Any, y: Any) -> Any:
@@ -408,5 +439,6 @@ convert_element_type_p.batch = lambda args, dims, **p: (
 __all__ = [n for n in dir() if n.endswith("_p")] + [
     "add", "sub", "mul", "div", "max_", "min_", "pow_", "eq", "ne", "lt", "le", "gt", "ge",
     "neg", "exp", "log", "sin", "cos", "sqrt", "rsqrt", "sign", "square", "reciprocal",
+    "erf", "erfc",
     "integer_pow", "select", "convert_element_type", "instantiate", "stop_gradient",
 ]

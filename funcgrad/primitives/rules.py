@@ -18,6 +18,7 @@ True
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +30,37 @@ from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 
 Rule = Callable[..., Any]
+
+
+class _Wanted(threading.local):
+    def __init__(self) -> None:
+        self.mask: tuple[bool, ...] | None = None
+
+
+_wanted = _Wanted()
+
+
+def wanted(i: int) -> bool:
+    """Whether the reverse engine needs the cotangent of operand ``i`` of the rule it is
+    running (a hint: a rule may skip work for the others, or compute it anyway)."""
+    mask = _wanted.mask
+    return mask is None or i >= len(mask) or mask[i]
+
+
+class wanting:  # noqa: N801 - used like a function: ``with wanting(mask):``
+    """Set the :func:`wanted` mask while one vjp rule runs."""
+
+    __slots__ = ("mask", "prev")
+
+    def __init__(self, mask: tuple[bool, ...]) -> None:
+        self.mask = mask
+
+    def __enter__(self) -> None:
+        self.prev = _wanted.mask
+        _wanted.mask = self.mask
+
+    def __exit__(self, *exc: object) -> None:
+        _wanted.mask = self.prev
 
 
 def full(shape: Sequence[int], value: Any, dtype: Any) -> Any:
@@ -221,8 +253,9 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
         if transpose is not None:
             cts = transpose(ct)
         else:
-            cts = [mul(ct, dx(x, y, ans)) if dx is not None else None,
-                   mul(ct, dy(x, y, ans)) if dy is not None else None]
+            # Only the partials of operands that need a cotangent (x ** c: not log(x)).
+            cts = [mul(ct, dx(x, y, ans)) if dx is not None and wanted(0) else None,
+                   mul(ct, dy(x, y, ans)) if dy is not None and wanted(1) else None]
         return [unbroadcast(cts[0], get_aval(x)), unbroadcast(cts[1], get_aval(y))]
 
     prim.jvp, prim.vjp = jvp, vjp

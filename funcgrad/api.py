@@ -1,0 +1,131 @@
+"""Small top-level helpers of the JAX face: shapes without computing, host transfer, waits.
+
+>>> import funcgrad as jax
+>>> import funcgrad.numpy as jnp
+>>> jax.eval_shape(lambda x: x @ x.T, jax.ShapeDtypeStruct((3, 2), jnp.float32))
+ShapeDtypeStruct(shape=(3, 3), dtype=float32)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from funcgrad import dtypes
+from funcgrad.array import ArrayImpl
+from funcgrad.core import get_aval
+from funcgrad.ir import ShapedArray
+from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
+
+
+class ShapeDtypeStruct:
+    """A shape and a dtype standing for an array (``eval_shape``'s inputs and outputs).
+
+    >>> import numpy as np
+    >>> ShapeDtypeStruct((2,), np.float32).ndim
+    1
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: Any, dtype: Any, weak_type: bool = False) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtypes.to_dtype(dtype))
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype,
+                                                        self.weak_type) == (
+            other.shape, other.dtype, other.weak_type)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes ``fun(*args)`` would return, found by tracing (nothing runs).
+
+    Arguments may be arrays or ``ShapeDtypeStruct``s.
+    """
+    from funcgrad.staging import trace_flat  # noqa: PLC0415
+
+    leaves, in_tree = tree_flatten((args, kwargs))
+    avals = [ShapedArray(x.shape, x.dtype, x.weak_type) if isinstance(x, ShapeDtypeStruct)
+             else get_aval(x) for x in leaves]
+    box: list[Any] = []
+
+    def flat(*xs: Any) -> list[Any]:
+        a, k = tree_unflatten(in_tree, xs)
+        out_leaves, out_tree = tree_flatten(fun(*a, **k))
+        box.append(out_tree)
+        return out_leaves
+
+    closed, _ = trace_flat(flat, avals)
+    outs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]
+    return tree_unflatten(box[0], outs)
+
+
+def block_until_ready(x: Any) -> Any:
+    """Wait until every array in the pytree ``x`` is computed; return ``x``."""
+    for leaf in tree_flatten(x)[0]:
+        if isinstance(leaf, ArrayImpl):
+            leaf.block_until_ready()
+    return x
+
+
+def device_get(x: Any) -> Any:
+    """The arrays of the pytree ``x`` as NumPy arrays on the host (other leaves unchanged)."""
+    return tree_map(lambda a: np.asarray(a) if isinstance(a, ArrayImpl) else a, x)
+
+
+def typeof(x: Any) -> ShapedArray:
+    """The abstract value (shape, dtype, weak type) of ``x``."""
+    return get_aval(x)
+
+
+def device_count() -> int:
+    """How many devices the default backend has here."""
+    from funcgrad.devices import devices  # noqa: PLC0415
+
+    return len(devices(default_backend()))
+
+
+def local_device_count() -> int:
+    return device_count()
+
+
+def default_backend() -> str:
+    """``"gpu"`` when CuPy finds a CUDA device, else ``"cpu"``."""
+    from funcgrad.devices import get_backend  # noqa: PLC0415
+
+    return "gpu" if get_backend("cupy").available() else "cpu"
+
+
+def process_count() -> int:
+    """How many processes take part (one, unless funcgrad.distributed says otherwise)."""
+    return 1
+
+
+def process_index() -> int:
+    return 0
+
+
+def clear_caches() -> None:
+    """Forget every compiled program (jit caches, compiled executables)."""
+    from funcgrad.transforms import jit as _jit  # noqa: PLC0415
+
+    _jit.clear_caches()

@@ -1,0 +1,138 @@
+"""funcgrad's PyTorch face: ``import funcgrad.torch as torch`` runs PyTorch programs.
+
+Tensors, autograd (``requires_grad``, ``backward``, ``.grad``), ``nn``, ``optim`` and
+``func`` behave as PyTorch 2.13's do, on the same primitives and derivative rules as
+the JAX face (``import funcgrad as jax``).
+
+>>> import funcgrad.torch as torch
+>>> x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+>>> y = (x @ x.T).relu().mean()
+>>> y
+tensor(12.5000, grad_fn=<MeanBackward0>)
+>>> y.backward(); x.grad
+tensor([[2.0000, 3.0000],
+        [2.0000, 3.0000]])
+"""
+
+import builtins as _builtins
+
+from funcgrad.torch import _dtypes
+from funcgrad.torch._creation import (
+    Generator,
+    arange,
+    as_tensor,
+    asarray,
+    bernoulli,
+    empty,
+    empty_like,
+    eye,
+    from_dlpack,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    logspace,
+    manual_seed,
+    multinomial,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from funcgrad.torch._device import Size, device
+from funcgrad.torch._dtypes import (
+    bfloat16,
+    bool,
+    complex64,
+    complex128,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from funcgrad.torch._functions import (
+    allclose,
+    broadcast_to,
+    cat,
+    clamp,
+    clip,
+    concat,
+    concatenate,
+    einsum,
+    equal,
+    hstack,
+    is_floating_point,
+    is_tensor,
+    masked_select,
+    matmul,
+    maximum,
+    minimum,
+    numel,
+    stack,
+    vstack,
+    where,
+)
+from funcgrad.torch._grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from funcgrad.torch._tensor import Tensor
+
+float = float32  # noqa: A001 - PyTorch's aliases
+double = float64
+half = float16
+short = int16
+int = int32  # noqa: A001
+long = int64
+cfloat = complex64
+cdouble = complex128
+pi = 3.141592653589793
+e = 2.718281828459045
+inf = _builtins.float("inf")
+nan = _builtins.float("nan")
+
+
+def result_type(tensor1: object, tensor2: object) -> dtype:
+    """The dtype PyTorch's promotion gives an operation on the two operands."""
+    from funcgrad.torch._tensor import result_dtype  # noqa: PLC0415
+
+    return result_dtype(tensor1, tensor2)
+
+
+def is_nonzero(input: Tensor) -> object:  # noqa: A002
+    return input.item() != 0
+
+
+from funcgrad.torch import autograd, cuda  # noqa: E402
+from funcgrad.torch import nn, optim  # noqa: E402
+from funcgrad.torch import func  # noqa: E402
+from funcgrad.torch._functions import method_functions as _method_functions  # noqa: E402
+
+_method_functions(globals())
+
+__version__ = "2.13.0"

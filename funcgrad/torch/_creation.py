@@ -1,0 +1,396 @@
+"""Tensor creation: ``tensor``, ``zeros``, ``ones``, ``arange``, ``randn``... with PyTorch's
+dtype rules (Python floats give the default dtype, ints int64, bools bool).
+
+>>> import funcgrad.torch as torch
+>>> torch.tensor([1.5, 2.0])
+tensor([1.5000, 2.0000])
+>>> torch.zeros(2, 3).shape
+torch.Size([2, 3])
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad.array import ArrayImpl
+from funcgrad.core import Tracer
+from funcgrad.torch import _dtypes as D
+from funcgrad.torch._device import Size, as_device, to_device
+from funcgrad.torch._tensor import Tensor
+
+_generator: list[np.random.Generator] = [np.random.default_rng()]
+
+
+def _rng() -> np.random.Generator:
+    return _generator[0]
+
+
+def manual_seed(seed: builtins.int) -> Any:
+    """Seed the random number generator of ``randn``, ``rand``, ``randint`` and inits.
+
+    >>> import funcgrad.torch as torch
+    >>> _ = torch.manual_seed(0); a = torch.rand(2)
+    >>> _ = torch.manual_seed(0); bool((torch.rand(2) == a).all())
+    True
+    """
+    _generator[0] = np.random.default_rng(seed)
+    return Generator(seed)
+
+
+def seed() -> builtins.int:
+    """Seed the generator from the operating system; return the seed."""
+    s = builtins.int(np.random.SeedSequence().entropy % (2 ** 63))
+    _generator[0] = np.random.default_rng(s)
+    return s
+
+
+class Generator:
+    """The object ``manual_seed`` returns (PyTorch's ``torch.Generator``)."""
+
+    def __init__(self, seed: builtins.int = 0) -> None:
+        self._seed = seed
+
+    def initial_seed(self) -> builtins.int:
+        return self._seed
+
+    def manual_seed(self, seed: builtins.int) -> Generator:
+        manual_seed(seed)
+        self._seed = seed
+        return self
+
+
+def _shape_args(size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        return tuple(builtins.int(s) for s in size[0])
+    return tuple(builtins.int(s) for s in size)
+
+
+def _make(arr: Any, device: Any, requires_grad: builtins.bool) -> Tensor:
+    if device is not None and as_device(device).type != "cpu":
+        arr = to_device(arr, device)
+    return Tensor(arr, requires_grad=requires_grad)
+
+
+def _infer_dtype(data: Any) -> D.dtype:
+    """PyTorch's dtype for nested Python data: bool < int64 < default float < complex."""
+    kinds: set[str] = set()
+
+    def visit(x: Any) -> None:
+        if isinstance(x, (list, tuple)):
+            for e in x:
+                visit(e)
+        elif isinstance(x, Tensor):
+            kinds.add("t:" + x.dtype.name)
+        elif isinstance(x, builtins.bool) or isinstance(x, np.bool_):
+            kinds.add("b")
+        elif isinstance(x, (builtins.int, np.integer)):
+            kinds.add("i")
+        elif isinstance(x, (builtins.float, np.floating)):
+            kinds.add("f")
+        elif isinstance(x, (builtins.complex, np.complexfloating)):
+            kinds.add("c")
+        else:
+            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+
+    visit(data)
+    tensor_dts = [D.to_torch(k[2:]) for k in kinds if k.startswith("t:")]
+    if "c" in kinds:
+        return D.default_complex()
+    if "f" in kinds:
+        return D.get_default_dtype()
+    if tensor_dts:
+        out = tensor_dts[0]
+        for d in tensor_dts[1:]:
+            out = D.promote_types(out, d)
+        return out
+    if "i" in kinds:
+        return D.int64
+    if "b" in kinds:
+        return D.bool
+    return D.get_default_dtype()
+
+
+def _to_list(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x.tolist()
+    if isinstance(x, (list, tuple)):
+        return [_to_list(e) for e in x]
+    return x
+
+
+def tensor(data: Any, dtype: Any = None, device: Any = None,
+           requires_grad: builtins.bool = False, pin_memory: builtins.bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (Python floats give the default dtype,
+    ints int64).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.tensor([1, 2]).dtype
+    torch.int64
+    """
+    dt = D.to_torch(dtype) if dtype is not None else None
+    if isinstance(data, Tensor):
+        arr = data._host().copy() if not isinstance(data._data, Tracer) else data._data
+        if dt is None:
+            dt = data.dtype
+        if device is None:
+            device = data.device
+    elif isinstance(data, np.ndarray):
+        arr = data.copy()
+        if dt is None:
+            dt = D.from_numpy(arr.dtype)
+    elif type(data) is ArrayImpl:
+        arr = np.array(data)
+        if dt is None:
+            dt = D.from_numpy(arr.dtype)
+    elif type(data).__module__.startswith("cupy"):
+        arr = data.copy()
+        dt = dt or D.from_numpy(arr.dtype)
+    elif isinstance(data, np.generic):
+        arr = np.asarray(data)
+        dt = dt or D.from_numpy(arr.dtype)
+    else:
+        dt = dt or _infer_dtype(data)
+        try:
+            arr = np.array(_to_list(data), dtype=dt.np)
+        except ValueError as e:
+            raise ValueError(f"expected sequence of equal lengths: {e}") from None
+    if dt is not None and arr.dtype != dt.np:
+        arr = arr.astype(dt.np)
+    if arr.dtype.kind not in "biufc" and D.from_numpy(arr.dtype) is not D.bfloat16:
+        raise TypeError(f"could not make a tensor from {type(data).__name__}")
+    return _make(arr, device, requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """Like :func:`tensor`, sharing memory with a NumPy array when dtype and device allow.
+    A ``funcgrad.Array`` is copied (Arrays are immutable; Tensors are not).
+
+    >>> import numpy as np
+    >>> import funcgrad.torch as torch
+    >>> a = np.zeros(2); t = torch.as_tensor(a); a[0] = 1.0; t
+    tensor([1., 0.], dtype=torch.float64)
+    """
+    if isinstance(data, Tensor):
+        out = data if dtype is None else data.to(dtype)
+        return out if device is None else out.to(device)
+    if isinstance(data, np.ndarray) and (dtype is None or D.to_torch(dtype).np == data.dtype) \
+            and (device is None or as_device(device).type == "cpu"):
+        return Tensor(data)
+    return tensor(data, dtype, device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A tensor sharing memory with the NumPy array ``arr``."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    return Tensor(arr)
+
+
+def from_dlpack(ext: Any) -> Tensor:
+    """A tensor sharing memory with any object that speaks DLPack (a funcgrad Array, a
+    NumPy or CuPy array, a JAX or PyTorch array): no copy. Arrays of the JAX face are
+    immutable; writing through the tensor changes them too (as in JAX, don't)."""
+    if type(ext) is ArrayImpl:
+        return Tensor(ext._value)
+    if isinstance(ext, Tensor):
+        return ext
+    if type(ext).__module__.startswith("cupy"):
+        return Tensor(ext)
+    return Tensor(np.from_dlpack(ext))
+
+
+def _default_dtype_for(value: Any, dtype: Any) -> D.dtype:
+    if dtype is not None:
+        return D.to_torch(dtype)
+    if isinstance(value, builtins.bool):
+        return D.bool
+    if isinstance(value, builtins.int):
+        return D.int64
+    if isinstance(value, builtins.complex):
+        return D.default_complex()
+    return D.get_default_dtype()
+
+
+def _filled(value: Any, size: tuple[Any, ...], dtype: Any, device: Any,
+            requires_grad: builtins.bool) -> Tensor:
+    dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    return _make(np.full(_shape_args(size), value, dt.np), device, requires_grad)
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
+    """Zeros (the default dtype unless ``dtype`` is given)."""
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None,
+         requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
+    """Ones (the default dtype unless ``dtype`` is given)."""
+    return _filled(1, size, dtype, device, requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
+    """A tensor of the given size (zero-filled: no uninitialised memory is exposed)."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+         requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
+    """``size`` filled with ``fill_value`` (its dtype inferred from the value)."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    dt = _default_dtype_for(fill_value, dtype)
+    return _make(np.full(_shape_args((size,)), fill_value, dt.np), device, requires_grad)
+
+
+def _like(t: Any, dtype: Any, device: Any) -> tuple[tuple[builtins.int, ...], Any, Any]:
+    t = t if isinstance(t, Tensor) else tensor(t)
+    return tuple(t.shape), dtype or t.dtype, device if device is not None else t.device
+
+
+def zeros_like(t: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: builtins.bool = False, memory_format: Any = None) -> Tensor:
+    shp, dt, dev = _like(t, dtype, device)
+    return zeros(shp, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def ones_like(t: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: builtins.bool = False, memory_format: Any = None) -> Tensor:
+    shp, dt, dev = _like(t, dtype, device)
+    return ones(shp, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def empty_like(t: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: builtins.bool = False, memory_format: Any = None) -> Tensor:
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(t: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: builtins.bool = False, memory_format: Any = None) -> Tensor:
+    shp, dt, dev = _like(t, dtype, device)
+    return full(shp, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randn_like(t: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: builtins.bool = False) -> Tensor:
+    shp, dt, dev = _like(t, dtype, device)
+    return randn(shp, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def rand_like(t: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: builtins.bool = False) -> Tensor:
+    shp, dt, dev = _like(t, dtype, device)
+    return rand(shp, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randint_like(t: Any, low: builtins.int, high: builtins.int | None = None, *,
+                 dtype: Any = None, device: Any = None) -> Tensor:
+    shp, dt, dev = _like(t, dtype, device)
+    return randint(low, high, shp, dtype=dt, device=dev)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
+           device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+    """Values in ``[start, end)``; the default float dtype if any bound is a float, else
+    int64."""
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    is_float = builtins.any(isinstance(v, builtins.float) for v in vals)
+    dt = D.to_torch(dtype) if dtype is not None else (
+        D.get_default_dtype() if is_float else D.int64)
+    arr = np.arange(*vals, dtype=np.float64 if is_float else None).astype(dt.np)
+    return _make(arr, device, requires_grad)
+
+
+def linspace(start: Any, end: Any, steps: builtins.int, *, dtype: Any = None,
+             device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``."""
+    dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    return _make(np.linspace(start, end, steps).astype(dt.np), device, requires_grad)
+
+
+def logspace(start: Any, end: Any, steps: builtins.int, base: builtins.float = 10.0, *,
+             dtype: Any = None, device: Any = None,
+             requires_grad: builtins.bool = False) -> Tensor:
+    dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    return _make(np.logspace(start, end, steps, base=base).astype(dt.np), device,
+                 requires_grad)
+
+
+def eye(n: builtins.int, m: builtins.int | None = None, *, dtype: Any = None,
+        device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+    """The identity matrix."""
+    dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    return _make(np.eye(n, m, dtype=dt.np), device, requires_grad)
+
+
+def randn(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: builtins.bool = False, generator: Any = None) -> Tensor:
+    """Standard normal samples."""
+    dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    arr = _rng().standard_normal(_shape_args(size)).astype(dt.np)
+    return _make(arr, device, requires_grad)
+
+
+def rand(*size: Any, dtype: Any = None, device: Any = None,
+         requires_grad: builtins.bool = False, generator: Any = None) -> Tensor:
+    """Uniform samples in [0, 1)."""
+    dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    arr = _rng().random(_shape_args(size)).astype(dt.np)
+    return _make(arr, device, requires_grad)
+
+
+def randint(low: builtins.int, high: Any = None, size: Any = (), *, dtype: Any = None,
+            device: Any = None, generator: Any = None, requires_grad: builtins.bool = False
+            ) -> Tensor:
+    """Random integers in ``[low, high)`` (int64)."""
+    if high is None:
+        low, high = 0, low
+    elif isinstance(high, (tuple, list, Size)):
+        # randint(high, size), as PyTorch allows.
+        low, high, size = 0, low, high
+    dt = D.to_torch(dtype) if dtype is not None else D.int64
+    arr = _rng().integers(low, high, size=tuple(size)).astype(dt.np)
+    return _make(arr, device, False)
+
+
+def randperm(n: builtins.int, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """A random permutation of ``0..n-1`` (int64)."""
+    dt = D.to_torch(dtype) if dtype is not None else D.int64
+    return _make(_rng().permutation(n).astype(dt.np), device, False)
+
+
+def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None) -> Tensor:
+    """Samples from normal distributions with the given means and standard deviations."""
+    m = mean._host() if isinstance(mean, Tensor) else mean
+    s = std._host() if isinstance(std, Tensor) else std
+    shape = tuple(size) if size is not None else np.broadcast(m, s).shape
+    arr = _rng().normal(m, s, shape)
+    dt = mean.dtype if isinstance(mean, Tensor) else D.get_default_dtype()
+    return _make(arr.astype(dt.np), None, False)
+
+
+def bernoulli(p: Tensor) -> Tensor:
+    """0/1 samples with probabilities ``p``."""
+    return Tensor((_rng().random(p.shape) < p._host()).astype(p.dtype.np))
+
+
+def multinomial(probs: Tensor, num_samples: builtins.int,
+                replacement: builtins.bool = False) -> Tensor:
+    """Indices drawn from the rows of ``probs`` (unnormalised weights)."""
+    p = probs._host().astype(np.float64)
+    rows = p.reshape(-1, p.shape[-1])
+    out = np.stack([_rng().choice(rows.shape[1], num_samples, replace=replacement,
+                                  p=r / r.sum()) for r in rows])
+    return Tensor(out.reshape(p.shape[:-1] + (num_samples,)).astype(np.int64))
+
+

@@ -1,0 +1,100 @@
+"""``torch.device`` and ``torch.Size`` as PyTorch prints them.
+
+>>> import funcgrad.torch as torch
+>>> torch.device("cuda:1")
+device(type='cuda', index=1)
+>>> torch.Size([2, 3])
+torch.Size([2, 3])
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from funcgrad.devices import Device, device_of, device_put
+
+
+class device:  # noqa: N801 - PyTorch's name
+    """Where a tensor lives: ``cpu`` or ``cuda:N``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: Any, index: builtins.int | None = None) -> None:  # noqa: A002
+        if isinstance(type, device):
+            type, index = type.type, type.index  # noqa: A001
+        elif isinstance(type, builtins.int):
+            type, index = "cuda", type  # noqa: A001
+        elif isinstance(type, str) and ":" in type:
+            type, idx = type.split(":", 1)  # noqa: A001
+            index = builtins.int(idx)
+        if type not in ("cpu", "cuda", "gpu", "meta"):
+            raise RuntimeError(
+                f"Expected one of cpu, cuda, meta device type at start of device string: "
+                f"{type}")
+        self.type = "cuda" if type == "gpu" else type
+        self.index = index
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        idx = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{idx})"
+
+    def __eq__(self, other: object) -> builtins.bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index or 0) == (
+            other.type, other.index or 0)
+
+    def __hash__(self) -> builtins.int:
+        return hash((self.type, self.index or 0))
+
+
+CPU = device("cpu")
+
+
+def device_of_buffer(buf: Any) -> device:
+    if type(buf) is np.ndarray:
+        return CPU
+    d = device_of(buf)
+    return CPU if d.platform == "cpu" else device(d.platform, d.id)
+
+
+def as_device(d: Any) -> device:
+    if isinstance(d, device):
+        return d
+    if isinstance(d, Device):
+        return device(d.platform, None if d.platform == "cpu" else d.id)
+    return device(d)
+
+
+def engine_device(d: Any) -> str:
+    """The engine's name for a device: ``"cpu"`` or ``"cuda:N"``."""
+    dev = as_device(d)
+    return "cpu" if dev.type == "cpu" else f"cuda:{dev.index or 0}"
+
+
+def to_device(buf: Any, d: Any) -> Any:
+    """``buf`` on device ``d`` (a copy when it moves)."""
+    target = engine_device(d)
+    if target == "cpu" and type(buf) is np.ndarray:
+        return buf
+    return device_put(buf, target)
+
+
+class Size(tuple):
+    """A shape: ``torch.Size``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> builtins.int:
+        return builtins.int(np.prod(self, dtype=np.int64))
+
+    def __getitem__(self, item: Any) -> Any:
+        out = tuple.__getitem__(self, item)
+        return Size(out) if isinstance(item, slice) else out

@@ -1,0 +1,157 @@
+"""Grad mode of the Tensor facade: ``no_grad``, ``enable_grad``, ``set_grad_enabled``.
+
+Each works as a context manager and as a decorator, as in PyTorch.
+
+>>> import funcgrad.torch as torch
+>>> with torch.no_grad():
+...     torch.is_grad_enabled()
+False
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Mode(threading.local):
+    def __init__(self) -> None:
+        self.enabled = True
+
+
+_mode = _Mode()
+
+
+def is_grad_enabled() -> bool:
+    """Whether Tensor operations record a graph for ``backward``."""
+    return _mode.enabled
+
+
+class set_grad_enabled:  # noqa: N801 - PyTorch's name
+    """Turn graph recording on or off (a context manager, a decorator, or a plain call)."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self.prev = _mode.enabled
+        _mode.enabled = self.mode
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        _mode.enabled = self.prev
+
+    def __call__(self, fn: F) -> F:
+        mode = self.mode
+        _mode.enabled = self.prev
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class _FixedMode:
+    mode = True
+
+    def __new__(cls, func: Callable[..., Any] | None = None) -> Any:
+        # Bare ``@no_grad`` (without parentheses) decorates right away.
+        self = super().__new__(cls)
+        if func is not None:
+            return self(func)
+        return self
+
+    def __init__(self, func: Callable[..., Any] | None = None) -> None:
+        self.prev = True
+
+    def __enter__(self) -> None:
+        self.prev = _mode.enabled
+        _mode.enabled = self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        _mode.enabled = self.prev
+
+    def __call__(self, fn: F) -> F:
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class no_grad(_FixedMode):  # noqa: N801 - PyTorch's name
+    """Disable graph recording inside the block or the decorated function.
+
+    >>> import funcgrad.torch as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> with torch.no_grad():
+    ...     (x * 2).requires_grad
+    False
+    """
+
+    mode = False
+
+
+class enable_grad(_FixedMode):  # noqa: N801 - PyTorch's name
+    """Enable graph recording (inside ``no_grad``, for instance).
+
+    >>> import funcgrad.torch as torch
+    >>> with torch.no_grad(), torch.enable_grad():
+    ...     torch.is_grad_enabled()
+    True
+    """
+
+    mode = True
+
+
+class inference_mode:  # noqa: N801 - PyTorch's name
+    """Like ``no_grad``: no graph is recorded inside; ``inference_mode(False)`` changes
+    nothing. A context manager or a decorator (with or without parentheses).
+
+    >>> import funcgrad.torch as torch
+    >>> with torch.inference_mode():
+    ...     torch.is_grad_enabled()
+    False
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        self = super().__new__(cls)
+        if callable(mode):
+            self.mode = True
+            return self(mode)
+        return self
+
+    def __init__(self, mode: Any = True) -> None:
+        self.mode = True if callable(mode) else bool(mode)
+        self.prev = True
+
+    def __enter__(self) -> None:
+        self.prev = _mode.enabled
+        if self.mode:
+            _mode.enabled = False
+
+    def __exit__(self, *exc: object) -> None:
+        _mode.enabled = self.prev
+
+    def __call__(self, fn: F) -> F:
+        on = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(on):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+def is_inference_mode_enabled() -> bool:
+    return False

@@ -1,0 +1,457 @@
+"""PyTorch's autograd graph on the one reverse engine (``funcgrad.transforms.reverse``).
+
+A Tensor operation that involves a tensor requiring grad runs its computation under a
+:class:`TapeTrace`: every primitive applied to a tracked value becomes an engine node
+(:class:`GradFn`) keeping exactly what the primitive's vjp rule reads. An operation of
+one primitive *is* that node (``MulBackward0``); an operation of several is a
+:class:`OpNode` grouping them (``SoftmaxBackward0``), whose backward is an inner walk of
+the same engine. ``backward()`` and ``autograd.grad`` are one more walk, with PyTorch's
+hooks, ``retain_grad``, version checks, ``.grad`` accumulation and freeing.
+
+With ``create_graph=True`` the rules run under a recording tape, their residuals lifted
+back to tracked values (each residual's own graph edge), so the backward computation is
+recorded too; nothing of the forward is re-run.
+
+>>> import funcgrad.torch as torch
+>>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+>>> y = (x * x).sum()
+>>> y.grad_fn
+<SumBackward0 object at ...>
+>>> y.backward(); x.grad
+tensor([2., 4.])
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from funcgrad import dtypes as _fdt
+from funcgrad.array import ArrayImpl, wrap
+from funcgrad.config import config
+from funcgrad.core import (
+    Missing,
+    PrimalTracer,
+    Primitive,
+    Trace,
+    current_trace,
+    get_aval,
+    set_current_trace,
+)
+from funcgrad.ir import ShapedArray
+from funcgrad.torch._grad_mode import is_grad_enabled, set_grad_enabled
+from funcgrad.transforms.reverse import Edge, Hooks, Leaf, Node, record, walk
+
+if TYPE_CHECKING:
+    from funcgrad.torch._tensor import Tensor
+
+
+FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+# ------------------------------------------------------------------------- nodes
+
+
+class AccumulateGrad(Leaf):
+    """The graph's edge into a leaf tensor: gradients are added to ``variable.grad``."""
+
+    __slots__ = ("variable",)
+    next_functions: tuple[Any, ...] = ()
+
+    def __init__(self, variable: Tensor) -> None:
+        self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+class GradFn(Node):
+    """A node of PyTorch's graph: ``grad_fn`` of the tensors an operation made."""
+
+    __slots__ = ("op", "saved", "hooks", "retained", "freed", "shown_parents")
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        prim = self.prim
+        self.op = prim.torch_node if prim is not None and prim.torch_node else "Unknown"
+        # (version counter, version when saved, description) of each kept user tensor.
+        self.saved: list[tuple[list[int], int, Callable[[], str]]] = []
+        self.hooks: dict[int, list[Callable[[Any], Any]]] = {}
+        self.retained: dict[int, weakref.ref[Tensor]] = {}
+        self.freed = False
+        # The edges next_functions shows (PyTorch lists one per operand of the op).
+        self.shown_parents: tuple[Edge, ...] | None = None
+
+    def name(self) -> str:
+        return f"{self.op}Backward0"
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        shown = self.shown_parents if self.shown_parents is not None else self.parents
+        return tuple(_shown(e) for e in shown)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def register_hook(self, hook: Callable[..., Any]) -> Any:
+        """``hook(grad_inputs, grad_outputs)`` after this node's backward (PyTorch's
+        node hooks); here it receives the output gradients only."""
+        hooks = self.hooks.setdefault(-1, [])
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
+    def backward(self, cts: Sequence[Any]) -> list[Any]:
+        if self.freed:
+            raise RuntimeError(FREED)
+        tape = current_trace()
+        if isinstance(tape, TapeTrace) and tape.recording:
+            # create_graph: the rule's residuals as tracked values, so it records.
+            kept_p, kept_o = self.primals, self.outs
+            self.primals = tuple(p if type(p) is Missing else tape.lift(p, e)
+                                 for p, e in zip(kept_p, self.parents))
+            self.outs = tuple(o if type(o) is Missing else tape.lift(o, (self, k))
+                              for k, o in enumerate(kept_o))
+            try:
+                return super().backward(cts)
+            finally:
+                self.primals, self.outs = kept_p, kept_o
+        return super().backward(cts)
+
+    def release(self) -> None:
+        super().release()
+        self.freed = True
+
+
+def _shown(e: Edge) -> tuple[Any, int]:
+    if e is None:
+        return (None, 0)
+    if type(e) is tuple:
+        return e
+    return (e, 0)
+
+
+class OpNode(GradFn):
+    """One PyTorch operation made of several primitives: its backward walks them."""
+
+    __slots__ = ("inner_outputs", "inner_nodes", "stop")
+
+    def __init__(self, op: str, parents: Sequence[Edge], inner_outputs: Sequence[Edge],
+                 out_values: Sequence[Any], inner_nodes: Sequence[GradFn]) -> None:
+        Node.__init__(self, None, {}, [], out_values, parents)
+        self.op = op
+        self.saved = []
+        self.hooks = {}
+        self.retained = {}
+        self.freed = False
+        self.shown_parents = None
+        self.inner_outputs = tuple(inner_outputs)
+        self.inner_nodes = tuple(inner_nodes)
+        self.stop = frozenset(e for e in parents if e is not None)
+        self.outs = tuple(Missing(a) for a in self.out_avals)
+
+    def backward(self, cts: Sequence[Any]) -> list[Any]:
+        if self.freed:
+            raise RuntimeError(FREED)
+        at = walk(list(zip(self.inner_outputs, cts)), _CHECKS, self.stop)
+        out: list[Any] = []
+        seen: set[Any] = set()
+        for e in self.parents:
+            # An operand used twice (x * x) gets the total once.
+            if e is None or e in seen:
+                out.append(None)
+                continue
+            seen.add(e)
+            out.append(at.get(e))
+        return out
+
+    def release(self) -> None:
+        for n in self.inner_nodes:
+            n.release()
+        self.freed = True
+
+
+_classes: dict[tuple[type, str], type] = {}
+
+
+def name_node(node: GradFn, op: str) -> None:
+    """Give ``node`` PyTorch's name for the operation: ``op`` and a class named
+    ``{op}Backward0`` (``type(y.grad_fn).__name__`` is what PyTorch prints)."""
+    node.op = op
+    base = type(node)
+    base = base.__mro__[1] if base.__name__.endswith("Backward0") else base
+    cls = _classes.get((base, op))
+    if cls is None:
+        cls = _classes[(base, op)] = type(f"{op}Backward0", (base,), {"__slots__": ()})
+    node.__class__ = cls
+
+
+class _SavedChecks(Hooks):
+    def before(self, node: Node) -> None:
+        if isinstance(node, GradFn):
+            check_saved(node)
+
+
+_CHECKS = _SavedChecks()
+
+
+def check_saved(node: GradFn) -> None:
+    if node.freed:
+        raise RuntimeError(FREED)
+    for counter, expected, what in node.saved:
+        if counter[0] != expected:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{what()}], is at version {counter[0]}; expected version "
+                f"{expected} instead. Hint: the backtrace further above shows the operation "
+                "that failed to compute its gradient. The variable in question was changed in "
+                "there or anywhere later. Good luck!"
+            )
+
+
+class _HookHandle:
+    def __init__(self, hooks: list[Any], hook: Any) -> None:
+        self.hooks, self.hook = hooks, hook
+
+    def remove(self) -> None:
+        if self.hook in self.hooks:
+            self.hooks.remove(self.hook)
+
+
+# ------------------------------------------------------------------ the recording
+
+
+class TapeTracer(PrimalTracer):
+    """A tracked value inside one Tensor operation: its value, graph edge, version info."""
+
+    __slots__ = ("edge", "vc", "describe")
+
+    def __init__(self, trace: TapeTrace, primal: Any, edge: Edge,
+                 vc: list[int] | None = None, describe: Callable[[], str] | None = None
+                 ) -> None:
+        self._trace = trace
+        self.primal = primal
+        self.edge = edge
+        self.vc = vc
+        self.describe = describe
+
+
+class TapeTrace(Trace):
+    """Records the primitives of one Tensor operation (or of a backward pass with
+    ``create_graph=True``) into PyTorch's graph."""
+
+    label = "PyTorch autograd recording"
+
+    def __init__(self, parent: Trace, recording: bool = True) -> None:
+        self.parent = parent
+        self.recording = recording
+        self.created: list[GradFn] = []
+
+    def lift(self, value: Any, edge: Edge, vc: list[int] | None = None,
+             describe: Callable[[], str] | None = None) -> Any:
+        if edge is None and vc is None:
+            return value
+        return TapeTracer(self, value, edge, vc, describe)
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any],
+                          params: dict[str, Any]) -> Any:
+        primals: list[Any] = []
+        parents: list[Edge] = []
+        tracked = False
+        for a in args:
+            if type(a) is TapeTracer and a._trace is self:
+                primals.append(a.primal)
+                parents.append(a.edge)
+                tracked = tracked or a.edge is not None
+            else:
+                primals.append(a)
+                parents.append(None)
+        with set_current_trace(self.parent):
+            if not (tracked and self.recording):
+                return prim.bind(*primals, **params)
+            rule = None
+            if prim.vjp_fwd is not None:
+                out, rule = prim.vjp_fwd(primals, **params)
+            else:
+                out = prim.bind(*primals, **params)
+        outs = list(out) if prim.multiple_results else [out]
+        node = record(prim, params, primals, outs, parents, rule, node_type=GradFn)
+        for a, p in zip(args, node.primals):
+            if type(a) is TapeTracer and a.vc is not None and type(p) is not Missing:
+                node.saved.append((a.vc, a.vc[0], a.describe or _anonymous))
+        self.created.append(node)
+        wrapped = [TapeTracer(self, o, (node, k)) if _fdt.is_inexact(get_aval(o).dtype) else o
+                   for k, o in enumerate(outs)]
+        return wrapped if prim.multiple_results else wrapped[0]
+
+
+def _anonymous() -> str:
+    return "a tensor"
+
+
+class _X64:
+    """64-bit dtypes stay 64-bit inside PyTorch-face operations (the JAX face's x64 switch
+    does not apply to this face)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        config._local.x64.append(True)
+
+    def __exit__(self, *exc: object) -> None:
+        config._local.x64.pop()
+
+
+X64 = _X64()
+
+
+# ------------------------------------------------------------------ backward
+
+
+class TorchHooks(Hooks):
+    """PyTorch's behaviour during a walk: tensor hooks, retain_grad, captures for
+    ``autograd.grad``, saved-tensor checks and freeing."""
+
+    def __init__(self, retain_graph: bool, create_graph: bool,
+                 capture: dict[tuple[int, int], int] | None) -> None:
+        self.retain = retain_graph
+        self.create = create_graph
+        self.capture = capture
+        self.captured: dict[int, Any] = {}
+        self.visited: list[GradFn] = []
+
+    def output(self, node: Node, k: int, ct: Any) -> Any:
+        if not isinstance(node, GradFn):
+            return ct
+        from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
+
+        for hook in node.hooks.get(k, ()):
+            out = hook(Tensor._wrap_grad(ct))
+            if out is not None:
+                ct = out._value_for_backward()
+        ref = node.retained.get(k)
+        kept = ref() if ref is not None else None
+        if kept is not None:
+            g = Tensor._wrap_grad(ct, detach=not self.create)
+            kept.grad = g if kept.grad is None else kept.grad + g
+        if self.capture is not None:
+            i = self.capture.get((id(node), k))
+            if i is not None:
+                self.captured[i] = ct
+        return ct
+
+    def before(self, node: Node) -> None:
+        if isinstance(node, GradFn):
+            check_saved(node)
+            self.visited.append(node)
+
+    def after(self, node: Node) -> None:
+        if not self.retain and isinstance(node, GradFn):
+            node.release()
+
+
+def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
+                 create_graph: bool, inputs: Sequence[Tensor] | None = None
+                 ) -> list[Any] | None:
+    """Backpropagate from ``roots``; into ``.grad`` of leaves, or, with ``inputs``
+    (``autograd.grad``), return the gradients of those tensors."""
+    from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
+
+    capture: dict[tuple[int, int], int] | None = None
+    leaf_targets: dict[int, int] = {}
+    if inputs is not None:
+        capture = {}
+        for i, t in enumerate(inputs):
+            e = t._edge()
+            if type(e) is tuple:
+                capture[(id(e[0]), e[1])] = i
+            elif e is not None:
+                leaf_targets[id(e)] = i
+    hooks = TorchHooks(retain_graph, create_graph, capture)
+    parent = current_trace()
+    tape = TapeTrace(parent, recording=True) if create_graph else None
+    seeds = []
+    for r, g in zip(roots, grads):
+        ct = g._value_for_backward() if isinstance(g, Tensor) else g
+        if tape is not None and isinstance(g, Tensor) and g.requires_grad:
+            ct = tape.lift(ct, g._edge())
+        seeds.append((r._edge(), ct))
+    with set_grad_enabled(create_graph), X64:
+        if tape is not None:
+            with set_current_trace(tape):
+                at = walk(seeds, hooks)
+        else:
+            at = walk(seeds, hooks)
+    if inputs is not None:
+        out: list[Any] = [None] * len(inputs)
+        for leaf, ct in at.items():
+            i = leaf_targets.get(id(leaf))
+            if i is not None:
+                out[i] = ct
+        for i, ct in hooks.captured.items():
+            out[i] = ct
+        return [None if c is None else _as_grad(c, tape) for c in out]
+    for leaf, ct in at.items():
+        if isinstance(leaf, AccumulateGrad):
+            _accumulate(leaf.variable, ct, tape)
+    return None
+
+
+def _as_grad(ct: Any, tape: TapeTrace | None) -> Tensor:
+    from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
+
+    if tape is not None and type(ct) is TapeTracer and ct._trace is tape:
+        return Tensor._from_tracer(ct, tape)
+    return Tensor._wrap_grad(ct)
+
+
+def _accumulate(leaf: Tensor, ct: Any, tape: TapeTrace | None) -> None:
+    from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
+
+    g = _as_grad(ct, tape)
+    for hook in leaf._hooks:
+        out = hook(g)
+        if out is not None:
+            g = out
+    if leaf.grad is None:
+        # A fresh, C-ordered gradient that nothing else aliases.
+        leaf.grad = g if tape is not None else Tensor._from_data(_fresh(g._data))
+    elif tape is not None:
+        leaf.grad = leaf.grad + g
+    else:
+        leaf.grad = Tensor._from_data(leaf.grad._data + g._data)
+
+
+def _fresh(buf: Any) -> Any:
+    import numpy as np  # noqa: PLC0415
+
+    if type(buf) is np.ndarray:
+        return np.array(buf, copy=True, order="C")
+    return buf.copy()
+
+
+# ------------------------------------------------------------------ one operation
+
+
+def value_of(buf: Any) -> Any:
+    """A Tensor's buffer as an engine value (an Array view of it, or a tracer)."""
+    if type(buf).__module__.startswith("numpy") or type(buf).__module__.startswith("cupy"):
+        return wrap(buf, ShapedArray.make(tuple(buf.shape), buf.dtype))
+    return buf
+
+
+def buffer_of(value: Any) -> Any:
+    return value._value if type(value) is ArrayImpl else value
+
+
+__all__ = ["AccumulateGrad", "GradFn", "OpNode", "TapeTrace", "TapeTracer", "X64",
+           "is_grad_enabled", "name_node", "run_backward"]

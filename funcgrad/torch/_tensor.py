@@ -1,0 +1,1537 @@
+"""``torch.Tensor``: a mutable array with PyTorch's autograd, on funcgrad's engine.
+
+A Tensor holds a backend buffer (a NumPy or CuPy array; a tracer inside
+``torch.func`` transforms). Every operation binds the engine's primitives, through the
+same ``funcgrad.numpy``/``funcgrad.nn`` functions the JAX face uses, after deciding its
+result dtype by PyTorch's rules; with a tensor that requires grad among its inputs it is
+recorded on PyTorch's graph (``funcgrad.torch._graph``), and ``backward`` runs the
+primitives' own vjp rules on the one reverse engine.
+
+>>> import funcgrad.torch as torch
+>>> x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+>>> y = (x * x).sum()
+>>> y.backward()
+>>> x.grad
+tensor([[2., 4.],
+        [6., 8.]])
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import warnings
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad.array import ArrayImpl
+from funcgrad.core import Tracer, current_trace, set_current_trace
+from funcgrad.torch import _dtypes as D
+from funcgrad.torch._device import Size, as_device, device, device_of_buffer, to_device
+from funcgrad.torch._grad_mode import is_grad_enabled
+from funcgrad.torch._graph import (
+    X64,
+    AccumulateGrad,
+    GradFn,
+    OpNode,
+    TapeTrace,
+    TapeTracer,
+    _HookHandle,
+    buffer_of,
+    name_node,
+    run_backward,
+    value_of,
+)
+from funcgrad.torch._repr import format_tensor_data
+from funcgrad.transforms.reverse import Edge
+from funcgrad.tree_util import tree_flatten, tree_unflatten
+from funcgrad.wrappers import register_array_wrapper
+
+
+def _is_buffer(x: Any) -> builtins.bool:
+    return type(x) is np.ndarray or type(x).__module__.startswith("cupy")
+
+
+class Tensor:
+    """An array with PyTorch's autograd semantics (leaf/non-leaf, ``.grad``, ``backward``)."""
+
+    __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_out_index", "_vc",
+                 "_hooks", "_accum", "_is_view", "__weakref__")
+    __array_priority__ = 2000
+    __array_ufunc__ = None
+
+    def __init__(self, data: Any = None, requires_grad: builtins.bool = False) -> None:
+        if data is None:
+            data = np.zeros((0,), D.get_default_dtype().np)
+        elif not _is_buffer(data) and not isinstance(data, Tracer):
+            data = np.asarray(data, dtype=D.get_default_dtype().np if np.asarray(
+                data).dtype.kind == "f" else None)
+        self._data = data
+        self._requires_grad = False
+        self._grad: Tensor | None = None
+        self.grad_fn: GradFn | None = None
+        self._out_index = 0
+        self._vc = [0]
+        self._hooks: list[Callable[[Any], Any]] = []
+        self._accum: AccumulateGrad | None = None
+        self._is_view = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _from_data(cls, data: Any) -> Tensor:
+        t = Tensor.__new__(Tensor)
+        t._data = data
+        t._requires_grad = False
+        t._grad = None
+        t.grad_fn = None
+        t._out_index = 0
+        t._vc = [0]
+        t._hooks = []
+        t._accum = None
+        t._is_view = False
+        return t
+
+    # ------------------------------------------------------------- autograd state
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by ``backward`` (leaves, and non-leaves that retain it)."""
+        if self.grad_fn is not None and self._grad is None and not self.retains_grad:
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        self._grad = value
+
+    @property
+    def requires_grad(self) -> builtins.bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: builtins.bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
+        """Set whether this leaf records operations for ``backward`` (in place)."""
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._requires_grad = builtins.bool(requires_grad)
+        return self
+
+    @property
+    def _version(self) -> builtins.int:
+        """How many in-place changes this tensor's memory has seen (shared with views)."""
+        return self._vc[0]
+
+    @property
+    def is_leaf(self) -> builtins.bool:
+        return self.grad_fn is None
+
+    def _edge(self) -> Edge:
+        """Where this tensor sits in the graph: its node's output, or its accumulator."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._out_index)
+        if self._requires_grad:
+            if self._accum is None:
+                self._accum = AccumulateGrad(self)
+            return self._accum
+        return None
+
+    def _value_for_backward(self) -> Any:
+        return value_of(self._data)
+
+    @classmethod
+    def _wrap_grad(cls, ct: Any, detach: builtins.bool = True) -> Tensor:
+        if isinstance(ct, Tensor):
+            return ct.detach() if detach else ct
+        if type(ct) is TapeTracer:
+            return Tensor._from_tracer(ct, ct._trace)  # type: ignore[arg-type]
+        return Tensor._from_data(_as_buffer(ct))
+
+    @classmethod
+    def _from_tracer(cls, tr: TapeTracer, tape: TapeTrace) -> Tensor:
+        t = Tensor._from_data(_as_buffer(tr.primal))
+        e = tr.edge
+        if type(e) is tuple:
+            t.grad_fn, t._out_index = e[0], e[1]  # type: ignore[assignment]
+            t._requires_grad = True
+        elif isinstance(e, AccumulateGrad):
+            return e.variable
+        return t
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` of this non-leaf tensor after ``backward``."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            self.grad_fn.retained[self._out_index] = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> builtins.bool:
+        return self.grad_fn is not None and self._out_index in self.grad_fn.retained
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a
+        replacement."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self.grad_fn is None:
+            self._hooks.append(hook)
+            return _HookHandle(self._hooks, hook)
+        hooks = self.grad_fn.hooks.setdefault(self._out_index, [])
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
+    def backward(self, gradient: Any = None, retain_graph: builtins.bool | None = None,
+                 create_graph: builtins.bool = False,
+                 inputs: Sequence[Tensor] | None = None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``."""
+        gs = root_grads([self], None if gradient is None else [gradient])
+        retain = create_graph if retain_graph is None else retain_graph
+        if inputs is not None:
+            ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+            res = run_backward([self], gs, retain, create_graph, inputs=ins)
+            assert res is not None
+            for t, g in zip(ins, res):
+                if g is not None:
+                    t.grad = g if t.grad is None else t.grad + g
+            return
+        run_backward([self], gs, retain, create_graph)
+
+    def detach(self) -> Tensor:
+        """The same data (shared, with the version counter), cut from the graph."""
+        t = Tensor._from_data(self._data)
+        t._vc = self._vc
+        return t
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph, in place (it becomes a leaf)."""
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """The same memory as a tensor outside the graph; changes through it are not
+        seen by autograd."""
+        return Tensor._from_data(self._data)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        self._data = value._data if isinstance(value, Tensor) else value
+
+    # ------------------------------------------------------------ array facts
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: builtins.int | None = None) -> Any:
+        if dim is None:
+            return self.shape
+        return builtins.int(self._data.shape[dim])
+
+    def dim(self) -> builtins.int:
+        return builtins.int(self._data.ndim)
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> builtins.int:
+        return builtins.int(self._data.ndim)
+
+    def numel(self) -> builtins.int:
+        return builtins.int(np.prod(self._data.shape, dtype=np.int64))
+
+    nelement = numel
+
+    def __len__(self) -> builtins.int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return builtins.int(self._data.shape[0])
+
+    @property
+    def dtype(self) -> D.dtype:
+        return D.from_numpy(self._data.dtype)
+
+    def element_size(self) -> builtins.int:
+        return builtins.int(self._data.dtype.itemsize)
+
+    def is_floating_point(self) -> builtins.bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> builtins.bool:
+        return self.dtype.is_complex
+
+    @property
+    def device(self) -> device:
+        return device_of_buffer(self._data)
+
+    @property
+    def is_cuda(self) -> builtins.bool:
+        return self.device.type == "cuda"
+
+    def _host(self) -> np.ndarray:
+        d = self._data
+        if isinstance(d, Tracer):
+            d = d.concrete_value()
+            if d is None:
+                raise RuntimeError("a value of this tensor is needed, but it is being traced "
+                                   "(inside torch.func / torch.compile) and has none yet")
+            d = buffer_of(d)
+        return d if type(d) is np.ndarray else d.get()
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return self._host().reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._host().tolist()
+
+    def numpy(self, force: builtins.bool = False) -> np.ndarray:
+        """The data as a NumPy array sharing this tensor's memory (CPU tensors)."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if self.device.type != "cpu":
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        return self._host()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.numpy(), dtype=dtype)
+
+    def __float__(self) -> builtins.float:
+        return builtins.float(self.item())
+
+    def __int__(self) -> builtins.int:
+        return builtins.int(self.item())
+
+    def __complex__(self) -> builtins.complex:
+        return builtins.complex(self.item())
+
+    def __bool__(self) -> builtins.bool:
+        if self.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self.item())
+
+    def __index__(self) -> builtins.int:
+        if self.dtype.is_floating_point or self.dtype.is_complex:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return operator.index(self.item())
+
+    def __hash__(self) -> builtins.int:
+        return id(self)
+
+    def __iter__(self) -> Any:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        return _repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self.numel() == 1 and self._data.ndim == 0 or spec and self.numel() == 1:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return repr(self)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (_rebuild, (self._host().copy(), self._requires_grad))
+
+    def __deepcopy__(self, memo: dict[builtins.int, Any]) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        t = Tensor._from_data(self._data.copy())
+        t._requires_grad = self._requires_grad
+        if self.grad is not None:
+            t.grad = Tensor._from_data(self.grad._data.copy())
+        memo[id(self)] = t
+        return t
+
+    # ------------------------------------------------------------ devices & dtypes
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """Copy to a device and/or dtype: ``t.to("cuda")``, ``t.to(torch.float64)``,
+        ``t.to(other)``."""
+        dev = kwargs.get("device")
+        dt = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, Tensor):
+                dev, dt = a.device, a.dtype
+            elif isinstance(a, (str, device)) or type(a).__name__ == "Device":
+                dev = a
+            elif a is not None:
+                dt = a
+        out = self
+        if dt is not None and D.to_torch(dt) is not self.dtype:
+            out = out._astype(D.to_torch(dt))
+        if dev is not None and self.device != as_device(dev):
+            target = as_device(dev)
+            out = apply_op("ToCopy", lambda x: _moved(x, target), out)
+        return out
+
+    def cuda(self, device: Any = None) -> Tensor:
+        return self.to("cuda" if device is None else f"cuda:{device}")
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def _astype(self, dt: D.dtype) -> Tensor:
+        return apply_op("ToCopy", lambda x: fnp.astype(x, dt.np), self)
+
+    def type(self, dtype: Any = None) -> Any:
+        if dtype is None:
+            return f"torch.{_TENSOR_TYPES.get(self.dtype.name, 'Tensor')}"
+        return self._astype(D.to_torch(dtype))
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self._astype(other.dtype)
+
+    def float(self) -> Tensor:
+        return self._astype(D.float32)
+
+    def double(self) -> Tensor:
+        return self._astype(D.float64)
+
+    def half(self) -> Tensor:
+        return self._astype(D.float16)
+
+    def bfloat16(self) -> Tensor:
+        return self._astype(D.bfloat16)
+
+    def long(self) -> Tensor:
+        return self._astype(D.int64)
+
+    def int(self) -> Tensor:
+        return self._astype(D.int32)
+
+    def short(self) -> Tensor:
+        return self._astype(D.int16)
+
+    def byte(self) -> Tensor:
+        return self._astype(D.uint8)
+
+    def char(self) -> Tensor:
+        return self._astype(D.int8)
+
+    def bool(self) -> Tensor:
+        return self._astype(D.bool)
+
+    def clone(self, memory_format: Any = None) -> Tensor:
+        return apply_op("Clone", lambda x: fnp.array(x), self)
+
+    def contiguous(self, memory_format: Any = None) -> Tensor:
+        return self
+
+    def is_contiguous(self, memory_format: Any = None) -> builtins.bool:
+        return True
+
+    # --------------------------------------------------------------- in place
+
+    def _check_inplace(self, through_view: builtins.bool = False) -> None:
+        if self._requires_grad and self.grad_fn is None and is_grad_enabled():
+            what = "a view of a leaf Variable" if through_view else "a leaf Variable"
+            raise RuntimeError(f"{what} that requires grad is being used in an in-place "
+                               "operation.")
+
+    def _inplace(self, op: str, fn: Callable[..., Any], *others: Any,
+                 through_view: builtins.bool = False) -> Tensor:
+        """Write ``fn(self, *others)`` into this tensor's memory, recording it if needed."""
+        self._check_inplace(through_view)
+        src = self
+        tracked = is_grad_enabled() and (self._requires_grad or builtins.any(
+            isinstance(o, Tensor) and o._requires_grad for o in others))
+        if tracked:
+            if self._is_view:
+                # PyTorch rewrites the base's graph here (CopySlices); funcgrad does not, and
+                # a silently wrong gradient is worse than an error.
+                raise RuntimeError(
+                    f"an in-place operation ({op.lower()}_) on a view of another tensor is not "
+                    "supported while recording gradients: the base tensor's graph would not "
+                    "see it. Modify the base tensor itself (e.g. base[idx] = value), or use "
+                    "an out-of-place operation on a .clone() of the view."
+                )
+            # The recorded operation keeps the old values: its backward may need them.
+            src = self._snapshot()
+        new = apply_op(op, fn, src, *others)
+        if new.dtype is not self.dtype:
+            if D.category(new.dtype) > D.category(self.dtype):
+                raise RuntimeError(
+                    f"result type {_CPP[new.dtype.name]} can't be cast to the desired output "
+                    f"type {_CPP[self.dtype.name]}")
+            new = new._astype(self.dtype)
+        buf = self._data
+        if isinstance(buf, Tracer) or isinstance(new._data, Tracer):
+            self._data = new._data
+        elif type(buf) is np.ndarray and not buf.flags.writeable:
+            self._data = np.array(new._data, copy=True)
+        else:
+            buf[...] = new._data
+        self._vc[0] += 1
+        if new.grad_fn is not None:
+            self.grad_fn = new.grad_fn
+            self._out_index = new._out_index
+            self._requires_grad = True
+        return self
+
+    def _snapshot(self) -> Tensor:
+        """The current values at this tensor's place in the graph (for in-place ops)."""
+        d = self._data
+        t = Tensor._from_data(d if isinstance(d, Tracer) else d.copy())
+        t.grad_fn, t._out_index = self.grad_fn, self._out_index
+        t._requires_grad = self.grad_fn is not None
+        return t
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self.add_(other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self.sub_(other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self.mul_(other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self.div_(other)
+
+    def add_(self, other: Any, alpha: Any = 1) -> Tensor:
+        return self._inplace("Add", lambda a, b: _arith(fnp.add, a, _scaled(b, alpha)), other)
+
+    def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
+        return self._inplace("Sub", lambda a, b: _arith(fnp.subtract, a, _scaled(b, alpha)),
+                             other)
+
+    def mul_(self, other: Any) -> Tensor:
+        return self._inplace("Mul", lambda a, b: _arith(fnp.multiply, a, b), other)
+
+    def div_(self, other: Any) -> Tensor:
+        return self._inplace("Div", lambda a, b: _arith(fnp.divide, a, b), other)
+
+    def pow_(self, other: Any) -> Tensor:
+        return self._inplace("Pow", lambda a, b: _arith(fnp.power, a, b), other)
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        return self._inplace("Clamp", lambda a: _clamp(a, min, max))
+
+    clip_ = clamp_
+
+    # A select rather than a * 0: inf and nan entries become 0 too, and the old values
+    # still get their (zero) gradient, as in PyTorch.
+    def zero_(self) -> Tensor:
+        return self._inplace("Zero", lambda a: fnp.where(True, fnp.zeros_like(a), a))
+
+    def fill_(self, value: Any) -> Tensor:
+        return self._inplace("Fill", lambda a, v: fnp.where(True, fnp.astype(v, a.dtype), a),
+                             value)
+
+    def copy_(self, src: Any, non_blocking: builtins.bool = False) -> Tensor:
+        if isinstance(src, Tensor) and src.device != self.device:
+            src = src.to(self.device)
+        return self._inplace("Copy", lambda a, s: fnp.broadcast_to(fnp.astype(s, a.dtype),
+                                                                   a.shape), src)
+
+    def uniform_(self, a: builtins.float = 0.0, b: builtins.float = 1.0) -> Tensor:
+        from funcgrad.torch._creation import _rng  # noqa: PLC0415
+
+        return self._fill_random(_rng().uniform(a, b, self._data.shape))
+
+    def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0) -> Tensor:
+        from funcgrad.torch._creation import _rng  # noqa: PLC0415
+
+        return self._fill_random(_rng().normal(mean, std, self._data.shape))
+
+    def _fill_random(self, values: np.ndarray) -> Tensor:
+        return self._inplace("Fill", lambda a, v: v, Tensor._from_data(
+            to_device(values.astype(self._data.dtype), self.device)))
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        idx = _unwrap_index(idx)
+        _check_index_bounds(self, idx)
+        self._inplace("CopySlices", lambda a, v: fnp.index_update(a, idx, v), value,
+                      through_view=True)
+
+    # ------------------------------------------------------------- shape ops
+
+    def view(self, *shape: Any) -> Tensor:
+        if len(shape) == 1 and isinstance(shape[0], (D.dtype, type)):
+            raise RuntimeError("view(dtype) is not supported; use .to(dtype) (a copy)")
+        return self.reshape(*shape)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
+
+    def reshape(self, *shape: Any) -> Tensor:
+        shp = tuple(shape[0]) if len(shape) == 1 and not isinstance(
+            shape[0], (builtins.int, np.integer)) else shape
+        n, known = self.numel(), [builtins.int(d) for d in shp if d != -1]
+        if -1 not in shp and builtins.int(np.prod(known, dtype=np.int64)) != n:
+            raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {n}")
+        return _view_op("View", lambda x: fnp.reshape(x, shp), self)
+
+    def flatten(self, start_dim: builtins.int = 0, end_dim: builtins.int = -1) -> Tensor:
+        nd = self.ndim
+        if nd == 0:
+            return self.reshape(1)
+        s, e = start_dim % nd, end_dim % nd
+        shp = self.shape
+        new = (*shp[:s], builtins.int(np.prod(shp[s:e + 1], dtype=np.int64)), *shp[e + 1:])
+        return self.reshape(new)
+
+    def unflatten(self, dim: builtins.int, sizes: Sequence[builtins.int]) -> Tensor:
+        d = dim % self.ndim
+        shp = self.shape
+        return self.reshape((*shp[:d], *sizes, *shp[d + 1:]))
+
+    def permute(self, *dims: Any) -> Tensor:
+        d = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], builtins.int) \
+            else dims
+        return _view_op("Permute", lambda x: fnp.transpose(x, d), self)
+
+    def transpose(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
+        return _view_op("Transpose", lambda x: fnp.swapaxes(x, dim0, dim1), self)
+
+    def swapaxes(self, axis0: builtins.int, axis1: builtins.int) -> Tensor:
+        return self.transpose(axis0, axis1)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        return _view_op("Permute", lambda x: fnp.transpose(x), self)
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        return _view_op("Transpose", lambda x: fnp.swapaxes(x, -1, -2), self)
+
+    def t(self) -> Tensor:
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self.ndim}D")
+        return _view_op("T" if self.ndim == 2 else "Alias", lambda x: fnp.transpose(x), self)
+
+    def unsqueeze(self, dim: builtins.int) -> Tensor:
+        return _view_op("Unsqueeze", lambda x: fnp.expand_dims(x, dim), self)
+
+    def squeeze(self, dim: Any = None) -> Tensor:
+        if dim is not None:
+            dims = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
+            dims = tuple(d for d in dims if self.shape[d] == 1)
+            return _view_op("Squeeze", lambda x: fnp.squeeze(x, dims), self)
+        return _view_op("Squeeze", lambda x: fnp.squeeze(x), self)
+
+    def expand(self, *sizes: Any) -> Tensor:
+        sz = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], builtins.int) \
+            else sizes
+        lead = len(sz) - self.ndim
+        target = tuple(s if s != -1 else self.shape[i - lead] for i, s in enumerate(sz))
+        return _view_op("Expand", lambda x: fnp.broadcast_to(x, target), self)
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return self.expand(other.shape)
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        sz = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], builtins.int) \
+            else sizes
+        return apply_op("Repeat", lambda x: fnp.tile(x, sz), self)
+
+    def __getitem__(self, idx: Any) -> Tensor:
+        idx = _unwrap_index(idx)
+        _check_index_bounds(self, idx)
+        return _view_op("Index" if _advanced(idx) else "Select" if isinstance(
+            idx, builtins.int) else "Slice", lambda x: fnp.getitem(x, idx), self)
+
+    def chunk(self, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        n = self.shape[dim]
+        step = -(-n // chunks)
+        return tuple(self[(slice(None),) * (dim % self.ndim) + (slice(i, i + step),)]
+                     for i in range(0, n, step))
+
+    def split(self, split_size: Any, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        n = self.shape[dim]
+        sizes = [split_size] * (-(-n // split_size)) if isinstance(split_size, builtins.int) \
+            else list(split_size)
+        out, start = [], 0
+        for s in sizes:
+            stop = builtins.min(start + s, n)
+            out.append(self[(slice(None),) * (dim % self.ndim) + (slice(start, stop),)])
+            start = stop
+        return tuple(out)
+
+    def unbind(self, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+
+    def select(self, dim: builtins.int, index: builtins.int) -> Tensor:
+        return self[(slice(None),) * (dim % self.ndim) + (index,)]
+
+    def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
+        return self[(slice(None),) * (dim % self.ndim) + (slice(start, start + length),)]
+
+    # ------------------------------------------------------------- reductions
+
+    def sum(self, dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None) -> Tensor:
+        dt = _sum_dtype(self.dtype, dtype)
+        return apply_op("Sum", lambda x: fnp.sum(fnp.astype(x, dt.np), _dims(dim),
+                                                 keepdims=keepdim), self)
+
+    def nansum(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+        return apply_op("Nansum", lambda x: fnp.sum(fnp.where(fnp.isnan(x), 0, x), _dims(dim),
+                                                    keepdims=keepdim), self)
+
+    def mean(self, dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None) -> Tensor:
+        dt = self.dtype if dtype is None else D.to_torch(dtype)
+        if not (dt.is_floating_point or dt.is_complex):
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating "
+                f"point or complex dtype. Got: {_CPP[dt.name]}")
+        return apply_op("Mean", lambda x: fnp.mean(fnp.astype(x, dt.np), _dims(dim),
+                                                   keepdims=keepdim), self)
+
+    def prod(self, dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None
+             ) -> Tensor:
+        dt = _sum_dtype(self.dtype, dtype)
+        return apply_op("Prod", lambda x: fnp.prod(fnp.astype(x, dt.np), dim,
+                                                   keepdims=keepdim), self)
+
+    def var(self, dim: Any = None, unbiased: Any = True, keepdim: builtins.bool = False,
+            correction: Any = None) -> Tensor:
+        ddof = _ddof(unbiased, correction)
+        return apply_op("Var", lambda x: fnp.var(x, _dims(dim), ddof=ddof, keepdims=keepdim),
+                        self)
+
+    def std(self, dim: Any = None, unbiased: Any = True, keepdim: builtins.bool = False,
+            correction: Any = None) -> Tensor:
+        ddof = _ddof(unbiased, correction)
+        return apply_op("Std", lambda x: fnp.std(x, _dims(dim), ddof=ddof, keepdims=keepdim),
+                        self)
+
+    def max(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
+        if isinstance(dim, Tensor):
+            return maximum(self, dim)
+        return _minmax("Max", fnp.max, fnp.argmax, self, dim, keepdim)
+
+    def min(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
+        if isinstance(dim, Tensor):
+            return minimum(self, dim)
+        return _minmax("Min", fnp.min, fnp.argmin, self, dim, keepdim)
+
+    def amax(self, dim: Any = (), keepdim: builtins.bool = False) -> Tensor:
+        return apply_op("Amax", lambda x: fnp.max(x, _dims(dim) or None, keepdims=keepdim),
+                        self)
+
+    def amin(self, dim: Any = (), keepdim: builtins.bool = False) -> Tensor:
+        return apply_op("Amin", lambda x: fnp.min(x, _dims(dim) or None, keepdims=keepdim),
+                        self)
+
+    def argmax(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+        return apply_op("Argmax", lambda x: fnp.astype(
+            fnp.argmax(x, dim, keepdims=keepdim), np.int64), self)
+
+    def argmin(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+        return apply_op("Argmin", lambda x: fnp.astype(
+            fnp.argmin(x, dim, keepdims=keepdim), np.int64), self)
+
+    def all(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+        return apply_op("All", lambda x: fnp.all(x, dim, keepdims=keepdim), self)
+
+    def any(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+        return apply_op("Any", lambda x: fnp.any(x, dim, keepdims=keepdim), self)
+
+    def logsumexp(self, dim: Any, keepdim: builtins.bool = False) -> Tensor:
+        x = _float_input(self)
+        return apply_op("Logsumexp", lambda v: fnp.logsumexp(v, _dims(dim), keepdim), x)
+
+    def cumsum(self, dim: builtins.int, dtype: Any = None) -> Tensor:
+        dt = _sum_dtype(self.dtype, dtype)
+        return apply_op("Cumsum", lambda x: fnp.cumsum(fnp.astype(x, dt.np), dim), self)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+        if p in ("fro", 2):
+            return apply_op("Norm", lambda x: fnp.sqrt(fnp.sum(x * x, _dims(dim),
+                                                               keepdims=keepdim)), self)
+        if p in (float("inf"), "inf"):
+            return apply_op("Norm", lambda x: fnp.max(fnp.abs(x), _dims(dim),
+                                                      keepdims=keepdim), self)
+        return apply_op("Norm", lambda x: fnp.sum(fnp.abs(x) ** p, _dims(dim),
+                                                  keepdims=keepdim) ** (1.0 / p), self)
+
+    def count_nonzero(self, dim: Any = None) -> Tensor:
+        return apply_op("CountNonzero", lambda x: fnp.astype(
+            fnp.count_nonzero(x, _dims(dim)), np.int64), self)
+
+    # ------------------------------------------------------------- elementwise
+
+    def matmul(self, other: Any) -> Tensor:
+        return matmul(self, other)
+
+    def mm(self, other: Any) -> Tensor:
+        if self.ndim != 2 or getattr(other, "ndim", 0) != 2:
+            raise RuntimeError("self must be a matrix")
+        return matmul(self, other)
+
+    def bmm(self, other: Any) -> Tensor:
+        if self.ndim != 3 or getattr(other, "ndim", 0) != 3:
+            raise RuntimeError("batch1 must be a 3D tensor")
+        return matmul(self, other)
+
+    def mv(self, other: Any) -> Tensor:
+        return matmul(self, other)
+
+    def dot(self, other: Any) -> Tensor:
+        if self.ndim != 1 or getattr(other, "ndim", 0) != 1:
+            raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and "
+                               f"{getattr(other, 'ndim', 0)}D tensors")
+        _same_dtype("dot", self, other)
+        return apply_op("Dot", fnp.dot, self, other)
+
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        # PyTorch's derivative is 1 on the closed interval, bounds included.
+        return apply_op("Clamp", lambda x: _clamp(x, min, max), self)
+
+    clip = clamp
+
+    def clamp_min(self, min: Any) -> Tensor:  # noqa: A002
+        return self.clamp(min=min)
+
+    def clamp_max(self, max: Any) -> Tensor:  # noqa: A002
+        return self.clamp(max=max)
+
+    def pow(self, exponent: Any) -> Tensor:
+        return self ** exponent
+
+    def relu(self) -> Tensor:
+        from funcgrad import nn  # noqa: PLC0415
+
+        return apply_op("Relu", nn.relu, self)
+
+    def sigmoid(self) -> Tensor:
+        from funcgrad import nn  # noqa: PLC0415
+
+        return apply_op("Sigmoid", nn.sigmoid, _float_input(self))
+
+    def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
+        from funcgrad import nn  # noqa: PLC0415
+
+        x = _float_input(self) if dtype is None else self._astype(D.to_torch(dtype))
+        return apply_op("Softmax", lambda v: nn.softmax(v, axis=dim), x)
+
+    def log_softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
+        from funcgrad import nn  # noqa: PLC0415
+
+        x = _float_input(self) if dtype is None else self._astype(D.to_torch(dtype))
+        return apply_op("LogSoftmax", lambda v: nn.log_softmax(v, axis=dim), x)
+
+    def masked_fill(self, mask: Any, value: Any) -> Tensor:
+        if isinstance(value, Tensor) and value.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, "
+                               f"but got tensor with {value.ndim} dimension(s).")
+        return apply_op("MaskedFill", lambda x, m, v: fnp.where(m, fnp.astype(v, x.dtype), x),
+                        self, mask, value)
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        return self._inplace("MaskedFill", lambda x, m, v: fnp.where(
+            m, fnp.astype(v, x.dtype), x), mask, value)
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        return where(condition, self, other)
+
+    def abs(self) -> Tensor:
+        return apply_op("Abs", fnp.abs, self)
+
+    absolute = abs
+
+    def __neg__(self) -> Tensor:
+        if self.dtype is D.bool:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
+        return apply_op("Neg", fnp.negative, self)
+
+    neg = negative = __neg__
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return self.abs()
+
+    def __invert__(self) -> Tensor:
+        return apply_op("BitwiseNot", fnp.invert, self)
+
+    def logical_not(self) -> Tensor:
+        return apply_op("LogicalNot", fnp.logical_not, self)
+
+    def lerp(self, end: Any, weight: Any) -> Tensor:
+        return self + (end - self) * weight
+
+    def addmm(self, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return self * beta + matmul(mat1, mat2) * alpha
+
+    def outer(self, other: Any) -> Tensor:
+        return apply_op("Outer", fnp.outer, self, other)
+
+    ger = outer
+
+    def diag(self, diagonal: builtins.int = 0) -> Tensor:
+        return apply_op("Diag", lambda x: fnp.diag(x, diagonal), self)
+
+    def tril(self, diagonal: builtins.int = 0) -> Tensor:
+        return apply_op("Tril", lambda x: fnp.tril(x, diagonal), self)
+
+    def triu(self, diagonal: builtins.int = 0) -> Tensor:
+        return apply_op("Triu", lambda x: fnp.triu(x, diagonal), self)
+
+    def flip(self, dims: Any) -> Tensor:
+        return apply_op("Flip", lambda x: fnp.flip(x, tuple(dims) if not isinstance(
+            dims, builtins.int) else dims), self)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        return apply_op("Roll", lambda x: fnp.roll(x, shifts, dims), self)
+
+    def gather(self, dim: builtins.int, index: Any) -> Tensor:
+        return apply_op("Gather", lambda x, i: fnp.take_along_axis(x, i, dim, mode="clip"),
+                        self, index)
+
+    def sort(self, dim: builtins.int = -1, descending: builtins.bool = False) -> Any:
+        idx = apply_op("Sort", lambda x: fnp.astype(fnp.argsort(x, dim, descending=descending),
+                                                    np.int64), self)
+        vals = apply_op("Sort", lambda x, i: fnp.take_along_axis(x, i, dim, mode="clip"),
+                        self, idx)
+        return _MinMax((vals, idx))
+
+    def argsort(self, dim: builtins.int = -1, descending: builtins.bool = False) -> Tensor:
+        return self.sort(dim, descending)[1]
+
+    def topk(self, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True,
+             sorted: builtins.bool = True) -> Any:  # noqa: A002
+        vals, idx = self.sort(dim, descending=largest)
+        return _MinMax((vals.narrow(dim, 0, k), idx.narrow(dim, 0, k)))
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: builtins.bool = False) -> Tensor:
+        from funcgrad.torch._creation import zeros  # noqa: PLC0415
+
+        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: builtins.bool = False) -> Tensor:
+        from funcgrad.torch._creation import ones  # noqa: PLC0415
+
+        return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: builtins.bool = False) -> Tensor:
+        from funcgrad.torch._creation import full  # noqa: PLC0415
+
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
+                   requires_grad: builtins.bool = False) -> Tensor:
+        from funcgrad.torch._creation import tensor  # noqa: PLC0415
+
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                      requires_grad=requires_grad)
+
+
+_TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+                 "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+                 "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
+                 "complex128": "ComplexDoubleTensor"}
+_CPP = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+        "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "float16": "Half",
+        "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "bool": "Bool",
+        "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
+
+def _rebuild(arr: np.ndarray, requires_grad: builtins.bool) -> Tensor:
+    return Tensor(arr, requires_grad=requires_grad)
+
+
+def _as_buffer(v: Any) -> Any:
+    if type(v) is ArrayImpl:
+        return v._value
+    if isinstance(v, (builtins.bool, builtins.int, builtins.float, builtins.complex,
+                      np.generic)):
+        return np.asarray(v)
+    return v
+
+
+def _moved(x: Any, target: device) -> Any:
+    from funcgrad.array import wrap  # noqa: PLC0415
+    from funcgrad.ir import ShapedArray  # noqa: PLC0415
+
+    buf = to_device(buffer_of(x), target)
+    return wrap(buf, ShapedArray.make(tuple(buf.shape), buf.dtype))
+
+
+def _ddof(unbiased: Any, correction: Any) -> Any:
+    if correction is not None:
+        return correction
+    if isinstance(unbiased, builtins.bool):
+        return 1 if unbiased else 0
+    return 1
+
+
+def _sum_dtype(dt: D.dtype, dtype: Any) -> D.dtype:
+    if dtype is not None:
+        return D.to_torch(dtype)
+    if D.category(dt) <= 1:
+        return D.int64
+    return dt
+
+
+def _float_input(t: Tensor) -> Tensor:
+    """Integer and boolean tensors enter floating point functions in the default dtype."""
+    if t.dtype.is_floating_point or t.dtype.is_complex:
+        return t
+    return t._astype(D.get_default_dtype())
+
+
+def _dims(dim: Any) -> Any:
+    if isinstance(dim, list):
+        return tuple(dim)
+    return dim
+
+
+def _scaled(b: Any, alpha: Any) -> Any:
+    return b if isinstance(alpha, builtins.int) and alpha == 1 else b * alpha
+
+
+def _clamp(x: Any, lo: Any, hi: Any) -> Any:
+    if lo is not None:
+        x = fnp.where(fnp.less(x, lo), fnp.astype(lo, x.dtype), x)
+    if hi is not None:
+        x = fnp.where(fnp.greater(x, hi), fnp.astype(hi, x.dtype), x)
+    return x
+
+
+def _unwrap_index(idx: Any) -> Any:
+    if isinstance(idx, Tensor):
+        return idx._value_for_backward() if not isinstance(idx._data, Tracer) else idx._data
+    if isinstance(idx, tuple):
+        return tuple(_unwrap_index(i) for i in idx)
+    if isinstance(idx, list):
+        return [_unwrap_index(i) for i in idx]
+    return idx
+
+
+def _advanced(idx: Any) -> builtins.bool:
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return builtins.any(not isinstance(i, (builtins.int, slice, type(None), type(Ellipsis)))
+                        for i in items)
+
+
+def _check_index_bounds(t: Tensor, idx: Any) -> None:
+    """PyTorch raises IndexError for an integer index out of range (JAX would clamp)."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    dim = 0
+    shape = t.shape
+    n_ell = builtins.sum(1 for i in items if i is Ellipsis)
+    consumed = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
+    for i in items:
+        if i is Ellipsis:
+            dim += len(shape) - consumed + n_ell - 1
+            continue
+        if i is None:
+            continue
+        if dim >= len(shape):
+            raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+        if isinstance(i, builtins.int) and not isinstance(i, builtins.bool):
+            n = shape[dim]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+        elif type(i) is ArrayImpl or isinstance(i, (np.ndarray, list)):
+            arr = np.asarray(i)
+            if arr.dtype.kind in "iu" and arr.size:
+                n = shape[dim]
+                bad = arr[(arr < -n) | (arr >= n)]
+                if bad.size:
+                    raise IndexError(f"index {builtins.int(bad.flat[0])} is out of bounds for "
+                                     f"dimension {dim} with size {n}")
+            elif arr.dtype.kind == "b":
+                dim += arr.ndim - 1
+        dim += 1
+
+
+class _MinMax(tuple):
+    """``(values, indices)`` as PyTorch's ``torch.return_types``."""
+
+    @property
+    def values(self) -> Tensor:
+        return self[0]
+
+    @property
+    def indices(self) -> Tensor:
+        return self[1]
+
+
+def _minmax(op: str, red: Any, arg: Any, t: Tensor, dim: Any, keepdim: builtins.bool) -> Any:
+    if dim is None:
+        return apply_op(op, lambda x: red(x), t)
+    indices = apply_op(op, lambda x: fnp.astype(arg(x, dim, keepdims=keepdim), np.int64), t)
+    # The values are read at the returned indices, so ties send the gradient there only.
+    values = apply_op(op, lambda x, i: _take_at(x, i, dim, keepdim), t, indices)
+    return _MinMax((values, indices))
+
+
+def _take_at(x: Any, idx: Any, dim: builtins.int, keepdim: builtins.bool) -> Any:
+    i = idx if keepdim else fnp.expand_dims(idx, dim)
+    out = fnp.take_along_axis(x, i, dim, mode="clip")
+    return out if keepdim else fnp.squeeze(out, dim)
+
+
+# --------------------------------------------------------------------- recording
+
+_SCALARS = (builtins.int, builtins.float, builtins.bool, builtins.complex, type(None))
+
+
+def _describe(t: Tensor) -> Callable[[], str]:
+    """The tensor's description for the in-place error, formatted only if it is raised."""
+    dtype, shape, node, index = t.dtype, tuple(t._data.shape), t.grad_fn, t._out_index
+
+    def text() -> str:
+        where = f", which is output {index} of {node.name()}" if node else ""
+        return f"torch.{_TENSOR_TYPES.get(dtype.name, 'Tensor')} {list(shape)}{where}"
+
+    return text
+
+
+def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] | None = None,
+             **kwargs: Any) -> Any:
+    """Run ``fn`` on the values of the Tensor arguments; record it when grad is needed.
+
+    Tensors may appear as positional arguments, keyword arguments, or inside a list or
+    tuple argument (``cat``). ``shown`` (the operands, numbers included) sets what
+    ``grad_fn.next_functions`` lists, as PyTorch does for arithmetic.
+    """
+    flat_call = not kwargs and builtins.all(type(a) is Tensor or type(a) in _SCALARS
+                                            for a in args)
+    if flat_call:
+        leaves, tree = list(args), None
+    else:
+        leaves, tree = tree_flatten((args, kwargs), is_leaf=_is_tensor)
+    tpos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+    record = is_grad_enabled() and builtins.any(leaves[i]._requires_grad for i in tpos)
+    vals = list(leaves)
+    tape: TapeTrace | None = None
+    if record:
+        tape = TapeTrace(current_trace())
+        for i in tpos:
+            t = leaves[i]
+            vals[i] = TapeTracer(tape, value_of(t._data), t._edge(), t._vc, _describe(t))
+    else:
+        for i in tpos:
+            vals[i] = value_of(leaves[i]._data)
+    with X64:
+        if tape is not None:
+            with set_current_trace(tape):
+                out = _call(fn, vals, tree)
+        else:
+            out = _call(fn, vals, tree)
+    single = not isinstance(out, (tuple, list, dict))
+    outs, out_tree = ([out], None) if single else tree_flatten(out)
+    if tape is None or not tape.created:
+        wrapped = [_plain_output(o, tape) for o in outs]
+        if tape is not None:
+            wrapped = _identity_outputs(op, outs, wrapped, leaves, tpos, shown)
+        return wrapped[0] if out_tree is None else tree_unflatten(out_tree, wrapped)
+    edges = [o.edge if type(o) is TapeTracer and o._trace is tape else None for o in outs]
+    values = [o.primal if type(o) is TapeTracer and o._trace is tape else o for o in outs]
+    created = tape.created
+    node: GradFn
+    if len(created) == 1 and builtins.all(e is None or (type(e) is tuple and e[0] is created[0])
+                                          for e in edges):
+        node = created[0]
+        name_node(node, op)
+        index = [e[1] if type(e) is tuple else -1 for e in edges]
+    else:
+        node = OpNode(op, [leaves[i]._edge() for i in tpos], edges, values, created)
+        name_node(node, op)
+        index = list(range(len(edges)))
+    if shown is not None:
+        node.shown_parents = tuple(a._edge() if isinstance(a, Tensor) else None
+                                   for a in shown)
+    wrapped = []
+    for o, v, e, k in zip(outs, values, edges, index):
+        t = Tensor._from_data(_as_buffer(v))
+        if e is not None:
+            t.grad_fn, t._out_index, t._requires_grad = node, k, True
+            _register_saved_output(node, e, t)
+        wrapped.append(t)
+    return wrapped[0] if out_tree is None else tree_unflatten(out_tree, wrapped)
+
+
+def _call(fn: Callable[..., Any], vals: list[Any], tree: Any) -> Any:
+    if tree is None:
+        return fn(*vals)
+    a, k = tree_unflatten(tree, vals)
+    return fn(*a, **k)
+
+
+def _plain_output(o: Any, tape: TapeTrace | None) -> Tensor:
+    if type(o) is TapeTracer:
+        o = o.primal
+    return Tensor._from_data(_as_buffer(o))
+
+
+def _identity_outputs(op: str, outs: list[Any], wrapped: list[Tensor], leaves: list[Any],
+                      tpos: list[builtins.int], shown: Sequence[Any] | None) -> list[Tensor]:
+    """An operation that passed a tracked input through unchanged still gets its node."""
+    edges = [o.edge if type(o) is TapeTracer else None for o in outs]
+    if builtins.all(e is None for e in edges):
+        return wrapped
+    node = OpNode(op, [leaves[i]._edge() for i in tpos], edges,
+                  [o.primal if type(o) is TapeTracer else o for o in outs], [])
+    name_node(node, op)
+    for k, (t, e) in enumerate(zip(wrapped, edges)):
+        if e is not None:
+            t.grad_fn, t._out_index, t._requires_grad = node, k, True
+    return wrapped
+
+
+def _register_saved_output(node: GradFn, edge: Any, t: Tensor) -> None:
+    """If the node that made this output keeps it for backward, in-place changes to the
+    output must be caught."""
+    inner, k = edge
+    from funcgrad.core import Missing  # noqa: PLC0415
+
+    if isinstance(inner, GradFn) and k < len(inner.outs) and type(inner.outs[k]) is not Missing:
+        inner.saved.append((t._vc, t._vc[0], _describe(t)))
+
+
+def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
+    """A shape operation whose result shares memory (and the version counter) with ``t``."""
+    out = apply_op(op, fn, t)
+    a, b = out._data, t._data
+    if type(a) is np.ndarray and type(b) is np.ndarray and np.shares_memory(a, b):
+        out._vc = t._vc
+        out._is_view = True
+    return out
+
+
+def _is_tensor(x: Any) -> builtins.bool:
+    return isinstance(x, Tensor)
+
+
+def root_grads(outs: Sequence[Tensor], grads: Any) -> list[Any]:
+    if grads is None:
+        grads = [None] * len(outs)
+    elif isinstance(grads, Tensor) or not isinstance(grads, (list, tuple)):
+        grads = [grads]
+    result: list[Any] = []
+    for i, (t, g) in enumerate(zip(outs, grads)):
+        if not t._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            from funcgrad.torch._creation import ones_like  # noqa: PLC0415
+
+            result.append(ones_like(t))
+        else:
+            gd = g if isinstance(g, Tensor) else Tensor._from_data(
+                np.asarray(g, t._data.dtype))
+            if tuple(gd.shape) != tuple(t.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                                   f"{gd.shape} and output[0] has a shape of {t.shape}.")
+            result.append(gd)
+    return result
+
+
+# jit stages a Tensor as the array it holds, and returns Tensors for Tensor outputs.
+register_array_wrapper(Tensor, lambda t: t._data, lambda a: Tensor._from_data(_as_buffer(a)))
+
+
+# ------------------------------------------------------------------ operators
+
+
+def _operand(x: Any) -> tuple[D.dtype, builtins.int]:
+    if isinstance(x, Tensor):
+        return x.dtype, x.ndim
+    if isinstance(x, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+        return D.scalar_dtype(x), -1
+    if isinstance(x, np.generic):
+        return D.from_numpy(x.dtype), -1
+    raise TypeError(f"unsupported operand type: '{type(x).__name__}'")
+
+
+def result_dtype(*xs: Any) -> D.dtype:
+    return D.result_dtype([_operand(x) for x in xs])
+
+
+def _cast_to(v: Any, dt: D.dtype) -> Any:
+    if isinstance(v, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+        return v
+    return v if v.dtype == dt.np else fnp.astype(v, dt.np)
+
+
+def _arith(f: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+    """``f`` on engine values whose dtypes are already PyTorch's (numbers are weak)."""
+    return f(a, b)
+
+
+def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
+           true_div: builtins.bool = False, shown: builtins.bool = True) -> Tensor:
+    """A binary elementwise operation with PyTorch's promotion."""
+    dt = result_dtype(a, b)
+    if true_div and D.category(dt) <= 1:
+        dt = D.get_default_dtype()
+    fa, fb = _fixed_scalar(a, dt), _fixed_scalar(b, dt)
+    return apply_op(op, lambda x, y: f(_cast_to(x, dt), _cast_to(y, dt)), fa, fb,
+                    shown=(a, b) if shown else None)
+
+
+def _fixed_scalar(x: Any, dt: D.dtype) -> Any:
+    """A Python number becomes a 0-d tensor of the result dtype (so the engine's weak
+    promotion can never pick another dtype)."""
+    if isinstance(x, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+        if D.category(dt) < D.category(D.scalar_dtype(x)):
+            return x
+        return Tensor._from_data(np.asarray(x, dt.np))
+    return x
+
+
+def _compare(op: str, f: Callable[[Any, Any], Any]) -> Callable[[Tensor, Any], Tensor]:
+    def method(self: Tensor, other: Any) -> Tensor:
+        if other is None or not isinstance(other, (Tensor, builtins.bool, builtins.int,
+                                                   builtins.float, builtins.complex,
+                                                   np.generic)):
+            return NotImplemented  # type: ignore[return-value]
+        dt = result_dtype(self, other)
+        return apply_op(op, lambda x, y: f(_cast_to(x, dt), _cast_to(y, dt)), self,
+                        _fixed_scalar(other, dt))
+
+    return method
+
+
+def _method(op: str, f: Callable[[Any, Any], Any], reverse: builtins.bool = False,
+            **kw: Any) -> Callable[[Tensor, Any], Tensor]:
+    def method(self: Tensor, other: Any) -> Tensor:
+        if not isinstance(other, (Tensor, builtins.bool, builtins.int, builtins.float,
+                                  builtins.complex, np.generic)):
+            return NotImplemented  # type: ignore[return-value]
+        if reverse:
+            return binary(op, f, other, self, **kw)
+        return binary(op, f, self, other, **kw)
+
+    return method
+
+
+for _name, _op, _rop, _fn, _kw in [
+    ("add", "Add", "Add", fnp.add, {}), ("sub", "Sub", "Rsub", fnp.subtract, {}),
+    ("mul", "Mul", "Mul", fnp.multiply, {}),
+    ("truediv", "Div", "Div", fnp.divide, {"true_div": True}),
+    ("floordiv", "FloorDivide", "FloorDivide", fnp.floor_divide, {}),
+    ("mod", "Remainder", "Remainder", fnp.remainder, {}), ("pow", "Pow", "Pow", fnp.power, {}),
+    ("and", "BitwiseAnd", "BitwiseAnd", fnp.bitwise_and, {}),
+    ("or", "BitwiseOr", "BitwiseOr", fnp.bitwise_or, {}),
+    ("xor", "BitwiseXor", "BitwiseXor", fnp.bitwise_xor, {}),
+]:
+    setattr(Tensor, f"__{_name}__", _method(_op, _fn, **_kw))
+    # PyTorch computes ``2 * x`` as ``x.mul(2)``: commutative ops keep the tensor first.
+    if _name in ("add", "mul", "and", "or", "xor"):
+        setattr(Tensor, f"__r{_name}__", _method(_rop, _fn, **_kw))
+    else:
+        setattr(Tensor, f"__r{_name}__", _method(_rop, _fn, reverse=True, **_kw))
+
+for _name, _fn in [("eq", fnp.equal), ("ne", fnp.not_equal), ("lt", fnp.less),
+                   ("le", fnp.less_equal), ("gt", fnp.greater), ("ge", fnp.greater_equal)]:
+    setattr(Tensor, f"__{_name}__", _compare(_name.capitalize(), _fn))
+    setattr(Tensor, _name, _compare(_name.capitalize(), _fn))
+Tensor.greater, Tensor.less = Tensor.gt, Tensor.lt  # type: ignore[attr-defined]
+Tensor.greater_equal, Tensor.less_equal = Tensor.ge, Tensor.le  # type: ignore[attr-defined]
+Tensor.not_equal = Tensor.ne  # type: ignore[attr-defined]
+
+
+def _named_binary(op: str, f: Callable[[Any, Any], Any], **kw: Any
+                  ) -> Callable[..., Tensor]:
+    def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+        return binary(op, lambda x, y: f(x, _scaled(y, alpha)), self, other, **kw)
+
+    return method
+
+
+for _name, _op, _fn, _kw in [
+    ("add", "Add", fnp.add, {}), ("sub", "Sub", fnp.subtract, {}),
+    ("subtract", "Sub", fnp.subtract, {}), ("mul", "Mul", fnp.multiply, {}),
+    ("multiply", "Mul", fnp.multiply, {}), ("div", "Div", fnp.divide, {"true_div": True}),
+    ("divide", "Div", fnp.divide, {"true_div": True}),
+    ("true_divide", "Div", fnp.divide, {"true_div": True}),
+    ("floor_divide", "FloorDivide", fnp.floor_divide, {}),
+    ("remainder", "Remainder", fnp.remainder, {}), ("fmod", "Fmod", fnp.fmod, {}),
+    ("maximum", "Maximum", fnp.maximum, {}), ("minimum", "Minimum", fnp.minimum, {}),
+    ("atan2", "Atan2", fnp.arctan2, {"true_div": True}),
+    ("hypot", "Hypot", fnp.hypot, {}), ("logaddexp", "Logaddexp", fnp.logaddexp, {}),
+    ("bitwise_and", "BitwiseAnd", fnp.bitwise_and, {}),
+    ("bitwise_or", "BitwiseOr", fnp.bitwise_or, {}),
+    ("bitwise_xor", "BitwiseXor", fnp.bitwise_xor, {}),
+    ("logical_and", "LogicalAnd", fnp.logical_and, {}),
+    ("logical_or", "LogicalOr", fnp.logical_or, {}),
+    ("logical_xor", "LogicalXor", fnp.logical_xor, {}),
+]:
+    setattr(Tensor, _name, _named_binary(_op, _fn, **_kw))
+
+
+# Unary functions: (method name, PyTorch node name, function, float_only).
+_UNARY: list[tuple[str, str, Callable[[Any], Any], builtins.bool]] = [
+    ("exp", "Exp", fnp.exp, True), ("exp2", "Exp2", fnp.exp2, True),
+    ("log", "Log", fnp.log, True), ("log1p", "Log1P", fnp.log1p, True),
+    ("log2", "Log2", fnp.log2, True), ("log10", "Log10", fnp.log10, True),
+    ("expm1", "Expm1", fnp.expm1, True), ("sin", "Sin", fnp.sin, True),
+    ("cos", "Cos", fnp.cos, True), ("tan", "Tan", fnp.tan, True),
+    ("tanh", "Tanh", fnp.tanh, True), ("sinh", "Sinh", fnp.sinh, True),
+    ("cosh", "Cosh", fnp.cosh, True), ("asin", "Asin", fnp.arcsin, True),
+    ("acos", "Acos", fnp.arccos, True), ("atan", "Atan", fnp.arctan, True),
+    ("arcsin", "Asin", fnp.arcsin, True), ("arccos", "Acos", fnp.arccos, True),
+    ("arctan", "Atan", fnp.arctan, True), ("asinh", "Asinh", fnp.arcsinh, True),
+    ("acosh", "Acosh", fnp.arccosh, True), ("atanh", "Atanh", fnp.arctanh, True),
+    ("sqrt", "Sqrt", fnp.sqrt, True), ("rsqrt", "Rsqrt", lambda x: 1.0 / fnp.sqrt(x), True),
+    ("erf", "Erf", lambda x: _lax_erf(x), True), ("erfc", "Erfc", lambda x: _lax_erfc(x), True),
+    ("square", "Pow", fnp.square, False), ("sign", "Sign", fnp.sign, False),
+    ("sgn", "Sgn", fnp.sign, False), ("floor", "Floor", fnp.floor, False),
+    ("ceil", "Ceil", fnp.ceil, False), ("round", "Round", fnp.round, False),
+    ("trunc", "Trunc", fnp.trunc, False), ("frac", "Frac", lambda x: x - fnp.trunc(x), False),
+    ("reciprocal", "Reciprocal", lambda x: 1.0 / x, True),
+    ("isnan", "Isnan", fnp.isnan, False), ("isinf", "Isinf", fnp.isinf, False),
+    ("isfinite", "Isfinite", fnp.isfinite, False), ("sinc", "Sinc", fnp.sinc, True),
+    ("deg2rad", "Deg2Rad", fnp.deg2rad, True), ("rad2deg", "Rad2Deg", fnp.rad2deg, True),
+]
+
+
+def _lax_erf(x: Any) -> Any:
+    from funcgrad.primitives.elementwise import erf  # noqa: PLC0415
+
+    return erf(x)
+
+
+def _lax_erfc(x: Any) -> Any:
+    from funcgrad.primitives.elementwise import erfc  # noqa: PLC0415
+
+    return erfc(x)
+
+
+def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: builtins.bool
+                  ) -> Callable[[Tensor], Tensor]:
+    def method(self: Tensor) -> Tensor:
+        x = _float_input(self) if float_only else self
+        return apply_op(op, fn, x)
+
+    def inplace(self: Tensor) -> Tensor:
+        return self._inplace(op, fn)
+
+    method.__name__ = name
+    inplace.__name__ = name + "_"
+    return method, inplace  # type: ignore[return-value]
+
+
+for _uname, _uop, _ufn, _ufloat in _UNARY:
+    _m, _i = _unary_method(_uname, _uop, _ufn, _ufloat)  # type: ignore[misc]
+    setattr(Tensor, _uname, _m)
+    if not _uname.startswith("is"):
+        setattr(Tensor, _uname + "_", _i)
+
+
+def _same_dtype(what: str, a: Any, b: Any) -> None:
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is not b.dtype:
+        raise RuntimeError(f"{what}: expected both tensors to have the same dtype, but got "
+                           f"{_CPP[a.dtype.name]} and {_CPP[b.dtype.name]}")
+
+
+def matmul(a: Any, b: Any) -> Tensor:
+    """Matrix product (PyTorch's ``@``): both operands must have one dtype."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is not b.dtype:
+        if a.ndim == 2 and b.ndim == 2:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                               f"{_CPP[a.dtype.name].lower()} != {_CPP[b.dtype.name].lower()}")
+        raise RuntimeError(f"expected scalar type {_CPP[a.dtype.name]} but found "
+                           f"{_CPP[b.dtype.name]}")
+    na, nb = getattr(a, "ndim", 0), getattr(b, "ndim", 0)
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{na}D and {nb}D")
+    op = {(2, 2): "Mm", (1, 1): "Dot", (2, 1): "Mv", (3, 3): "Bmm"}.get((na, nb), "Matmul")
+    return apply_op(op, fnp.matmul, a, b)
+
+
+Tensor.__matmul__ = lambda self, other: matmul(self, other)  # type: ignore[method-assign]
+Tensor.__rmatmul__ = lambda self, other: matmul(other, self)  # type: ignore[attr-defined]
+
+
+def maximum(a: Any, b: Any) -> Tensor:
+    return binary("Maximum", fnp.maximum, a, b, shown=False)
+
+
+def minimum(a: Any, b: Any) -> Tensor:
+    return binary("Minimum", fnp.minimum, a, b, shown=False)
+
+
+def where(condition: Any, x: Any, y: Any) -> Tensor:
+    """``x`` where ``condition`` else ``y`` (broadcast, PyTorch's promotion)."""
+    dt = result_dtype(x, y)
+    return apply_op("Where", lambda c, a, b: fnp.where(c, _cast_to(a, dt), _cast_to(b, dt)),
+                    condition, _fixed_scalar(x, dt), _fixed_scalar(y, dt))
+
+
+# ----------------------------------------------------------------- repr
+
+
+_DEFAULT_SHOWN = ("int64", "bool")
+
+
+def _repr(t: Tensor) -> str:
+    try:
+        arr = t._host()
+    except RuntimeError:
+        return f"tensor(<traced {t.dtype} {list(t.shape)}>)"
+    extras = []
+    if arr.size == 0:
+        body = "[]"
+        if arr.shape != (0,):
+            extras.append(f"size={tuple(arr.shape)}")
+    else:
+        shown = arr.astype(np.float32) if t.dtype is D.bfloat16 else arr
+        body = format_tensor_data(shown, len("tensor("))
+    if t.device.type != "cpu":
+        extras.append(f"device='{t.device}'")
+    dt = t.dtype
+    if not (dt is D.get_default_dtype() or dt.name in _DEFAULT_SHOWN) or (
+            arr.size == 0 and dt is not D.get_default_dtype() and dt.name != "int64"):
+        extras.append(f"dtype={dt}")
+    if t.grad_fn is not None:
+        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t._requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + e for e in extras) + ")"

@@ -1,0 +1,94 @@
+"""``torch.autograd``: ``grad``, ``backward``, the grad modes and the graph's node types.
+
+Every gradient goes through the one reverse engine (``funcgrad.transforms.reverse``);
+see ``funcgrad.torch._graph`` for how PyTorch's graph is kept on it.
+
+>>> import funcgrad.torch as torch
+>>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+>>> (g,) = torch.autograd.grad((x * x).sum(), [x])
+>>> g
+tensor([2., 4.])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from funcgrad.torch._grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from funcgrad.torch._graph import AccumulateGrad, GradFn, run_backward
+from funcgrad.torch._tensor import Tensor, root_grads
+
+Node = GradFn
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple[Any, ...]:
+    """Gradients of ``outputs`` with respect to ``inputs`` (returned, not accumulated).
+
+    >>> import funcgrad.torch as torch
+    >>> x = torch.tensor(3.0, requires_grad=True)
+    >>> (dx,) = torch.autograd.grad(x ** 3, x, create_graph=True)
+    >>> torch.autograd.grad(dx, x)
+    (tensor(18.),)
+    """
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    for t in ins:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    gs = root_grads(outs, grad_outputs)
+    retain = create_graph if retain_graph is None else retain_graph
+    res = run_backward(outs, gs, retain, create_graph, inputs=ins)
+    assert res is not None
+    result: list[Any] = []
+    for i, r in enumerate(res):
+        if r is None:
+            if materialize_grads:
+                from funcgrad.torch._creation import zeros_like  # noqa: PLC0415
+
+                result.append(zeros_like(ins[i]))
+                continue
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+            result.append(None)
+        else:
+            result.append(r)
+    return tuple(result)
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs: Any = None) -> None:
+    """Accumulate the gradients of ``tensors`` into the leaves' ``.grad``.
+
+    >>> import funcgrad.torch as torch
+    >>> x = torch.tensor([1.0], requires_grad=True)
+    >>> torch.autograd.backward([x * 3])
+    >>> x.grad
+    tensor([3.])
+    """
+    outs = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    gs = root_grads(outs, grad_tensors)
+    retain = create_graph if retain_graph is None else retain_graph
+    if inputs is not None:
+        ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        res = run_backward(outs, gs, retain, create_graph, inputs=ins)
+        assert res is not None
+        for t, g in zip(ins, res):
+            if g is not None:
+                t.grad = g if t.grad is None else t.grad + g
+        return
+    run_backward(outs, gs, retain, create_graph)
+
+
+__all__ = ["AccumulateGrad", "Node", "backward", "enable_grad", "grad", "inference_mode",
+           "is_grad_enabled", "no_grad", "set_grad_enabled"]

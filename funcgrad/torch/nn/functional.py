@@ -1,0 +1,485 @@
+"""Activations and losses as functions, as ``torch.nn.functional`` (``import ... as F``).
+
+Each function is written with ``funcgrad.numpy`` operations; on Tensors it is
+recorded as ONE graph node (named as PyTorch names it, e.g. ``NllLossBackward0``)
+whose backward is the engine's reverse mode through those operations. The same
+functions accept plain arrays and tracers and then return arrays, so they also
+work inside ``torch.grad``, ``torch.vmap`` and ``torch.jit``.
+
+>>> import funcgrad.torch as torch
+>>> import funcgrad.torch.nn.functional as F
+>>> logits = torch.tensor([[2.0, 0.5, -1.0]], requires_grad=True)
+>>> loss = F.cross_entropy(logits, torch.tensor([0]))
+>>> loss
+tensor(0.2413, grad_fn=<NllLossBackward0>)
+>>> loss.backward()
+>>> logits.grad
+tensor([[-0.2144,  0.1753,  0.0391]])
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import nn
+from funcgrad.torch._creation import rand
+from funcgrad.torch._tensor import Tensor, apply_op
+
+__all__ = [
+    "binary_cross_entropy_with_logits", "cross_entropy", "dropout", "elu", "gelu", "l1_loss",
+    "leaky_relu", "linear", "log_softmax", "mse_loss", "nll_loss", "one_hot", "relu", "sigmoid",
+    "silu", "softmax", "softplus", "tanh",
+]
+
+
+def _op(name: str, impl: Callable[..., Any], *args: Any) -> Any:
+    """``impl(*args)``; with a Tensor among ``args``, one recorded Tensor operation."""
+    if any(isinstance(a, Tensor) for a in args):
+        return apply_op(name, impl, *args)
+    return impl(*args)
+
+
+def _data(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
+
+
+def _floating(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        from funcgrad.torch._tensor import _float_input  # noqa: PLC0415
+
+        return _float_input(x)
+    return x
+
+
+# ------------------------------------------------------------------ activations
+# The activations are funcgrad.nn's: one relu, sigmoid, gelu, softmax for both faces.
+
+
+def relu(input: Any, inplace: bool = False) -> Any:  # noqa: A002 - PyTorch's name
+    """``max(x, 0)``; the derivative at 0 is 0.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.relu(torch.tensor([-1.0, 0.0, 2.0]))
+    tensor([0., 0., 2.])
+    """
+    if inplace:
+        if not isinstance(input, Tensor):
+            raise TypeError("relu(inplace=True) needs a Tensor")
+        return input._inplace("Relu", nn.relu)
+    return _op("Relu", nn.relu, input)
+
+
+def tanh(input: Any) -> Any:  # noqa: A002
+    """The hyperbolic tangent."""
+    return _op("Tanh", fnp.tanh, _floating(input))
+
+
+def sigmoid(input: Any) -> Any:  # noqa: A002
+    """``1 / (1 + exp(-x))``, stable for large |x|.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.sigmoid(torch.tensor([-800.0, 0.0, 800.0]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    return _op("Sigmoid", nn.sigmoid, _floating(input))
+
+
+def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
+    """``x * Phi(x)`` (exact, through erf: PyTorch's default) or its tanh approximation.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.gelu(torch.tensor([-1.0, 1.0]))
+    tensor([-0.1587,  0.8413])
+    """
+    if approximate not in ("none", "tanh"):
+        raise ValueError(
+            f"approximate argument must be either none or tanh, got {approximate!r}")
+    tanh_form = approximate == "tanh"
+    return _op("Gelu", lambda x: nn.gelu(x, approximate=tanh_form), _floating(input))
+
+
+def silu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
+    """``x * sigmoid(x)``."""
+    return _op("Silu", nn.silu, _floating(input))
+
+
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # noqa: A002
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
+    def impl(x: Any) -> Any:
+        bx = x * beta
+        return fnp.where(bx > threshold, x, nn.softplus(bx) / beta)
+
+    return _op("Softplus", impl, _floating(input))
+
+
+def leaky_relu(input: Any, negative_slope: float = 0.01,  # noqa: A002
+               inplace: bool = False) -> Any:
+    return _op("LeakyRelu", lambda x: nn.leaky_relu(x, negative_slope), _floating(input))
+
+
+def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
+    return _op("Elu", lambda x: nn.elu(x, alpha), _floating(input))
+
+
+def _softmax_dim(name: str, ndim: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _log_softmax(x: Any, dim: int) -> Any:
+    return nn.log_softmax(x, axis=dim)
+
+
+def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
+            dtype: Any = None) -> Any:
+    """``exp(x) / sum(exp(x))`` along ``dim``.
+
+    >>> import numpy as np
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.softmax(np.log(np.array([[1.0, 3.0]])), dim=1)
+    array([[0.25, 0.75]])
+    """
+    if dim is None:
+        dim = _softmax_dim("softmax", len(_shape(input)))
+
+    def impl(x: Any) -> Any:
+        return nn.softmax(x if dtype is None else fnp.astype(x, _np_dtype(dtype)), axis=dim)
+
+    return _op("Softmax", impl, _floating(input))
+
+
+def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
+                dtype: Any = None) -> Any:
+    """``x - logsumexp(x)`` along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", len(_shape(input)))
+
+    def impl(x: Any) -> Any:
+        return nn.log_softmax(x if dtype is None else fnp.astype(x, _np_dtype(dtype)),
+                              axis=dim)
+
+    return _op("LogSoftmax", impl, _floating(input))
+
+
+def _np_dtype(d: Any) -> Any:
+    from funcgrad.torch._dtypes import to_numpy  # noqa: PLC0415
+
+    return to_numpy(d)
+
+
+def _on_device_of(arr: np.ndarray, x: Any) -> Any:
+    data = _data(x)
+    if isinstance(data, np.ndarray) or not type(data).__module__.startswith("cupy"):
+        return arr
+    from funcgrad.devices import device_of, device_put  # noqa: PLC0415
+
+    return device_put(arr, device_of(data))
+
+
+def dropout(input: Any, p: float = 0.5, training: bool = True,  # noqa: A002
+            inplace: bool = False) -> Any:
+    """Zero each element with probability ``p`` (funcgrad's global generator) and scale
+    the rest by ``1 / (1 - p)``; the identity when not ``training``.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> torch.manual_seed(0)
+    >>> out = F.dropout(torch.ones(1000), p=0.25)
+    >>> sorted(set(out.tolist()))
+    [0.0, 1.3333333730697632]
+    >>> F.dropout(torch.ones(3), p=0.25, training=False)
+    tensor([1., 1., 1.])
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    shape = _shape(input)
+    if p == 1.0:
+        scale = np.zeros(shape)
+    else:
+        keep = rand(shape, dtype=np.float64)._host() >= p
+        scale = keep / (1.0 - p)
+    dt = input._data.dtype if isinstance(input, Tensor) else np.float32
+    scale = _on_device_of(scale.astype(dt), input)
+    if inplace:
+        if not isinstance(input, Tensor):
+            raise TypeError("dropout(inplace=True) needs a Tensor")
+        return input.mul_(Tensor(scale))
+    return _op("Mul", lambda x: x * fnp.asarray(scale), input)
+
+
+# ----------------------------------------------------------------------- linear
+
+
+def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
+    """``input @ weight.T + bias``.
+
+    >>> import numpy as np
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.linear(np.ones((2, 3)), np.ones((4, 3)), np.arange(4.0))
+    array([[3., 4., 5., 6.],
+           [3., 4., 5., 6.]])
+    """
+    if bias is None:
+        return _op("Mm", lambda x, w: fnp.matmul(x, fnp.transpose(w)), input, weight)
+    return _op("Addmm", lambda x, w, b: fnp.matmul(x, fnp.transpose(w)) + b, input, weight,
+               bias)
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Any:
+    """Class indices to int64 one-hot vectors (a new last axis of ``num_classes``).
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.one_hot(torch.tensor([0, 2]))
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+    """
+    data = _data(tensor)
+    if np.dtype(data.dtype).kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if not isinstance(data, np.ndarray):
+            raise ValueError("one_hot needs num_classes for a traced or device index array")
+        num_classes = int(data.max()) + 1 if data.size else 0
+    if isinstance(data, np.ndarray) and data.size and (data.min() < 0
+                                                       or data.max() >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes." if data.min() >= 0
+                           else "Class values must be non-negative.")
+    classes = fnp.asarray(_on_device_of(np.arange(num_classes), tensor))
+    return _op("OneHot", lambda t: fnp.astype(fnp.expand_dims(t, -1) == classes, np.int64),
+               tensor)
+
+
+# ------------------------------------------------------------------------ losses
+
+
+def _reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = ("mean" if size_average else "sum") if reduce else "none"
+        warnings.warn("size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss: Any, reduction: str) -> Any:
+    if reduction == "mean":
+        return fnp.mean(loss)
+    if reduction == "sum":
+        return fnp.sum(loss)
+    return loss
+
+
+def _check_same_size(input: Any, target: Any) -> None:  # noqa: A002
+    if _shape(input) != _shape(target):
+        warnings.warn(f"Using a target size ({list(_shape(target))}) that is different to the "
+                      f"input size ({list(_shape(input))}). This will likely lead to incorrect "
+                      "results due to broadcasting. Please ensure they have the same size.",
+                      UserWarning, stacklevel=3)
+
+
+def mse_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
+             reduce: Any = None, reduction: str = "mean") -> Any:
+    """Mean (or sum, or elementwise) squared error.
+
+    >>> import numpy as np
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.mse_loss(np.array([1.0, 2.0]), np.array([0.0, 0.0]))
+    array(2.5)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_same_size(input, target)
+
+    def impl(x: Any, t: Any) -> Any:
+        d = x - t
+        return _reduce(d * d, reduction)
+
+    return _op("MseLoss", impl, input, target)
+
+
+def l1_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
+            reduce: Any = None, reduction: str = "mean") -> Any:
+    """Mean (or sum, or elementwise) absolute error; the derivative at 0 is 0."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_same_size(input, target)
+    names = {"mean": "Mean", "sum": "Sum", "none": "Abs"}
+    return _op(names[reduction], lambda x, t: _reduce(fnp.abs(x - t), reduction), input,
+               target)
+
+
+def _check_targets(target: Any, n_classes: int, ignore_index: int) -> None:
+    data = _data(target)
+    if np.dtype(data.dtype).kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {np.dtype(data.dtype)} for "
+                           "the class-index target")
+    if isinstance(data, np.ndarray) and data.size:
+        bad = (data != ignore_index) & ((data < 0) | (data >= n_classes))
+        if bad.any():
+            raise IndexError(f"Target {int(data[bad].reshape(-1)[0])} is out of bounds.")
+
+
+def _batched(x: Any, t: Any) -> tuple[Any, Any, bool]:
+    """Unbatched input ``(C,)`` with a scalar (or ``(C,)`` probability) target -> batch of 1."""
+    if len(_shape(x)) == 1:
+        return fnp.expand_dims(x, 0), fnp.expand_dims(t, 0), True
+    return x, t, False
+
+
+def _class_weight(w: Any, ndim: int) -> Any:
+    """The per-class weight shaped to broadcast along axis 1 of an ``ndim`` input."""
+    return fnp.reshape(w, (1, -1) + (1,) * (ndim - 2))
+
+
+def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str) -> Any:
+    logp, target, unbatched = _batched(logp, target)
+    lp = fnp.moveaxis(logp, 1, -1)
+    valid = target != ignore_index
+    safe = fnp.where(valid, target, 0)
+    picked = fnp.take_along_axis(lp, fnp.expand_dims(safe, -1), axis=-1)[..., 0]
+    mask = fnp.astype(valid, lp.dtype)
+    w = mask if weight is None else fnp.take(weight, safe) * mask
+    losses = -picked * w
+    if reduction == "none":
+        return losses[0] if unbatched else losses
+    if reduction == "sum":
+        return fnp.sum(losses)
+    return fnp.sum(losses) / fnp.sum(w)
+
+
+def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
+             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Any:
+    """Negative log likelihood of class indices, given log-probabilities along axis 1.
+
+    ``weight`` rescales each class; targets equal to ``ignore_index`` count for nothing
+    (nor in the mean's denominator).
+
+    >>> import numpy as np
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.nll_loss(np.log(np.array([[0.5, 0.5], [0.1, 0.9]])), np.array([0, 1]))
+    array(0.39925...)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    shape = _shape(input)
+    _check_targets(target, shape[1] if len(shape) > 1 else shape[0], ignore_index)
+
+    def impl(lp: Any, t: Any, w: Any) -> Any:
+        return _nll(lp, t, w, ignore_index, reduction)
+
+    return _op("NllLoss", impl, input, target, weight)
+
+
+def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
+                  size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Any:
+    """Cross entropy of logits (classes along axis 1) against class indices or class
+    probabilities, with optional class ``weight``, ``ignore_index`` (indices only) and
+    ``label_smoothing``: PyTorch's ``cross_entropy``.
+
+    >>> import numpy as np
+    >>> import funcgrad.torch.nn.functional as F
+    >>> logits = np.array([[2.0, 0.5, -1.0]])
+    >>> F.cross_entropy(logits, np.array([0]))
+    array(0.24131...)
+    >>> F.cross_entropy(logits, np.array([[1.0, 0.0, 0.0]]))  # the same, as probabilities
+    array(0.24131...)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    shape = _shape(input)
+    n_classes = shape[1] if len(shape) > 1 else shape[0]
+    eps = float(label_smoothing)
+    if np.dtype(_data(target).dtype).kind in "iu":
+        _check_targets(target, n_classes, ignore_index)
+
+        def by_index(x: Any, t: Any, w: Any) -> Any:
+            logp = _log_softmax(x, 1 if len(_shape(x)) > 1 else 0)
+            nll = _nll(logp, t, w, ignore_index, reduction)
+            if eps == 0.0:
+                return nll
+            logp, t, unbatched = _batched(logp, t)
+            valid = t != ignore_index
+            lw = logp if w is None else logp * _class_weight(w, len(_shape(logp)))
+            smooth = fnp.where(valid, -fnp.sum(lw, axis=1), 0.0)
+            if reduction == "none":
+                ret = smooth[0] if unbatched else smooth
+            elif reduction == "sum":
+                ret = fnp.sum(smooth)
+            elif w is None:
+                ret = fnp.sum(smooth) / fnp.sum(fnp.astype(valid, logp.dtype))
+            else:
+                tw = fnp.take(w, fnp.where(valid, t, 0)) * fnp.astype(valid, logp.dtype)
+                ret = fnp.sum(smooth) / fnp.sum(tw)
+            return (1 - eps) * nll + ret * (eps / n_classes)
+
+        return _op("NllLoss" if eps == 0.0 else "Add", by_index, input, target, weight)
+
+    if _shape(target) != shape:
+        raise RuntimeError(f"Expected target size {list(shape)}, got {list(_shape(target))} "
+                           "(probability targets have the input's shape)")
+
+    def by_probs(x: Any, t: Any, w: Any) -> Any:
+        x, t, unbatched = _batched(x, t)
+        logp = _log_softmax(x, 1)
+        if eps > 0.0:
+            t = t * (1 - eps) + eps / n_classes
+        prod = logp * t if w is None else logp * t * _class_weight(w, len(_shape(logp)))
+        losses = -fnp.sum(prod, axis=1)
+        if reduction == "none":
+            return losses[0] if unbatched else losses
+        return _reduce(losses, reduction)
+
+    return _op({"mean": "Div", "sum": "Sum", "none": "Neg"}[reduction], by_probs, input, target,
+               weight)
+
+
+def _neg_log_sigmoid(x: Any) -> Any:
+    # -log(sigmoid(x)) = log1p(exp(-|x|)) + max(-x, 0), written so that the derivative at
+    # x = 0 is the true one (-1/2).
+    pos = x >= 0
+    return fnp.log1p(fnp.exp(fnp.where(pos, -x, x))) - fnp.where(pos, 0.0, x)
+
+
+def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None,  # noqa: A002
+                                     size_average: Any = None, reduce: Any = None,
+                                     reduction: str = "mean", pos_weight: Any = None) -> Any:
+    """Binary cross entropy of logits (``sigmoid`` folded in, stable for any |x|);
+    ``pos_weight`` weighs the positive term, ``weight`` each element.
+
+    >>> import numpy as np
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.binary_cross_entropy_with_logits(np.array([1000.0, -1000.0]), np.array([1.0, 0.0]))
+    array(0.)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if _shape(target) != _shape(input):
+        raise ValueError(f"Target size ({list(_shape(target))}) must be the same as input size "
+                         f"({list(_shape(input))})")
+
+    def impl(x: Any, t: Any, w: Any, pw: Any) -> Any:
+        nls = _neg_log_sigmoid(x)
+        loss = (1 - t) * x + (nls if pw is None else (1 + (pw - 1) * t) * nls)
+        if w is not None:
+            loss = loss * w
+        return _reduce(loss, reduction)
+
+    return _op("BinaryCrossEntropyWithLogits", impl, input, target, weight, pos_weight)

@@ -1,0 +1,719 @@
+"""``Module``, the base of every layer, and the containers ``Sequential`` and ``ModuleList``.
+
+A module owns parameters, buffers and submodules, registered by assignment
+(``self.fc = Linear(2, 3)``), and follows PyTorch's ``torch.nn.Module``: dotted
+names, ``state_dict``/``load_state_dict``, ``train``/``eval``, hooks and the
+same ``repr``.
+
+>>> import funcgrad.torch.nn as nn
+>>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+>>> [name for name, _ in model.named_parameters()]
+['0.weight', '0.bias']
+>>> model
+Sequential(
+  (0): Linear(in_features=4, out_features=3, bias=True)
+  (1): ReLU()
+)
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from funcgrad.torch._dtypes import to_torch
+from funcgrad.torch._grad_mode import no_grad
+from funcgrad.torch.nn.parameter import Parameter
+from funcgrad.torch._tensor import Tensor
+
+
+class _IncompatibleKeys(NamedTuple):
+    """What ``load_state_dict`` returns: the keys it did not find and those it did not use."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+                f"unexpected_keys={self.unexpected_keys})")
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+
+class RemovableHandle:
+    """Returned by ``register_forward_hook``; ``remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict[int, Any]) -> None:
+        self.hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        self.hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def _addindent(text: str, spaces: int) -> str:
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return "\n".join([lines[0]] + [" " * spaces + line for line in lines[1:]])
+
+
+def _forward_unimplemented(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                              '"forward" function')
+
+
+def _shape_text(t: Any) -> str:
+    return f"torch.Size({list(np.shape(t._data if isinstance(t, Tensor) else t))})"
+
+
+class Module:
+    """Base class of all layers; subclasses set attributes in ``__init__`` and define
+    ``forward``.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn as nn
+    >>> class Net(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = nn.Linear(2, 1)
+    ...         self.register_buffer("scale", torch.tensor(2.0))
+    ...     def forward(self, x):
+    ...         return self.fc(x) * self.scale
+    >>> net = Net()
+    >>> list(net.state_dict())
+    ['scale', 'fc.weight', 'fc.bias']
+    >>> net(torch.ones(5, 2)).shape
+    funcgrad.Size([5, 1])
+    """
+
+    training: bool
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments; "
+                            "Module.__init__ takes none")
+        set_ = object.__setattr__
+        set_(self, "training", True)
+        set_(self, "_parameters", {})
+        set_(self, "_buffers", {})
+        set_(self, "_non_persistent_buffers_set", set())
+        set_(self, "_modules", {})
+        set_(self, "_forward_hooks", OrderedDict())
+        set_(self, "_forward_pre_hooks", OrderedDict())
+
+    # The dicts are set in __init__; these annotations are for type checkers.
+    _parameters: dict[str, Parameter | None]
+    _buffers: dict[str, Tensor | None]
+    _non_persistent_buffers_set: set[str]
+    _modules: dict[str, Module | None]
+    _forward_hooks: OrderedDict[int, Callable[..., Any]]
+    _forward_pre_hooks: OrderedDict[int, Callable[..., Any]]
+
+    # Subclasses define forward with their own signature (as in PyTorch).
+    forward: Callable[..., Any] = _forward_unimplemented
+
+    # ------------------------------------------------------------ registration
+
+    def _check_ready(self, what: str) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"cannot assign {what} before Module.__init__() call")
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or ``None``) under ``name``."""
+        self._check_ready("parameter")
+        _check_name(name, "parameter")
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (torch.nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             "parameters must be created explicitly.")
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True
+                        ) -> None:
+        """Add a buffer: state that is not a parameter (saved in ``state_dict`` if
+        ``persistent``)."""
+        self._check_ready("buffer")
+        _check_name(name, "buffer")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (torch.Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a submodule (or ``None``) under ``name``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        _check_name(name, "module")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            self._check_ready("parameters")
+            self._forget(name, keep="_parameters")
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_type_name(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            self._check_ready("child module")
+            self._forget(name, keep="_modules")
+            self._modules[name] = value
+        elif name in self.__dict__.get("_modules", {}):
+            if value is not None:
+                raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            self._modules[name] = value
+        elif name in self.__dict__.get("_buffers", {}):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str, keep: str) -> None:
+        """Drop ``name`` from every store but ``keep`` (where it keeps its position)."""
+        self.__dict__.pop(name, None)
+        for d in ("_parameters", "_buffers", "_modules"):
+            if d != keep:
+                self.__dict__[d].pop(name, None)
+        if keep != "_buffers":
+            self._non_persistent_buffers_set.discard(name)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(store, {}):
+                del self.__dict__[store][name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        keys = set(super().__dir__())
+        for store in ("_parameters", "_buffers", "_modules"):
+            keys.update(self.__dict__.get(store, {}))
+        return sorted(keys)
+
+    # --------------------------------------------------------------- traversal
+
+    def named_modules(self, memo: set[int] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """This module and every submodule, with dotted names (``""`` for this one)."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """The direct submodules, with their names."""
+        seen: set[int] = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, store: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool) -> Iterator[tuple[str, Any]]:
+        seen: set[int] = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else iter([(prefix, self)])
+        for mod_prefix, module in mods:
+            for name, value in module.__dict__[store].items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield mod_prefix + ("." if mod_prefix else "") + name, value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Parameters with dotted names: each module's own, then its children's, in
+        registration order. A parameter shared by several modules appears once."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at dotted path ``target`` (``""`` is this module)."""
+        mod = self
+        if not target:
+            return mod
+        for item in target.split("."):
+            if item not in mod._modules or mod._modules[item] is None:
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = mod._modules[item]  # type: ignore[assignment]
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters or mod._parameters[name] is None:
+            raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
+        return mod._parameters[name]  # type: ignore[return-value]
+
+    def get_buffer(self, target: str) -> Tensor:
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._buffers or mod._buffers[name] is None:
+            raise AttributeError(f"{mod._get_name()} has no buffer `{name}`")
+        return mod._buffers[name]  # type: ignore[return-value]
+
+    # -------------------------------------------------------------- state dict
+
+    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "",
+                   keep_vars: bool = False) -> OrderedDict[str, Tensor]:
+        """Parameters and persistent buffers by dotted name (detached, sharing data)."""
+        if args:  # PyTorch's deprecated positional form: (destination, prefix, keep_vars)
+            destination = args[0]
+            if len(args) > 1:
+                prefix = args[1]
+            if len(args) > 2:
+                keep_vars = args[2]
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copy parameters and buffers from ``state_dict`` (PyTorch's errors for missing,
+        unexpected and mis-shaped entries)."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing: list[str] = []
+        errors: list[str] = []
+        expected: set[str] = set()
+        for mod_prefix, module in self.named_modules(remove_duplicate=False):
+            pre = mod_prefix + "." if mod_prefix else ""
+            own: list[tuple[str, Tensor, bool]] = [
+                (n, p, True) for n, p in module._parameters.items() if p is not None]
+            own += [(n, b, False) for n, b in module._buffers.items()
+                    if b is not None and n not in module._non_persistent_buffers_set]
+            for name, current, is_param in own:
+                key = pre + name
+                expected.add(key)
+                if key not in state_dict:
+                    missing.append(key)
+                    continue
+                value = state_dict[key]
+                arr = value._data if isinstance(value, Tensor) else value
+                if not hasattr(arr, "shape") or not hasattr(arr, "dtype"):
+                    arr = np.asarray(arr)
+                if tuple(arr.shape) != tuple(current.shape):
+                    errors.append(
+                        f"size mismatch for {key}: copying a param with shape "
+                        f"{_shape_text(arr)} from checkpoint, the shape in current model is "
+                        f"{_shape_text(current)}.")
+                    continue
+                if assign:
+                    new: Tensor = Parameter(Tensor(arr), current.requires_grad) if is_param \
+                        else Tensor(arr)
+                    store = module._parameters if is_param else module._buffers
+                    store[name] = new  # type: ignore[assignment]
+                else:
+                    with no_grad():
+                        current.copy_(Tensor(arr))
+        unexpected = [k for k in state_dict if k not in expected]
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                self._get_name(), "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ------------------------------------------------------------------- modes
+
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode (Dropout drops) for this module and its submodules."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode: ``train(False)``."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the ``.grad`` of every parameter (to ``None`` by default)."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+                continue
+            g = p.grad
+            if g.grad_fn is not None:
+                g.detach_()
+            else:
+                g.requires_grad_(False)
+            with no_grad():
+                g.zero_()
+
+    # -------------------------------------------------------------------- calls
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, args)`` runs before ``forward``; it may return new args."""
+        handle = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, args, output)`` runs after ``forward``; it may return a new
+        output."""
+        handle = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[handle.id] = hook
+        return handle
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for hook in list(self._forward_pre_hooks.values()):
+            new = hook(self, args)
+            if new is not None:
+                args = new if isinstance(new, tuple) else (new,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            new = hook(self, args, out)
+            if new is not None:
+                out = new
+        return out
+
+    # ---------------------------------------------------------- dtype & device
+
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+        """Replace the data of every parameter, gradient and buffer by ``fn`` of it, keeping
+        the Parameter objects (so an optimizer made earlier still holds them)."""
+        for module in self.modules():
+            for p in module._parameters.values():
+                if p is None:
+                    continue
+                with no_grad():
+                    p.data = fn(p.detach())._data
+                    if p.grad is not None:
+                        p.grad = Tensor(fn(p.grad.detach())._data)
+            for name, b in module._buffers.items():
+                if b is not None:
+                    with no_grad():
+                        module._buffers[name] = fn(b.detach())
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Move to a device and/or cast floating-point parameters and buffers to a dtype."""
+        device = kwargs.get("device")
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif _is_device(a):
+                device = a
+            else:
+                dtype = a
+        if dtype is not None:
+            dtype = to_torch(dtype)
+            if not (dtype.is_floating_point or dtype.is_complex):
+                raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
+                                f"but got desired dtype={dtype}")
+
+        def convert(t: Tensor) -> Tensor:
+            if dtype is not None and (t.dtype.is_floating_point or t.dtype.is_complex):
+                t = t.to(dtype)
+            if device is not None:
+                t = t.to(device)
+            return t
+
+        return self._apply(convert)
+
+    def _cast_floats(self, dtype: Any) -> Module:
+        return self._apply(lambda t: t.to(dtype) if t.dtype.is_floating_point else t)
+
+    def float(self) -> Module:
+        return self._cast_floats(np.float32)
+
+    def double(self) -> Module:
+        return self._cast_floats(np.float64)
+
+    def half(self) -> Module:
+        return self._cast_floats(np.float16)
+
+    def cuda(self, device: Any = None) -> Module:
+        return self.to("cuda" if device is None else f"cuda:{device}")
+
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every submodule (children first) and then on this module."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    # -------------------------------------------------------------------- repr
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The text inside the parentheses of this module's repr (override in layers)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _addindent(repr(module), 2)
+                       for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+def _type_name(value: Any) -> str:
+    """The type as PyTorch names it in errors: ``torch.FloatTensor``, ``int``..."""
+    if isinstance(value, Tensor):
+        return value.type()
+    t = type(value)
+    mod = t.__module__.split(".")[0]
+    return f"{mod}.{t.__name__}" if mod not in ("builtins",) else t.__name__
+
+
+def _check_name(name: Any, what: str) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{what} name should be a string. Got {type(name).__name__}")
+    if name == "":
+        raise KeyError(f'{what} name can\'t be empty string ""')
+    if "." in name:
+        raise KeyError(f'{what} name can\'t contain "."')
+
+
+def _is_device(a: Any) -> bool:
+    from funcgrad.devices import Device  # noqa: PLC0415
+
+    return isinstance(a, Device) or (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda"))
+
+
+# --------------------------------------------------------------------- containers
+
+
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: integer indexing, deletion with PyTorch's
+    renumbering, length and iteration."""
+
+    def _index(self, idx: int) -> str:
+        n = len(self._modules)
+        i = operator.index(idx)
+        if not -n <= i < n:
+            raise IndexError(f"index {idx} is out of range")
+        return list(self._modules)[i % n]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, self._index(idx), module)
+
+    def __delitem__(self, idx: Any) -> None:
+        keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._index(idx)]
+        for key in keys:
+            del self._modules[key]
+        # PyTorch renumbers the remaining modules.
+        items = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(m for m in self._modules.values() if m is not None)
+
+
+class Sequential(_ModuleSequence):
+    """Modules applied one after another; indexable, sliceable, iterable.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> seq = nn.Sequential(nn.Linear(2, 2), nn.Tanh(), nn.Linear(2, 1))
+    >>> len(seq), seq[1], seq[-1]
+    (3, Tanh(), Linear(in_features=2, out_features=1, bias=True))
+    >>> seq[:2]
+    Sequential(
+      (0): Linear(in_features=2, out_features=2, bias=True)
+      (1): Tanh()
+    )
+    """
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], Mapping):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def __getitem__(self, idx: Any) -> Any:
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[self._index(idx)]
+
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def forward(self, input: Any) -> Any:  # noqa: A002 - PyTorch's name
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ModuleList(_ModuleSequence):
+    """A list of submodules, registered so that their parameters are found.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(2)])
+    >>> layers.append(nn.ReLU())
+    ModuleList(
+      (0-1): 2 x Linear(in_features=3, out_features=3, bias=True)
+      (2): ReLU()
+    )
+    >>> len(list(layers.parameters()))
+    4
+    """
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx: Any) -> Any:
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])  # type: ignore[arg-type]
+        return self._modules[self._index(idx)]
+
+    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
+        return self.extend(modules)
+
+    def append(self, module: Module) -> ModuleList:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        if isinstance(modules, (Module, Tensor)) or not isinstance(modules, Iterable):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got "
+                            + type(modules).__name__)
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self.add_module(str(i), m)
+
+    def __repr__(self) -> str:
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        groups: list[list[Any]] = []  # [start, end, text]
+        for i, text in enumerate(reprs):
+            if groups and groups[-1][2] == text:
+                groups[-1][1] = i
+            else:
+                groups.append([i, i, text])
+        lines = []
+        for start, end, text in groups:
+            head = f"({start}): " if start == end else f"({start}-{end}): {end - start + 1} x "
+            lines.append(_addindent(head + text, 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+__all__ = ["Module", "ModuleList", "RemovableHandle", "Sequential"]

@@ -1,0 +1,336 @@
+"""The ``Optimizer`` base class: parameter groups, per-parameter state, state dicts.
+
+Follows ``torch.optim.Optimizer``: ``param_groups`` is a list of dicts (each
+with its ``"params"`` and its own copy of every option), ``state`` maps a
+parameter Tensor to its optimizer state, and ``state_dict()`` refers to
+parameters by integer ids (their position over all groups), so a state dict
+can be loaded into an optimizer built on other (equal-shaped) parameters.
+
+>>> import funcgrad.torch as torch
+>>> from funcgrad import optim
+>>> w = torch.tensor([1.0, 2.0], requires_grad=True)
+>>> b = torch.tensor([0.5], requires_grad=True)
+>>> opt = optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.5}], lr=0.1)
+>>> [g["lr"] for g in opt.param_groups]
+[0.1, 0.5]
+>>> opt.state_dict()["param_groups"][1]["params"]
+[1]
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from itertools import chain
+from typing import Any
+
+from funcgrad.devices import get_backend
+from funcgrad.torch._grad_mode import enable_grad, no_grad
+from funcgrad.torch._tensor import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Marks an option that every parameter group has to give (no default)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required: Any = _RequiredParameter()
+
+
+def _xp(arr: Any) -> Any:
+    """The array module of ``arr`` (numpy, or cupy for CUDA arrays)."""
+    if type(arr).__module__.startswith("cupy"):
+        return get_backend("cupy").xp
+    return get_backend("numpy").xp
+
+
+def _scalar(x: Any) -> Any:
+    """A hyperparameter as a Python number (a one-element Tensor gives its value)."""
+    if isinstance(x, Tensor):
+        return x.item()
+    return x
+
+
+def _writable(t: Tensor) -> Any:
+    """``t._data``, made safe to update in place (a read-only array is replaced by a copy)."""
+    data = t._data
+    if not _in_place_ok(data):
+        data = t._data = _xp(data).array(data, copy=True)
+    return data
+
+
+def _grad_data(p: Tensor) -> Any:
+    """``p.grad``'s array, C-contiguous where ``p``'s is (the elementwise updates then run
+    at full speed: a gradient left F-ordered by a matmul's backward is copied once here,
+    instead of slowing down every elementwise operation of the update)."""
+    g = p.grad._data  # type: ignore[union-attr]
+    gflags, pflags = getattr(g, "flags", None), getattr(p._data, "flags", None)
+    if gflags is not None and pflags is not None and pflags.c_contiguous \
+            and not gflags.c_contiguous:
+        g = _xp(g).ascontiguousarray(g)
+    return g
+
+
+def _bump(t: Tensor) -> None:
+    """Record that ``t`` was modified in place (what Tensor in-place operations do)."""
+    t._vc[0] += 1
+
+
+def _in_place_ok(data: Any) -> bool:
+    """Whether ``data`` is an array that can be written in place (CuPy arrays always can;
+    their ``flags`` have no ``writeable``)."""
+    flags = getattr(data, "flags", None)
+    return flags is not None and bool(getattr(flags, "writeable", True))
+
+
+def _write(p: Tensor, new: Any) -> None:
+    """Write the array ``new`` into parameter ``p`` in place (bumps ``p``'s version).
+
+    Goes through ``Tensor.copy_`` (under ``no_grad``), so the parameter keeps its
+    identity and dtype, and its version counter moves as with any in-place Tensor
+    operation (a read-only array is replaced, as ``copy_`` does).
+    """
+    with no_grad():
+        p.copy_(Tensor._from_data(new))
+
+
+def _sub_(p: Tensor, update: Any) -> None:
+    """``p -= update`` in place, as a Tensor in-place operation under ``no_grad`` would do
+    it: same memory, version bumped; a read-only parameter array goes through ``copy_``."""
+    data = p._data
+    if _in_place_ok(data):
+        data -= update
+        _bump(p)
+    else:
+        _write(p, data - update)
+
+
+def _scale_(p: Tensor, factor: float) -> None:
+    """``p *= factor`` in place (see ``_sub_``)."""
+    data = p._data
+    if _in_place_ok(data):
+        data *= factor
+        _bump(p)
+    else:
+        _write(p, data * factor)
+
+
+def _state_tensor(arr: Any) -> Tensor:
+    return Tensor._from_data(arr)
+
+
+class Optimizer:
+    """Base class of the optimizers: keeps parameter groups and per-parameter state.
+
+    ``params`` is an iterable of Tensors, or of dicts (parameter groups: a
+    ``"params"`` entry plus options that override ``defaults`` for that group).
+    Subclasses implement ``step``.
+    """
+
+    def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {type(params).__name__}")
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    # ------------------------------------------------------------------ groups
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own options (missing ones from ``defaults``)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        else:
+            params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        param_group["params"] = params
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            param_group["param_names"] = names
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__module__}.{type(p).__name__}")
+            if not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+        ids = [id(p) for p in params]
+        if len(ids) != len(set(ids)):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen: set[int] = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
+        if not seen.isdisjoint(ids):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # -------------------------------------------------------------- gradients
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the parameters' gradients: to ``None`` (default), or to zeros in place."""
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    g = p.grad
+                    if g is None:
+                        continue
+                    if set_to_none:
+                        p.grad = None
+                        continue
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    # copy_ of zeros rather than zero_(): exact zeros even where the
+                    # gradient holds inf or nan.
+                    g.copy_(Tensor._from_data(_xp(g._data).zeros_like(g._data)))
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient once; returns ``closure()`` (the
+        loss re-evaluated with grad enabled) when a closure is given."""
+        loss = self._eval_closure(closure)
+        with no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        """The update rule of one parameter group (each optimizer's own)."""
+        raise NotImplementedError(f"{type(self).__name__} must define _update_group")
+
+    def _eval_closure(self, closure: Callable[[], Any] | None) -> Any:
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    # ---------------------------------------------------------- serialisation
+
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state: ``{"state": {id: {...}}, "param_groups": [...]}``.
+
+        Parameters are replaced by integer ids (their order over all groups); the
+        state entries are the live state Tensors, as in PyTorch (copy the dict to
+        keep a snapshot).
+        """
+        mapping: dict[int, int] = {}
+        start = 0
+
+        def pack(group: dict[str, Any]) -> dict[str, Any]:
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        groups = [pack(g) for g in self.param_groups]
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
+                 for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state dict made by ``state_dict`` (of an optimizer over like parameters).
+
+        State Tensors are copied, floating ones cast to their parameter's dtype and
+        device (``step`` is kept as it is), and each group takes the saved options.
+        """
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+        state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                state[id_map[k]] = _cast(id_map[k], v)
+            else:
+                state[k] = v
+
+        def update_group(group: dict[str, Any], new_group: dict[str, Any]) -> dict[str, Any]:
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        self.__setstate__({"state": state, "param_groups": [
+            update_group(g, s) for g, s in zip(groups, saved_groups)]})
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:
+        out = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            out += f"\nParameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    out += f"    {key}: {group[key]}\n"
+        return out + ")"
+
+
+def _cast(param: Tensor, value: Any, key: Any = None) -> Any:
+    """A copy of ``value`` whose Tensors sit on ``param``'s device (and dtype, if floating)."""
+    if isinstance(value, Tensor):
+        t = value.detach()
+        if key != "step":
+            with no_grad():
+                if (param.dtype.is_floating_point or param.dtype.is_complex) \
+                        and t.dtype is not param.dtype:
+                    t = t.to(dtype=param.dtype)
+                if str(t.device) != str(param.device):
+                    t = t.to(device=param.device)
+        return Tensor._from_data(_xp(t._data).array(t._data, copy=True))
+    if isinstance(value, dict):
+        return {k: _cast(param, v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(param, v) for v in value)
+    return value
+
+
+def _params_with_grad(group: dict[str, Any]) -> Iterable[Tensor]:
+    return (p for p in group["params"] if p.grad is not None)
