@@ -32,27 +32,18 @@ class CompiledPython:
         return self.fn(*args)
 
 
-# Primitives that are one NumPy/CuPy ufunc call: emitted directly (no impl wrapper), and
-# allowed to write into a dead input's buffer with ``out=``.
-UFUNCS = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "neg": "negative", "exp": "exp",
-    "log": "log", "log1p": "log1p", "expm1": "expm1", "sin": "sin", "cos": "cos",
-    "tan": "tan", "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "sqrt": "sqrt",
-    "abs": "absolute", "max": "maximum", "min": "minimum", "sign": "sign", "floor": "floor",
-    "ceil": "ceil", "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
-    "gt": "greater", "ge": "greater_equal", "atan2": "arctan2", "asin": "arcsin",
-    "acos": "arccos", "atan": "arctan", "exp2": "exp2",
-}
+_COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
 
 def _ufunc_name(eqn: Any) -> str | None:
-    name = UFUNCS.get(eqn.primitive.name)
-    if name is None:
+    """The NumPy ufunc to call directly for ``eqn`` (its primitive's ``ufunc``), when the
+    call is exact for these dtypes: floating point operands (comparisons give bools)."""
+    name = eqn.primitive.ufunc
+    if name is None or name in ("round", "isfinite", "bitwise_and", "bitwise_or",
+                                "bitwise_xor", "remainder", "power"):
         return None
     if any(a.aval.dtype.kind not in "fc" for a in (*eqn.inputs, *eqn.outputs)
-           if a.aval.dtype.kind != "b" or name not in ("equal", "not_equal", "less",
-                                                       "less_equal", "greater",
-                                                       "greater_equal")):
+           if a.aval.dtype.kind != "b" or name not in _COMPARISONS):
         return None
     return name
 

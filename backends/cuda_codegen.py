@@ -55,22 +55,6 @@ template <typename T> __device__ inline T fg_ipow(T a, long long n) {
   T r = 1; while (n > 0) { if (n & 1) r *= a; a *= a; n >>= 1; } return r; }
 """
 
-# One C expression per primitive; {0}, {1}, {2} are the operands, {T} the result type.
-EXPRESSIONS: dict[str, str] = {
-    "neg": "(-{0})", "sign": "fg_sign({0})", "floor": "floor({0})", "ceil": "ceil({0})",
-    "round": "rint({0})", "is_finite": "isfinite({0})", "exp": "exp({0})",
-    "exp2": "exp2({0})", "log": "log({0})", "log1p": "log1p({0})", "expm1": "expm1({0})",
-    "sin": "sin({0})", "cos": "cos({0})", "tan": "tan({0})", "asin": "asin({0})",
-    "acos": "acos({0})", "atan": "atan({0})", "sinh": "sinh({0})", "cosh": "cosh({0})",
-    "tanh": "tanh({0})", "asinh": "asinh({0})", "acosh": "acosh({0})",
-    "atanh": "atanh({0})", "sqrt": "sqrt({0})", "rsqrt": "(({T})1 / sqrt({0}))",
-    "cbrt": "cbrt({0})", "logistic": "fg_logistic({0})",
-    "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
-    "rem": "fg_mod({0}, {1})", "pow": "pow({0}, {1})", "max": "fg_max({0}, {1})",
-    "min": "fg_min({0}, {1})", "atan2": "atan2({0}, {1})", "eq": "({0} == {1})",
-    "ne": "({0} != {1})", "lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})",
-    "ge": "({0} >= {1})", "select": "({0} ? {1} : {2})", "stop_gradient": "{0}",
-}
 
 
 def _ctype(dtype: Any) -> str:
@@ -98,36 +82,16 @@ def _literal(value: Any, dtype: Any) -> str:
 
 
 def _expression(eqn: Any, args: list[str]) -> str:
-    name = eqn.primitive.name
-    out = eqn.outputs[0].aval.dtype
-    t = _ctype(out)
-    in_kind = eqn.inputs[0].aval.dtype.kind
-    if name == "convert_element_type":
-        return f"(({t})({args[0]} != 0))" if out.kind == "b" else f"(({t}){args[0]})"
-    if name == "integer_pow":
-        y = int(eqn.params["y"])
-        return f"fg_ipow<{t}>({args[0]}, {y}LL)" if y >= 0 else \
-            f"(({t})1 / fg_ipow<{t}>({args[0]}, {-y}LL))"
-    if name == "div":
-        return f"fg_floordiv({args[0]}, {args[1]})" if in_kind in "iu" else \
-            f"({args[0]} / {args[1]})"
-    if name == "abs":
-        return f"fabs({args[0]})" if in_kind == "f" else f"({args[0]} < 0 ? -{args[0]} : " \
-            f"{args[0]})"
-    if name in ("not", "and", "or", "xor"):
-        if in_kind == "b":
-            ops = {"not": "(!{0})", "and": "({0} && {1})", "or": "({0} || {1})",
-                   "xor": "({0} != {1})"}
-        else:
-            ops = {"not": "(~{0})", "and": "({0} & {1})", "or": "({0} | {1})",
-                   "xor": "({0} ^ {1})"}
-        return ops[name].format(*args)
-    if name == "pow" and in_kind in "iu":
-        return f"fg_ipow<{t}>({args[0]}, (long long){args[1]})"
-    template = EXPRESSIONS.get(name)
-    if template is None:
-        raise BackendError(f"no CUDA expression for primitive {name}")
-    return f"(({t}){template.format(*args, T=t)})"
+    """The C expression of one elementwise equation: its primitive's ``cuda``, a template
+    over the operands (``{0}``...) and the result type (``{T}``) or a function of them."""
+    prim = eqn.primitive
+    t = _ctype(eqn.outputs[0].aval.dtype)
+    code = prim.cuda
+    if callable(code):
+        return f"(({t}){code(eqn, args, t)})"
+    if not isinstance(code, str):
+        raise BackendError(f"no CUDA expression for primitive {prim.name}")
+    return f"(({t}){code.format(*args, T=t)})"
 
 
 @dataclass
@@ -216,16 +180,9 @@ def kernel_source(step: FusedStep, name: str) -> Kernel:
     n_red = int(np.prod([shape[d] for d in axes], dtype=np.int64))
     x = red.inputs[0]
     acc_t = _ctype(red.outputs[0].aval.dtype)
-    kind = red.primitive.name
-    init = {"reduce_sum": f"({acc_t})0",
-            "reduce_max": _literal(-np.inf, red.outputs[0].aval.dtype)
-            if red.outputs[0].aval.dtype.kind == "f" else
-            f"({acc_t}){np.iinfo(red.outputs[0].aval.dtype).min}LL",
-            "reduce_min": _literal(np.inf, red.outputs[0].aval.dtype)
-            if red.outputs[0].aval.dtype.kind == "f" else
-            f"({acc_t}){np.iinfo(red.outputs[0].aval.dtype).max}LL"}[kind]
-    combine = {"reduce_sum": "{a} + {b}", "reduce_max": "fg_max({a}, {b})",
-               "reduce_min": "fg_min({a}, {b})"}[kind]
+    # The reduction's definition gives its combiner and the identity it starts from.
+    init = _identity(red.primitive.cuda["identity"], red.outputs[0].aval.dtype, acc_t)
+    combine = red.primitive.cuda["combine"]
     value = atom(x)
     src = (
         f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
@@ -246,6 +203,17 @@ def kernel_source(step: FusedStep, name: str) -> Kernel:
     )
     return Kernel(name, PREAMBLE + src, typed, list(step.inputs), [red.outputs[0]], "reduce",
                   n_red, n_out)
+
+
+def _identity(which: str, dtype: Any, acc_t: str) -> str:
+    dtype = np.dtype(dtype)
+    if which == "zero":
+        return f"({acc_t})0"
+    sign = -1 if which == "lowest" else 1
+    if dtype.kind == "f":
+        return _literal(sign * np.inf, dtype)
+    info = np.iinfo(dtype)
+    return f"({acc_t}){info.min if sign < 0 else info.max}LL"
 
 
 def _decode(var: str, shape: tuple[int, ...], dims: list[int]) -> list[str]:

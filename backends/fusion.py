@@ -24,15 +24,6 @@ from typing import Any
 
 from funcgrad.ir import Atom, ClosedJaxpr, Eqn, Literal, Var, live_equations
 
-# Elementwise primitives the code generator knows (see cuda_codegen.EXPRESSIONS).
-ELEMENTWISE = {
-    "neg", "sign", "floor", "ceil", "round", "is_finite", "not", "exp", "exp2", "log", "log1p",
-    "expm1", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
-    "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "abs", "logistic", "integer_pow", "add", "sub",
-    "mul", "div", "rem", "pow", "max", "min", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
-    "and", "or", "xor", "select", "convert_element_type", "stop_gradient",
-}
-REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min"}
 
 
 @dataclass
@@ -69,8 +60,8 @@ class Plan:
 
 
 def _is_fusable(eqn: Eqn) -> bool:
-    name = eqn.primitive.name
-    if name not in ELEMENTWISE:
+    """An elementwise primitive (its definition gives a CUDA expression) on kernel dtypes."""
+    if eqn.primitive.fusion != "elementwise":
         return False
     return all(a.aval.dtype.kind in "biuf" for a in (*eqn.inputs, *eqn.outputs))
 
@@ -118,9 +109,9 @@ def plan_jaxpr(closed: ClosedJaxpr) -> Plan:
         return group
 
     for eqn in eqns:
-        name = eqn.primitive.name
+        fusion = eqn.primitive.fusion
         out_shape = eqn.outputs[0].aval.shape if eqn.outputs else ()
-        if name == "broadcast_in_dim" and eqn.inputs[0].aval.dtype.kind in "biuf":
+        if fusion == "broadcast" and eqn.inputs[0].aval.dtype.kind in "biuf":
             # Folded into the reads of the kernel that consumes it.
             group = join(eqn, out_shape)
             group.broadcasts[eqn.outputs[0]] = (eqn.inputs[0],
@@ -131,14 +122,14 @@ def plan_jaxpr(closed: ClosedJaxpr) -> Plan:
             continue
         x = eqn.inputs[0] if eqn.inputs else None
         g = producer.get(x) if isinstance(x, Var) else None
-        if name in REDUCTIONS and g is not None and open_groups.get(g.shape) is g and \
+        if fusion == "reduction" and g is not None and open_groups.get(g.shape) is g and \
                 _can_fuse_reduction(g, eqn, uses):
             close_producers(eqn, keep=g)
             g.reduction = eqn
             close(g)
             continue
         close_producers(eqn)
-        if name in REDUCTIONS and eqn.inputs[0].aval.dtype.kind in "iuf":
+        if fusion == "reduction" and eqn.inputs[0].aval.dtype.kind in "iuf":
             steps.append(_standalone_reduction(eqn, uses, outvars))
             continue
         steps.append(CallStep(eqn))

@@ -9,7 +9,7 @@ PyTorch face is :mod:`funcgrad.torch`.
 Array([2., 4.], dtype=float32)
 """
 
-from funcgrad import dtypes, errors, experimental, lax, numpy, testing, tree, tree_util
+from funcgrad import dtypes, errors, experimental, ir, lax, numpy, testing, tree, tree_util
 from funcgrad.api import (
     ShapeDtypeStruct,
     block_until_ready,

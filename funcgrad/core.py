@@ -39,13 +39,30 @@ from funcgrad.source_info import user_frame, user_source_line
 # --------------------------------------------------------------- primitives
 
 
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+# What a primitive definition has not said yet (the completeness test fails on it).
+UNSET: Any = _Unset()
+
+
 class Primitive:
-    """A named operation and its rules, all registered where it is defined.
+    """A named operation and everything its consumers need, all given where it is defined.
 
     ``abstract_eval(*avals, **params)`` gives the output aval(s);
     ``impl(xp, *arrays, **params)`` computes with the array module ``xp``;
     ``jvp``, ``vjp`` and ``batch`` are the transform rules (see
-    ``funcgrad.primitives.rules`` for their signatures).
+    ``funcgrad.primitives.rules`` for their signatures), ``vjp_reads`` what the
+    vjp rule reads. For the backends and the faces: ``lax`` (the name of its
+    ``funcgrad.lax`` function, None for the call primitives behind ``custom_jvp``
+    and friends), ``fusion`` ("elementwise", "reduction" or None), ``cuda`` (the
+    CUDA C expression of an elementwise primitive: a template over ``{0}``, ``{1}``
+    and ``{T}``, or ``f(eqn, args, ctype) -> str``; None if not fusable), ``ufunc``
+    (the NumPy ufunc the CPU code generator may call directly, or None),
+    ``torch_node`` (PyTorch's node name) and ``torch_method`` (the Tensor method
+    that is this primitive alone, or None).
     """
 
     def __init__(
@@ -81,7 +98,25 @@ class Primitive:
         # The PyTorch face's node name for this primitive alone ("Mul" -> MulBackward0);
         # Tensor operations name their own nodes, this names what create_graph records.
         self.torch_node = "".join(w.capitalize() for w in name.split("_"))
+        self.lax: str | None = UNSET
+        # The funcgrad.lax function itself (set with the primitive's wrapper).
+        self.lax_fn: Callable[..., Any] | None = None
+        self.fusion: str | None = UNSET
+        self.cuda: str | Callable[..., str] | None = UNSET
+        self.ufunc: str | None = UNSET
+        self.torch_method: str | None = UNSET
         PRIMITIVES[name] = self
+
+    def describe(self, *, lax: str | None = UNSET, fusion: str | None = UNSET,
+                 cuda: Any = UNSET, ufunc: str | None = UNSET, torch_node: str = UNSET,
+                 torch_method: str | None = UNSET, lax_fn: Any = UNSET) -> Primitive:
+        """Set what the backends and faces need to know (see the class docstring)."""
+        for key, value in (("lax", lax), ("fusion", fusion), ("cuda", cuda), ("ufunc", ufunc),
+                           ("torch_node", torch_node), ("torch_method", torch_method),
+                           ("lax_fn", lax_fn)):
+            if value is not UNSET:
+                setattr(self, key, value)
+        return self
 
     def bind(self, *args: Any, **params: Any) -> Any:
         return bind(self, *args, **params)

@@ -127,16 +127,34 @@ def _parse_device(device: Any) -> Device:
     raise DeviceError(f"a device is a string like 'cuda:0' or a Device, got {device!r}")
 
 
-def device_put(x: Any, device: Any = "cpu") -> Any:
-    """Copy the arrays of the pytree ``x`` to ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
+def device_put(x: Any, device: Any = None) -> Any:
+    """The arrays of the pytree ``x`` as Arrays on ``device`` (``"cpu"``, ``"cuda"``,
+    ``"cuda:1"``; the default device when None), copied.
 
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.device_put({"w": np.ones(1)}, "cpu")["w"]
-    array([1.])
+    Array([1.], dtype=float32)
     """
+    from funcgrad.array import ArrayImpl  # noqa: PLC0415
+    from funcgrad.conversion import asarray, from_buffer  # noqa: PLC0415
     from funcgrad.tree_util import tree_map  # noqa: PLC0415
 
+    def put(a: Any) -> Any:
+        arr = asarray(a)
+        if type(arr) is not ArrayImpl:
+            from funcgrad.numpy._creation import array  # noqa: PLC0415
+
+            arr = array(arr)
+        if device is None:
+            return arr
+        return from_buffer(put_buffer(arr._value, device), arr.aval.weak_type)
+
+    return tree_map(put, x)
+
+
+def put_buffer(x: Any, device: Any) -> Any:
+    """One backend buffer copied to ``device`` (the engine's placement)."""
     dev = _parse_device(device)
     backend = get_backend(dev.platform)
     if not backend.available():
@@ -146,7 +164,7 @@ def device_put(x: Any, device: Any = "cpu") -> Any:
         )
     if dev not in backend.devices():
         raise DeviceError(f"device {dev} does not exist; available: {backend.devices()}")
-    return tree_map(lambda a: backend.device_put(a, dev), x)
+    return backend.device_put(x, dev)
 
 
 def device_of(x: Any) -> Device:

@@ -93,8 +93,8 @@ def _apply_shape_op(name: str, x: Any, param: Any) -> Any:
         return fnp.max(x, axis=param[0], keepdims=param[1])
     if name == "logsumexp":
         m = fnp.max(x, axis=param[0], keepdims=True)
-        s = fnp.log(fnp.sum(fnp.exp(x - fg.stop_gradient(m)), axis=param[0], keepdims=True))
-        out = s + fg.stop_gradient(m)
+        s = fnp.log(fnp.sum(fnp.exp(x - fg.lax.stop_gradient(m)), axis=param[0], keepdims=True))
+        out = s + fg.lax.stop_gradient(m)
         return out if param[1] else fnp.squeeze(out, axis=param[0])
     if name == "transpose":
         return fnp.transpose(x, param)

@@ -14,7 +14,7 @@ from typing import Any
 from funcgrad import dtypes
 from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import ArgnumsError, HasAuxError, IntegerInputError, TreeStructureError
-from funcgrad.numpy._core import asarray
+from funcgrad.conversion import asarray
 from funcgrad.tree_util import tree_flatten
 
 

@@ -25,7 +25,7 @@ from funcgrad import dtypes
 from funcgrad.core import Primitive, Tracer, as_buffer, get_aval
 from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError, TreeStructureError
 from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray
-from funcgrad.numpy._core import asarray
+from funcgrad.conversion import asarray
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import reductions as R
 from funcgrad.primitives import structural as S
@@ -43,7 +43,7 @@ from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.partial_eval import float_outputs, vjp_split
 from funcgrad.transforms.vjp import vjp_flat
 from funcgrad.transforms.vmap import vmap_flat
-from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
 
 # --------------------------------------------------------------- staging helpers
 
@@ -198,6 +198,7 @@ def _cond_batch(args: Sequence[Any], dims: Sequence[Any], *,
 
 cond_p.jvp, cond_p.vjp, cond_p.batch = _cond_jvp, _cond_vjp, _cond_batch
 cond_p.vjp_reads = "x"
+cond_p.describe(lax="cond", fusion=None, cuda=None, ufunc=None, torch_method=None)
 
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
@@ -360,6 +361,7 @@ def _while_batch(args: Sequence[Any], dims: Sequence[Any], *, cond_jaxpr: Closed
 
 while_p.jvp, while_p.vjp, while_p.batch = _while_jvp, _while_vjp, _while_batch
 while_p.vjp_reads = "x"
+while_p.describe(lax="while_loop", fusion=None, cuda=None, ufunc=None, torch_method=None)
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
@@ -569,6 +571,7 @@ def _batch_second(x: Any, d: int | None, size: int) -> Any:
 
 scan_p.jvp, scan_p.vjp, scan_p.batch = _scan_jvp, _scan_vjp, _scan_batch
 scan_p.vjp_reads = "x"
+scan_p.describe(lax="scan", fusion=None, cuda=None, ufunc=None, torch_method=None)
 scan_p.vjp_fwd = _scan_vjp_fwd
 
 
@@ -661,3 +664,32 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
 
 
 
+
+
+def map_(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:
+    """``f`` applied to each slice of ``xs`` along its leading axis, stacked: a scan with
+    no carry (``batch_size`` maps ``vmap(f)`` over chunks of that many slices).
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> fg.lax.map(lambda x: x * 2.0, np.arange(3.0))
+    Array([0., 2., 4.], dtype=float64)
+    """
+    if batch_size is None or batch_size <= 1:
+        return scan(lambda c, x: (c, f(x)), (), xs)[1]
+    from funcgrad.transforms.vmap import vmap  # noqa: PLC0415
+
+    leaves, tree = tree_flatten(xs)
+    n = get_aval(leaves[0]).shape[0]
+    full_n = n - n % batch_size
+    chunks = [S.reshape(x, (full_n // batch_size, batch_size, *get_aval(x).shape[1:]))
+              for x in (S.slice_(x, [0] * get_aval(x).ndim,
+                                 [full_n, *get_aval(x).shape[1:]]) for x in leaves)]
+    out = scan(lambda c, x: (c, vmap(f)(tree_unflatten(tree, x))), (), chunks)[1]
+    out = tree_map(lambda y: S.reshape(y, (full_n, *get_aval(y).shape[2:])), out)
+    if full_n == n:
+        return out
+    rest = [S.slice_(x, [full_n] + [0] * (get_aval(x).ndim - 1), list(get_aval(x).shape))
+            for x in leaves]
+    tail = scan(lambda c, x: (c, f(x)), (), tree_unflatten(tree, rest))[1]
+    return tree_map(lambda a, b: S.concatenate([a, b], 0), out, tail)

@@ -1,5 +1,5 @@
 """User-defined derivative rules and rematerialisation: ``custom_jvp``, ``custom_vjp``,
-``checkpoint``, ``stop_gradient``.
+``checkpoint`` (``stop_gradient`` is funcgrad.lax.stop_gradient, a primitive).
 
 Each is a call-like primitive whose params carry the Python functions, so every
 trace (eager, staging, jvp, vjp) handles it through the one rule table.
@@ -26,13 +26,12 @@ from typing import Any
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import NonDifferentiableError, TreeStructureError
 from funcgrad.ir import ShapedArray
-from funcgrad.primitives.elementwise import stop_gradient_p
 from funcgrad.primitives.rules import all_batched, batch_size, zeros_like_aval
 from funcgrad.staging import trace_flat
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.vjp import vjp_flat
 from funcgrad.transforms.vmap import vmap_flat
-from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
+from funcgrad.tree_util import tree_flatten, tree_unflatten
 
 
 def _call_abstract(*avals: ShapedArray, fun: Callable[..., Any], **_: Any) -> list[ShapedArray]:
@@ -125,6 +124,8 @@ def _custom_jvp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[A
 custom_jvp_call_p.jvp = _custom_jvp_rule
 custom_jvp_call_p.vjp = _custom_jvp_vjp
 custom_jvp_call_p.vjp_reads = "x"
+# The call primitives have no lax function: custom_jvp, custom_vjp and checkpoint are their API.
+custom_jvp_call_p.describe(lax=None, fusion=None, cuda=None, ufunc=None, torch_method=None)
 
 
 def _batched(fun: Callable[..., Any], size: int) -> Callable[..., Any]:
@@ -244,6 +245,7 @@ def _custom_vjp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[A
 custom_vjp_call_p.jvp = _custom_vjp_jvp
 custom_vjp_call_p.vjp = _custom_vjp_vjp
 custom_vjp_call_p.vjp_reads = "x"
+custom_vjp_call_p.describe(lax=None, fusion=None, cuda=None, ufunc=None, torch_method=None)
 custom_vjp_call_p.vjp_fwd = _custom_vjp_fwd
 
 
@@ -366,6 +368,7 @@ def _checkpoint_fwd(primals: Sequence[Any], *, fun: Callable[..., Any]) -> Any:
 checkpoint_p.jvp = _checkpoint_jvp
 checkpoint_p.vjp_fwd = _checkpoint_fwd
 checkpoint_p.vjp_reads = "x"
+checkpoint_p.describe(lax=None, fusion=None, cuda=None, ufunc=None, torch_method=None)
 checkpoint_p.vjp = lambda cts, primals, outs, fun: _checkpoint_fwd(primals, fun=fun)[1](cts)
 
 
@@ -401,14 +404,3 @@ def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
 remat = checkpoint
 
 
-def stop_gradient(x: Any) -> Any:
-    """``x`` (any pytree) treated as a constant by differentiation.
-
-    >>> import numpy as np
-    >>> import funcgrad as fg
-    >>> fg.grad(lambda x: x * fg.stop_gradient(x))(np.array(3.0))
-    array(3.)
-    """
-    from funcgrad.numpy._core import asarray  # noqa: PLC0415
-
-    return tree_map(lambda v: stop_gradient_p.bind(asarray(v)), x)

@@ -33,11 +33,12 @@ def _basis(aval_shape: tuple[int, ...], dtype: Any) -> np.ndarray:
 def _to_block(stacked: Any, out_shape: tuple[int, ...], in_shape: tuple[int, ...],
               rows_first: bool) -> Any:
     """A (n, ...) stack of per-basis-vector results as a block of shape out + in."""
-    import funcgrad.numpy as fnp  # noqa: PLC0415
+    from funcgrad.primitives import structural as S  # noqa: PLC0415
 
     if not rows_first:
-        stacked = fnp.moveaxis(stacked, 0, -1)
-    return fnp.reshape(stacked, out_shape + in_shape)
+        nd = get_aval(stacked).ndim
+        stacked = S.transpose(stacked, (*range(1, nd), 0))
+    return S.reshape(stacked, out_shape + in_shape)
 
 
 def _arrange(blocks: list[list[Any]], out_tree: PyTreeDef, in_tree: PyTreeDef,

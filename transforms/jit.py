@@ -141,6 +141,7 @@ def _jit_batch(args: Sequence[Any], dims: Sequence[Any], *, jaxpr: ClosedJaxpr, 
 jit_p.jvp = _jit_jvp
 jit_p.vjp = _jit_vjp
 jit_p.vjp_reads = "x"
+jit_p.describe(lax=None, fusion=None, cuda=None, ufunc=None, torch_method=None)
 jit_p.vjp_fwd = _jit_vjp_fwd
 jit_p.batch = _jit_batch
 
@@ -252,7 +253,7 @@ class JitFunction:
 
     def _staged(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                 ) -> tuple[ClosedJaxpr, _OutTree, list[Any], str]:
-        from funcgrad.numpy._core import asarray  # noqa: PLC0415
+        from funcgrad.conversion import asarray  # noqa: PLC0415
 
         leaves, in_tree, statics, flat_fun = self._split(args, kwargs)
         leaves = [asarray(x) for x in leaves]

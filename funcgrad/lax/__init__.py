@@ -1,73 +1,63 @@
-"""Low-level operations, one per primitive, shape- and dtype-exact (no broadcasting).
+"""``jax.lax``: one function per primitive, shape- and dtype-exact (no broadcasting or
+promotion; a Python number takes the other operand's dtype), the ``*_p`` primitives
+themselves, and structured control flow.
+
+Each function is the one its primitive's definition carries (``Primitive.lax_fn``):
+adding a primitive adds its lax function.
 
 >>> import numpy as np
 >>> from funcgrad import lax
 >>> lax.add(np.ones(2), np.ones(2))
-array([2., 2.])
+Array([2., 2.], dtype=float64)
+>>> lax.tanh(np.zeros(1, np.float32))
+Array([0.], dtype=float32)
 """
 
-from funcgrad.primitives.elementwise import (
-    add,
-    convert_element_type,
-    cos,
-    div,
-    eq,
-    erf,
-    erfc,
-    exp,
-    ge,
-    gt,
-    integer_pow,
-    le,
-    log,
-    lt,
-    max_,
-    min_,
-    mul,
-    ne,
-    neg,
-    pow_,
-    reciprocal,
-    rsqrt,
-    select,
-    sign,
-    sin,
-    sqrt,
-    square,
-    stop_gradient,
-    sub,
-)
-from funcgrad.primitives.indexing import (
-    dynamic_slice,
-    dynamic_update_slice,
-    gather,
-    scatter,
-    scatter_add,
-)
-from funcgrad.primitives.linalg import dot_general
-from funcgrad.primitives.reductions import (
-    argmax,
-    argmin,
-    cumsum,
-    reduce_max,
-    reduce_min,
-    reduce_prod,
-    reduce_sum,
-)
-from funcgrad.primitives.structural import (
-    broadcast_in_dim,
-    concatenate,
-    expand_dims,
-    iota,
-    pad,
-    reshape,
-    rev,
-    slice_,
-    squeeze,
-    transpose,
-)
+from typing import Any
 
-_CONTROL_FLOW = ("cond", "switch", "while_loop", "fori_loop", "scan")
+from funcgrad.core import PRIMITIVES as _PRIMITIVES
+from funcgrad.primitives import elementwise as _elementwise  # noqa: F401 - registers
+from funcgrad.primitives import indexing as _indexing  # noqa: F401
+from funcgrad.primitives import linalg as _linalg  # noqa: F401
+from funcgrad.primitives import reductions as _reductions  # noqa: F401
+from funcgrad.primitives import structural as _structural  # noqa: F401
+from funcgrad.primitives.elementwise import reciprocal, square
+
+_CONTROL_FLOW = ("cond", "switch", "while_loop", "fori_loop", "scan", "map")
+_LATE = {"cond", "while_loop", "scan"}  # defined with the transforms (loaded on first use)
+
+
+def _export() -> list[str]:
+    g = globals()
+    names = []
+    for prim in list(_PRIMITIVES.values()):
+        if prim.lax and prim.lax_fn is not None and prim.lax not in _LATE:
+            g[prim.lax] = prim.lax_fn
+            names.append(prim.lax)
+        g[f"{prim.name}_p"] = prim
+        names.append(f"{prim.name}_p")
+    return names
+
+
+__all__ = [*_CONTROL_FLOW, *_export(), "reciprocal", "square"]  # noqa: PLE0604
+
+
+def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
+                 stride: int = 1, axis: int = 0) -> Any:
+    """``operand`` sliced along one axis (the others whole)."""
+    from funcgrad.core import get_aval  # noqa: PLC0415
+
+    shape = get_aval(operand).shape
+    start = [0] * len(shape)
+    limit = list(shape)
+    strides = [1] * len(shape)
+    n = shape[axis]
+    s, e, st = slice(start_index, limit_index, stride).indices(n)
+    start[axis], limit[axis], strides[axis] = s, max(e, s), st
+    return globals()["slice"](operand, start, limit, strides)
+
+
+__all__ += ["slice_in_dim"]
 
 
 def __getattr__(name: str) -> object:
@@ -75,21 +65,9 @@ def __getattr__(name: str) -> object:
     if name in _CONTROL_FLOW:
         from funcgrad.transforms import control_flow  # noqa: PLC0415
 
+        return getattr(control_flow, "map_" if name == "map" else name)
+    if name in ("cond_p", "while_p", "scan_p"):
+        from funcgrad.transforms import control_flow  # noqa: PLC0415
+
         return getattr(control_flow, name)
     raise AttributeError(f"module 'funcgrad.lax' has no attribute {name!r}")
-
-
-max = max_  # noqa: A001 - lax's name
-min = min_  # noqa: A001 - lax's name
-pow = pow_  # noqa: A001 - lax's name
-slice = slice_  # noqa: A001 - lax's name
-
-__all__ = [  # noqa: PLE0604 - lazy names are listed too
-    *_CONTROL_FLOW,
-    "add", "argmax", "argmin", "broadcast_in_dim", "concatenate", "convert_element_type", "cos",
-    "cumsum", "div", "dot_general", "erf", "erfc", "dynamic_slice", "dynamic_update_slice", "eq", "exp",
-    "expand_dims", "gather", "ge", "gt", "integer_pow", "iota", "le", "log", "lt", "max", "min",
-    "mul", "ne", "neg", "pad", "pow", "reciprocal", "reduce_max", "reduce_min", "reduce_prod",
-    "reduce_sum", "reshape", "rev", "rsqrt", "scatter", "scatter_add", "select", "sign", "sin",
-    "slice", "sqrt", "square", "squeeze", "stop_gradient", "sub", "transpose",
-]

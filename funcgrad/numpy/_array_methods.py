@@ -137,7 +137,9 @@ def install() -> None:
 
     def astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any:
         out = fnp.astype(self, dtype)
-        return fnp.device_put(out, device) if device is not None else out
+        from funcgrad.devices import device_put  # noqa: PLC0415
+
+        return device_put(out, device) if device is not None else out
 
     def take(self: Any, indices: Any, axis: Any = None, out: Any = None, mode: Any = None,
              unique_indices: bool = False, indices_are_sorted: bool = False,

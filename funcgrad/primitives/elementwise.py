@@ -163,43 +163,52 @@ def _recip(x: Any) -> Any:
 
 # ------------------------------------------------------- unary primitives
 
-neg_p = unary("neg", "negative", kinds=NUMBER)
+neg_p = unary("neg", "negative", kinds=NUMBER, cuda="(-{0})", torch="neg")
 linear(neg_p, lambda ct, primals, ans: [neg(ct)])
 
-sign_p = unary("sign", "sign", kinds=NUMBER, zero_derivative=True)
-floor_p = unary("floor", "floor", zero_derivative=True)
-ceil_p = unary("ceil", "ceil", zero_derivative=True)
-round_p = unary("round", "round", zero_derivative=True)
+sign_p = unary("sign", "sign", kinds=NUMBER, zero_derivative=True, cuda="fg_sign({0})",
+               torch="sign")
+floor_p = unary("floor", "floor", zero_derivative=True, cuda="floor({0})", torch="floor")
+ceil_p = unary("ceil", "ceil", zero_derivative=True, cuda="ceil({0})", torch="ceil")
+round_p = unary("round", "round", zero_derivative=True, cuda="rint({0})", torch="round")
 is_finite_p = unary("is_finite", "isfinite", kinds=NUMBER, result_dtype=dtypes.bool_,
-                    zero_derivative=True)
-not_p = unary("not", lambda xp, x: xp.invert(x), kinds=INTEGRAL, zero_derivative=True)
+                    zero_derivative=True, torch="isfinite",
+                    cuda=lambda eqn, args, t: "true" if _kind(eqn) in "biu" else
+                    f"isfinite({args[0]})")
+not_p = unary("not", lambda xp, x: xp.invert(x), kinds=INTEGRAL, zero_derivative=True,
+              lax="bitwise_not", torch="bitwise_not",
+              cuda=lambda eqn, args, t: f"(!{args[0]})" if _kind(eqn) == "b" else f"(~{args[0]})")
 
-exp_p = unary("exp", "exp", lambda x, ans: ans, reads="y")
-exp2_p = unary("exp2", "exp2", lambda x, ans: mul(ans, math.log(2.0)), reads="y")
-log_p = unary("log", "log", lambda x, ans: _recip(x))
-log1p_p = unary("log1p", "log1p", lambda x, ans: _recip(add(x, 1.0)))
-expm1_p = unary("expm1", "expm1", lambda x, ans: add(ans, 1.0), reads="y")
-sin_p = unary("sin", "sin", lambda x, ans: cos(x))
-cos_p = unary("cos", "cos", lambda x, ans: neg(sin(x)))
-tan_p = unary("tan", "tan", lambda x, ans: add(square(ans), 1.0), reads="y")
-asin_p = unary("asin", "arcsin", lambda x, ans: rsqrt(sub(1.0, square(x))))
-acos_p = unary("acos", "arccos", lambda x, ans: neg(rsqrt(sub(1.0, square(x)))))
-atan_p = unary("atan", "arctan", lambda x, ans: _recip(add(square(x), 1.0)))
-sinh_p = unary("sinh", "sinh", lambda x, ans: PRIMITIVES["cosh"].bind(x))
-cosh_p = unary("cosh", "cosh", lambda x, ans: PRIMITIVES["sinh"].bind(x))
-tanh_p = unary("tanh", "tanh", lambda x, ans: sub(1.0, square(ans)), reads="y")
-asinh_p = unary("asinh", "arcsinh", lambda x, ans: rsqrt(add(square(x), 1.0)))
+exp_p = unary("exp", "exp", lambda x, ans: ans, reads="y", cuda="exp({0})", torch="exp")
+exp2_p = unary("exp2", "exp2", lambda x, ans: mul(ans, math.log(2.0)), reads="y", cuda="exp2({0})", torch="exp2")
+log_p = unary("log", "log", lambda x, ans: _recip(x), cuda="log({0})", torch="log")
+log1p_p = unary("log1p", "log1p", lambda x, ans: _recip(add(x, 1.0)), cuda="log1p({0})", torch="log1p")
+expm1_p = unary("expm1", "expm1", lambda x, ans: add(ans, 1.0), reads="y", cuda="expm1({0})", torch="expm1")
+sin_p = unary("sin", "sin", lambda x, ans: cos(x), cuda="sin({0})", torch="sin")
+cos_p = unary("cos", "cos", lambda x, ans: neg(sin(x)), cuda="cos({0})", torch="cos")
+tan_p = unary("tan", "tan", lambda x, ans: add(square(ans), 1.0), reads="y", cuda="tan({0})", torch="tan")
+asin_p = unary("asin", "arcsin", lambda x, ans: rsqrt(sub(1.0, square(x))), cuda="asin({0})", torch="asin")
+acos_p = unary("acos", "arccos", lambda x, ans: neg(rsqrt(sub(1.0, square(x)))), cuda="acos({0})", torch="acos")
+atan_p = unary("atan", "arctan", lambda x, ans: _recip(add(square(x), 1.0)), cuda="atan({0})", torch="atan")
+sinh_p = unary("sinh", "sinh", lambda x, ans: PRIMITIVES["cosh"].bind(x), cuda="sinh({0})", torch="sinh")
+cosh_p = unary("cosh", "cosh", lambda x, ans: PRIMITIVES["sinh"].bind(x), cuda="cosh({0})", torch="cosh")
+tanh_p = unary("tanh", "tanh", lambda x, ans: sub(1.0, square(ans)), reads="y", cuda="tanh({0})", torch="tanh")
+asinh_p = unary("asinh", "arcsinh", lambda x, ans: rsqrt(add(square(x), 1.0)), cuda="asinh({0})", torch="asinh")
 acosh_p = unary("acosh", "arccosh",
-                lambda x, ans: rsqrt(mul(sub(x, 1.0), add(x, 1.0))))
-atanh_p = unary("atanh", "arctanh", lambda x, ans: _recip(sub(1.0, square(x))))
+                lambda x, ans: rsqrt(mul(sub(x, 1.0), add(x, 1.0))), cuda="acosh({0})", torch="acosh")
+atanh_p = unary("atanh", "arctanh", lambda x, ans: _recip(sub(1.0, square(x))), cuda="atanh({0})", torch="atanh")
 sqrt_p = unary("sqrt", "sqrt", lambda x, ans: div(full(get_aval(ans).shape, 0.5,
-                                                       get_aval(ans).dtype), ans), reads="y")
+                                                       get_aval(ans).dtype), ans), reads="y", cuda="sqrt({0})", torch="sqrt")
 rsqrt_p = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x),
-                lambda x, ans: mul(div(ans, x), -0.5), reads="x,y")
-cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)), reads="x,y")
-abs_p = unary("abs", "abs", lambda x, ans: sign(x), kinds=NUMBER)
+                lambda x, ans: mul(div(ans, x), -0.5), reads="x,y",
+                cuda="(({T})1 / sqrt({0}))", torch="rsqrt")
+cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)), reads="x,y", cuda="cbrt({0})", torch=None)
+abs_p = unary("abs", "abs", lambda x, ans: sign(x), kinds=NUMBER, torch="abs",
+              cuda=lambda eqn, args, t: f"fabs({args[0]})" if _kind(eqn) == "f" else
+              f"({args[0]} < 0 ? -{args[0]} : {args[0]})")
 logistic_p = unary("logistic", lambda xp, x: _logistic(xp, x),
-                   lambda x, ans: mul(ans, sub(1.0, ans)), reads="y")
+                   lambda x, ans: mul(ans, sub(1.0, ans)), reads="y",
+                   cuda="fg_logistic({0})", torch="sigmoid")
 
 
 def _special(fn: str) -> Any:
@@ -218,9 +227,9 @@ def _special(fn: str) -> Any:
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 erf_p = unary("erf", _special("erf"),
-              lambda x, ans: mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI))
+              lambda x, ans: mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI), cuda="erf({0})", torch="erf")
 erfc_p = unary("erfc", _special("erfc"),
-               lambda x, ans: mul(exp(neg(square(x))), -_TWO_OVER_SQRT_PI))
+               lambda x, ans: mul(exp(neg(square(x))), -_TWO_OVER_SQRT_PI), cuda="erfc({0})", torch="erfc")
 
 
 def erf(x: Any) -> Any:
@@ -229,6 +238,11 @@ def erf(x: Any) -> Any:
 
 def erfc(x: Any) -> Any:
     return erfc_p.bind(x)
+
+
+def _kind(eqn: Any) -> str:
+    """The dtype kind of an equation's first operand (CUDA expressions depend on it)."""
+    return str(eqn.inputs[0].aval.dtype.kind)
 
 
 def _logistic(xp: Any, x: Any) -> Any:
@@ -256,18 +270,30 @@ def _integer_pow_deriv(x: Any, ans: Any, *, y: int) -> Any:
     return mul(integer_pow(x, y - 1), float(y))
 
 
-integer_pow_p = unary("integer_pow", _integer_pow_impl, _integer_pow_deriv, kinds=NUMBER)
+integer_pow_p = unary("integer_pow", _integer_pow_impl, _integer_pow_deriv, kinds=NUMBER,
+                      cuda=lambda eqn, args, t: _ipow_cuda(int(eqn.params["y"]), args[0], t))
+
+
+integer_pow_p.lax_fn = lambda x, y: integer_pow(x, y)
+
+
+def _ipow_cuda(y: int, a: str, t: str) -> str:
+    return f"fg_ipow<{t}>({a}, {y}LL)" if y >= 0 else f"(({t})1 / fg_ipow<{t}>({a}, {-y}LL))"
 
 # ------------------------------------------------------ binary primitives
 
-add_p = binary("add", "add", transpose=lambda ct: [ct, ct], kinds="biufc")
-sub_p = binary("sub", "subtract", transpose=lambda ct: [ct, neg(ct)])
+add_p = binary("add", "add", transpose=lambda ct: [ct, ct], kinds="biufc", cuda="({0} + {1})",
+               torch="add")
+sub_p = binary("sub", "subtract", transpose=lambda ct: [ct, neg(ct)], cuda="({0} - {1})",
+               torch="sub")
 mul_p = binary("mul", "multiply", lambda x, y, a: y, lambda x, y, a: x, kinds="biufc",
-               reads="x0,x1")
+               reads="x0,x1", cuda="({0} * {1})", torch="mul")
 # d/dy (x / y) = -x / y^2, from the operands (as PyTorch keeps them), not the output.
 div_p = binary("div", lambda xp, x, y: _div_impl(xp, x, y),
                lambda x, y, a: _recip(y), lambda x, y, a: neg(div(div(x, y), y)),
-               reads="x0,x1")
+               reads="x0,x1", torch="div",
+               cuda=lambda eqn, args, t: f"fg_floordiv({args[0]}, {args[1]})"
+               if _kind(eqn) in "iu" else f"({args[0]} / {args[1]})")
 
 
 def _div_impl(xp: Any, x: Any, y: Any) -> Any:
@@ -279,7 +305,8 @@ def _div_impl(xp: Any, x: Any, y: Any) -> Any:
 
 rem_p = binary("rem", "remainder", lambda x, y, a: full(get_aval(x).shape, 1,
                                                         get_aval(x).dtype),
-               lambda x, y, a: neg(floor_p.bind(div(x, y))), reads="x0,x1")
+               lambda x, y, a: neg(floor_p.bind(div(x, y))), reads="x0,x1",
+               cuda="fg_mod({0}, {1})", torch="remainder")
 
 
 def _safe_log(x: Any) -> Any:
@@ -292,6 +319,9 @@ pow_p = binary(
     lambda x, y, a: _pow_dx(x, y),
     lambda x, y, a: mul(_safe_log(x), a),
     reads="x0,x1,y0",
+    torch="pow",
+    cuda=lambda eqn, args, t: f"fg_ipow<{t}>({args[0]}, (long long){args[1]})"
+    if _kind(eqn) in "iu" else f"pow({args[0]}, {args[1]})",
 )
 
 
@@ -331,29 +361,48 @@ def _chooser_partial(cmp: Any) -> Any:
 
 
 max_p = binary("max", "maximum", _chooser_partial(gt),
-               lambda x, y, a: _chooser_partial(gt)(y, x, a), kinds="biuf", reads="x0,x1,y0")
+               lambda x, y, a: _chooser_partial(gt)(y, x, a), kinds="biuf", reads="x0,x1,y0",
+               cuda="fg_max({0}, {1})", torch="maximum")
 min_p = binary("min", "minimum", _chooser_partial(lt),
-               lambda x, y, a: _chooser_partial(lt)(y, x, a), kinds="biuf", reads="x0,x1,y0")
+               lambda x, y, a: _chooser_partial(lt)(y, x, a), kinds="biuf", reads="x0,x1,y0",
+               cuda="fg_min({0}, {1})", torch="minimum")
 atan2_p = binary(
     "atan2", "arctan2",
     lambda x, y, a: div(y, add(square(x), square(y))),
     lambda x, y, a: neg(div(x, add(square(x), square(y)))),
     kinds=FLOAT,
     reads="x0,x1",
+    cuda="atan2({0}, {1})",
+    torch="atan2",
 )
 
-eq_p = binary("eq", "equal", result_dtype=dtypes.bool_, kinds="biufc", zero_derivative=True)
+eq_p = binary("eq", "equal", result_dtype=dtypes.bool_, kinds="biufc", zero_derivative=True,
+              cuda="({0} == {1})", torch="eq")
 ne_p = binary("ne", "not_equal", result_dtype=dtypes.bool_, kinds="biufc",
-              zero_derivative=True)
-lt_p = binary("lt", "less", result_dtype=dtypes.bool_, kinds="biuf", zero_derivative=True)
+              zero_derivative=True,
+              cuda="({0} != {1})", torch="ne")
+lt_p = binary("lt", "less", result_dtype=dtypes.bool_, kinds="biuf", zero_derivative=True,
+              cuda="({0} < {1})", torch="lt")
 le_p = binary("le", "less_equal", result_dtype=dtypes.bool_, kinds="biuf",
-              zero_derivative=True)
-gt_p = binary("gt", "greater", result_dtype=dtypes.bool_, kinds="biuf", zero_derivative=True)
+              zero_derivative=True,
+              cuda="({0} <= {1})", torch="le")
+gt_p = binary("gt", "greater", result_dtype=dtypes.bool_, kinds="biuf", zero_derivative=True,
+              cuda="({0} > {1})", torch="gt")
 ge_p = binary("ge", "greater_equal", result_dtype=dtypes.bool_, kinds="biuf",
-              zero_derivative=True)
-and_p = binary("and", "bitwise_and", kinds=INTEGRAL, zero_derivative=True)
-or_p = binary("or", "bitwise_or", kinds=INTEGRAL, zero_derivative=True)
-xor_p = binary("xor", "bitwise_xor", kinds=INTEGRAL, zero_derivative=True)
+              zero_derivative=True,
+              cuda="({0} >= {1})", torch="ge")
+and_p = binary("and", "bitwise_and", kinds=INTEGRAL, zero_derivative=True,
+              lax="bitwise_and", torch="bitwise_and",
+              cuda=lambda eqn, args, t: f"({args[0]} && {args[1]})" if _kind(eqn) == "b"
+              else f"({args[0]} & {args[1]})")
+or_p = binary("or", "bitwise_or", kinds=INTEGRAL, zero_derivative=True,
+              lax="bitwise_or", torch="bitwise_or",
+              cuda=lambda eqn, args, t: f"({args[0]} || {args[1]})" if _kind(eqn) == "b"
+              else f"({args[0]} | {args[1]})")
+xor_p = binary("xor", "bitwise_xor", kinds=INTEGRAL, zero_derivative=True,
+              lax="bitwise_xor", torch="bitwise_xor",
+              cuda=lambda eqn, args, t: f"({args[0]} != {args[1]})" if _kind(eqn) == "b"
+              else f"({args[0]} ^ {args[1]})")
 
 # ------------------------------------------------------------------ select
 
@@ -371,6 +420,8 @@ def _select_abstract(pred: ShapedArray, on_true: ShapedArray, on_false: ShapedAr
 
 select_p = Primitive("select", abstract_eval=_select_abstract,
                      impl=lambda xp, p, t, f: xp.where(p, t, f))
+select_p.describe(lax="select", fusion="elementwise", cuda="({0} ? {1} : {2})", ufunc=None,
+                  torch_method=None, torch_node="Where", lax_fn=lambda p, t, f: select(p, t, f))
 
 
 def _select_transpose(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
@@ -385,6 +436,8 @@ select_p.batch = elementwise_batch(select_p, rank0_broadcasts=False)
 # ------------------------------------------------------------ stop_gradient
 
 stop_gradient_p = Primitive("stop_gradient", abstract_eval=lambda x: x, impl=lambda xp, x: x)
+stop_gradient_p.describe(lax="stop_gradient", fusion="elementwise", cuda="{0}", ufunc=None,
+                         torch_method=None, lax_fn=lambda x: stop_gradient(x))
 stop_gradient_p.jvp = lambda primals, tangents: (stop_gradient_p.bind(primals[0]), None)
 stop_gradient_p.vjp = lambda ct, primals, ans: [None]
 stop_gradient_p.batch = lambda args, dims: (stop_gradient_p.bind(args[0]), dims[0])
@@ -392,7 +445,16 @@ stop_gradient_p.vjp_reads = ""
 
 
 def stop_gradient(x: Any) -> Any:
-    """``x``, but derivatives treat it as a constant."""
+    """``x`` (an array or any pytree of them), which derivatives treat as a constant.
+
+    >>> import funcgrad as fg
+    >>> fg.grad(lambda x: x * fg.lax.stop_gradient(x))(3.0)
+    Array(3., dtype=float32, weak_type=True)
+    """
+    from funcgrad.tree_util import tree_map  # noqa: PLC0415
+
+    if type(x) in (list, tuple, dict) or x is None:
+        return tree_map(stop_gradient_p.bind, x)
     return stop_gradient_p.bind(x)
 
 
@@ -410,6 +472,12 @@ def _convert_impl(xp: Any, x: Any, *, new_dtype: np.dtype[Any], weak_type: bool)
 
 convert_element_type_p = Primitive("convert_element_type", abstract_eval=_convert_abstract,
                                    impl=_convert_impl)
+convert_element_type_p.describe(
+    lax="convert_element_type", fusion="elementwise", ufunc=None, torch_method=None,
+    torch_node="ToCopy", lax_fn=lambda x, new_dtype, weak_type=False: convert_element_type(
+        x, new_dtype, weak_type),
+    cuda=lambda eqn, args, t: f"(({t})({args[0]} != 0))" if eqn.outputs[0].aval.dtype.kind == "b"
+    else f"(({t}){args[0]})")
 
 
 def _convert_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,

@@ -612,6 +612,17 @@ def _dus_batch(args: Sequence[Any], dims: Sequence[int | None]) -> Any:
 dynamic_slice_p.batch = _ds_batch
 dynamic_update_slice_p.batch = _dus_batch
 
+
+for _p, _node, _fn in ((gather_p, "Gather", gather), (scatter_p, "Scatter", scatter),
+                       (scatter_add_p, "ScatterAdd", scatter_add),
+                       (scatter_mul_p, "ScatterMul", scatter_mul),
+                       (scatter_min_p, "ScatterReduce", scatter_min),
+                       (scatter_max_p, "ScatterReduce", scatter_max),
+                       (dynamic_slice_p, "Slice", dynamic_slice),
+                       (dynamic_update_slice_p, "SliceScatter", dynamic_update_slice)):
+    _p.describe(lax=_p.name, fusion=None, cuda=None, ufunc=None, torch_method=None,
+                torch_node=_node, lax_fn=_fn)
+
 __all__ = [
     "gather", "gather_p", "scatter_add", "scatter_add_p", "scatter", "scatter_p",
     "scatter_mul", "scatter_mul_p", "scatter_min", "scatter_min_p", "scatter_max",

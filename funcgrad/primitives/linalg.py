@@ -149,4 +149,8 @@ def _dot_batch(args: Sequence[Any], dims: Sequence[int | None], *, dimension_num
 
 dot_general_p.batch = _dot_batch
 
+
+dot_general_p.describe(lax="dot_general", fusion=None, cuda=None, ufunc=None,
+                       torch_method=None, torch_node="Mm", lax_fn=dot_general)
+
 __all__ = ["dot_general", "dot_general_p"]

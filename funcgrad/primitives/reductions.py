@@ -248,6 +248,7 @@ cumsum_p = Primitive("cumsum", abstract_eval=_cumsum_abstract, impl=_cumsum_impl
 linear(cumsum_p, lambda ct, primals, ans, axis, reverse: [cumsum(ct, axis, not reverse)])
 cumsum_p.batch = shifted_axes_batch(cumsum_p, "axis")
 
+
 __all__ = [
     "reduce_sum", "reduce_sum_p", "reduce_max", "reduce_max_p", "reduce_min", "reduce_min_p",
     "reduce_prod", "reduce_prod_p", "argmax", "argmax_p", "argmin", "argmin_p", "cumsum",
@@ -286,9 +287,14 @@ def argsort(x: Any, axis: int = -1) -> Any:
 
 
 def _take_along(x: Any, idx: Any, axis: int) -> Any:
-    from funcgrad.numpy._indexing import take_along_axis  # noqa: PLC0415
+    """``x`` read at in-range indices ``idx`` along ``axis`` (other axes matched)."""
+    from funcgrad.primitives.indexing import gather  # noqa: PLC0415
+    from funcgrad.primitives.structural import concatenate, iota  # noqa: PLC0415
 
-    return take_along_axis(x, idx, axis)
+    a = get_aval(idx)
+    cols = [idx if d == axis else iota(a.dtype, a.shape, d) for d in range(a.ndim)]
+    grid = concatenate([S.expand_dims(c, (a.ndim,)) for c in cols], a.ndim)
+    return gather(x, grid, "clip")
 
 
 def _sort_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, axis: int) -> Any:
@@ -314,3 +320,22 @@ argsort_p.vjp_reads = ""
 argsort_p.batch = shifted_axes_batch(argsort_p, "axis")
 
 __all__ += ["sort", "sort_p", "argsort", "argsort_p"]
+
+# Sum, max and min fuse with an elementwise prologue into one CUDA kernel: their combiner
+# and the identity it starts from ("zero", "lowest" or "highest" of the dtype).
+reduce_sum_p.describe(lax="reduce_sum", fusion="reduction", ufunc=None, torch_method=None,
+                      torch_node="Sum", cuda={"combine": "{a} + {b}", "identity": "zero"},
+                      lax_fn=reduce_sum)
+reduce_max_p.describe(lax="reduce_max", fusion="reduction", ufunc=None, torch_method=None,
+                      torch_node="Amax",
+                      cuda={"combine": "fg_max({a}, {b})", "identity": "lowest"},
+                      lax_fn=reduce_max)
+reduce_min_p.describe(lax="reduce_min", fusion="reduction", ufunc=None, torch_method=None,
+                      torch_node="Amin",
+                      cuda={"combine": "fg_min({a}, {b})", "identity": "highest"},
+                      lax_fn=reduce_min)
+for _p, _node, _fn in ((reduce_prod_p, "Prod", reduce_prod), (argmax_p, "Argmax", argmax),
+                       (argmin_p, "Argmin", argmin), (cumsum_p, "Cumsum", cumsum),
+                       (sort_p, "Sort", sort), (argsort_p, "Sort", argsort)):
+    _p.describe(lax=_p.name, fusion=None, cuda=None, ufunc=None, torch_method=None,
+                torch_node=_node, lax_fn=_fn)

@@ -146,15 +146,23 @@ NUMBER = "iufc"
 INTEGRAL = "biu"
 
 
+def _ufunc_of(np_name: Any) -> str | None:
+    return np_name if isinstance(np_name, str) and isinstance(
+        getattr(np, np_name, None), np.ufunc) else None
+
+
 def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = None, *,
           kinds: str = FLOAT, result_dtype: Any = None, zero_derivative: bool = False,
-          reads: str = "x") -> Primitive:
+          reads: str = "x", cuda: Any = None, torch: str | None = None,
+          lax: str | None = None) -> Primitive:
     """An elementwise unary primitive.
 
     ``deriv(x, ans, **params)`` is its derivative as an expression; the jvp is
     ``t * deriv`` and the vjp ``ct * deriv``. With ``zero_derivative`` the
     output is piecewise constant (floor, sign, comparisons). ``reads`` says which of
     ``x`` (the operand) and ``y`` (the result) ``deriv`` reads: "x", "y" or "x,y".
+    ``cuda`` is its CUDA expression (fusable when given), ``torch`` its Tensor method,
+    ``lax`` its funcgrad.lax name (``name`` by default).
     """
     fn = np_name if callable(np_name) else None
 
@@ -195,18 +203,30 @@ def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = Non
 
     prim.jvp, prim.vjp, prim.batch = jvp, vjp, batch
     prim.vjp_reads = "" if zero_derivative or deriv is None else reads
+    prim.operand_kinds = kinds  # type: ignore[attr-defined]
+    prim.describe(lax=lax or name, fusion="elementwise" if cuda else None, cuda=cuda,
+                  ufunc=_ufunc_of(np_name), torch_method=torch)
+
+    def lax_fn(x: Any, **params: Any) -> Any:
+        return prim.bind(x, **params)
+
+    lax_fn.__name__ = lax_fn.__qualname__ = lax or name
+    lax_fn.__doc__ = f"The ``{name}`` primitive, elementwise (no broadcasting or promotion)."
+    prim.lax_fn = lax_fn
     return prim
 
 
 def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
            dy: Rule | None = None, *, kinds: str = NUMBER, result_dtype: Any = None,
            zero_derivative: bool = False, transpose: Rule | None = None,
-           reads: str = "x") -> Primitive:
+           reads: str = "x", cuda: Any = None, torch: str | None = None,
+           lax: str | None = None) -> Primitive:
     """An elementwise binary primitive on equal dtypes and shapes (or a rank-0 side).
 
     ``dx(x, y, ans)`` and ``dy(x, y, ans)`` are the partial derivatives. A map
     linear in both operands (add, sub) gives ``transpose(ct) -> [ct_x, ct_y]``
-    instead. ``reads`` lists what the partials read: "x0", "x1", "y0" (the result).
+    instead. ``reads`` lists what the partials read: "x0", "x1", "y0" (the result);
+    ``cuda``, ``torch`` and ``lax`` as for :func:`unary`.
     """
     fn = np_name if callable(np_name) else None
 
@@ -261,7 +281,27 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
     prim.jvp, prim.vjp = jvp, vjp
     prim.batch = elementwise_batch(prim)
     prim.vjp_reads = "" if zero_derivative or transpose is not None else reads
+    prim.operand_kinds = kinds  # type: ignore[attr-defined]
+    prim.describe(lax=lax or name, fusion="elementwise" if cuda else None, cuda=cuda,
+                  ufunc=_ufunc_of(np_name), torch_method=torch)
+
+    def lax_fn(x: Any, y: Any) -> Any:
+        return prim.bind(*_scalars_as_operand(x, y))
+
+    lax_fn.__name__ = lax_fn.__qualname__ = lax or name
+    lax_fn.__doc__ = (f"The ``{name}`` primitive, elementwise on equal shapes and dtypes (a "
+                      "Python number takes the other operand's dtype).")
+    prim.lax_fn = lax_fn
     return prim
+
+
+def _scalars_as_operand(x: Any, y: Any) -> tuple[Any, Any]:
+    """A Python number beside an array takes the array's dtype (a weakly typed scalar)."""
+    if dtypes.python_scalar(x) and not dtypes.python_scalar(y):
+        return full((), x, get_aval(y).dtype), y
+    if dtypes.python_scalar(y) and not dtypes.python_scalar(x):
+        return x, full((), y, get_aval(x).dtype)
+    return x, y
 
 
 def linear(prim: Primitive, transpose: Rule, linear_args: Sequence[int] = (0,)) -> None:

@@ -466,6 +466,21 @@ def zeros(shape: Sequence[int], dtype: Any) -> Any:
     return full(shape, 0, dtypes.canonicalize(dtype))
 
 
+
+# What the backends and faces need of these (none is an elementwise kernel of its own;
+# broadcast_in_dim is folded into the reads of the kernel that consumes it).
+broadcast_in_dim_p.describe(lax="broadcast_in_dim", fusion="broadcast", cuda=None, ufunc=None,
+                            torch_method=None, torch_node="Expand", lax_fn=broadcast_in_dim)
+for _p, _lax, _node, _fn in (
+        (reshape_p, "reshape", "View", reshape), (transpose_p, "transpose", "Permute", transpose),
+        (squeeze_p, "squeeze", "Squeeze", squeeze),
+        (expand_dims_p, "expand_dims", "Unsqueeze", expand_dims),
+        (slice_p, "slice", "Slice", slice_), (rev_p, "rev", "Flip", rev),
+        (concatenate_p, "concatenate", "Cat", concatenate),
+        (pad_p, "pad", "ConstantPadNd", pad), (iota_p, "iota", "Arange", iota)):
+    _p.describe(lax=_lax, fusion=None, cuda=None, ufunc=None, torch_method=None,
+                torch_node=_node, lax_fn=_fn)
+
 __all__ = [
     "broadcast_in_dim", "broadcast_in_dim_p", "reshape", "reshape_p", "transpose",
     "transpose_p", "squeeze", "squeeze_p", "expand_dims", "expand_dims_p", "slice_",

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.devices import Device, device_of, device_put
+from funcgrad.devices import Device, device_of, put_buffer
 
 
 class device:  # noqa: N801 - PyTorch's name
@@ -83,7 +83,7 @@ def to_device(buf: Any, d: Any) -> Any:
     target = engine_device(d)
     if target == "cpu" and type(buf) is np.ndarray:
         return buf
-    return device_put(buf, target)
+    return put_buffer(buf, target)
 
 
 class Size(tuple):

@@ -29,6 +29,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.array import ArrayImpl
+from funcgrad.conversion import register_input_converter
 from funcgrad.core import Tracer, current_trace, set_current_trace
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._device import Size, as_device, device, device_of_buffer, to_device
@@ -1273,6 +1274,8 @@ def root_grads(outs: Sequence[Tensor], grads: Any) -> list[Any]:
 
 # jit stages a Tensor as the array it holds, and returns Tensors for Tensor outputs.
 register_array_wrapper(Tensor, lambda t: t._data, lambda a: Tensor._from_data(_as_buffer(a)))
+# The JAX face reads a Tensor as its data (a copy: Arrays are immutable, Tensors are not).
+register_input_converter(lambda x: x._data if isinstance(x, Tensor) else None)
 
 
 # ------------------------------------------------------------------ operators

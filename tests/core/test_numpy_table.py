@@ -347,6 +347,7 @@ ELEMENTWISE = [
              variant="tie"),
     binary("copysign", NONZERO, NONZERO, scalar=-2.0),
     binary("divmod", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0),
+    binary("fmod", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0),
     unary("conjugate"), unary("conj"), unary("real"), unary("imag", grad=False),
     *(binary(n, SMALL_INTS, SMALL_INTS, grad=False, dtypes=ALL, scalar=1)
       for n in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",

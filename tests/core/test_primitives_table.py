@@ -21,6 +21,7 @@ functions and are tested with their transforms. Library bugs are strict xfails
 
 from __future__ import annotations
 
+import math
 import re
 import string
 import warnings
@@ -191,6 +192,8 @@ UNARY_REFS: dict[str, tuple[Callable[..., Any], st.SearchStrategy[float]]] = {
     "atanh": (np.arctanh, UNIT), "sqrt": (np.sqrt, POS),
     "rsqrt": (lambda x: 1 / np.sqrt(x), POS), "cbrt": (np.cbrt, FAR_FROM_0),
     "logistic": (lambda x: 1 / (1 + np.exp(-x)), REAL),
+    "erf": (lambda x: np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype), REAL),
+    "erfc": (lambda x: np.vectorize(math.erfc, otypes=[np.float64])(x).astype(x.dtype), REAL),
     "floor": (np.floor, floats(avoid=0.0, period=1.0)),
     "ceil": (np.ceil, floats(avoid=0.0, period=1.0)),
     "round": (np.rint, floats(avoid=0.5, period=1.0)),  # halves to even, like NumPy

@@ -408,14 +408,14 @@ def test_linearize_pytrees_and_errors() -> None:
 
 
 def test_stop_gradient() -> None:
-    close(fg.grad(lambda x: x * fg.stop_gradient(x))(3.0), 3.0)
-    close(fg.grad(lambda x: x * fg.stop_gradient(x * x))(3.0), 9.0)
-    close(fg.jvp(lambda x: fg.stop_gradient(x) * x, (3.0,), (1.0,))[1], 3.0)
-    tree = fg.stop_gradient({"a": np.ones(2), "b": (2.0,)})
+    close(fg.grad(lambda x: x * fg.lax.stop_gradient(x))(3.0), 3.0)
+    close(fg.grad(lambda x: x * fg.lax.stop_gradient(x * x))(3.0), 9.0)
+    close(fg.jvp(lambda x: fg.lax.stop_gradient(x) * x, (3.0,), (1.0,))[1], 3.0)
+    tree = fg.lax.stop_gradient({"a": np.ones(2), "b": (2.0,)})
     assert tree_structure(tree) == tree_structure({"a": 0, "b": (0,)})
-    close(fg.grad(lambda x: fnp.sum(fg.stop_gradient({"w": x})["w"]) + x[0])(np.ones(2)),
+    close(fg.grad(lambda x: fnp.sum(fg.lax.stop_gradient({"w": x})["w"]) + x[0])(np.ones(2)),
           [1.0, 0.0])
-    close(fg.hessian(lambda x: x ** 2 * fg.stop_gradient(x))(2.0), 4.0)
+    close(fg.hessian(lambda x: x ** 2 * fg.lax.stop_gradient(x))(2.0), 4.0)
 
 
 # ------------------------------------------------------------------ custom_jvp
@@ -664,7 +664,7 @@ def test_make_jaxpr_of_grad_is_one_flat_jaxpr(f) -> None:
     cj = fg.make_jaxpr(fg.grad(f))(x)
     names = _eqn_names(cj)
     assert not set(names) & (_CALL_PRIMS | {"<sub-jaxpr>"}), names
-    assert cj.out_avals == [fg.ShapedArray((2, 3), np.float64)]
+    assert cj.out_avals == [fg.ir.ShapedArray((2, 3), np.float64)]
     close(fg.eval_jaxpr(cj, x)[0], fg.grad(f)(x))
 
 
@@ -759,7 +759,7 @@ def test_check_grads_fails_on_wrong_second_order_only() -> None:
     def f(x):
         return fnp.sin(x)
 
-    f.defjvp(lambda p, t: (f(p[0]), fg.stop_gradient(fnp.cos(p[0])) * t[0]))
+    f.defjvp(lambda p, t: (f(p[0]), fg.lax.stop_gradient(fnp.cos(p[0])) * t[0]))
     x = (np.array([0.3, 1.0]),)
     check_grads(f, x, order=1)
     with pytest.raises(AssertionError):

@@ -193,7 +193,7 @@ def _unary_case(name: str, kind: str = "f", **params: Any) -> Case:
 for _name, _kind in {
     "neg": "f", "sign": "f", "floor": "f", "ceil": "f", "round": "f", "exp": "f",
     "exp2": "f", "expm1": "f", "sin": "f", "cos": "f", "tan": "u", "atan": "f", "sinh": "f",
-    "cosh": "f", "tanh": "f", "asinh": "f", "cbrt": "f", "abs": "f", "logistic": "f",
+    "cosh": "f", "tanh": "f", "asinh": "f", "cbrt": "f", "abs": "f", "logistic": "f", "erf": "f", "erfc": "f",
     "stop_gradient": "f", "log": "p", "log1p": "p", "sqrt": "p", "rsqrt": "p", "asin": "u",
     "acos": "u", "atanh": "u", "acosh": "g", "is_finite": with_nonfinite,
 }.items():
@@ -986,6 +986,7 @@ NP_CASES += [
     ("real", fnp.real, [F23]),
     ("imag", lambda x: fnp.imag(x) + x, [F23]),
     ("divmod", lambda x, y: fnp.divmod(x, y), [F23, Arg((2, 3), "p")]),
+    ("fmod", fnp.fmod, [F23, Arg((2, 3), "p")]),
 ]
 
 

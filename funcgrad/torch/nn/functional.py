@@ -185,9 +185,9 @@ def _on_device_of(arr: np.ndarray, x: Any) -> Any:
     data = _data(x)
     if isinstance(data, np.ndarray) or not type(data).__module__.startswith("cupy"):
         return arr
-    from funcgrad.devices import device_of, device_put  # noqa: PLC0415
+    from funcgrad.devices import device_of, put_buffer  # noqa: PLC0415
 
-    return device_put(arr, device_of(data))
+    return put_buffer(arr, device_of(data))
 
 
 def dropout(input: Any, p: float = 0.5, training: bool = True,  # noqa: A002
