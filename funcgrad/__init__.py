@@ -17,6 +17,7 @@ from funcgrad.api import (
     default_backend,
     device_count,
     device_get,
+    device_put,
     eval_shape,
     local_device_count,
     process_count,
@@ -25,7 +26,7 @@ from funcgrad.api import (
 )
 from funcgrad.array import Array
 from funcgrad.config import config, enable_x64
-from funcgrad.devices import Device, device_put, devices
+from funcgrad.devices import Device, devices
 from funcgrad.ir import ClosedJaxpr, Jaxpr
 from funcgrad.staging import eval_jaxpr, make_jaxpr
 

@@ -129,3 +129,28 @@ def clear_caches() -> None:
     from funcgrad.transforms import jit as _jit  # noqa: PLC0415
 
     _jit.clear_caches()
+
+
+def device_put(x: Any, device: Any = None) -> Any:
+    """The arrays of the pytree ``x`` as Arrays on ``device`` (``"cpu"``, ``"cuda"``,
+    ``"cuda:1"``; the default device when None), copied.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> fg.device_put({"w": np.ones(1)}, "cpu")["w"]
+    Array([1.], dtype=float32)
+    """
+    from funcgrad.conversion import asarray, from_buffer  # noqa: PLC0415
+    from funcgrad.devices import put_buffer  # noqa: PLC0415
+
+    def put(a: Any) -> Any:
+        arr = asarray(a)
+        if type(arr) is not ArrayImpl:
+            from funcgrad.numpy._creation import array  # noqa: PLC0415
+
+            arr = array(arr)
+        if device is None:
+            return arr
+        return from_buffer(put_buffer(arr._value, device), arr.aval.weak_type)
+
+    return tree_map(put, x)

@@ -8,7 +8,7 @@ Values are the backend's own arrays (``numpy.ndarray`` on the CPU,
 >>> fg.devices()[0]
 Device(cpu:0)
 >>> fg.device_put(np.array([1.0, 2.0]), "cpu")
-array([1., 2.])
+Array([1., 2.], dtype=float32)
 """
 
 from __future__ import annotations
@@ -125,32 +125,6 @@ def _parse_device(device: Any) -> Device:
             raise DeviceError(f"unknown device {device!r}; use 'cpu', 'cuda' or 'cuda:N'")
         return Device(plat, int(idx) if idx else 0)
     raise DeviceError(f"a device is a string like 'cuda:0' or a Device, got {device!r}")
-
-
-def device_put(x: Any, device: Any = None) -> Any:
-    """The arrays of the pytree ``x`` as Arrays on ``device`` (``"cpu"``, ``"cuda"``,
-    ``"cuda:1"``; the default device when None), copied.
-
-    >>> import numpy as np
-    >>> import funcgrad as fg
-    >>> fg.device_put({"w": np.ones(1)}, "cpu")["w"]
-    Array([1.], dtype=float32)
-    """
-    from funcgrad.array import ArrayImpl  # noqa: PLC0415
-    from funcgrad.conversion import asarray, from_buffer  # noqa: PLC0415
-    from funcgrad.tree_util import tree_map  # noqa: PLC0415
-
-    def put(a: Any) -> Any:
-        arr = asarray(a)
-        if type(arr) is not ArrayImpl:
-            from funcgrad.numpy._creation import array  # noqa: PLC0415
-
-            arr = array(arr)
-        if device is None:
-            return arr
-        return from_buffer(put_buffer(arr._value, device), arr.aval.weak_type)
-
-    return tree_map(put, x)
 
 
 def put_buffer(x: Any, device: Any) -> Any:

@@ -137,9 +137,12 @@ def install() -> None:
 
     def astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any:
         out = fnp.astype(self, dtype)
-        from funcgrad.devices import device_put  # noqa: PLC0415
+        if device is None:
+            return out
+        from funcgrad.conversion import from_buffer  # noqa: PLC0415
+        from funcgrad.devices import put_buffer  # noqa: PLC0415
 
-        return device_put(out, device) if device is not None else out
+        return from_buffer(put_buffer(out._value, device), out.weak_type)
 
     def take(self: Any, indices: Any, axis: Any = None, out: Any = None, mode: Any = None,
              unique_indices: bool = False, indices_are_sorted: bool = False,

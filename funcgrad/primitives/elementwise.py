@@ -510,3 +510,13 @@ __all__ = [n for n in dir() if n.endswith("_p")] + [
     "erf", "erfc",
     "integer_pow", "select", "convert_element_type", "instantiate", "stop_gradient",
 ]
+
+# PyTorch's node names where they are not the CamelCase of the primitive's name.
+log1p_p.torch_node = "Log1P"
+logistic_p.torch_node = "Sigmoid"
+integer_pow_p.torch_node = "Pow"
+not_p.torch_node = "BitwiseNot"
+and_p.torch_node, or_p.torch_node, xor_p.torch_node = "BitwiseAnd", "BitwiseOr", "BitwiseXor"
+rem_p.torch_node = "Remainder"
+max_p.torch_node, min_p.torch_node = "Maximum", "Minimum"
+is_finite_p.torch_node = "Isfinite"

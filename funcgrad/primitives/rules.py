@@ -204,6 +204,7 @@ def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = Non
     prim.jvp, prim.vjp, prim.batch = jvp, vjp, batch
     prim.vjp_reads = "" if zero_derivative or deriv is None else reads
     prim.operand_kinds = kinds  # type: ignore[attr-defined]
+    prim.arity = 1  # type: ignore[attr-defined]
     prim.describe(lax=lax or name, fusion="elementwise" if cuda else None, cuda=cuda,
                   ufunc=_ufunc_of(np_name), torch_method=torch)
 
@@ -282,6 +283,7 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
     prim.batch = elementwise_batch(prim)
     prim.vjp_reads = "" if zero_derivative or transpose is not None else reads
     prim.operand_kinds = kinds  # type: ignore[attr-defined]
+    prim.arity = 2  # type: ignore[attr-defined]
     prim.describe(lax=lax or name, fusion="elementwise" if cuda else None, cuda=cuda,
                   ufunc=_ufunc_of(np_name), torch_method=torch)
 

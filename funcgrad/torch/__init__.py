@@ -18,7 +18,6 @@ import builtins as _builtins
 
 from funcgrad.torch import _dtypes
 from funcgrad.torch._creation import (
-    Generator,
     arange,
     as_tensor,
     asarray,
@@ -32,7 +31,6 @@ from funcgrad.torch._creation import (
     full_like,
     linspace,
     logspace,
-    manual_seed,
     multinomial,
     normal,
     ones,
@@ -44,7 +42,6 @@ from funcgrad.torch._creation import (
     randn,
     randn_like,
     randperm,
-    seed,
     tensor,
     zeros,
     zeros_like,
@@ -101,6 +98,7 @@ from funcgrad.torch._grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from funcgrad.torch._random import Generator, manual_seed, seed
 from funcgrad.torch._tensor import Tensor
 
 float = float32  # noqa: A001 - PyTorch's aliases
@@ -128,9 +126,13 @@ def is_nonzero(input: Tensor) -> object:  # noqa: A002
     return input.item() != 0
 
 
-from funcgrad.torch import autograd, cuda  # noqa: E402
-from funcgrad.torch import nn, optim  # noqa: E402
-from funcgrad.torch import func  # noqa: E402
+from funcgrad.torch import (  # noqa: E402  # noqa: E402
+    autograd,
+    cuda,
+    func,  # noqa: E402
+    nn,
+    optim,
+)
 from funcgrad.torch._functions import method_functions as _method_functions  # noqa: E402
 
 _method_functions(globals())

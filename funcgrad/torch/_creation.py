@@ -20,47 +20,11 @@ from funcgrad.array import ArrayImpl
 from funcgrad.core import Tracer
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._device import Size, as_device, to_device
+from funcgrad.torch._random import Generator, manual_seed, rng, seed  # noqa: F401
 from funcgrad.torch._tensor import Tensor
 
-_generator: list[np.random.Generator] = [np.random.default_rng()]
-
-
-def _rng() -> np.random.Generator:
-    return _generator[0]
-
-
-def manual_seed(seed: builtins.int) -> Any:
-    """Seed the random number generator of ``randn``, ``rand``, ``randint`` and inits.
-
-    >>> import funcgrad.torch as torch
-    >>> _ = torch.manual_seed(0); a = torch.rand(2)
-    >>> _ = torch.manual_seed(0); bool((torch.rand(2) == a).all())
-    True
-    """
-    _generator[0] = np.random.default_rng(seed)
-    return Generator(seed)
-
-
-def seed() -> builtins.int:
-    """Seed the generator from the operating system; return the seed."""
-    s = builtins.int(np.random.SeedSequence().entropy % (2 ** 63))
-    _generator[0] = np.random.default_rng(s)
-    return s
-
-
-class Generator:
-    """The object ``manual_seed`` returns (PyTorch's ``torch.Generator``)."""
-
-    def __init__(self, seed: builtins.int = 0) -> None:
-        self._seed = seed
-
-    def initial_seed(self) -> builtins.int:
-        return self._seed
-
-    def manual_seed(self, seed: builtins.int) -> Generator:
-        manual_seed(seed)
-        self._seed = seed
-        return self
+# The generator lives in _random (the Tensor module draws from it too).
+_rng = rng
 
 
 def _shape_args(size: tuple[Any, ...]) -> tuple[builtins.int, ...]:

@@ -47,6 +47,16 @@ if TYPE_CHECKING:
     from funcgrad.torch._tensor import Tensor
 
 
+class _TensorClass:
+    """The Tensor class, registered by funcgrad.torch._tensor when it loads (the graph
+    makes Tensors for gradients, but the Tensor module builds on the graph)."""
+
+    cls: Any = None
+
+
+tensor_class = _TensorClass()
+
+
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -332,7 +342,7 @@ class TorchHooks(Hooks):
     def output(self, node: Node, k: int, ct: Any) -> Any:
         if not isinstance(node, GradFn):
             return ct
-        from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
+        Tensor = tensor_class.cls  # noqa: N806
 
         for hook in node.hooks.get(k, ()):
             out = hook(Tensor._wrap_grad(ct))
@@ -364,7 +374,7 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
                  ) -> list[Any] | None:
     """Backpropagate from ``roots``; into ``.grad`` of leaves, or, with ``inputs``
     (``autograd.grad``), return the gradients of those tensors."""
-    from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
+    Tensor = tensor_class.cls  # noqa: N806
 
     capture: dict[tuple[int, int], int] | None = None
     leaf_targets: dict[int, int] = {}
@@ -407,7 +417,7 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
 
 
 def _as_grad(ct: Any, tape: TapeTrace | None) -> Tensor:
-    from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
+    Tensor = tensor_class.cls  # noqa: N806
 
     if tape is not None and type(ct) is TapeTracer and ct._trace is tape:
         return Tensor._from_tracer(ct, tape)
@@ -415,7 +425,7 @@ def _as_grad(ct: Any, tape: TapeTrace | None) -> Tensor:
 
 
 def _accumulate(leaf: Tensor, ct: Any, tape: TapeTrace | None) -> None:
-    from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
+    Tensor = tensor_class.cls  # noqa: N806
 
     g = _as_grad(ct, tape)
     for hook in leaf._hooks:

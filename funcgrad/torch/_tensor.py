@@ -45,8 +45,10 @@ from funcgrad.torch._graph import (
     buffer_of,
     name_node,
     run_backward,
+    tensor_class,
     value_of,
 )
+from funcgrad.torch._random import rng
 from funcgrad.torch._repr import format_tensor_data
 from funcgrad.transforms.reverse import Edge
 from funcgrad.tree_util import tree_flatten, tree_unflatten
@@ -554,14 +556,10 @@ class Tensor:
                                                                    a.shape), src)
 
     def uniform_(self, a: builtins.float = 0.0, b: builtins.float = 1.0) -> Tensor:
-        from funcgrad.torch._creation import _rng  # noqa: PLC0415
-
-        return self._fill_random(_rng().uniform(a, b, self._data.shape))
+        return self._fill_random(rng().uniform(a, b, self._data.shape))
 
     def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0) -> Tensor:
-        from funcgrad.torch._creation import _rng  # noqa: PLC0415
-
-        return self._fill_random(_rng().normal(mean, std, self._data.shape))
+        return self._fill_random(rng().normal(mean, std, self._data.shape))
 
     def _fill_random(self, values: np.ndarray) -> Tensor:
         return self._inplace("Fill", lambda a, v: v, Tensor._from_data(
@@ -824,11 +822,6 @@ class Tensor:
 
         return apply_op("Relu", nn.relu, self)
 
-    def sigmoid(self) -> Tensor:
-        from funcgrad import nn  # noqa: PLC0415
-
-        return apply_op("Sigmoid", nn.sigmoid, _float_input(self))
-
     def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         from funcgrad import nn  # noqa: PLC0415
 
@@ -854,11 +847,6 @@ class Tensor:
 
     def where(self, condition: Any, other: Any) -> Tensor:
         return where(condition, self, other)
-
-    def abs(self) -> Tensor:
-        return apply_op("Abs", fnp.abs, self)
-
-    absolute = abs
 
     def __neg__(self) -> Tensor:
         if self.dtype is D.bool:
@@ -927,33 +915,30 @@ class Tensor:
         vals, idx = self.sort(dim, descending=largest)
         return _MinMax((vals.narrow(dim, 0, k), idx.narrow(dim, 0, k)))
 
+    def _new(self, shape: Any, value: Any, dtype: Any, device: Any,
+             requires_grad: builtins.bool) -> Tensor:
+        dt = self.dtype if dtype is None else D.to_torch(dtype)
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        buf = np.full(tuple(builtins.int(d) for d in shape), value, dt.np)
+        buf = to_device(buf, self.device if device is None else device)
+        return Tensor(buf, requires_grad=requires_grad)
+
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
                   requires_grad: builtins.bool = False) -> Tensor:
-        from funcgrad.torch._creation import zeros  # noqa: PLC0415
-
-        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
-                     requires_grad=requires_grad)
+        return self._new(size, 0, dtype, device, requires_grad)
 
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
                  requires_grad: builtins.bool = False) -> Tensor:
-        from funcgrad.torch._creation import ones  # noqa: PLC0415
-
-        return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
+        return self._new(size, 1, dtype, device, requires_grad)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
                  requires_grad: builtins.bool = False) -> Tensor:
-        from funcgrad.torch._creation import full  # noqa: PLC0415
+        return self._new((size,), fill_value, dtype, device, requires_grad)
 
-        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
-
-    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
-                   requires_grad: builtins.bool = False) -> Tensor:
-        from funcgrad.torch._creation import tensor  # noqa: PLC0415
-
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                      requires_grad=requires_grad)
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: builtins.bool = False) -> Tensor:
+        return self._new(size, 0, dtype, device, requires_grad)
 
 
 _TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -1185,7 +1170,7 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
         node.shown_parents = tuple(a._edge() if isinstance(a, Tensor) else None
                                    for a in shown)
     wrapped = []
-    for o, v, e, k in zip(outs, values, edges, index):
+    for v, e, k in zip(values, edges, index):
         t = Tensor._from_data(_as_buffer(v))
         if e is not None:
             t.grad_fn, t._out_index, t._requires_grad = node, k, True
@@ -1259,9 +1244,8 @@ def root_grads(outs: Sequence[Tensor], grads: Any) -> list[Any]:
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            from funcgrad.torch._creation import ones_like  # noqa: PLC0415
-
-            result.append(ones_like(t))
+            result.append(Tensor._from_data(to_device(np.ones(t.shape, t._data.dtype),
+                                                      t.device)))
         else:
             gd = g if isinstance(g, Tensor) else Tensor._from_data(
                 np.asarray(g, t._data.dtype))
@@ -1272,6 +1256,7 @@ def root_grads(outs: Sequence[Tensor], grads: Any) -> list[Any]:
     return result
 
 
+tensor_class.cls = Tensor
 # jit stages a Tensor as the array it holds, and returns Tensors for Tensor outputs.
 register_array_wrapper(Tensor, lambda t: t._data, lambda a: Tensor._from_data(_as_buffer(a)))
 # The JAX face reads a Tensor as its data (a copy: Arrays are immutable, Tensors are not).
@@ -1408,42 +1393,33 @@ for _name, _op, _fn, _kw in [
     setattr(Tensor, _name, _named_binary(_op, _fn, **_kw))
 
 
-# Unary functions: (method name, PyTorch node name, function, float_only).
+def _primitive_unary() -> list[tuple[str, str, Callable[[Any], Any], builtins.bool]]:
+    """The unary Tensor methods that are one primitive each: the primitives' definitions
+    name the method (``torch_method``) and the node (``torch_node``)."""
+    from funcgrad.core import PRIMITIVES  # noqa: PLC0415
+
+    out = []
+    for prim in PRIMITIVES.values():
+        if prim.torch_method and getattr(prim, "arity", 0) == 1:
+            float_only = getattr(prim, "operand_kinds", "") == "fc"
+            out.append((prim.torch_method, prim.torch_node, prim.bind, float_only))
+    return out
+
+
+# Unary functions: (method name, PyTorch node name, function, float_only): the primitives'
+# own, then aliases and the composite ones.
 _UNARY: list[tuple[str, str, Callable[[Any], Any], builtins.bool]] = [
-    ("exp", "Exp", fnp.exp, True), ("exp2", "Exp2", fnp.exp2, True),
-    ("log", "Log", fnp.log, True), ("log1p", "Log1P", fnp.log1p, True),
-    ("log2", "Log2", fnp.log2, True), ("log10", "Log10", fnp.log10, True),
-    ("expm1", "Expm1", fnp.expm1, True), ("sin", "Sin", fnp.sin, True),
-    ("cos", "Cos", fnp.cos, True), ("tan", "Tan", fnp.tan, True),
-    ("tanh", "Tanh", fnp.tanh, True), ("sinh", "Sinh", fnp.sinh, True),
-    ("cosh", "Cosh", fnp.cosh, True), ("asin", "Asin", fnp.arcsin, True),
-    ("acos", "Acos", fnp.arccos, True), ("atan", "Atan", fnp.arctan, True),
+    *_primitive_unary(),
     ("arcsin", "Asin", fnp.arcsin, True), ("arccos", "Acos", fnp.arccos, True),
-    ("arctan", "Atan", fnp.arctan, True), ("asinh", "Asinh", fnp.arcsinh, True),
-    ("acosh", "Acosh", fnp.arccosh, True), ("atanh", "Atanh", fnp.arctanh, True),
-    ("sqrt", "Sqrt", fnp.sqrt, True), ("rsqrt", "Rsqrt", lambda x: 1.0 / fnp.sqrt(x), True),
-    ("erf", "Erf", lambda x: _lax_erf(x), True), ("erfc", "Erfc", lambda x: _lax_erfc(x), True),
-    ("square", "Pow", fnp.square, False), ("sign", "Sign", fnp.sign, False),
-    ("sgn", "Sgn", fnp.sign, False), ("floor", "Floor", fnp.floor, False),
-    ("ceil", "Ceil", fnp.ceil, False), ("round", "Round", fnp.round, False),
+    ("arctan", "Atan", fnp.arctan, True),
+    ("log2", "Log2", fnp.log2, True), ("log10", "Log10", fnp.log10, True),
+    ("square", "Pow", fnp.square, False), ("sgn", "Sgn", fnp.sign, False),
     ("trunc", "Trunc", fnp.trunc, False), ("frac", "Frac", lambda x: x - fnp.trunc(x), False),
     ("reciprocal", "Reciprocal", lambda x: 1.0 / x, True),
     ("isnan", "Isnan", fnp.isnan, False), ("isinf", "Isinf", fnp.isinf, False),
-    ("isfinite", "Isfinite", fnp.isfinite, False), ("sinc", "Sinc", fnp.sinc, True),
+    ("sinc", "Sinc", fnp.sinc, True),
     ("deg2rad", "Deg2Rad", fnp.deg2rad, True), ("rad2deg", "Rad2Deg", fnp.rad2deg, True),
 ]
-
-
-def _lax_erf(x: Any) -> Any:
-    from funcgrad.primitives.elementwise import erf  # noqa: PLC0415
-
-    return erf(x)
-
-
-def _lax_erfc(x: Any) -> Any:
-    from funcgrad.primitives.elementwise import erfc  # noqa: PLC0415
-
-    return erfc(x)
 
 
 def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: builtins.bool
@@ -1465,6 +1441,7 @@ for _uname, _uop, _ufn, _ufloat in _UNARY:
     setattr(Tensor, _uname, _m)
     if not _uname.startswith("is"):
         setattr(Tensor, _uname + "_", _i)
+Tensor.absolute = Tensor.abs  # type: ignore[attr-defined]
 
 
 def _same_dtype(what: str, a: Any, b: Any) -> None:

@@ -29,8 +29,8 @@ import numpy as np
 
 from funcgrad.core import Tracer
 from funcgrad.torch._grad_mode import no_grad
-from funcgrad.torch.nn.module import Module
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.nn.module import Module
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["buffers_of", "functional_call", "params_of"]

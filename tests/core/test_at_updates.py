@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import funcgrad as fg
@@ -308,19 +308,309 @@ def _data(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.nd
     return rng.uniform(0.5, 2.0, shape).astype(dt)
 
 
-@@BODY@@
+@st.composite
+def problems(draw: Any, kind: str, dtypes: tuple[Any, ...] = ("float64",)) -> dict[str, Any]:
+    """A case, x, values and fill_value for ``kind`` (and a seed for what else is random)."""
+    case = draw(cases())
+    dtype = np.dtype(draw(st.sampled_from(dtypes if kind in INT_KINDS else ("float64",))))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = _data(rng, case.shape, dtype)
+    values = draw(values_for(case, dtype, rng)) if kind in UPDATES else None
+    fill = None if dtype.kind != "f" or draw(st.booleans()) else -1.5
+    return {"case": case, "x": x, "values": values, "fill": fill, "seed": int(rng.integers(
+        2**31))}
 
-# ------------------------------------------------------------------ real jax
+
+def _fixed_problem(case: Case, dtype: Any = "float64") -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    rshape, _ = _addressed(case.shape, case.idx)
+    return {"case": case, "x": _data(rng, case.shape, dtype),
+            "values": _data(rng, rshape, dtype), "fill": None, "seed": 1}
+
+
+def _check(got: Any, want: np.ndarray, what: str) -> None:
+    got_np = np.asarray(got)
+    assert got_np.shape == want.shape, f"{what}: shape {got_np.shape} != {want.shape}"
+    assert got_np.dtype == want.dtype, f"{what}: dtype {got_np.dtype} != {want.dtype}"
+    tol = 1e-5 if want.dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(got_np, want, rtol=tol, atol=tol, equal_nan=True, err_msg=what)
+
+
+KIND_MODE = [pytest.param(k, m, id=f"{k}-{m}") for k in KINDS for m in MODES]
+
+
+def _values_arg(kind: str, p: dict[str, Any]) -> Any:
+    return p["values"] if kind in UPDATES else None
+
+
+def _map_arrays(idx: Any, f: Callable[[Any], Any]) -> Any:
+    if isinstance(idx, tuple):
+        return tuple(f(e) if isinstance(e, np.ndarray) else e for e in idx)
+    return f(idx) if isinstance(idx, np.ndarray) else idx
+
+
+def _split(idx: Any, traced_ints: bool) -> tuple[list[Any], Callable[[list[Any]], Any]]:
+    """The index's integer arrays (and ints, when ``traced_ints``) as a list of operands,
+    and how to rebuild the index from them. Boolean masks stay static."""
+    entries = list(idx) if isinstance(idx, tuple) else [idx]
+    leaves: list[Any] = []
+    slots: list[Any] = []
+    for e in entries:
+        dynamic = (isinstance(e, np.ndarray) and e.dtype != np.bool_) or (
+            traced_ints and isinstance(e, int))
+        if dynamic:
+            slots.append(len(leaves))
+            leaves.append(np.asarray(e, np.int64))
+        else:
+            slots.append(("static", e))
+
+    def rebuild(ls: list[Any]) -> Any:
+        out = tuple(s[1] if isinstance(s, tuple) else ls[s] for s in slots)
+        return out if isinstance(idx, tuple) else out[0]
+
+    return leaves, rebuild
+
+
+# ------------------------------------------------------------------ the runs
+
+
+def _run_eager(kind: str, mode: Any, p: dict[str, Any], as_arrays: bool) -> None:
+    case, x = p["case"], p["x"]
+    idx = _map_arrays(case.idx, fnp.asarray) if as_arrays else case.idx
+    want = _ref(kind, mode, x, case.idx, p["values"], p["fill"])
+    got = _at(kind, mode, fnp.asarray(x), idx, _values_arg(kind, p), p["fill"])
+    assert isinstance(got, fg.Array)
+    _check(got, want, f"eager {kind} mode={mode} {case} indices as Arrays={as_arrays}")
+
+
+def _run_jit(kind: str, mode: Any, p: dict[str, Any], traced: bool) -> None:
+    """Under jit, with the index arrays (and ints) as traced arguments or closed over."""
+    case, x, fill = p["case"], p["x"], p["fill"]
+    want = _ref(kind, mode, x, case.idx, p["values"], fill)
+    values = _values_arg(kind, p)
+    if traced:
+        leaves, rebuild = _split(case.idx, traced_ints=True)
+        f = fg.jit(lambda x, v, *ls: _at(kind, mode, x, rebuild(list(ls)), v, fill))
+        got = f(fnp.asarray(x), values, *leaves)
+    else:
+        g = fg.jit(lambda x, v: _at(kind, mode, x, case.idx, v, fill))
+        got = g(fnp.asarray(x), values)
+    _check(got, want, f"jit {kind} mode={mode} traced indices={traced} {case}")
+
+
+BATCH = 3
+
+
+def _run_vmap(kind: str, mode: Any, p: dict[str, Any], batch_idx: Callable[[int], bool],
+              batch_v: bool) -> None:
+    """vmap over x (and the values and index arrays where ``batch_*`` says) against a loop
+    over the batch; batched index arrays differ from member to member."""
+    case, x0, v, fill = p["case"], p["x"], p["values"], p["fill"]
+    rng = np.random.default_rng(p["seed"])
+    xs = np.stack([x0] + [_data(rng, x0.shape, x0.dtype) for _ in range(BATCH - 1)])
+    leaves, rebuild = _split(case.idx, traced_ints=False)
+    batched = [batch_idx(i) for i in range(len(leaves))]
+    n = max(case.shape)
+    leaf_args = [np.stack([leaf] + [rng.integers(-n - 3, n + 3, leaf.shape)
+                                    for _ in range(BATCH - 1)]) if b else leaf
+                 for leaf, b in zip(leaves, batched)]
+    batch_v = batch_v and kind in UPDATES and isinstance(v, np.ndarray)
+    vs = np.stack([v] + [_data(rng, v.shape, v.dtype) for _ in range(BATCH - 1)]) \
+        if batch_v else _values_arg(kind, p)
+
+    def f(x: Any, v: Any, *ls: Any) -> Any:
+        return _at(kind, mode, x, rebuild(list(ls)), v, fill)
+
+    in_axes = (0, 0 if batch_v else None, *(0 if b else None for b in batched))
+    got = fg.vmap(f, in_axes=in_axes)(fnp.asarray(xs), vs, *leaf_args)
+    want = np.stack([
+        _ref(kind, mode, xs[k], rebuild([a[k] if b else a for a, b in zip(leaf_args, batched)]),
+             vs[k] if batch_v else vs, fill)
+        for k in range(BATCH)])
+    _check(got, want, f"vmap {kind} mode={mode} {case} batched indices={batched} "
+                      f"batched values={batch_v}")
+
+
+EPS = 1e-6
+
+
+def _fd(fun: Callable[..., np.ndarray], args: list[np.ndarray], tangents: list[np.ndarray]
+        ) -> np.ndarray:
+    plus = fun(*(a + EPS * t for a, t in zip(args, tangents)))
+    minus = fun(*(a - EPS * t for a, t in zip(args, tangents)))
+    return (plus - minus) / (2 * EPS)
+
+
+def _run_derivatives(kind: str, mode: Any, p: dict[str, Any]) -> None:
+    """jvp and vjp with respect to x, then to x and the values, in float64."""
+    case, x, v, fill = p["case"], p["x"], p["values"], p["fill"]
+    assert x.dtype == np.float64
+    unique = _unique(case.shape, case.idx, mode)
+    rng = np.random.default_rng(p["seed"])
+    tx = rng.standard_normal(x.shape)
+
+    def ref_x(x: np.ndarray) -> np.ndarray:
+        return _ref(kind, mode, x, case.idx, v, fill)
+
+    def fg_x(x: Any) -> Any:
+        return _at(kind, mode, x, case.idx, v, fill)
+
+    _check_derivatives(fg_x, ref_x, [x], [tx], f"{kind} mode={mode} wrt x {case}")
+    if kind not in UPDATES or kind == "apply" or not isinstance(v, np.ndarray):
+        return
+    tv = rng.standard_normal(v.shape)
+
+    def ref_xv(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return _ref(kind, mode, x, case.idx, v, fill)
+
+    def fg_xv(x: Any, v: Any) -> Any:
+        return _at(kind, mode, x, case.idx, v, fill, unique=unique and kind in MUL_KINDS)
+
+    what = f"{kind} mode={mode} wrt x and values {case} unique={unique}"
+    if kind in MUL_KINDS and not unique:
+        # As in JAX: a scatter-multiply with repeated indices has no derivative with respect
+        # to its multipliers. multiply must say so; divide and power (built on it in JAX)
+        # may say so too, or else must be right.
+        xs, ts = (fnp.asarray(x), fnp.asarray(v)), (fnp.asarray(tx), fnp.asarray(tv))
+        with _raises_or(kind != "multiply"):
+            fg.jvp(fg_xv, xs, ts)
+            _check_derivatives(fg_xv, ref_xv, [x, v], [tx, tv], what)
+        with _raises_or(kind != "multiply"):
+            out, pullback = fg.vjp(fg_xv, *xs)
+            pullback(fnp.ones_like(out))
+            _check_derivatives(fg_xv, ref_xv, [x, v], [tx, tv], what)
+        return
+    _check_derivatives(fg_xv, ref_xv, [x, v], [tx, tv], what)
+
+
+@contextlib.contextmanager
+def _raises_or(may_pass: bool) -> Iterator[None]:
+    """NonDifferentiableError is expected; when ``may_pass``, no error is fine too."""
+    if may_pass:
+        with contextlib.suppress(NonDifferentiableError):
+            yield
+        return
+    with pytest.raises(NonDifferentiableError, match="unique"):
+        yield
+
+
+def _check_derivatives(fg_fun: Callable[..., Any], ref_fun: Callable[..., np.ndarray],
+                       args: list[np.ndarray], tangents: list[np.ndarray], what: str) -> None:
+    want = ref_fun(*args)
+    fd = _fd(ref_fun, args, tangents)
+    # Elements read from fill_value (NaN by default) do not depend on the inputs.
+    fd = np.where(np.isnan(want), 0.0, fd)
+    scale = max(1.0, float(np.max(np.abs(np.nan_to_num(want)), initial=0.0)))
+    out, tangent = fg.jvp(fg_fun, tuple(fnp.asarray(a) for a in args),
+                          tuple(fnp.asarray(t) for t in tangents))
+    _check(out, want, f"jvp primal {what}")
+    np.testing.assert_allclose(np.asarray(tangent), fd, rtol=1e-5, atol=1e-6 * scale,
+                               err_msg=f"jvp {what}")
+    out2, pullback = fg.vjp(fg_fun, *(fnp.asarray(a) for a in args))
+    _check(out2, want, f"vjp primal {what}")
+    ct = np.random.default_rng(7).standard_normal(want.shape)
+    grads = pullback(fnp.asarray(ct))
+    assert len(grads) == len(args)
+    for g, a in zip(grads, args):
+        assert np.asarray(g).shape == a.shape and np.asarray(g).dtype == a.dtype, what
+    # <ct, J t> both ways: the pullback is the transpose of the finite-difference J t.
+    lhs = sum(float(np.vdot(np.asarray(g), t)) for g, t in zip(grads, tangents))
+    rhs = float(np.vdot(ct, fd))
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-5, atol=1e-6 * scale * max(1, ct.size),
+                               err_msg=f"vjp <ct, J t> {what}")
 
 
 @contextlib.contextmanager
 def _jax_x64() -> Iterator[Any]:
+    """jax.numpy in 64-bit mode (as this suite runs), the previous mode restored after."""
     jax = pytest.importorskip("jax")
     prev = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
     try:
-        yield jax
+        import jax.numpy as jjnp
+
+        yield jjnp
     finally:
         jax.config.update("jax_enable_x64", prev)
 
 
+def _run_jax(kind: str, mode: Any, p: dict[str, Any]) -> None:
+    """jax.numpy gives what the reference says, and funcgrad what jax.numpy gives."""
+    case, x, fill = p["case"], p["x"], p["fill"]
+    v = _values_arg(kind, p)
+    with _jax_x64() as jjnp:
+        want = _at(kind, mode, jjnp.asarray(x), case.idx, v, fill)
+        want_np = np.asarray(want)
+        want_weak = bool(want.weak_type)
+    _check(want_np, _ref(kind, mode, x, case.idx, p["values"], fill),
+           f"jax vs the reference: {kind} mode={mode} {case}")
+    got = _at(kind, mode, fnp.asarray(x), case.idx, v, fill)
+    _check(got, want_np, f"funcgrad vs jax: {kind} mode={mode} {case}")
+    assert got.weak_type == want_weak
+
+
+# ------------------------------------------------------------------ the tests
+
+
+@pytest.mark.parametrize("kind,mode", KIND_MODE)
+@given(data=st.data())
+@SETTINGS
+def test_eager_matches_reference(kind: str, mode: Any, data: Any) -> None:
+    p = data.draw(problems(kind, ("float64", "float32", "int32")), label="problem")
+    _run_eager(kind, mode, p, as_arrays=data.draw(st.booleans(), label="indices as Arrays"))
+
+
+@pytest.mark.parametrize("kind,mode", KIND_MODE)
+@given(data=st.data())
+@SETTINGS
+def test_jit_matches_reference(kind: str, mode: Any, data: Any) -> None:
+    p = data.draw(problems(kind, ("float64", "int32")), label="problem")
+    _run_jit(kind, mode, p, traced=data.draw(st.booleans(), label="indices traced"))
+
+
+@pytest.mark.parametrize("kind,mode", KIND_MODE)
+@given(data=st.data())
+@SETTINGS
+def test_vmap_matches_loop(kind: str, mode: Any, data: Any) -> None:
+    p = data.draw(problems(kind, ("float64", "int32")), label="problem")
+    flags = data.draw(st.lists(st.booleans(), min_size=4, max_size=4), label="batched")
+    _run_vmap(kind, mode, p, batch_idx=lambda i: flags[i], batch_v=flags[3])
+
+
+@pytest.mark.parametrize("kind,mode", KIND_MODE)
+@given(data=st.data())
+@SETTINGS
+def test_jvp_and_vjp_match_finite_differences(kind: str, mode: Any, data: Any) -> None:
+    _run_derivatives(kind, mode, data.draw(problems(kind), label="problem"))
+
+
+@pytest.mark.parametrize("kind,mode", KIND_MODE)
+@given(data=st.data())
+@SETTINGS
+def test_matches_jax(kind: str, mode: Any, data: Any) -> None:
+    pytest.importorskip("jax")
+    p = data.draw(problems(kind, ("float64", "float32", "int32")), label="problem")
+    _run_jax(kind, mode, p)
+
+
+@pytest.mark.parametrize("kind,mode", KIND_MODE)
+def test_fixed_cases(kind: str, mode: Any) -> None:
+    """Repeated, negative and out-of-range entries (on both sides), multi-axis and
+    non-adjacent indices, always checked: eagerly, under jit, vmap and the derivatives."""
+    for case in FIXED:
+        for dtype in ("float64", "int32") if kind in INT_KINDS else ("float64",):
+            p = _fixed_problem(case, dtype)
+            for flag in (False, True):
+                _run_eager(kind, mode, p, as_arrays=flag)
+                _run_jit(kind, mode, p, traced=flag)
+                _run_vmap(kind, mode, p, batch_idx=lambda i, f=flag: f, batch_v=flag)
+            if dtype == "float64":
+                _run_derivatives(kind, mode, p)
+
+
+@pytest.mark.parametrize("kind,mode", KIND_MODE)
+def test_fixed_cases_match_jax(kind: str, mode: Any) -> None:
+    pytest.importorskip("jax")
+    for case in FIXED:
+        for dtype in ("float64", "int32") if kind in INT_KINDS else ("float64",):
+            _run_jax(kind, mode, _fixed_problem(case, dtype))

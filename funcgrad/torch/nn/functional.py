@@ -19,7 +19,6 @@ tensor([[-0.2144,  0.1753,  0.0391]])
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable
 from typing import Any

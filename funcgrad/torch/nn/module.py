@@ -28,8 +28,8 @@ import numpy as np
 
 from funcgrad.torch._dtypes import to_torch
 from funcgrad.torch._grad_mode import no_grad
-from funcgrad.torch.nn.parameter import Parameter
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.nn.parameter import Parameter
 
 
 class _IncompatibleKeys(NamedTuple):

@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.torch._creation import empty
+from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import functional as F
 from funcgrad.torch.nn import init
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.parameter import Parameter
-from funcgrad.torch._creation import empty
-from funcgrad.torch._tensor import Tensor
 
 __all__ = [
     "GELU", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Flatten", "Identity",

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _bump,
@@ -41,7 +42,6 @@ from funcgrad.torch.optim.optimizer import (
     _writable,
     _xp,
 )
-from funcgrad.torch._tensor import Tensor
 
 __all__ = ["Adam", "AdamW"]
 
