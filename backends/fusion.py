@@ -25,7 +25,6 @@ from typing import Any
 from funcgrad.ir import Atom, ClosedJaxpr, Eqn, Literal, Var, live_equations
 
 
-
 @dataclass
 class FusedStep:
     """One generated kernel: ``eqns`` over ``shape``, reading ``inputs``, writing ``outputs``.

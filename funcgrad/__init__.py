@@ -9,7 +9,18 @@ PyTorch face is :mod:`funcgrad.torch`.
 Array([2., 4.], dtype=float32)
 """
 
-from funcgrad import dtypes, errors, experimental, ir, lax, numpy, testing, tree, tree_util
+from funcgrad import (
+    dtypes,
+    errors,
+    experimental,
+    ir,
+    lax,
+    nn,  # noqa: E402  (nn builds on the transforms)
+    numpy,
+    testing,
+    tree,
+    tree_util,
+)
 from funcgrad.api import (
     ShapeDtypeStruct,
     block_until_ready,
@@ -38,8 +49,6 @@ from funcgrad.transforms.jit import jit
 from funcgrad.transforms.jvp import jvp, linearize
 from funcgrad.transforms.vjp import grad, value_and_grad, vjp
 from funcgrad.transforms.vmap import vmap
-
-from funcgrad import nn  # noqa: E402  (nn builds on the transforms)
 
 jacobian = jacrev
 __version__ = "0.2.0"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -74,7 +74,7 @@ class Array:
     def __iter__(self) -> Iterator[Any]:
         if not self.aval.shape:
             raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.aval.shape[0]))
+        return (cast(Any, self)[i] for i in range(self.aval.shape[0]))
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         raise TypeError(
@@ -156,7 +156,7 @@ class ArrayImpl(Array):
         """Nested Python lists of Python scalars."""
         return self._host().tolist()
 
-    def tobytes(self, order: str = "C") -> bytes:
+    def tobytes(self, order: Literal["K", "A", "C", "F"] = "C") -> bytes:
         return self._host().tobytes(order)
 
     def __format__(self, spec: str) -> str:

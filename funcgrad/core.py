@@ -9,14 +9,14 @@ transformations nest in any order.
 >>> import numpy as np
 >>> from funcgrad.primitives import add_p
 >>> add_p.bind(np.ones(2), np.ones(2))
-array([2., 2.])
+Array([2., 2.], dtype=float64)
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -476,7 +476,7 @@ def get_aval(x: Any) -> ShapedArray:
     """The abstract value of an Array, a tracer, a buffer or a Python scalar."""
     t = type(x)
     if t is ArrayImpl:
-        return x._aval
+        return cast(ShapedArray, x._aval)
     if t is np.ndarray:
         return _ndarray_aval(x)
     if isinstance(x, Tracer):
@@ -484,7 +484,7 @@ def get_aval(x: Any) -> ShapedArray:
     if t in _PY_SCALARS:
         return ShapedArray.make((), dtypes.scalar_kind_dtype(x), t is not bool)
     if t is Missing:
-        return x.aval
+        return cast(ShapedArray, x.aval)
     dt = getattr(x, "dtype", None)
     shape = getattr(x, "shape", None)
     if dt is not None and shape is not None:

@@ -146,7 +146,8 @@ def device_of(x: Any) -> Device:
 
     >>> import numpy as np
     >>> import funcgrad as fg
-    >>> str(fg.device_of(np.zeros(1)))
+    >>> from funcgrad.devices import device_of
+    >>> str(device_of(np.zeros(1)))
     'cpu:0'
     """
     for name in ("numpy", "cupy"):

@@ -85,6 +85,7 @@ def to_dtype(dtype: Any) -> np.dtype[Any]:
 
 @functools.lru_cache(maxsize=256)
 def _canonical(x64: bool, dtype: Any) -> np.dtype[Any]:
+    dt: np.dtype[Any]
     if dtype is float:
         dt = float64
     elif dtype is int:

@@ -23,10 +23,10 @@ from funcgrad.array import ArrayImpl
 from funcgrad.core import (
     Missing,
     Primitive,
-    as_buffer,
     Trace,
     Tracer,
     abstract_eval,
+    as_buffer,
     bind,
     get_aval,
     leaked_tracer_error,
@@ -180,9 +180,9 @@ def eval_jaxpr(closed_jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[A
     """Evaluate a jaxpr on ``args`` under the current trace (so it composes with transforms).
 
     >>> import funcgrad.numpy as fnp
-    >>> cj = make_jaxpr(lambda x: x + 1.0)(np.zeros(2))
-    >>> eval_jaxpr(cj, np.ones(2))
-    [array([2., 2.])]
+    >>> cj = make_jaxpr(lambda x: x + 1.0)(fnp.zeros(2))
+    >>> eval_jaxpr(cj, fnp.ones(2))
+    [Array([2., 2.], dtype=float32)]
     """
     if isinstance(closed_jaxpr, ClosedJaxpr):
         jaxpr, consts = closed_jaxpr.jaxpr, closed_jaxpr.consts

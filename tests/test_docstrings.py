@@ -9,15 +9,20 @@ import pkgutil
 import pytest
 
 import funcgrad
+import funcgrad.backends
+import funcgrad.transforms
 
 
 def _modules() -> list[str]:
     names = ["funcgrad"]
-    for info in pkgutil.walk_packages(funcgrad.__path__, "funcgrad."):
-        names.append(info.name)
-    return sorted(names)
+    for pkg in (funcgrad, funcgrad.transforms, funcgrad.backends):
+        for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+            names.append(info.name)
+    return sorted(set(names))
 
 
+# The examples show what a user sees by default: JAX's 32-bit mode.
+@pytest.mark.x32
 @pytest.mark.parametrize("name", _modules())
 def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(name)

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from funcgrad import dtypes
+from funcgrad.conversion import asarray
 from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import ArgnumsError, HasAuxError, IntegerInputError, TreeStructureError
-from funcgrad.conversion import asarray
 from funcgrad.tree_util import tree_flatten
 
 

@@ -9,9 +9,9 @@ primitive through its rules. Reverse mode works through ``cond``, ``scan`` and
 >>> import numpy as np
 >>> import funcgrad as fg
 >>> fg.lax.cond(np.array(True), lambda x: x + 1.0, lambda x: x - 1.0, np.array(2.0))
-array(3.)
+Array(3., dtype=float32)
 >>> fg.lax.fori_loop(0, 3, lambda i, x: x * 2.0, np.array(1.0))
-array(8.)
+Array(8., dtype=float32)
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.conversion import asarray
 from funcgrad.core import Primitive, Tracer, as_buffer, get_aval
 from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError, TreeStructureError
 from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray
-from funcgrad.conversion import asarray
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import reductions as R
 from funcgrad.primitives import structural as S
@@ -207,7 +207,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.lax.switch(1, [lambda x: x, lambda x: 2.0 * x], np.array(3.0))
-    array(6.)
+    Array(6., dtype=float32)
     """
     if not branches:
         raise ValueError("switch needs at least one branch")
@@ -248,7 +248,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.lax.cond(np.array(False), lambda x: x + 1.0, lambda x: x - 1.0, np.array(2.0))
-    array(1.)
+    Array(1., dtype=float32)
     """
     p = asarray(pred)
     if get_aval(p).shape != ():
@@ -371,7 +371,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.lax.while_loop(lambda v: v < 10, lambda v: v * 2, np.array(1))
-    array(16)
+    Array(16, dtype=int32)
     """
     carry, tree = _leaves(init_val)
     avals = _avals(carry)
@@ -583,7 +583,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.lax.scan(lambda c, x: (c + x, c * x), np.array(0.0), np.arange(4.0))
-    (array(6.), array([0., 0., 2., 9.]))
+    (Array(6., dtype=float32), Array([0., 0., 2., 9.], dtype=float32))
     """
     carry, c_tree = _leaves(init)
     x_leaves, x_tree = _leaves(xs)
@@ -635,7 +635,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.grad(lambda x: fg.lax.fori_loop(0, 3, lambda i, v: v * x, 1.0))(np.array(2.0))
-    array(12.)
+    Array(12., dtype=float32)
     """
     if not isinstance(lower, Tracer) and not isinstance(upper, Tracer) and \
             np.ndim(lower) == 0 and np.ndim(upper) == 0:
@@ -673,7 +673,7 @@ def map_(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> 
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.lax.map(lambda x: x * 2.0, np.arange(3.0))
-    Array([0., 2., 4.], dtype=float64)
+    Array([0., 2., 4.], dtype=float32)
     """
     if batch_size is None or batch_size <= 1:
         return scan(lambda c, x: (c, f(x)), (), xs)[1]

@@ -14,7 +14,7 @@ trace (eager, staging, jvp, vjp) handles it through the one rule table.
 ...     (x,), (t,) = primals, tangents
 ...     return f(x), 2.0 * t
 >>> fg.grad(f)(np.array(0.3))
-array(2.)
+Array(2., dtype=float32)
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class custom_jvp:  # noqa: N801 - JAX's name
     >>> f.defjvp(lambda p, t: (f(p[0]), 3.0 * t[0]))  # doctest: +ELLIPSIS
     <...>
     >>> fg.grad(f)(np.array(1.0))
-    array(3.)
+    Array(3., dtype=float32)
     """
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
@@ -283,7 +283,7 @@ class custom_vjp:  # noqa: N801 - JAX's name
     >>> f = fg.custom_vjp(lambda x: x * 2.0)
     >>> f.defvjp(lambda x: (f(x), None), lambda res, g: (10.0 * g,))
     >>> fg.grad(f)(np.array(1.0))
-    array(10.)
+    Array(10., dtype=float32)
     """
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
@@ -388,7 +388,7 @@ def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.grad(fg.checkpoint(lambda x: fg.numpy.sin(x)))(np.array(0.0))
-    array(1.)
+    Array(1., dtype=float32)
     """
 
     @functools.wraps(fun)

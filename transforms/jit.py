@@ -11,7 +11,7 @@ compiled backward.
 >>> import funcgrad as fg
 >>> f = fg.jit(lambda x: fg.numpy.sin(x) * 2.0)
 >>> f(np.zeros(2))
-array([0., 0.])
+Array([0., 0.], dtype=float32)
 """
 
 from __future__ import annotations
@@ -344,7 +344,7 @@ def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[in
     ... def f(x, y):
     ...     return fg.numpy.dot(x, y) + 1.0
     >>> f(np.ones(3), np.ones(3))
-    array(4.)
+    Array(4., dtype=float32)
     """
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)

@@ -6,7 +6,7 @@ A JVP tracer carries a primal (a value of the parent trace) and a tangent, or
 >>> import numpy as np
 >>> import funcgrad as fg
 >>> fg.jvp(fg.numpy.sin, (np.array(0.0),), (np.array(1.0),))
-(array(0.), array(1.))
+(Array(0., dtype=float32), Array(1., dtype=float32))
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.jvp(lambda x: x * x, (np.array(3.0),), (np.array(1.0),))
-    (array(9.), array(6.))
+    (Array(9., dtype=float32), Array(6., dtype=float32))
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp takes primals and tangents as tuples, e.g. jvp(f, (x,), (t,))")
@@ -142,7 +142,7 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     >>> import funcgrad as fg
     >>> y, f_jvp = fg.linearize(fg.numpy.sin, np.array(0.0))
     >>> f_jvp(np.array(2.0))
-    array(2.)
+    Array(2., dtype=float32)
     """
     primals = tree_map(as_leaf_array, primals)
     flat_p, in_tree = tree_flatten(primals)

@@ -16,7 +16,7 @@ replace :meth:`Node.backward` (the PyTorch face's operation nodes run an inner w
 >>> import numpy as np
 >>> import funcgrad as fg
 >>> fg.grad(lambda x: (x * x).sum())(np.array([1.0, 2.0]))
-Array([2., 4.], dtype=float64)
+Array([2., 4.], dtype=float32)
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ backward computation can itself be traced, differentiated, staged or batched.
 >>> import funcgrad as fg
 >>> out, f_vjp = fg.vjp(lambda x: x * 3.0, np.array(2.0))
 >>> f_vjp(np.array(1.0))
-(array(3.),)
+(Array(3., dtype=float32),)
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
     >>> import funcgrad as fg
     >>> y, f_vjp = fg.vjp(lambda a, b: a * b, np.array(2.0), np.array(5.0))
     >>> f_vjp(np.array(1.0))
-    (array(5.), array(2.))
+    (Array(5., dtype=float32), Array(2., dtype=float32))
     """
     primals = tree_map(as_leaf_array, primals)
     flat_p, in_tree = tree_flatten(primals)
@@ -173,13 +173,21 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
                 f"structure {out_tree}; pass a cotangent shaped like the output"
             )
         in_cts = backward(_check_cotangents(outs, flat_ct))
-        filled = [zeros_like_aval(get_aval(p)) if c is None else c
-                  for p, c in zip(flat_p, in_cts)]
+        # Each cotangent has its primal's aval, weak type included (as JAX's).
+        filled = [zeros_like_aval(get_aval(p)) if c is None else
+                  _as_primal_type(c, get_aval(p)) for p, c in zip(flat_p, in_cts)]
         return tuple(tree_unflatten(in_tree, filled))
 
     out = tree_unflatten(out_tree, outs)
     # The trace has finished: aux values computed on it are plain values again.
     return (out, vjp_fn, _strip(aux_box[0])) if has_aux else (out, vjp_fn)
+
+
+def _as_primal_type(ct: Any, aval: Any) -> Any:
+    ca = get_aval(ct)
+    if ca.weak_type == aval.weak_type or not dtypes.is_inexact(aval.dtype):
+        return ct
+    return convert_element_type(ct, aval.dtype, aval.weak_type)
 
 
 def _strip(tree: Any) -> Any:
@@ -220,7 +228,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.value_and_grad(lambda x: x ** 2)(np.array(3.0))
-    (array(9.), array(6.))
+    (Array(9., dtype=float32), Array(6., dtype=float32))
     """
     where = "grad"
 
@@ -256,7 +264,7 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.grad(lambda x: fg.numpy.sum(x ** 3))(np.array([1.0, 2.0]))
-    array([ 3., 12.])
+    Array([ 3., 12.], dtype=float32)
     """
     vg = value_and_grad(fun, argnums, has_aux)
 

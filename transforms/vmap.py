@@ -8,7 +8,7 @@ dimension), so ``vmap(f)`` runs no Python loop over the batch.
 >>> import numpy as np
 >>> import funcgrad as fg
 >>> fg.vmap(lambda v: v @ v)(np.arange(6.0).reshape(3, 2))
-array([ 1., 13., 41.])
+Array([ 1., 13., 41.], dtype=float32)
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.vmap(lambda a, b: a * b, in_axes=(0, None))(np.arange(3.0), 2.0)
-    array([0., 2., 4.])
+    Array([0., 2., 4.], dtype=float32)
     """
 
     @functools.wraps(fun)

@@ -60,7 +60,7 @@ def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
 __all__ += ["slice_in_dim"]
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     # Control flow lives with the transformations it needs; load it on first use.
     if name in _CONTROL_FLOW:
         from funcgrad.transforms import control_flow  # noqa: PLC0415

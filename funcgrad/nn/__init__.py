@@ -34,8 +34,8 @@ def relu(x: Any) -> Any:
     the mask ``x <= 0`` is kept for the derivative.
 
     >>> import funcgrad.numpy as jnp
-    >>> relu(jnp.array(0.5))
-    Array(0.5, dtype=float32)
+    >>> relu(jnp.array([-0.5, 0.5]))
+    Array([0. , 0.5], dtype=float32)
     """
     x = jnp.asarray(x)
     return jnp.where(x <= 0, jnp.zeros_like(x), x)

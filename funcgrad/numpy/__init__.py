@@ -7,7 +7,7 @@ primitive below stays shape- and dtype-exact.
 >>> import numpy as np
 >>> import funcgrad.numpy as fnp
 >>> fnp.sum(fnp.exp(np.zeros(3)))
-array(3.)
+Array(3., dtype=float32)
 """
 
 from __future__ import annotations
@@ -119,19 +119,17 @@ from funcgrad.numpy._ufuncs import (
     bitwise_or,
     bitwise_xor,
     cbrt,
-    conj,
-    conjugate,
-    divmod,
-    imag,
-    real,
     ceil,
     clip,
+    conj,
+    conjugate,
     copysign,
     cos,
     cosh,
     deg2rad,
     degrees,
     divide,
+    divmod,
     equal,
     exp,
     exp2,
@@ -144,6 +142,7 @@ from funcgrad.numpy._ufuncs import (
     greater,
     greater_equal,
     hypot,
+    imag,
     invert,
     isfinite,
     isinf,
@@ -171,6 +170,7 @@ from funcgrad.numpy._ufuncs import (
     power,
     rad2deg,
     radians,
+    real,
     reciprocal,
     remainder,
     rint,
@@ -200,7 +200,7 @@ from funcgrad.numpy._scalar_types import _ScalarMeta  # noqa: E402
 ndarray = _Array
 
 
-def dtype(obj: Any, align: bool = False, copy: bool = False) -> Any:
+def dtype(obj: Any, align: bool = False, copy: bool = False) -> Any:  # noqa: F811
     """``numpy.dtype`` that also understands funcgrad's scalar types (``jnp.float32``).
 
     >>> import funcgrad.numpy as jnp

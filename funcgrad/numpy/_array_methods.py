@@ -28,6 +28,14 @@ def _no_out(out: Any, name: str) -> None:
         )
 
 
+def _forward(f: Any) -> Any:
+    return lambda self, other: f(self, other)
+
+
+def _reflected(f: Any) -> Any:
+    return lambda self, other: f(other, self)
+
+
 def install() -> None:
     """Set the operators and methods on ``Array`` (called once by funcgrad.numpy)."""
     import funcgrad.numpy as fnp  # noqa: PLC0415 - installed after funcgrad.numpy loads
@@ -41,13 +49,13 @@ def install() -> None:
     }
     attrs: dict[str, Any] = {}
     for name, f in binary.items():
-        attrs[f"__{name}__"] = (lambda f: lambda self, other: f(self, other))(f)
-        attrs[f"__r{name}__"] = (lambda f: lambda self, other: f(other, self))(f)
+        attrs[f"__{name}__"] = _forward(f)
+        attrs[f"__r{name}__"] = _reflected(f)
     attrs["__divmod__"] = lambda self, other: fnp.divmod(self, other)
     attrs["__rdivmod__"] = lambda self, other: fnp.divmod(other, self)
     for name, f in {"lt": fnp.less, "le": fnp.less_equal, "gt": fnp.greater,
                     "ge": fnp.greater_equal, "eq": fnp.equal, "ne": fnp.not_equal}.items():
-        attrs[f"__{name}__"] = (lambda f: lambda self, other: f(self, other))(f)
+        attrs[f"__{name}__"] = _forward(f)
     attrs.update({
         "__neg__": fnp.negative, "__pos__": fnp.positive, "__abs__": fnp.absolute,
         "__invert__": fnp.invert, "__getitem__": getitem,

@@ -193,7 +193,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
 
         steps = from_buffer((np.arange(num, dtype=np.float64) / max(div, 1)).astype(dt))
         nd = len(get_aval(multiply(s, e)).shape)
-        steps = steps.reshape((num,) + (1,) * nd)
+        steps = steps.reshape((num,) + (1,) * nd)  # type: ignore[attr-defined]
         out = add(expand_dims(s, 0), multiply(expand_dims(subtract(e, s), 0), steps))
         out = moveaxis(out, 0, axis) if axis else out
     else:

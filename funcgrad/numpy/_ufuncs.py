@@ -145,8 +145,8 @@ def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
     """Round to ``decimals`` places (halves to even, as NumPy).
 
     >>> import funcgrad.numpy as fnp
-    >>> float(fnp.round(2.567, 2))
-    2.57
+    >>> fnp.round(fnp.array([2.567, -0.5]), 2)
+    Array([ 2.57, -0.5 ], dtype=float32)
     """
     (x,) = promote_args(x)
     if not dtypes.is_inexact(get_aval(x).dtype):

@@ -3,7 +3,7 @@
 >>> import numpy as np
 >>> from funcgrad.primitives.elementwise import mul
 >>> mul(np.array([2.0]), 3.0)
-array([6.])
+Array([6.], dtype=float64)
 """
 
 from __future__ import annotations
@@ -180,29 +180,44 @@ not_p = unary("not", lambda xp, x: xp.invert(x), kinds=INTEGRAL, zero_derivative
               cuda=lambda eqn, args, t: f"(!{args[0]})" if _kind(eqn) == "b" else f"(~{args[0]})")
 
 exp_p = unary("exp", "exp", lambda x, ans: ans, reads="y", cuda="exp({0})", torch="exp")
-exp2_p = unary("exp2", "exp2", lambda x, ans: mul(ans, math.log(2.0)), reads="y", cuda="exp2({0})", torch="exp2")
+exp2_p = unary("exp2", "exp2", lambda x, ans: mul(ans, math.log(2.0)), reads="y",
+               cuda="exp2({0})", torch="exp2")
 log_p = unary("log", "log", lambda x, ans: _recip(x), cuda="log({0})", torch="log")
-log1p_p = unary("log1p", "log1p", lambda x, ans: _recip(add(x, 1.0)), cuda="log1p({0})", torch="log1p")
-expm1_p = unary("expm1", "expm1", lambda x, ans: add(ans, 1.0), reads="y", cuda="expm1({0})", torch="expm1")
+log1p_p = unary("log1p", "log1p", lambda x, ans: _recip(add(x, 1.0)),
+                cuda="log1p({0})", torch="log1p")
+expm1_p = unary("expm1", "expm1", lambda x, ans: add(ans, 1.0), reads="y",
+                cuda="expm1({0})", torch="expm1")
 sin_p = unary("sin", "sin", lambda x, ans: cos(x), cuda="sin({0})", torch="sin")
 cos_p = unary("cos", "cos", lambda x, ans: neg(sin(x)), cuda="cos({0})", torch="cos")
-tan_p = unary("tan", "tan", lambda x, ans: add(square(ans), 1.0), reads="y", cuda="tan({0})", torch="tan")
-asin_p = unary("asin", "arcsin", lambda x, ans: rsqrt(sub(1.0, square(x))), cuda="asin({0})", torch="asin")
-acos_p = unary("acos", "arccos", lambda x, ans: neg(rsqrt(sub(1.0, square(x)))), cuda="acos({0})", torch="acos")
-atan_p = unary("atan", "arctan", lambda x, ans: _recip(add(square(x), 1.0)), cuda="atan({0})", torch="atan")
-sinh_p = unary("sinh", "sinh", lambda x, ans: PRIMITIVES["cosh"].bind(x), cuda="sinh({0})", torch="sinh")
-cosh_p = unary("cosh", "cosh", lambda x, ans: PRIMITIVES["sinh"].bind(x), cuda="cosh({0})", torch="cosh")
-tanh_p = unary("tanh", "tanh", lambda x, ans: sub(1.0, square(ans)), reads="y", cuda="tanh({0})", torch="tanh")
-asinh_p = unary("asinh", "arcsinh", lambda x, ans: rsqrt(add(square(x), 1.0)), cuda="asinh({0})", torch="asinh")
+tan_p = unary("tan", "tan", lambda x, ans: add(square(ans), 1.0), reads="y",
+              cuda="tan({0})", torch="tan")
+asin_p = unary("asin", "arcsin", lambda x, ans: rsqrt(sub(1.0, square(x))),
+               cuda="asin({0})", torch="asin")
+acos_p = unary("acos", "arccos", lambda x, ans: neg(rsqrt(sub(1.0, square(x)))),
+               cuda="acos({0})", torch="acos")
+atan_p = unary("atan", "arctan", lambda x, ans: _recip(add(square(x), 1.0)),
+               cuda="atan({0})", torch="atan")
+sinh_p = unary("sinh", "sinh", lambda x, ans: PRIMITIVES["cosh"].bind(x),
+               cuda="sinh({0})", torch="sinh")
+cosh_p = unary("cosh", "cosh", lambda x, ans: PRIMITIVES["sinh"].bind(x),
+               cuda="cosh({0})", torch="cosh")
+tanh_p = unary("tanh", "tanh", lambda x, ans: sub(1.0, square(ans)), reads="y",
+               cuda="tanh({0})", torch="tanh")
+asinh_p = unary("asinh", "arcsinh", lambda x, ans: rsqrt(add(square(x), 1.0)),
+                cuda="asinh({0})", torch="asinh")
 acosh_p = unary("acosh", "arccosh",
-                lambda x, ans: rsqrt(mul(sub(x, 1.0), add(x, 1.0))), cuda="acosh({0})", torch="acosh")
-atanh_p = unary("atanh", "arctanh", lambda x, ans: _recip(sub(1.0, square(x))), cuda="atanh({0})", torch="atanh")
+                lambda x, ans: rsqrt(mul(sub(x, 1.0), add(x, 1.0))),
+                cuda="acosh({0})", torch="acosh")
+atanh_p = unary("atanh", "arctanh", lambda x, ans: _recip(sub(1.0, square(x))),
+                cuda="atanh({0})", torch="atanh")
 sqrt_p = unary("sqrt", "sqrt", lambda x, ans: div(full(get_aval(ans).shape, 0.5,
-                                                       get_aval(ans).dtype), ans), reads="y", cuda="sqrt({0})", torch="sqrt")
+                                                       get_aval(ans).dtype), ans), reads="y",
+                                                       cuda="sqrt({0})", torch="sqrt")
 rsqrt_p = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x),
                 lambda x, ans: mul(div(ans, x), -0.5), reads="x,y",
                 cuda="(({T})1 / sqrt({0}))", torch="rsqrt")
-cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)), reads="x,y", cuda="cbrt({0})", torch=None)
+cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)), reads="x,y",
+               cuda="cbrt({0})", torch=None)
 abs_p = unary("abs", "abs", lambda x, ans: sign(x), kinds=NUMBER, torch="abs",
               cuda=lambda eqn, args, t: f"fabs({args[0]})" if _kind(eqn) == "f" else
               f"({args[0]} < 0 ? -{args[0]} : {args[0]})")
@@ -227,9 +242,11 @@ def _special(fn: str) -> Any:
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 erf_p = unary("erf", _special("erf"),
-              lambda x, ans: mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI), cuda="erf({0})", torch="erf")
+              lambda x, ans: mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI),
+              cuda="erf({0})", torch="erf")
 erfc_p = unary("erfc", _special("erfc"),
-               lambda x, ans: mul(exp(neg(square(x))), -_TWO_OVER_SQRT_PI), cuda="erfc({0})", torch="erfc")
+               lambda x, ans: mul(exp(neg(square(x))), -_TWO_OVER_SQRT_PI),
+               cuda="erfc({0})", torch="erfc")
 
 
 def erf(x: Any) -> Any:

@@ -3,7 +3,7 @@
 >>> import numpy as np
 >>> from funcgrad.primitives.reductions import reduce_sum
 >>> reduce_sum(np.ones((2, 3)), (1,))
-array([3., 3.])
+Array([3., 3.], dtype=float64)
 """
 
 from __future__ import annotations

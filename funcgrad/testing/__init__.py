@@ -54,7 +54,9 @@ def _vdot(x: Any, y: Any) -> float:
 def _tol(args: Any, given: float | None, table: dict[Any, float]) -> float:
     if given is not None:
         return given
-    floats = [np.asarray(x).dtype for x in _leaves(args) if _inexact(x)]
+    # The dtype the computation runs in: with 64-bit mode off, float64 inputs run in float32.
+    floats = [dtypes.canonicalize_dtype(np.asarray(x).dtype) for x in _leaves(args)
+              if _inexact(x)]
     return max((table.get(d, 1e-5) for d in floats), default=1e-5)
 
 

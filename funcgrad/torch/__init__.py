@@ -8,10 +8,10 @@ the JAX face (``import funcgrad as jax``).
 >>> x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 >>> y = (x @ x.T).relu().mean()
 >>> y
-tensor(12.5000, grad_fn=<MeanBackward0>)
+tensor(13., grad_fn=<MeanBackward0>)
 >>> y.backward(); x.grad
-tensor([[2.0000, 3.0000],
-        [2.0000, 3.0000]])
+tensor([[2., 3.],
+        [2., 3.]])
 """
 
 import builtins as _builtins

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -123,7 +123,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None,
         except ValueError as e:
             raise ValueError(f"expected sequence of equal lengths: {e}") from None
     if dt is not None and arr.dtype != dt.np:
-        arr = arr.astype(dt.np)
+        arr = cast(Any, arr).astype(dt.np)
     if arr.dtype.kind not in "biufc" and D.from_numpy(arr.dtype) is not D.bfloat16:
         raise TypeError(f"could not make a tensor from {type(data).__name__}")
     return _make(arr, device, requires_grad)

@@ -21,10 +21,13 @@ class device:  # noqa: N801 - PyTorch's name
     """Where a tensor lives: ``cpu`` or ``cuda:N``."""
 
     __slots__ = ("type", "index")
+    type: str
+    index: builtins.int | None
 
     def __init__(self, type: Any, index: builtins.int | None = None) -> None:  # noqa: A002
         if isinstance(type, device):
-            type, index = type.type, type.index  # noqa: A001
+            index = type.index
+            type = type.type  # noqa: A001
         elif isinstance(type, builtins.int):
             type, index = "cuda", type  # noqa: A001
         elif isinstance(type, str) and ":" in type:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import pathlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
@@ -101,7 +101,7 @@ def allclose(a: Tensor, b: Tensor, rtol: builtins.float = 1e-5, atol: builtins.f
 
 
 def equal(a: Tensor, b: Tensor) -> builtins.bool:
-    return a.shape == b.shape and builtins.bool((a == b).all())
+    return a.shape == b.shape and builtins.bool(cast(Any, a == b).all())
 
 
 def _method_function(name: str) -> Callable[..., Any]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from funcgrad import dtypes as _fdt
 from funcgrad.array import ArrayImpl, wrap
@@ -285,7 +285,7 @@ class TapeTrace(Trace):
             else:
                 primals.append(a)
                 parents.append(None)
-        with set_current_trace(self.parent):
+        with set_current_trace(cast(Trace, self.parent)):
             if not (tracked and self.recording):
                 return prim.bind(*primals, **params)
             rule = None
@@ -294,7 +294,8 @@ class TapeTrace(Trace):
             else:
                 out = prim.bind(*primals, **params)
         outs = list(out) if prim.multiple_results else [out]
-        node = record(prim, params, primals, outs, parents, rule, node_type=GradFn)
+        node = cast(GradFn, record(prim, params, primals, outs, parents, rule,
+                                   node_type=GradFn))
         for a, p in zip(args, node.primals):
             if type(a) is TapeTracer and a.vc is not None and type(p) is not Missing:
                 node.saved.append((a.vc, a.vc[0], a.describe or _anonymous))
@@ -404,9 +405,9 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
     if inputs is not None:
         out: list[Any] = [None] * len(inputs)
         for leaf, ct in at.items():
-            i = leaf_targets.get(id(leaf))
-            if i is not None:
-                out[i] = ct
+            target = leaf_targets.get(id(leaf))
+            if target is not None:
+                out[target] = ct
         for i, ct in hooks.captured.items():
             out[i] = ct
         return [None if c is None else _as_grad(c, tape) for c in out]
@@ -436,7 +437,7 @@ def _accumulate(leaf: Tensor, ct: Any, tape: TapeTrace | None) -> None:
         # A fresh, C-ordered gradient that nothing else aliases.
         leaf.grad = g if tape is not None else Tensor._from_data(_fresh(g._data))
     elif tape is not None:
-        leaf.grad = leaf.grad + g
+        leaf.grad = cast(Any, leaf.grad) + g
     else:
         leaf.grad = Tensor._from_data(leaf.grad._data + g._data)
 

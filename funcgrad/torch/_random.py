@@ -29,6 +29,9 @@ class Generator:
     def initial_seed(self) -> int:
         return self._seed
 
+    def __repr__(self) -> str:
+        return f"<torch._C.Generator object at {id(self):#x}>"
+
     def manual_seed(self, seed: int) -> Generator:
         manual_seed(seed)
         self._seed = seed
@@ -49,6 +52,6 @@ def manual_seed(seed: int) -> Any:
 
 def seed() -> int:
     """Seed the generator from the operating system; return the seed."""
-    s = int(np.random.SeedSequence().entropy % (2 ** 63))
+    s = int(np.random.SeedSequence().entropy) % (2 ** 63)  # type: ignore[arg-type]
     _generator[0] = np.random.default_rng(s)
     return s

@@ -23,7 +23,7 @@ import operator
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -861,7 +861,7 @@ class Tensor:
         return self
 
     def __abs__(self) -> Tensor:
-        return self.abs()
+        return cast(Tensor, cast(Any, self).abs())
 
     def __invert__(self) -> Tensor:
         return apply_op("BitwiseNot", fnp.invert, self)
@@ -1317,7 +1317,7 @@ def _compare(op: str, f: Callable[[Any, Any], Any]) -> Callable[[Tensor, Any], T
         if other is None or not isinstance(other, (Tensor, builtins.bool, builtins.int,
                                                    builtins.float, builtins.complex,
                                                    np.generic)):
-            return NotImplemented  # type: ignore[return-value]
+            return NotImplemented
         dt = result_dtype(self, other)
         return apply_op(op, lambda x, y: f(_cast_to(x, dt), _cast_to(y, dt)), self,
                         _fixed_scalar(other, dt))
@@ -1330,7 +1330,7 @@ def _method(op: str, f: Callable[[Any, Any], Any], reverse: builtins.bool = Fals
     def method(self: Tensor, other: Any) -> Tensor:
         if not isinstance(other, (Tensor, builtins.bool, builtins.int, builtins.float,
                                   builtins.complex, np.generic)):
-            return NotImplemented  # type: ignore[return-value]
+            return NotImplemented
         if reverse:
             return binary(op, f, other, self, **kw)
         return binary(op, f, self, other, **kw)
@@ -1423,7 +1423,7 @@ _UNARY: list[tuple[str, str, Callable[[Any], Any], builtins.bool]] = [
 
 
 def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: builtins.bool
-                  ) -> Callable[[Tensor], Tensor]:
+                  ) -> tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor]]:
     def method(self: Tensor) -> Tensor:
         x = _float_input(self) if float_only else self
         return apply_op(op, fn, x)
@@ -1433,11 +1433,11 @@ def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: buil
 
     method.__name__ = name
     inplace.__name__ = name + "_"
-    return method, inplace  # type: ignore[return-value]
+    return method, inplace
 
 
 for _uname, _uop, _ufn, _ufloat in _UNARY:
-    _m, _i = _unary_method(_uname, _uop, _ufn, _ufloat)  # type: ignore[misc]
+    _m, _i = _unary_method(_uname, _uop, _ufn, _ufloat)
     setattr(Tensor, _uname, _m)
     if not _uname.startswith("is"):
         setattr(Tensor, _uname + "_", _i)
@@ -1466,7 +1466,7 @@ def matmul(a: Any, b: Any) -> Tensor:
     return apply_op(op, fnp.matmul, a, b)
 
 
-Tensor.__matmul__ = lambda self, other: matmul(self, other)  # type: ignore[method-assign]
+Tensor.__matmul__ = lambda self, other: matmul(self, other)  # type: ignore[operator]
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)  # type: ignore[attr-defined]
 
 

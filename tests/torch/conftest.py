@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-import funcgrad as fg
 import funcgrad.torch as ft
 
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
-import funcgrad.torch as ft
 import funcgrad.numpy as fnp
+import funcgrad.torch as ft
 
 SCALAR_ONLY = "grad can be implicitly created only for scalar outputs"
 FREED = (

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import funcgrad as fg
 import funcgrad.torch as ft
 
 CASES = [

@@ -193,7 +193,8 @@ def _unary_case(name: str, kind: str = "f", **params: Any) -> Case:
 for _name, _kind in {
     "neg": "f", "sign": "f", "floor": "f", "ceil": "f", "round": "f", "exp": "f",
     "exp2": "f", "expm1": "f", "sin": "f", "cos": "f", "tan": "u", "atan": "f", "sinh": "f",
-    "cosh": "f", "tanh": "f", "asinh": "f", "cbrt": "f", "abs": "f", "logistic": "f", "erf": "f", "erfc": "f",
+    "cosh": "f", "tanh": "f", "asinh": "f", "cbrt": "f", "abs": "f", "logistic": "f",
+    "erf": "f", "erfc": "f",
     "stop_gradient": "f", "log": "p", "log1p": "p", "sqrt": "p", "rsqrt": "p", "asin": "u",
     "acos": "u", "atanh": "u", "acosh": "g", "is_finite": with_nonfinite,
 }.items():

@@ -3,7 +3,7 @@ activations, losses, ``functional`` and ``init``.
 
 >>> import funcgrad.torch as torch
 >>> import funcgrad.torch.nn as nn
->>> torch.manual_seed(0)
+>>> _ = torch.manual_seed(0)
 >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
 >>> loss = nn.CrossEntropyLoss()(model(torch.randn(5, 4)), torch.tensor([0, 1, 2, 1, 0]))
 >>> loss.backward()

@@ -38,10 +38,19 @@ __all__ = [
 
 
 def _op(name: str, impl: Callable[..., Any], *args: Any) -> Any:
-    """``impl(*args)``; with a Tensor among ``args``, one recorded Tensor operation."""
-    if any(isinstance(a, Tensor) for a in args):
-        return apply_op(name, impl, *args)
-    return impl(*args)
+    """``impl(*args)`` as one Tensor operation (recorded when grad is needed). NumPy arrays
+    count as Tensors; funcgrad Arrays and tracers (inside the JAX face's transforms) stay
+    engine values, and so does the result."""
+    from funcgrad.array import Array  # noqa: PLC0415
+
+    if not any(isinstance(a, Tensor) for a in args) and any(
+            isinstance(a, Array) for a in args):
+        from funcgrad.torch._graph import X64  # noqa: PLC0415
+
+        with X64:
+            return impl(*args)
+    return apply_op(name, impl, *(Tensor(a) if isinstance(a, np.ndarray) else a
+                                  for a in args))
 
 
 def _data(x: Any) -> Any:
@@ -150,7 +159,7 @@ def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A
     >>> import numpy as np
     >>> import funcgrad.torch.nn.functional as F
     >>> F.softmax(np.log(np.array([[1.0, 3.0]])), dim=1)
-    array([[0.25, 0.75]])
+    tensor([[0.2500, 0.7500]], dtype=torch.float64)
     """
     if dim is None:
         dim = _softmax_dim("softmax", len(_shape(input)))
@@ -196,7 +205,7 @@ def dropout(input: Any, p: float = 0.5, training: bool = True,  # noqa: A002
 
     >>> import funcgrad.torch as torch
     >>> import funcgrad.torch.nn.functional as F
-    >>> torch.manual_seed(0)
+    >>> _ = torch.manual_seed(0)
     >>> out = F.dropout(torch.ones(1000), p=0.25)
     >>> sorted(set(out.tolist()))
     [0.0, 1.3333333730697632]
@@ -231,8 +240,8 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
     >>> import numpy as np
     >>> import funcgrad.torch.nn.functional as F
     >>> F.linear(np.ones((2, 3)), np.ones((4, 3)), np.arange(4.0))
-    array([[3., 4., 5., 6.],
-           [3., 4., 5., 6.]])
+    tensor([[3., 4., 5., 6.],
+            [3., 4., 5., 6.]], dtype=torch.float64)
     """
     if bias is None:
         return _op("Mm", lambda x, w: fnp.matmul(x, fnp.transpose(w)), input, weight)
@@ -303,7 +312,7 @@ def mse_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
     >>> import numpy as np
     >>> import funcgrad.torch.nn.functional as F
     >>> F.mse_loss(np.array([1.0, 2.0]), np.array([0.0, 0.0]))
-    array(2.5)
+    tensor(2.5000, dtype=torch.float64)
     """
     reduction = _reduction(size_average, reduce, reduction)
     _check_same_size(input, target)
@@ -374,7 +383,7 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
     >>> import numpy as np
     >>> import funcgrad.torch.nn.functional as F
     >>> F.nll_loss(np.log(np.array([[0.5, 0.5], [0.1, 0.9]])), np.array([0, 1]))
-    array(0.39925...)
+    tensor(0.3993, dtype=torch.float64)
     """
     reduction = _reduction(size_average, reduce, reduction)
     shape = _shape(input)
@@ -397,9 +406,9 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
     >>> import funcgrad.torch.nn.functional as F
     >>> logits = np.array([[2.0, 0.5, -1.0]])
     >>> F.cross_entropy(logits, np.array([0]))
-    array(0.24131...)
+    tensor(0.2413, dtype=torch.float64)
     >>> F.cross_entropy(logits, np.array([[1.0, 0.0, 0.0]]))  # the same, as probabilities
-    array(0.24131...)
+    tensor(0.2413, dtype=torch.float64)
     """
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -467,7 +476,7 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
     >>> import numpy as np
     >>> import funcgrad.torch.nn.functional as F
     >>> F.binary_cross_entropy_with_logits(np.array([1000.0, -1000.0]), np.array([1.0, 0.0]))
-    array(0.)
+    tensor(0., dtype=torch.float64)
     """
     reduction = _reduction(size_average, reduce, reduction)
     if _shape(target) != _shape(input):

@@ -6,10 +6,10 @@ recording a graph, from funcgrad's global random generator (``torch.manual_seed`
 >>> w = torch.empty(3, 5)
 >>> init.calculate_fan_in_and_fan_out(w)
 (5, 3)
->>> torch.manual_seed(0); a = init.kaiming_uniform_(w, a=5 ** 0.5).clone()
+>>> _ = torch.manual_seed(0); a = init.kaiming_uniform_(w, a=5 ** 0.5).clone()
 >>> bool((a.abs() <= 5 ** -0.5).all())
 True
->>> torch.manual_seed(0); bool((init.kaiming_uniform_(w, a=5 ** 0.5) == a).all())
+>>> _ = torch.manual_seed(0); bool((init.kaiming_uniform_(w, a=5 ** 0.5) == a).all())
 True
 """
 

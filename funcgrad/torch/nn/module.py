@@ -100,7 +100,7 @@ class Module:
     >>> list(net.state_dict())
     ['scale', 'fc.weight', 'fc.bias']
     >>> net(torch.ones(5, 2)).shape
-    funcgrad.Size([5, 1])
+    torch.Size([5, 1])
     """
 
     training: bool

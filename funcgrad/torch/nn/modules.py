@@ -2,10 +2,10 @@
 
 >>> import funcgrad.torch as torch
 >>> import funcgrad.torch.nn as nn
->>> torch.manual_seed(0)
+>>> _ = torch.manual_seed(0)
 >>> layer = nn.Linear(3, 2)
 >>> layer.weight.shape, layer.bias.shape
-(funcgrad.Size([2, 3]), funcgrad.Size([2]))
+(torch.Size([2, 3]), torch.Size([2]))
 >>> nn.CrossEntropyLoss()(layer(torch.ones(4, 3)), torch.tensor([0, 1, 1, 0])).grad_fn
 <NllLossBackward0 object at 0x...>
 """

@@ -6,7 +6,7 @@ per-parameter state, ``state_dict`` / ``load_state_dict`` in PyTorch's format).
 Updates are made in place on the parameter Tensors, under ``no_grad``.
 
 >>> import funcgrad.torch as torch
->>> from funcgrad import optim
+>>> from funcgrad.torch import optim
 >>> w = torch.tensor([3.0], requires_grad=True)
 >>> opt = optim.SGD([w], lr=0.25)
 >>> for _ in range(3):

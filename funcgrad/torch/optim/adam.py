@@ -12,7 +12,7 @@ For each parameter ``p`` with gradient ``g`` (``-g`` when ``maximize``), at step
     p = p - lr / (1 - beta1 ** t) * m / denom
 
 >>> import funcgrad.torch as torch
->>> from funcgrad import optim
+>>> from funcgrad.torch import optim
 >>> w = torch.tensor([1.0, -2.0], requires_grad=True)
 >>> opt = optim.Adam([w], lr=0.1)
 >>> (w * w).sum().backward()
@@ -153,7 +153,7 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter), as ``torch.optim.AdamW``.
 
     >>> import funcgrad.torch as torch
-    >>> from funcgrad import optim
+    >>> from funcgrad.torch import optim
     >>> w = torch.tensor([1.0], requires_grad=True)
     >>> opt = optim.AdamW([w], lr=0.1, weight_decay=0.5)
     >>> w.grad = torch.tensor([0.0])      # no gradient signal: only the decay acts

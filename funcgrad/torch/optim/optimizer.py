@@ -7,7 +7,7 @@ parameters by integer ids (their position over all groups), so a state dict
 can be loaded into an optimizer built on other (equal-shaped) parameters.
 
 >>> import funcgrad.torch as torch
->>> from funcgrad import optim
+>>> from funcgrad.torch import optim
 >>> w = torch.tensor([1.0, 2.0], requires_grad=True)
 >>> b = torch.tensor([0.5], requires_grad=True)
 >>> opt = optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.5}], lr=0.1)

@@ -10,7 +10,7 @@ gradient ``g`` (``-g`` when ``maximize``)::
     p = p - lr * g
 
 >>> import funcgrad.torch as torch
->>> from funcgrad import optim
+>>> from funcgrad.torch import optim
 >>> w = torch.tensor([1.0, -2.0], requires_grad=True)
 >>> opt = optim.SGD([w], lr=0.1, momentum=0.9)
 >>> for _ in range(2):
