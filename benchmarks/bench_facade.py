@@ -1,16 +1,18 @@
-"""The Tensor facade (eager autograd + funcgrad.optim) against PyTorch, side by side.
+"""funcgrad's PyTorch face (``funcgrad.torch``: eager Tensor autograd and
+``funcgrad.torch.optim``) against PyTorch, side by side.
 
-Workloads, each run by funcgrad and by PyTorch (when installed) on the same data:
+Workloads, each run by ``import funcgrad.torch as torch`` and by PyTorch (when installed)
+on the same data:
 
 - ``chain``: 100 chained small elementwise ops (``* c``, ``+ c``, ``tanh``, ``* x``,
   cycled) on a (32,) and on a (64, 64) tensor, then ``.sum().backward()``; also the
   forward alone, recording the graph and under ``no_grad``. This measures the
-  per-operation overhead of the facade (dispatch, graph recording, backward engine).
+  per-operation overhead of the PyTorch face (dispatch, graph recording, backward engine).
 - ``mlp``: one training step of a 784-256-10 MLP (ReLU, softmax cross-entropy
   written as ``-(onehot * log_softmax(logits)).sum() / batch``) on a batch of 64,
   float32: zero_grad, forward, backward, optimizer step, with SGD (momentum 0.9)
   and with Adam. Built from raw Tensors (matmul + relu), so it does not depend on
-  funcgrad.nn. Also the optimizer step alone (Adam, 4 parameters, fixed gradients).
+  funcgrad.torch.nn. Also the optimizer step alone (Adam, 4 parameters, fixed gradients).
 
 Results are checked before timing: the chain's gradient and the MLP's losses over
 a few steps agree between funcgrad and PyTorch. Each time is the median over
@@ -25,7 +27,7 @@ OMP_NUM_THREADS=N (and the other two) in the environment to compare with N threa
 backward) and prints the top entries by own time and by cumulative time.
 
 Run: python benchmarks/bench_facade.py [--repeat 7] [--min-time 0.2] [--quick]
-     [--no-torch] [--profile] [--profile-only]
+     [--no-torch | --no-peers] [--profile] [--profile-only]
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 from timing import fmt_time, median_times  # noqa: E402 - benchmarks/timing.py
 
-import funcgrad as fg  # noqa: E402
-from funcgrad import optim  # noqa: E402
+import funcgrad  # noqa: E402
+import funcgrad.torch as ft  # noqa: E402 - the PyTorch face
 
 N_OPS = 100
 MLP_SIZES = (784, 256, 10)
@@ -79,8 +81,8 @@ def chain(x: Any, n: int = N_OPS) -> Any:
 
 def chain_runs(lib: str, x0: np.ndarray) -> dict[str, Callable[[], Any]]:
     if lib == "funcgrad":
-        x = fg.tensor(x0, requires_grad=True)
-        no_grad: Any = fg.no_grad
+        x = ft.tensor(x0, requires_grad=True)
+        no_grad: Any = ft.no_grad
     else:
         import torch  # noqa: PLC0415 - optional peer
 
@@ -137,9 +139,9 @@ def mlp_setup(lib: str, opt_name: str, data: dict[str, np.ndarray]
     kwargs: dict[str, Any] = {"lr": 0.05, "momentum": 0.9} if opt_name == "SGD" else \
         {"lr": 1e-3}
     if lib == "funcgrad":
-        params = [fg.tensor(data[k], requires_grad=True) for k in ("W1", "b1", "W2", "b2")]
-        x, onehot = fg.tensor(data["x"]), fg.tensor(data["onehot"])
-        opt: Any = getattr(optim, opt_name)(params, **kwargs)
+        params = [ft.tensor(data[k], requires_grad=True) for k in ("W1", "b1", "W2", "b2")]
+        x, onehot = ft.tensor(data["x"]), ft.tensor(data["onehot"])
+        opt: Any = getattr(ft.optim, opt_name)(params, **kwargs)
     else:
         import torch  # noqa: PLC0415 - optional peer
 
@@ -158,12 +160,6 @@ def mlp_setup(lib: str, opt_name: str, data: dict[str, np.ndarray]
 
 
 # ------------------------------------------------------------------------- measuring
-
-
-
-
-
-
 
 
 def to_numpy(t: Any) -> np.ndarray:
@@ -209,7 +205,7 @@ def run_profile(n_iter: int = 200, top: int = 25) -> str:
 
 def versions() -> str:
     out = [f"Python {platform.python_version()}", f"numpy {np.__version__}",
-           f"funcgrad {fg.__version__}"]
+           f"funcgrad {funcgrad.__version__}"]
     mod = sys.modules.get("torch")
     if mod is not None:
         out.append(f"torch {mod.__version__} ({mod.get_num_threads()} thread(s))")
@@ -225,7 +221,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="seconds each timeit repeat should at least take")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: 3 repeats of ~10 ms (numbers are noisy)")
-    parser.add_argument("--no-torch", action="store_true", help="funcgrad only")
+    parser.add_argument("--no-torch", "--no-peers", dest="no_torch", action="store_true",
+                        help="funcgrad only")
     parser.add_argument("--profile", action="store_true",
                         help="also print a cProfile of funcgrad's chain workload")
     parser.add_argument("--profile-only", action="store_true", help="only the profile")
@@ -237,7 +234,7 @@ def main(argv: list[str] | None = None) -> None:
         return
 
     have_torch = False
-    torch_note = "skipped (--no-torch)"
+    torch_note = "skipped (--no-torch/--no-peers)"
     if not args.no_torch:
         try:
             import torch  # noqa: PLC0415 - optional peer
@@ -272,7 +269,7 @@ def main(argv: list[str] | None = None) -> None:
         if name not in rows:
             rows.append(name)
 
-    print("Tensor facade: funcgrad vs PyTorch (float32, CPU)")
+    print("PyTorch face: funcgrad.torch vs PyTorch (float32, CPU)")
     print(f"machine: {os.cpu_count()} CPU cores ({platform.machine()}, {platform.system()}); "
           f"{versions()}")
     print(f"time: median of {args.repeat} interleaved timeit repeats of the mean time per call;"
@@ -281,14 +278,15 @@ def main(argv: list[str] | None = None) -> None:
         print("checked first: chain gradients and MLP losses agree with torch")
     print()
     width = max(len(r) for r in rows)
-    print(f"| {'workload':<{width}} | {'funcgrad':>10} | {'torch':>10} | {'ratio':>8} |")
-    print(f"| {'-' * width} | {'-' * 10}:| {'-' * 10}:| {'-' * 8}:|")
+    tw = 11 if have_torch else max(11, len(torch_note))
+    print(f"| {'workload':<{width}} | {'funcgrad':>11} | {'torch':>{tw}} | {'ratio':>8} |")
+    print(f"| {'-' * width} | {'-' * 11}:| {'-' * tw}:| {'-' * 8}:|")
     for name in rows:
         t_fg = times[f"funcgrad|{name}"]
         t_t = times.get(f"torch|{name}")
         ratio = f"{t_fg / t_t:7.1f}x" if t_t else "-"
         t_t_s = fmt_time(t_t) if t_t else torch_note if not have_torch else "-"
-        print(f"| {name:<{width}} | {fmt_time(t_fg):>10} | {t_t_s:>10} | {ratio:>8} |")
+        print(f"| {name:<{width}} | {fmt_time(t_fg):>11} | {t_t_s:>{tw}} | {ratio:>8} |")
     if args.profile:
         print()
         print(run_profile())

@@ -6,7 +6,10 @@ The workload is the elementwise chain of ``bench_jit.py`` (12 operations:
 1e7 (and, by default, also 1e8) elements. Rows:
 
 - ``funcgrad jit(backend="cupy")``: the fusion planner turns the chain into ONE generated
-  kernel (its plan is printed), which reads x once and writes the result once;
+  kernel (its plan is printed), which reads x once and writes the result once. Its
+  argument is a ``funcgrad.Array`` on the GPU made once with ``fg.device_put(x, "cuda")``
+  (as JAX users pass device arrays): a CuPy array passed to a jitted function is copied
+  into a new Array on every call, which would add a copy to the timed kernel;
 - ``CuPy eager``: the same expression on CuPy arrays, one kernel (and one temporary
   array) per operation;
 - ``cupy.fuse`` (when it works): CuPy's own elementwise fusion, for comparison.
@@ -76,18 +79,20 @@ def peak_bandwidth(cp: Any, gib: float, repeat: int) -> float:
     return 2 * n * 4 / gpu_time(cp, copy, repeat)
 
 
+def to_host(cp: Any, v: Any) -> np.ndarray:
+    """A CuPy array or a funcgrad Array (on any device) as a NumPy array."""
+    return cp.asnumpy(v) if isinstance(v, cp.ndarray) else np.asarray(v)
 
 
 def run_size(cp: Any, n: int, jf: Any, fused: Any, bw: float, repeat: int
              ) -> list[tuple[str, str, float | None, str]]:
     x_host = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     ref = chain_fn(x_host, np)
-    x = cp.asarray(x_host)
-    # the plan of the same program (no device needed to build it)
-    kernels = fg.jit(lambda a: chain_fn(a, fnp), backend="cupy").lower(
-        np.empty(n, np.float32)).kernels()
+    x = cp.asarray(x_host)  # for the CuPy rows
+    x_fg = fg.device_put(x_host, "cuda")  # a funcgrad Array on the GPU
+    kernels = jf.lower(x_fg).kernels()  # the plan of the timed program
     impls: dict[str, Callable[[], Any]] = {
-        f"funcgrad jit(backend='cupy') [{len(kernels)} kernel(s)]": lambda: jf(x),
+        f"funcgrad jit(backend='cupy') [{len(kernels)} kernel(s)]": lambda: jf(x_fg),
         "CuPy eager (one kernel per op)": lambda: chain_fn(x, cp),
     }
     if fused is not None:
@@ -97,7 +102,7 @@ def run_size(cp: Any, n: int, jf: Any, fused: Any, bw: float, repeat: int
     rows: list[tuple[str, str, float | None, str]] = []
     for label, fn in impls.items():
         try:
-            got = cp.asnumpy(fn())
+            got = to_host(cp, fn())
             np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5, err_msg=label)
             t = gpu_time(cp, fn, repeat)
         except Exception as e:  # noqa: BLE001 - report and go on

@@ -10,16 +10,22 @@ Sections (all float32, the same data for every implementation):
     with ``out=``; XLA (and torch.jit.script's fuser, when it kicks in) fuse.
 (c) ``mlp``: ``value_and_grad`` of the softmax cross-entropy of a 784-512-512-10 tanh MLP
     on a batch of 128: funcgrad ``jit(value_and_grad)``, funcgrad eager, NumPy with a
-    hand-written backward pass, ``jax.jit(jax.value_and_grad)``, torch autograd.
+    hand-written backward pass, ``jax.jit(jax.value_and_grad)``, torch autograd, HIPS
+    autograd's (eager) ``value_and_grad``.
 (d) ``tracing``: the cost of staging a long chain (3 x 1000 ops on a (3,) array) per
     equation: funcgrad ``make_jaxpr``, funcgrad ``jit(f).lower(x).compile()`` (trace +
     generate the Python program), ``jax.make_jaxpr``, ``torch.fx.symbolic_trace``.
+
+funcgrad is called as JAX users call JAX: on ``funcgrad.Array`` arguments made once with
+``jnp.asarray`` (as the jax rows get theirs from ``jax.device_put``); the dispatch section
+also shows a jitted call on NumPy arguments, which are converted to Arrays on every call.
+All data is float32, funcgrad's (and JAX's) default, so 64-bit mode stays off.
 
 Every result is checked against the NumPy reference before it is timed (the first call
 is also the warm-up, and the compile for the jitted rows). Each time is the median over
 ``--repeat`` interleaved timeit repeats (each about ``--min-time`` seconds) of the mean
 time of one call. Ratios: funcgrad (jit) time / peer time, so > 1 means funcgrad is
-slower. Peers that are not installed are shown as "not installed".
+slower. Peers that are not installed are shown as "not installed" (``--no-peers``: skipped).
 
 Threads: everything runs on ``--threads`` threads (default 1: OMP/OPENBLAS/MKL thread
 variables, torch.set_num_threads, and XLA's CPU thread pool), so that the numbers compare
@@ -63,9 +69,12 @@ import numpy as np  # noqa: E402
 from timing import fmt_time, median_times  # noqa: E402 - benchmarks/timing.py
 
 import funcgrad as fg  # noqa: E402
-import funcgrad.numpy as fnp  # noqa: E402
+import funcgrad.numpy as fnp  # noqa: E402 - the JAX face's jnp
 
 F32 = np.float32
+
+
+NO_PEERS = "skipped (--no-peers)"
 
 
 def _peer(name: str) -> Any:
@@ -73,6 +82,11 @@ def _peer(name: str) -> Any:
         return __import__(name)
     except ImportError:
         return None
+
+
+def _missing(peers: dict[str, Any], name: str) -> str:
+    """Why a peer's row is skipped."""
+    return NO_PEERS if not peers else f"not installed ({name})"
 
 
 # ------------------------------------------------------------------ measuring
@@ -92,12 +106,6 @@ def flat(x: Any) -> list[np.ndarray]:
     if isinstance(x, list):
         return [a for v in x for a in flat(v)]
     return [x]
-
-
-
-
-
-
 
 
 class Section:
@@ -173,9 +181,11 @@ def section_dispatch(peers: dict[str, Any]) -> Section:
     ref = tiny_fn(x, y, z, np)
     s = Section("(a) dispatch overhead: f(x, y, z) = tanh(x*y + z)*2 - sin(z), three f32[3]",
                 ref, 1e-5)
+    fx, fy, fz = (fnp.asarray(a) for a in (x, y, z))
     jf = fg.jit(lambda a, b, c: tiny_fn(a, b, c, fnp))
-    s.add("funcgrad jit", "funcgrad", lambda: jf(x, y, z))
-    s.add("funcgrad eager", "funcgrad-eager", lambda: tiny_fn(x, y, z, fnp))
+    s.add("funcgrad jit", "funcgrad", lambda: jf(fx, fy, fz))
+    s.add("funcgrad jit, NumPy arguments", "funcgrad-numpy-args", lambda: jf(x, y, z))
+    s.add("funcgrad eager", "funcgrad-eager", lambda: tiny_fn(fx, fy, fz, fnp))
     s.add("NumPy by hand", "numpy", lambda: tiny_fn(x, y, z, np))
     _jax_and_torch_elementwise(s, peers, tiny_fn, (x, y, z))
     return s
@@ -185,7 +195,7 @@ def _jax_and_torch_elementwise(s: Section, peers: dict[str, Any],
                                fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> None:
     jax, torch = peers.get("jax"), peers.get("torch")
     if jax is None:
-        s.skip("jax.jit", "not installed (jax)")
+        s.skip("jax.jit", _missing(peers, "jax"))
     else:
         import jax.numpy as jnp
 
@@ -193,7 +203,7 @@ def _jax_and_torch_elementwise(s: Section, peers: dict[str, Any],
         jj = jax.jit(lambda *a: fn(*a, jnp))
         s.add("jax.jit", "jax", lambda: jj(*jargs).block_until_ready())
     if torch is None:
-        s.skip("torch eager", "not installed (torch)")
+        s.skip("torch eager", _missing(peers, "torch"))
         return
     targs = [torch.from_numpy(np.ascontiguousarray(a)) for a in args]
     s.add("torch eager", "torch", lambda: fn(*targs, torch))
@@ -218,8 +228,9 @@ def section_chain(peers: dict[str, Any], n: int) -> Section:
     x = np.random.default_rng(1).standard_normal(n).astype(F32)
     ref = chain_fn(x, np)
     s = Section(f"(b) elementwise chain of 12 ops, f32[{n:.0e}]".replace("+0", ""), ref, 1e-5)
+    fx = fnp.asarray(x)
     jf = fg.jit(lambda a: chain_fn(a, fnp))
-    s.add("funcgrad jit", "funcgrad", lambda: jf(x))
+    s.add("funcgrad jit", "funcgrad", lambda: jf(fx))
     s.add("NumPy by hand", "numpy", lambda: chain_fn(x, np))
     _jax_and_torch_elementwise(s, peers, _chain2, (x,))
     return s
@@ -294,14 +305,16 @@ def section_mlp(peers: dict[str, Any]) -> Section:
     ref = numpy_value_and_grad(params, X, Y)
     s = Section(f"(c) MLP {'-'.join(map(str, SIZES))} tanh, softmax CE, batch {BATCH}, "
                 "value_and_grad", ref, 2e-4)
+    fp = [(fnp.asarray(w), fnp.asarray(b)) for w, b in params]
+    fX, fY = fnp.asarray(X), fnp.asarray(Y)
     vg = fg.value_and_grad(lambda p, x, y: mlp_loss(p, x, y, fnp))
     jvg = fg.jit(vg)
-    s.add("funcgrad jit(value_and_grad)", "funcgrad", lambda: jvg(params, X, Y))
-    s.add("funcgrad value_and_grad, eager", "funcgrad-eager", lambda: vg(params, X, Y))
+    s.add("funcgrad jit(value_and_grad)", "funcgrad", lambda: jvg(fp, fX, fY))
+    s.add("funcgrad value_and_grad, eager", "funcgrad-eager", lambda: vg(fp, fX, fY))
     s.add("NumPy by hand (manual backward)", "numpy", lambda: numpy_value_and_grad(params, X, Y))
-    jax, torch = peers.get("jax"), peers.get("torch")
+    jax, torch, autograd = peers.get("jax"), peers.get("torch"), peers.get("autograd")
     if jax is None:
-        s.skip("jax.jit(jax.value_and_grad)", "not installed (jax)")
+        s.skip("jax.jit(jax.value_and_grad)", _missing(peers, "jax"))
     else:
         import jax.numpy as jnp
 
@@ -316,7 +329,7 @@ def section_mlp(peers: dict[str, Any]) -> Section:
 
         s.add("jax.jit(jax.value_and_grad)", "jax", run_jax)
     if torch is None:
-        s.skip("torch autograd (eager)", "not installed (torch)")
+        s.skip("torch autograd (eager)", _missing(peers, "torch"))
     else:
         tp = [(torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True))
               for w, b in params]
@@ -344,6 +357,13 @@ def section_mlp(peers: dict[str, Any]) -> Section:
             return loss.detach(), [(w.grad, b.grad) for w, b in tp]
 
         s.add("torch autograd (eager)", "torch", run_torch)
+    if autograd is None:
+        s.skip("HIPS autograd value_and_grad (eager)", _missing(peers, "autograd"))
+    else:
+        import autograd.numpy as anp
+
+        avg = autograd.value_and_grad(lambda p, x, y: mlp_loss(p, x, y, anp))
+        s.add("HIPS autograd value_and_grad (eager)", "autograd", lambda: avg(params, X, Y))
     return s
 
 
@@ -360,7 +380,7 @@ def long_chain(x: Any, m: Any) -> Any:
 
 
 def section_tracing(peers: dict[str, Any]) -> Section:
-    x = np.linspace(-1, 1, 3).astype(F32)
+    x = fnp.asarray(np.linspace(-1, 1, 3).astype(F32))
     cj = fg.make_jaxpr(lambda a: long_chain(a, fnp))(x)
     n_eqns = len(cj.eqns)
     s = Section(f"(d) tracing cost per equation: a chain of {n_eqns} equations on f32[3]",
@@ -372,15 +392,16 @@ def section_tracing(peers: dict[str, Any]) -> Section:
           lambda: fg.jit(lambda a: long_chain(a, fnp)).lower(x).compile())
     jax, torch = peers.get("jax"), peers.get("torch")
     if jax is None:
-        s.skip("jax.make_jaxpr", "not installed (jax)")
+        s.skip("jax.make_jaxpr", _missing(peers, "jax"))
     else:
         import jax.numpy as jnp
 
-        jn = len(jax.make_jaxpr(lambda a: long_chain(a, jnp))(x).jaxpr.eqns)
+        jx = jax.device_put(np.asarray(x))
+        jn = len(jax.make_jaxpr(lambda a: long_chain(a, jnp))(jx).jaxpr.eqns)
         assert jn == n_eqns, (jn, n_eqns)
-        s.add("jax.make_jaxpr", "jax", lambda: jax.make_jaxpr(lambda a: long_chain(a, jnp))(x))
+        s.add("jax.make_jaxpr", "jax", lambda: jax.make_jaxpr(lambda a: long_chain(a, jnp))(jx))
     if torch is None:
-        s.skip("torch.fx.symbolic_trace", "not installed (torch)")
+        s.skip("torch.fx.symbolic_trace", _missing(peers, "torch"))
     else:
         import torch.fx
 
@@ -403,8 +424,19 @@ def versions(peers: dict[str, Any]) -> str:
            f"funcgrad {getattr(fg, '__version__', '?')}"]
     for name, mod in peers.items():
         if mod is not None:
-            out.append(f"{name} {mod.__version__}")
+            out.append(f"{name} {_version(name, mod)}")
     return ", ".join(out)
+
+
+def _version(name: str, mod: Any) -> str:
+    if hasattr(mod, "__version__"):
+        return str(mod.__version__)
+    try:  # HIPS autograd has no __version__
+        from importlib.metadata import version
+
+        return version(name)
+    except Exception:  # noqa: BLE001
+        return "?"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -415,12 +447,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="smoke run: noisy numbers")
     parser.add_argument("--sections", default="dispatch,chain,mlp,tracing")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--no-peers", action="store_true", help="skip JAX and PyTorch")
+    parser.add_argument("--no-peers", action="store_true",
+                        help="skip JAX, PyTorch and HIPS autograd")
     args = parser.parse_args(argv)
     if args.quick:
         args.repeat, args.min_time = 3, 0.02
-    peers: dict[str, Any] = {} if args.no_peers else {"jax": _peer("jax"),
-                                                       "torch": _peer("torch")}
+    peers: dict[str, Any] = {} if args.no_peers else {
+        name: _peer(name) for name in ("jax", "torch", "autograd")}
     if peers.get("torch") is not None:
         peers["torch"].set_num_threads(args.threads)
         globals()["torch"] = peers["torch"]  # for the TorchScript functions
@@ -453,18 +486,20 @@ def main(argv: list[str] | None = None) -> None:
         section = build()
         summary.append((label, run_section(section, args.repeat, args.min_time), section))
     print("== summary: funcgrad (jit) time / peer time (> 1: funcgrad is slower)")
-    print(f"{'workload':<12}  {'funcgrad':>11}  {'/numpy':>8}  {'/jax':>8}  {'/torch':>8}")
-    print(f"{'-' * 12}  {'-' * 11}  {'-' * 8}  {'-' * 8}  {'-' * 8}")
+    print(f"{'workload':<12}  {'funcgrad':>11}  {'/numpy':>8}  {'/jax':>8}  {'/torch':>8}  "
+          f"{'/autograd':>9}")
+    print(f"{'-' * 12}  {'-' * 11}  {'-' * 8}  {'-' * 8}  {'-' * 8}  {'-' * 9}")
     for label, times, section in summary:
         kinds = {k: name for name, (k, _) in section.impls.items()}
         base = times[kinds["funcgrad"]]
 
-        def ratio(kind: str, kinds: dict[str, str] = kinds, times: dict[str, float] = times,
-                  base: float = base) -> str:
-            return f"{base / times[kinds[kind]]:7.2f}x" if kind in kinds else f"{'-':>8}"
+        def ratio(kind: str, width: int = 8, kinds: dict[str, str] = kinds,
+                  times: dict[str, float] = times, base: float = base) -> str:
+            return f"{base / times[kinds[kind]]:{width - 1}.2f}x" if kind in kinds \
+                else f"{'-':>{width}}"
 
         print(f"{label:<12}  {fmt_time(base):>11}  {ratio('numpy')}  {ratio('jax')}  "
-              f"{ratio('torch')}")
+              f"{ratio('torch')}  {ratio('autograd', 9)}")
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
 
 

@@ -153,6 +153,8 @@ def main(argv: list[str] | None = None) -> None:
         args.repeat, args.min_time = 3, 0.01
 
     dtype = np.dtype(args.dtype)
+    # funcgrad follows JAX: float64 needs the x64 switch (else arrays become float32).
+    fg.config.update("jax_enable_x64", dtype == np.float64)
     rng = np.random.default_rng(0)
     X = rng.standard_normal((args.batch, args.features)).astype(dtype)
     w = (rng.standard_normal(args.features) / np.sqrt(args.features)).astype(dtype)

@@ -1,46 +1,60 @@
-"""A tour of funcgrad: numpy code, its jaxpr, and its derivatives.
+"""A tour of funcgrad: JAX code run unchanged, its jaxpr, its derivatives, and the same
+engine behind the PyTorch face.
 
 Run: python examples/quickstart.py
 """
 
 import numpy as np
 
-import funcgrad as fg
-import funcgrad.numpy as fnp
+import funcgrad as jax
+import funcgrad.numpy as jnp
+import funcgrad.torch as torch
 
 
 def loss(w, x, y):
     """Mean squared error of a tiny two-layer network."""
-    h = fnp.tanh(x @ w["w1"] + w["b1"])
+    h = jnp.tanh(x @ w["w1"] + w["b1"])
     pred = h @ w["w2"]
-    return fnp.mean((pred - y) ** 2)
+    return jnp.mean((pred - y) ** 2)
 
 
 def main() -> None:
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((32, 3))
-    y = np.sin(x.sum(axis=1, keepdims=True))
-    w = {"w1": 0.5 * rng.standard_normal((3, 8)), "b1": np.zeros(8),
-         "w2": 0.5 * rng.standard_normal((8, 1))}
+    x = jnp.asarray(rng.standard_normal((32, 3)), dtype=jnp.float32)
+    y = jnp.sin(x.sum(axis=1, keepdims=True))
+    w = {"w1": 0.5 * jnp.asarray(rng.standard_normal((3, 8)), dtype=jnp.float32),
+         "b1": jnp.zeros(8),
+         "w2": 0.5 * jnp.asarray(rng.standard_normal((8, 1)), dtype=jnp.float32)}
 
     print("The program funcgrad traces (a jaxpr):")
-    print(fg.make_jaxpr(lambda a, b: fnp.sum((a + b) @ a.T))(np.ones((2, 2), np.float32),
-                                                            np.ones((2, 2), np.float32)))
+    print(jax.make_jaxpr(lambda a, b: jnp.sum((a + b) @ a.T))(jnp.ones((2, 2)), jnp.ones((2, 2))))
 
-    value_and_grad = fg.value_and_grad(loss)
+    step_fn = jax.jit(jax.value_and_grad(loss))
     for step in range(201):
-        value, g = value_and_grad(w, x, y)
-        w = fg.tree_util.tree_map(lambda p, d: p - 0.1 * d, w, g)
+        value, g = step_fn(w, x, y)
+        w = jax.tree_util.tree_map(lambda p, d: p - 0.1 * d, w, g)
         if step % 50 == 0:
             print(f"step {step:3d}  loss {float(value):.5f}")
 
-    f = lambda t: fnp.sin(t) * t ** 2  # noqa: E731
-    t = np.array(0.7)
-    print("d/dt   sin(t) t^2 at 0.7:", float(fg.grad(f)(t)))
-    print("d2/dt2 sin(t) t^2 at 0.7:", float(fg.grad(fg.grad(f))(t)))
-    print("Hessian of sum(x^3):\n", fg.hessian(lambda v: fnp.sum(v ** 3))(np.array([1.0, 2.0])))
-    fg.testing.check_grads(loss, (w, x, y), order=2)
+    def f(t):
+        return jnp.sin(t) * t ** 2
+
+    print("d/dt   sin(t) t^2 at 0.7:", jax.grad(f)(0.7))
+    print("d2/dt2 sin(t) t^2 at 0.7:", jax.grad(jax.grad(f))(0.7))
+    print("Hessian of sum(x^3):\n", jax.hessian(lambda v: jnp.sum(v ** 3))(jnp.array([1.0, 2.0])))
+    print("per-example gradients:", jax.vmap(jax.grad(f))(jnp.arange(3.0)))
+    jax.config.update("jax_enable_x64", True)
+    w64 = jax.tree_util.tree_map(lambda p: jnp.asarray(p, dtype=jnp.float64), w)
+    jax.test_util.check_grads(loss, (w64, x.astype(jnp.float64), y.astype(jnp.float64)), order=2)
+    jax.config.update("jax_enable_x64", False)
     print("check_grads: first and second derivatives agree with finite differences")
+
+    print("The same engine behind the PyTorch face:")
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    out = (a @ a.T).relu().mean()
+    print(out)
+    out.backward()
+    print(a.grad)
 
 
 if __name__ == "__main__":

@@ -119,9 +119,7 @@ class ArrayImpl(Array):
             return np.array(v, dtype=dtype, copy=True)
         out = np.asarray(v, dtype=dtype)
         if out is self._value:
-            # A read-only view: nobody outside may change an Array through NumPy.
-            out = out.view()
-            out.flags.writeable = False
+            out = _read_only_view(out)
         return out
 
     def __bool__(self) -> bool:
@@ -160,10 +158,13 @@ class ArrayImpl(Array):
         return self._host().tobytes(order)
 
     def __format__(self, spec: str) -> str:
+        v = self._host()
+        if v.ndim == 0:
+            # As JAX: a 0-d Array formats as the Python scalar it holds.
+            return format(v.item(), spec)
         if not spec:
             return str(self)
-        v = self._host()
-        return format(v if v.ndim else v[()], spec)
+        return format(v, spec)
 
     def __repr__(self) -> str:
         prefix = "Array("
@@ -232,10 +233,28 @@ class ArrayImpl(Array):
         return int(v.ctypes.data) if type(v) is np.ndarray else int(v.data.ptr)
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._value.__dlpack__(*args, **kwargs)
+        v = self._value
+        if type(v) is np.ndarray:
+            # Exported read-only (DLPack 1.0's flag), as JAX does: the consumer may not write.
+            v = v.view()
+            v.flags.writeable = False
+        return v.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self) -> Any:
         return self._value.__dlpack_device__()
+
+
+def _read_only_view(v: np.ndarray) -> np.ndarray:
+    """A view of an Array's buffer that nobody can make writable again (its base is a
+    read-only memoryview, not the buffer), so no one outside changes an Array through NumPy."""
+    try:
+        out = np.asarray(memoryview(v).toreadonly())
+    except (ValueError, TypeError, BufferError):
+        out = None  # dtypes the buffer protocol cannot spell (bfloat16 ...)
+    if out is None or out.dtype != v.dtype:
+        out = v.view()
+        out.flags.writeable = False
+    return out
 
 
 def _rebuild(value: np.ndarray, weak_type: bool) -> ArrayImpl:

@@ -95,6 +95,10 @@ class Primitive:
         # the reverse engine keeps only those (the rest stand as Missing avals). A string
         # of comma-separated tokens, or a callable (n_inputs, n_outputs) -> (ins, outs).
         self.vjp_reads: str | Callable[[int, int], tuple[Any, Any]] | None = None
+        # Finer, optional: for each operand, what its cotangent alone reads (same tokens),
+        # so an operand that needs no cotangent keeps no residual (PyTorch's MulBackward0
+        # of ``x * c`` saves only ``c``: changing ``x`` in place afterwards is harmless).
+        self.vjp_reads_for: tuple[str, ...] | None = None
         # The PyTorch face's node name for this primitive alone ("Mul" -> MulBackward0);
         # Tensor operations name their own nodes, this names what create_graph records.
         self.torch_node = "".join(w.capitalize() for w in name.split("_"))
@@ -299,6 +303,9 @@ class EvalTrace(Trace):
             bufs = [xp.asarray(b, dtype=av.dtype) if type(b) in _PY_SCALARS else b
                     for b, av in zip(bufs, avals)]
         if prim.call_like:
+            if not prim.cheap_abstract_eval:
+                # The body runs user code: Arrays keep their types (weak ones included).
+                bufs = [a if type(a) is ArrayImpl else b for a, b in zip(args, bufs)]
             return _wrap_call_outputs(prim, xp, bufs, avals, params)
         out_avals = abstract_eval(prim, avals, params)
         out = prim.impl(xp, *bufs, **params)
@@ -339,6 +346,9 @@ def _wrap_call_outputs(prim: Primitive, xp: Any, bufs: Sequence[Any],
                 raise leaked_tracer_error(o, f"primitive {prim.name}")
             av = want[k] if want is not None else get_aval(o)
             o = wrap(xp.asarray(o, dtype=av.dtype), av)
+        elif want is not None and o._aval.weak_type != want[k].weak_type:
+            # The body ran on raw buffers (strong); the staged types say weak or not.
+            o = wrap(o._value, want[k])
         fixed.append(o)
     return fixed if prim.multiple_results else fixed[0]
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.array import ArrayImpl
+from funcgrad.array import ArrayImpl, wrap
 from funcgrad.core import (
     Missing,
     Primitive,
@@ -175,6 +175,13 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: Sequence[int] | int = ()
     return staged
 
 
+def _literal_value(lit: Literal) -> Any:
+    # A weakly typed literal stays weak (a raw buffer would read as strongly typed).
+    if lit.aval.weak_type:
+        return wrap(np.asarray(lit.val, lit.aval.dtype), lit.aval)
+    return lit.val
+
+
 def eval_jaxpr(closed_jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[Any] = ()
                ) -> list[Any]:
     """Evaluate a jaxpr on ``args`` under the current trace (so it composes with transforms).
@@ -193,7 +200,7 @@ def eval_jaxpr(closed_jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[A
     env: dict[Var, Any] = {}
 
     def read(a: Atom) -> Any:
-        return a.val if isinstance(a, Literal) else env[a]
+        return _literal_value(a) if isinstance(a, Literal) else env[a]
 
     for v, x in zip(jaxpr.constvars, consts):
         env[v] = x

@@ -281,26 +281,11 @@ def pytrees(jax: Any, jnp: Any, lax: Any) -> Any:
             "jit_tree": jax.jit(lambda t: jax.tree_util.tree_map(lambda u: u + 1, t))(tree)}
 
 
-# Library bugs, confirmed against JAX (each program fails on them every time):
-_WEAK_CONTROL_FLOW_BUG = pytest.mark.xfail(
-    strict=True, reason="bug: lax.cond/switch/while_loop/fori_loop/scan drop the weak type of "
-    "their results: lax.cond(True, lambda x: x * 2.0, lambda x: -x, 3.0) is weak-typed f32 in "
-    "JAX, plain f32 in funcgrad, so (that * jnp.ones(2, jnp.bfloat16)) is f32 instead of bf16")
-_WEAK_CUSTOM_JVP_BUG = pytest.mark.xfail(
-    strict=True, reason="bug: a custom_jvp function drops the weak type of its result: "
-    "log1pexp(jnp.asarray(3.0)) is weak-typed f32 in JAX, plain f32 in funcgrad")
-_FORI_BOUND_BUG = pytest.mark.xfail(
-    strict=True, raises=funcgrad.errors.DTypeError,
-    reason="bug: in 32-bit mode, jit(lambda n: lax.fori_loop(1, n + 1, body, 1))(5) raises "
-    "DTypeError (add on (i32[], i64[])); JAX gives Array(120, dtype=int32, weak_type=True)")
-
 PROGRAMS = [mlp_value_and_grad, jvp_and_vjp, hessian_jacfwd_jacrev, per_example_gradients,
             jit_static_argnums, control_flow_cond, control_flow_loops, at_updates,
             weak_type_promotion, make_jaxpr_text, custom_jvp_log1pexp, grad_options,
             nn_and_reductions, pytrees,
-            pytest.param(fori_loop_traced_bound, marks=_FORI_BOUND_BUG),
-            pytest.param(control_flow_weak_types, marks=_WEAK_CONTROL_FLOW_BUG),
-            pytest.param(custom_jvp_weak_type, marks=_WEAK_CUSTOM_JVP_BUG)]
+            fori_loop_traced_bound, control_flow_weak_types, custom_jvp_weak_type]
 
 # ------------------------------------------------------------------ comparing
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.array import wrap
 from funcgrad.conversion import asarray
 from funcgrad.core import Primitive, Tracer, as_buffer, get_aval
 from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError, TreeStructureError
@@ -71,7 +72,27 @@ def _stage(fun: Callable[..., Any], avals: Sequence[ShapedArray]
 
 
 def _avals(xs: Sequence[Any]) -> list[ShapedArray]:
-    return [get_aval(x).strip_weak() for x in xs]
+    # Weak types kept, as JAX: a Python-scalar carry stays weakly typed through the loop.
+    return [get_aval(x) for x in xs]
+
+
+def _unstacked(a: ShapedArray) -> ShapedArray:
+    """The aval of one slice along the leading axis."""
+    return ShapedArray(a.shape[1:], a.dtype, a.weak_type)
+
+
+def _promote_weak_carry(carry: list[Any], avals: list[ShapedArray],
+                        outs: Sequence[ShapedArray]) -> bool:
+    """JAX's rule for loop carries: a weakly typed initial value whose body result has
+    another dtype takes the promoted type. True when a carry changed (restage)."""
+    changed = False
+    for i, (a, o) in enumerate(zip(avals, outs)):
+        if a.weak_type and a.shape == o.shape and a.dtype != o.dtype:
+            dt, _ = dtypes.promote((a.dtype, True), (o.dtype, o.weak_type))
+            carry[i] = E.convert_element_type(carry[i], dt)
+            avals[i] = get_aval(carry[i])
+            changed = True
+    return changed
 
 
 def _leaves(tree: Any) -> tuple[list[Any], PyTreeDef]:
@@ -80,9 +101,10 @@ def _leaves(tree: Any) -> tuple[list[Any], PyTreeDef]:
 
 
 def _strong(x: Any) -> Any:
-    """Python scalars as arrays of their default dtype, so carries keep one type."""
+    """Python scalars as weakly typed Arrays of their default dtype."""
     if dtypes.python_scalar(x):
-        return np.asarray(x, dtype=get_aval(x).dtype)
+        a = get_aval(x)
+        return wrap(np.asarray(x, dtype=a.dtype), a)
     return x
 
 
@@ -376,6 +398,9 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     carry, tree = _leaves(init_val)
     avals = _avals(carry)
     body_j, body_c, body_tree = _stage(lambda *xs: body_fun(tree_unflatten(tree, xs)), avals)
+    if body_tree == tree and _promote_weak_carry(carry, avals, body_j.out_avals):
+        body_j, body_c, body_tree = _stage(lambda *xs: body_fun(tree_unflatten(tree, xs)),
+                                           avals)
     if body_tree != tree:
         raise TreeStructureError(f"while_loop body returns structure {body_tree}, but the "
                                  f"loop value has structure {tree} (at {user_frame()})")
@@ -396,7 +421,7 @@ def _scan_abstract(*args: ShapedArray, jaxpr: ClosedJaxpr, num_consts: int, num_
                    length: int, reverse: bool) -> list[ShapedArray]:
     outs = jaxpr.out_avals
     carry = outs[:num_carry]
-    ys = [ShapedArray((length, *a.shape), a.dtype) for a in outs[num_carry:]]
+    ys = [ShapedArray((length, *a.shape), a.dtype, a.weak_type) for a in outs[num_carry:]]
     return [*carry, *ys]
 
 
@@ -455,8 +480,8 @@ def _scan_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJ
     for lo, hi in groups:
         ordered_p.append(list(primals[lo:hi]))
         ordered_t.append([t for t, z in zip(tans[lo:hi], nz[lo:hi]) if z])
-    x_avals = [ShapedArray(get_aval(x).shape[1:], get_aval(x).dtype) for x in primals[nc + ncar:]]
-    xt_avals = [ShapedArray(get_aval(t).shape[1:], get_aval(t).dtype) for t in ordered_t[2]]
+    x_avals = [_unstacked(get_aval(x)) for x in primals[nc + ncar:]]
+    xt_avals = [_unstacked(get_aval(t)) for t in ordered_t[2]]
 
     def body_grouped(*args: Any) -> list[Any]:
         sizes = [len(ordered_p[0]), len(ordered_t[0]), len(ordered_p[1]), len(ordered_t[1]),
@@ -514,8 +539,8 @@ def _scan_vjp_fwd(primals: Sequence[Any], *, jaxpr: ClosedJaxpr, num_consts: int
             ct_carry_in = [c for c, fl in zip(in_cts[nc:nc + ncar], carry_fl) if fl]
             return [*new_acc, *ct_carry_in, *in_cts[nc + ncar:n_in]]
 
-        res_avals = [ShapedArray(get_aval(r).shape[1:], get_aval(r).dtype) for r in residuals]
-        cy_avals = [ShapedArray(get_aval(c).shape[1:], get_aval(c).dtype) for c in ct_ys]
+        res_avals = [_unstacked(get_aval(r)) for r in residuals]
+        cy_avals = [_unstacked(get_aval(c)) for c in ct_ys]
         step_j = _stage_fixed(step, [*_avals(const_acc), *_avals(ct_carry), *res_avals,
                                      *cy_avals])
         outs_b = scan_p.bind(*const_acc, *ct_carry, *residuals, *ct_ys, jaxpr=step_j,
@@ -552,7 +577,7 @@ def _scan_batch(args: Sequence[Any], dims: Sequence[Any], *, jaxpr: ClosedJaxpr,
     def body(*a: Any) -> list[Any]:
         return vmap_flat(lambda *b: eval_jaxpr(jaxpr, *b), a, [0] * n_in, size)[0]
 
-    x_avals = [ShapedArray(get_aval(x).shape[1:], get_aval(x).dtype) for x in xs]
+    x_avals = [_unstacked(get_aval(x)) for x in xs]
     body_j = _stage_fixed(body, [*_avals(consts), *_avals(carry), *x_avals])
     outs = scan_p.bind(*consts, *carry, *xs, jaxpr=body_j, num_consts=nc, num_carry=ncar,
                        length=length, reverse=reverse)
@@ -599,7 +624,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         )
     n = lengths.pop()
     c_avals = _avals(carry)
-    x_avals = [ShapedArray(get_aval(x).shape[1:], get_aval(x).dtype) for x in x_leaves]
+    x_avals = [_unstacked(get_aval(x)) for x in x_leaves]
     box: list[PyTreeDef] = []
 
     def body(*a: Any) -> Any:
@@ -619,6 +644,9 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         return [*new_c_leaves, *y_leaves]
 
     body_j, consts, _ = _stage(body, [*c_avals, *x_avals])
+    if _promote_weak_carry(carry, c_avals, body_j.out_avals[:len(carry)]):
+        box.clear()
+        body_j, consts, _ = _stage(body, [*c_avals, *x_avals])
     _check_same("scan's f changes the carry's types", c_avals, body_j.out_avals[:len(carry)])
     outs = scan_p.bind(*consts, *carry, *x_leaves, jaxpr=body_j, num_consts=len(consts),
                        num_carry=len(carry), length=n, reverse=bool(reverse))
@@ -640,7 +668,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     if not isinstance(lower, Tracer) and not isinstance(upper, Tracer) and \
             np.ndim(lower) == 0 and np.ndim(upper) == 0:
         lo, hi = int(lower), int(upper)
-        idx = np.arange(lo, max(lo, hi), dtype=np.int64)
+        idt, weak = dtypes.result_type(lower, upper, return_weak_type_flag=True)
+        steps = np.arange(lo, max(lo, hi), dtype=idt)
+        idx = wrap(steps, ShapedArray(steps.shape, steps.dtype, weak))
 
         def step(val: Any, i: Any) -> tuple[Any, None]:
             return body_fun(i, val), None
@@ -648,17 +678,17 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
         if idx.size == 0:
             return init_val
         return scan(step, init_val, idx)[0]
-    lo_a = E.convert_element_type(asarray(lower), np.int64) if not dtypes.python_scalar(lower) \
-        else np.asarray(lower, np.int64)
-    hi_a = E.convert_element_type(asarray(upper), np.int64) if not dtypes.python_scalar(upper) \
-        else np.asarray(upper, np.int64)
+    # As JAX: the index has the bounds' promoted integer type (int32 unless x64).
+    idt, weak = dtypes.result_type(lower, upper, return_weak_type_flag=True)
+    lo_a = E.convert_element_type(asarray(lower), idt, weak)
+    hi_a = E.convert_element_type(asarray(upper), idt, weak)
 
     def cond_fun(state: Any) -> Any:
         return E.lt(state[0], state[1])
 
     def body(state: Any) -> Any:
         i, u, v = state
-        return (E.add(i, np.asarray(1, np.int64)), u, body_fun(i, v))
+        return (E.add(i, 1), u, body_fun(i, v))
 
     return while_loop(cond_fun, body, (lo_a, hi_a, init_val))[2]
 

@@ -125,11 +125,23 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         return out
 
     outs, touts, out_tree = jvp_flat(flat_fun, flat_p, flat_t)
-    touts = [zeros_like_aval(get_aval(p)) if t is None else t for p, t in zip(outs, touts)]
+    touts = [zeros_like_aval(get_aval(p)) if t is None else as_primal_type(t, get_aval(p))
+             for p, t in zip(outs, touts)]
     result = (tree_unflatten(out_tree, outs), tree_unflatten(out_tree, touts))
     if has_aux:
         return (*result, _strip(aux_box[0]))
     return result
+
+
+def as_primal_type(t: Any, aval: Any) -> Any:
+    """A tangent or cotangent with its primal's aval, weak type included (as JAX's)."""
+    from funcgrad.primitives.elementwise import convert_element_type  # noqa: PLC0415
+
+    ta = get_aval(t)
+    if ta.weak_type == aval.weak_type or not dtypes.is_inexact(aval.dtype) or \
+            ta.dtype != aval.dtype:
+        return t
+    return convert_element_type(t, aval.dtype, aval.weak_type)
 
 
 def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:

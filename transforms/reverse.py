@@ -90,9 +90,11 @@ class Node:
 Edge = Union[tuple[Node, int], Leaf, None]  # noqa: UP007 - a runtime alias on Python 3.10
 
 
-def _normalized_reads(prim: Primitive, n_in: int, n_out: int
-                      ) -> tuple[frozenset[int], frozenset[int]]:
+def _normalized_reads(prim: Primitive, n_in: int, n_out: int,
+                      parents: Sequence[Edge] = ()) -> tuple[frozenset[int], frozenset[int]]:
     reads = prim.vjp_reads
+    if prim.vjp_reads_for is not None and parents:
+        reads = ",".join(r for r, e in zip(prim.vjp_reads_for, parents) if e is not None)
     if reads is None:
         raise NonDifferentiableError(
             f"primitive {prim.name} does not say which values its vjp rule reads "
@@ -126,7 +128,7 @@ def record(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
                 f"primitive {prim.name} has no reverse-mode (vjp) rule, so it cannot be "
                 f"differentiated in reverse mode (at {user_frame()})"
             )
-        kept_in, kept_out = _normalized_reads(prim, len(primals), len(outs))
+        kept_in, kept_out = _normalized_reads(prim, len(primals), len(outs), parents)
     ps = [p if i in kept_in else Missing(get_aval(p)) for i, p in enumerate(primals)]
     os = [o if i in kept_out else Missing(get_aval(o)) for i, o in enumerate(outs)]
     return node_type(prim, params, ps, os, parents, rule)

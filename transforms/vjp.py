@@ -18,7 +18,10 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from funcgrad import dtypes
+from funcgrad.array import wrap
 from funcgrad.core import (
     PrimalTracer,
     Primitive,
@@ -37,6 +40,7 @@ from funcgrad.transforms._util import (
     normalize_argnums,
     split_aux,
 )
+from funcgrad.transforms.jvp import as_primal_type
 from funcgrad.transforms.reverse import Edge, Leaf, record, walk
 from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -175,19 +179,12 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
         in_cts = backward(_check_cotangents(outs, flat_ct))
         # Each cotangent has its primal's aval, weak type included (as JAX's).
         filled = [zeros_like_aval(get_aval(p)) if c is None else
-                  _as_primal_type(c, get_aval(p)) for p, c in zip(flat_p, in_cts)]
+                  as_primal_type(c, get_aval(p)) for p, c in zip(flat_p, in_cts)]
         return tuple(tree_unflatten(in_tree, filled))
 
     out = tree_unflatten(out_tree, outs)
     # The trace has finished: aux values computed on it are plain values again.
     return (out, vjp_fn, _strip(aux_box[0])) if has_aux else (out, vjp_fn)
-
-
-def _as_primal_type(ct: Any, aval: Any) -> Any:
-    ca = get_aval(ct)
-    if ca.weak_type == aval.weak_type or not dtypes.is_inexact(aval.dtype):
-        return ct
-    return convert_element_type(ct, aval.dtype, aval.weak_type)
 
 
 def _strip(tree: Any) -> Any:
@@ -249,7 +246,9 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         else:
             out, f_vjp = vjp(f, *dyn)
         scalar = _check_scalar_output(out, where)
-        one = full((), 1.0, get_aval(scalar).dtype)
+        sa = get_aval(scalar)
+        # The seed has the output's type, weak included, so the gradient has the input's.
+        one = wrap(np.ones((), sa.dtype), sa) if sa.weak_type else full((), 1.0, sa.dtype)
         grads = f_vjp(tree_unflatten(tree_flatten(out)[1], [one]))
         g = grads[0] if single else grads
         return ((out, aux), g) if has_aux else (out, g)

@@ -227,9 +227,15 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
             continue
         n = shape[ax]
         if isinstance(e, slice):
-            start, stop, step = e.indices(n)
-            # On the padded axis a stop of -1 would mean "the last entry": spell "to 0".
-            fixed.append(slice(start, None if stop < 0 else stop, step))
+            r = range(*e.indices(n))
+            # Spelled with non-negative bounds: on the padded axis a negative bound would
+            # count from the padding entry.
+            if not r:
+                fixed.append(slice(0, 0, 1))
+            elif r.step > 0:
+                fixed.append(slice(r[0], r[-1] + 1, r.step))
+            else:
+                fixed.append(slice(r[0], r[-1] - 1 if r[-1] > 0 else None, r.step))
         elif _is_int_scalar(e):
             i = operator.index(e)
             i = i + n if i < 0 else i
@@ -393,11 +399,11 @@ class _IndexedRef:
 
     def power(self, values: Any, *, indices_are_sorted: bool = False,
               unique_indices: bool = False, mode: Any = None) -> Any:
-        """A copy of ``x`` with ``x[idx] **= values`` (once per occurrence of an index)."""
+        """A copy of ``x`` with ``x[idx] **= values`` (in turn for each occurrence of an
+        index, as JAX: ``(x ** v1) ** v2``)."""
         from funcgrad.numpy._ufuncs import power  # noqa: PLC0415
 
-        v = values
-        return self.apply(lambda t: power(t, v), mode=mode)
+        return _apply(self.x, self.idx, power, mode, values)
 
     def min(self, values: Any, *, indices_are_sorted: bool = False,
             unique_indices: bool = False, mode: Any = None) -> Any:
@@ -412,28 +418,56 @@ class _IndexedRef:
     def apply(self, func: Callable[[Any], Any], *, indices_are_sorted: bool = False,
               unique_indices: bool = False, mode: Any = None) -> Any:
         """A copy of ``x`` with ``func`` applied at ``idx`` (once per occurrence)."""
-        return _apply(self.x, self.idx, func, mode)
+        return _apply(self.x, self.idx, lambda t, _: func(t), mode, None)
 
 
-def _apply(x: Any, idx: Any, func: Callable[[Any], Any], mode: Any) -> Any:
+def _occurrence_rank(pos: np.ndarray) -> np.ndarray:
+    """For each update, how many earlier updates name the same element."""
+    order = np.argsort(pos, kind="stable")
+    ranked = pos[order]
+    first = np.ones(ranked.shape, bool)
+    first[1:] = ranked[1:] != ranked[:-1]
+    group_start = np.maximum.accumulate(np.where(first, np.arange(ranked.size), 0))
+    rank = np.empty(pos.shape, np.int64)
+    rank[order] = np.arange(ranked.size) - group_start
+    return rank
+
+
+def _apply(x: Any, idx: Any, func: Callable[[Any, Any], Any], mode: Any, values: Any) -> Any:
+    """``x`` with ``x[p] = func(x[p], v)`` for each addressed element ``p`` and its update
+    ``v``, in turn for repeated elements (so ``power`` gives ``(x ** v1) ** v2``)."""
     x = _arr(x)
     m = _check_mode(mode)
     aval = get_aval(x)
     pos = _positions(x, idx, clip=m == "clip")
-    count = int(np.prod(get_aval(pos).shape, dtype=np.int64))
-    ids = S.reshape(pos, (count, 1))
+    pshape = get_aval(pos).shape
+    count = int(np.prod(pshape, dtype=np.int64))
     flat = S.reshape(x, (aval.size,))
     smode = "clip" if m == "clip" else "drop"
-    # How often each addressed element is named: func runs that many times on it.
-    ones = np.ones(count, np.int64)
-    times = I.scatter_add(np.zeros(aval.size, np.int64), ids, ones, smode)
-    times_here = I.gather(times, ids, "fill", 0)
-    rounds = int(np.max(np.asarray(times_here), initial=0)) if not isinstance(
-        pos, Tracer) else count
-    for k in range(rounds):
-        vals = I.gather(flat, ids, "fill", 0)
-        new = cast(asarray(func(vals)), aval.dtype)
-        new = E.select(E.gt(times_here, k), new, vals)
+    vflat = None
+    if values is not None:
+        (v,) = promote_args(values)
+        v = cast(v, aval.dtype)
+        if dtypes.python_scalar(v) or get_aval(v).shape != pshape:
+            v = broadcast_to_shape(v, pshape)
+        vflat = S.reshape(v, (count,))
+    if isinstance(pos, Tracer):
+        # Which updates repeat is only known at run time: one round per update, in order.
+        groups = [np.array([j]) for j in range(count)]
+        ids_all = S.reshape(pos, (count, 1))
+    else:
+        # One round per multiplicity: round k applies every k-th occurrence at once.
+        rank = _occurrence_rank(np.asarray(pos).reshape(count))
+        groups = [np.nonzero(rank == k)[0] for k in range(int(rank.max(initial=-1)) + 1)]
+        ids_all = np.asarray(pos).reshape(count, 1)
+    for sel in groups:
+        if isinstance(ids_all, Tracer):
+            ids = I.gather(ids_all, sel.reshape(-1, 1), "clip", None)
+        else:
+            ids = ids_all[sel]
+        cur = I.gather(flat, ids, "fill", 0)
+        val = None if vflat is None else I.gather(vflat, sel.reshape(-1, 1), "clip", None)
+        new = cast(asarray(func(cur, val)), aval.dtype)
         flat = I.scatter(flat, ids, new, smode)
     return S.reshape(flat, aval.shape)
 

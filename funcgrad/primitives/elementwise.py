@@ -304,11 +304,11 @@ add_p = binary("add", "add", transpose=lambda ct: [ct, ct], kinds="biufc", cuda=
 sub_p = binary("sub", "subtract", transpose=lambda ct: [ct, neg(ct)], cuda="({0} - {1})",
                torch="sub")
 mul_p = binary("mul", "multiply", lambda x, y, a: y, lambda x, y, a: x, kinds="biufc",
-               reads="x0,x1", cuda="({0} * {1})", torch="mul")
+               reads="x0,x1", reads_for=("x1", "x0"), cuda="({0} * {1})", torch="mul")
 # d/dy (x / y) = -x / y^2, from the operands (as PyTorch keeps them), not the output.
 div_p = binary("div", lambda xp, x, y: _div_impl(xp, x, y),
                lambda x, y, a: _recip(y), lambda x, y, a: neg(div(div(x, y), y)),
-               reads="x0,x1", torch="div",
+               reads="x0,x1", reads_for=("x1", "x0,x1"), torch="div",
                cuda=lambda eqn, args, t: f"fg_floordiv({args[0]}, {args[1]})"
                if _kind(eqn) in "iu" else f"({args[0]} / {args[1]})")
 

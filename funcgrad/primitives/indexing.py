@@ -315,7 +315,7 @@ def _winners(op_aval: ShapedArray, idx: Any, mode: str) -> Any:
 
     ia = get_aval(idx)
     ids = _flat_ids(ia.shape[:-1])
-    board = full(op_aval.shape[:ia.shape[-1]], -1, np.int64)
+    board = full(op_aval.shape[:ia.shape[-1]], -1, get_aval(ids).dtype)
     landed = scatter(board, idx, ids, mode)
     return E.eq(gather(landed, idx, _read_mode(mode), -1), ids)
 
@@ -369,11 +369,12 @@ def _scatter_mul_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, mode: s
 def _scatter_mul_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, mode: str,
                      unique_indices: bool) -> list[Any]:
     from funcgrad.primitives import elementwise as E  # noqa: PLC0415
+    from funcgrad.primitives.rules import wanted  # noqa: PLC0415
 
     op, idx, upd = primals
     ct_op = scatter_mul(ct, idx, upd, mode, unique_indices)
     ct_upd = None
-    if dtypes.is_inexact(get_aval(upd).dtype):
+    if dtypes.is_inexact(get_aval(upd).dtype) and wanted(2):
         _need_unique(unique_indices)
         ct_upd = _regather(E.mul(ct, op), idx, mode)
     return [ct_op, None, ct_upd]

@@ -221,7 +221,7 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
            dy: Rule | None = None, *, kinds: str = NUMBER, result_dtype: Any = None,
            zero_derivative: bool = False, transpose: Rule | None = None,
            reads: str = "x", cuda: Any = None, torch: str | None = None,
-           lax: str | None = None) -> Primitive:
+           lax: str | None = None, reads_for: tuple[str, str] | None = None) -> Primitive:
     """An elementwise binary primitive on equal dtypes and shapes (or a rank-0 side).
 
     ``dx(x, y, ans)`` and ``dy(x, y, ans)`` are the partial derivatives. A map
@@ -282,6 +282,7 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
     prim.jvp, prim.vjp = jvp, vjp
     prim.batch = elementwise_batch(prim)
     prim.vjp_reads = "" if zero_derivative or transpose is not None else reads
+    prim.vjp_reads_for = reads_for
     prim.operand_kinds = kinds  # type: ignore[attr-defined]
     prim.arity = 2  # type: ignore[attr-defined]
     prim.describe(lax=lax or name, fusion="elementwise" if cuda else None, cuda=cuda,

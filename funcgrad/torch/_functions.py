@@ -69,8 +69,24 @@ def numel(t: Tensor) -> builtins.int:
     return t.numel()
 
 
+def _need_tensor(name: str, input: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+    # PyTorch's free functions take Tensors only (a NumPy array is refused, not converted).
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{_type_name(input)}")
+    return input
+
+
+def _type_name(x: Any) -> str:
+    t = type(x)
+    if t.__module__ == "builtins":
+        return t.__name__
+    return f"{t.__module__.split('.')[0]}.{t.__name__}"
+
+
 def clamp(input: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-    return input.clamp(min, max)
+    """``input`` limited to ``[min, max]``."""
+    return _need_tensor("clamp", input).clamp(min, max)
 
 
 clip = clamp
@@ -106,8 +122,7 @@ def equal(a: Tensor, b: Tensor) -> builtins.bool:
 
 def _method_function(name: str) -> Callable[..., Any]:
     def fn(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002 - PyTorch's name
-        t = input if isinstance(input, Tensor) else Tensor(input)
-        return getattr(t, name)(*args, **kwargs)
+        return getattr(_need_tensor(name, input), name)(*args, **kwargs)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``torch.{name}(t, ...)`` is ``t.{name}(...)``, as in PyTorch."

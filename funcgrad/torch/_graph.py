@@ -88,10 +88,12 @@ class AccumulateGrad(Leaf):
 class GradFn(Node):
     """A node of PyTorch's graph: ``grad_fn`` of the tensors an operation made."""
 
-    __slots__ = ("op", "saved", "hooks", "retained", "freed", "shown_parents")
+    __slots__ = ("op", "saved", "hooks", "retained", "freed", "shown_parents", "owned")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
+        # Part of a composite operation (an OpNode's inner graph).
+        self.owned = False
         prim = self.prim
         self.op = prim.torch_node if prim is not None and prim.torch_node else "Unknown"
         # (version counter, version when saved, description) of each kept user tensor.
@@ -164,8 +166,11 @@ class OpNode(GradFn):
         self.retained = {}
         self.freed = False
         self.shown_parents = None
+        self.owned = False
         self.inner_outputs = tuple(inner_outputs)
         self.inner_nodes = tuple(inner_nodes)
+        for n in self.inner_nodes:
+            n.owned = True
         self.stop = frozenset(e for e in parents if e is not None)
         self.outs = tuple(Missing(a) for a in self.out_avals)
 
@@ -339,6 +344,7 @@ class TorchHooks(Hooks):
         self.capture = capture
         self.captured: dict[int, Any] = {}
         self.visited: list[GradFn] = []
+        self.deferred: list[GradFn] = []
 
     def output(self, node: Node, k: int, ct: Any) -> Any:
         if not isinstance(node, GradFn):
@@ -367,7 +373,17 @@ class TorchHooks(Hooks):
 
     def after(self, node: Node) -> None:
         if not self.retain and isinstance(node, GradFn):
+            if node.owned or isinstance(node, OpNode):
+                # A graph made with create_graph can reach a composite's inner nodes both
+                # through the composite and directly: free them when the walk is over.
+                self.deferred.append(node)
+            else:
+                node.release()
+
+    def finish(self) -> None:
+        for node in self.deferred:
             node.release()
+        self.deferred.clear()
 
 
 def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
@@ -397,11 +413,14 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
             ct = tape.lift(ct, g._edge())
         seeds.append((r._edge(), ct))
     with set_grad_enabled(create_graph), X64:
-        if tape is not None:
-            with set_current_trace(tape):
+        try:
+            if tape is not None:
+                with set_current_trace(tape):
+                    at = walk(seeds, hooks)
+            else:
                 at = walk(seeds, hooks)
-        else:
-            at = walk(seeds, hooks)
+        finally:
+            hooks.finish()
     if inputs is not None:
         out: list[Any] = [None] * len(inputs)
         for leaf, ct in at.items():

@@ -28,7 +28,7 @@ from typing import Any, cast
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.array import ArrayImpl
+from funcgrad.array import Array, ArrayImpl
 from funcgrad.conversion import register_input_converter
 from funcgrad.core import Tracer, current_trace, set_current_trace
 from funcgrad.torch import _dtypes as D
@@ -83,7 +83,7 @@ class Tensor:
         self._accum: AccumulateGrad | None = None
         self._is_view = False
         if requires_grad:
-            self.requires_grad_(True)
+            self._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
 
     @classmethod
     def _from_data(cls, data: Any) -> Tensor:
@@ -118,10 +118,14 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: builtins.bool) -> None:
-        self.requires_grad_(value)
+        self._set_requires_grad(value, "only Tensors of floating point and complex dtype")
 
     def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
         """Set whether this leaf records operations for ``backward`` (in place)."""
+        return self._set_requires_grad(requires_grad, "only Tensors of floating point dtype")
+
+    def _set_requires_grad(self, requires_grad: builtins.bool, which: str) -> Tensor:
+        # PyTorch words the dtype error differently at each of its three entry points.
         if self.grad_fn is not None and not requires_grad:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use "
@@ -129,8 +133,7 @@ class Tensor:
                 "var_no_grad = var.detach()."
             )
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError(f"{which} can require gradients")
         self._requires_grad = builtins.bool(requires_grad)
         return self
 
@@ -803,8 +806,11 @@ class Tensor:
         return apply_op("Dot", fnp.dot, self, other)
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        # PyTorch's derivative is 1 on the closed interval, bounds included.
-        return apply_op("Clamp", lambda x: _clamp(x, min, max), self)
+        # PyTorch's derivative is 1 on the closed interval, bounds included; the result
+        # takes the promoted type of the input and the bounds (int clamped by 0.5: float).
+        dt = result_dtype(self, *(b for b in (min, max) if b is not None))
+        x = self if dt is self.dtype else self._astype(dt)
+        return apply_op("Clamp", lambda v: _clamp(v, min, max), x)
 
     clip = clamp
 
@@ -1259,8 +1265,19 @@ def root_grads(outs: Sequence[Tensor], grads: Any) -> list[Any]:
 tensor_class.cls = Tensor
 # jit stages a Tensor as the array it holds, and returns Tensors for Tensor outputs.
 register_array_wrapper(Tensor, lambda t: t._data, lambda a: Tensor._from_data(_as_buffer(a)))
-# The JAX face reads a Tensor as its data (a copy: Arrays are immutable, Tensors are not).
-register_input_converter(lambda x: x._data if isinstance(x, Tensor) else None)
+def _tensor_as_input(x: Any) -> Any:
+    """The JAX face reads a Tensor as its data (a copy: Arrays are immutable, Tensors are
+    not), as NumPy reads it: a tensor that requires grad is refused, not silently cut
+    from its graph."""
+    if not isinstance(x, Tensor):
+        return None
+    if x.requires_grad:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                           "tensor.detach().numpy() instead.")
+    return x._data
+
+
+register_input_converter(_tensor_as_input)
 
 
 # ------------------------------------------------------------------ operators
@@ -1312,8 +1329,21 @@ def _fixed_scalar(x: Any, dt: D.dtype) -> Any:
     return x
 
 
+def _array_operand(self: Tensor, other: Any) -> Any:
+    """A NumPy array or a funcgrad Array on the right of a Tensor operator is taken as a
+    constant tensor of its dtype, as PyTorch takes a NumPy array (through NumPy, which
+    refuses a tensor that requires grad)."""
+    if isinstance(other, np.ndarray) and self.requires_grad:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                           "tensor.detach().numpy() instead.")
+    if isinstance(other, (np.ndarray, Array)):
+        return Tensor._from_data(_as_buffer(other))
+    return other
+
+
 def _compare(op: str, f: Callable[[Any, Any], Any]) -> Callable[[Tensor, Any], Tensor]:
     def method(self: Tensor, other: Any) -> Tensor:
+        other = _array_operand(self, other)
         if other is None or not isinstance(other, (Tensor, builtins.bool, builtins.int,
                                                    builtins.float, builtins.complex,
                                                    np.generic)):
@@ -1326,8 +1356,12 @@ def _compare(op: str, f: Callable[[Any, Any], Any]) -> Callable[[Tensor, Any], T
 
 
 def _method(op: str, f: Callable[[Any, Any], Any], reverse: builtins.bool = False,
-            **kw: Any) -> Callable[[Tensor, Any], Tensor]:
+            reflected: builtins.bool = False, **kw: Any) -> Callable[[Tensor, Any], Tensor]:
     def method(self: Tensor, other: Any) -> Tensor:
+        if reflected and isinstance(other, np.ndarray):
+            # ``array * tensor``: NumPy defers to the tensor, which refuses (PyTorch 2.13).
+            return NotImplemented
+        other = _array_operand(self, other)
         if not isinstance(other, (Tensor, builtins.bool, builtins.int, builtins.float,
                                   builtins.complex, np.generic)):
             return NotImplemented
@@ -1351,9 +1385,10 @@ for _name, _op, _rop, _fn, _kw in [
     setattr(Tensor, f"__{_name}__", _method(_op, _fn, **_kw))
     # PyTorch computes ``2 * x`` as ``x.mul(2)``: commutative ops keep the tensor first.
     if _name in ("add", "mul", "and", "or", "xor"):
-        setattr(Tensor, f"__r{_name}__", _method(_rop, _fn, **_kw))
+        setattr(Tensor, f"__r{_name}__", _method(_rop, _fn, reflected=True, **_kw))
     else:
-        setattr(Tensor, f"__r{_name}__", _method(_rop, _fn, reverse=True, **_kw))
+        setattr(Tensor, f"__r{_name}__", _method(_rop, _fn, reverse=True, reflected=True,
+                                                 **_kw))
 
 for _name, _fn in [("eq", fnp.equal), ("ne", fnp.not_equal), ("lt", fnp.less),
                    ("le", fnp.less_equal), ("gt", fnp.greater), ("ge", fnp.greater_equal)]:

@@ -166,9 +166,6 @@ def test_numpy_view_of_an_array_is_read_only() -> None:
         np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0])
 
 
-@pytest.mark.xfail(strict=True, reason="bug: np.asarray(x) is a read-only *view* of the "
-                   "Array's writable buffer, so n.flags.writeable = True succeeds and writes "
-                   "then change x; JAX refuses ('cannot set WRITEABLE flag to True')")
 def test_numpy_view_cannot_be_made_writable() -> None:
     x = fnp.arange(3.0)
     n = np.asarray(x)
@@ -179,8 +176,6 @@ def test_numpy_view_cannot_be_made_writable() -> None:
     np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0])
 
 
-@pytest.mark.xfail(strict=True, reason="bug: np.from_dlpack(x) returns a writable alias of "
-                   "the Array's buffer (writing to it changes x); JAX exports it read-only")
 def test_dlpack_export_cannot_write_to_the_array() -> None:
     x = fnp.arange(3.0)
     d = np.from_dlpack(x)
@@ -355,16 +350,10 @@ FORMATTERS: dict[str, Callable[[Any], str]] = {
     "format_spec": lambda a: format(a, ".3f") if a.ndim == 0 and a.dtype.kind in "fiu" else "",
 }
 
-# format(x) / f"{x}" of a 0-d float32 Array: JAX formats the NumPy scalar, which (empty
-# spec) formats as the Python float: format(jnp.asarray(np.float32(0.1))) is
-# "0.10000000149011612" in JAX; funcgrad returns str(x), "0.1".
-_FORMAT_BUG = pytest.mark.xfail(
-    strict=True, reason="bug: format(x) and f'{x}' of a 0-d float32 Array give str(x) ('0.1') "
-    "where JAX formats the scalar as a Python float ('0.10000000149011612')")
-PRINT_PARAMS = [
-    pytest.param(name, how, id=f"{name}-{how}", marks=[_FORMAT_BUG] if name == "zero_d" and how in (
-        "format", "f-string", "format_empty_spec") else [])
-    for name in PRINT_TABLE for how in FORMATTERS]
+# format(x) / f"{x}" of a 0-d Array formats the Python scalar, as JAX:
+# format(jnp.asarray(np.float32(0.1))) is "0.10000000149011612".
+PRINT_PARAMS = [pytest.param(name, how, id=f"{name}-{how}")
+                for name in PRINT_TABLE for how in FORMATTERS]
 
 
 @pytest.mark.x32

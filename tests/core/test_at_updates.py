@@ -34,12 +34,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad.errors import NonDifferentiableError, TracerArrayConversionError
+from funcgrad.errors import NonDifferentiableError
 
 SETTINGS = settings(max_examples=6, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow,
@@ -215,16 +215,7 @@ def _int(draw: Any, n: int) -> int:
 
 def _slice(draw: Any, n: int) -> slice:
     bound = st.none() | st.integers(-n - 2, n + 2)
-    s = slice(draw(bound), draw(bound), draw(st.sampled_from([None, 1, 2, -1, -2])))
-    # Known bug, checked by test_backward_slice_from_before_the_start (xfail): remove this
-    # filter when it is fixed.
-    assume(not _backward_from_before_start(s, n))
-    return s
-
-
-def _backward_from_before_start(s: slice, n: int) -> bool:
-    """A negative step starting before the first element (an empty selection)."""
-    return s.step is not None and s.step < 0 and s.start is not None and s.start < -n
+    return slice(draw(bound), draw(bound), draw(st.sampled_from([None, 1, 2, -1, -2])))
 
 
 def _int_array(draw: Any, n: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -559,37 +550,9 @@ def _run_jax(kind: str, mode: Any, p: dict[str, Any]) -> None:
     assert got.weak_type == want_weak
 
 
-# ------------------------------------------------------------------ known bugs
-#
-# Library bugs, confirmed against JAX; each case that meets one fails every time (the
-# FIXED cases all repeat an index), so it is marked xfail(strict=True) and turns into a
-# failure (XPASS) once the bug is fixed.
-
-# jnp.full(3, 2.0).at[jnp.array([0, 0])].power(jnp.array([2.0, 3.0])) gives 512 (each
-# occurrence applies the *last* exponent: (2**3)**3); JAX gives 64 ((2**2)**3). With a
-# 2-D x[idx] (x.at[jnp.array([0, 0])].power(v) on a (2, 3) x) it raises ShapeError.
-_POWER_BUG = pytest.mark.xfail(
-    strict=True, reason="bug: x.at[idx].power(v) raises every occurrence of a repeated index "
-    "to the last exponent given for it, and fails (ShapeError) when x[idx] is not 1-D")
-# fg.jit(lambda x: x.at[1].apply(f))(x) raises TracerArrayConversionError (the number of
-# rounds is read with np.asarray from a value computed under the staging trace); JAX works.
-_APPLY_JIT_BUG = pytest.mark.xfail(
-    strict=True, raises=TracerArrayConversionError,
-    reason="bug: x.at[static idx].apply(f) under jit raises TracerArrayConversionError")
-# fg.grad(lambda x: x.at[np.array([0, 0])].multiply(np.array([2., 3.])).sum())(x) raises
-# NonDifferentiableError; JAX gives [6, 1, 1, ...]. divide is built on multiply.
-_VJP_MUL_BUG = pytest.mark.xfail(
-    strict=True, raises=NonDifferentiableError,
-    reason="bug: vjp of .at[repeated idx].multiply/divide(constant v) with respect to x raises "
-           "NonDifferentiableError (the rule asks for unique indices even when v is not "
-           "differentiated); JAX returns the gradient")
-
-
-def _params(kinds: tuple[str, ...] = KINDS, bugs: dict[str, Any] | None = None) -> list[Any]:
-    """(kind, mode) parameters, the kinds named in ``bugs`` marked with their bug."""
-    bugs = {"power": _POWER_BUG, **(bugs or {})}
-    return [pytest.param(k, m, id=f"{k}-{m}", marks=[bugs[k]] if k in bugs else [])
-            for k in kinds for m in MODES]
+def _params(kinds: tuple[str, ...] = KINDS) -> list[Any]:
+    """(kind, mode) parameters."""
+    return [pytest.param(k, m, id=f"{k}-{m}") for k in kinds for m in MODES]
 
 
 # ------------------------------------------------------------------ the tests
@@ -623,7 +586,7 @@ def test_eager_matches_reference(kind: str, mode: Any) -> None:
         kind, mode, p, as_arrays=choose(st.booleans(), "indices as Arrays")))
 
 
-@pytest.mark.parametrize("kind,mode", _params(bugs={"apply": _APPLY_JIT_BUG}))
+@pytest.mark.parametrize("kind,mode", _params())
 def test_jit_matches_reference(kind: str, mode: Any) -> None:
     _fixed_then_drawn(kind, ("float64", "int32"), lambda p, choose: _run_jit(
         kind, mode, p, traced=choose(st.booleans(), "indices traced")))
@@ -648,8 +611,7 @@ def test_jvp_matches_finite_differences(kind: str, mode: Any) -> None:
     _fixed_then_drawn(kind, ("float64",), run)
 
 
-@pytest.mark.parametrize("kind,mode", _params(bugs=dict.fromkeys(("multiply", "divide"),
-                                                                _VJP_MUL_BUG)))
+@pytest.mark.parametrize("kind,mode", _params())
 def test_vjp_wrt_x_matches_finite_differences(kind: str, mode: Any) -> None:
     _fixed_then_drawn(kind, ("float64",),
                       lambda p, choose: _run_derivatives(kind, mode, p, "vjp", "x"))
@@ -668,13 +630,9 @@ def test_matches_jax(kind: str, mode: Any) -> None:
                       lambda p, choose: _run_jax(kind, mode, p))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: x.at[s] with a slice s of negative step that starts "
-                   "before the first element (x[-5::-1] on 3 elements: empty) updates or reads "
-                   "elements: fnp.zeros(3).at[-5::-1].set(1.0) gives [1, 1, 1], JAX [0, 0, 0]; "
-                   "fnp.zeros(3).at[-5::-1].get(mode='fill') gives 4 elements, JAX none")
 @pytest.mark.parametrize("kind", KINDS)
 def test_backward_slice_from_before_the_start(kind: str) -> None:
-    """Excluded from the drawn slices (see ``_slice``) while the bug stands."""
+    """x[-5::-1] on 3 elements is empty: nothing is updated or read."""
     for case in (Case("slice", (3,), slice(-5, None, -1)),
                  Case("slice_slice", (3, 2), (slice(-4, 0, -2), slice(None)))):
         for mode in MODES:

@@ -24,5 +24,7 @@ def test_free_function_is_the_method(name, args, kwargs) -> None:
     (out_f * out_f).sum().backward()
     (out_m * out_m).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
-    # Arrays are accepted too, as tensors.
-    assert isinstance(getattr(ft, name)(data, *args, **kwargs), ft.Tensor)
+    # As in PyTorch, a NumPy array is refused, not converted.
+    with pytest.raises(TypeError, match=rf"{name}\(\): argument 'input' \(position 1\) must "
+                                        r"be Tensor, not numpy.ndarray"):
+        getattr(ft, name)(data, *args, **kwargs)

@@ -586,10 +586,15 @@ def test_activation_modules_and_float32(name):
     close(y, ELEMENTWISE[name][1](X), rtol=2e-6, atol=1e-7)
     grad_name = {"gelu_tanh": "Gelu"}.get(name, name.capitalize())
     assert y.grad_fn.name() == f"{grad_name}Backward0"
-    # Plain arrays in, funcgrad Arrays out (the same code serves the functional world).
+    # NumPy arrays are taken as tensors (funcgrad's extension: PyTorch refuses them) ...
     out = ELEMENTWISE[name][0](X)
-    assert isinstance(out, fg.Array)
+    assert isinstance(out, ft.Tensor) and out.dtype == ft.float64
     close(out, ELEMENTWISE[name][1](X), rtol=1e-13, atol=1e-15)
+    # ... and funcgrad Arrays stay Arrays: the same code serves the functional world.
+    with fg.enable_x64():
+        arr = ELEMENTWISE[name][0](fg.numpy.asarray(X))
+        assert isinstance(arr, fg.Array) and not isinstance(arr, ft.Tensor)
+        close(arr, ELEMENTWISE[name][1](X), rtol=1e-13, atol=1e-15)
 
 
 def test_relu_edge_cases_match_pytorch_semantics():
@@ -946,7 +951,7 @@ def test_one_hot():
 def test_functional_accepts_arrays_and_tracers():
     x, t, _ = _data()
     value = F.cross_entropy(x, t)
-    assert isinstance(value, fg.Array) and value.shape == ()
+    assert isinstance(value, ft.Tensor) and value.shape == ()
     close(value, _ce_np(x, t, None, "mean")[0], rtol=1e-13)
     g = fg.grad(lambda a: F.cross_entropy(a, t))(x)
     close(g, _ce_np(x, t, None, "mean")[1], rtol=1e-12)
