@@ -162,7 +162,7 @@ def kernel_source(step: FusedStep, name: str) -> Kernel:
         names[v] = f"v{j}"
         body.append(f"    {_ctype(v.aval.dtype)} v{j} = {expr};")
 
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     if step.reduction is None:
         writes = [f"    out{k}[i] = {atom(v)};" for k, v in enumerate(step.outputs)]
         decode = _decode("i", shape, list(range(nd)))
@@ -176,8 +176,8 @@ def kernel_source(step: FusedStep, name: str) -> Kernel:
     red = step.reduction
     axes = tuple(red.params["axes"])
     kept = [d for d in range(nd) if d not in axes]
-    n_out = int(np.prod([shape[d] for d in kept], dtype=np.int64))
-    n_red = int(np.prod([shape[d] for d in axes], dtype=np.int64))
+    n_out = math.prod([shape[d] for d in kept])
+    n_red = math.prod([shape[d] for d in axes])
     x = red.inputs[0]
     acc_t = _ctype(red.outputs[0].aval.dtype)
     # The reduction's definition gives its combiner and the identity it starts from.

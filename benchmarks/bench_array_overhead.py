@@ -69,7 +69,12 @@ BEFORE_COMMIT = "242e1b6"
 
 
 class _CheckoutFinder(importlib.abc.MetaPathFinder):
-    """Maps funcgrad, funcgrad.transforms and funcgrad.backends to a checkout's folders."""
+    """Maps funcgrad, funcgrad.transforms and funcgrad.backends to a checkout's folders.
+
+    A ``funcgrad.*`` module the checkout does not have is an ImportError here: without
+    that, the editable install's finder (later on ``sys.meta_path``) would find it in
+    the installed checkout (``import funcgrad.torch`` would load the new PyTorch face).
+    """
 
     def __init__(self, root: str) -> None:
         self.dirs = {"funcgrad": os.path.join(root, "funcgrad"),
@@ -79,10 +84,17 @@ class _CheckoutFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None
                   ) -> importlib.machinery.ModuleSpec | None:
         folder = self.dirs.get(fullname)
-        if folder is None:
-            return None  # subpackages are found on their parent's __path__
-        return importlib.util.spec_from_file_location(
-            fullname, os.path.join(folder, "__init__.py"), submodule_search_locations=[folder])
+        if folder is not None:
+            return importlib.util.spec_from_file_location(
+                fullname, os.path.join(folder, "__init__.py"),
+                submodule_search_locations=[folder])
+        if not fullname.startswith("funcgrad."):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None:
+            raise ModuleNotFoundError(f"No module named {fullname!r} in {self.dirs['funcgrad']}",
+                                      name=fullname)
+        return spec
 
 
 def use_checkout(root: str) -> None:
@@ -320,6 +332,12 @@ def main(argv: list[str] | None = None) -> None:
         times, notes = measure(args.repeat, args.min_time, peers=not args.no_peers)
         import funcgrad.transforms
 
+        if args.as_checkout:  # every funcgrad module came from that checkout
+            root = os.path.abspath(args.as_checkout)
+            stray = [name for name, mod in sys.modules.items()
+                     if name.split(".")[0] == "funcgrad" and getattr(mod, "__file__", None)
+                     and not os.path.abspath(mod.__file__).startswith(root + os.sep)]
+            assert not stray, f"imported from outside {root}: {stray}"
         print(json.dumps({"times": times, "versions": versions(), "notes": notes,
                           "files": [sys.modules["funcgrad"].__file__,
                                     funcgrad.transforms.__file__]}))

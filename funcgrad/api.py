@@ -8,6 +8,7 @@ ShapeDtypeStruct(shape=(3, 3), dtype=float32)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +42,7 @@ class ShapeDtypeStruct:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""

@@ -248,7 +248,7 @@ def _read_only_view(v: np.ndarray) -> np.ndarray:
     """A view of an Array's buffer that nobody can make writable again (its base is a
     read-only memoryview, not the buffer), so no one outside changes an Array through NumPy."""
     try:
-        out = np.asarray(memoryview(v).toreadonly())
+        out = np.asarray(memoryview(cast(Any, v)).toreadonly())
     except (ValueError, TypeError, BufferError):
         out = None  # dtypes the buffer protocol cannot spell (bfloat16 ...)
     if out is None or out.dtype != v.dtype:

@@ -12,6 +12,7 @@ the inputs' structure (the input level is dropped for a single ``argnums``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
 
 
 def _basis(aval_shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    n = int(np.prod(aval_shape, dtype=np.int64))
+    n = math.prod(aval_shape)
     return np.eye(n, dtype=dtype).reshape((n, *aval_shape))
 
 

@@ -284,7 +284,8 @@ class JitFunction:
             hit = self._fast.get(key)
             if hit is not None:
                 exe, tree, out_avals = hit
-                outs = exe(*[a._value for a in args])
+                # NumPy arguments are copied: the results must not alias the caller's arrays.
+                outs = exe(*[a._value if type(a) is ArrayImpl else a.copy() for a in args])
                 return tree.unflatten([wrap(o, av) for o, av in zip(outs, out_avals)])
         closed, out_tree, leaves, backend = self._staged(args, kwargs)
         if any(isinstance(c, Tracer) for c in closed.consts):
@@ -317,12 +318,18 @@ def _closure_converted(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 def _array_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """The abstract values of the arguments when every one is a concrete Array, else None."""
+    """The abstract values of the arguments when every one is a concrete Array or a NumPy
+    array of a canonical dtype (one the current 64-bit mode keeps), else None."""
     sig = []
     for a in args:
-        if type(a) is not ArrayImpl:
+        t = type(a)
+        if t is ArrayImpl:
+            sig.append(a._aval)
+        elif t is np.ndarray and a.dtype in dtypes.SUPPORTED and \
+                dtypes.canonicalize_dtype(a.dtype) == a.dtype:
+            sig.append(ShapedArray(a.shape, a.dtype))
+        else:
             return None
-        sig.append(a._aval)
     return tuple(sig)
 
 

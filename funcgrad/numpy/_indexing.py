@@ -10,6 +10,7 @@ mode=...)`` (updates out of range are dropped), ``take`` and ``take_along_axis``
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -216,7 +217,7 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
     ``x[entries]``; an out-of-range index gives the position ``x.size`` (one past the end)
     unless ``clip`` clamps it. Returns (positions, traced)."""
     nd = len(shape)
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     padded = tuple(n + 1 for n in shape)
     fixed: list[Any] = []
     traced = False
@@ -256,7 +257,7 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
             a = np.clip(a, 0, max(n - 1, 0)) if clip else np.where((a < 0) | (a >= n), n, a)
             fixed.append(a)
         ax += 1
-    strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(nd)]
+    strides = [math.prod(shape[k + 1:]) for k in range(nd)]
     # Indexing zeros of the padded shape gives the result's shape (new axes included).
     zeros = np.broadcast_to(np.zeros((), np.int64), padded)
     if not traced:
@@ -301,7 +302,7 @@ def _flat_update(x: Any, idx: Any, values: Any, mode: Any,
     v = cast(v, aval.dtype)
     if dtypes.python_scalar(v) or get_aval(v).shape != pshape:
         v = broadcast_to_shape(cast(v, aval.dtype), pshape)
-    count = int(np.prod(pshape, dtype=np.int64))
+    count = math.prod(pshape)
     flat = S.reshape(x, (aval.size,))
     ids = S.reshape(pos, (count, 1))
     upd = S.reshape(v, (count,))
@@ -441,7 +442,7 @@ def _apply(x: Any, idx: Any, func: Callable[[Any, Any], Any], mode: Any, values:
     aval = get_aval(x)
     pos = _positions(x, idx, clip=m == "clip")
     pshape = get_aval(pos).shape
-    count = int(np.prod(pshape, dtype=np.int64))
+    count = math.prod(pshape)
     flat = S.reshape(x, (aval.size,))
     smode = "clip" if m == "clip" else "drop"
     vflat = None

@@ -9,6 +9,7 @@ logsumexp, cumsum.
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 
 import numpy as np
@@ -118,7 +119,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
 
 
 def _count(aval_shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
-    return int(np.prod([aval_shape[i] for i in axes], dtype=np.int64))
+    return math.prod([aval_shape[i] for i in axes])
 
 
 def _mean_dtype(dt: np.dtype[Any], dtype: Any) -> np.dtype[Any]:

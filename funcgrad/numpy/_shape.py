@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -65,7 +66,7 @@ def size(a: Any, axis: int | None = None) -> int:
     6
     """
     s = shape(a)
-    return int(np.prod(s)) if axis is None else s[canonical_axis(axis, len(s))]
+    return math.prod(s) if axis is None else s[canonical_axis(axis, len(s))]
 
 
 def _resolve_shape(newshape: Any, total: int) -> tuple[int, ...]:
@@ -75,12 +76,12 @@ def _resolve_shape(newshape: Any, total: int) -> tuple[int, ...]:
     if dims.count(-1) > 1:
         raise ShapeError(f"can only specify one unknown dimension in {tuple(dims)}")
     if -1 in dims:
-        known = int(np.prod([d for d in dims if d != -1]))
+        known = math.prod([d for d in dims if d != -1])
         if known == 0 or total % known:
             raise ShapeError(f"cannot reshape an array of size {total} into {tuple(dims)} "
                              f"(at {user_frame()})")
         dims[dims.index(-1)] = total // known
-    if int(np.prod(dims)) != total:
+    if math.prod(dims) != total:
         raise ShapeError(f"cannot reshape an array of size {total} into shape {tuple(dims)} "
                          f"(at {user_frame()})")
     return tuple(dims)

@@ -22,6 +22,7 @@ Array([2., 0., 0.], dtype=float64)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -206,13 +207,13 @@ def _cupy_at(xp: Any, ufunc: str, out: Any, where: Any, vals: Any) -> None:
 def _scatter_impl(xp: Any, op: Any, idx: Any, upd: Any, *, mode: str, **_: Any) -> Any:
     out = xp.array(op, copy=True)
     if idx.shape[-1] == 0:
-        n = int(np.prod(idx.shape[:-1]))
+        n = math.prod(idx.shape[:-1])
         return out if n == 0 else xp.array(upd.reshape((n, *op.shape))[-1], copy=True)
     where, vals = _targets(xp, op, idx, upd, mode)
     if xp is not np and vals.shape[0] > 1:
         # CuPy does not say which of repeated indices wins: keep the last, as NumPy does.
         flat = xp.ravel_multi_index(where, op.shape[:len(where)])
-        last = xp.full(int(np.prod(op.shape[:len(where)])), -1, dtype=np.int64)
+        last = xp.full(math.prod(op.shape[:len(where)]), -1, dtype=np.int64)
         import cupyx  # noqa: PLC0415
 
         cupyx.scatter_max(last, flat, xp.arange(flat.shape[0]))
@@ -277,15 +278,23 @@ def _regather(x: Any, idx: Any, mode: str) -> Any:
     return gather(x, idx, _read_mode(mode), 0)
 
 
+def _linear_scatter_jvp(scatter_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The jvp of a scatter that is linear in (operand, updates) together: the same scatter
+    of the tangents."""
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], *, mode: str) -> Any:
+        op, idx, upd = primals
+        ans = scatter_fn(op, idx, upd, mode)
+        t_op, _, t_upd = tangents
+        if t_op is None and t_upd is None:
+            return ans, None
+        return ans, scatter_fn(instantiate(t_op, get_aval(op)), idx,
+                               instantiate(t_upd, get_aval(upd)), mode)
+
+    return jvp
+
+
 # scatter_add is linear in (operand, updates) together.
-def _scatter_add_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, mode: str) -> Any:
-    op, idx, upd = primals
-    ans = scatter_add(op, idx, upd, mode)
-    t_op, _, t_upd = tangents
-    if t_op is None and t_upd is None:
-        return ans, None
-    return ans, scatter_add(instantiate(t_op, get_aval(op)), idx,
-                            instantiate(t_upd, get_aval(upd)), mode)
+_scatter_add_jvp = _linear_scatter_jvp(scatter_add)
 
 
 def _scatter_add_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, mode: str) -> list[Any]:
@@ -298,14 +307,7 @@ scatter_add_p.vjp_reads = "x1"
 
 # scatter (set) is linear in (operand, updates) too; only the winning update of a
 # repeated index reaches the output, so only it gets a cotangent.
-def _scatter_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, mode: str) -> Any:
-    op, idx, upd = primals
-    ans = scatter(op, idx, upd, mode)
-    t_op, _, t_upd = tangents
-    if t_op is None and t_upd is None:
-        return ans, None
-    return ans, scatter(instantiate(t_op, get_aval(op)), idx,
-                        instantiate(t_upd, get_aval(upd)), mode)
+_scatter_jvp = _linear_scatter_jvp(scatter)
 
 
 def _winners(op_aval: ShapedArray, idx: Any, mode: str) -> Any:
@@ -323,7 +325,7 @@ def _winners(op_aval: ShapedArray, idx: Any, mode: str) -> Any:
 def _flat_ids(shape: tuple[int, ...]) -> Any:
     from funcgrad.primitives.structural import iota, reshape  # noqa: PLC0415
 
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     return reshape(iota(np.dtype(np.int64), (n,), 0), shape)
 
 

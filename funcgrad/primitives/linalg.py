@@ -11,6 +11,7 @@ the result's axes are the batch axes, then lhs's free axes, then rhs's free axes
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,8 +68,8 @@ def _dot_impl(xp: Any, lhs: Any, rhs: Any, *, dimension_numbers: DimNums) -> Any
     lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
     bshape = [lhs.shape[a] for a in lb]
     lfs, rfs = [lhs.shape[a] for a in lf], [rhs.shape[a] for a in rf]
-    b, m, n = int(np.prod(bshape)), int(np.prod(lfs)), int(np.prod(rfs))
-    k = int(np.prod([lhs.shape[a] for a in lc]))
+    b, m, n = math.prod(bshape), math.prod(lfs), math.prod(rfs)
+    k = math.prod([lhs.shape[a] for a in lc])
     a = xp.transpose(lhs, lb + lf + lc).reshape(b, m, k)
     c = xp.transpose(rhs, rb + rc + rf).reshape(b, k, n)
     if not lc:

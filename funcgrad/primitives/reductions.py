@@ -8,6 +8,7 @@ Array([3., 3.], dtype=float64)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -119,8 +120,8 @@ def _to_rows(x: Any, axes: tuple[int, ...]) -> tuple[Any, tuple[int, ...], tuple
     shape = get_aval(x).shape
     kept = tuple(i for i in range(len(shape)) if i not in axes)
     perm = axes + kept
-    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
-    m = int(np.prod([shape[k] for k in kept], dtype=np.int64))
+    n = math.prod([shape[a] for a in axes])
+    m = math.prod([shape[k] for k in kept])
     return S.reshape(S.transpose(x, perm), (n, m)), perm, tuple(shape[p] for p in perm)
 
 

@@ -9,6 +9,7 @@ slice, rev, concatenate, pad and iota.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -107,7 +108,7 @@ def reshape(x: Any, new_sizes: Sequence[int]) -> Any:
 
 
 def _reshape_abstract(x: ShapedArray, *, new_sizes: tuple[int, ...]) -> ShapedArray:
-    if int(np.prod(new_sizes, dtype=np.int64)) != x.size or any(d < 0 for d in new_sizes):
+    if math.prod(new_sizes) != x.size or any(d < 0 for d in new_sizes):
         raise ShapeError(f"cannot reshape {x.shape} ({x.size} elements) to {new_sizes}")
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
 

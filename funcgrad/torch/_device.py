@@ -10,6 +10,7 @@ torch.Size([2, 3])
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 
 import numpy as np
@@ -96,7 +97,7 @@ class Size(tuple):
         return f"torch.Size({list(self)})"
 
     def numel(self) -> builtins.int:
-        return builtins.int(np.prod(self, dtype=np.int64))
+        return math.prod(self)
 
     def __getitem__(self, item: Any) -> Any:
         out = tuple.__getitem__(self, item)

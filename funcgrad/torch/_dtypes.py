@@ -171,14 +171,16 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     a, b = to_torch(a), to_torch(b)
     if a is b:
         return a
+    # The wide unsigned types promote only with floating point types (bool, integers and
+    # complex types are refused), as PyTorch 2.13.
+    if (a in _WIDE_UNSIGNED or b in _WIDE_UNSIGNED) and 2 not in (category(a), category(b)):
+        raise RuntimeError(
+            f"Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+            f"promote {_CPP_NAMES[a.name]} and {_CPP_NAMES[b.name]}")
     if a is bool:
         return b
     if b is bool:
         return a
-    if (a in _WIDE_UNSIGNED or b in _WIDE_UNSIGNED) and category(a) == category(b) == 1:
-        raise RuntimeError(
-            f"Promotion for uint16, uint32, uint64 types is not supported, attempted to "
-            f"promote {_CPP_NAMES[a.name]} and {_CPP_NAMES[b.name]}")
     ca, cb = category(a), category(b)
     if {a, b} == {float16, bfloat16}:
         return float32

@@ -19,6 +19,7 @@ tensor([[2., 4.],
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 import warnings
 import weakref
@@ -261,7 +262,7 @@ class Tensor:
         return builtins.int(self._data.ndim)
 
     def numel(self) -> builtins.int:
-        return builtins.int(np.prod(self._data.shape, dtype=np.int64))
+        return math.prod(self._data.shape)
 
     nelement = numel
 
@@ -588,7 +589,7 @@ class Tensor:
         shp = tuple(shape[0]) if len(shape) == 1 and not isinstance(
             shape[0], (builtins.int, np.integer)) else shape
         n, known = self.numel(), [builtins.int(d) for d in shp if d != -1]
-        if -1 not in shp and builtins.int(np.prod(known, dtype=np.int64)) != n:
+        if -1 not in shp and math.prod(known) != n:
             raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {n}")
         return _view_op("View", lambda x: fnp.reshape(x, shp), self)
 
@@ -598,7 +599,7 @@ class Tensor:
             return self.reshape(1)
         s, e = start_dim % nd, end_dim % nd
         shp = self.shape
-        new = (*shp[:s], builtins.int(np.prod(shp[s:e + 1], dtype=np.int64)), *shp[e + 1:])
+        new = (*shp[:s], math.prod(shp[s:e + 1]), *shp[e + 1:])
         return self.reshape(new)
 
     def unflatten(self, dim: builtins.int, sizes: Sequence[builtins.int]) -> Tensor:

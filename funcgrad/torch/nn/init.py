@@ -18,8 +18,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
 
@@ -63,7 +61,7 @@ def calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     if tensor.dim() < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
                          "dimensions")
-    receptive = int(np.prod(tensor.shape[2:], dtype=np.int64)) if tensor.dim() > 2 else 1
+    receptive = math.prod(tensor.shape[2:]) if tensor.dim() > 2 else 1
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
