@@ -8,53 +8,15 @@ ShapeDtypeStruct(shape=(3, 3), dtype=float32)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from funcgrad import dtypes
 from funcgrad.array import ArrayImpl
 from funcgrad.core import get_aval
-from funcgrad.ir import ShapedArray
+from funcgrad.ir import ShapedArray, ShapeDtypeStruct
 from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
-
-
-class ShapeDtypeStruct:
-    """A shape and a dtype standing for an array (``eval_shape``'s inputs and outputs).
-
-    >>> import numpy as np
-    >>> ShapeDtypeStruct((2,), np.float32).ndim
-    1
-    """
-
-    __slots__ = ("shape", "dtype", "weak_type")
-
-    def __init__(self, shape: Any, dtype: Any, weak_type: bool = False) -> None:
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtypes.to_dtype(dtype))
-        self.weak_type = bool(weak_type)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    def __repr__(self) -> str:
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype,
-                                                        self.weak_type) == (
-            other.shape, other.dtype, other.weak_type)
-
-    def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type))
 
 
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

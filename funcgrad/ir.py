@@ -304,3 +304,39 @@ def _pp(jaxpr: Jaxpr, namer: _Namer, indent: int) -> str:
 def pp_jaxpr(jaxpr: Jaxpr) -> str:
     """The JAX-like text of a jaxpr."""
     return _pp(jaxpr, _Namer(), 0)
+
+
+class ShapeDtypeStruct:
+    """A shape and a dtype standing for an array (``eval_shape``'s inputs and outputs).
+
+    >>> import numpy as np
+    >>> ShapeDtypeStruct((2,), np.float32).ndim
+    1
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: Any, dtype: Any, weak_type: bool = False) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtypes.to_dtype(dtype))
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype,
+                                                        self.weak_type) == (
+            other.shape, other.dtype, other.weak_type)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))

@@ -28,7 +28,7 @@ from funcgrad.array import ArrayImpl, wrap
 from funcgrad.core import EvalTrace, Primitive, Tracer, as_buffer, current_trace, get_aval
 from funcgrad.devices import get_backend
 from funcgrad.errors import FuncgradError
-from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray
+from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray, ShapeDtypeStruct
 from funcgrad.primitives.rules import all_batched, batch_size, zeros_like_aval
 from funcgrad.staging import eval_jaxpr, trace_flat
 from funcgrad.transforms.jvp import jvp_flat
@@ -65,7 +65,11 @@ jit_p.cheap_abstract_eval = True
 def _pick_backend(backend: str, args: Sequence[Any]) -> str:
     if backend != "auto":
         return backend
-    return "cupy" if any(type(a).__module__.startswith("cupy") for a in args) else "numpy"
+    def on_gpu(a: Any) -> bool:
+        v = a._value if type(a) is ArrayImpl else a
+        return type(v).__module__.startswith("cupy")
+
+    return "cupy" if any(on_gpu(a) for a in args) else "numpy"
 
 
 def _derived(jaxpr: ClosedJaxpr, key: Hashable, build: Callable[[], Any]) -> Any:
@@ -251,13 +255,16 @@ class JitFunction:
 
         return leaves, in_tree, (statics, statics_kw, kinds), flat_fun
 
-    def _staged(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    def _staged(self, args: tuple[Any, ...], kwargs: dict[str, Any], abstract_ok: bool = False
                 ) -> tuple[ClosedJaxpr, _OutTree, list[Any], str]:
         from funcgrad.conversion import asarray  # noqa: PLC0415
 
         leaves, in_tree, statics, flat_fun = self._split(args, kwargs)
-        leaves = [asarray(x) for x in leaves]
-        avals = tuple(get_aval(x) for x in leaves)
+        # ``lower`` also takes ShapeDtypeStructs: only the abstract values are needed.
+        leaves = [x if abstract_ok and type(x) is ShapeDtypeStruct else asarray(x)
+                  for x in leaves]
+        avals = tuple(ShapedArray(x.shape, x.dtype, x.weak_type)
+                      if type(x) is ShapeDtypeStruct else get_aval(x) for x in leaves)
         backend = _pick_backend(self.backend, leaves)
         key = (in_tree, avals, statics, backend)
         hit = self._cache.get(key)
@@ -308,7 +315,7 @@ class JitFunction:
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Stage for these arguments without running: ``.jaxpr``, ``.as_text()``."""
-        closed, out_tree, _, backend = self._staged(args, kwargs)
+        closed, out_tree, _, backend = self._staged(args, kwargs, abstract_ok=True)
         return Lowered(closed, out_tree, backend)
 
 

@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.array import ArrayImpl
+from funcgrad.array import Array, ArrayImpl
 from funcgrad.core import Tracer, get_aval
+from funcgrad.ir import ShapedArray
 from funcgrad.numpy._core import asarray as _asarray
 from funcgrad.numpy._core import cast, from_buffer, requested_dtype
 
@@ -260,6 +261,39 @@ def meshgrid(*xi: Any, indexing: str = "xy") -> list[Any]:
     return out
 
 
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """An Array over the memory of ``x`` (any object that speaks DLPack: a NumPy, CuPy or
+    PyTorch array, a ``funcgrad.torch`` Tensor), without a copy unless ``copy=True`` or the
+    dtype must change (float64 with 64-bit mode off). As in JAX, the Array then shares
+    memory with ``x``: do not change ``x`` afterwards, or copy.
+
+    >>> import numpy as np
+    >>> import funcgrad.numpy as jnp
+    >>> jnp.from_dlpack(np.arange(3, dtype=np.float32))
+    Array([0., 1., 2.], dtype=float32)
+    """
+    from funcgrad.array import wrap  # noqa: PLC0415
+
+    if isinstance(x, Array) and not isinstance(x, Tracer):
+        return x
+    dev = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
+    if dev == 2:  # kDLCUDA
+        import cupy  # noqa: PLC0415
+
+        buf = cupy.from_dlpack(x)
+        buf = buf.copy() if copy else buf
+    else:
+        buf = np.from_dlpack(x, copy=copy)
+    dt = dtypes.canonicalize_dtype(buf.dtype)
+    if dt != buf.dtype:
+        buf = buf.astype(dt)
+    if device is not None:
+        from funcgrad.devices import put_buffer  # noqa: PLC0415
+
+        buf = put_buffer(buf, device)
+    return wrap(buf, ShapedArray(tuple(buf.shape), dt))
+
+
 def copy(a: Any) -> Any:
     """A copy of ``a``.
 
@@ -273,5 +307,5 @@ def copy(a: Any) -> Any:
 __all__ = [
     "array", "asarray", "copy", "empty", "empty_like", "eye", "full", "full_like",
     "identity", "linspace", "meshgrid", "ones", "ones_like", "tri", "zeros", "zeros_like",
-    "arange",
+    "arange", "from_dlpack",
 ]

@@ -325,6 +325,15 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return np.asarray(self.numpy(), dtype=dtype)
 
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use "
+                               "tensor.detach()")
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._data.__dlpack_device__()
+
     def __float__(self) -> builtins.float:
         return builtins.float(self.item())
 
