@@ -130,6 +130,7 @@ from funcgrad.torch import (  # noqa: E402  # noqa: E402
     autograd,
     cuda,
     func,  # noqa: E402
+    linalg,
     nn,
     optim,
 )

@@ -1559,4 +1559,19 @@ def _repr(t: Tensor) -> str:
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    return _add_suffixes("tensor(" + body, extras, len("tensor("))
+
+
+def _add_suffixes(text: str, suffixes: list[str], indent: builtins.int) -> str:
+    # PyTorch's rule: a suffix that would pass the line width (80) starts a new line.
+    parts = [text]
+    last_line_len = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > 80:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
