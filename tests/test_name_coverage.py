@@ -1,0 +1,91 @@
+"""How much of JAX's and PyTorch's public surface each face has, measured against the
+reference lists of jax 0.10.2 and torch 2.13 kept in ``tests/data/reference``.
+
+The floors are a ratchet: a change that drops a name the project has fails here (raise the
+floor when names are added). ``python tests/test_name_coverage.py`` prints the table.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+
+import pytest
+
+REF = pathlib.Path(__file__).parent / "data" / "reference"
+
+# reference list -> (funcgrad module, names it has at least)
+FLOORS = {
+    "jax_names.txt": ("funcgrad", 42),
+    "jax_numpy_names.txt": ("funcgrad.numpy", 200),
+    "jax_lax_names.txt": ("funcgrad.lax", 170),
+    "jax_nn_names.txt": ("funcgrad.nn", 32),
+    "jax_tree_util_names.txt": ("funcgrad.tree_util", 8),
+    "jax_tree_names.txt": ("funcgrad.tree", 5),
+    "jax_numpy_linalg_names.txt": ("funcgrad.numpy.linalg", 1),
+    "torch_functions_names.txt": ("funcgrad.torch", 238),
+    "torch_nn_names.txt": ("funcgrad.torch.nn", 23),
+    "torch_nn_functional_names.txt": ("funcgrad.torch.nn.functional", 22),
+    "torch_nn_init_names.txt": ("funcgrad.torch.nn.init", 10),
+    "torch_optim_names.txt": ("funcgrad.torch.optim", 4),
+    "torch_autograd_names.txt": ("funcgrad.torch.autograd", 6),
+    "torch_func_names.txt": ("funcgrad.torch.func", 9),
+    "torch_linalg_names.txt": ("funcgrad.torch.linalg", 7),
+}
+TENSOR_METHODS_FLOOR = 253
+
+# What the two-faces issue names for each face's top level.
+JAX_TOP = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian",
+           "vmap", "jit", "make_jaxpr", "eval_shape", "custom_jvp", "custom_vjp", "checkpoint",
+           "remat", "block_until_ready", "device_put", "device_get", "devices", "Array",
+           "ShapeDtypeStruct", "config", "numpy", "lax", "tree_util", "tree", "errors", "nn"]
+TORCH_TOP = ["tensor", "Tensor", "float32", "device", "no_grad", "enable_grad",
+             "set_grad_enabled", "inference_mode", "nn", "optim", "autograd", "func", "linalg",
+             "manual_seed", "cuda", "matmul", "relu", "get_default_dtype", "set_default_dtype",
+             "from_dlpack", "as_tensor"]
+
+
+def names(file: str) -> list[str]:
+    return [ln.strip() for ln in (REF / file).read_text().splitlines()
+            if ln.strip() and not ln.startswith("#")]
+
+
+def covered(file: str, module: str) -> list[str]:
+    mod = importlib.import_module(module)
+    return [n for n in names(file) if hasattr(mod, n)]
+
+
+@pytest.mark.parametrize("file", sorted(FLOORS))
+def test_coverage_does_not_drop(file: str) -> None:
+    module, floor = FLOORS[file]
+    have = covered(file, module)
+    assert len(have) >= floor, (f"{module} has {len(have)} of the {len(names(file))} names of "
+                                f"{file}, fewer than before ({floor})")
+
+
+def test_tensor_methods_do_not_drop() -> None:
+    from funcgrad.torch import Tensor  # noqa: PLC0415
+
+    have = [n for n in names("torch_tensor_methods.txt") if hasattr(Tensor, n)]
+    assert len(have) >= TENSOR_METHODS_FLOOR
+
+
+def test_each_face_has_what_the_issue_names() -> None:
+    import funcgrad  # noqa: PLC0415
+    import funcgrad.torch  # noqa: PLC0415
+
+    assert [n for n in JAX_TOP if not hasattr(funcgrad, n)] == []
+    assert [n for n in TORCH_TOP if not hasattr(funcgrad.torch, n)] == []
+
+
+def test_the_jax_face_has_nothing_of_pytorch() -> None:
+    import funcgrad  # noqa: PLC0415
+
+    torch_only = set(names("torch_functions_names.txt")) - set(names("jax_names.txt"))
+    public = {n for n in dir(funcgrad) if not n.startswith("_")}
+    assert sorted(public & torch_only) == []
+
+
+if __name__ == "__main__":
+    for f, (m, _) in sorted(FLOORS.items()):
+        print(f"{m:32s} {len(covered(f, m)):4d} / {len(names(f))}")
