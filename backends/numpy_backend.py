@@ -2,7 +2,7 @@
 
 >>> from funcgrad.devices import get_backend
 >>> get_backend("numpy").devices()
-[Device(cpu:0)]
+[CpuDevice(id=0)]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Values are the backend's own arrays (``numpy.ndarray`` on the CPU,
 >>> import numpy as np
 >>> import funcgrad as fg
 >>> fg.devices()[0]
-Device(cpu:0)
+CpuDevice(id=0)
 >>> fg.device_put(np.array([1.0, 2.0]), "cpu")
 Array([1., 2.], dtype=float32)
 """
@@ -32,7 +32,8 @@ class Device:
         self.id = id
 
     def __repr__(self) -> str:
-        return f"Device({self})"
+        # As JAX writes its devices: CpuDevice(id=0), CudaDevice(id=1).
+        return f"{self.platform.capitalize()}Device(id={self.id})"
 
     def __str__(self) -> str:
         return f"{self.platform}:{self.id}"
@@ -104,7 +105,7 @@ def devices(platform: str | None = None) -> list[Device]:
 
     >>> import funcgrad as fg
     >>> fg.devices("cpu")
-    [Device(cpu:0)]
+    [CpuDevice(id=0)]
     """
     names = [_PLATFORM_BACKEND[platform]] if platform else ["numpy", "cupy"]
     out: list[Device] = []

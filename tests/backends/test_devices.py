@@ -41,7 +41,7 @@ def assign_lines(source: str) -> list[str]:
 def test_devices_lists_cpu0_first() -> None:
     devs = fg.devices()
     assert devs[0] == Device("cpu", 0)
-    assert str(devs[0]) == "cpu:0" and repr(devs[0]) == "Device(cpu:0)"
+    assert str(devs[0]) == "cpu:0" and repr(devs[0]) == "CpuDevice(id=0)"
     assert fg.devices("cpu") == [Device("cpu", 0)]
     if not HAS_GPU:
         assert fg.devices() == [Device("cpu", 0)]
