@@ -22,7 +22,7 @@ from funcgrad.array import ArrayImpl, wrap
 from funcgrad.core import EvalTrace, Tracer, current_trace, get_aval
 from funcgrad.errors import DTypeError
 from funcgrad.ir import ShapedArray
-from funcgrad.source_info import user_frame
+from funcgrad.source_info import user_frame, user_stacklevel
 
 # Other array types (the PyTorch face's Tensor) register how to read them as buffers.
 _input_converters: list[Callable[[Any], Any]] = []
@@ -48,7 +48,7 @@ def requested_dtype(dtype: Any, where: str) -> np.dtype[Any]:
                 f"and will be truncated to dtype {dt}. To enable more dtypes, set the "
                 "jax_enable_x64 configuration option (funcgrad.config.update("
                 "'jax_enable_x64', True)) or the JAX_ENABLE_X64 shell environment variable.",
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
     return dt
 

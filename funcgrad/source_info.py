@@ -42,6 +42,17 @@ def user_frame() -> str:
     return "<unknown location>"
 
 
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` called by the caller of this function that
+    points at the innermost non-funcgrad frame (what the user wrote)."""
+    frame = sys._getframe(2)  # the caller of the function that warns: stacklevel 2
+    level = 2
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
 def user_source_line() -> str:
     """The text of the innermost non-funcgrad source line (empty when unavailable)."""
     import linecache  # noqa: PLC0415 - only on the error path
