@@ -20,6 +20,15 @@ class ShapeError(FuncgradError, ValueError):
     """Operands whose shapes do not fit the operation."""
 
 
+class AxisError(ShapeError, IndexError):
+    """An axis outside an array's rank (a ShapeError, and an IndexError as NumPy's is)."""
+
+    def __init__(self, message: str, axis: int = 0, ndim: int = 0) -> None:
+        super().__init__(message)
+        self.axis = axis
+        self.ndim = ndim
+
+
 class DTypeError(FuncgradError, TypeError):
     """Operands whose dtypes do not fit the operation."""
 
@@ -90,6 +99,7 @@ class BackendError(FuncgradError, RuntimeError):
 
 __all__ = [
     "ArgnumsError",
+    "AxisError",
     "BackendError",
     "ConcretizationTypeError",
     "DTypeError",

@@ -938,50 +938,22 @@ PROGRAMS: list[Any] = [
          "max/min/sort/topk(dim) print as a plain tuple '(tensor([5., 6.]), tensor([1, 2]))' "
          "of type _MinMax; PyTorch prints 'torch.return_types.max(' and then "
          "'values=...' and 'indices=...' lines, type name max"),
-    _bug(amax_amin_dim0,
-         "amax(0)/amin(0) reduce over every dim (dim 0 read as 'no dim'): tensor(6.) where "
-         'PyTorch prints tensor([4., 5., 6.])'),
-    _bug(clone_copies,
-         'clone() shares memory with its source: after z = y.clone(); z[0] = 10.0, y prints '
-         'tensor([10.,  2.]) (PyTorch tensor([1., 2.])); index assignment into a clone of a leaf '
-         'changes the leaf'),
+    amax_amin_dim0,
+    clone_copies,
     _bug(contiguity,
          'is_contiguous() is always True and view() takes transposed tensors: '
          'y.t().is_contiguous() True (PyTorch False), y.t().view(6) no error (PyTorch '
          "RuntimeError 'view size is not compatible with input tensor's size and stride ...')"),
-    _bug(printing_edge_cases,
-         'repr of an empty int64 tensor drops the dtype: tensor([]) (PyTorch tensor([], '
-         'dtype=torch.int64)); repr of a complex tensor raises ZeroDivisionError (PyTorch '
-         'tensor([1.+2.0000j, -0.-0.5000j]))'),
-    _bug(linspace_values,
-         'float32 linspace(-1, 1, 11) has an exact 0.0 midpoint and prints in fixed format; '
-         "PyTorch's kernel gives -1.4901e-08 there and prints in scientific format"),
-    _bug(default_dtype_float64,
-         'nn.Linear ignores set_default_dtype(torch.float64): weight dtype torch.float32; '
-         'PyTorch torch.float64'),
+    printing_edge_cases,
+    linspace_values,
+    default_dtype_float64,
     _bug(optimizer_repr,
          'print(optimizer) lacks the differentiable/foreach/fused lines (SGD) and '
          'capturable/differentiable/foreach/fused lines (Adam) that PyTorch prints'),
-    _bug(shape_error_messages,
-         "shape mistakes raise funcgrad's ShapeError with its own text, e.g. 'ShapeError | "
-         "matmul: the last axis of a ((2, 3)) must match ...'; PyTorch 'RuntimeError | mat1 "
-         "and mat2 shapes cannot be multiplied (2x3 and 2x3)' (and IndexError 'Dimension out "
-         "of range ...'); a bool mask of the wrong shape is accepted silently"),
-    _bug(dtype_error_messages,
-         "dtype/value mistakes: Linear on float64 or int64 input runs (PyTorch 'mat1 and mat2 "
-         "must have the same dtype, but got Double and Float'); float @ double says 'expected "
-         "scalar type Float but found Double'; int8 overflow is OverflowError; ragged list, "
-         'float(2-element) and SGD(tensor) messages differ; int // 0 does not raise'),
-    _bug(loss_target_errors,
-         "CrossEntropyLoss target checks: float class indices 'Expected target size [2, 3], "
-         "got [2] ...' (PyTorch 'expected target dtype to be Long or Byte, but got Float'); "
-         "2-D target IndexingError (PyTorch '0D or 1D target tensor expected, multi-target not "
-         "supported'); batch mismatch IndexError (PyTorch ValueError 'Expected input "
-         "batch_size (2) to match target batch_size (3).')"),
-    _bug(inplace_version_error,
-         "modified-by-an-inplace-operation message: '[torch.FloatTensor [3], which is output 0 "
-         "of ExpBackward0], ... Good luck!'; PyTorch 2.13 '[torch.FloatTensor [3]], which is "
-         "output 0 of Exp, ... Hint: enable anomaly detection ...'"),
+    shape_error_messages,
+    dtype_error_messages,
+    loss_target_errors,
+    inplace_version_error,
 ]
 
 # ------------------------------------------------------------------ comparing

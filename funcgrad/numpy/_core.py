@@ -24,7 +24,7 @@ from funcgrad.conversion import (  # noqa: F401 - re-exported for the numpy laye
     requested_dtype,
 )
 from funcgrad.core import get_aval
-from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.errors import AxisError, DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import structural as S
@@ -102,9 +102,9 @@ def canonical_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     except TypeError:
         raise TypeError(f"{name} must be an integer, got {axis!r}") from None
     if not -ndim <= a < ndim:
-        raise ShapeError(
-            f"{name} {a} is out of bounds for an array of rank {ndim} (at {user_frame()})"
-        )
+        raise AxisError(
+            f"{name} {a} is out of bounds for an array of rank {ndim} (at {user_frame()})",
+            a, ndim)
     return a % ndim if ndim else 0
 
 

@@ -118,10 +118,13 @@ def tensor(data: Any, dtype: Any = None, device: Any = None,
         dt = dt or D.from_numpy(arr.dtype)
     else:
         dt = dt or _infer_dtype(data)
+        values = _to_list(data)
+        _check_ragged(values, 0)
         try:
-            arr = np.array(_to_list(data), dtype=dt.np)
-        except ValueError as e:
-            raise ValueError(f"expected sequence of equal lengths: {e}") from None
+            arr = np.array(values, dtype=dt.np)
+        except OverflowError:
+            raise RuntimeError(f"value cannot be converted to type {dt.name} without "
+                               "overflow") from None
     if dt is not None and arr.dtype != dt.np:
         arr = cast(Any, arr).astype(dt.np)
     if arr.dtype.kind not in "biufc" and D.from_numpy(arr.dtype) is not D.bfloat16:
@@ -168,6 +171,24 @@ def from_dlpack(ext: Any) -> Tensor:
     if type(ext).__module__.startswith("cupy"):
         return Tensor(ext)
     return Tensor(np.from_dlpack(ext))
+
+
+def _check_ragged(values: Any, dim: builtins.int) -> None:
+    """PyTorch's error for nested sequences of unequal lengths."""
+    if not isinstance(values, (list, tuple)) or not values:
+        return
+    first = values[0]
+    n = len(first) if isinstance(first, (list, tuple)) else None
+    for v in values:
+        m = len(v) if isinstance(v, (list, tuple)) else None
+        if m != n:
+            if m is None:
+                raise TypeError("not a sequence")
+            if n is None:
+                raise TypeError(f"'{type(v).__name__}' object cannot be interpreted as an "
+                                "integer")
+            raise ValueError(f"expected sequence of length {n} at dim {dim + 1} (got {m})")
+        _check_ragged(v, dim + 1)
 
 
 def _default_dtype_for(value: Any, dtype: Any) -> D.dtype:
@@ -279,7 +300,31 @@ def linspace(start: Any, end: Any, steps: builtins.int, *, dtype: Any = None,
              device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``."""
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
-    return _make(np.linspace(start, end, steps).astype(dt.np), device, requires_grad)
+    return _make(_linspace(start, end, steps, dt.np), device, requires_grad)
+
+
+def _linspace(start: Any, end: Any, steps: builtins.int, dt: np.dtype[Any]) -> np.ndarray:
+    """PyTorch's CPU kernel, in the result's precision: the first half steps up from
+    ``start``, the second half down from ``end``, each value one fused multiply-add (so
+    ``linspace(-1, 1, 11)[5]`` is -1.49e-08 in float32, as PyTorch prints it)."""
+    if dt.kind != "f" or steps < 2:
+        return np.linspace(start, end, steps).astype(dt)
+    op = dt
+    s, e = np.asarray(start, dt), np.asarray(end, dt)
+    step = (e - s) / np.asarray(steps - 1, op)
+    idx = np.arange(steps)
+    half = steps // 2
+    n = np.where(idx < half, idx, steps - idx - 1)
+    base = np.where(idx < half, s, e)
+    sign = np.where(idx < half, 1.0, -1.0)
+    if op.itemsize < 8 or steps > 1 << 14:
+        # float64 holds the exact product of a float32 step and an index: one rounding.
+        out = base.astype(np.float64) + sign * step.astype(np.float64) * n
+        return out.astype(dt)
+    from fractions import Fraction  # noqa: PLC0415 - exact fma for float64
+
+    fs, fb = Fraction(float(step)), [Fraction(float(b)) for b in base]
+    return np.array([float(b + int(sg) * fs * int(k)) for b, sg, k in zip(fb, sign, n)], dt)
 
 
 def logspace(start: Any, end: Any, steps: builtins.int, base: builtins.float = 10.0, *,

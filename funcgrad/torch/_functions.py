@@ -33,6 +33,18 @@ def cat(tensors: Sequence[Any], dim: builtins.int = 0, *, out: Any = None) -> Te
     """Concatenate along ``dim`` (dtypes promote as in PyTorch)."""
     ts = [t for t in tensors if not (isinstance(t, Tensor) and t.shape == (0,))] or \
         list(tensors)
+    if ts and builtins.all(isinstance(t, Tensor) for t in ts):
+        first = ts[0].shape
+        d = dim % max(len(first), 1)
+        for k, t in enumerate(ts[1:], 1):
+            if len(t.shape) != len(first):
+                raise RuntimeError(f"Tensors must have same number of dimensions: got "
+                                   f"{len(first)} and {len(t.shape)}")
+            for ax, (p, q) in enumerate(zip(first, t.shape)):
+                if ax != d and p != q:
+                    raise RuntimeError(
+                        f"Sizes of tensors must match except in dimension {d}. Expected size "
+                        f"{p} but got size {q} for tensor number {k} in the list.")
     dt = _common(ts)
     return apply_op("Cat", lambda xs: fnp.concatenate([fnp.astype(x, dt.np) for x in xs],
                                                       dim), list(ts))
@@ -43,6 +55,12 @@ concat = concatenate = cat
 
 def stack(tensors: Sequence[Any], dim: builtins.int = 0, *, out: Any = None) -> Tensor:
     """Stack along a new axis ``dim``."""
+    for k, t in enumerate(tensors[1:], 1):
+        if isinstance(t, Tensor) and isinstance(tensors[0], Tensor) and \
+                t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                               f"entry {k}")
     dt = _common(tensors)
     return apply_op("Stack", lambda xs: fnp.stack([fnp.astype(x, dt.np) for x in xs], dim),
                     list(tensors))

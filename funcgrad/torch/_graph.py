@@ -105,7 +105,7 @@ class GradFn(Node):
         self.shown_parents: tuple[Edge, ...] | None = None
 
     def name(self) -> str:
-        return f"{self.op}Backward0"
+        return _node_name(self.op)
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
@@ -196,6 +196,12 @@ class OpNode(GradFn):
 
 
 _classes: dict[tuple[type, str], type] = {}
+# PyTorch's nodes that are not named after a derivative formula.
+_UNSUFFIXED = frozenset({"CopySlices", "AccumulateGrad"})
+
+
+def _node_name(op: str) -> str:
+    return op if op in _UNSUFFIXED else f"{op}Backward0"
 
 
 def name_node(node: GradFn, op: str) -> None:
@@ -206,7 +212,7 @@ def name_node(node: GradFn, op: str) -> None:
     base = base.__mro__[1] if base.__name__.endswith("Backward0") else base
     cls = _classes.get((base, op))
     if cls is None:
-        cls = _classes[(base, op)] = type(f"{op}Backward0", (base,), {"__slots__": ()})
+        cls = _classes[(base, op)] = type(_node_name(op), (base,), {"__slots__": ()})
     node.__class__ = cls
 
 
@@ -226,10 +232,10 @@ def check_saved(node: GradFn) -> None:
         if counter[0] != expected:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{what()}], is at version {counter[0]}; expected version "
-                f"{expected} instead. Hint: the backtrace further above shows the operation "
-                "that failed to compute its gradient. The variable in question was changed in "
-                "there or anywhere later. Good luck!"
+                f"inplace operation: {what()} is at version {counter[0]}; expected version "
+                f"{expected} instead. Hint: enable anomaly detection to find the operation "
+                "that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
             )
 
 
@@ -311,7 +317,7 @@ class TapeTrace(Trace):
 
 
 def _anonymous() -> str:
-    return "a tensor"
+    return "[a tensor]"
 
 
 class _X64:

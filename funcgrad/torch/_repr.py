@@ -72,11 +72,23 @@ def _special(v: float) -> str:
 def format_tensor_data(arr: np.ndarray, indent: int) -> str:
     """The bracketed body of a tensor's repr, starting at column ``indent``."""
     summarize = arr.size > THRESHOLD
-    fmt, width = _formatter(_summarized(arr, summarize))
+    shown = _summarized(arr, summarize)
+    if arr.dtype.kind == "c":
+        # Real and imaginary parts have a format each; the element is their concatenation.
+        fr, wr = _formatter(shown.real.copy())
+        fi, wi = _formatter(shown.imag.copy())
+        width = wr + wi + 1
 
-    def cell(v: Any) -> str:
-        s = fmt(v)
-        return " " * (width - len(s)) + s
+        def cell(v: Any) -> str:
+            re_s = fr(v.real)
+            im_s = (" " * (wi - len(fi(v.imag))) + fi(v.imag) + "j").lstrip()
+            return " " * (wr - len(re_s)) + re_s + ("" if im_s[0] in "+-" else "+") + im_s
+    else:
+        fmt, width = _formatter(shown)
+
+        def cell(v: Any) -> str:
+            s = fmt(v)
+            return " " * (width - len(s)) + s
 
     def rec(a: np.ndarray, ind: int) -> str:
         if a.ndim == 0:

@@ -32,6 +32,7 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array, ArrayImpl
 from funcgrad.conversion import register_input_converter
 from funcgrad.core import Tracer, current_trace, set_current_trace
+from funcgrad.errors import AxisError
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._device import Size, as_device, device, device_of_buffer, to_device
 from funcgrad.torch._grad_mode import is_grad_enabled
@@ -335,10 +336,15 @@ class Tensor:
         return self._data.__dlpack_device__()
 
     def __float__(self) -> builtins.float:
-        return builtins.float(self.item())
+        return builtins.float(self._scalar())
 
     def __int__(self) -> builtins.int:
-        return builtins.int(self.item())
+        return builtins.int(self._scalar())
+
+    def _scalar(self) -> Any:
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __complex__(self) -> builtins.complex:
         return builtins.complex(self.item())
@@ -456,7 +462,14 @@ class Tensor:
         return self._astype(D.bool)
 
     def clone(self, memory_format: Any = None) -> Tensor:
-        return apply_op("Clone", lambda x: fnp.array(x), self)
+        out = apply_op("Clone", lambda x: fnp.array(x), self)
+        # Arrays are immutable, so the engine's copy may be the same buffer; a Tensor's
+        # memory is written in place, so the clone gets its own.
+        if not isinstance(out._data, Tracer) and out._data is self._data or (
+                type(out._data) is np.ndarray and type(self._data) is np.ndarray
+                and np.shares_memory(out._data, self._data)):
+            out._data = out._data.copy()
+        return out
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
         return self
@@ -598,7 +611,8 @@ class Tensor:
         shp = tuple(shape[0]) if len(shape) == 1 and not isinstance(
             shape[0], (builtins.int, np.integer)) else shape
         n, known = self.numel(), [builtins.int(d) for d in shp if d != -1]
-        if -1 not in shp and math.prod(known) != n:
+        if (-1 not in shp and math.prod(known) != n) or (
+                -1 in shp and (math.prod(known) == 0 or n % math.prod(known))):
             raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {n}")
         return _view_op("View", lambda x: fnp.reshape(x, shp), self)
 
@@ -619,6 +633,11 @@ class Tensor:
     def permute(self, *dims: Any) -> Tensor:
         d = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], builtins.int) \
             else dims
+        if len(d) != self.ndim:
+            raise RuntimeError(
+                "permute(sparse_coo): number of dimensions in the tensor input does not match "
+                "the length of the desired ordering of dimensions i.e. input.dim() = "
+                f"{self.ndim} is not equal to len(dims) = {len(d)}")
         return _view_op("Permute", lambda x: fnp.transpose(x, d), self)
 
     def transpose(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
@@ -747,11 +766,11 @@ class Tensor:
         return _minmax("Min", fnp.min, fnp.argmin, self, dim, keepdim)
 
     def amax(self, dim: Any = (), keepdim: builtins.bool = False) -> Tensor:
-        return apply_op("Amax", lambda x: fnp.max(x, _dims(dim) or None, keepdims=keepdim),
+        return apply_op("Amax", lambda x: fnp.max(x, _all_if_empty(dim), keepdims=keepdim),
                         self)
 
     def amin(self, dim: Any = (), keepdim: builtins.bool = False) -> Tensor:
-        return apply_op("Amin", lambda x: fnp.min(x, _dims(dim) or None, keepdims=keepdim),
+        return apply_op("Amin", lambda x: fnp.min(x, _all_if_empty(dim), keepdims=keepdim),
                         self)
 
     def argmax(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
@@ -813,6 +832,9 @@ class Tensor:
             raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and "
                                f"{getattr(other, 'ndim', 0)}D tensors")
         _same_dtype("dot", self, other)
+        msg = _matmul_shape_error(tuple(self.shape), tuple(other.shape))
+        if msg is not None:
+            raise RuntimeError(msg)
         return apply_op("Dot", fnp.dot, self, other)
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
@@ -1021,6 +1043,11 @@ def _float_input(t: Tensor) -> Tensor:
     return t._astype(D.get_default_dtype())
 
 
+def _all_if_empty(dim: Any) -> Any:
+    # amax/amin: ``dim=()`` (the default) reduces over every axis; 0 is an axis.
+    return None if isinstance(dim, (tuple, list)) and len(dim) == 0 else _dims(dim)
+
+
 def _dims(dim: Any) -> Any:
     if isinstance(dim, list):
         return tuple(dim)
@@ -1083,8 +1110,18 @@ def _check_index_bounds(t: Tensor, idx: Any) -> None:
                     raise IndexError(f"index {builtins.int(bad.flat[0])} is out of bounds for "
                                      f"dimension {dim} with size {n}")
             elif arr.dtype.kind == "b":
+                _check_mask(arr.shape, tuple(shape), dim)
                 dim += arr.ndim - 1
         dim += 1
+
+
+def _check_mask(mask: tuple[builtins.int, ...], shape: tuple[builtins.int, ...],
+                dim: builtins.int) -> None:
+    """A boolean mask must match the dimensions it indexes (PyTorch's IndexError)."""
+    for k, m in enumerate(mask):
+        if dim + k >= len(shape) or m != shape[dim + k]:
+            raise IndexError(f"The shape of the mask {list(mask)} at index {k} does not match "
+                             f"the shape of the indexed tensor {list(shape)} at index {dim + k}")
 
 
 class _MinMax(tuple):
@@ -1119,13 +1156,19 @@ def _take_at(x: Any, idx: Any, dim: builtins.int, keepdim: builtins.bool) -> Any
 _SCALARS = (builtins.int, builtins.float, builtins.bool, builtins.complex, type(None))
 
 
-def _describe(t: Tensor) -> Callable[[], str]:
-    """The tensor's description for the in-place error, formatted only if it is raised."""
-    dtype, shape, node, index = t.dtype, tuple(t._data.shape), t.grad_fn, t._out_index
+def _describe(t: Tensor, made_by: GradFn | None = None) -> Callable[[], str]:
+    """The tensor's description for the in-place error, formatted only if it is raised.
+    PyTorch names the operation that made a saved output (``made_by``), and for a saved
+    input the operation that last wrote it (its grad_fn then)."""
+    dtype, shape, index = t.dtype, tuple(t._data.shape), t._out_index
+    ref = weakref.ref(t)
 
     def text() -> str:
-        where = f", which is output {index} of {node.name()}" if node else ""
-        return f"torch.{_TENSOR_TYPES.get(dtype.name, 'Tensor')} {list(shape)}{where}"
+        now = ref()
+        node = made_by if made_by is not None else (now.grad_fn if now is not None else None)
+        k = index if made_by is not None or now is None else now._out_index
+        where = f", which is output {k} of {node.op}," if node else ""
+        return f"[torch.{_TENSOR_TYPES.get(dtype.name, 'Tensor')} {list(shape)}]{where}"
 
     return text
 
@@ -1196,10 +1239,16 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
 
 
 def _call(fn: Callable[..., Any], vals: list[Any], tree: Any) -> Any:
-    if tree is None:
-        return fn(*vals)
-    a, k = tree_unflatten(tree, vals)
-    return fn(*a, **k)
+    try:
+        if tree is None:
+            return fn(*vals)
+        a, k = tree_unflatten(tree, vals)
+        return fn(*a, **k)
+    except AxisError as e:
+        # PyTorch's words for a dim outside the tensor's rank (a 0-d tensor counts as 1-d).
+        n = max(e.ndim, 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
+                         f"{n - 1}], but got {e.axis})") from None
 
 
 def _plain_output(o: Any, tape: TapeTrace | None) -> Tensor:
@@ -1230,7 +1279,7 @@ def _register_saved_output(node: GradFn, edge: Any, t: Tensor) -> None:
     from funcgrad.core import Missing  # noqa: PLC0415
 
     if isinstance(inner, GradFn) and k < len(inner.outs) and type(inner.outs[k]) is not Missing:
-        inner.saved.append((t._vc, t._vc[0], _describe(t)))
+        inner.saved.append((t._vc, t._vc[0], _describe(t, t.grad_fn)))
 
 
 def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
@@ -1321,12 +1370,39 @@ def _arith(f: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
 def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
            true_div: builtins.bool = False, shown: builtins.bool = True) -> Tensor:
     """A binary elementwise operation with PyTorch's promotion."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.shape != b.shape:
+        _check_broadcast(tuple(a.shape), tuple(b.shape))
     dt = result_dtype(a, b)
     if true_div and D.category(dt) <= 1:
         dt = D.get_default_dtype()
+    if op in ("FloorDivide", "Remainder") and D.category(dt) <= 1 and isinstance(b, (
+            Tensor, builtins.int)):
+        _check_integer_divisor(b)
     fa, fb = _fixed_scalar(a, dt), _fixed_scalar(b, dt)
     return apply_op(op, lambda x, y: f(_cast_to(x, dt), _cast_to(y, dt)), fa, fb,
                     shown=(a, b) if shown else None)
+
+
+def _check_broadcast(sa: tuple[builtins.int, ...], sb: tuple[builtins.int, ...]) -> None:
+    """PyTorch's error for shapes that do not broadcast (the last clash is named)."""
+    n = max(len(sa), len(sb))
+    pa, pb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+    for i in range(n - 1, -1, -1):
+        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+            raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b "
+                               f"({pb[i]}) at non-singleton dimension {i}")
+
+
+def _check_integer_divisor(b: Any) -> None:
+    """Integer division by zero raises in PyTorch (NumPy would give 0 with a warning)."""
+    if isinstance(b, builtins.int):
+        zero = b == 0
+    elif isinstance(b._data, Tracer):
+        return
+    else:
+        zero = builtins.bool((b._host() == 0).any())
+    if zero:
+        raise RuntimeError("ZeroDivisionError")
 
 
 def _fixed_scalar(x: Any, dt: D.dtype) -> Any:
@@ -1495,9 +1571,39 @@ def _same_dtype(what: str, a: Any, b: Any) -> None:
                            f"{_CPP[a.dtype.name]} and {_CPP[b.dtype.name]}")
 
 
+def _matmul_shape_error(sa: tuple[builtins.int, ...], sb: tuple[builtins.int, ...]
+                        ) -> str | None:
+    """PyTorch's message for operands ``@`` cannot multiply (None when they fit)."""
+    na, nb = len(sa), len(sb)
+    k_b = sb[0] if nb == 1 else sb[-2]
+    if sa[-1] == k_b:
+        return None
+    if na == 1 and nb == 1:
+        return (f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to have "
+                f"the same number of elements, but got {sa[0]} and {sb[0]} elements "
+                "respectively")
+    if nb == 1:
+        rows = math.prod(sa[:-1])
+        return f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})"
+    if na <= 2 and nb == 2:
+        rows = sa[0] if na == 2 else 1
+        return (f"mat1 and mat2 shapes cannot be multiplied ({rows}x{sa[-1]} and "
+                f"{sb[0]}x{sb[1]})")
+    batch = math.prod(np.broadcast_shapes(sa[:-2], sb[:-2]))
+    return (f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, "
+            f"{sa[-1]}] but got: [{batch}, {k_b}].")
+
+
 def matmul(a: Any, b: Any) -> Tensor:
     """Matrix product (PyTorch's ``@``): both operands must have one dtype."""
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is not b.dtype:
+        if a.ndim == 1 and b.ndim == 1:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                               f"{_CPP[a.dtype.name]} and {_CPP[b.dtype.name]}")
+        if a.ndim == 2 and b.ndim == 1:
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                               f"{_CPP[b.dtype.name]}, {_CPP[a.dtype.name]}, and "
+                               f"{_CPP[b.dtype.name]}")
         if a.ndim == 2 and b.ndim == 2:
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                                f"{_CPP[a.dtype.name].lower()} != {_CPP[b.dtype.name].lower()}")
@@ -1507,6 +1613,9 @@ def matmul(a: Any, b: Any) -> Tensor:
     if na == 0 or nb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{na}D and {nb}D")
+    msg = _matmul_shape_error(tuple(a.shape), tuple(b.shape))
+    if msg is not None:
+        raise RuntimeError(msg)
     op = {(2, 2): "Mm", (1, 1): "Dot", (2, 1): "Mv", (3, 3): "Bmm"}.get((na, nb), "Matmul")
     return apply_op(op, fnp.matmul, a, b)
 
@@ -1552,8 +1661,8 @@ def _repr(t: Tensor) -> str:
     if t.device.type != "cpu":
         extras.append(f"device='{t.device}'")
     dt = t.dtype
-    if not (dt is D.get_default_dtype() or dt.name in _DEFAULT_SHOWN) or (
-            arr.size == 0 and dt is not D.get_default_dtype() and dt.name != "int64"):
+    default = dt is D.get_default_dtype() or dt is D.default_complex()
+    if not (default or dt.name in _DEFAULT_SHOWN) or (arr.size == 0 and not default):
         extras.append(f"dtype={dt}")
     if t.grad_fn is not None:
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")

@@ -1118,6 +1118,7 @@ NOT_FUNCTIONS = {
     **{n: "typing names of the module itself, not NumPy functions" for n in (
         "Any", "annotations")},
     "linalg": "a submodule; funcgrad.numpy.linalg.norm is tested in tests/core/test_linalg.py",
+    "from_dlpack": "shares memory rather than computing: tested in tests/test_dlpack.py",
 }
 PSEUDO_NAMES = {"Tracer.__getitem__", "Tracer.at"}
 

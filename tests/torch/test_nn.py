@@ -890,8 +890,15 @@ def test_cross_entropy_shapes_and_errors():
         F.cross_entropy(t64(x), ft.tensor(np.full(N, 7)))
     with pytest.raises(ValueError, match="label_smoothing"):
         F.cross_entropy(t64(x), ft.tensor(t), label_smoothing=1.5)
-    with pytest.raises(RuntimeError, match="Expected target size"):
+    with pytest.raises(RuntimeError, match="0D or 1D target tensor expected, multi-target not "
+                                           "supported"):
         F.cross_entropy(t64(x), ft.tensor(np.ones((N, C + 1))))
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got "
+                                           "Double"):
+        F.cross_entropy(t64(x), ft.tensor(np.ones(N)))
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(\d+\) to match target "
+                                         r"batch_size \(\d+\)\."):
+        F.cross_entropy(t64(x), ft.tensor(np.zeros(N + 1, np.int64)))
     with pytest.raises(RuntimeError, match="expected scalar type Long"):
         F.nll_loss(t64(x), ft.tensor(t.astype(np.float64)))
     # float32 logits stay float32.

@@ -19,6 +19,7 @@ tensor([[-0.2144,  0.1753,  0.0391]])
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -234,6 +235,24 @@ def dropout(input: Any, p: float = 0.5, training: bool = True,  # noqa: A002
 # ----------------------------------------------------------------------- linear
 
 
+def _check_linear(x: Tensor, w: Tensor, bias: Any) -> None:
+    """PyTorch's errors for a linear layer on mismatched dtypes or sizes."""
+    from funcgrad.torch._tensor import _CPP  # noqa: PLC0415
+
+    if x.dtype is not w.dtype:
+        if bias is not None:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                               f"{_CPP[x.dtype.name]} and {_CPP[w.dtype.name]}")
+        names = {"Long": "long int"}
+        a, b = _CPP[x.dtype.name], _CPP[w.dtype.name]
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{names.get(a, a.lower())} != {names.get(b, b.lower())}")
+    if x.ndim >= 1 and w.ndim == 2 and x.shape[-1] != w.shape[1]:
+        rows = math.prod(x.shape[:-1]) if x.ndim > 1 else 1
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} "
+                           f"and {w.shape[1]}x{w.shape[0]})")
+
+
 def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
     """``input @ weight.T + bias``.
 
@@ -243,6 +262,8 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
     tensor([[3., 4., 5., 6.],
             [3., 4., 5., 6.]], dtype=torch.float64)
     """
+    if isinstance(input, Tensor) and isinstance(weight, Tensor):
+        _check_linear(input, weight, bias)
     if bias is None:
         return _op("Mm", lambda x, w: fnp.matmul(x, fnp.transpose(w)), input, weight)
     return _op("Addmm", lambda x, w, b: fnp.matmul(x, fnp.transpose(w)) + b, input, weight,
@@ -334,6 +355,19 @@ def l1_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
                target)
 
 
+def _check_index_target(shape: tuple[int, ...], tshape: tuple[int, ...], dtype: Any) -> None:
+    if len(shape) > 1 and tshape and tshape[0] != shape[0]:
+        raise ValueError(f"Expected input batch_size ({shape[0]}) to match target "
+                         f"batch_size ({tshape[0]}).")
+    if len(shape) == 2 and len(tshape) > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if np.dtype(dtype).kind not in "iu":
+        from funcgrad.torch._tensor import _CPP  # noqa: PLC0415
+
+        name = _CPP.get(np.dtype(dtype).name, str(np.dtype(dtype)))
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
+
+
 def _check_targets(target: Any, n_classes: int, ignore_index: int) -> None:
     data = _data(target)
     if np.dtype(data.dtype).kind not in "iu":
@@ -416,7 +450,11 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
     shape = _shape(input)
     n_classes = shape[1] if len(shape) > 1 else shape[0]
     eps = float(label_smoothing)
-    if np.dtype(_data(target).dtype).kind in "iu":
+    integral = np.dtype(_data(target).dtype).kind in "iu"
+    if integral or _shape(target) != shape:
+        # Class indices (a target not shaped as the input is read so): PyTorch's checks.
+        _check_index_target(shape, _shape(target), _data(target).dtype)
+    if integral:
         _check_targets(target, n_classes, ignore_index)
 
         def by_index(x: Any, t: Any, w: Any) -> Any:
@@ -440,10 +478,6 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
             return (1 - eps) * nll + ret * (eps / n_classes)
 
         return _op("NllLoss" if eps == 0.0 else "Add", by_index, input, target, weight)
-
-    if _shape(target) != shape:
-        raise RuntimeError(f"Expected target size {list(shape)}, got {list(_shape(target))} "
-                           "(probability targets have the input's shape)")
 
     def by_probs(x: Any, t: Any, w: Any) -> Any:
         x, t, unbatched = _batched(x, t)

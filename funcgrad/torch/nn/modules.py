@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from funcgrad.torch._creation import empty
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import functional as F
@@ -57,7 +55,7 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        dtype = np.float32 if dtype is None else dtype
+        # dtype=None: the default dtype (torch.set_default_dtype), as PyTorch.
         self.weight = Parameter(empty((out_features, in_features), dtype=dtype, device=device))
         if bias:
             self.bias = Parameter(empty(out_features, dtype=dtype, device=device))

@@ -137,7 +137,7 @@ class Optimizer:
         self.defaults = defaults
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            f"Tensors or dicts, but got {type(params).__name__}")
+                            f"Tensors or dicts, but got {params.type()}")
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         param_groups = list(params)
