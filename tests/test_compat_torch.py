@@ -927,29 +927,15 @@ PROGRAMS: list[Any] = [
     random_seeded,
     misc_tensor_api,
     autograd_error_messages,
-    _bug(grad_fn_overload_names,
-         "grad_fn names without PyTorch's overload numbers: 1 - x RsubBackward0 (PyTorch "
-         'RsubBackward1), 2 / x DivBackward0 (MulBackward0), 2 ** x PowBackward0 '
-         '(PowBackward2), sum(0)/mean(1)/max()/squeeze(0)/clamp(min=0) *Backward0 '
-         '(*Backward1), norm() NormBackward0 (LinalgVectorNormBackward0), y[0] = 0 '
-         'CopySlicesBackward0 (CopySlices), d tanh with create_graph MulBackward0 '
-         '(TanhBackwardBackward0)'),
-    _bug(reduction_return_types,
-         "max/min/sort/topk(dim) print as a plain tuple '(tensor([5., 6.]), tensor([1, 2]))' "
-         "of type _MinMax; PyTorch prints 'torch.return_types.max(' and then "
-         "'values=...' and 'indices=...' lines, type name max"),
+    grad_fn_overload_names,
+    reduction_return_types,
     amax_amin_dim0,
     clone_copies,
-    _bug(contiguity,
-         'is_contiguous() is always True and view() takes transposed tensors: '
-         'y.t().is_contiguous() True (PyTorch False), y.t().view(6) no error (PyTorch '
-         "RuntimeError 'view size is not compatible with input tensor's size and stride ...')"),
+    contiguity,
     printing_edge_cases,
     linspace_values,
     default_dtype_float64,
-    _bug(optimizer_repr,
-         'print(optimizer) lacks the differentiable/foreach/fused lines (SGD) and '
-         'capturable/differentiable/foreach/fused lines (Adam) that PyTorch prints'),
+    optimizer_repr,
     shape_error_messages,
     dtype_error_messages,
     loss_target_errors,

@@ -133,10 +133,17 @@ class GradFn(Node):
                                  for p, e in zip(kept_p, self.parents))
             self.outs = tuple(o if type(o) is Missing else tape.lift(o, (self, k))
                               for k, o in enumerate(kept_o))
+            # The rule depends on the graph when it reads a tracked value (PyTorch then
+            # records its result even where the derivative is zero, as for relu).
+            reads_graph = any(type(p) is not Missing and e is not None
+                              for p, e in zip(kept_p, self.parents)) or any(
+                type(o) is not Missing for o in kept_o)
+            start = len(tape.created)
             try:
-                return super().backward(cts)
+                in_cts = super().backward(cts)
             finally:
                 self.primals, self.outs = kept_p, kept_o
+            return _recorded_backward(self, tape, start, in_cts, reads_graph)
         return super().backward(cts)
 
     def release(self) -> None:
@@ -177,6 +184,16 @@ class OpNode(GradFn):
     def backward(self, cts: Sequence[Any]) -> list[Any]:
         if self.freed:
             raise RuntimeError(FREED)
+        tape = current_trace()
+        recording = isinstance(tape, TapeTrace) and tape.recording
+        start = len(cast(TapeTrace, tape).created) if recording else 0
+        out = self._walk_inner(cts)
+        if recording:
+            return _recorded_backward(self, cast(TapeTrace, tape), start, out,
+                                      any(e is not None for e in self.parents))
+        return out
+
+    def _walk_inner(self, cts: Sequence[Any]) -> list[Any]:
         at = walk(list(zip(self.inner_outputs, cts)), _CHECKS, self.stop)
         out: list[Any] = []
         seen: set[Any] = set()
@@ -195,13 +212,47 @@ class OpNode(GradFn):
         self.freed = True
 
 
+# PyTorch's own double-backward nodes: the gradient of these ops, taken with
+# create_graph=True, is one node named after the op's backward function.
+_DOUBLE_BACKWARD = {
+    "Tanh": "TanhBackward", "Sigmoid": "SigmoidBackward", "Relu": "ThresholdBackward",
+    "Softmax": "SoftmaxBackwardData", "LogSoftmax": "LogSoftmaxBackwardData",
+    "Gelu": "GeluBackward", "Softplus": "SoftplusBackward", "LeakyRelu": "LeakyReluBackward",
+    "Elu": "EluBackward", "MseLoss": "MseLossBackward", "Hardtanh": "HardtanhBackward",
+}
+
+
+def _recorded_backward(node: GradFn, tape: TapeTrace, start: int, in_cts: list[Any],
+                       reads_graph: bool) -> list[Any]:
+    """The cotangents a node's backward made under ``create_graph``, as PyTorch's graph has
+    them: named as PyTorch names the backward node, and recorded even when constant if
+    the rule read a tracked value (their derivative is then zero)."""
+    name = _DOUBLE_BACKWARD.get(node.op.partition(":")[0])
+    made = set(map(id, tape.created[start:]))
+    out = []
+    for ct in in_cts:
+        if type(ct) is TapeTracer and ct._trace is tape:
+            e = ct.edge
+            if name is not None and type(e) is tuple and id(e[0]) in made:
+                name_node(cast(GradFn, e[0]), name)
+        elif ct is not None and reads_graph and name is not None:
+            zero = OpNode(name, node.parents, [None], [ct], [])
+            name_node(zero, name)
+            tape.created.append(zero)
+            ct = TapeTracer(tape, ct, (zero, 0))
+        out.append(ct)
+    return out
+
+
 _classes: dict[tuple[type, str], type] = {}
 # PyTorch's nodes that are not named after a derivative formula.
 _UNSUFFIXED = frozenset({"CopySlices", "AccumulateGrad"})
 
 
 def _node_name(op: str) -> str:
-    return op if op in _UNSUFFIXED else f"{op}Backward0"
+    # "Sum:1" is PyTorch's second overload of sum (SumBackward1).
+    base, _, overload = op.partition(":")
+    return base if base in _UNSUFFIXED else f"{base}Backward{overload or 0}"
 
 
 def name_node(node: GradFn, op: str) -> None:
@@ -311,6 +362,7 @@ class TapeTrace(Trace):
             if type(a) is TapeTracer and a.vc is not None and type(p) is not Missing:
                 node.saved.append((a.vc, a.vc[0], a.describe or _anonymous))
         self.created.append(node)
+        name_node(node, node.op)
         wrapped = [TapeTracer(self, o, (node, k)) if _fdt.is_inexact(get_aval(o).dtype) else o
                    for k, o in enumerate(outs)]
         return wrapped if prim.multiple_results else wrapped[0]

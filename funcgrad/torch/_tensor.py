@@ -472,10 +472,11 @@ class Tensor:
         return out
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
-        return self
+        return self if self.is_contiguous() else self.clone()
 
     def is_contiguous(self, memory_format: Any = None) -> builtins.bool:
-        return True
+        flags = getattr(self._data, "flags", None)  # tracers: staged values have no layout
+        return True if flags is None else builtins.bool(flags.c_contiguous)
 
     # --------------------------------------------------------------- in place
 
@@ -602,6 +603,18 @@ class Tensor:
     def view(self, *shape: Any) -> Tensor:
         if len(shape) == 1 and isinstance(shape[0], (D.dtype, type)):
             raise RuntimeError("view(dtype) is not supported; use .to(dtype) (a copy)")
+        buf = self._data
+        if hasattr(buf, "flags") and not buf.flags.c_contiguous:
+            shp = tuple(shape[0]) if len(shape) == 1 and not isinstance(
+                shape[0], (builtins.int, np.integer)) else shape
+            try:
+                # Setting the shape of a view fails exactly when it would need a copy.
+                buf.view().shape = tuple(builtins.int(d) for d in shp)
+            except (AttributeError, ValueError):
+                raise RuntimeError(
+                    "view size is not compatible with input tensor's size and stride (at least "
+                    "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                    "instead.") from None
         return self.reshape(*shape)
 
     def view_as(self, other: Tensor) -> Tensor:
@@ -667,7 +680,7 @@ class Tensor:
         if dim is not None:
             dims = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
             dims = tuple(d for d in dims if self.shape[d] == 1)
-            return _view_op("Squeeze", lambda x: fnp.squeeze(x, dims), self)
+            return _view_op("Squeeze:1", lambda x: fnp.squeeze(x, dims), self)
         return _view_op("Squeeze", lambda x: fnp.squeeze(x), self)
 
     def expand(self, *sizes: Any) -> Tensor:
@@ -688,8 +701,8 @@ class Tensor:
     def __getitem__(self, idx: Any) -> Tensor:
         idx = _unwrap_index(idx)
         _check_index_bounds(self, idx)
-        return _view_op("Index" if _advanced(idx) else "Select" if isinstance(
-            idx, builtins.int) else "Slice", lambda x: fnp.getitem(x, idx), self)
+        return _view_op("Index" if _advanced(idx) else _basic_index_name(idx),
+                        lambda x: fnp.getitem(x, idx), self)
 
     def chunk(self, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
         n = self.shape[dim]
@@ -721,8 +734,8 @@ class Tensor:
 
     def sum(self, dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None) -> Tensor:
         dt = _sum_dtype(self.dtype, dtype)
-        return apply_op("Sum", lambda x: fnp.sum(fnp.astype(x, dt.np), _dims(dim),
-                                                 keepdims=keepdim), self)
+        return apply_op(_with_dim("Sum", dim), lambda x: fnp.sum(fnp.astype(x, dt.np), _dims(dim),
+                                                                 keepdims=keepdim), self)
 
     def nansum(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
         return apply_op("Nansum", lambda x: fnp.sum(fnp.where(fnp.isnan(x), 0, x), _dims(dim),
@@ -734,14 +747,14 @@ class Tensor:
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating "
                 f"point or complex dtype. Got: {_CPP[dt.name]}")
-        return apply_op("Mean", lambda x: fnp.mean(fnp.astype(x, dt.np), _dims(dim),
-                                                   keepdims=keepdim), self)
+        return apply_op(_with_dim("Mean", dim), lambda x: fnp.mean(
+            fnp.astype(x, dt.np), _dims(dim), keepdims=keepdim), self)
 
     def prod(self, dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None
              ) -> Tensor:
         dt = _sum_dtype(self.dtype, dtype)
-        return apply_op("Prod", lambda x: fnp.prod(fnp.astype(x, dt.np), dim,
-                                                   keepdims=keepdim), self)
+        return apply_op(_with_dim("Prod", dim), lambda x: fnp.prod(fnp.astype(x, dt.np), dim,
+                                                                   keepdims=keepdim), self)
 
     def var(self, dim: Any = None, unbiased: Any = True, keepdim: builtins.bool = False,
             correction: Any = None) -> Tensor:
@@ -796,14 +809,11 @@ class Tensor:
         return apply_op("Cumsum", lambda x: fnp.cumsum(fnp.astype(x, dt.np), dim), self)
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
-        if p in ("fro", 2):
-            return apply_op("Norm", lambda x: fnp.sqrt(fnp.sum(x * x, _dims(dim),
-                                                               keepdims=keepdim)), self)
-        if p in (float("inf"), "inf"):
-            return apply_op("Norm", lambda x: fnp.max(fnp.abs(x), _dims(dim),
-                                                      keepdims=keepdim), self)
-        return apply_op("Norm", lambda x: fnp.sum(fnp.abs(x) ** p, _dims(dim),
-                                                  keepdims=keepdim) ** (1.0 / p), self)
+        # PyTorch computes Tensor.norm as linalg.vector_norm (the Frobenius norm of a matrix
+        # is the 2-norm of its entries).
+        from funcgrad.torch.linalg import vector_norm  # noqa: PLC0415
+
+        return vector_norm(self, 2 if p == "fro" else builtins.float(p), dim, keepdim)
 
     def count_nonzero(self, dim: Any = None) -> Tensor:
         return apply_op("CountNonzero", lambda x: fnp.astype(
@@ -842,7 +852,9 @@ class Tensor:
         # takes the promoted type of the input and the bounds (int clamped by 0.5: float).
         dt = result_dtype(self, *(b for b in (min, max) if b is not None))
         x = self if dt is self.dtype else self._astype(dt)
-        return apply_op("Clamp", lambda v: _clamp(v, min, max), x)
+        scalar_bounds = not isinstance(min, Tensor) and not isinstance(max, Tensor)
+        return apply_op("Clamp:1" if scalar_bounds else "Clamp", lambda v: _clamp(v, min, max),
+                        x)
 
     clip = clamp
 
@@ -943,7 +955,7 @@ class Tensor:
                                                     np.int64), self)
         vals = apply_op("Sort", lambda x, i: fnp.take_along_axis(x, i, dim, mode="clip"),
                         self, idx)
-        return _MinMax((vals, idx))
+        return _returns("sort", vals, idx)
 
     def argsort(self, dim: builtins.int = -1, descending: builtins.bool = False) -> Tensor:
         return self.sort(dim, descending)[1]
@@ -951,7 +963,7 @@ class Tensor:
     def topk(self, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True,
              sorted: builtins.bool = True) -> Any:  # noqa: A002
         vals, idx = self.sort(dim, descending=largest)
-        return _MinMax((vals.narrow(dim, 0, k), idx.narrow(dim, 0, k)))
+        return _returns("topk", vals.narrow(dim, 0, k), idx.narrow(dim, 0, k))
 
     def _new(self, shape: Any, value: Any, dtype: Any, device: Any,
              requires_grad: builtins.bool) -> Tensor:
@@ -1048,6 +1060,29 @@ def _all_if_empty(dim: Any) -> Any:
     return None if isinstance(dim, (tuple, list)) and len(dim) == 0 else _dims(dim)
 
 
+def _basic_index_name(idx: Any) -> str:
+    """PyTorch's node for basic indexing: its last effective step (select, slice,
+    unsqueeze); inside a tuple, whole-axis slices are skipped."""
+    if not isinstance(idx, tuple):
+        return {type(None): "Unsqueeze", type(Ellipsis): "Alias"}.get(
+            type(idx), "Slice" if isinstance(idx, slice) else "Select")
+    name = "Alias"
+    for i in idx:
+        if i is None:
+            name = "Unsqueeze"
+        elif isinstance(i, slice):
+            if not (i.start in (None, 0) and i.stop is None and i.step in (None, 1)):
+                name = "Slice"
+        elif i is not Ellipsis:
+            name = "Select"
+    return name
+
+
+def _with_dim(op: str, dim: Any) -> str:
+    """PyTorch's node of a reduction over given dims is the op's second overload."""
+    return op if dim is None else op + ":1"
+
+
 def _dims(dim: Any) -> Any:
     if isinstance(dim, list):
         return tuple(dim)
@@ -1124,25 +1159,40 @@ def _check_mask(mask: tuple[builtins.int, ...], shape: tuple[builtins.int, ...],
                              f"the shape of the indexed tensor {list(shape)} at index {dim + k}")
 
 
-class _MinMax(tuple):
-    """``(values, indices)`` as PyTorch's ``torch.return_types``."""
+class _ValuesIndices(tuple):
+    """``(values, indices)``, as PyTorch's ``torch.return_types.<name>`` (the subclass)."""
 
     @property
     def values(self) -> Tensor:
-        return self[0]
+        return cast(Tensor, self[0])
 
     @property
     def indices(self) -> Tensor:
-        return self[1]
+        return cast(Tensor, self[1])
+
+    def __repr__(self) -> str:
+        return (f"torch.return_types.{type(self).__name__}(\nvalues={self[0]!r},\n"
+                f"indices={self[1]!r})")
+
+
+_RETURN_TYPES: dict[str, type] = {}
+
+
+def _returns(name: str, values: Tensor, indices: Tensor) -> Any:
+    cls = _RETURN_TYPES.get(name)
+    if cls is None:
+        cls = _RETURN_TYPES[name] = type(name, (_ValuesIndices,), {
+            "__slots__": (), "__module__": "torch.return_types"})
+    return cls((values, indices))
 
 
 def _minmax(op: str, red: Any, arg: Any, t: Tensor, dim: Any, keepdim: builtins.bool) -> Any:
     if dim is None:
-        return apply_op(op, lambda x: red(x), t)
+        return apply_op(op + ":1", lambda x: red(x), t)
     indices = apply_op(op, lambda x: fnp.astype(arg(x, dim, keepdims=keepdim), np.int64), t)
     # The values are read at the returned indices, so ties send the gradient there only.
     values = apply_op(op, lambda x, i: _take_at(x, i, dim, keepdim), t, indices)
-    return _MinMax((values, indices))
+    return _returns(op.lower(), values, indices)
 
 
 def _take_at(x: Any, idx: Any, dim: builtins.int, keepdim: builtins.bool) -> Any:
@@ -1167,7 +1217,7 @@ def _describe(t: Tensor, made_by: GradFn | None = None) -> Callable[[], str]:
         now = ref()
         node = made_by if made_by is not None else (now.grad_fn if now is not None else None)
         k = index if made_by is not None or now is None else now._out_index
-        where = f", which is output {k} of {node.op}," if node else ""
+        where = f", which is output {k} of {node.op.partition(':')[0]}," if node else ""
         return f"[torch.{_TENSOR_TYPES.get(dtype.name, 'Tensor')} {list(shape)}]{where}"
 
     return text
@@ -1452,10 +1502,18 @@ def _method(op: str, f: Callable[[Any, Any], Any], reverse: builtins.bool = Fals
                                   builtins.complex, np.generic)):
             return NotImplemented
         if reverse:
-            return binary(op, f, other, self, **kw)
-        return binary(op, f, self, other, **kw)
+            return binary(_reversed_name(op, other), f, other, self, **kw)
+        return binary("Pow:1" if op == "Pow" and isinstance(other, Tensor) else op, f, self,
+                      other, **kw)
 
     return method
+
+
+def _reversed_name(op: str, other: Any) -> str:
+    """PyTorch's node for ``number <op> tensor``: another overload, or another op."""
+    if isinstance(other, Tensor):
+        return op
+    return {"Rsub": "Rsub:1", "Div": "Mul", "Pow": "Pow:2"}.get(op, op)
 
 
 for _name, _op, _rop, _fn, _kw in [

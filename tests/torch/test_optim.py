@@ -390,7 +390,10 @@ def test_leaf_without_requires_grad_and_retained_nonleaf_are_accepted():
 def test_defaults_and_options():
     w = ft.zeros(2, requires_grad=True)
     assert optim.SGD([w]).defaults == {"lr": 1e-3, "momentum": 0, "dampening": 0,
-                                      "weight_decay": 0, "nesterov": False, "maximize": False}
+                                      "weight_decay": 0, "nesterov": False, "maximize": False,
+                                      "foreach": None, "differentiable": False, "fused": None}
+    with pytest.raises(ValueError, match="differentiable=True is not supported"):
+        optim.SGD([w], differentiable=True)
     g = optim.Adam([w]).param_groups[0]
     assert (g["lr"], g["betas"], g["eps"], g["weight_decay"], g["amsgrad"],
             g["decoupled_weight_decay"]) == (1e-3, (0.9, 0.999), 1e-8, 0, False, False)

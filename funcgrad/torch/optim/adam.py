@@ -33,6 +33,7 @@ from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _bump,
+    _check_differentiable,
     _grad_data,
     _params_with_grad,
     _scalar,
@@ -56,7 +57,9 @@ class Adam(Optimizer):
 
     def __init__(self, params: Any, lr: Any = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
-                 maximize: bool = False, decoupled_weight_decay: bool = False) -> None:
+                 maximize: bool = False, decoupled_weight_decay: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         if not 0.0 <= _scalar(lr):
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
@@ -69,7 +72,9 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = {"lr": lr, "betas": (_scalar(betas[0]), _scalar(betas[1])), "eps": eps,
                     "weight_decay": weight_decay, "amsgrad": amsgrad, "maximize": maximize,
-                    "decoupled_weight_decay": decoupled_weight_decay}
+                    "decoupled_weight_decay": decoupled_weight_decay, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable, "fused": fused}
+        _check_differentiable(differentiable)
         super().__init__(params, defaults)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -163,9 +168,12 @@ class AdamW(Adam):
 
     def __init__(self, params: Any, lr: Any = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, foreach: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
-                         decoupled_weight_decay=True)
+                         decoupled_weight_decay=True, foreach=foreach, capturable=capturable,
+                         differentiable=differentiable, fused=fused)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)

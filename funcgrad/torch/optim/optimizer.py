@@ -125,6 +125,15 @@ def _state_tensor(arr: Any) -> Tensor:
     return Tensor._from_data(arr)
 
 
+def _check_differentiable(differentiable: bool) -> None:
+    # foreach/fused/capturable choose among PyTorch's kernels (funcgrad has one): accepted.
+    # differentiable=True would promise gradients through step(), which funcgrad does not
+    # record: refused rather than silently ignored.
+    if differentiable:
+        raise ValueError("differentiable=True is not supported: funcgrad's optimizers do not "
+                         "record step() for autograd (see docs/sharp_bits.md)")
+
+
 class Optimizer:
     """Base class of the optimizers: keeps parameter groups and per-parameter state.
 

@@ -28,6 +28,7 @@ from typing import Any
 from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _bump,
+    _check_differentiable,
     _grad_data,
     _params_with_grad,
     _scalar,
@@ -48,7 +49,8 @@ class SGD(Optimizer):
 
     def __init__(self, params: Any, lr: Any = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         if lr is not required and _scalar(lr) < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -57,8 +59,10 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        _check_differentiable(differentiable)
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
-                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize}
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                    "foreach": foreach, "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
