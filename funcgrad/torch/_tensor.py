@@ -811,9 +811,7 @@ class Tensor:
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
         # PyTorch computes Tensor.norm as linalg.vector_norm (the Frobenius norm of a matrix
         # is the 2-norm of its entries).
-        from funcgrad.torch.linalg import vector_norm  # noqa: PLC0415
-
-        return vector_norm(self, 2 if p == "fro" else builtins.float(p), dim, keepdim)
+        return vector_norm_of(self, 2.0 if p == "fro" else builtins.float(p), dim, keepdim)
 
     def count_nonzero(self, dim: Any = None) -> Tensor:
         return apply_op("CountNonzero", lambda x: fnp.astype(
@@ -1076,6 +1074,32 @@ def _basic_index_name(idx: Any) -> str:
         elif i is not Ellipsis:
             name = "Select"
     return name
+
+
+def vector_norm_of(x: Tensor, p: builtins.float, dim: Any, keepdim: builtins.bool) -> Tensor:
+    """``linalg.vector_norm`` (and ``Tensor.norm``): one node, PyTorch's name."""
+    axes = _dims(dim)
+    return cast(Tensor, apply_op("LinalgVectorNorm",
+                                 lambda v: _vector_norm(v, p, axes, keepdim), x))
+
+
+def _vector_norm(v: Any, p: builtins.float, axes: Any, keepdim: builtins.bool) -> Any:
+    a = fnp.abs(v)
+    if p == math.inf:
+        return fnp.max(a, axis=axes, keepdims=keepdim)
+    if p == -math.inf:
+        return fnp.min(a, axis=axes, keepdims=keepdim)
+    if p == 0:
+        return fnp.sum((a != 0).astype(a.dtype), axis=axes, keepdims=keepdim)
+    if p == 1:
+        return fnp.sum(a, axis=axes, keepdims=keepdim)
+    s = fnp.sum(a * a if p == 2 else a ** p, axis=axes, keepdims=keepdim)
+    # PyTorch's gradient of a norm at zero is zero: the root is taken of a safe value.
+    zero = s == 0
+    safe = fnp.where(zero, 1.0, s)
+    root = fnp.sqrt(safe) if p == 2 else safe ** (1.0 / p)
+    return fnp.where(zero, 0.0, root)
+
 
 
 def _with_dim(op: str, dim: Any) -> str:

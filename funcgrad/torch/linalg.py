@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import funcgrad.numpy as jnp
 from funcgrad.torch._functions import matmul
-from funcgrad.torch._tensor import _CPP, Tensor, _dims, apply_op
+from funcgrad.torch._tensor import _CPP, Tensor, apply_op, vector_norm_of
 
 _INF = math.inf
 
@@ -47,27 +47,7 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: builtins.bool
     x = _tensor("vector_norm", x)
     if dtype is not None:
         x = x.to(dtype)
-    p = _float_ord(ord)
-    axes = _dims(dim)
-    return apply_op("LinalgVectorNorm", lambda v: _vector_norm(v, p, axes, keepdim), x)
-
-
-def _vector_norm(v: Any, p: builtins.float, axes: Any, keepdim: builtins.bool) -> Any:
-    a = jnp.abs(v)
-    if p == _INF:
-        return jnp.max(a, axis=axes, keepdims=keepdim)
-    if p == -_INF:
-        return jnp.min(a, axis=axes, keepdims=keepdim)
-    if p == 0:
-        return jnp.sum((a != 0).astype(a.dtype), axis=axes, keepdims=keepdim)
-    if p == 1:
-        return jnp.sum(a, axis=axes, keepdims=keepdim)
-    s = jnp.sum(a * a if p == 2 else a ** p, axis=axes, keepdims=keepdim)
-    # PyTorch's gradient of a norm at zero is zero: the root is taken of a safe value.
-    zero = s == 0
-    safe = jnp.where(zero, 1.0, s)
-    root = jnp.sqrt(safe) if p == 2 else safe ** (1.0 / p)
-    return jnp.where(zero, 0.0, root)
+    return vector_norm_of(x, _float_ord(ord), dim, keepdim)
 
 
 def matrix_norm(a: Tensor, ord: Any = "fro", dim: Sequence[builtins.int] = (-2, -1),
