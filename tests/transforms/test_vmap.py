@@ -998,8 +998,12 @@ NP_CASES = [c for c in NP_CASES
             if c[0].split("[")[0] not in _OPTIONAL or hasattr(fnp, c[0].split("[")[0])]
 
 
+# Imports of outside memory, not computations (from_dlpack is tested in tests/test_dlpack.py).
+_NOT_COMPUTATIONS = {"from_dlpack"}
+
+
 def _public_functions() -> set[str]:
-    return {n for n in dir(fnp) if not n.startswith("_")
+    return {n for n in dir(fnp) if not n.startswith("_") and n not in _NOT_COMPUTATIONS
             and callable(getattr(fnp, n)) and not inspect.isclass(getattr(fnp, n))
             and not inspect.ismodule(getattr(fnp, n))}
 
