@@ -323,9 +323,13 @@ class TapeTrace(Trace):
 
     label = "PyTorch autograd recording"
 
-    def __init__(self, parent: Trace, recording: bool = True) -> None:
+    def __init__(self, parent: Trace, recording: bool = True,
+                 names_nodes: bool = False) -> None:
         self.parent = parent
         self.recording = recording
+        # create_graph's tape names each node it records (a Tensor operation's tape leaves
+        # that to the operation, which knows PyTorch's name).
+        self.names_nodes = names_nodes
         self.created: list[GradFn] = []
 
     def lift(self, value: Any, edge: Edge, vc: list[int] | None = None,
@@ -362,7 +366,8 @@ class TapeTrace(Trace):
             if type(a) is TapeTracer and a.vc is not None and type(p) is not Missing:
                 node.saved.append((a.vc, a.vc[0], a.describe or _anonymous))
         self.created.append(node)
-        name_node(node, node.op)
+        if self.names_nodes:
+            name_node(node, node.op)
         wrapped = [TapeTracer(self, o, (node, k)) if _fdt.is_inexact(get_aval(o).dtype) else o
                    for k, o in enumerate(outs)]
         return wrapped if prim.multiple_results else wrapped[0]
@@ -463,7 +468,7 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
                 leaf_targets[id(e)] = i
     hooks = TorchHooks(retain_graph, create_graph, capture)
     parent = current_trace()
-    tape = TapeTrace(parent, recording=True) if create_graph else None
+    tape = TapeTrace(parent, recording=True, names_nodes=True) if create_graph else None
     seeds = []
     for r, g in zip(roots, grads):
         ct = g._value_for_backward() if isinstance(g, Tensor) else g

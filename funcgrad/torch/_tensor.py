@@ -1449,12 +1449,35 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
     dt = result_dtype(a, b)
     if true_div and D.category(dt) <= 1:
         dt = D.get_default_dtype()
+    host = _HOST_BINARY.get(f)
+    if host is not None and dt.name != "bool" and not (is_grad_enabled() and (
+            getattr(a, "_requires_grad", False) or getattr(b, "_requires_grad", False))):
+        va, vb = _host_operand(a, dt), _host_operand(b, dt)
+        if va is not None and vb is not None:
+            # Nothing to record: the NumPy ufunc the primitive's impl calls, directly.
+            return Tensor._from_data(host(va, vb))
     if op in ("FloorDivide", "Remainder") and D.category(dt) <= 1 and isinstance(b, (
             Tensor, builtins.int)):
         _check_integer_divisor(b)
     fa, fb = _fixed_scalar(a, dt), _fixed_scalar(b, dt)
     return apply_op(op, lambda x, y: f(_cast_to(x, dt), _cast_to(y, dt)), fa, fb,
                     shown=(a, b) if shown else None)
+
+
+# Binary operations whose primitive's impl is this NumPy ufunc (on operands of one dtype).
+_HOST_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
+    fnp.add: np.add, fnp.subtract: np.subtract, fnp.multiply: np.multiply}
+
+
+def _host_operand(x: Any, dt: D.dtype) -> Any:
+    """``x`` as a NumPy array of ``dt`` when that needs no conversion, else None."""
+    if type(x) is Tensor:
+        data = x._data
+        return data if type(data) is np.ndarray and data.dtype == dt.np else None
+    if type(x) is builtins.float and dt.np.kind in "fc" or type(x) is builtins.int and (
+            dt.np.kind in "fc" or dt is D.int64):
+        return np.asarray(x, dt.np)
+    return None
 
 
 def _check_broadcast(sa: tuple[builtins.int, ...], sb: tuple[builtins.int, ...]) -> None:
@@ -1611,6 +1634,12 @@ def _primitive_unary() -> list[tuple[str, str, Callable[[Any], Any], builtins.bo
 
 # Unary functions: (method name, PyTorch node name, function, float_only): the primitives'
 # own, then aliases and the composite ones.
+# Unary methods whose primitive's impl is this NumPy ufunc on floating point arrays: the
+# no-grad path calls it without the engine's bookkeeping (same function, same numbers).
+_HOST_UNARY: dict[str, Callable[[Any], Any]] = {
+    n: getattr(np, n) for n in ("exp", "log", "sin", "cos", "tan", "tanh", "sinh", "cosh",
+                                "sqrt", "log1p", "expm1", "floor", "ceil", "square")}
+
 _UNARY: list[tuple[str, str, Callable[[Any], Any], builtins.bool]] = [
     *_primitive_unary(),
     ("arcsin", "Asin", fnp.arcsin, True), ("arccos", "Acos", fnp.arccos, True),
@@ -1627,8 +1656,15 @@ _UNARY: list[tuple[str, str, Callable[[Any], Any], builtins.bool]] = [
 
 def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: builtins.bool
                   ) -> tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor]]:
+    host = _HOST_UNARY.get(name)
+
     def method(self: Tensor) -> Tensor:
         x = _float_input(self) if float_only else self
+        data = x._data
+        if host is not None and type(data) is np.ndarray and data.dtype.kind == "f" and not (
+                x._requires_grad and is_grad_enabled()):
+            # Nothing to record: the NumPy ufunc the primitive's impl calls, directly.
+            return Tensor._from_data(host(data))
         return apply_op(op, fn, x)
 
     def inplace(self: Tensor) -> Tensor:
