@@ -54,7 +54,7 @@ from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from timing import median_times  # noqa: E402 - benchmarks/timing.py
+from timing import median_times, versions  # noqa: E402 - benchmarks/timing.py
 
 # funcgrad is imported inside functions: with --as-checkout, only after the import shim.
 
@@ -226,18 +226,6 @@ def measure(repeat: int, min_time: float, peers: bool
                              repeat, min_time)
         out[dtype] = {k: t for k, (t, _) in times.items()}
     return out, notes
-
-
-def versions() -> str:
-    import funcgrad as fg
-
-    out = [f"Python {platform.python_version()}", f"numpy {np.__version__}",
-           f"funcgrad {fg.__version__}"]
-    for name in ("jax", "torch"):
-        mod = sys.modules.get(name)
-        if mod is not None:
-            out.append(f"{name} {mod.__version__}")
-    return ", ".join(out)
 
 
 # ------------------------------------------------------------------ before vs after

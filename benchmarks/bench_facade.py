@@ -42,14 +42,12 @@ import cProfile  # noqa: E402
 import io  # noqa: E402
 import platform  # noqa: E402
 import pstats  # noqa: E402
-import sys  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from timing import fmt_time, median_times  # noqa: E402 - benchmarks/timing.py
+from timing import fmt_time, median_times, versions  # noqa: E402 - benchmarks/timing.py
 
-import funcgrad  # noqa: E402
 import funcgrad.torch as ft  # noqa: E402 - the PyTorch face
 
 N_OPS = 100
@@ -201,17 +199,6 @@ def run_profile(n_iter: int = 200, top: int = 25) -> str:
     stats.sort_stats("tottime").print_stats(top)
     stats.sort_stats("cumulative").print_stats(top)
     return out.getvalue()
-
-
-def versions() -> str:
-    out = [f"Python {platform.python_version()}", f"numpy {np.__version__}",
-           f"funcgrad {funcgrad.__version__}"]
-    mod = sys.modules.get("torch")
-    if mod is not None:
-        out.append(f"torch {mod.__version__} ({mod.get_num_threads()} thread(s))")
-    out.append(f"OMP/OPENBLAS/MKL threads {os.environ['OMP_NUM_THREADS']}/"
-               f"{os.environ['OPENBLAS_NUM_THREADS']}/{os.environ['MKL_NUM_THREADS']}")
-    return ", ".join(out)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,12 +27,11 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from timing import fmt_time, median_times  # benchmarks/timing.py
+from timing import fmt_time, median_times, versions  # benchmarks/timing.py
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -123,18 +122,6 @@ def to_numpy(x: Any) -> np.ndarray:
 
 
 
-
-
-def versions() -> str:
-    out = [f"Python {platform.python_version()}", f"numpy {np.__version__}",
-           f"funcgrad {fg.__version__}"]
-    for name in ("jax", "torch"):
-        mod = sys.modules.get(name)
-        if mod is not None:
-            out.append(f"{name} {mod.__version__}")
-    if "torch" in sys.modules:
-        out.append(f"torch threads {sys.modules['torch'].get_num_threads()}")
-    return ", ".join(out)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -7,7 +7,10 @@ the ratios.
 
 from __future__ import annotations
 
+import os
+import platform
 import statistics
+import sys
 import timeit
 from collections.abc import Callable
 from typing import Any
@@ -42,3 +45,24 @@ def fmt_time(seconds: float | None, width: int = 8) -> str:
         if seconds >= scale:
             return f"{seconds / scale:{width}.2f} {unit}"
     return f"{seconds / 1e-9:{width}.1f} ns"
+
+
+def versions() -> str:
+    """The versions (and thread settings) that a benchmark table was measured with."""
+    import numpy as np  # noqa: PLC0415
+
+    import funcgrad  # noqa: PLC0415
+
+    out = [f"Python {platform.python_version()}", f"numpy {np.__version__}",
+           f"funcgrad {funcgrad.__version__}"]
+    for name in ("jax", "torch"):
+        mod = sys.modules.get(name)
+        if mod is not None:
+            out.append(f"{name} {mod.__version__}")
+    if "torch" in sys.modules:
+        out.append(f"torch threads {sys.modules['torch'].get_num_threads()}")
+    threads = [os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                           "MKL_NUM_THREADS")]
+    if any(threads):
+        out.append("OMP/OPENBLAS/MKL threads " + "/".join(t or "-" for t in threads))
+    return ", ".join(out)

@@ -22,6 +22,7 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax as flax
+from funcgrad.testing import jax_x64_mode
 
 # ------------------------------------------------------------------ the programs
 
@@ -293,15 +294,11 @@ PROGRAMS = [mlp_value_and_grad, jvp_and_vjp, hessian_jacfwd_jacrev, per_example_
 @contextlib.contextmanager
 def _real_jax_x32() -> Iterator[tuple[Any, Any, Any]]:
     jax = pytest.importorskip("jax")
-    prev = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", False)
-    try:
+    with jax_x64_mode(jax, False):
         import jax.numpy as jjnp
         from jax import lax as jlax
 
         yield jax, jjnp, jlax
-    finally:
-        jax.config.update("jax_enable_x64", prev)
 
 
 def _leaves(tree: Any, path: str = "") -> list[tuple[str, Any]]:

@@ -9,7 +9,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -179,3 +180,25 @@ def _cast_like(v: Any, a: Any) -> Any:
 
 
 __all__ = ["check_grads", "check_jvp", "check_vjp"]
+
+
+@contextlib.contextmanager
+def jax_x64_mode(jax: Any, enabled: bool) -> Iterator[None]:
+    """Run the oracle ``jax`` (the real library) in 64-bit mode or not, restoring its
+    previous mode after: comparisons with JAX use the mode the test asks for.
+
+    >>> import types
+    >>> fake = types.SimpleNamespace(config=types.SimpleNamespace(jax_enable_x64=False))
+    >>> fake.config.update = lambda k, v: setattr(fake.config, k, v)
+    >>> with jax_x64_mode(fake, True):
+    ...     fake.config.jax_enable_x64
+    True
+    >>> fake.config.jax_enable_x64
+    False
+    """
+    prev = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", enabled)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_x64", prev)

@@ -25,6 +25,7 @@ import pytest
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.errors import TracerArrayConversionError
+from funcgrad.testing import jax_x64_mode
 
 HERE = os.path.basename(__file__)
 
@@ -299,14 +300,10 @@ def test_shape_dtype_properties() -> None:
 @contextlib.contextmanager
 def _jax_x32() -> Iterator[Any]:
     jax = pytest.importorskip("jax")
-    prev = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", False)
-    try:
+    with jax_x64_mode(jax, False):
         import jax.numpy as jjnp
 
         yield jjnp
-    finally:
-        jax.config.update("jax_enable_x64", prev)
 
 
 # Each entry builds the same array in either jax.numpy or funcgrad.numpy (``m``), from the

@@ -40,6 +40,7 @@ from hypothesis import strategies as st
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.errors import NonDifferentiableError
+from funcgrad.testing import jax_x64_mode
 
 SETTINGS = settings(max_examples=6, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow,
@@ -525,14 +526,10 @@ def _check_derivative(how: str, fg_fun: Callable[..., Any],
 def _jax_x64() -> Iterator[Any]:
     """jax.numpy in 64-bit mode (as this suite runs), the previous mode restored after."""
     jax = pytest.importorskip("jax")
-    prev = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
+    with jax_x64_mode(jax, True):
         import jax.numpy as jjnp
 
         yield jjnp
-    finally:
-        jax.config.update("jax_enable_x64", prev)
 
 
 def _run_jax(kind: str, mode: Any, p: dict[str, Any]) -> None:
