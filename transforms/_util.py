@@ -33,6 +33,10 @@ def normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[tuple[i
                 f"argnums={argnums!r} names argument {i}, but the function was called with "
                 f"{nargs} positional argument(s); pass argnums within range(0, {nargs})"
             )
+        if i % nargs in out:
+            # JAX would compute a gradient for each copy from one tracer: refuse instead.
+            raise ArgnumsError(f"argnums={argnums!r} names argument {i % nargs} twice; each "
+                               "argument may be named once")
         out.append(i % nargs)
     return tuple(out), single
 

@@ -23,6 +23,9 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
+from funcgrad import dtypes
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import NonDifferentiableError, TreeStructureError
 from funcgrad.ir import ShapedArray
@@ -206,11 +209,32 @@ class custom_jvp:  # noqa: N801 - JAX's name
                     f"custom_jvp rule returned a primal of structure {out_tree} and a tangent "
                     f"of structure {t_out_tree}; they must match"
                 )
+            for o, t in zip(outs, touts):
+                _check_tangent_type(o, t)
             fun.out_tree = out_tree
             return outs, touts
 
         outs = custom_jvp_call_p.bind(*flat, fun=fun, jvp=_Rule(jvp, f"{fun!r}_jvp"))
         return tree_unflatten(fun.out_tree, outs)
+
+
+def _check_tangent_type(primal: Any, tangent: Any) -> None:
+    """A rule's tangent must have its primal's shape and tangent dtype (JAX's TypeError)."""
+    if tangent is None:
+        return
+    pa, ta = get_aval(primal), get_aval(tangent)
+    # The shape must match; of the dtype, its kind (a float primal takes a float tangent).
+    bad_kind = dtypes.is_inexact(pa.dtype) and not dtypes.is_inexact(ta.dtype)
+    if ta.shape != pa.shape or bad_kind:
+        want = pa.dtype if dtypes.is_inexact(pa.dtype) else ta.dtype
+
+        def short(dt: Any, shape: tuple[int, ...]) -> str:
+            return f"{np.dtype(dt).name}[{','.join(map(str, shape))}]"
+
+        raise TypeError(
+            "Custom JVP rule must produce primal and tangent outputs with corresponding shapes "
+            f"and dtypes. Expected {short(want, pa.shape)} (tangent type of "
+            f"{short(pa.dtype, pa.shape)}) but got {short(ta.dtype, ta.shape)}.")
 
 
 # ------------------------------------------------------------------ custom_vjp

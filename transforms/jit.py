@@ -236,7 +236,10 @@ class JitFunction:
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                ) -> tuple[list[Any], PyTreeDef, tuple[Any, ...], Callable[..., Any]]:
         nargs = len(args)
-        static_pos = {i % nargs if nargs else i for i in self.static_argnums if -nargs <= i < nargs}
+        if any(not -nargs <= i < nargs for i in self.static_argnums):
+            raise ValueError(f"Jitted function has static_argnums={self.static_argnums}, but "
+                             f"only accepts {nargs} positional arguments.")
+        static_pos = {i % nargs if nargs else i for i in self.static_argnums}
         statics = tuple((i, _hashable_static(args[i], f"#{i}")) for i in sorted(static_pos))
         statics_kw = tuple(sorted((k, _hashable_static(v, repr(k))) for k, v in kwargs.items()
                                   if k in self.static_argnames))

@@ -340,7 +340,7 @@ def triu(m: Any, k: int = 0) -> Any:
 
 
 def kron(a: Any, b: Any) -> Any:
-    """Kronecker product of two arrays of equal rank.
+    """Kronecker product (the array of lower rank gets leading axes of length 1).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.kron(fnp.eye(2), fnp.ones((2, 2))).shape
@@ -349,7 +349,9 @@ def kron(a: Any, b: Any) -> Any:
     a, b = _pair(a, b)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if len(sa) != len(sb):
-        raise ShapeError(f"kron needs arrays of equal rank, got {sa} and {sb}")
+        nd = max(len(sa), len(sb))
+        sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
+        a, b = S.reshape(a, sa), S.reshape(b, sb)
     nd = len(sa)
     shape = tuple(x for pair in zip(sa, sb) for x in pair)
     big_a = S.broadcast_in_dim(a, shape, tuple(range(0, 2 * nd, 2)))

@@ -492,42 +492,93 @@ def hypot(x: Any, y: Any) -> Any:
     >>> float(fnp.hypot(3.0, 4.0))
     5.0
     """
+    # As JAX: the larger magnitude times sqrt(1 + ratio^2) (no overflow), and at the
+    # origin the derivative splits evenly between the two (0.5 each), not NaN.
     x, y = promote_inexact(x, y)
-    return sqrt(add(square(x), square(y)))
+    x, y = absolute(x), absolute(y)
+    hi, lo = maximum(x, y), minimum(x, y)
+    zero = equal(hi, 0)
+    safe = where(zero, 1, hi)
+    out = where(zero, hi, multiply(hi, sqrt(add(1, square(divide(lo, safe))))))
+    inf = logical_or(logical_and(isinf(x), greater(x, 0)), logical_and(isinf(y), greater(y, 0)))
+    return where(inf, np.inf, out)
 
 
 def logaddexp(x: Any, y: Any) -> Any:
-    """log(exp(x) + exp(y)) without overflow.
+    """log(exp(x) + exp(y)) without overflow or cancellation (``logaddexp(0, -40)`` is
+    4.2e-18, not 0).
 
     >>> import funcgrad.numpy as fnp
     >>> print(f"{float(fnp.logaddexp(0.0, 0.0)):.4f}")
     0.6931
     """
-    return _log_add(x, y, exp, log)
-
-
-def _log_add(x: Any, y: Any, expf: Callable[[Any], Any], logf: Callable[[Any], Any]) -> Any:
-    # m + log(e^(x-m) + e^(y-m)) with the shift m held constant for differentiation:
-    # the value is exact and every derivative is that of log(e^x + e^y).
-    from funcgrad.primitives.elementwise import stop_gradient  # noqa: PLC0415
-
     x, y = promote_inexact(x, y)
     x, y = broadcast_args(x, y, where="logaddexp")
-    m = stop_gradient(maximum(x, y))
-    m = where(isfinite(m), m, 0.0)
-    out = add(m, logf(add(expf(subtract(x, m)), expf(subtract(y, m)))))
-    both_inf = logical_and(equal(x, y), logical_not(isfinite(x)))
-    return where(both_inf, x, out)
+    return _logaddexp_e(x, y)
+
+
+def _log_add_value(x: Any, y: Any, base2: bool) -> Any:
+    # max + log1p(b^-|x - y|): exact where the smaller term is tiny; x + y where x - y is
+    # NaN (equal infinities, or a NaN input).
+    delta = subtract(x, y)
+    small = negative(absolute(delta))
+    tail = divide(log1p(exp2(small)), math.log(2.0)) if base2 else log1p(exp(small))
+    return where(isnan(delta), add(x, y), add(maximum(x, y), tail))
+
+
+def _log_add_jvp(base2: bool, primals: Any, tangents: Any) -> Any:
+    # Each input's weight is b^(x - out), with infinities read as 0 (JAX's rule).
+    x, y = primals
+    tx, ty = tangents
+    # The primal through the custom function itself, so higher derivatives use this rule.
+    out = _LOG_ADD[base2](x, y)
+    power = exp2 if base2 else exp
+
+    def finite(v: Any) -> Any:
+        return where(isinf(v), 0.0, v)
+
+    wx = power(subtract(finite(x), finite(out)))
+    wy = power(subtract(finite(y), finite(out)))
+    return out, add(multiply(tx, wx), multiply(ty, wy))
+
+
+def _custom_log_add(base2: bool) -> Any:
+    from funcgrad.transforms.custom import custom_jvp  # noqa: PLC0415
+
+    f = custom_jvp(lambda x, y: _log_add_value(x, y, base2))
+    f.defjvp(lambda p, t: _log_add_jvp(base2, p, t))
+    return f
+
+
+def _logaddexp_e(x: Any, y: Any) -> Any:
+    return _LOG_ADD[False](x, y)
+
+
+def _logaddexp_2(x: Any, y: Any) -> Any:
+    return _LOG_ADD[True](x, y)
+
+
+class _LazyLogAdd(dict[bool, Any]):
+    """The two custom_jvp functions, made on first use (the transforms load after us)."""
+
+    def __missing__(self, base2: bool) -> Any:
+        self[base2] = f = _custom_log_add(base2)
+        return f
+
+
+_LOG_ADD = _LazyLogAdd()
 
 
 def logaddexp2(x: Any, y: Any) -> Any:
-    """log2(2**x + 2**y) without overflow.
+    """log2(2**x + 2**y) without overflow or cancellation.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.logaddexp2(1.0, 1.0))
     2.0
     """
-    return _log_add(x, y, exp2, log2)
+    x, y = promote_inexact(x, y)
+    x, y = broadcast_args(x, y, where="logaddexp2")
+    return _logaddexp_2(x, y)
 
 
 def copysign(x: Any, y: Any) -> Any:

@@ -218,7 +218,14 @@ rsqrt_p = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x),
                 cuda="(({T})1 / sqrt({0}))", torch="rsqrt")
 cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)), reads="x,y",
                cuda="cbrt({0})", torch=None)
-abs_p = unary("abs", "abs", lambda x, ans: sign(x), kinds=NUMBER, torch="abs",
+def _abs_slope(x: Any) -> Any:
+    # JAX's derivative of |x|: +1 for x >= 0 (so 1 at 0), -1 below.
+    a = get_aval(x)
+    one = full(a.shape, 1, a.dtype)
+    return select(ge(x, 0.0), one, neg(one))
+
+
+abs_p = unary("abs", "abs", lambda x, ans: _abs_slope(x), kinds=NUMBER, torch="abs",
               cuda=lambda eqn, args, t: f"fabs({args[0]})" if _kind(eqn) == "f" else
               f"({args[0]} < 0 ? -{args[0]} : {args[0]})")
 logistic_p = unary("logistic", lambda xp, x: _logistic(xp, x),

@@ -1680,7 +1680,23 @@ for _uname, _uop, _ufn, _ufloat in _UNARY:
     setattr(Tensor, _uname, _m)
     if not _uname.startswith("is"):
         setattr(Tensor, _uname + "_", _i)
-Tensor.absolute = Tensor.abs  # type: ignore[attr-defined]
+def _abs_value(v: Any) -> Any:
+    # x * sign(x) has PyTorch's derivative; adding 0 turns -0.0 into 0.0, as |x| gives.
+    return v * fnp.sign(v) + 0
+
+
+def _abs(self: Tensor) -> Tensor:
+    """``|x|`` with PyTorch's derivative, sign(x) (0 at 0; the engine's abs has JAX's, 1)."""
+    return apply_op("Abs", _abs_value, self)
+
+
+def _abs_(self: Tensor) -> Tensor:
+    return self._inplace("Abs", _abs_value)
+
+
+Tensor.abs = _abs  # type: ignore[attr-defined]
+Tensor.abs_ = _abs_  # type: ignore[attr-defined]
+Tensor.absolute = _abs  # type: ignore[attr-defined]
 
 
 def _same_dtype(what: str, a: Any, b: Any) -> None:
