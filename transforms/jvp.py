@@ -19,6 +19,7 @@ from funcgrad.core import (
     PrimalTracer,
     Primitive,
     Trace,
+    Tracer,
     get_aval,
     new_trace,
     set_current_trace,
@@ -169,6 +170,10 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     in_avals = [get_aval(p).strip_weak() for p in flat_p]
     closed, _ = trace_flat(tangent_fn, in_avals, fold_constants=True)
     outs, out_tree = box[0]
+    if any(isinstance(o, Tracer) for o in outs):
+        # A rule that binds one primitive for primal and tangent together (cond, loops,
+        # jit) leaves the primal staged with the tangent: compute it on its own.
+        outs = tree_flatten(fun(*tree_unflatten(in_tree, flat_p)))[0]
 
     def jvp_fn(*tangents: Any) -> Any:
         from funcgrad.staging import eval_jaxpr  # noqa: PLC0415

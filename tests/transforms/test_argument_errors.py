@@ -32,3 +32,24 @@ def test_custom_jvp_tangent_of_the_wrong_shape_is_refused_as_in_jax() -> None:
     with pytest.raises(TypeError, match="Custom JVP rule must produce primal and tangent "
                                         "outputs with corresponding shapes and dtypes"):
         fg.jvp(f, (1.0,), (1.0,))
+
+
+@pytest.mark.parametrize("name", ["cond", "fori_loop", "while_loop", "scan", "jit"])
+def test_linearize_returns_concrete_primals_through_control_flow(name: str) -> None:
+    from funcgrad import lax  # noqa: PLC0415
+    from funcgrad.core import Tracer  # noqa: PLC0415
+
+    fns = {
+        "cond": lambda x: lax.cond(x > 0, fnp.sin, fnp.cos, x),
+        "fori_loop": lambda x: lax.fori_loop(0, 3, lambda i, v: v * x, 1.0),
+        "while_loop": lambda x: lax.while_loop(lambda c: c[0] < 3,
+                                               lambda c: (c[0] + 1, c[1] * x), (0, 1.0))[1],
+        "scan": lambda x: lax.scan(lambda c, _: (c * x, None), 1.0, None, length=3)[0],
+        "jit": fg.jit(fnp.sin),
+    }
+    f = fns[name]
+    y, f_jvp = fg.linearize(f, 0.7)
+    assert not isinstance(y, Tracer)
+    want, tangent = fg.jvp(f, (0.7,), (1.0,))
+    assert float(y) == pytest.approx(float(want))
+    assert float(f_jvp(1.0)) == pytest.approx(float(tangent))
