@@ -99,6 +99,9 @@ class Primitive:
         # so an operand that needs no cotangent keeps no residual (PyTorch's MulBackward0
         # of ``x * c`` saves only ``c``: changing ``x`` in place afterwards is harmless).
         self.vjp_reads_for: tuple[str, ...] | None = None
+        # Every derivative is zero (comparisons, stop_gradient, floor, ...): reverse mode
+        # need not record it, so what follows it sees a constant (JAX's symbolic zero).
+        self.zero_derivative = False
         # The PyTorch face's node name for this primitive alone ("Mul" -> MulBackward0);
         # Tensor operations name their own nodes, this names what create_graph records.
         self.torch_node = "".join(w.capitalize() for w in name.split("_"))

@@ -75,7 +75,7 @@ class VJPTrace(Trace):
             primals.append(p)
             parents.append(e)
         with set_current_trace(self.parent):  # type: ignore[arg-type]
-            if all(e is None for e in parents):
+            if prim.zero_derivative or all(e is None for e in parents):
                 return prim.bind(*primals, **params)
             rule = None
             vjp_fwd = prim.vjp_fwd

@@ -466,6 +466,7 @@ stop_gradient_p.jvp = lambda primals, tangents: (stop_gradient_p.bind(primals[0]
 stop_gradient_p.vjp = lambda ct, primals, ans: [None]
 stop_gradient_p.batch = lambda args, dims: (stop_gradient_p.bind(args[0]), dims[0])
 stop_gradient_p.vjp_reads = ""
+stop_gradient_p.zero_derivative = True
 
 
 def stop_gradient(x: Any) -> Any:

@@ -203,6 +203,7 @@ def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = Non
 
     prim.jvp, prim.vjp, prim.batch = jvp, vjp, batch
     prim.vjp_reads = "" if zero_derivative or deriv is None else reads
+    prim.zero_derivative = bool(zero_derivative)
     prim.operand_kinds = kinds  # type: ignore[attr-defined]
     prim.arity = 1  # type: ignore[attr-defined]
     prim.describe(lax=lax or name, fusion="elementwise" if cuda else None, cuda=cuda,
@@ -263,6 +264,12 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
             out = mul(tx, dx(x, y, ans))
         if ty is not None and dy is not None:
             out = add_tangents(out, mul(ty, dy(x, y, ans)))
+        shape = get_aval(ans).shape
+        if out is not None and get_aval(out).shape != shape:
+            # The rank-0 operand's tangent alone: spread over the output's shape.
+            from funcgrad.primitives.structural import broadcast_in_dim  # noqa: PLC0415
+
+            out = broadcast_in_dim(out, shape, ())
         return ans, out
 
     def vjp(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
@@ -282,6 +289,7 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
     prim.jvp, prim.vjp = jvp, vjp
     prim.batch = elementwise_batch(prim)
     prim.vjp_reads = "" if zero_derivative or transpose is not None else reads
+    prim.zero_derivative = bool(zero_derivative)
     prim.vjp_reads_for = reads_for
     prim.operand_kinds = kinds  # type: ignore[attr-defined]
     prim.arity = 2  # type: ignore[attr-defined]

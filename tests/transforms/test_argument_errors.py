@@ -53,3 +53,25 @@ def test_linearize_returns_concrete_primals_through_control_flow(name: str) -> N
     want, tangent = fg.jvp(f, (0.7,), (1.0,))
     assert float(y) == pytest.approx(float(want))
     assert float(f_jvp(1.0)) == pytest.approx(float(tangent))
+
+
+def test_reverse_mode_skips_a_loop_whose_carry_has_zero_derivative() -> None:
+    # JAX's symbolic zeros: stop_gradient (or round) before the loop leaves nothing to
+    # differentiate through it, so the while_loop needs no reverse rule.
+    from funcgrad import lax  # noqa: PLC0415
+
+    def f(x):  # type: ignore[no-untyped-def]
+        start = lax.stop_gradient(x)
+        return lax.while_loop(lambda c: c < 3.0, lambda c: c + 1.0, start) + x
+
+    assert float(fg.grad(f)(1.0)) == 1.0
+    g = fg.grad(lambda x: lax.while_loop(lambda c: c < 3.0, lambda c: c + 1.0,
+                                         fnp.round(x)) * x)(1.2)
+    assert float(g) == 3.0
+
+
+def test_mod_jvp_with_a_scalar_operand_has_the_output_shape() -> None:
+    a, c = 1.5, fnp.full((2, 2), 0.7)
+    _, t = fg.jvp(lambda u: fnp.mod(u, c), (a,), (1.0,))
+    assert t.shape == (2, 2)
+    assert float(fg.hessian(lambda u: fnp.sum(fnp.mod(u, c)))(a)) == 0.0
