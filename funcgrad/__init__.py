@@ -17,6 +17,7 @@ from funcgrad import (
     lax,
     nn,  # noqa: E402  (nn builds on the transforms)
     numpy,
+    random,
     test_util,
     testing,
     tree,
@@ -60,6 +61,6 @@ __all__ = [
     "device_count", "device_get", "device_put", "devices", "dtypes", "enable_x64", "errors",
     "eval_jaxpr", "eval_shape", "experimental", "grad", "hessian", "jacfwd", "jacobian",
     "jacrev", "jit", "jvp", "lax", "linearize", "local_device_count", "make_jaxpr", "nn",
-    "numpy", "process_count", "process_index", "remat", "test_util", "testing", "tree", "tree_util",
-    "typeof", "value_and_grad", "vjp", "vmap",
+    "numpy", "process_count", "process_index", "random", "remat", "test_util", "testing", "tree",
+    "tree_util", "typeof", "value_and_grad", "vjp", "vmap",
 ]

@@ -22,7 +22,8 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (2, ("funcgrad.primitives", "funcgrad.staging", "funcgrad.conversion")),
     (3, ("funcgrad.transforms", "funcgrad.backends")),
     (4, ("funcgrad.numpy", "funcgrad.lax", "funcgrad.nn", "funcgrad.api", "funcgrad.tree",
-         "funcgrad.experimental", "funcgrad.testing", "funcgrad.test_util")),
+         "funcgrad.experimental", "funcgrad.testing", "funcgrad.test_util",
+         "funcgrad.random")),
     (5, ("funcgrad.torch",)),
 ]
 # The devices registry loads backend modules by name (importlib): a plugin lookup, not an

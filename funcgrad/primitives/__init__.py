@@ -13,6 +13,7 @@ from funcgrad.core import PRIMITIVES
 from funcgrad.primitives.elementwise import *  # noqa: F403
 from funcgrad.primitives.indexing import *  # noqa: F403
 from funcgrad.primitives.linalg import *  # noqa: F403
+from funcgrad.primitives.prng import *  # noqa: F403
 from funcgrad.primitives.reductions import *  # noqa: F403
 from funcgrad.primitives.structural import *  # noqa: F403
 

@@ -730,7 +730,45 @@ LINALG = [
             error=DTypeError))),
 ]
 
-TABLE: list[Row] = ELEMENTWISE + REDUCTIONS + STRUCTURAL + INDEXING + LINALG
+
+# ------------------------------------------------------------------- prng
+
+
+def _threefry_ref(k1: Any, k2: Any, x1: Any, x2: Any) -> list[np.ndarray]:
+    """Threefry-2x32 (20 rounds) on Python integers, one element at a time."""
+    m = 0xFFFFFFFF
+    rot = ((13, 15, 26, 6), (17, 29, 16, 24))
+    shape = np.broadcast_shapes(*(np.shape(a) for a in (k1, k2, x1, x2)))
+    outs = [np.zeros(shape, np.uint32), np.zeros(shape, np.uint32)]
+    for idx in np.ndindex(shape):
+        a, b, c, d = (int(np.broadcast_to(v, shape)[idx]) for v in (k1, k2, x1, x2))
+        ks = [a, b, a ^ b ^ 0x1BD11BDA]
+        x = [(c + ks[0]) & m, (d + ks[1]) & m]
+        for i in range(5):
+            for r in rot[i % 2]:
+                x[0] = (x[0] + x[1]) & m
+                x[1] = x[0] ^ (((x[1] << r) | (x[1] >> (32 - r))) & m)
+            x[0] = (x[0] + ks[(i + 1) % 3]) & m
+            x[1] = (x[1] + ks[(i + 2) % 3] + i + 1) & m
+        outs[0][idx], outs[1][idx] = x
+    return outs
+
+
+@st.composite
+def threefry_args(draw: Any) -> Draw:
+    shape = draw(shapes())
+    words = hnp.arrays(np.uint32, shape, elements=st.integers(0, 2 ** 32 - 1))
+    return tuple(draw(words) for _ in range(4)), {}
+
+
+U32 = np.ones(2, np.uint32)
+PRNG = [
+    Row("threefry2x32", threefry_args(), _threefry_ref, grad=False, dtypes=(F64,), bad=(
+        bad("shapes", U32, U32, U32, np.ones(3, np.uint32)),
+        bad("dtypes", U32, U32, U32, np.ones(2, np.int32), error=DTypeError))),
+]
+
+TABLE: list[Row] = ELEMENTWISE + REDUCTIONS + STRUCTURAL + INDEXING + LINALG + PRNG
 
 
 def test_table_covers_every_primitive() -> None:

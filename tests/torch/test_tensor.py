@@ -1044,7 +1044,8 @@ OPS = [
        lambda a: fnp.where(a < -0.5, -0.5, fnp.where(a > 0.5, 0.5, a))),
     Op("clamp_min", (M,), lambda L, a: a.clamp(min=0.1), lambda a: fnp.where(a < 0.1, 0.1, a)),
     Op("clamp_max", (M,), lambda L, a: a.clamp(max=0.1), lambda a: fnp.where(a > 0.1, 0.1, a)),
-    Op("abs", (M,), lambda L, a: a.abs(), lambda a: fnp.abs(a)),
+    # PyTorch's |x| has derivative sign(x) (0 at 0); the JAX face's has 1 there (sharp bits).
+    Op("abs", (M,), lambda L, a: a.abs(), lambda a: a * fnp.sign(a) + 0),
     Op("sqrt", (P((3, 4)),), lambda L, a: a.sqrt(), lambda a: fnp.sqrt(a)),
     Op("pow_method", (M,), lambda L, a: a.pow(3), lambda a: a ** 3),
     Op("pow_method_float", (P((3, 4)),), lambda L, a: a.pow(0.5), lambda a: a ** 0.5),

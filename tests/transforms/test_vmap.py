@@ -223,6 +223,15 @@ PRIM_CASES["integer_pow"] = _integer_pow
 PRIM_CASES["convert_element_type"] = _convert
 
 
+def _threefry(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    shape = _shape(draw)
+    words = [Arg(shape, ints(0, 2 ** 32), np.uint32) for _ in range(4)]
+    return (lambda *a: PRIMITIVES["threefry2x32"].bind(*a)), words
+
+
+PRIM_CASES["threefry2x32"] = _threefry
+
+
 # Binary elementwise: equal shapes or a rank-0 side (lax primitives do not broadcast).
 _BINARY = {
     "add": ("f", "f"), "sub": ("f", "f"), "mul": ("f", "f"), "div": ("f", "p"),

@@ -1,0 +1,266 @@
+"""Real-valued samplers: uniform floats by JAX's mantissa trick, and the distributions
+JAX derives from them (normal through erf_inv, exponential, laplace, ...).
+
+>>> from funcgrad import random
+>>> random.uniform(random.PRNGKey(0), (3,))
+Array([0.947667  , 0.9785799 , 0.33229148], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as jnp
+from funcgrad import dtypes, lax
+from funcgrad.core import Tracer, get_aval
+from funcgrad.primitives.elementwise import add_p, convert_element_type_p, mul_p
+from funcgrad.random._keys import check_key, random_bits, split_data
+
+
+def float_dtype(name: str, dtype: Any) -> np.dtype[Any]:
+    dt = dtypes.default_float() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    if dt.kind != "f":
+        raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dt}")
+    return dt
+
+
+def shape_tuple(shape: Any) -> tuple[int, ...]:
+    return tuple(int(s) for s in shape) if isinstance(shape, Sequence) else (int(shape),)
+
+
+def _as(x: Any, dt: np.dtype[Any]) -> Any:
+    return lax.convert_element_type(jnp.asarray(x), dt)
+
+
+def uniform_data(data: Any, shape: tuple[int, ...], dt: np.dtype[Any], minval: Any = 0.0,
+                 maxval: Any = 1.0) -> Any:
+    """Uniform floats in [minval, maxval) from one key's data (JAX's ``_uniform``)."""
+    info = np.finfo(dt)
+    nbits, nmant = info.bits, info.nmant
+    rng_bits = max(nbits, 8)
+    raw = random_bits(data, rng_bits, shape)
+    udt = np.dtype(f"uint{nbits}")
+    # JAX keeps the top nmant bits as the mantissa of a float in [1, 2) and subtracts 1:
+    # exactly the integer of those bits times 2**-nmant (both steps are exact).
+    mant = lax.div(raw, np.array(1 << (rng_bits - nmant), udt))
+    floats = lax.mul(lax.convert_element_type(mant, dt), np.array(2.0 ** -nmant, dt))
+    lo, hi = _as(minval, dt), _as(maxval, dt)
+    span = hi - lo
+    if np.finfo(dt).bits <= 32:
+        # XLA fuses ``floats * span + lo`` into one fused multiply-add: the product of two
+        # floats of <= 24 bits is exact in float64, so one rounding at the end matches.
+        # (Bound directly: float64 exists here even in 32-bit mode, as inside XLA's FMA.)
+        def conv(x: Any, to: Any) -> Any:
+            return convert_element_type_p.bind(x, new_dtype=np.dtype(to), weak_type=False)
+
+        shape_ = np.broadcast_shapes(shape, get_aval(span).shape, get_aval(lo).shape)
+        w = [conv(jnp.broadcast_to(v, shape_), np.float64) for v in (floats, span, lo)]
+        scaled = conv(add_p.bind(mul_p.bind(w[0], w[1]), w[2]), dt)
+    else:
+        scaled = floats * span + lo
+    return jnp.maximum(lo, scaled)
+
+
+def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0,
+            maxval: Any = 1.0) -> Any:
+    """Uniform random floats in ``[minval, maxval)``, bit for bit JAX's.
+
+    >>> from funcgrad import random
+    >>> random.uniform(random.PRNGKey(1), (2,), minval=-1.0, maxval=1.0)
+    Array([-0.12273502,  0.06750584], dtype=float32)
+    """
+    data, _ = check_key("uniform", key)
+    return uniform_data(data, shape_tuple(shape), float_dtype("uniform", dtype), minval,
+                        maxval)
+
+
+# ------------------------------------------------------------------ erf_inv
+
+
+# Giles' single-precision approximation, as XLA evaluates it (Horner, w < 5 or not).
+_ERFINV_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                 0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def erf_inv(x: Any) -> Any:
+    """The inverse error function on (-1, 1), +-inf at +-1.
+
+    float32 uses XLA's polynomial; wider floats refine it by Newton steps on erf/erfc.
+
+    >>> from funcgrad.random._continuous import erf_inv
+    >>> import numpy as np
+    >>> erf_inv(np.array([0.0, 0.5], np.float32))
+    Array([0.        , 0.47693628], dtype=float32)
+    """
+    x = jnp.asarray(x)
+    dt = x.dtype
+    w = -jnp.log1p(-x * x)
+    small = w < np.array(5.0, dt)
+    w = jnp.where(small, w - np.array(2.5, dt), jnp.sqrt(w) - np.array(3.0, dt))
+    p = jnp.where(small, np.array(_ERFINV_SMALL[0], dt), np.array(_ERFINV_LARGE[0], dt))
+    for cs, cl in zip(_ERFINV_SMALL[1:], _ERFINV_LARGE[1:]):
+        p = jnp.where(small, np.array(cs, dt), np.array(cl, dt)) + p * w
+    out = p * x
+    if np.finfo(dt).bits > 32:
+        a = jnp.abs(x)
+        y = jnp.abs(out)
+        two_over_sqrt_pi = np.array(2.0 / math.sqrt(math.pi), dt)
+        for _ in range(3):
+            # erf(y) - a, through erfc where erf(y) is close to 1 (no cancellation).
+            resid = jnp.where(a < np.array(0.5, dt), lax.erf(y) - a,
+                              (np.array(1.0, dt) - a) - lax.erfc(y))
+            step = resid / (two_over_sqrt_pi * jnp.exp(-y * y))
+            y = jnp.where(jnp.isfinite(step), y - step, y)
+        out = jnp.where(x < np.array(0.0, dt), -y, y)
+    inf = jnp.where(x > np.array(0.0, dt), np.array(np.inf, dt), np.array(-np.inf, dt))
+    return jnp.where(jnp.abs(x) == np.array(1.0, dt), inf, out)
+
+
+# ------------------------------------------------------------------ samplers
+
+
+def _normal_data(data: Any, shape: tuple[int, ...], dt: np.dtype[Any]) -> Any:
+    lo = np.nextafter(np.array(-1.0, dt), np.array(0.0, dt))
+    u = uniform_data(data, shape, dt, lo, 1.0)
+    return np.array(np.sqrt(2), dt) * erf_inv(u)
+
+
+def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Standard normal samples: ``sqrt(2) * erf_inv(u)`` of JAX's uniform ``u`` on
+    ``(-1, 1)`` (the uniform bits are JAX's; erf_inv agrees with XLA's to a few ulps).
+
+    >>> from funcgrad import random
+    >>> random.normal(random.PRNGKey(0), (2,)).shape
+    (2,)
+    """
+    data, _ = check_key("normal", key)
+    dt = dtypes.default_float() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    if dt.kind == "c":
+        real = np.dtype(np.finfo(dt).dtype)
+        k_re, k_im = split_data(data, (2,))[0], split_data(data, (2,))[1]
+        re = _normal_data(k_re, shape_tuple(shape), real).astype(dt)
+        im = _normal_data(k_im, shape_tuple(shape), real).astype(dt)
+        return (re + 1j * im) / np.array(np.sqrt(2), dt)
+    return _normal_data(data, shape_tuple(shape), float_dtype("normal", dt))
+
+
+def _next_toward(x: Any, direction: float, dt: np.dtype[Any]) -> Any:
+    """``nextafter(x, direction)``: exact for concrete bounds, one relative epsilon for
+    traced ones (funcgrad has no nextafter primitive)."""
+    if not isinstance(x, Tracer):
+        arr = np.asarray(x, dtype=dt)
+        return np.nextafter(arr, np.array(direction, dt))
+    info = np.finfo(dt)
+    step = jnp.maximum(jnp.abs(x) * np.array(info.epsneg, dt), np.array(info.smallest_subnormal,
+                                                                      dt))
+    return x + step if direction > 0 else x - step
+
+
+def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | None = None,
+                     dtype: Any = None) -> Any:
+    """Normal samples truncated to ``(lower, upper)``, by inverting the CDF as JAX does.
+
+    >>> from funcgrad import random
+    >>> x = random.truncated_normal(random.PRNGKey(0), -1.0, 1.0, (100,))
+    >>> bool((abs(x) < 1).all())
+    True
+    """
+    data, _ = check_key("truncated_normal", key)
+    dt = float_dtype("truncated_normal", dtype)
+    if shape is None:
+        shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
+    sqrt2 = np.array(np.sqrt(2), dt)
+    lower = _as(lower, dt)
+    upper = _as(upper, dt)
+    a = lax.erf(lower / sqrt2)
+    b = lax.erf(upper / sqrt2)
+    u = uniform_data(data, shape_tuple(shape), dt, a, b)
+    out = sqrt2 * erf_inv(u)
+    lo = _next_toward(lax.stop_gradient(lower), np.inf, dt)
+    hi = _next_toward(lax.stop_gradient(upper), -np.inf, dt)
+    return jnp.clip(out, lo, hi)
+
+
+def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Exponential(1) samples, ``-log1p(-u)``.
+
+    >>> from funcgrad import random
+    >>> bool((random.exponential(random.PRNGKey(0), (5,)) >= 0).all())
+    True
+    """
+    data, _ = check_key("exponential", key)
+    u = uniform_data(data, shape_tuple(shape), float_dtype("exponential", dtype))
+    return -jnp.log1p(-u)
+
+
+def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Laplace(0, 1) samples, ``sign(u) * log1p(-|u|)`` for ``u`` uniform on (-1, 1).
+
+    >>> from funcgrad import random
+    >>> random.laplace(random.PRNGKey(0), (2, 2)).shape
+    (2, 2)
+    """
+    data, _ = check_key("laplace", key)
+    dt = float_dtype("laplace", dtype)
+    u = uniform_data(data, shape_tuple(shape), dt, -1.0 + np.finfo(dt).epsneg, 1.0)
+    return jnp.sign(u) * jnp.log1p(-jnp.abs(u))
+
+
+def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Logistic samples, ``log(u) - log1p(-u)``.
+
+    >>> from funcgrad import random
+    >>> random.logistic(random.PRNGKey(0), (3,)).dtype
+    dtype('float32')
+    """
+    data, _ = check_key("logistic", key)
+    dt = float_dtype("logistic", dtype)
+    x = uniform_data(data, shape_tuple(shape), dt, np.finfo(dt).tiny, 1.0)
+    return jnp.log(x) - jnp.log1p(-x)
+
+
+def gumbel_data(data: Any, shape: tuple[int, ...], dt: np.dtype[Any], mode: str | None
+                ) -> Any:
+    info = np.finfo(dt)
+    mode = mode or "low"
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
+    if mode == "low":
+        u = uniform_data(data, shape, dt, info.tiny, 1.0)
+        return -jnp.log(-jnp.log(u))
+    both = uniform_data(data, (2, *shape), dt)
+    high, low = both[0], both[1]
+    x = jnp.where(high >= np.array(0.5, dt), high,
+                  high + np.array(2.0 ** -info.nmant, dt) * low + np.array(info.tiny, dt))
+    return -jnp.log(-jnp.log1p(-x))
+
+
+def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None
+           ) -> Any:
+    """Gumbel samples, ``-log(-log(u))`` (``mode='high'``: more bits near 0).
+
+    >>> from funcgrad import random
+    >>> random.gumbel(random.PRNGKey(0), (4,)).shape
+    (4,)
+    """
+    data, _ = check_key("gumbel", key)
+    return gumbel_data(data, shape_tuple(shape), float_dtype("gumbel", dtype), mode)
+
+
+def cauchy(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Cauchy samples, ``tan(pi * (u - 1/2))``.
+
+    >>> from funcgrad import random
+    >>> random.cauchy(random.PRNGKey(0), (2,)).shape
+    (2,)
+    """
+    data, _ = check_key("cauchy", key)
+    dt = float_dtype("cauchy", dtype)
+    u = uniform_data(data, shape_tuple(shape), dt, np.finfo(dt).eps, 1.0)
+    return jnp.tan(np.array(np.pi, dt) * (u - np.array(0.5, dt)))

@@ -1,0 +1,334 @@
+"""PRNG keys: seeding, splitting, folding in data, and the raw bits of a key.
+
+A key is threefry2x32 key data, ``uint32[..., 2]``: :func:`PRNGKey` returns that data
+itself (JAX's legacy keys), :func:`key` wraps it in a typed :class:`KeyArray` whose
+dtype prints ``key<fry>``. Every function takes either kind.
+
+>>> from funcgrad import random
+>>> random.PRNGKey(42)
+Array([ 0, 42], dtype=uint32)
+>>> random.split(random.PRNGKey(0))
+Array([[1797259609, 2579123966],
+       [ 928981903, 3453687069]], dtype=uint32)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as jnp
+from funcgrad import dtypes, lax
+from funcgrad.core import Tracer, get_aval
+from funcgrad.primitives.prng import threefry2x32
+from funcgrad.tree_util import register_pytree_node
+
+_U32 = np.dtype(np.uint32)
+_U64 = np.dtype(np.uint64)
+
+
+class KeyDType:
+    """The dtype of typed keys (threefry2x32 only): prints as JAX's ``key<fry>``."""
+
+    name = "key<fry>"
+    impl = "threefry2x32"
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KeyDType) or other == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+KEY_DTYPE = KeyDType()
+
+
+class KeyArray:
+    """A typed PRNG key array: the key data ``uint32[*shape, 2]`` seen as keys of ``shape``.
+
+    >>> from funcgrad import random
+    >>> k = random.key(0)
+    >>> k.shape, k.dtype
+    ((), key<fry>)
+    >>> random.key_data(k)
+    Array([0, 0], dtype=uint32)
+    """
+
+    __slots__ = ("_data",)
+    __array_priority__ = 100
+
+    def __init__(self, data: Any) -> None:
+        self._data = data
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(get_aval(self._data).shape[:-1])
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self) -> KeyDType:
+        return KEY_DTYPE
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __getitem__(self, idx: Any) -> KeyArray:
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        if any(i is Ellipsis for i in idx):
+            return KeyArray(self._data[idx + (slice(None),)])
+        return KeyArray(self._data[idx + (Ellipsis, slice(None))]
+                        if len(idx) < self.ndim else self._data[idx])
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> Any:
+        if not isinstance(other, KeyArray):
+            return NotImplemented
+        return jnp.all(self._data == other._data, axis=-1)
+
+    def __ne__(self, other: object) -> Any:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else jnp.logical_not(eq)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        if isinstance(self._data, Tracer):
+            return f"KeyArray({self.shape}, dtype=key<fry>) of {self._data!r}"
+        return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(self._data)}"
+
+
+register_pytree_node(KeyArray, lambda k: ([k._data], None),
+                     lambda _, leaves: KeyArray(list(leaves)[0]))
+
+
+# ------------------------------------------------------------------ checking
+
+
+def check_key(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bool]:
+    """The key data ``uint32[..., 2]`` of ``key`` and whether ``key`` was typed."""
+    if isinstance(key, KeyArray):
+        data, typed = key._data, True
+    else:
+        data, typed = key, False
+        if not hasattr(data, "shape"):
+            raise TypeError(f"unexpected PRNG key type {type(key)}")
+        aval = get_aval(data)
+        if aval.shape[-1:] != (2,) or aval.dtype != _U32:
+            raise TypeError(f"{name}: a raw PRNG key must be uint32[..., 2] key data (as "
+                            f"random.PRNGKey gives), got {aval.str_short()}")
+    if not allow_batched and get_aval(data).ndim != 1:
+        raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
+                         f"{tuple(get_aval(data).shape[:-1])} != (). Use vmap for batching.")
+    return data, typed
+
+
+def _rewrap(data: Any, typed: bool) -> Any:
+    return KeyArray(data) if typed else data
+
+
+# ------------------------------------------------------------------- seeding
+
+
+def _seed_data(seed: Any) -> Any:
+    if isinstance(seed, KeyArray):
+        raise TypeError("a PRNG key constructor takes a scalar seed, but was given a PRNG key")
+    if np.ndim(seed) if not isinstance(seed, Tracer) else get_aval(seed).ndim:
+        raise TypeError("a PRNG key constructor takes a scalar seed, but was given an array of "
+                        f"shape {np.shape(seed)} != (). Use vmap for batching")
+    if isinstance(seed, bool) or (not isinstance(seed, int) and
+                                  get_aval(seed).dtype.kind not in "iu"):
+        raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+    if isinstance(seed, int):
+        # JAX goes through int64 (OverflowError beyond), then the default integer type.
+        seed = np.int64(seed).astype(dtypes.canonicalize_dtype(np.int64))
+    if not isinstance(seed, Tracer) and not hasattr(seed, "_trace"):
+        arr = np.asarray(seed)
+        arr = arr.astype(dtypes.canonicalize_dtype(arr.dtype))
+        v = int(arr) % (1 << (8 * arr.dtype.itemsize))
+        hi = v >> 32 if arr.dtype.itemsize == 8 else 0
+        return jnp.asarray(np.array([hi, v & 0xFFFFFFFF], dtype=_U32))
+    dt = get_aval(seed).dtype
+    lo = lax.convert_element_type(seed, _U32)
+    if dt.itemsize == 8:
+        hi = lax.convert_element_type(
+            lax.div(lax.convert_element_type(seed, _U64), np.array(1 << 32, _U64)), _U32)
+    else:
+        hi = jnp.zeros((), _U32)
+    return jnp.stack([hi, lo])
+
+
+def PRNGKey(seed: Any) -> Any:  # noqa: N802 - JAX's name
+    """A legacy PRNG key: the raw ``uint32[2]`` threefry2x32 key data of an integer seed.
+
+    A 64-bit seed gives its high and low 32-bit words; a 32-bit one ``[0, seed]``
+    (negative seeds as their two's complement, as JAX does).
+
+    >>> from funcgrad import random
+    >>> random.PRNGKey(-1)
+    Array([         0, 4294967295], dtype=uint32)
+    """
+    return _seed_data(seed)
+
+
+def key(seed: Any, *, impl: Any = None) -> KeyArray:
+    """A typed PRNG key (dtype ``key<fry>``, shape ``()``) of an integer seed.
+
+    >>> from funcgrad import random
+    >>> random.key(1)
+    Array((), dtype=key<fry>) overlaying:
+    [0 1]
+    """
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"only the threefry2x32 PRNG implementation exists, not {impl!r}")
+    return KeyArray(_seed_data(seed))
+
+
+def key_data(keys: Any) -> Any:
+    """The ``uint32[..., 2]`` data under a key array (raw keys are returned as they are).
+
+    >>> from funcgrad import random
+    >>> random.key_data(random.key(7))
+    Array([0, 7], dtype=uint32)
+    """
+    data, _ = check_key("key_data", keys, allow_batched=True)
+    return data
+
+
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> KeyArray:
+    """A typed key array over ``uint32[..., 2]`` key data.
+
+    >>> from funcgrad import random
+    >>> random.wrap_key_data(random.PRNGKey(3)).shape
+    ()
+    """
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"only the threefry2x32 PRNG implementation exists, not {impl!r}")
+    data, _ = check_key("wrap_key_data", jnp.asarray(key_bits_array), allow_batched=True)
+    return KeyArray(data)
+
+
+def key_impl(keys: Any) -> str:
+    """The name of the PRNG implementation of ``keys``: always ``'threefry2x32'``.
+
+    >>> from funcgrad import random
+    >>> random.key_impl(random.key(0))
+    'threefry2x32'
+    """
+    check_key("key_impl", keys, allow_batched=True)
+    return "threefry2x32"
+
+
+# ------------------------------------------------------------- hashing counts
+
+
+def iota_hi_lo(shape: Sequence[int]) -> tuple[Any, Any]:
+    """The counts ``0 .. prod(shape) - 1`` laid out in ``shape``, as (high, low) words."""
+    n = math.prod(shape)
+    if n < (1 << 32):
+        lo = lax.reshape(lax.iota(_U32, (n,)), tuple(shape)) if shape else np.zeros((), _U32)
+        return jnp.zeros(tuple(shape), _U32), lo
+    counts = np.arange(n, dtype=np.uint64).reshape(tuple(shape))
+    return jnp.asarray((counts >> 32).astype(_U32)), jnp.asarray(counts.astype(_U32))
+
+
+def _hash_counts(data: Any, shape: Sequence[int]) -> list[Any]:
+    hi, lo = iota_hi_lo(shape)
+    return threefry2x32(data[0], data[1], hi, lo)
+
+
+def split_data(data: Any, shape: Sequence[int]) -> Any:
+    """Key data of ``shape`` new keys from one key's data."""
+    b1, b2 = _hash_counts(data, shape)
+    return jnp.stack([b1, b2], axis=len(shape))
+
+
+def random_bits(data: Any, bit_width: int, shape: Sequence[int]) -> Any:
+    """Uniform ``uint{bit_width}`` bits of ``shape`` from one key's data (JAX's
+    partitionable threefry scheme, its default)."""
+    shape = tuple(int(s) for s in shape)
+    b1, b2 = _hash_counts(data, shape)
+    if bit_width == 64:
+        hi = lax.convert_element_type(b1, _U64)
+        lo = lax.convert_element_type(b2, _U64)
+        return lax.bitwise_or(lax.mul(hi, np.array(1 << 32, _U64)), lo)
+    x = lax.bitwise_xor(b1, b2)
+    if bit_width == 32:
+        return x
+    return lax.convert_element_type(x, np.dtype(f"uint{bit_width}"))
+
+
+def _shape_of(num: Any) -> tuple[int, ...]:
+    return tuple(int(n) for n in num) if isinstance(num, Sequence) else (int(num),)
+
+
+def split(key: Any, num: int | Sequence[int] = 2) -> Any:
+    """``num`` new keys (or a shape of them) from one key, stacked on a leading axis.
+
+    >>> from funcgrad import random
+    >>> random.split(random.PRNGKey(1), 3).shape
+    (3, 2)
+    """
+    data, typed = check_key("split", key)
+    return _rewrap(split_data(data, _shape_of(num)), typed)
+
+
+def fold_in(key: Any, data: Any) -> Any:
+    """A new key from ``key`` and a 32-bit integer ``data`` (hashed in).
+
+    >>> from funcgrad import random
+    >>> random.fold_in(random.PRNGKey(0), 1)
+    Array([ 928981903, 3453687069], dtype=uint32)
+    """
+    kdata, typed = check_key("fold_in", key)
+    if np.ndim(data) if not isinstance(data, Tracer) else get_aval(data).ndim:
+        raise TypeError("fold_in accepts a scalar, but was given an array of shape "
+                        f"{np.shape(data)} != (). Use vmap for batching.")
+    if isinstance(data, int):
+        msg = np.array(data % (1 << 32), _U32)
+    else:
+        msg = lax.convert_element_type(jnp.asarray(data), _U32)
+    o1, o2 = threefry2x32(kdata[0], kdata[1], np.zeros((), _U32), msg)
+    return _rewrap(jnp.stack([o1, o2]), typed)
+
+
+def clone(key: Any) -> Any:
+    """The same key (JAX's ``clone`` matters for its stateful key checks only).
+
+    >>> from funcgrad import random
+    >>> random.clone(random.PRNGKey(2))
+    Array([0, 2], dtype=uint32)
+    """
+    return key
+
+
+def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Uniform random bits as unsigned integers (``uint32`` by default, ``uint64`` with x64).
+
+    >>> from funcgrad import random
+    >>> random.bits(random.PRNGKey(0), (3,))
+    Array([4070199207, 4202968722, 1427181096], dtype=uint32)
+    """
+    data, _ = check_key("bits", key)
+    dt = dtypes.default_uint() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    if dt.kind != "u":
+        raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dt}")
+    return random_bits(data, dt.itemsize * 8, _shape_of(shape) if shape != () else ())
