@@ -90,8 +90,22 @@ class Node:
 Edge = Union[tuple[Node, int], Leaf, None]  # noqa: UP007 - a runtime alias on Python 3.10
 
 
+_READS: dict[tuple[Any, ...], tuple[frozenset[int], frozenset[int]]] = {}
+
+
 def _normalized_reads(prim: Primitive, n_in: int, n_out: int,
                       parents: Sequence[Edge] = ()) -> tuple[frozenset[int], frozenset[int]]:
+    # Recorded once per op: parsed once per (primitive, arity, which operands are tracked).
+    mask = tuple(e is not None for e in parents) if prim.vjp_reads_for is not None else ()
+    key = (prim, prim.vjp_reads, n_in, n_out, mask)
+    hit = _READS.get(key)
+    if hit is None:
+        hit = _READS[key] = _parse_reads(prim, n_in, n_out, parents)
+    return hit
+
+
+def _parse_reads(prim: Primitive, n_in: int, n_out: int,
+                 parents: Sequence[Edge]) -> tuple[frozenset[int], frozenset[int]]:
     reads = prim.vjp_reads
     if prim.vjp_reads_for is not None and parents:
         reads = ",".join(r for r, e in zip(prim.vjp_reads_for, parents) if e is not None)

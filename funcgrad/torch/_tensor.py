@@ -33,6 +33,7 @@ from funcgrad.array import Array, ArrayImpl
 from funcgrad.conversion import register_input_converter
 from funcgrad.core import Tracer, current_trace, set_current_trace
 from funcgrad.errors import AxisError
+from funcgrad.primitives import elementwise as _E
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._device import Size, as_device, device, device_of_buffer, to_device
 from funcgrad.torch._grad_mode import is_grad_enabled
@@ -1460,9 +1461,21 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
             Tensor, builtins.int)):
         _check_integer_divisor(b)
     fa, fb = _fixed_scalar(a, dt), _fixed_scalar(b, dt)
+    direct = _PRIM_BINARY.get(f)
+    sa, sb = getattr(fa, "shape", ()), getattr(fb, "shape", ())
+    if direct is not None and (sa == sb or not sa or not sb):
+        # Same shapes (or a rank-0 side) and one dtype: the primitive itself, without
+        # funcgrad.numpy's promotion and broadcasting (PyTorch's were applied above).
+        g = direct
+        return apply_op(op, lambda x, y: g(_cast_to(x, dt), _cast_to(y, dt)), fa, fb,
+                        shown=(a, b) if shown else None)
     return apply_op(op, lambda x, y: f(_cast_to(x, dt), _cast_to(y, dt)), fa, fb,
                     shown=(a, b) if shown else None)
 
+
+# Binary operations that are one primitive on operands of one dtype and shape (or rank 0).
+_PRIM_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
+    fnp.add: _E.add, fnp.subtract: _E.sub, fnp.multiply: _E.mul}
 
 # Binary operations whose primitive's impl is this NumPy ufunc (on operands of one dtype).
 _HOST_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
