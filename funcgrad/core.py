@@ -102,6 +102,10 @@ class Primitive:
         # Every derivative is zero (comparisons, stop_gradient, floor, ...): reverse mode
         # need not record it, so what follows it sees a constant (JAX's symbolic zero).
         self.zero_derivative = False
+        # A call primitive whose parameter of this name is the Python function it runs
+        # (custom_jvp, custom_vjp, checkpoint): compiled programs call the function's
+        # equations inline instead of the function.
+        self.inline_param: str | None = None
         # The PyTorch face's node name for this primitive alone ("Mul" -> MulBackward0);
         # Tensor operations name their own nodes, this names what create_graph records.
         self.torch_node = "".join(w.capitalize() for w in name.split("_"))

@@ -182,8 +182,8 @@ def _literal_value(lit: Literal) -> Any:
     return lit.val
 
 
-def eval_jaxpr(closed_jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[Any] = ()
-               ) -> list[Any]:
+def eval_jaxpr(closed_jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[Any] = (),
+               inline_calls: bool = False) -> list[Any]:
     """Evaluate a jaxpr on ``args`` under the current trace (so it composes with transforms).
 
     >>> import funcgrad.numpy as fnp
@@ -207,8 +207,13 @@ def eval_jaxpr(closed_jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[A
     for v, x in zip(jaxpr.invars, args):
         env[v] = x
     for eqn in jaxpr.eqns:
-        out = bind(eqn.primitive, *[read(a) for a in eqn.inputs], **eqn.params)
-        outs = out if eqn.primitive.multiple_results else (out,)
+        prim = eqn.primitive
+        if inline_calls and prim.inline_param is not None:
+            # The call's own function, run here (under a staging trace: its equations).
+            out = list(eqn.params[prim.inline_param](*[read(a) for a in eqn.inputs]))
+        else:
+            out = bind(prim, *[read(a) for a in eqn.inputs], **eqn.params)
+        outs = out if prim.multiple_results else (out,)
         for v, o in zip(eqn.outputs, outs):
             env[v] = o
     return [read(a) for a in jaxpr.outvars]

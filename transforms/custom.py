@@ -47,6 +47,7 @@ def _call_prim(name: str) -> Primitive:
                      impl=lambda xp, *args, fun, **_: list(fun(*args)),
                      multiple_results=True)
     prim.call_like = True
+    prim.inline_param = "fun"
     return prim
 
 

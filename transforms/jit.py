@@ -48,8 +48,22 @@ def executable(jaxpr: ClosedJaxpr, backend: str) -> Callable[..., list[Any]]:
     per = _executables.setdefault(jaxpr, {})
     exe = per.get(backend)
     if exe is None:
-        exe = per[backend] = get_backend(backend).compile(jaxpr)
+        exe = per[backend] = get_backend(backend).compile(_inlined(jaxpr))
     return exe
+
+
+def _inlined(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """``closed`` with the custom_jvp/custom_vjp/checkpoint calls replaced by the
+    equations of their functions (their rules matter only to transformations, and a
+    compiled program should not run Python functions per call)."""
+    for _ in range(8):  # functions may call custom functions in turn
+        if not any(e.primitive.inline_param is not None for e in closed.jaxpr.eqns):
+            return closed
+        def run(*args: Any, c: ClosedJaxpr = closed) -> list[Any]:
+            return eval_jaxpr(c, *args, inline_calls=True)
+
+        closed = trace_flat(run, closed.in_avals)[0]
+    return closed
 
 
 def _jit_impl(xp: Any, *args: Any, jaxpr: ClosedJaxpr, name: str, backend: str) -> list[Any]:
@@ -330,14 +344,16 @@ def _closure_converted(closed: ClosedJaxpr) -> ClosedJaxpr:
 def _array_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The abstract values of the arguments when every one is a concrete Array or a NumPy
     array of a canonical dtype (one the current 64-bit mode keeps), else None."""
+    # Plain tuples: hashed and compared in C on every call.
     sig = []
     for a in args:
         t = type(a)
         if t is ArrayImpl:
-            sig.append(a._aval)
+            av = a._aval
+            sig.append((av.shape, av.dtype, av.weak_type))
         elif t is np.ndarray and a.dtype in dtypes.SUPPORTED and \
                 dtypes.canonicalize_dtype(a.dtype) == a.dtype:
-            sig.append(ShapedArray(a.shape, a.dtype))
+            sig.append((a.shape, a.dtype, False))
         else:
             return None
     return tuple(sig)

@@ -1026,3 +1026,25 @@ def test_scan_errors() -> None:
         lax.scan(lambda c, x: (c, c), np.array(0.0), (np.arange(3.0), np.arange(4.0)))
     with pytest.raises(E.ShapeError):
         lax.scan(lambda c, x: (c, c), np.array(0.0), np.array(1.0))
+
+
+def test_compiled_programs_inline_custom_rules() -> None:
+    """custom_jvp/custom_vjp/checkpoint calls are compiled as their functions' equations:
+    a compiled call runs no Python function of the user per call."""
+    from funcgrad.transforms.jit import _inlined  # noqa: PLC0415
+
+    @fg.custom_jvp
+    def softplus(x):  # type: ignore[no-untyped-def]
+        return fnp.logaddexp(x, 0.0)
+
+    softplus.defjvp(lambda p, t: (softplus(p[0]), t[0] / (1 + fnp.exp(-p[0]))))
+    f = fg.jit(lambda x: fg.checkpoint(lambda y: softplus(y) * 2)(x))
+    closed = f.lower(fnp.ones(3)).jaxpr
+    assert any(e.primitive.inline_param for e in closed.jaxpr.eqns)
+    flat = _inlined(closed)
+    assert not any(e.primitive.inline_param for e in flat.jaxpr.eqns)
+    x = fnp.array([-1.0, 0.5, 3.0])
+    np.testing.assert_allclose(np.asarray(f(x)), 2 * np.logaddexp(np.asarray(x), 0.0),
+                               rtol=1e-6)
+    g = fg.jit(fg.grad(lambda x: fnp.sum(softplus(x))))
+    np.testing.assert_allclose(np.asarray(g(x)), 1 / (1 + np.exp(-np.asarray(x))), rtol=1e-6)
