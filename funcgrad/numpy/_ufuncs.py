@@ -517,56 +517,35 @@ def logaddexp(x: Any, y: Any) -> Any:
     return _logaddexp_e(x, y)
 
 
-def _log_add_value(x: Any, y: Any, base2: bool) -> Any:
-    # max + log1p(b^-|x - y|): exact where the smaller term is tiny; x + y where x - y is
-    # NaN (equal infinities, or a NaN input).
-    delta = subtract(x, y)
-    small = negative(absolute(delta))
-    tail = divide(log1p(exp2(small)), math.log(2.0)) if base2 else log1p(exp(small))
-    return where(isnan(delta), add(x, y), add(maximum(x, y), tail))
+def _log_add(x: Any, y: Any, base2: bool) -> Any:
+    """log_b(b^x + b^y) as m + log1p_b(expm1_b(x - m) + b^(y - m)) with x the larger
+    (per element), m = max held constant for differentiation: exact when the terms are far
+    apart (``logaddexp(0, -40)`` is 4.2e-18), and every derivative is that of
+    log(b^x + b^y) (the shift cancels)."""
+    from funcgrad.primitives.elementwise import stop_gradient  # noqa: PLC0415
 
+    m = stop_gradient(maximum(x, y))
+    m = where(isfinite(m), m, 0.0)
+    ln2 = math.log(2.0)
 
-def _log_add_jvp(base2: bool, primals: Any, tangents: Any) -> Any:
-    # Each input's weight is b^(x - out), with infinities read as 0 (JAX's rule).
-    x, y = primals
-    tx, ty = tangents
-    # The primal through the custom function itself, so higher derivatives use this rule.
-    out = _LOG_ADD[base2](x, y)
-    power = exp2 if base2 else exp
+    def tail(big: Any, small: Any) -> Any:
+        if base2:
+            # 2^t - 1 = expm1(t ln 2); log2(1 + u) = log1p(u) / ln 2.
+            u = add(expm1(multiply(subtract(big, m), ln2)), exp2(subtract(small, m)))
+            return divide(log1p(u), ln2)
+        return log1p(add(expm1(subtract(big, m)), exp(subtract(small, m))))
 
-    def finite(v: Any) -> Any:
-        return where(isinf(v), 0.0, v)
-
-    wx = power(subtract(finite(x), finite(out)))
-    wy = power(subtract(finite(y), finite(out)))
-    return out, add(multiply(tx, wx), multiply(ty, wy))
-
-
-def _custom_log_add(base2: bool) -> Any:
-    from funcgrad.transforms.custom import custom_jvp  # noqa: PLC0415
-
-    f = custom_jvp(lambda x, y: _log_add_value(x, y, base2))
-    f.defjvp(lambda p, t: _log_add_jvp(base2, p, t))
-    return f
+    out = add(m, where(greater_equal(x, y), tail(x, y), tail(y, x)))
+    both_inf = logical_and(equal(x, y), logical_not(isfinite(x)))
+    return where(both_inf, x, out)
 
 
 def _logaddexp_e(x: Any, y: Any) -> Any:
-    return _LOG_ADD[False](x, y)
+    return _log_add(x, y, False)
 
 
 def _logaddexp_2(x: Any, y: Any) -> Any:
-    return _LOG_ADD[True](x, y)
-
-
-class _LazyLogAdd(dict[bool, Any]):
-    """The two custom_jvp functions, made on first use (the transforms load after us)."""
-
-    def __missing__(self, base2: bool) -> Any:
-        self[base2] = f = _custom_log_add(base2)
-        return f
-
-
-_LOG_ADD = _LazyLogAdd()
+    return _log_add(x, y, True)
 
 
 def logaddexp2(x: Any, y: Any) -> Any:
