@@ -1,8 +1,9 @@
 """Compile a jaxpr to straight-line Python over an array module.
 
 Each equation becomes one call of its primitive's ``impl`` with the params
-bound as constants; equations whose results are never used are dropped, and
-equal equations on equal inputs are computed once. The generated source can
+bound as constants; equations whose results are never used are dropped (unless they
+have side effects: ``funcgrad.ir.has_effects``), and equal equations on equal inputs
+are computed once (effectful ones excepted). The generated source can
 be read with ``.source``.
 
 >>> import numpy as np
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad.ir import ClosedJaxpr, Literal, Var, live_equations
+from funcgrad.ir import ClosedJaxpr, Literal, Var, has_effects, live_equations
 
 
 class CompiledPython:
@@ -79,8 +80,8 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
     n = 0
     for eqn in live_equations(jaxpr):
         ins = [atom(a) for a in eqn.inputs]
-        cse_key = (eqn.primitive, tuple(ins), eqn.params) if not eqn.primitive.call_like \
-            else None
+        cse_key = (eqn.primitive, tuple(ins), eqn.params) \
+            if not eqn.primitive.call_like and not has_effects(eqn) else None
         if cse_key is not None and cse_key in seen:
             for v, name in zip(eqn.outputs, seen[cse_key]):
                 names[v] = name
@@ -115,7 +116,9 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
             fn_name = f"p{k}"
             consts[fn_name] = (lambda *a, _impl=prim.impl, _params=dict(eqn.params):
                                _impl(xp, *a, **_params))
-            lines.append(f"    {target} = {fn_name}({', '.join(ins)})")
+            call = f"{fn_name}({', '.join(ins)})"
+            # An equation without outputs (an effect, e.g. debug_callback) is a bare call.
+            lines.append(f"    {target} = {call}" if outs else f"    {call}")
             continue
         consts[f"u_{ufunc}"] = getattr(xp, ufunc)
         out_aval = eqn.outputs[0].aval

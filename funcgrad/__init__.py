@@ -10,6 +10,7 @@ Array([2., 4.], dtype=float32)
 """
 
 from funcgrad import (
+    debug,
     dtypes,
     errors,
     experimental,
@@ -35,6 +36,7 @@ from funcgrad.api import (
     local_device_count,
     process_count,
     process_index,
+    pure_callback,
     typeof,
 )
 from funcgrad.array import Array
@@ -57,10 +59,11 @@ __version__ = "0.2.0"
 
 __all__ = [
     "Array", "ClosedJaxpr", "Device", "Jaxpr", "ShapeDtypeStruct", "block_until_ready",
-    "checkpoint", "clear_caches", "config", "custom_jvp", "custom_vjp", "default_backend",
-    "device_count", "device_get", "device_put", "devices", "dtypes", "enable_x64", "errors",
-    "eval_jaxpr", "eval_shape", "experimental", "grad", "hessian", "jacfwd", "jacobian",
-    "jacrev", "jit", "jvp", "lax", "linearize", "local_device_count", "make_jaxpr", "nn",
-    "numpy", "process_count", "process_index", "random", "remat", "test_util", "testing", "tree",
-    "tree_util", "typeof", "value_and_grad", "vjp", "vmap",
+    "checkpoint", "clear_caches", "config", "custom_jvp", "custom_vjp", "debug",
+    "default_backend", "device_count", "device_get", "device_put", "devices", "dtypes",
+    "enable_x64", "errors", "eval_jaxpr", "eval_shape", "experimental", "grad", "hessian",
+    "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linearize", "local_device_count",
+    "make_jaxpr", "nn", "numpy", "process_count", "process_index", "pure_callback", "random",
+    "remat", "test_util", "testing", "tree", "tree_util", "typeof", "value_and_grad", "vjp",
+    "vmap",
 ]

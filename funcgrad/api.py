@@ -42,6 +42,53 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return tree_unflatten(box[0], outs)
 
 
+def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
+                  sharding: Any = None, vmap_method: str | None = None, **kwargs: Any) -> Any:
+    """Call the host function ``callback(*args, **kwargs)`` at run time, also under ``jit``.
+
+    ``result_shape_dtypes`` is a pytree of ``ShapeDtypeStruct`` (anything with ``shape`` and
+    ``dtype``) that the callback's results must match (dtypes are converted, a wrong shape
+    is an error). The callback receives concrete Arrays and may use NumPy. It is assumed
+    pure: unused results may be dropped. It cannot be differentiated (wrap it in
+    ``custom_jvp``). Under ``vmap``, ``vmap_method`` says how: ``"sequential"`` calls it per
+    element, ``"expand_dims"`` once with unbatched arguments given a leading axis of size 1,
+    ``"broadcast_all"`` once with every argument broadcast to the batch; None refuses.
+
+    >>> import numpy as np
+    >>> import funcgrad as jax
+    >>> import funcgrad.numpy as jnp
+    >>> def host_sin(x):
+    ...     return np.sin(np.asarray(x))
+    >>> f = jax.jit(lambda x: jax.pure_callback(host_sin, jax.ShapeDtypeStruct(x.shape,
+    ...                                                                      x.dtype), x))
+    >>> f(jnp.zeros(2))
+    Array([0., 0.], dtype=float32)
+    >>> jax.vmap(lambda x: jax.pure_callback(host_sin, jax.ShapeDtypeStruct((), x.dtype), x,
+    ...                                      vmap_method="sequential"))(jnp.zeros(2))
+    Array([0., 0.], dtype=float32)
+    """
+    from funcgrad import dtypes  # noqa: PLC0415
+    from funcgrad.conversion import asarray  # noqa: PLC0415
+    from funcgrad.primitives.callbacks import (  # noqa: PLC0415
+        VMAP_METHODS,
+        flat_callback,
+        pure_callback_p,
+    )
+
+    del sharding
+    if vmap_method not in VMAP_METHODS:
+        raise ValueError(f"vmap_method must be on of the allowed methods {list(VMAP_METHODS)}, "
+                         f"but got: {vmap_method}")
+    out_leaves, out_tree = tree_flatten(result_shape_dtypes)
+    result_avals = tuple(ShapedArray(tuple(s.shape), dtypes.canonicalize_dtype(np.dtype(s.dtype)))
+                         for s in out_leaves)
+    args, kwargs = tree_map(asarray, (args, kwargs))
+    flat, leaves = flat_callback(callback, args, kwargs, out_tree)
+    outs = pure_callback_p.bind(*leaves, callback=flat, result_avals=result_avals,
+                                vmap_method=vmap_method)
+    return tree_unflatten(out_tree, list(outs))
+
+
 def block_until_ready(x: Any) -> Any:
     """Wait until every array in the pytree ``x`` is computed; return ``x``."""
     for leaf in tree_flatten(x)[0]:

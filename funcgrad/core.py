@@ -102,6 +102,10 @@ class Primitive:
         # Every derivative is zero (comparisons, stop_gradient, floor, ...): reverse mode
         # need not record it, so what follows it sees a constant (JAX's symbolic zero).
         self.zero_derivative = False
+        # The primitive has a side effect (a host callback that prints or records): compiled
+        # programs always run it, in program order, even when it has no used outputs, and
+        # never merge two of its equations (no dead-code elimination, no CSE).
+        self.effectful = False
         # A call primitive whose parameter of this name is the Python function it runs
         # (custom_jvp, custom_vjp, checkpoint): compiled programs call the function's
         # equations inline instead of the function.

@@ -223,12 +223,32 @@ class ClosedJaxpr:
         return self is other
 
 
+def _has_effects(value: Any) -> bool:
+    """Whether a jaxpr (or a param holding jaxprs) runs an effectful primitive."""
+    if isinstance(value, ClosedJaxpr):
+        value = value.jaxpr
+    if isinstance(value, Jaxpr):
+        return any(has_effects(e) for e in value.eqns)
+    if isinstance(value, (tuple, list)):
+        return any(_has_effects(v) for v in value)
+    return False
+
+
+def has_effects(eqn: Eqn) -> bool:
+    """Whether ``eqn`` has a side effect: its primitive is effectful (``debug_callback``), or
+    it calls a jaxpr that has one (``jit``, control flow). Such equations are never dead."""
+    if getattr(eqn.primitive, "effectful", False):
+        return True
+    return any(_has_effects(v) for v in eqn.params.values())
+
+
 def live_equations(jaxpr: Jaxpr) -> list[Eqn]:
-    """The equations whose results reach the outputs, in order (dead code dropped)."""
+    """The equations whose results reach the outputs, or that have side effects (see
+    :func:`has_effects`), in order (dead code dropped)."""
     live = {v for v in jaxpr.outvars if isinstance(v, Var)}
     kept = []
     for eqn in reversed(jaxpr.eqns):
-        if any(o in live for o in eqn.outputs):
+        if any(o in live for o in eqn.outputs) or has_effects(eqn):
             kept.append(eqn)
             live.update(a for a in eqn.inputs if isinstance(a, Var))
     return kept[::-1]

@@ -23,7 +23,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (3, ("funcgrad.transforms", "funcgrad.backends")),
     (4, ("funcgrad.numpy", "funcgrad.lax", "funcgrad.nn", "funcgrad.api", "funcgrad.tree",
          "funcgrad.experimental", "funcgrad.testing", "funcgrad.test_util",
-         "funcgrad.random")),
+         "funcgrad.random", "funcgrad.debug")),
     (5, ("funcgrad.torch",)),
 ]
 # The devices registry loads backend modules by name (importlib): a plugin lookup, not an

@@ -17,6 +17,8 @@ Array([0., 0.], dtype=float32)
 from __future__ import annotations
 
 import functools
+import inspect
+import types
 import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -330,6 +332,13 @@ class JitFunction:
             outs = jit_p.bind(*leaves, jaxpr=closed, name=_name(self.fun), backend=backend)
         return out_tree.unflatten(outs)
 
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """As a method (``@jit`` in a class body): bound to the instance, which becomes the
+        first argument (mark it static with ``static_argnums=0`` if it is no array)."""
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Stage for these arguments without running: ``.jaxpr``, ``.as_text()``."""
         closed, out_tree, _, backend = self._staged(args, kwargs, abstract_ok=True)
@@ -363,13 +372,40 @@ def _name(fun: Callable[..., Any]) -> str:
     return getattr(fun, "__name__", "fun")
 
 
+def _check_argnames(fun: Callable[..., Any], names: Sequence[str], what: str) -> None:
+    """As JAX: names that ``fun`` does not take are an error (unless it takes ``**kwargs``)."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return
+    valid = {p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                   inspect.Parameter.KEYWORD_ONLY)}
+    invalid = set(names) - valid
+    if invalid:
+        raise ValueError(f"Jitted function has invalid argnames {invalid} in {what}. "
+                         "Function does not take these args.")
+
+
+def _names(x: str | Sequence[str] | None) -> tuple[str, ...]:
+    return () if x is None else (x,) if isinstance(x, str) else tuple(x)
+
+
 def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (), backend: str | None = None) -> Any:
+        static_argnames: str | Sequence[str] = (), backend: str | None = None,
+        donate_argnums: int | Sequence[int] | None = None,
+        donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
+        inline: bool = False, device: Any = None) -> Any:
     """Compile ``fun``: staged once per input signature, then run as a compiled program.
 
     ``static_argnums``/``static_argnames`` name arguments that are Python values
-    (hashable; a new value re-traces). ``backend`` is ``"numpy"``, ``"cupy"`` or
-    None to follow the inputs.
+    (hashable; a new value re-traces); names ``fun`` does not take are a ValueError, as in
+    JAX. ``backend`` is ``"numpy"``, ``"cupy"`` or None to follow the inputs.
+    ``donate_argnums``/``donate_argnames`` (buffers the caller gives up), ``keep_unused``,
+    ``inline`` and ``device`` are accepted for JAX compatibility and change nothing here
+    (NumPy buffers are never donated; a jitted call is compiled as a whole). Decorating a
+    method binds ``self`` like any function.
 
     >>> import numpy as np
     >>> import funcgrad as fg
@@ -379,11 +415,19 @@ def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[in
     >>> f(np.ones(3), np.ones(3))
     Array(4., dtype=float32)
     """
+    del donate_argnums, keep_unused, inline, device
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    names = _names(static_argnames)
+    donated = _names(donate_argnames)
+
+    def make(f: Callable[..., Any]) -> JitFunction:
+        _check_argnames(f, names, "static_argnames")
+        _check_argnames(f, donated, "donate_argnames")
+        return JitFunction(f, nums, names, backend)
+
     if fun is None:
-        return lambda f: JitFunction(f, nums, names, backend)
-    return JitFunction(fun, nums, names, backend)
+        return make
+    return make(fun)
 
 
 __all__ = ["JitFunction", "Lowered", "clear_caches", "jit", "jit_p"]

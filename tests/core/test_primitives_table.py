@@ -768,7 +768,30 @@ PRNG = [
         bad("dtypes", U32, U32, U32, np.ones(2, np.int32), error=DTypeError))),
 ]
 
-TABLE: list[Row] = ELEMENTWISE + REDUCTIONS + STRUCTURAL + INDEXING + LINALG + PRNG
+
+def _host_sin(x: np.ndarray) -> np.ndarray:
+    return np.sin(x)
+
+
+def _ignore(*args: Any) -> None:
+    return None
+
+
+def _pure_args(d: Draw) -> Draw:
+    (x,), _ = d
+    return (x,), {"callback": _host_sin, "result_avals": (get_aval(x),),
+                  "vmap_method": None}
+
+
+CALLBACKS = [
+    Row("debug_callback", operands(REAL, REAL).map(lambda d: (d[0], {"callback": _ignore})),
+        lambda *ops, callback: [], grad=False),
+    Row("pure_callback", operands(REAL).map(_pure_args),
+        lambda x, **_: [np.sin(x)], grad=False, dtypes=(F64,)),
+]
+
+TABLE: list[Row] = (ELEMENTWISE + REDUCTIONS + STRUCTURAL + INDEXING + LINALG + PRNG
+                    + CALLBACKS)
 
 
 def test_table_covers_every_primitive() -> None:

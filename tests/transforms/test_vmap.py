@@ -654,6 +654,28 @@ def _scan(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
     return fn_fori, [Arg(shape), Arg(shape)]
 
 
+def _debug_callback(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    def fn(x):
+        fg.debug.callback(lambda v: None, x)
+        return fnp.sin(x)
+
+    return fn, [Arg(_shape(draw))]
+
+
+def _pure_callback(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    method = draw(st.sampled_from(["sequential", "expand_dims", "broadcast_all"]))
+
+    def fn(x, y):
+        return fg.pure_callback(lambda a, b: np.sin(np.asarray(a)) * np.asarray(b),
+                                fg.ShapeDtypeStruct(x.shape, x.dtype), x, y,
+                                vmap_method=method)
+
+    shape = _shape(draw)
+    return fn, [Arg(shape), Arg(shape)]
+
+
+PRIM_CASES["debug_callback"] = _debug_callback
+PRIM_CASES["pure_callback"] = _pure_callback
 PRIM_CASES["cond"] = _cond
 PRIM_CASES["while"] = _while
 PRIM_CASES["scan"] = _scan
