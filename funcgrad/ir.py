@@ -17,7 +17,22 @@ import numpy as np
 from funcgrad import dtypes
 
 
-class ShapedArray:
+class HasShape:
+    """``ndim`` and ``size`` of anything with a ``shape`` tuple (avals, shape structs, keys)."""
+
+    __slots__ = ()
+    shape: tuple[int, ...]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+class ShapedArray(HasShape):
     """What tracing knows of an array: its shape, dtype and weak-typedness."""
 
     __slots__ = ("shape", "dtype", "weak_type")
@@ -34,14 +49,6 @@ class ShapedArray:
         aval = cls.__new__(cls)
         aval.shape, aval.dtype, aval.weak_type = shape, dtype, weak_type
         return aval
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
 
     def update(self, shape: Sequence[int] | None = None, dtype: Any = None,
                weak_type: bool | None = None) -> ShapedArray:
@@ -326,7 +333,7 @@ def pp_jaxpr(jaxpr: Jaxpr) -> str:
     return _pp(jaxpr, _Namer(), 0)
 
 
-class ShapeDtypeStruct:
+class ShapeDtypeStruct(HasShape):
     """A shape and a dtype standing for an array (``eval_shape``'s inputs and outputs).
 
     >>> import numpy as np
@@ -340,14 +347,6 @@ class ShapeDtypeStruct:
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtypes.to_dtype(dtype))
         self.weak_type = bool(weak_type)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""

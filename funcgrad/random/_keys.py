@@ -23,6 +23,7 @@ import numpy as np
 import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
 from funcgrad.core import Tracer, get_aval
+from funcgrad.ir import HasShape
 from funcgrad.primitives.prng import threefry2x32
 from funcgrad.tree_util import register_pytree_node
 
@@ -51,7 +52,7 @@ class KeyDType:
 KEY_DTYPE = KeyDType()
 
 
-class KeyArray:
+class KeyArray(HasShape):
     """A typed PRNG key array: the key data ``uint32[*shape, 2]`` seen as keys of ``shape``.
 
     >>> from funcgrad import random
@@ -69,16 +70,8 @@ class KeyArray:
         self._data = data
 
     @property
-    def shape(self) -> tuple[int, ...]:
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return tuple(get_aval(self._data).shape[:-1])
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
 
     @property
     def dtype(self) -> KeyDType:
