@@ -40,7 +40,7 @@ from funcgrad.api import (
     typeof,
 )
 from funcgrad.array import Array
-from funcgrad.config import config, enable_x64
+from funcgrad.config import config, disable_jit, enable_x64
 from funcgrad.devices import Device, devices
 from funcgrad.ir import ClosedJaxpr, Jaxpr
 from funcgrad.staging import eval_jaxpr, make_jaxpr
@@ -59,11 +59,10 @@ __version__ = "0.2.0"
 
 __all__ = [
     "Array", "ClosedJaxpr", "Device", "Jaxpr", "ShapeDtypeStruct", "block_until_ready",
-    "checkpoint", "clear_caches", "config", "custom_jvp", "custom_vjp", "debug",
-    "default_backend", "device_count", "device_get", "device_put", "devices", "dtypes",
-    "enable_x64", "errors", "eval_jaxpr", "eval_shape", "experimental", "grad", "hessian",
-    "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linearize", "local_device_count",
-    "make_jaxpr", "nn", "numpy", "process_count", "process_index", "pure_callback", "random",
-    "remat", "test_util", "testing", "tree", "tree_util", "typeof", "value_and_grad", "vjp",
-    "vmap",
+    "checkpoint", "clear_caches", "config", "custom_jvp", "custom_vjp", "debug", "default_backend",
+    "device_count", "device_get", "device_put", "devices", "disable_jit", "dtypes", "enable_x64",
+    "errors", "eval_jaxpr", "eval_shape", "experimental", "grad", "hessian", "jacfwd", "jacobian",
+    "jacrev", "jit", "jvp", "lax", "linearize", "local_device_count", "make_jaxpr", "nn", "numpy",
+    "process_count", "process_index", "pure_callback", "random", "remat", "test_util", "testing",
+    "tree", "tree_util", "typeof", "value_and_grad", "vjp", "vmap",
 ]

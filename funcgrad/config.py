@@ -31,8 +31,9 @@ def _env_flag(*names: str) -> bool:
 
 class _Local(threading.local):
     def __init__(self) -> None:
-        # Context-manager overrides (enable_x64()) are per thread, as in JAX.
+        # Context-manager overrides (enable_x64(), disable_jit()) are per thread, as in JAX.
         self.x64: list[bool] = []
+        self.no_jit: list[bool] = []
 
 
 class Config:
@@ -67,6 +68,20 @@ class Config:
     @property
     def jax_enable_x64(self) -> bool:
         return self.x64_enabled
+
+    @property
+    def jit_disabled(self) -> bool:
+        """``jax_disable_jit`` (or a ``disable_jit()`` scope): jit runs functions eagerly."""
+        stack = self._local.no_jit
+        return stack[-1] if stack else bool(self._values.get("jax_disable_jit"))
+
+    @contextmanager
+    def _no_jit_scope(self, on: bool) -> Iterator[None]:
+        self._local.no_jit.append(on)
+        try:
+            yield
+        finally:
+            self._local.no_jit.pop()
 
     def update(self, name: str, value: Any) -> None:
         """Set option ``name`` (JAX's names) to ``value``."""
@@ -131,3 +146,15 @@ def disable_x64() -> Iterator[None]:
     """Turn 64-bit mode off inside a ``with`` block, for this thread."""
     with config._x64_scope(False):
         yield
+
+
+def disable_jit(disable: bool = True) -> Any:
+    """Within this scope ``jit`` runs its function eagerly, op by op (for debugging: Python
+    prints and control flow on values work), as ``jax.disable_jit``.
+
+    >>> import funcgrad as jax
+    >>> with jax.disable_jit():
+    ...     jax.jit(lambda x: float(x) * 2)(3.0)
+    6.0
+    """
+    return config._no_jit_scope(bool(disable))

@@ -27,6 +27,7 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.array import ArrayImpl, wrap
+from funcgrad.config import config
 from funcgrad.core import EvalTrace, Primitive, Tracer, as_buffer, current_trace, get_aval
 from funcgrad.devices import get_backend
 from funcgrad.errors import FuncgradError
@@ -305,6 +306,8 @@ class JitFunction:
         return hit[0], hit[1], leaves, backend
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if config.jit_disabled:
+            return self.fun(*args, **kwargs)
         key = _array_signature(args) if self._fast_ok and not kwargs else None
         if key is not None and isinstance(current_trace(), EvalTrace):
             hit = self._fast.get(key)

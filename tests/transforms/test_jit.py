@@ -1048,3 +1048,25 @@ def test_compiled_programs_inline_custom_rules() -> None:
                                rtol=1e-6)
     g = fg.jit(fg.grad(lambda x: fnp.sum(softplus(x))))
     np.testing.assert_allclose(np.asarray(g(x)), 1 / (1 + np.exp(-np.asarray(x))), rtol=1e-6)
+
+
+def test_disable_jit_runs_functions_eagerly() -> None:
+    calls = []
+
+    def f(x):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return x * 2 if float(x) > 0 else -x  # Python control flow on the value
+
+    jf = fg.jit(f)
+    with fg.disable_jit():
+        assert float(jf(3.0)) == 6.0
+        assert float(jf(-3.0)) == 3.0
+    assert len(calls) == 2
+    fg.config.update("jax_disable_jit", True)
+    try:
+        assert float(jf(1.0)) == 2.0
+    finally:
+        fg.config.update("jax_disable_jit", False)
+    assert len(calls) == 3
+    with pytest.raises(fg.errors.ConcretizationTypeError):
+        jf(1.0)  # staged again: float() of a tracer
