@@ -29,6 +29,11 @@ def _env_flag(*names: str) -> bool:
     return any(os.environ.get(n, "").strip().lower() in _TRUE for n in names)
 
 
+# What eager evaluation checks every result for (jax_debug_nans / jax_debug_infs): kept in
+# a list the engine reads without a function call.
+CHECK_VALUES: list[str] = []
+
+
 class _Local(threading.local):
     def __init__(self) -> None:
         # Context-manager overrides (enable_x64(), disable_jit()) are per thread, as in JAX.
@@ -92,6 +97,10 @@ class Config:
             return
         if key in self._ACCEPTED:
             self._values[key] = value
+            if key in ("jax_debug_nans", "jax_debug_infs"):
+                checks = {"nan": bool(self._values.get("jax_debug_nans")),
+                          "inf": bool(self._values.get("jax_debug_infs"))}
+                CHECK_VALUES[:] = [k for k, on in checks.items() if on]
             return
         raise AttributeError(
             f"unknown config option {name!r}; funcgrad knows 'jax_enable_x64' and accepts "

@@ -22,6 +22,7 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.array import Array, ArrayImpl, wrap
+from funcgrad.config import CHECK_VALUES
 from funcgrad.errors import (
     ConcretizationTypeError,
     DeviceError,
@@ -340,7 +341,17 @@ def _wrap_exact(prim: Primitive, xp: Any, out: Any, aval: ShapedArray) -> ArrayI
             f"internal error: the impl of primitive {prim.name} returned "
             f"{out.dtype}{list(out.shape)} where its abstract_eval says {aval.str_short()}"
         )
+    if CHECK_VALUES and out.dtype.kind in "fc":
+        check_values(prim.name, xp, out)
     return wrap(out, aval)
+
+
+def check_values(where: str, xp: Any, out: Any) -> None:
+    """jax_debug_nans / jax_debug_infs: JAX's FloatingPointError for a bad result."""
+    if "nan" in CHECK_VALUES and bool(xp.isnan(out).any()):
+        raise FloatingPointError(f"invalid value (nan) encountered in {where}")
+    if "inf" in CHECK_VALUES and bool(xp.isinf(out).any()):
+        raise FloatingPointError(f"invalid value (inf) encountered in {where}")
 
 
 def _wrap_call_outputs(prim: Primitive, xp: Any, bufs: Sequence[Any],

@@ -27,7 +27,7 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.array import ArrayImpl, wrap
-from funcgrad.config import config
+from funcgrad.config import CHECK_VALUES, config
 from funcgrad.core import EvalTrace, Primitive, Tracer, as_buffer, current_trace, get_aval
 from funcgrad.devices import get_backend
 from funcgrad.errors import FuncgradError
@@ -308,6 +308,8 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if config.jit_disabled:
             return self.fun(*args, **kwargs)
+        if CHECK_VALUES:
+            return self._checked_call(args, kwargs)
         key = _array_signature(args) if self._fast_ok and not kwargs else None
         if key is not None and isinstance(current_trace(), EvalTrace):
             hit = self._fast.get(key)
@@ -334,6 +336,28 @@ class JitFunction:
         else:
             outs = jit_p.bind(*leaves, jaxpr=closed, name=_name(self.fun), backend=backend)
         return out_tree.unflatten(outs)
+
+    def _checked_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """jax_debug_nans/infs: a bad value in the outputs re-runs the function op by op,
+        so the error names the operation that made it (as JAX's de-optimized rerun)."""
+        from funcgrad.config import CHECK_VALUES as checks  # noqa: PLC0415
+
+        saved = list(checks)
+        checks.clear()
+        try:
+            out = self(*args, **kwargs)
+        finally:
+            checks[:] = saved
+        for leaf in tree_flatten(out)[0]:
+            if isinstance(leaf, ArrayImpl) and leaf.dtype.kind in "fc":
+                v = leaf._value
+                xp = np if type(v) is np.ndarray else get_backend("cupy").xp
+                bad = ("nan" in checks and bool(xp.isnan(v).any())) or (
+                    "inf" in checks and bool(xp.isinf(v).any()))
+                if bad:
+                    with config._no_jit_scope(True):
+                        self.fun(*args, **kwargs)
+        return out
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         """As a method (``@jit`` in a class body): bound to the instance, which becomes the

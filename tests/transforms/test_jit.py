@@ -1070,3 +1070,22 @@ def test_disable_jit_runs_functions_eagerly() -> None:
     assert len(calls) == 3
     with pytest.raises(fg.errors.ConcretizationTypeError):
         jf(1.0)  # staged again: float() of a tracer
+
+
+def test_debug_nans_names_the_operation_eager_and_under_jit() -> None:
+    fg.config.update("jax_debug_nans", True)
+    try:
+        with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in log"):
+            fnp.log(fnp.array([-1.0]))
+        with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in sqrt"):
+            fg.jit(lambda x: fnp.sqrt(x) * 2)(fnp.array([-1.0]))
+        assert float(fg.jit(lambda x: fnp.sqrt(x))(4.0)) == 2.0
+    finally:
+        fg.config.update("jax_debug_nans", False)
+    assert np.isnan(np.asarray(fnp.log(fnp.array([-1.0])))).all()
+    fg.config.update("jax_debug_infs", True)
+    try:
+        with pytest.raises(FloatingPointError, match=r"invalid value \(inf\) encountered in div"):
+            fnp.divide(fnp.array([1.0]), 0.0)
+    finally:
+        fg.config.update("jax_debug_infs", False)
