@@ -19,7 +19,7 @@ FLOORS = {
     "jax_names.txt": ("funcgrad", 45),
     "jax_numpy_names.txt": ("funcgrad.numpy", 200),
     "jax_lax_names.txt": ("funcgrad.lax", 170),
-    "jax_nn_names.txt": ("funcgrad.nn", 32),
+    "jax_nn_names.txt": ("funcgrad.nn", 33),
     "jax_tree_util_names.txt": ("funcgrad.tree_util", 36),
     "jax_tree_names.txt": ("funcgrad.tree", 14),
     "jax_numpy_linalg_names.txt": ("funcgrad.numpy.linalg", 1),

@@ -288,10 +288,12 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None,
     return jnp.einsum("bnts,bsnh->btnh", softmax(logits, axis=-1), v)
 
 
+from funcgrad.nn import initializers  # noqa: E402  (builds on funcgrad.random)
+
 __all__ = [
     "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
-    "hard_swish", "hard_tanh", "identity", "leaky_relu", "log1mexp", "log_sigmoid",
-    "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu",
-    "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid",
-    "squareplus", "standardize", "swish", "tanh",
+    "hard_swish", "hard_tanh", "identity", "initializers", "leaky_relu", "log1mexp",
+    "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot", "relu",
+    "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus",
+    "sparse_sigmoid", "squareplus", "standardize", "swish", "tanh",
 ]
