@@ -33,9 +33,17 @@ from funcgrad.api import (
     device_get,
     device_put,
     eval_shape,
+    host_count,
+    host_id,
+    host_ids,
+    linear_transpose,
     local_device_count,
+    local_devices,
+    named_call,
+    named_scope,
     process_count,
     process_index,
+    process_indices,
     pure_callback,
     typeof,
 )
@@ -47,7 +55,13 @@ from funcgrad.staging import eval_jaxpr, make_jaxpr
 
 # Control flow registers its primitives (cond, while, scan) with the rest.
 from funcgrad.transforms import control_flow as _control_flow  # noqa: F401
-from funcgrad.transforms.custom import checkpoint, custom_jvp, custom_vjp, remat
+from funcgrad.transforms.custom import (
+    checkpoint,
+    custom_gradient,
+    custom_jvp,
+    custom_vjp,
+    remat,
+)
 from funcgrad.transforms.jacobians import hessian, jacfwd, jacrev
 from funcgrad.transforms.jit import jit
 from funcgrad.transforms.jvp import jvp, linearize
@@ -59,10 +73,12 @@ __version__ = "0.2.0"
 
 __all__ = [
     "Array", "ClosedJaxpr", "Device", "Jaxpr", "ShapeDtypeStruct", "block_until_ready",
-    "checkpoint", "clear_caches", "config", "custom_jvp", "custom_vjp", "debug", "default_backend",
-    "device_count", "device_get", "device_put", "devices", "disable_jit", "dtypes", "enable_x64",
-    "errors", "eval_jaxpr", "eval_shape", "experimental", "grad", "hessian", "jacfwd", "jacobian",
-    "jacrev", "jit", "jvp", "lax", "linearize", "local_device_count", "make_jaxpr", "nn", "numpy",
-    "process_count", "process_index", "pure_callback", "random", "remat", "test_util", "testing",
-    "tree", "tree_util", "typeof", "value_and_grad", "vjp", "vmap",
+    "checkpoint", "clear_caches", "config", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
+    "default_backend", "device_count", "device_get", "device_put", "devices", "disable_jit",
+    "dtypes", "enable_x64", "errors", "eval_jaxpr", "eval_shape", "experimental", "grad",
+    "hessian", "host_count", "host_id", "host_ids", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
+    "lax", "linear_transpose", "linearize", "local_device_count", "local_devices", "make_jaxpr",
+    "named_call", "named_scope", "nn", "numpy", "process_count", "process_index",
+    "process_indices", "pure_callback", "random", "remat", "test_util", "testing", "tree",
+    "tree_util", "typeof", "value_and_grad", "vjp", "vmap",
 ]

@@ -134,6 +134,108 @@ def process_index() -> int:
     return 0
 
 
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:
+    """The devices of this process (all of them: funcgrad runs one process per host).
+
+    >>> import funcgrad as jax
+    >>> jax.local_devices()[0].platform
+    'cpu'
+    """
+    from funcgrad.devices import devices  # noqa: PLC0415
+
+    return list(devices(backend)) if backend is not None else list(devices())
+
+
+def process_indices() -> list[int]:
+    """The indices of all processes: ``[0]`` in one process.
+
+    >>> import funcgrad as jax
+    >>> jax.process_indices()
+    [0]
+    """
+    return list(range(process_count()))
+
+
+host_count, host_id = process_count, process_index
+
+
+def host_ids() -> list[int]:
+    """``process_indices()`` under its old name."""
+    return process_indices()
+
+
+def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[..., Any]:
+    """``fun`` with a name for compiled programs (JAX names the XLA computation; funcgrad's
+    jaxprs and generated code are unaffected): calling it is calling ``fun``.
+
+    >>> import funcgrad as jax
+    >>> jax.named_call(lambda x: x + 1, name="inc")(1)
+    2
+    """
+    import functools  # noqa: PLC0415
+
+    @functools.wraps(fun)
+    def named(*args: Any, **kwargs: Any) -> Any:
+        return fun(*args, **kwargs)
+
+    if name is not None:
+        named.__name__ = name
+    return named
+
+
+class named_scope:  # noqa: N801 - JAX's name
+    """A name for the operations made in this scope (XLA metadata in JAX; nothing to
+    change in funcgrad's programs).
+
+    >>> import funcgrad as jax
+    >>> with jax.named_scope("layer1"):
+    ...     pass
+    """
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError("named_scope name argument must be a string.")
+        self.name = name
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def linear_transpose(fun: Callable[..., Any], *primals: Any,
+                     reduce_axes: Any = ()) -> Callable[..., Any]:
+    """The transpose of the linear function ``fun`` at the shapes of ``primals``:
+    ``f_t(ct)`` returns the input cotangents (a tuple), as ``jax.linear_transpose``.
+
+    >>> import funcgrad as jax
+    >>> import funcgrad.numpy as jnp
+    >>> f_t = jax.linear_transpose(lambda x: 3.0 * x, jnp.ones(2))
+    >>> f_t(jnp.array([1.0, 2.0]))
+    (Array([3., 6.], dtype=float32),)
+    """
+    from funcgrad.transforms.vjp import vjp  # noqa: PLC0415
+
+    def zeros(x: Any) -> Any:
+        a = get_aval(x)
+        return wrap_zeros(a)
+
+    def wrap_zeros(a: ShapedArray) -> Any:
+        from funcgrad.array import wrap  # noqa: PLC0415
+
+        return wrap(np.zeros(a.shape, a.dtype), a)
+
+    at = tree_map(zeros, primals)
+    _, f_vjp = vjp(fun, *at)
+
+    def transposed(*cts: Any) -> Any:
+        ct = cts[0] if len(cts) == 1 else cts
+        return f_vjp(ct)
+
+    return transposed
+
+
 def clear_caches() -> None:
     """Forget every compiled program (jit caches, compiled executables)."""
     from funcgrad.transforms import jit as _jit  # noqa: PLC0415

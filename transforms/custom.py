@@ -429,3 +429,41 @@ def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
 remat = checkpoint
 
 
+def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``fun(*args) -> (value, vjp)`` as a function whose gradient is ``vjp``: its reverse
+    mode calls ``vjp(ct)`` for the cotangents of the positional arguments (a tuple), as
+    ``jax.custom_gradient``.
+
+    >>> import funcgrad as jax
+    >>> @jax.custom_gradient
+    ... def clipped(x):
+    ...     return x * 2.0, lambda g: (g * 0.5,)
+    >>> jax.grad(clipped)(3.0)
+    Array(0.5, dtype=float32, weak_type=True)
+    """
+    @functools.wraps(fun)
+    def primal(*args: Any) -> Any:
+        return fun(*args)[0]
+
+    f = custom_vjp(primal)
+
+    def fwd(*args: Any) -> tuple[Any, Any]:
+        value, vjp_fn = fun(*args)
+        return value, _Opaque(vjp_fn)
+
+    def bwd(res: Any, ct: Any) -> tuple[Any, ...]:
+        cts = res.fn(ct)
+        return tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+class _Opaque:
+    """A residual that is no array (custom_gradient's vjp function): a pytree leaf that is
+    carried, not staged."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
