@@ -18,7 +18,7 @@ REF = pathlib.Path(__file__).parent / "data" / "reference"
 FLOORS = {
     "jax_names.txt": ("funcgrad", 55),
     "jax_numpy_names.txt": ("funcgrad.numpy", 200),
-    "jax_lax_names.txt": ("funcgrad.lax", 170),
+    "jax_lax_names.txt": ("funcgrad.lax", 179),
     "jax_nn_names.txt": ("funcgrad.nn", 33),
     "jax_tree_util_names.txt": ("funcgrad.tree_util", 36),
     "jax_tree_names.txt": ("funcgrad.tree", 14),
@@ -26,7 +26,7 @@ FLOORS = {
     "jax_random_names.txt": ("funcgrad.random", 23),
     "torch_functions_names.txt": ("funcgrad.torch", 238),
     "torch_nn_names.txt": ("funcgrad.torch.nn", 23),
-    "torch_nn_functional_names.txt": ("funcgrad.torch.nn.functional", 22),
+    "torch_nn_functional_names.txt": ("funcgrad.torch.nn.functional", 23),
     "torch_nn_init_names.txt": ("funcgrad.torch.nn.init", 10),
     "torch_optim_names.txt": ("funcgrad.torch.optim", 4),
     "torch_autograd_names.txt": ("funcgrad.torch.autograd", 6),

@@ -43,16 +43,28 @@ class BatchTracer(Tracer):
         return ShapedArray(shape, aval.dtype, aval.weak_type)
 
 
+# The axis names of the batch rules running now (innermost last): vmap_flat called by a rule
+# without an axis name of its own maps the rule's axis.
+_RULE_AXIS: list[Any] = []
+_INHERIT = object()
+
+
 class BatchTrace(Trace):
     label = "vmap trace"
 
-    def __init__(self, axis_size: int) -> None:
+    def __init__(self, axis_size: int, axis_name: Any = None) -> None:
         self.axis_size = axis_size
+        # The name collectives use for this mapped axis (vmap(..., axis_name=...)).
+        self.axis_name = axis_name
 
     def lift(self, x: Any) -> tuple[Any, int | None]:
         if isinstance(x, BatchTracer) and x._trace is self:
             return x.val, x.bdim
         return x, None
+
+    def _collective(self, prim: Primitive, rule: Any, vals: Sequence[Any],
+                    dims: Sequence[Any], params: dict[str, Any], names: tuple[Any, ...]) -> Any:
+        return _collective_here(self, prim, rule, vals, dims, params, names)
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any],
                           params: dict[str, Any]) -> Any:
@@ -61,6 +73,12 @@ class BatchTrace(Trace):
             v, d = self.lift(a)
             vals.append(v)
             dims.append(d)
+        rule = getattr(prim, "axis_rule", None)
+        if rule is not None and self.axis_name is not None:
+            names = params["axis_name"]
+            names = names if isinstance(names, tuple) else (names,)
+            if self.axis_name in names:
+                return self._collective(prim, rule, vals, dims, params, names)
         with set_current_trace(self.parent):  # type: ignore[arg-type]
             if all(d is None for d in dims):
                 return prim.bind(*vals, **params)
@@ -69,11 +87,30 @@ class BatchTrace(Trace):
 
                 raise FuncgradError(f"primitive {prim.name} has no batching rule, so it cannot "
                                     f"be vmapped (at {user_frame()})")
-            out, out_dim = prim.batch(vals, dims, **params)
+            # A rule that batches a sub-program (jit, cond, loops) maps the same named axis.
+            _RULE_AXIS.append(self.axis_name)
+            try:
+                out, out_dim = prim.batch(vals, dims, **params)
+            finally:
+                _RULE_AXIS.pop()
         if prim.multiple_results:
             out_dims = out_dim if isinstance(out_dim, (list, tuple)) else [out_dim] * len(out)
             return [o if d is None else BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
         return out if out_dim is None else BatchTracer(self, out, out_dim)
+
+
+def _collective_here(trace: BatchTrace, prim: Primitive, rule: Any, vals: Sequence[Any],
+                     dims: Sequence[Any], params: dict[str, Any], names: tuple[Any, ...]
+                     ) -> Any:
+    """A collective over this trace's axis: the primitive's axis rule over the batch
+    dimension, then the remaining axis names (if any) for the traces further out."""
+    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        x, d = (vals[0], dims[0]) if vals else (None, None)
+        out, out_dim = rule(x, d, trace.axis_size, **params)
+        rest = tuple(n for n in names if n != trace.axis_name)
+        if rest and vals:
+            out = prim.bind(out, axis_name=rest if len(rest) > 1 else rest[0])
+    return out if out_dim is None else BatchTracer(trace, out, out_dim)
 
 
 def _broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[Any]:
@@ -119,12 +156,14 @@ def _axis(spec: Any, ndim: int, what: str) -> int | None:
 
 
 def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
-         axis_size: int | None = None) -> Callable[..., Any]:
+         axis_name: Any = None, axis_size: int | None = None,
+         spmd_axis_name: Any = None) -> Callable[..., Any]:
     """Vectorise ``fun`` over a batch axis of its arguments.
 
     ``in_axes`` and ``out_axes`` are ints, ``None`` (not batched / broadcast),
     or trees matching the arguments / outputs. ``axis_size`` is needed only
-    when no argument is batched.
+    when no argument is batched. ``axis_name`` names the mapped axis for the collectives
+    (``lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``axis_index``).
 
     >>> import numpy as np
     >>> import funcgrad as fg
@@ -144,7 +183,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
 
             axes_all = (tuple(in_axes) if isinstance(in_axes, (tuple, list))
                         else (in_axes,) * n_pos) + (0,) * len(names)
-            return vmap(with_kwargs, axes_all, out_axes, axis_size)(
+            return vmap(with_kwargs, axes_all, out_axes, axis_name, axis_size)(
                 *args, *(kwargs[k] for k in names))
         args = tuple(tree_map(as_leaf_array, a) for a in args)
         if isinstance(in_axes, (tuple, list)):
@@ -174,16 +213,20 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             raise ShapeError("vmap needs at least one mapped argument (in_axes not all None), "
                              "or axis_size=...")
         out, out_tree = vmap_flat(lambda *xs: fun(*tree_unflatten(in_tree, xs)), flat, dims,
-                                  size, out_axes)
+                                  size, out_axes, axis_name)
         return tree_unflatten(out_tree, out)
 
     return batched
 
 
 def vmap_flat(fun: Callable[..., Any], flat: Sequence[Any], dims: Sequence[int | None],
-              size: int, out_axes: Any = 0) -> tuple[list[Any], PyTreeDef]:
-    """Batch ``fun(*flat) -> pytree`` with per-argument batch axes; outputs at ``out_axes``."""
-    trace = BatchTrace(size)
+              size: int, out_axes: Any = 0, axis_name: Any = _INHERIT
+              ) -> tuple[list[Any], PyTreeDef]:
+    """Batch ``fun(*flat) -> pytree`` with per-argument batch axes; outputs at ``out_axes``.
+    Without ``axis_name``, a batch rule's sub-program maps the axis of the rule's trace."""
+    if axis_name is _INHERIT:
+        axis_name = _RULE_AXIS[-1] if _RULE_AXIS else None
+    trace = BatchTrace(size, axis_name)
     with new_trace(trace):
         ins = [x if d is None else BatchTracer(trace, x, d) for x, d in zip(flat, dims)]
         out = fun(*ins)

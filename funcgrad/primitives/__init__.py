@@ -11,6 +11,7 @@ True
 
 from funcgrad.core import PRIMITIVES
 from funcgrad.primitives.callbacks import *  # noqa: F403
+from funcgrad.primitives.collectives import *  # noqa: F403
 from funcgrad.primitives.elementwise import *  # noqa: F403
 from funcgrad.primitives.indexing import *  # noqa: F403
 from funcgrad.primitives.linalg import *  # noqa: F403

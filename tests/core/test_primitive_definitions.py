@@ -27,7 +27,9 @@ from funcgrad.ir import ShapedArray
 NAMES = sorted(PRIMITIVES)
 ATTRIBUTES = ("lax", "fusion", "cuda", "ufunc", "torch_method", "torch_node", "vjp_reads")
 CALL_LIKE_WITHOUT_LAX = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "jit",
-                         "debug_callback", "pure_callback"}  # and the host callbacks
+                         "debug_callback", "pure_callback",  # and the host callbacks
+                         # collectives: lax.psum & co. map over pytrees and name an axis
+                         "psum", "pmax", "pmin", "axis_index"}
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -799,7 +799,10 @@ def test_table_covers_every_primitive() -> None:
     jit, control flow), which run user functions and are tested with their transforms."""
     call_like = {n for n, p in PRIMITIVES.items() if p.call_like}
     assert CALL_LIKE <= call_like
-    missing = sorted(set(PRIMITIVES) - call_like - {r.prim for r in TABLE})
+    # Collectives act only inside a map that names their axis (an unbound name raises):
+    # tests/transforms/test_collectives.py checks them under vmap, against JAX.
+    named_axis = {"psum", "pmax", "pmin", "axis_index"}
+    missing = sorted(set(PRIMITIVES) - call_like - named_axis - {r.prim for r in TABLE})
     assert not missing, f"primitives without a row in TABLE: {missing}"
     unknown = sorted({r.prim for r in TABLE} - set(PRIMITIVES))
     assert not unknown, f"TABLE rows for unknown primitives: {unknown}"

@@ -688,9 +688,15 @@ def _binds(fn: Callable[..., Any], args: list[Arg]) -> set[str]:
     return {e.primitive.name for e in jaxpr.jaxpr.eqns}
 
 
+# Collectives run only inside a map naming their axis: tests/transforms/test_collectives.py
+# checks them (named and other axes, nested maps, jit/cond/loops inside) against JAX.
+NAMED_AXIS = {"psum", "pmax", "pmin", "axis_index"}
+
+
 def test_every_primitive_has_a_batching_case() -> None:
-    assert set(PRIM_CASES) == set(PRIMITIVES), (
-        f"primitives without a vmap case: {sorted(set(PRIMITIVES) - set(PRIM_CASES))}; "
+    assert set(PRIM_CASES) | NAMED_AXIS == set(PRIMITIVES), (
+        f"primitives without a vmap case: "
+        f"{sorted(set(PRIMITIVES) - set(PRIM_CASES) - NAMED_AXIS)}; "
         f"cases for unknown primitives: {sorted(set(PRIM_CASES) - set(PRIMITIVES))}")
     for name, prim in PRIMITIVES.items():
         # iota takes no operands, so vmap never needs its batch rule.
