@@ -215,18 +215,12 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
     >>> f_t(jnp.array([1.0, 2.0]))
     (Array([3., 6.], dtype=float32),)
     """
+    from funcgrad.array import wrap  # noqa: PLC0415
     from funcgrad.transforms.vjp import vjp  # noqa: PLC0415
 
-    def zeros(x: Any) -> Any:
-        a = get_aval(x)
-        return wrap_zeros(a)
-
-    def wrap_zeros(a: ShapedArray) -> Any:
-        from funcgrad.array import wrap  # noqa: PLC0415
-
-        return wrap(np.zeros(a.shape, a.dtype), a)
-
-    at = tree_map(zeros, primals)
+    # A linear map's vjp is its transpose at any point: zeros of the primals' types.
+    at = tree_map(lambda x: wrap(np.zeros(get_aval(x).shape, get_aval(x).dtype), get_aval(x)),
+                  primals)
     _, f_vjp = vjp(fun, *at)
 
     def transposed(*cts: Any) -> Any:

@@ -98,11 +98,14 @@ class Var:
 class Literal:
     """A scalar constant written inline in a jaxpr."""
 
-    __slots__ = ("val", "aval")
+    __slots__ = ("val", "aval", "arg")
 
-    def __init__(self, val: Any, aval: ShapedArray) -> None:
+    def __init__(self, val: Any, aval: ShapedArray, arg: Any = None) -> None:
         self.val = val
         self.aval = aval
+        # What evaluating the jaxpr binds for it (a weakly typed Array for a weak literal),
+        # made once here rather than at every read.
+        self.arg = val if arg is None else arg
 
     def __repr__(self) -> str:
         return f"Literal({self.val!r})"

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.array import ArrayImpl, wrap
+from funcgrad.array import ArrayImpl
 from funcgrad.core import (
     Missing,
     Primitive,
@@ -86,7 +86,7 @@ class StagingTrace(Trace):
             if dtypes.python_scalar(x):
                 return Literal(x, get_aval(x))
             if type(x) is ArrayImpl and not x.aval.shape and type(x._value) is np.ndarray:
-                return Literal(x._value, x.aval)
+                return Literal(x._value, x.aval, x)
             if isinstance(x, (np.ndarray, np.generic)) and x.ndim == 0:
                 return Literal(np.asarray(x), get_aval(x))
         # Arrays, and values of enclosing transformations, become constants (kept as
@@ -175,13 +175,6 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: Sequence[int] | int = ()
     return staged
 
 
-def _literal_value(lit: Literal) -> Any:
-    # A weakly typed literal stays weak (a raw buffer would read as strongly typed).
-    if lit.aval.weak_type:
-        return wrap(np.asarray(lit.val, lit.aval.dtype), lit.aval)
-    return lit.val
-
-
 def eval_jaxpr(closed_jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[Any] = (),
                inline_calls: bool = False) -> list[Any]:
     """Evaluate a jaxpr on ``args`` under the current trace (so it composes with transforms).
@@ -200,7 +193,7 @@ def eval_jaxpr(closed_jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[A
     env: dict[Var, Any] = {}
 
     def read(a: Atom) -> Any:
-        return _literal_value(a) if isinstance(a, Literal) else env[a]
+        return a.arg if isinstance(a, Literal) else env[a]
 
     for v, x in zip(jaxpr.constvars, consts):
         env[v] = x

@@ -16,16 +16,14 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import funcgrad.numpy as jnp
-from funcgrad.torch._functions import matmul
+from funcgrad.torch._functions import _need_tensor, matmul
 from funcgrad.torch._tensor import _CPP, Tensor, apply_op, vector_norm_of
 
 _INF = math.inf
 
 
 def _tensor(name: str, x: Any) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"linalg.{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+    x = _need_tensor(f"linalg.{name}", x)
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as "
                            f"input. Got {_CPP[x.dtype.name]}")
