@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Union
@@ -225,6 +226,28 @@ class ClosedJaxpr:
 
     __repr__ = __str__
 
+    def to_dot(self) -> str:
+        """Graphviz DOT text of the program (see :mod:`funcgrad.visualize`)."""
+        from funcgrad import visualize
+        return visualize.to_dot(self)
+
+    def render(self, path: str) -> str:
+        """Draw the program to ``path`` (SVG, PNG, PDF by suffix); needs ``funcgrad[viz]``."""
+        from funcgrad import visualize
+        return visualize.render(self, path)
+
+    def _repr_svg_(self) -> str | None:
+        from funcgrad import visualize
+        return visualize.svg(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from funcgrad import visualize
+        bundle = {"text/plain": str(self)}
+        picture = visualize.svg(self)
+        if picture is not None:
+            bundle["image/svg+xml"] = picture
+        return bundle
+
     # Identity hashing keeps ClosedJaxpr usable as a param: consts are arrays.
     def __hash__(self) -> int:
         return id(self)
@@ -305,6 +328,8 @@ def _pp_param(value: Any, namer: _Namer, indent: int) -> str:
         return _pp(value, namer, indent + 4)
     if isinstance(value, np.dtype):
         return str(value.name)
+    if isinstance(value, enum.IntEnum):
+        return str(int(value))  # as JAX prints enum params (fft_type=2)
     if isinstance(value, tuple) and value and all(isinstance(v, (Jaxpr, ClosedJaxpr))
                                                  for v in value):
         return "(" + " ".join(_pp_param(v, namer, indent) for v in value) + ")"

@@ -208,6 +208,13 @@ class Lowered:
                                 "jit(f, backend='cupy') for the fused-kernel plan")
         return plan() if callable(plan) else plan
 
+    def to_dot(self) -> str:
+        """Graphviz DOT text of the compiled program; on a fusing backend (cupy) each
+        generated kernel is a cluster of the equations it runs (see funcgrad.visualize)."""
+        from funcgrad import visualize
+        plan = getattr(self.compile(), "plan", None)
+        return visualize.to_dot(self.jaxpr if plan is None else plan.jaxpr, plan)
+
 
 def _hashable_static(value: Any, where: str) -> Any:
     try:
