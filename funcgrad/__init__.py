@@ -11,6 +11,7 @@ Array([2., 4.], dtype=float32)
 
 from funcgrad import (
     debug,
+    distributed,
     dtypes,
     errors,
     experimental,
@@ -51,6 +52,7 @@ from funcgrad.array import Array
 from funcgrad.config import config, disable_jit, enable_x64
 from funcgrad.devices import Device, devices
 from funcgrad.ir import ClosedJaxpr, Jaxpr
+from funcgrad.distributed import pmap
 from funcgrad.staging import eval_jaxpr, make_jaxpr
 
 # Control flow registers its primitives (cond, while, scan) with the rest.
@@ -76,6 +78,7 @@ __all__ = [
     "checkpoint", "clear_caches", "config", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
     "default_backend", "device_count", "device_get", "device_put", "devices", "disable_jit",
     "dtypes", "enable_x64", "errors", "eval_jaxpr", "eval_shape", "experimental", "grad",
+    "distributed", "pmap",
     "hessian", "host_count", "host_id", "host_ids", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
     "lax", "linear_transpose", "linearize", "local_device_count", "local_devices", "make_jaxpr",
     "named_call", "named_scope", "nn", "numpy", "process_count", "process_index",

@@ -126,12 +126,28 @@ def default_backend() -> str:
 
 
 def process_count() -> int:
-    """How many processes take part (one, unless funcgrad.distributed says otherwise)."""
-    return 1
+    """How many processes take part (one, unless ``funcgrad.distributed.initialize()``
+    joined a multi-process run).
+
+    >>> import funcgrad as jax
+    >>> jax.process_count()
+    1
+    """
+    from funcgrad import processes  # noqa: PLC0415
+
+    return processes.process_count()
 
 
 def process_index() -> int:
-    return 0
+    """This process's index in a multi-process run (0 in one process).
+
+    >>> import funcgrad as jax
+    >>> jax.process_index()
+    0
+    """
+    from funcgrad import processes  # noqa: PLC0415
+
+    return processes.process_index()
 
 
 def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:

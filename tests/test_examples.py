@@ -6,6 +6,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -31,3 +33,27 @@ def test_readme_tour_runs() -> None:
     code = re.search(r"```python\n(.*?)```", text, re.S)
     assert code is not None
     exec(compile(code.group(1), "README.md", "exec"), {})  # noqa: S102
+
+
+def _launch(name: str, nproc: int, *args: str) -> str:
+    pytest.importorskip("mpi4py")
+    out = subprocess.run([sys.executable, "-m", "funcgrad.distributed.run", "--nproc",
+                          str(nproc), str(ROOT / "examples" / name), *args],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return out.stdout
+
+
+def test_data_parallel_jax_on_two_processes() -> None:
+    out = _launch("data_parallel_jax.py", 2)
+    final = [line for line in out.splitlines() if "final loss" in line]
+    assert len(final) == 1 and final[0].startswith("[rank 0] world size 2")
+    assert float(final[0].split()[-1]) < 0.2
+
+
+def test_ddp_digits_on_two_processes() -> None:
+    pytest.importorskip("sklearn")
+    out = _launch("ddp_digits.py", 2, "--epochs", "3")
+    acc = [line for line in out.splitlines() if "test accuracy" in line]
+    assert len(acc) == 1 and acc[0].startswith("[rank 0] world size 2")
+    assert float(acc[0].split()[-1]) > 0.9

@@ -17,13 +17,13 @@ FOLDERS = {"funcgrad": ROOT / "funcgrad", "funcgrad.transforms": ROOT / "transfo
 LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (0, ("funcgrad.errors", "funcgrad.config", "funcgrad.dtypes", "funcgrad.ir",
          "funcgrad.source_info", "funcgrad.tree_util", "funcgrad.array", "funcgrad.devices",
-         "funcgrad.wrappers")),
+         "funcgrad.wrappers", "funcgrad.visualize", "funcgrad.processes")),
     (1, ("funcgrad.core",)),
     (2, ("funcgrad.primitives", "funcgrad.staging", "funcgrad.conversion")),
     (3, ("funcgrad.transforms", "funcgrad.backends")),
     (4, ("funcgrad.numpy", "funcgrad.lax", "funcgrad.nn", "funcgrad.api", "funcgrad.tree",
          "funcgrad.experimental", "funcgrad.testing", "funcgrad.test_util",
-         "funcgrad.random", "funcgrad.debug")),
+         "funcgrad.random", "funcgrad.debug", "funcgrad.scipy", "funcgrad.distributed")),
     (5, ("funcgrad.torch",)),
 ]
 # The devices registry loads backend modules by name (importlib): a plugin lookup, not an

@@ -18,6 +18,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from funcgrad import processes
 from funcgrad.core import Primitive, Trace, Tracer, get_aval, new_trace, set_current_trace
 from funcgrad.errors import ShapeError
 from funcgrad.ir import ShapedArray
@@ -109,7 +110,7 @@ def _collective_here(trace: BatchTrace, prim: Primitive, rule: Any, vals: Sequen
         out, out_dim = rule(x, d, trace.axis_size, **params)
         rest = tuple(n for n in names if n != trace.axis_name)
         if rest and vals:
-            out = prim.bind(out, axis_name=rest if len(rest) > 1 else rest[0])
+            out = prim.bind(out, **{**params, "axis_name": rest if len(rest) > 1 else rest[0]})
     return out if out_dim is None else BatchTracer(trace, out, out_dim)
 
 
@@ -227,7 +228,7 @@ def vmap_flat(fun: Callable[..., Any], flat: Sequence[Any], dims: Sequence[int |
     if axis_name is _INHERIT:
         axis_name = _RULE_AXIS[-1] if _RULE_AXIS else None
     trace = BatchTrace(size, axis_name)
-    with new_trace(trace):
+    with new_trace(trace), processes.bind_axis(axis_name, size):
         ins = [x if d is None else BatchTracer(trace, x, d) for x, d in zip(flat, dims)]
         out = fun(*ins)
         leaves, out_tree = tree_flatten(out)

@@ -129,6 +129,7 @@ def is_nonzero(input: Tensor) -> object:  # noqa: A002
 from funcgrad.torch import (  # noqa: E402  # noqa: E402
     autograd,
     cuda,
+    distributed,
     func,  # noqa: E402
     linalg,
     nn,

@@ -512,6 +512,8 @@ def _accumulate(leaf: Tensor, ct: Any, tape: TapeTrace | None) -> None:
 
     g = _as_grad(ct, tape)
     for hook in leaf._hooks:
+        if type(hook) is PostAccumulateHook:
+            continue
         out = hook(g)
         if out is not None:
             g = out
@@ -522,6 +524,19 @@ def _accumulate(leaf: Tensor, ct: Any, tape: TapeTrace | None) -> None:
         leaf.grad = cast(Any, leaf.grad) + g
     else:
         leaf.grad = Tensor._from_data(leaf.grad._data + g._data)
+    for hook in leaf._hooks:
+        if type(hook) is PostAccumulateHook:
+            hook.fn(leaf)
+
+
+class PostAccumulateHook:
+    """A leaf's hook that runs after its ``.grad`` is updated (it gets the leaf itself);
+    kept in the leaf's hook list, marked by this type."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[Any], None]) -> None:
+        self.fn = fn
 
 
 def _fresh(buf: Any) -> Any:

@@ -42,6 +42,7 @@ from funcgrad.torch._graph import (
     AccumulateGrad,
     GradFn,
     OpNode,
+    PostAccumulateHook,
     TapeTrace,
     TapeTracer,
     _HookHandle,
@@ -82,7 +83,8 @@ class Tensor:
         self.grad_fn: GradFn | None = None
         self._out_index = 0
         self._vc = [0]
-        self._hooks: list[Callable[[Any], Any]] = []
+        # Gradient hooks, and the post-accumulate ones (marked by their type).
+        self._hooks: list[Any] = []
         self._accum: AccumulateGrad | None = None
         self._is_view = False
         if requires_grad:
@@ -204,6 +206,18 @@ class Tensor:
         hooks = self.grad_fn.hooks.setdefault(self._out_index, [])
         hooks.append(hook)
         return _HookHandle(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> Any:
+        """Call ``hook(self)`` after this leaf's ``.grad`` is updated by a backward pass."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        entry = PostAccumulateHook(hook)
+        self._hooks.append(entry)
+        return _HookHandle(self._hooks, entry)
 
     def backward(self, gradient: Any = None, retain_graph: builtins.bool | None = None,
                  create_graph: builtins.bool = False,

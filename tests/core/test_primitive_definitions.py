@@ -23,13 +23,14 @@ from funcgrad import lax
 from funcgrad.core import PRIMITIVES, UNSET, Missing, Primitive
 from funcgrad.errors import FuncgradError, NonDifferentiableError
 from funcgrad.ir import ShapedArray
+from funcgrad.primitives.collectives import COLLECTIVE_NAMES
 
 NAMES = sorted(PRIMITIVES)
 ATTRIBUTES = ("lax", "fusion", "cuda", "ufunc", "torch_method", "torch_node", "vjp_reads")
 CALL_LIKE_WITHOUT_LAX = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "jit",
                          "debug_callback", "pure_callback",  # and the host callbacks
                          # collectives: lax.psum & co. map over pytrees and name an axis
-                         "psum", "pmax", "pmin", "axis_index"}
+                         *COLLECTIVE_NAMES}
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -27,6 +27,7 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.core import PRIMITIVES
 from funcgrad.errors import ConcretizationTypeError, ShapeError
+from funcgrad.primitives.collectives import COLLECTIVE_NAMES
 from funcgrad.transforms import control_flow  # noqa: F401 - registers cond, while, scan
 from funcgrad.tree_util import tree_flatten
 
@@ -690,7 +691,7 @@ def _binds(fn: Callable[..., Any], args: list[Arg]) -> set[str]:
 
 # Collectives run only inside a map naming their axis: tests/transforms/test_collectives.py
 # checks them (named and other axes, nested maps, jit/cond/loops inside) against JAX.
-NAMED_AXIS = {"psum", "pmax", "pmin", "axis_index"}
+NAMED_AXIS = set(COLLECTIVE_NAMES)
 
 
 def test_every_primitive_has_a_batching_case() -> None:

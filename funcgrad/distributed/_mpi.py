@@ -1,0 +1,157 @@
+"""The MPI communicator (mpi4py): what ``funcgrad.processes.Communicator`` asks, on
+host buffers.
+
+Arrays travel as contiguous NumPy buffers; a CuPy array goes through the host (NCCL,
+for device-to-device transfers, is the GPU communicator's business). Dtypes MPI has no
+type for (float16, bfloat16, bool) travel as float32 / uint8 and come back in their
+own dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad.processes import Communicator
+
+_WIDEN = {np.dtype(np.float16): np.dtype(np.float32)}
+
+
+def _host(x: Any) -> tuple[np.ndarray, Any, Any]:
+    """``x`` as a contiguous host array MPI can type, its dtype, and its module."""
+    module = type(x).__module__.split(".")[0]
+    xp: Any = np
+    if module == "cupy":
+        import cupy  # noqa: PLC0415
+
+        xp, x = cupy, cupy.asnumpy(x)
+    a = np.ascontiguousarray(np.asarray(x))
+    dtype = a.dtype
+    if dtype in _WIDEN:
+        a = a.astype(_WIDEN[dtype])
+    elif dtype == np.bool_:
+        a = a.astype(np.uint8)
+    elif dtype.kind == "V" or dtype.name == "bfloat16":
+        a = a.astype(np.float32)
+    return a, dtype, xp
+
+
+def _back(a: np.ndarray, dtype: Any, xp: Any) -> Any:
+    out = a.astype(dtype, copy=False) if a.dtype != dtype else a
+    return out if xp is np else xp.asarray(out)
+
+
+class _Pending:
+    """An MPI request and the buffer it reads, kept alive until the request is done."""
+
+    def __init__(self, request: Any, buffer: np.ndarray) -> None:
+        self.request = request
+        self.buffer = buffer
+
+    def Wait(self) -> None:  # noqa: N802 - mpi4py's request API
+        self.request.Wait()
+
+    def Test(self) -> bool:  # noqa: N802
+        return bool(self.request.Test())
+
+
+class MPICommunicator(Communicator):
+    """``funcgrad.processes.Communicator`` over an mpi4py communicator (COMM_WORLD by
+    default)."""
+
+    def __init__(self, comm: Any = None) -> None:
+        from mpi4py import MPI  # noqa: PLC0415
+
+        self._mpi = MPI
+        self.comm = MPI.COMM_WORLD if comm is None else comm
+        self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD,
+                     "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR}
+
+    @property
+    def rank(self) -> int:
+        return int(self.comm.Get_rank())
+
+    @property
+    def size(self) -> int:
+        return int(self.comm.Get_size())
+
+    def allreduce(self, x: Any, op: str) -> Any:
+        a, dtype, xp = _host(x)
+        out = np.empty_like(a)
+        if dtype == np.bool_ and op in ("sum", "max"):
+            op = "bor"
+        elif dtype == np.bool_ and op in ("min", "prod"):
+            op = "band"
+        self.comm.Allreduce(a, out, op=self._ops[op])
+        return _back(out, dtype, xp)
+
+    def allgather(self, x: Any) -> Any:
+        a, dtype, xp = _host(x)
+        out = np.empty((self.size, *a.shape), a.dtype)
+        self.comm.Allgather(a, out)
+        return _back(out, dtype, xp)
+
+    def broadcast(self, x: Any, root: int) -> Any:
+        a, dtype, xp = _host(x)
+        buf = np.array(a, copy=True)
+        self.comm.Bcast(buf, root=root)
+        return _back(buf, dtype, xp)
+
+    def reduce_scatter(self, x: Any, op: str) -> Any:
+        a, dtype, xp = _host(x)
+        if a.shape[:1] != (self.size,):
+            raise ValueError(f"reduce_scatter needs a leading axis of {self.size} (one row per "
+                             f"process), got shape {a.shape}")
+        out = np.empty(a.shape[1:], a.dtype)
+        self.comm.Reduce_scatter_block(a, out, op=self._ops[op])
+        return _back(out, dtype, xp)
+
+    def alltoall(self, x: Any) -> Any:
+        a, dtype, xp = _host(x)
+        out = np.empty_like(a)
+        self.comm.Alltoall(a, out)
+        return _back(out, dtype, xp)
+
+    def permute(self, x: Any, perm: Sequence[tuple[int, int]]) -> Any:
+        a, dtype, xp = _host(x)
+        out = np.zeros_like(a)
+        me = self.rank
+        reqs = [self.comm.Isend(a, dest=dst, tag=7) for src, dst in perm if src == me]
+        for src, dst in perm:
+            if dst == me:
+                self.comm.Recv(out, source=src, tag=7)
+        self._mpi.Request.Waitall(reqs)
+        return _back(out, dtype, xp)
+
+    def send(self, x: Any, dest: int, tag: int) -> None:
+        a, _, _ = _host(x)
+        self.comm.Send(a, dest=dest, tag=tag)
+
+    def recv(self, like: Any, source: int | None, tag: int | None) -> tuple[Any, int]:
+        a, dtype, xp = _host(like)
+        buf = np.empty_like(a)
+        status = self._mpi.Status()
+        self.comm.Recv(buf, source=self._mpi.ANY_SOURCE if source is None else source,
+                       tag=self._mpi.ANY_TAG if tag is None else tag, status=status)
+        return _back(buf, dtype, xp), int(status.Get_source())
+
+    def isend(self, x: Any, dest: int, tag: int) -> Any:
+        """Start sending ``x``; the request's ``Wait()`` finishes it."""
+        a, _, _ = _host(x)
+        return _Pending(self.comm.Isend(a, dest=dest, tag=tag), a)
+
+    def irecv(self, buf: np.ndarray, source: int | None, tag: int | None) -> Any:
+        """Start receiving into the host buffer ``buf``."""
+        return self.comm.Irecv(buf, source=self._mpi.ANY_SOURCE if source is None else source,
+                               tag=self._mpi.ANY_TAG if tag is None else tag)
+
+    def barrier(self) -> None:
+        self.comm.Barrier()
+
+    def abort(self, code: int) -> None:
+        self.comm.Abort(code)
+
+
+__all__ = ["MPICommunicator"]

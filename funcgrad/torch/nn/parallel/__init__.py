@@ -1,0 +1,10 @@
+"""``torch.nn.parallel``: data-parallel training over processes.
+
+>>> from funcgrad.torch.nn.parallel import DistributedDataParallel
+>>> DistributedDataParallel.__name__
+'DistributedDataParallel'
+"""
+
+from funcgrad.torch.nn.parallel.distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]
