@@ -1,0 +1,666 @@
+"""Pooling, as PyTorch's: ``F.max_pool*``, ``F.avg_pool*``, ``F.adaptive_avg_pool*``,
+``F.adaptive_max_pool*`` and their modules.
+
+Max and average pooling are the ``reduce_window_max`` / ``reduce_window_sum`` primitives
+(the gradient of a max window goes to its first largest element, as PyTorch's);
+``return_indices`` gives PyTorch's flat indices into each (H, W) plane.
+
+>>> import funcgrad.torch as torch
+>>> import funcgrad.torch.nn as nn
+>>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+>>> nn.MaxPool2d(2)(x)
+tensor([[[[ 5.,  7.],
+          [13., 15.]]]])
+>>> nn.AvgPool2d(2)(x).grad_fn is None
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.torch.nn.conv import check_input_rank, ntuple, op
+from funcgrad.torch.nn.module import Module
+
+__all__ = [
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+    "MaxPool1d", "MaxPool2d", "MaxPool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices",
+    "max_pool3d", "max_pool3d_with_indices",
+]
+
+
+def pool_output_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooled length: with ``ceil_mode`` the last window must still start inside
+    the input or its left padding."""
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return max(out, 0)
+
+
+class _Geometry:
+    """Kernel, stride, padding and dilation of one pooling call, and its output size."""
+
+    def __init__(self, name: str, nd: int, spatial: Sequence[int], kernel_size: Any,
+                 stride: Any, padding: Any, dilation: Any, ceil_mode: bool) -> None:
+        self.k = ntuple(kernel_size, nd)
+        self.s = ntuple(stride, nd) if stride is not None and stride not in ([], ()) \
+            else self.k
+        self.p = ntuple(padding, nd)
+        self.d = ntuple(dilation, nd)
+        for n, v in (("kernel_size", self.k), ("stride", self.s), ("dilation", self.d)):
+            if len(v) != nd or any(a <= 0 for a in v):
+                raise RuntimeError(f"{name}: {n} must be greater than zero, but got {v}")
+        for k, p in zip(self.k, self.p):
+            if not 0 <= p <= k // 2:
+                raise RuntimeError(
+                    f"{name}() padding should be at most half of kernel size, but got "
+                    f"padding={p} and kernel_size={k}" if nd == 1 else
+                    "pad should be smaller than or equal to half of kernel size, but got "
+                    f"kernel_size={self.k} and padding={self.p}")
+        self.out = [pool_output_size(n, k, s, p, d, ceil_mode)
+                    for n, k, s, p, d in zip(spatial, self.k, self.s, self.p, self.d)]
+        if any(o <= 0 for o in self.out):
+            raise RuntimeError(
+                f"Given input size: {tuple(spatial)}. Calculated output size: "
+                f"{tuple(self.out)}. Output size is too small")
+        # The high side grows when ceil_mode lets the last window run past the padding.
+        self.pads = [(p, max(p, (o - 1) * s + d * (k - 1) + 1 - n - p))
+                     for n, o, k, s, p, d in zip(spatial, self.out, self.k, self.s, self.p,
+                                                 self.d)]
+
+    def window(self, lead: int) -> dict[str, Any]:
+        return {"window_dimensions": (1,) * lead + self.k,
+                "window_strides": (1,) * lead + self.s,
+                "padding": ((0, 0),) * lead + tuple(self.pads),
+                "base_dilation": None, "window_dilation": (1,) * lead + self.d}
+
+
+def _batched(x: Any, batched: bool) -> Any:
+    return x if batched else fnp.expand_dims(x, 0)
+
+
+def _unbatched(x: Any, batched: bool) -> Any:
+    return x if batched else fnp.squeeze(x, 0)
+
+
+def _flat_indices(x: Any, nd: int, params: dict[str, Any]) -> Any:
+    """PyTorch's indices: each window's first largest element as a flat position in its
+    plane, found by the same selection that routes the gradient."""
+    spatial = x.shape[-nd:]
+    plane = np.arange(math.prod(spatial), dtype=np.float64).reshape(spatial)
+    # float64 holds every position exactly and orders x's values as x's own dtype does.
+    xf = lax.stop_gradient(fnp.asarray(x, dtype=np.float64))
+    ids = fnp.broadcast_to(plane, xf.shape)
+    picked = lax.select_and_gather_add(ids, xf, "ge", params["window_dimensions"],
+                                       params["window_strides"], params["padding"], None,
+                                       params["window_dilation"])
+    return fnp.asarray(picked, dtype=np.int64)
+
+
+def _max_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any,  # noqa: A002
+              dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
+    name = f"max_pool{nd}d"
+    batched = check_input_rank(name, input, nd)
+    geo = _Geometry(name, nd, input.shape[-nd:], kernel_size, stride, padding, dilation,
+                    ceil_mode)
+    params = geo.window(2)
+
+    def impl(x: Any) -> Any:
+        xb = _batched(x, batched)
+        out = _unbatched(lax.reduce_window(xb, -np.inf, lax.max, **params), batched)
+        if not return_indices:
+            return out
+        return out, _unbatched(_flat_indices(xb, nd, params), batched)
+
+    node = f"MaxPool{max(nd, 2)}DWithIndices" if nd > 1 and batched else "Squeeze:1"
+    return op(node, impl, input)
+
+
+def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """1-d max pooling over (N, C, L) (or (C, L)).
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.max_pool1d(torch.tensor([[[1.0, 3.0, 2.0, 0.0, 5.0]]]), 2, ceil_mode=True)
+    tensor([[[3., 2., 5.]]])
+    """
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """2-d max pooling over (N, C, H, W) (or (C, H, W)).
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> out, idx = F.max_pool2d(torch.arange(9.0).reshape(1, 1, 3, 3), 2, 1,
+    ...                         return_indices=True)
+    >>> idx
+    tensor([[[[4, 5],
+              [7, 8]]]])
+    """
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """3-d max pooling over (N, C, D, H, W) (or (C, D, H, W)).
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.max_pool3d(torch.arange(8.0).reshape(1, 1, 2, 2, 2), 2).flatten()
+    tensor([7.])
+    """
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool1d_with_indices(*args: Any, **kwargs: Any) -> Any:
+    """``max_pool1d`` with ``return_indices=True``."""
+    return max_pool1d(*args, **{**kwargs, "return_indices": True})
+
+
+def max_pool2d_with_indices(*args: Any, **kwargs: Any) -> Any:
+    """``max_pool2d`` with ``return_indices=True``."""
+    return max_pool2d(*args, **{**kwargs, "return_indices": True})
+
+
+def max_pool3d_with_indices(*args: Any, **kwargs: Any) -> Any:
+    """``max_pool3d`` with ``return_indices=True``."""
+    return max_pool3d(*args, **{**kwargs, "return_indices": True})
+
+
+def _avg_divisor(spatial: Sequence[int], geo: _Geometry, count_include_pad: bool
+                 ) -> np.ndarray:
+    """PyTorch's divisor of each window: its size clipped to the padded input, or to the
+    input alone without ``count_include_pad``."""
+    sizes = []
+    for n, o, k, s, p in zip(spatial, geo.out, geo.k, geo.s, geo.p):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        size = end - start
+        if not count_include_pad:
+            size = np.minimum(end, n) - np.maximum(start, 0)
+        sizes.append(size)
+    div = sizes[0]
+    for size in sizes[1:]:
+        div = np.multiply.outer(div, size)
+    return np.asarray(div)
+
+
+def _avg_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any,  # noqa: A002
+              ceil_mode: bool, count_include_pad: bool, divisor_override: Any) -> Any:
+    name = f"avg_pool{nd}d"
+    batched = check_input_rank(name, input, nd)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    spatial = input.shape[-nd:]
+    geo = _Geometry(name, nd, spatial, kernel_size, stride, padding, 1, ceil_mode)
+    if nd == 3 and any(n < k for n, k in zip(spatial, geo.k)):
+        t, h, w = spatial
+        raise RuntimeError(f"input image (T: {t} H: {h} W: {w}) smaller than kernel size "
+                           f"(kT: {geo.k[0]} kH: {geo.k[1]} kW: {geo.k[2]})")
+    params = geo.window(2)
+    if divisor_override is not None:
+        div = np.asarray(float(divisor_override))
+    else:
+        div = _avg_divisor(spatial, geo, count_include_pad).astype(np.float64)
+
+    def impl(x: Any) -> Any:
+        xb = _batched(x, batched)
+        total = lax.reduce_window(xb, 0.0, lax.add, **params)
+        return _unbatched(total / fnp.asarray(div, dtype=fnp.result_type(x)), batched)
+
+    node = f"AvgPool{nd}D" if nd > 1 and batched else "Squeeze:1"
+    return op(node, impl, input)
+
+
+def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Any:
+    """1-d average pooling over (N, C, L).
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.avg_pool1d(torch.tensor([[[1.0, 3.0, 2.0]]]), 2, padding=1)
+    tensor([[[0.5000, 2.5000]]])
+    """
+    return _avg_pool(1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Any:
+    """2-d average pooling over (N, C, H, W).
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.avg_pool2d(torch.ones(1, 1, 2, 2), 2, padding=1, count_include_pad=False)[0, 0]
+    tensor([[1., 1.],
+            [1., 1.]])
+    """
+    return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Any:
+    """3-d average pooling over (N, C, D, H, W).
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.avg_pool3d(torch.ones(1, 1, 2, 2, 2), 2, divisor_override=4).flatten()
+    tensor([2.])
+    """
+    return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+# ------------------------------------------------------------------- adaptive
+
+
+def _adaptive_sizes(name: str, nd: int, input: Any, output_size: Any  # noqa: A002
+                    ) -> tuple[bool, list[int], list[int]]:
+    batched = check_input_rank(name, input, nd)
+    spatial = [int(n) for n in input.shape[-nd:]]
+    if isinstance(output_size, (list, tuple)):
+        if len(output_size) != nd:
+            raise ValueError(f"{name}: output_size must be {nd} elements, got {output_size}")
+        out = [n if o is None else int(o) for o, n in zip(output_size, spatial)]
+    else:
+        out = [int(output_size)] * nd
+    if any(n == 0 for n in (input.shape[1:] if batched else input.shape)):
+        raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                           f"dimensions, but input has sizes {list(input.shape)} with "
+                           "dimension 1 being empty")
+    return batched, spatial, out
+
+
+def _bounds(n: int, o: int) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's adaptive windows: [floor(i n / o), ceil((i + 1) n / o))."""
+    i = np.arange(o)
+    return (i * n) // o, -(-((i + 1) * n) // o)
+
+
+def _adaptive_avg(nd: int, input: Any, output_size: Any) -> Any:  # noqa: A002
+    batched, spatial, out = _adaptive_sizes(f"adaptive_avg_pool{nd}d", nd, input, output_size)
+    mats = []
+    for n, o in zip(spatial, out):
+        start, end = _bounds(n, o)
+        pos = np.arange(n)[:, None]
+        inside = (pos >= start[None, :]) & (pos < end[None, :])
+        mats.append(inside / (end - start)[None, :])
+
+    def impl(x: Any) -> Any:
+        # The mean over a box is the product of the means along each axis.
+        rank = len(x.shape)
+        for i, m in enumerate(mats):
+            ax = rank - nd + i
+            x = fnp.moveaxis(fnp.matmul(fnp.moveaxis(x, ax, -1),
+                                        fnp.asarray(m, dtype=fnp.result_type(x))), -1, ax)
+        return x
+
+    if nd == 2 and batched and out == [1, 1]:
+        node = "Mean:1"
+    else:
+        node = f"AdaptiveAvgPool{nd}D" if nd > 1 and batched else "Squeeze:1"
+    return op(node, impl, input)
+
+
+def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:  # noqa: A002
+    """Average pooling to ``output_size`` positions (PyTorch's uneven windows).
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.adaptive_avg_pool1d(torch.tensor([[[1.0, 2.0, 3.0]]]), 2)
+    tensor([[[1.5000, 2.5000]]])
+    """
+    return _adaptive_avg(1, input, output_size)
+
+
+def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:  # noqa: A002
+    """2-d average pooling to ``output_size`` (an int, or a pair whose None keeps a size).
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.adaptive_avg_pool2d(torch.arange(4.0).reshape(1, 1, 2, 2), 1).flatten()
+    tensor([1.5000])
+    """
+    return _adaptive_avg(2, input, output_size)
+
+
+def adaptive_avg_pool3d(input: Any, output_size: Any) -> Any:  # noqa: A002
+    """3-d average pooling to ``output_size``.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.adaptive_avg_pool3d(torch.ones(1, 1, 3, 3, 3), 2).shape
+    torch.Size([1, 1, 2, 2, 2])
+    """
+    return _adaptive_avg(3, input, output_size)
+
+
+def _adaptive_max(nd: int, input: Any, output_size: Any,  # noqa: A002
+                  return_indices: bool) -> Any:
+    batched, spatial, out = _adaptive_sizes(f"adaptive_max_pool{nd}d", nd, input, output_size)
+    # Each axis: a (out, K) table of source positions, short windows repeating their last
+    # position (a repeat cannot change a maximum, and comes after the original).
+    tables = []
+    for n, o in zip(spatial, out):
+        start, end = _bounds(n, o)
+        width = int((end - start).max())
+        tables.append(np.minimum(start[:, None] + np.arange(width)[None, :], end[:, None] - 1))
+    widths = [t.shape[1] for t in tables]
+    flat = np.zeros([*out, *widths], dtype=np.int64)
+    for i, t in enumerate(tables):
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = t.shape
+        stride = math.prod(spatial[i + 1:])
+        flat = flat + t.reshape(shape) * stride
+    flat = flat.reshape(*out, math.prod(widths))
+
+    def impl(x: Any) -> Any:
+        lead = x.shape[:len(x.shape) - nd]
+        planes = fnp.reshape(x, (*lead, math.prod(spatial)))
+        windows = fnp.take(planes, flat, axis=-1)  # (*lead, *out, K)
+        pick = fnp.argmax(lax.stop_gradient(windows), axis=-1)
+        values = fnp.squeeze(fnp.take_along_axis(windows, pick[..., None], axis=-1), -1)
+        if not return_indices:
+            return values
+        idx = fnp.take_along_axis(fnp.broadcast_to(flat, windows.shape), pick[..., None],
+                                  axis=-1)
+        return values, fnp.asarray(fnp.squeeze(idx, -1), dtype=np.int64)
+
+    node = f"AdaptiveMaxPool{nd}D" if nd > 1 and batched else "Squeeze:1"
+    return op(node, impl, input)
+
+
+def adaptive_max_pool1d(input: Any, output_size: Any,  # noqa: A002
+                        return_indices: bool = False) -> Any:
+    """Max pooling to ``output_size`` positions.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.adaptive_max_pool1d(torch.tensor([[[1.0, 3.0, 2.0]]]), 2)
+    tensor([[[3., 3.]]])
+    """
+    return _adaptive_max(1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input: Any, output_size: Any,  # noqa: A002
+                        return_indices: bool = False) -> Any:
+    """2-d max pooling to ``output_size``; ``return_indices`` as ``max_pool2d``'s.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.adaptive_max_pool2d(torch.arange(9.0).reshape(1, 1, 3, 3), 2)[0, 0]
+    tensor([[4., 5.],
+            [7., 8.]])
+    """
+    return _adaptive_max(2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input: Any, output_size: Any,  # noqa: A002
+                        return_indices: bool = False) -> Any:
+    """3-d max pooling to ``output_size``.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.adaptive_max_pool3d(torch.arange(8.0).reshape(1, 1, 2, 2, 2), 1).flatten()
+    tensor([7.])
+    """
+    return _adaptive_max(3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input: Any, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> Any:
+    """``adaptive_max_pool1d`` with its indices."""
+    return _adaptive_max(1, input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Any, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> Any:
+    """``adaptive_max_pool2d`` with its indices."""
+    return _adaptive_max(2, input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Any, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> Any:
+    """``adaptive_max_pool3d`` with its indices."""
+    return _adaptive_max(3, input, output_size, True)
+
+
+# --------------------------------------------------------------------- modules
+
+
+class _MaxPoolNd(Module):
+    nd = 0
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, dilation={self.dilation}, "
+                f"ceil_mode={self.ceil_mode}")
+
+    def forward(self, input: Any) -> Any:  # noqa: A002 - PyTorch's name
+        return _max_pool(self.nd, input, self.kernel_size, self.stride, self.padding,
+                         self.dilation, self.ceil_mode, self.return_indices)
+
+
+class MaxPool1d(_MaxPoolNd):
+    """1-d max pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.MaxPool1d(3, stride=2)
+    MaxPool1d(kernel_size=3, stride=2, padding=0, dilation=1, ceil_mode=False)
+    """
+
+    nd = 1
+
+
+class MaxPool2d(_MaxPoolNd):
+    """2-d max pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.MaxPool2d(2)
+    MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    """
+
+    nd = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-d max pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.MaxPool3d((1, 2, 2), ceil_mode=True)
+    MaxPool3d(kernel_size=(1, 2, 2), stride=(1, 2, 2), padding=0, dilation=1, ceil_mode=True)
+    """
+
+    nd = 3
+
+
+class AvgPool1d(Module):
+    """1-d average pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.AvgPool1d(3, stride=2)
+    AvgPool1d(kernel_size=(3,), stride=(2,), padding=(0,))
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = ntuple(kernel_size, 1)
+        self.stride = ntuple(stride if stride is not None else kernel_size, 1)
+        self.padding = ntuple(padding, 1)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return _avg_pool(1, input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                         self.count_include_pad, None)
+
+
+class _AvgPoolNd(Module):
+    nd = 0
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return _avg_pool(self.nd, input, self.kernel_size, self.stride, self.padding,
+                         self.ceil_mode, self.count_include_pad, self.divisor_override)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """2-d average pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.AvgPool2d(2, padding=1)
+    AvgPool2d(kernel_size=2, stride=2, padding=1)
+    """
+
+    nd = 2
+
+
+class AvgPool3d(_AvgPoolNd):
+    """3-d average pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.AvgPool3d(2)
+    AvgPool3d(kernel_size=2, stride=2, padding=0)
+    """
+
+    nd = 3
+
+
+class _AdaptivePool(Module):
+    nd = 0
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class _AdaptiveAvgPoolNd(_AdaptivePool):
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return _adaptive_avg(self.nd, input, self.output_size)
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """1-d adaptive average pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.AdaptiveAvgPool1d(5)
+    AdaptiveAvgPool1d(output_size=5)
+    """
+
+    nd = 1
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """2-d adaptive average pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.AdaptiveAvgPool2d((5, None))
+    AdaptiveAvgPool2d(output_size=(5, None))
+    """
+
+    nd = 2
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """3-d adaptive average pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.AdaptiveAvgPool3d(1)
+    AdaptiveAvgPool3d(output_size=1)
+    """
+
+    nd = 3
+
+
+class _AdaptiveMaxPoolNd(_AdaptivePool):
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return _adaptive_max(self.nd, input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """1-d adaptive max pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.AdaptiveMaxPool1d(3)
+    AdaptiveMaxPool1d(output_size=3)
+    """
+
+    nd = 1
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """2-d adaptive max pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.AdaptiveMaxPool2d((2, 3), return_indices=True)
+    AdaptiveMaxPool2d(output_size=(2, 3))
+    """
+
+    nd = 2
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """3-d adaptive max pooling.
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.AdaptiveMaxPool3d(2)
+    AdaptiveMaxPool3d(output_size=2)
+    """
+
+    nd = 3
