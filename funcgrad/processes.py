@@ -41,6 +41,10 @@ class Communicator(ABC):
         """Every process gets the elementwise reduction (``op`` in sum, max, min,
         prod) of all processes' ``x``."""
 
+    def allreduce_inplace(self, buf: Any, op: str) -> None:
+        """``allreduce`` written back into the writable array ``buf``."""
+        buf[...] = self.allreduce(buf, op)
+
     @abstractmethod
     def allgather(self, x: Any) -> Any:
         """Every process gets all processes' ``x`` stacked on a new leading axis."""

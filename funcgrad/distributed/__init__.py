@@ -42,12 +42,16 @@ def _launched_by_mpi() -> bool:
 def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
                process_id: int | None = None, local_device_ids: Any = None,
                cluster_detection_method: str | None = None, initialization_timeout: int = 300,
-               **_: Any) -> None:
+               collective_timeout: float | None = None, **_: Any) -> None:
     """Join the run started by ``mpiexec`` (the process count and this process's index
     come from MPI); ``num_processes``/``process_id``, when given, are checked against it.
 
     Also installs an exception hook: a process that raises prints its traceback and
-    aborts the whole run (the others exit non-zero instead of waiting forever).
+    aborts the whole run (the others exit non-zero instead of waiting forever). A
+    collective that does not complete within ``collective_timeout`` seconds (default 30
+    minutes, or ``FUNCGRAD_COLLECTIVE_TIMEOUT``) aborts the run naming it; with
+    ``FUNCGRAD_DISTRIBUTED_DEBUG=1`` the processes check before each collective that they
+    all call the same one on the same shape and dtype.
 
     >>> import funcgrad as jax
     >>> jax.distributed.initialize()   # in one process: a run of one
@@ -59,7 +63,7 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     try:
         from funcgrad.distributed._mpi import MPICommunicator  # noqa: PLC0415
 
-        comm = MPICommunicator()
+        comm = MPICommunicator(timeout=collective_timeout)
     except ImportError as e:
         if _launched_by_mpi() or (num_processes or 1) > 1:
             raise DistributedError(

@@ -9,12 +9,18 @@ own dtype.
 
 from __future__ import annotations
 
+import os
+import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from funcgrad.processes import Communicator
+
+# PyTorch's default collective timeout (30 minutes); FUNCGRAD_COLLECTIVE_TIMEOUT overrides.
+DEFAULT_TIMEOUT = 1800.0
 
 _WIDEN = {np.dtype(np.float16): np.dtype(np.float32)}
 
@@ -61,13 +67,62 @@ class MPICommunicator(Communicator):
     """``funcgrad.processes.Communicator`` over an mpi4py communicator (COMM_WORLD by
     default)."""
 
-    def __init__(self, comm: Any = None) -> None:
+    def __init__(self, comm: Any = None, timeout: float | None = None,
+                 debug: bool | None = None) -> None:
         from mpi4py import MPI  # noqa: PLC0415
 
         self._mpi = MPI
         self.comm = MPI.COMM_WORLD if comm is None else comm
         self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD,
                      "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR}
+        env = os.environ.get("FUNCGRAD_COLLECTIVE_TIMEOUT")
+        self.timeout = float(timeout if timeout is not None else env or DEFAULT_TIMEOUT)
+        # Debug mode: before each collective the ranks compare what they are about to do
+        # (operation, shape, dtype, count), so a mismatch is named instead of hanging or
+        # mixing up data.
+        self.debug = (os.environ.get("FUNCGRAD_DISTRIBUTED_DEBUG", "") not in ("", "0")
+                      if debug is None else debug)
+        self._count = 0
+
+    def _wait(self, request: Any, what: str) -> None:
+        """Wait for a non-blocking collective, at most ``timeout`` seconds; past it, say
+        which collective hung and stop the whole run (the others cannot finish it)."""
+        if request.Test():
+            return
+        start = time.monotonic()
+        deadline = start + self.timeout
+        pause = 1e-5
+        while not request.Test():
+            now = time.monotonic()
+            if now - start < 2e-3:
+                continue  # short collectives finish within microseconds: poll, don't sleep
+            if now > deadline:
+                sys.stderr.write(
+                    f"[funcgrad process {self.rank}] collective {what} (number {self._count}) "
+                    f"did not complete within {self.timeout:g} s: another process is not "
+                    f"taking part (it failed, or called a different collective); aborting "
+                    f"the run\n")
+                sys.stderr.flush()
+                self.comm.Abort(1)
+            time.sleep(pause)
+            pause = min(pause * 2, 1e-3)
+
+    def _agree(self, what: str, a: np.ndarray | None) -> None:
+        """Debug mode: every rank must be calling the same collective on the same shape and
+        dtype; the first difference is named on every rank."""
+        self._count += 1
+        if not self.debug:
+            return
+        mine = (what, None if a is None else tuple(a.shape),
+                None if a is None else str(a.dtype), self._count)
+        everyone = self.comm.allgather(mine)
+        if any(o != mine for o in everyone):
+            from funcgrad.distributed import DistributedError  # noqa: PLC0415
+
+            table = "; ".join(f"rank {r}: {o[0]} shape={o[1]} dtype={o[2]} call #{o[3]}"
+                              for r, o in enumerate(everyone))
+            raise DistributedError(f"the processes disagree on collective #{self._count}: "
+                                   f"{table}")
 
     @property
     def rank(self) -> int:
@@ -84,19 +139,31 @@ class MPICommunicator(Communicator):
             op = "bor"
         elif dtype == np.bool_ and op in ("min", "prod"):
             op = "band"
-        self.comm.Allreduce(a, out, op=self._ops[op])
+        self._agree(f"allreduce({op})", a)
+        self._wait(self.comm.Iallreduce(a, out, op=self._ops[op]), f"allreduce({op})")
         return _back(out, dtype, xp)
+
+    def allreduce_inplace(self, buf: Any, op: str) -> None:
+        if (type(buf) is not np.ndarray or not buf.flags.c_contiguous
+                or buf.dtype in _WIDEN or buf.dtype == np.bool_ or buf.dtype.kind == "V"):
+            buf[...] = self.allreduce(buf, op)
+            return
+        self._agree(f"allreduce({op})", buf)
+        self._wait(self.comm.Iallreduce(self._mpi.IN_PLACE, buf, op=self._ops[op]),
+                   f"allreduce({op})")
 
     def allgather(self, x: Any) -> Any:
         a, dtype, xp = _host(x)
         out = np.empty((self.size, *a.shape), a.dtype)
-        self.comm.Allgather(a, out)
+        self._agree("allgather", a)
+        self._wait(self.comm.Iallgather(a, out), "allgather")
         return _back(out, dtype, xp)
 
     def broadcast(self, x: Any, root: int) -> Any:
         a, dtype, xp = _host(x)
         buf = np.array(a, copy=True)
-        self.comm.Bcast(buf, root=root)
+        self._agree(f"broadcast(root={root})", a)
+        self._wait(self.comm.Ibcast(buf, root=root), "broadcast")
         return _back(buf, dtype, xp)
 
     def reduce_scatter(self, x: Any, op: str) -> Any:
@@ -105,24 +172,27 @@ class MPICommunicator(Communicator):
             raise ValueError(f"reduce_scatter needs a leading axis of {self.size} (one row per "
                              f"process), got shape {a.shape}")
         out = np.empty(a.shape[1:], a.dtype)
-        self.comm.Reduce_scatter_block(a, out, op=self._ops[op])
+        self._agree(f"reduce_scatter({op})", a)
+        self._wait(self.comm.Ireduce_scatter_block(a, out, op=self._ops[op]),
+                   "reduce_scatter")
         return _back(out, dtype, xp)
 
     def alltoall(self, x: Any) -> Any:
         a, dtype, xp = _host(x)
         out = np.empty_like(a)
-        self.comm.Alltoall(a, out)
+        self._agree("alltoall", a)
+        self._wait(self.comm.Ialltoall(a, out), "alltoall")
         return _back(out, dtype, xp)
 
     def permute(self, x: Any, perm: Sequence[tuple[int, int]]) -> Any:
         a, dtype, xp = _host(x)
         out = np.zeros_like(a)
         me = self.rank
+        self._agree("ppermute", a)
         reqs = [self.comm.Isend(a, dest=dst, tag=7) for src, dst in perm if src == me]
-        for src, dst in perm:
-            if dst == me:
-                self.comm.Recv(out, source=src, tag=7)
-        self._mpi.Request.Waitall(reqs)
+        reqs += [self.comm.Irecv(out, source=src, tag=7) for src, dst in perm if dst == me]
+        for r in reqs:
+            self._wait(r, "ppermute")
         return _back(out, dtype, xp)
 
     def send(self, x: Any, dest: int, tag: int) -> None:
@@ -148,7 +218,8 @@ class MPICommunicator(Communicator):
                                tag=self._mpi.ANY_TAG if tag is None else tag)
 
     def barrier(self) -> None:
-        self.comm.Barrier()
+        self._agree("barrier", None)
+        self._wait(self.comm.Ibarrier(), "barrier")
 
     def abort(self, code: int) -> None:
         self.comm.Abort(code)

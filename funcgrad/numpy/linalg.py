@@ -1,22 +1,749 @@
-"""``funcgrad.numpy.linalg``: norms built from differentiable primitives.
+"""``funcgrad.numpy.linalg``: ``jax.numpy.linalg``'s functions, built on the decomposition
+primitives (``funcgrad.primitives.decompositions``) and differentiable like JAX's: ``det``
+and ``slogdet`` through LU with the rule ``d log|det a| = tr(a^-1 da)``, ``solve`` with the
+derivative ``solve(a, db - da x)`` (a solve, never an inverse), ``pinv`` with Golub and
+Pereyra's rule.
 
 >>> import funcgrad.numpy as fnp
 >>> float(fnp.linalg.norm(fnp.array([3.0, 4.0])))
 5.0
+>>> fnp.linalg.solve(fnp.array([[2.0, 0.0], [0.0, 4.0]]), fnp.array([2.0, 2.0])).tolist()
+[1.0, 0.5]
 """
 
 from __future__ import annotations
 
-from typing import Any
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from funcgrad.errors import ShapeError
-from funcgrad.numpy._core import canonical_axes
-from funcgrad.numpy._reductions import _prepare, max, min, sum  # noqa: A004
-from funcgrad.numpy._shape import ravel
-from funcgrad.numpy._ufuncs import absolute, power, sqrt, square
+from funcgrad import dtypes
+from funcgrad.core import get_aval
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.numpy._core import broadcast_shapes, canonical_axes, canonical_axis, promote_inexact
+from funcgrad.numpy._creation import asarray, eye, zeros
+from funcgrad.numpy._linalg import diagonal as _diagonal
+from funcgrad.numpy._linalg import matmul as _matmul
+from funcgrad.numpy._linalg import outer as _outer
+from funcgrad.numpy._linalg import tensordot as _tensordot
+from funcgrad.numpy._linalg import trace as _trace
+from funcgrad.numpy._reductions import _prepare, any, max, min, prod, sum  # noqa: A004
+from funcgrad.numpy._shape import (
+    broadcast_to,
+    expand_dims,
+    moveaxis,
+    ravel,
+    reshape,
+    stack,
+    swapaxes,
+)
+from funcgrad.numpy._ufuncs import (
+    absolute,
+    isnan,
+    log,
+    power,
+    sqrt,
+    square,
+    where,
+)
+from funcgrad.primitives import decompositions as D
 from funcgrad.primitives.structural import squeeze
+from funcgrad.transforms.custom import custom_jvp
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+class QRResult(NamedTuple):
+    Q: Any  # noqa: N815 - JAX's field names
+    R: Any  # noqa: N815
+
+
+class SlogdetResult(NamedTuple):
+    sign: Any
+    logabsdet: Any
+
+
+class SVDResult(NamedTuple):
+    U: Any  # noqa: N815
+    S: Any  # noqa: N815
+    Vh: Any  # noqa: N815
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _matrix(name: str, a: Any, square: bool = False) -> Any:
+    """``a`` as an inexact array of matrices (rank >= 2), square if asked."""
+    (a,) = promote_inexact(a)
+    shape = get_aval(a).shape
+    if len(shape) < 2:
+        raise ShapeError(f"{name} needs an array of matrices (rank >= 2), got shape "
+                         f"{shape}")
+    if square and shape[-1] != shape[-2]:
+        raise ShapeError(f"{name} needs square matrices, got shape {shape}")
+    if dtypes.kind(get_aval(a).dtype) == "c":
+        raise DTypeError(f"{name}: funcgrad's linear algebra is real (float32/float64) for "
+                         f"now, got {get_aval(a).dtype}")
+    return a
+
+
+def _mT(x: Any) -> Any:  # noqa: N802
+    return swapaxes(x, -1, -2)
+
+
+def _symmetrize(x: Any) -> Any:
+    return (x + _mT(x)) / 2
+
+
+def _batch_eye(like: Any) -> Any:
+    shape = get_aval(like).shape
+    return broadcast_to(eye(shape[-1], dtype=get_aval(like).dtype), shape)
+
+
+def _lu_solve_raw(lu_: Any, perm: Any, b: Any) -> Any:
+    """``a^-1 b`` from ``a``'s LU factors (b: (..., n, k), batch axes equal)."""
+    n = get_aval(lu_).shape[-1]
+    onehot = (expand_dims(perm, -1) == np.arange(n, dtype=np.int32)).astype(
+        get_aval(b).dtype)
+    pb = _matmul(onehot, b)
+    y = D.triangular_solve(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
+    return D.triangular_solve(lu_, y, left_side=True, lower=False)
+
+
+def _broadcast_batch(a: Any, b: Any) -> tuple[Any, Any]:
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    batch = broadcast_shapes(sa[:-2], sb[:-2])
+    return broadcast_to(a, (*batch, *sa[-2:])), broadcast_to(b, (*batch, *sb[-2:]))
+
+
+@custom_jvp
+def _solve(a: Any, b: Any) -> Any:
+    lu_, _, perm = D.lu(a)
+    return _lu_solve_raw(lu_, perm, b)
+
+
+@_solve.defjvp
+def _solve_jvp(primals: Any, tangents: Any) -> Any:
+    a, b = primals
+    da, db = tangents
+    lu_, _, perm = D.lu(a)
+    x = _lu_solve_raw(lu_, perm, b)
+    # d(a^-1 b) = a^-1 (db - da x): triangular solves with the same factors, linear in the
+    # tangents, so reverse mode transposes them into solves with a^T (JAX's
+    # custom_linear_solve); not a call of _solve, whose transposition would recurse.
+    return x, _lu_solve_raw(lu_, perm, db - _matmul(da, x))
+
+
+# ------------------------------------------------------------ decompositions
+
+
+def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
+    """The Cholesky factor (lower, or upper with ``upper=True``); NaN where ``a`` is not
+    positive definite.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.cholesky(fnp.array([[4.0, 2.0], [2.0, 2.0]])).tolist()
+    [[2.0, 0.0], [1.0, 1.0]]
+    """
+    a = _matrix("cholesky", a, square=True)
+    low = D.cholesky(_symmetrize(a) if symmetrize_input else a)
+    return _mT(low) if upper else low
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """``QRResult(Q, R)`` (``mode`` "reduced" or "complete"), or ``R`` alone (``mode="r"``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> q, r = fnp.linalg.qr(fnp.ones((3, 2)))
+    >>> q.shape, r.shape
+    ((3, 2), (2, 2))
+    """
+    a = _matrix("qr", a)
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise ValueError(f"qr mode={mode!r}: use 'reduced', 'complete' or 'r'")
+    if mode == "raw":
+        raise ValueError("qr mode='raw' (LAPACK's Householder reflectors) is not supported "
+                         "by funcgrad; use 'reduced', 'complete' or 'r'")
+    q, r = D.qr(a, mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
+        hermitian: bool = False, subset_by_index: Any = None) -> Any:
+    """``SVDResult(U, S, Vh)`` with ``a = U @ diag(S) @ Vh`` (S descending), or ``S``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.svd(fnp.diag(fnp.array([1.0, 3.0])), compute_uv=False).tolist()
+    [3.0, 1.0]
+    """
+    a = _matrix("svd", a)
+    if subset_by_index is not None:
+        k = builtins.min(get_aval(a).shape[-2:])
+        if tuple(subset_by_index) != (0, k):
+            raise ValueError("svd(subset_by_index=...) is not supported by funcgrad; slice "
+                             "the result instead")
+    if hermitian:
+        a = _symmetrize(a)
+    out = D.svd(a, full_matrices, compute_uv)
+    if not compute_uv:
+        return out[0]
+    s, u, vt = out
+    return SVDResult(u, s, vt)
+
+
+def svdvals(x: Any, /) -> Any:
+    """The singular values, descending.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.svdvals(fnp.array([[0.0, 2.0], [1.0, 0.0]])).tolist()
+    [2.0, 1.0]
+    """
+    return svd(x, compute_uv=False)
+
+
+def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:  # noqa: N803
+    """``EighResult(eigenvalues, eigenvectors)`` of symmetric matrices (ascending).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.eigh(fnp.array([[2.0, 1.0], [1.0, 2.0]])).eigenvalues.tolist()
+    [1.0, 3.0]
+    """
+    a = _matrix("eigh", a, square=True)
+    uplo = "L" if UPLO is None else UPLO
+    if uplo not in ("L", "U"):
+        raise ValueError(f"UPLO must be 'L' or 'U', got {UPLO!r}")
+    v, w = D.eigh(_symmetrize(a) if symmetrize_input else a, uplo == "L")
+    return EighResult(w, v)
+
+
+def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:  # noqa: N803
+    """The eigenvalues of symmetric matrices, ascending.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.eigvalsh(fnp.array([[2.0, 0.0], [0.0, 1.0]])).tolist()
+    [1.0, 2.0]
+    """
+    return eigh(a, UPLO, symmetrize_input).eigenvalues
+
+
+# ------------------------------------------------------- solves and inverses
+
+
+def solve(a: Any, b: Any) -> Any:
+    """The solution ``x`` of ``a @ x = b`` (``b`` a vector when 1-D, else (..., n, k)
+    with batch axes broadcast), through LU with partial pivoting.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.solve(fnp.array([[1.0, 1.0], [0.0, 2.0]]), fnp.array([3.0, 2.0])).tolist()
+    [2.0, 1.0]
+    """
+    a, b = promote_inexact(a, b)
+    a = _matrix("solve", a, square=True)
+    bshape = get_aval(b).shape
+    n = get_aval(a).shape[-1]
+    if len(bshape) == 0:
+        raise ShapeError("solve needs b of rank >= 1")
+    if len(bshape) == 1:
+        if bshape[0] != n:
+            raise ShapeError(f"solve: a is {n}x{n} but b has {bshape[0]} entries")
+        bb = broadcast_to(reshape(b, (n, 1)), (*get_aval(a).shape[:-2], n, 1))
+        return squeeze(_solve(a, bb), (len(get_aval(a).shape) - 1,))
+    if bshape[-2] != n:
+        raise ShapeError(f"solve: a is {n}x{n} but b has shape {bshape} (b's rows, axis -2, "
+                         f"must number {n}; for a batch of vectors use b[..., None])")
+    a, b = _broadcast_batch(a, b)
+    return _solve(a, b)
+
+
+def inv(a: Any) -> Any:
+    """The inverse of each square matrix (a solve against the identity).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.inv(fnp.array([[2.0, 0.0], [0.0, 4.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    a = _matrix("inv", a, square=True)
+    return _solve(a, _batch_eye(a))
+
+
+@custom_jvp
+def _slogdet(a: Any) -> tuple[Any, Any]:
+    lu_, pivots, _ = D.lu(a)
+    n = get_aval(a).shape[-1]
+    diag = _diagonal(lu_, 0, -2, -1)
+    is_zero = any(diag == 0, axis=-1)
+    swaps = sum(pivots != np.arange(n, dtype=np.int32), axis=-1)
+    negs = sum(diag < 0, axis=-1)
+    parity = (swaps + negs) % 2
+    dt = get_aval(a).dtype
+    sgn = where(is_zero, np.zeros((), dt), (1 - 2 * parity).astype(dt))
+    logdet = where(is_zero, np.array(-np.inf, dt), sum(log(absolute(diag)), axis=-1))
+    return sgn, logdet
+
+
+@_slogdet.defjvp
+def _slogdet_jvp(primals: Any, tangents: Any) -> Any:
+    (a,), (da,) = primals, tangents
+    sgn, logdet = _slogdet(a)
+    return (sgn, logdet), (zeros(get_aval(sgn).shape, get_aval(sgn).dtype),
+                           _trace(solve(a, da), 0, -2, -1))
+
+
+def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
+    """``SlogdetResult(sign, logabsdet)`` of the determinant, through LU.
+
+    >>> import funcgrad.numpy as fnp
+    >>> s, l = fnp.linalg.slogdet(fnp.array([[0.0, 2.0], [3.0, 0.0]]))
+    >>> float(s), round(float(l), 6)
+    (-1.0, 1.791759)
+    """
+    a = _matrix("slogdet", a, square=True)
+    if method not in (None, "lu"):
+        raise ValueError(f"slogdet method={method!r}: funcgrad uses LU (method='lu')")
+    sgn, logdet = _slogdet(a)
+    return SlogdetResult(sgn, logdet)
+
+
+@custom_jvp
+def _det(a: Any) -> Any:
+    sgn, logdet = _slogdet(a)
+    lu_, _, _ = D.lu(a)
+    # The product of the pivots keeps exact values for small integer matrices, where
+    # exp(logdet) would round.
+    return sgn * absolute(prod(_diagonal(lu_, 0, -2, -1), axis=-1))
+
+
+@_det.defjvp
+def _det_jvp(primals: Any, tangents: Any) -> Any:
+    (a,), (da,) = primals, tangents
+    d = _det(a)
+    return d, d * _trace(solve(a, da), 0, -2, -1)
+
+
+def det(a: Any) -> Any:
+    """The determinant, through LU.
+
+    >>> import funcgrad.numpy as fnp
+    >>> round(float(fnp.linalg.det(fnp.array([[1.0, 2.0], [3.0, 4.0]]))), 4)
+    -2.0
+    """
+    return _det(_matrix("det", a, square=True))
+
+
+def _pinv_impl(a: Any, rtol: Any) -> Any:
+    m, n = get_aval(a).shape[-2:]
+    dt = get_aval(a).dtype
+    if rtol is None:
+        rtol = 10.0 * builtins.max(m, n) * float(np.finfo(dt).eps)
+    u, s, vt = svd(a, full_matrices=False)
+    cutoff = expand_dims(asarray(rtol, dtype=dt), -1) * s[..., 0:1]
+    s = where(s > cutoff, s, np.array(np.inf, dt))
+    return _matmul(_mT(vt), _mT(u) / expand_dims(s, -1))
+
+
+def pinv(a: Any, rtol: Any = None, hermitian: bool = False) -> Any:
+    """The Moore-Penrose pseudo-inverse (singular values at most ``rtol`` times the
+    largest count as zero), with Golub and Pereyra's derivative as JAX.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.pinv(fnp.array([[2.0, 0.0], [0.0, 0.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
+    """
+    a = _matrix("pinv", a)
+    if hermitian:
+        a = _symmetrize(a)
+    m, n = get_aval(a).shape[-2:]
+    if m == 0 or n == 0:
+        return zeros((*get_aval(a).shape[:-2], n, m), get_aval(a).dtype)
+
+    @custom_jvp
+    def p_of(x: Any) -> Any:
+        return _pinv_impl(x, rtol)
+
+    @p_of.defjvp
+    def p_jvp(primals: Any, tangents: Any) -> Any:
+        (x,), (dx,) = primals, tangents
+        p = p_of(x)
+        if m >= n:
+            s = _matmul(_matmul(p, _mT(p)), _mT(dx))
+            t = _matmul(_matmul(_mT(dx), _mT(p)), p)
+            dp = (-_matmul(_matmul(p, dx), p) + s - _matmul(_matmul(s, x), p) + t
+                  - _matmul(_matmul(p, x), t))
+        else:
+            s = _matmul(p, _matmul(_mT(p), _mT(dx)))
+            t = _matmul(_mT(dx), _matmul(_mT(p), p))
+            dp = (-_matmul(p, _matmul(dx, p)) + s - _matmul(s, _matmul(x, p)) + t
+                  - _matmul(p, _matmul(x, t)))
+        return p, dp
+
+    return p_of(a)
+
+
+def lstsq(a: Any, b: Any, rcond: float | None = None, *,
+          numpy_resid: bool = False) -> tuple[Any, Any, Any, Any]:
+    """``(x, residuals, rank, s)``: the least-squares solution of ``a @ x = b`` through the
+    SVD, as ``jax.numpy.linalg.lstsq`` (residuals always computed unless ``numpy_resid``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> x, res, rank, s = fnp.linalg.lstsq(fnp.array([[1.0], [1.0]]), fnp.array([1.0, 3.0]))
+    >>> round(float(x[0]), 4), int(rank)
+    (2.0, 1)
+    """
+    a, b = promote_inexact(a, b)
+    a = _matrix("lstsq", a)
+    if get_aval(a).ndim != 2:
+        raise ShapeError(f"lstsq needs a 2-D a, got shape {get_aval(a).shape}")
+    b_ndim = get_aval(b).ndim
+    if b_ndim not in (1, 2):
+        raise ShapeError(f"lstsq needs a 1-D or 2-D b, got shape {get_aval(b).shape}")
+    m, n = get_aval(a).shape
+    if get_aval(b).shape[0] != m:
+        raise ShapeError(f"lstsq: a has {m} rows but b has {get_aval(b).shape[0]}")
+    if b_ndim == 1:
+        b = reshape(b, (m, 1))
+    dt = get_aval(a).dtype
+    if rcond is None:
+        rcond_v: Any = float(np.finfo(dt).eps) * builtins.max(n, m)
+    else:
+        rcond_v = where(asarray(rcond) < 0, float(np.finfo(dt).eps), rcond)
+    u, s, vt = svd(a, full_matrices=False)
+    mask = (s > 0) & (s >= asarray(rcond_v, dtype=dt) * s[0])
+    rank = sum(mask)
+    safe = where(mask, s, np.ones((), dt))
+    s_inv = expand_dims(where(mask, 1 / safe, np.zeros((), dt)), -1)
+    x = _matmul(_mT(vt), s_inv * _matmul(_mT(u), b))
+    if numpy_resid and (int(rank) < n or m <= n):
+        resid = zeros((0,), dt)
+    else:
+        resid = sum(square(b - _matmul(a, x)), axis=0)
+    if b_ndim == 1:
+        x = ravel(x)
+        if not (numpy_resid and resid.shape == (0,)):
+            resid = reshape(resid, (1,))
+    return x, resid, rank, s
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """``a`` multiplied by itself ``n`` times (``n`` < 0: of its inverse), by squaring.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.matrix_power(fnp.array([[1.0, 1.0], [0.0, 1.0]]), 3).tolist()
+    [[1.0, 3.0], [0.0, 1.0]]
+    """
+    if int(n) != n:
+        raise TypeError(f"matrix_power needs an integer exponent, got {n!r}")
+    a = asarray(a)
+    shape = get_aval(a).shape
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ShapeError(f"matrix_power needs square matrices, got shape {shape}")
+    n = int(n)
+    if n == 0:
+        return broadcast_to(eye(shape[-1], dtype=get_aval(a).dtype), shape)
+    if n < 0:
+        a, n = inv(a), -n
+    result = None
+    z = a
+    while n:
+        if n & 1:
+            result = z if result is None else _matmul(result, z)
+        n >>= 1
+        if n:
+            z = _matmul(z, z)
+    return result
+
+
+def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False,  # noqa: N803
+                tol: Any = None) -> Any:
+    """The number of singular values above ``rtol`` (default: eps * max(m, n) times the
+    largest).
+
+    >>> import funcgrad.numpy as fnp
+    >>> int(fnp.linalg.matrix_rank(fnp.array([[1.0, 2.0], [2.0, 4.0]])))
+    1
+    """
+    if tol is not None:
+        if rtol is not None:
+            raise ValueError("matrix_rank: only one of tol or rtol may be given")
+        rtol = tol
+    (M,) = promote_inexact(M)  # noqa: N806
+    if get_aval(M).ndim < 2:
+        return any(M != 0).astype(np.int32)
+    s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
+    dt = get_aval(s).dtype
+    if rtol is None:
+        rtol = max(s, -1) * (builtins.max(get_aval(M).shape[-2:]) * float(np.finfo(dt).eps))
+    rtol = expand_dims(asarray(rtol), -1)
+    return sum(s > rtol, axis=-1)
+
+
+def cond(x: Any, p: Any = None) -> Any:
+    """The condition number in the norm ``p`` (None or 2: ratio of extreme singular
+    values); inf for a singular matrix, as JAX.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.linalg.cond(fnp.array([[1.0, 2.0], [2.0, 1.0]])))
+    3.0
+    """
+    x = _matrix("cond", x)
+    shape = get_aval(x).shape
+    if shape[-1] == 0 or shape[-2] == 0:
+        raise ShapeError(f"cond needs non-empty matrices, got shape {shape}")
+    if p is None or p == 2:
+        s = svdvals(x)
+        return s[..., 0] / s[..., -1]
+    if p == -2:
+        s = svdvals(x)
+        r = s[..., -1] / s[..., 0]
+    else:
+        if shape[-1] != shape[-2]:
+            raise ShapeError(f"cond with p={p!r} needs square matrices, got shape {shape}")
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    return where(isnan(r) & ~any(isnan(x), axis=(-2, -1)), np.inf, r)
+
+
+def tensorinv(a: Any, ind: int = 2) -> Any:
+    """The inverse of ``a`` seen as a map from its last axes to its first ``ind`` axes.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.tensorinv(fnp.eye(4).reshape(4, 2, 2), ind=1).shape
+    (2, 2, 4)
+    """
+    a = asarray(a)
+    shape = get_aval(a).shape
+    if ind <= 0:
+        raise ValueError(f"tensorinv needs ind > 0, got {ind}")
+    rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
+    if rows != cols:
+        raise ShapeError(f"tensorinv: prod(a.shape[:ind]) = {rows} must equal "
+                         f"prod(a.shape[ind:]) = {cols}")
+    return reshape(inv(reshape(a, (rows, cols))), (*shape[ind:], *shape[:ind]))
+
+
+def tensorsolve(a: Any, b: Any, axes: tuple[int, ...] | None = None) -> Any:
+    """``x`` with ``tensordot(a, x, x.ndim) == b``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.tensorsolve(2 * fnp.eye(4).reshape(2, 2, 4), fnp.ones((2, 2))).tolist()
+    [0.5, 0.5, 0.5, 0.5]
+    """
+    a, b = promote_inexact(a, b)
+    if axes is not None:
+        nd = get_aval(a).ndim
+        ax = [canonical_axis(i, nd) for i in axes]
+        a = moveaxis(a, ax, list(range(nd - len(ax), nd)))
+    ashape, bshape = get_aval(a).shape, get_aval(b).shape
+    out_shape = ashape[len(bshape):]
+    rows, cols = math.prod(bshape), math.prod(out_shape)
+    if rows != cols or ashape[:len(bshape)] != bshape:
+        raise ShapeError(f"tensorsolve: a's leading axes {ashape[:len(bshape)]} must be b's "
+                         f"shape {bshape}, and the rest square with them")
+    return reshape(solve(reshape(a, (rows, cols)), ravel(b)), out_shape)
+
+
+def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
+    """The product of a chain of matrices (1-D ends as vectors), in the cheapest order.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.multi_dot([fnp.ones(2), fnp.eye(2), fnp.ones(2)]).tolist()
+    2.0
+    """
+    arrs = [asarray(x) for x in arrays]
+    if len(arrs) < 2:
+        raise ValueError("multi_dot needs at least two arrays")
+    first_vec = get_aval(arrs[0]).ndim == 1
+    last_vec = get_aval(arrs[-1]).ndim == 1
+    if first_vec:
+        arrs[0] = expand_dims(arrs[0], 0)
+    if last_vec:
+        arrs[-1] = expand_dims(arrs[-1], -1)
+    for x in arrs:
+        if get_aval(x).ndim != 2:
+            raise ShapeError(f"multi_dot needs 2-D arrays (1-D at the ends), got shape "
+                             f"{get_aval(x).shape}")
+    dims = [get_aval(arrs[0]).shape[0]] + [get_aval(x).shape[1] for x in arrs]
+    order = _chain_order(dims)
+    out = _chain(arrs, order, 0, len(arrs) - 1)
+    if first_vec:
+        out = squeeze(out, (0,))
+    if last_vec:
+        out = squeeze(out, (get_aval(out).ndim - 1,))
+    return out
+
+
+def _chain_order(dims: list[int]) -> list[list[int]]:
+    """The split points of the cheapest parenthesization (the classic dynamic program)."""
+    k = len(dims) - 1
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for length in range(1, k):
+        for i in range(k - length):
+            j = i + length
+            cost[i][j] = -1
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if cost[i][j] < 0 or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+    return split
+
+
+def _chain(arrs: list[Any], split: list[list[int]], i: int, j: int) -> Any:
+    if i == j:
+        return arrs[i]
+    s = split[i][j]
+    return _matmul(_chain(arrs, split, i, s), _chain(arrs, split, s + 1, j))
+
+
+# ---------------------------------------------------- array-API style names
+
+
+def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """The matrix product (``funcgrad.numpy.matmul``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.matmul(fnp.eye(2), fnp.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+    out = _matmul(x1, x2)
+    return out if preferred_element_type is None else out.astype(preferred_element_type)
+
+
+def matrix_transpose(x: Any, /) -> Any:
+    """The last two axes swapped.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.matrix_transpose(fnp.ones((2, 3, 4))).shape
+    (2, 4, 3)
+    """
+    x = asarray(x)
+    if get_aval(x).ndim < 2:
+        raise ShapeError(f"matrix_transpose needs rank >= 2, got shape {get_aval(x).shape}")
+    return _mT(x)
+
+
+def outer(x1: Any, x2: Any, /) -> Any:
+    """The outer product of two vectors.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.outer(fnp.ones(2), fnp.arange(3.0)).shape
+    (2, 3)
+    """
+    for x in (x1, x2):
+        if get_aval(asarray(x)).ndim != 1:
+            raise ShapeError(f"linalg.outer needs 1-D inputs, got shape "
+                             f"{get_aval(asarray(x)).shape}")
+    return _outer(x1, x2)
+
+
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
+    """``funcgrad.numpy.tensordot`` with the array API's keyword ``axes``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.linalg.tensordot(fnp.ones((2, 3)), fnp.ones((2, 3))))
+    6.0
+    """
+    out = _tensordot(x1, x2, axes)
+    return out if preferred_element_type is None else out.astype(preferred_element_type)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """The dot product of vectors along ``axis`` (batch axes broadcast).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.vecdot(fnp.ones((2, 3)), fnp.arange(3.0)).tolist()
+    [3.0, 3.0]
+    """
+    x1, x2 = asarray(x1), asarray(x2)
+    n1, n2 = get_aval(x1).ndim, get_aval(x2).ndim
+    a1, a2 = canonical_axis(axis, n1), canonical_axis(axis, n2)
+    if get_aval(x1).shape[a1] != get_aval(x2).shape[a2]:
+        raise ShapeError(f"vecdot: axis {axis} has sizes {get_aval(x1).shape[a1]} and "
+                         f"{get_aval(x2).shape[a2]}")
+    out = sum(moveaxis(x1, a1, -1) * moveaxis(x2, a2, -1), axis=-1)
+    return out if preferred_element_type is None else out.astype(preferred_element_type)
+
+
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """The cross product of 3-vectors along ``axis`` (batch axes broadcast).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.cross(fnp.array([1.0, 0.0, 0.0]), fnp.array([0.0, 1.0, 0.0])).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    x1, x2 = asarray(x1), asarray(x2)
+    s1, s2 = get_aval(x1).shape, get_aval(x2).shape
+    if not s1 or not s2 or s1[axis] != 3 or s2[axis] != 3:
+        raise ShapeError(f"linalg.cross needs 3-vectors along axis {axis}, got shapes {s1} "
+                         f"and {s2}")
+    a = moveaxis(x1, canonical_axis(axis, len(s1)), -1)
+    b = moveaxis(x2, canonical_axis(axis, len(s2)), -1)
+    a0, a1, a2 = (a[..., i] for i in range(3))
+    b0, b1, b2 = (b[..., i] for i in range(3))
+    out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return moveaxis(out, -1, canonical_axis(axis, get_aval(out).ndim))
+
+
+def diagonal(x: Any, /, *, offset: int = 0) -> Any:
+    """The diagonals of the matrices over the last two axes.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.diagonal(fnp.eye(2)).tolist()
+    [1.0, 1.0]
+    """
+    return _diagonal(x, offset, -2, -1)
+
+
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    """The traces of the matrices over the last two axes.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.linalg.trace(fnp.eye(3)))
+    3.0
+    """
+    return _trace(x, offset, -2, -1, dtype)
+
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
+    """The vector norm over ``axis`` (all axes, flattened, by default).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.linalg.vector_norm(fnp.ones((2, 2))))
+    2.0
+    """
+    x = _prepare(x)
+    if axis is None:
+        out = _vector_norm(ravel(x), ord, 0, False)
+        if keepdims:
+            out = reshape(out, (1,) * get_aval(x).ndim)
+        return out
+    axes = canonical_axes(axis, get_aval(x).ndim)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes[0], keepdims)
+    rest = [i for i in range(get_aval(x).ndim) if i not in axes]
+    moved = moveaxis(x, list(axes), list(range(len(rest), len(rest) + len(axes))))
+    flat = reshape(moved, (*[get_aval(x).shape[i] for i in rest], -1))
+    out = _vector_norm(flat, ord, len(rest), False)
+    if keepdims:
+        out = expand_dims(out, axes)
+    return out
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
+    """The matrix norm over the last two axes.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.linalg.matrix_norm(fnp.eye(2), ord=1))
+    1.0
+    """
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
@@ -79,10 +806,20 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
     elif ord in (np.inf, -np.inf):
         row = sum(absolute(x), c, keepdims=True)
         out = (max if ord == np.inf else min)(row, r, keepdims=True)
+    elif ord in (2, -2, "nuc"):
+        moved = moveaxis(x, (r, c), (-2, -1))
+        s = svdvals(moved)
+        red = sum(s, -1) if ord == "nuc" else (max if ord == 2 else min)(s, -1)
+        out = expand_dims(expand_dims(red, -1), -1)
+        out = moveaxis(out, (-2, -1), (r, c))
     else:
-        raise ShapeError(f"matrix norm ord={ord!r} needs singular values, which funcgrad does "
-                         "not provide; use 'fro', 1, -1, inf or -inf")
+        raise ShapeError(f"matrix norm ord={ord!r} is not one of 'fro', 'nuc', 1, -1, 2, -2, "
+                         "inf or -inf")
     return out if keepdims else squeeze(out, axes)
 
 
-__all__ = ["norm"]
+__all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond",
+           "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
+           "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot",
+           "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
+           "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]

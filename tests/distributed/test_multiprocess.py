@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -58,3 +59,21 @@ def test_a_rank_that_raises_ends_the_run_nonzero_without_hanging() -> None:
     err = res.stdout + res.stderr
     assert err.count("ValueError: rank 1 fails on purpose") == 1, err[-3000:]
     assert "unreachable" not in res.stdout
+
+
+def test_debug_mode_names_a_shape_mismatch_on_every_rank(monkeypatch: Any) -> None:
+    monkeypatch.setenv("FUNCGRAD_DISTRIBUTED_DEBUG", "1")
+    res = _launch("mismatch.py", 2, timeout=60.0)
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    for r in range(2):
+        assert (f"[rank {r}] funcgrad.distributed.DistributedError: the processes disagree on "
+                f"collective #1: rank 0: allreduce(sum) shape=(1, 2)") in out, out[-3000:]
+    assert "unreachable" not in res.stdout
+
+
+def test_a_collective_that_never_completes_times_out_naming_itself(monkeypatch: Any) -> None:
+    monkeypatch.setenv("FUNCGRAD_COLLECTIVE_TIMEOUT", "2")
+    res = _launch("hang.py", 2, timeout=90.0)
+    assert res.returncode != 0
+    assert "collective allreduce(sum) (number 1) did not complete within 2 s" in res.stderr

@@ -171,7 +171,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
             raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found!")
     if processes.communicator() is None:
         distributed.initialize(num_processes=None if world_size in (-1, None) else world_size,
-                               process_id=None if rank in (-1, None) else rank)
+                               process_id=None if rank in (-1, None) else rank,
+                               collective_timeout=None if timeout is None
+                               else timeout.total_seconds())
     if processes.communicator() is None:
         # No MPI here: a run of one process still works (as with world_size=1 in torch).
         from funcgrad.distributed._local import LocalCommunicator  # noqa: PLC0415
@@ -256,7 +258,16 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: Any = None,
     """Replace ``tensor`` on every rank by the reduction over all ranks."""
     comm = _comm()
     _check(tensor, "all_reduce")
-    _write(tensor, _reduce(comm, tensor._data, _op(op)))
+    kind = _op(op)
+    data = tensor._data
+    if kind is not ReduceOp.AVG and type(data) is np.ndarray and data.flags.writeable \
+            and data.flags.c_contiguous:
+        # Straight into the tensor's own buffer (no copy), then count the in-place change
+        # as any in-place Tensor operation does.
+        comm.allreduce_inplace(data, kind.value)
+        tensor._vc[0] += 1
+        return _done(async_op)
+    _write(tensor, _reduce(comm, data, kind))
     return _done(async_op)
 
 

@@ -1,0 +1,784 @@
+"""Matrix decompositions as primitives: ``cholesky``, ``triangular_solve``, ``lu``, ``qr``,
+``svd`` and ``eigh``, batched over leading axes, with JAX's derivative rules.
+
+Each impl calls LAPACK through NumPy/SciPy on the CPU, or ``cupy.linalg`` where CuPy has
+the routine; a routine an array module lacks falls back to a loop over the matrices or to
+array code that any module runs. Outputs follow ``jax.lax.linalg``'s primitives: ``lu``
+gives ``(lu, pivots, permutation)`` (int32), ``svd`` gives ``(s, u, vt)`` (or ``(s,)``)
+and ``eigh`` gives ``(v, w)``. ``cholesky`` and ``eigh`` read one triangle of their
+operand (the lower one for cholesky), as LAPACK does, and their derivatives are those of
+that map: the other triangle gets a zero cotangent.
+
+The rules follow jax/_src/lax/linalg.py; the reverse rules are the transposes of those
+linear maps. As in JAX, repeated eigenvalues or singular values give infinite or NaN
+derivatives of the vectors (the vectors are not differentiable there).
+
+>>> import numpy as np
+>>> from funcgrad.primitives.decompositions import cholesky
+>>> np.asarray(cholesky(np.array([[4.0, 2.0], [2.0, 5.0]]))).tolist()
+[[2.0, 0.0], [1.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad import dtypes
+from funcgrad.core import Primitive, get_aval
+from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError
+from funcgrad.ir import ShapedArray
+from funcgrad.primitives import elementwise as E
+from funcgrad.primitives import structural as S
+from funcgrad.primitives.linalg import dot_general
+from funcgrad.primitives.reductions import reduce_sum
+from funcgrad.primitives.rules import add_tangents, all_batched, move_to_front, zeros_like_aval
+
+# ------------------------------------------------------------ shape checks
+
+
+def _float_matrix(name: str, x: ShapedArray, square: bool = False) -> None:
+    if dtypes.kind(x.dtype) != "f":
+        raise DTypeError(f"{name} needs a real floating point operand, got {x.dtype}; "
+                         "convert integers with .astype(float)")
+    if x.ndim < 2:
+        raise ShapeError(f"{name} needs a matrix (rank >= 2, batched over leading axes), "
+                         f"got rank {x.ndim}")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"{name} needs square matrices, got {x.shape[-2]}x{x.shape[-1]}")
+
+
+# ------------------------------------------------- matrix helpers for the rules
+
+
+def _nd(x: Any) -> int:
+    return get_aval(x).ndim
+
+
+def _mT(x: Any) -> Any:  # noqa: N802 - the matrix transpose, named as in NumPy
+    nd = _nd(x)
+    return S.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+
+
+def _mm(a: Any, b: Any) -> Any:
+    """Matrix product over equal leading (batch) axes."""
+    nd = _nd(a)
+    batch = tuple(range(nd - 2))
+    return dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _const_like(mat: np.ndarray, x: Any) -> Any:
+    """A constant (r, c) matrix broadcast over ``x``'s leading axes, in its dtype."""
+    aval = get_aval(x)
+    shape = (*aval.shape[:-2], *mat.shape)
+    return S.broadcast_in_dim(np.asarray(mat, aval.dtype), shape, (len(shape) - 2,
+                                                                   len(shape) - 1))
+
+
+def _tri(x: Any, lower: bool, k: int = 0) -> Any:
+    """``tril(x, k)`` or ``triu(x, k)`` of the last two axes."""
+    n, m = get_aval(x).shape[-2:]
+    mask = np.tri(n, m, k) if lower else 1 - np.tri(n, m, k - 1)
+    return E.mul(x, _const_like(mask, x))
+
+
+def _eye_like(x: Any, n: int | None = None) -> Any:
+    n = get_aval(x).shape[-1] if n is None else n
+    return _const_like(np.eye(n), x)
+
+
+def _diag_part(x: Any) -> Any:
+    """The diagonal of square matrices, as a last axis."""
+    return reduce_sum(E.mul(x, _eye_like(x)), (_nd(x) - 1,))
+
+
+def _diag_embed(v: Any) -> Any:
+    shape = get_aval(v).shape
+    full = S.broadcast_in_dim(v, (*shape, shape[-1]), tuple(range(len(shape))))
+    return E.mul(full, _const_like(np.eye(shape[-1]), full))
+
+
+def _row(v: Any) -> Any:
+    """A vector (..., k) as (..., 1, k), to scale columns by broadcasting against (..., r, k)."""
+    return S.expand_dims(v, (_nd(v) - 1,))
+
+
+def _scale_cols(x: Any, v: Any) -> Any:
+    """``x * v[..., None, :]``."""
+    shape = get_aval(x).shape
+    nd = len(shape)
+    return E.mul(x, S.broadcast_in_dim(v, shape, (*range(nd - 2), nd - 1)))
+
+
+def _scale_rows(x: Any, v: Any) -> Any:
+    """``x * v[..., :, None]``."""
+    shape = get_aval(x).shape
+    nd = len(shape)
+    return E.mul(x, S.broadcast_in_dim(v, shape, tuple(range(nd - 1))))
+
+
+def _reflect(x: Any, lower: bool) -> Any:
+    """The symmetric matrix that one triangle of ``x`` stands for."""
+    t = _tri(x, lower)
+    return E.add(t, _mT(_tri(x, lower, -1 if lower else 1)))
+
+
+def _reflect_transpose(g: Any, lower: bool) -> Any:
+    """The transpose of :func:`_reflect` (a linear map)."""
+    return E.add(_tri(g, lower), _tri(_mT(g), lower, -1 if lower else 1))
+
+
+def _front_batch(prim: Primitive) -> Callable[..., Any]:
+    """Batch rule of a one-operand primitive batched over leading axes: move the mapped axis
+    to the front."""
+
+    def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+        out = prim.bind(move_to_front(args[0], dims[0]), **params)
+        return out, ([0] * len(out) if prim.multiple_results else 0)
+
+    return rule
+
+
+def _flat_batch(xp: Any, fn: Callable[..., Any], a: Any, n_out: int) -> list[Any]:
+    """``fn`` on each matrix of ``a`` (batched over its leading axes), results stacked."""
+    batch = a.shape[:-2]
+    flat = a.reshape((-1, *a.shape[-2:]))
+    outs: list[list[Any]] = [[] for _ in range(n_out)]
+    for i in range(flat.shape[0]):
+        res = fn(flat[i])
+        for j in range(n_out):
+            outs[j].append(res[j])
+    if flat.shape[0] == 0:
+        probe = fn(xp.zeros(a.shape[-2:], a.dtype) + xp.eye(*a.shape[-2:], dtype=a.dtype))
+        return [xp.zeros((*batch, *p.shape), p.dtype) for p in probe]
+    return [xp.stack(o).reshape((*batch, *o[0].shape)) for o in outs]
+
+
+def _linalg(xp: Any, name: str) -> Callable[..., Any] | None:
+    return getattr(getattr(xp, "linalg", None), name, None)
+
+
+# ---------------------------------------------------------------- cholesky
+
+
+def cholesky(x: Any) -> Any:
+    """The lower Cholesky factor of each symmetric positive definite matrix of ``x``
+    (from its lower triangle; NaN where the matrix is not positive definite, as in JAX)."""
+    return cholesky_p.bind(x)
+
+
+def _cholesky_abstract(x: ShapedArray) -> ShapedArray:
+    _float_matrix("cholesky", x, square=True)
+    return ShapedArray(x.shape, x.dtype)
+
+
+def _cholesky_one(xp: Any, a: Any) -> Any:
+    try:
+        return xp.linalg.cholesky(a)
+    except Exception:  # noqa: BLE001 - LAPACK's "not positive definite" (NumPy/CuPy types)
+        if a.ndim == 2:
+            return xp.full(a.shape, np.nan, a.dtype)
+        return _flat_batch(xp, lambda m: [_cholesky_one(xp, m)], a, 1)[0]
+
+
+def _cholesky_impl(xp: Any, x: Any) -> Any:
+    lower = xp.tril(x)
+    sym = lower + xp.swapaxes(xp.tril(x, -1), -1, -2)
+    return xp.asarray(_cholesky_one(xp, sym), dtype=x.dtype)
+
+
+cholesky_p = Primitive("cholesky", abstract_eval=_cholesky_abstract, impl=_cholesky_impl)
+
+
+def _phi(x: Any) -> Any:
+    """The lower triangle with a halved diagonal (Murray 2016, arXiv:1602.07527)."""
+    n = get_aval(x).shape[-1]
+    return E.mul(x, _const_like(np.tril(np.ones((n, n))) - 0.5 * np.eye(n), x))
+
+
+def _cholesky_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+    (x,), (t,) = primals, tangents
+    L = cholesky_p.bind(x)  # noqa: N806
+    if t is None:
+        return L, None
+    sigma = _reflect(t, True)
+    tmp = triangular_solve(L, sigma, left_side=False, lower=True, transpose_a=True)
+    inner = triangular_solve(L, tmp, left_side=True, lower=True)
+    return L, _mm(L, _phi(inner))
+
+
+def _cholesky_vjp(ct: Any, primals: Sequence[Any], L: Any) -> list[Any]:  # noqa: N803
+    p = _phi(_mm(_mT(L), ct))
+    g = triangular_solve(L, p, left_side=False, lower=True)
+    g = triangular_solve(L, g, left_side=True, lower=True, transpose_a=True)
+    sym = E.mul(E.add(g, _mT(g)), 0.5)
+    return [_reflect_transpose(sym, True)]
+
+
+cholesky_p.jvp, cholesky_p.vjp, cholesky_p.vjp_reads = _cholesky_jvp, _cholesky_vjp, "y0"
+cholesky_p.batch = _front_batch(cholesky_p)
+
+
+# -------------------------------------------------------- triangular_solve
+
+
+def triangular_solve(a: Any, b: Any, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False) -> Any:
+    """``op(a)^-1 b`` (``left_side``) or ``b op(a)^-1`` with ``a`` triangular, as
+    ``jax.lax.linalg.triangular_solve`` (the other triangle of ``a`` is not read)."""
+    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                   transpose_a=bool(transpose_a),
+                                   conjugate_a=bool(conjugate_a),
+                                   unit_diagonal=bool(unit_diagonal))
+
+
+def _trsolve_abstract(a: ShapedArray, b: ShapedArray, *, left_side: bool, lower: bool,
+                      transpose_a: bool, conjugate_a: bool, unit_diagonal: bool
+                      ) -> ShapedArray:
+    _float_matrix("triangular_solve", a, square=True)
+    _float_matrix("triangular_solve", b)
+    if a.dtype != b.dtype:
+        raise DTypeError(f"a and b must have one dtype, got {a.dtype} and {b.dtype}")
+    if a.shape[:-2] != b.shape[:-2]:
+        raise ShapeError(f"a and b must have equal batch axes, got {a.shape[:-2]} and "
+                         f"{b.shape[:-2]}")
+    side = -2 if left_side else -1
+    if b.shape[side] != a.shape[-1]:
+        raise ShapeError(f"a is {a.shape[-1]}x{a.shape[-1]} but b's "
+                         f"{'rows' if left_side else 'columns'} number {b.shape[side]} "
+                         f"(left_side={left_side})")
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _solve_left(xp: Any, a: Any, b: Any, lower: bool, trans: bool, unit: bool) -> Any:
+    """``op(a)^-1 b`` for stacks of triangular ``a``."""
+    if xp is np:
+        from scipy.linalg import solve_triangular  # noqa: PLC0415
+
+        def one(m: Any) -> Any:
+            return solve_triangular(m[0], m[1], trans=1 if trans else 0, lower=lower,
+                                    unit_diagonal=unit, check_finite=False)
+    else:
+        try:
+            from cupyx.scipy.linalg import solve_triangular  # noqa: PLC0415
+        except ImportError:
+            solve_triangular = None
+        if solve_triangular is None:
+            t = xp.tril(a) if lower else xp.triu(a)
+            if unit:
+                eye = xp.eye(a.shape[-1], dtype=a.dtype)
+                t = t * (1 - eye) + eye
+            return xp.linalg.solve(xp.swapaxes(t, -1, -2) if trans else t, b)
+
+        def one(m: Any) -> Any:
+            return solve_triangular(m[0], m[1], trans=1 if trans else 0, lower=lower,
+                                    unit_diagonal=unit)
+    if a.ndim == 2:
+        return one((a, b))
+    batch = a.shape[:-2]
+    fa = a.reshape((-1, *a.shape[-2:]))
+    fb = b.reshape((-1, *b.shape[-2:]))
+    if fa.shape[0] == 0:
+        return xp.zeros(b.shape, b.dtype)
+    return xp.stack([one((fa[i], fb[i])) for i in range(fa.shape[0])]).reshape(
+        (*batch, *b.shape[-2:]))
+
+
+def _trsolve_impl(xp: Any, a: Any, b: Any, *, left_side: bool, lower: bool,
+                  transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> Any:
+    if b.size == 0 or a.shape[-1] == 0:
+        return xp.zeros(b.shape, b.dtype)
+    if left_side:
+        out = _solve_left(xp, a, b, lower, transpose_a, unit_diagonal)
+    else:
+        # x op(a) = b  <=>  op(a)^T x^T = b^T
+        bt = xp.swapaxes(b, -1, -2)
+        out = xp.swapaxes(_solve_left(xp, a, bt, lower, not transpose_a, unit_diagonal),
+                          -1, -2)
+    return xp.asarray(out, dtype=b.dtype)
+
+
+triangular_solve_p = Primitive("triangular_solve", abstract_eval=_trsolve_abstract,
+                               impl=_trsolve_impl)
+
+
+def _tri_part(g: Any, lower: bool, unit_diagonal: bool) -> Any:
+    """The entries of ``a`` that triangular_solve reads."""
+    k = 1 if unit_diagonal else 0
+    return _tri(g, lower, -k if lower else k)
+
+
+def _trsolve_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+    a, b = primals
+    ta, tb = tangents
+    ans = triangular_solve_p.bind(a, b, **params)
+    out = None if tb is None else triangular_solve_p.bind(a, tb, **params)
+    if ta is not None:
+        g = E.neg(_tri_part(ta, params["lower"], params["unit_diagonal"]))
+        g = _mT(g) if params["transpose_a"] else g
+        if params["left_side"]:
+            # -op(a)^-1 op(da) x
+            da_term = triangular_solve_p.bind(a, _mm(g, ans), **params)
+        else:
+            # -x op(da) op(a)^-1
+            da_term = triangular_solve_p.bind(a, _mm(ans, g), **params)
+        out = add_tangents(out, da_term)
+    return ans, out
+
+
+def _trsolve_vjp(ct: Any, primals: Sequence[Any], ans: Any, **params: Any) -> list[Any]:
+    a = primals[0]
+    flipped = dict(params, transpose_a=not params["transpose_a"])
+    ct_b = triangular_solve_p.bind(a, ct, **flipped)
+    if params["left_side"]:
+        g = E.neg(_mm(ct_b, _mT(ans)))   # cotangent of op(a)
+    else:
+        g = E.neg(_mm(_mT(ans), ct_b))
+    g = _mT(g) if params["transpose_a"] else g
+    return [_tri_part(g, params["lower"], params["unit_diagonal"]), ct_b]
+
+
+def _trsolve_batch(args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+    a, b = all_batched(args, dims)
+    return triangular_solve_p.bind(a, b, **params), 0
+
+
+triangular_solve_p.jvp, triangular_solve_p.vjp = _trsolve_jvp, _trsolve_vjp
+triangular_solve_p.vjp_reads = "x0,y0"
+triangular_solve_p.batch = _trsolve_batch
+
+
+# ---------------------------------------------------------------------- lu
+
+
+def lu(x: Any) -> list[Any]:
+    """LU decomposition with partial pivoting, as ``jax.lax.linalg.lu``: ``lu`` (unit lower
+    L below the diagonal, U on and above it), ``pivots`` and ``permutation`` (int32), with
+    ``x[..., permutation, :] == L @ U``."""
+    return lu_p.bind(x)
+
+
+def _lu_abstract(x: ShapedArray) -> tuple[ShapedArray, ...]:
+    _float_matrix("lu", x)
+    m, n = x.shape[-2:]
+    batch = x.shape[:-2]
+    i32 = dtypes.to_dtype(np.int32)
+    return (ShapedArray(x.shape, x.dtype), ShapedArray((*batch, min(m, n)), i32),
+            ShapedArray((*batch, m), i32))
+
+
+def _pivots_to_perm(xp: Any, pivots: Any, m: int) -> Any:
+    batch = pivots.shape[:-1]
+    perm = np.broadcast_to(np.arange(m, dtype=np.int32), (*batch, m)).copy()
+    piv = np.asarray(pivots if xp is np else pivots.get())
+    flat_perm, flat_piv = perm.reshape(-1, m), piv.reshape(-1, piv.shape[-1])
+    for r in range(flat_perm.shape[0]):
+        row = flat_perm[r]
+        for i, p in enumerate(flat_piv[r]):
+            row[i], row[p] = row[p], row[i]
+    return xp.asarray(perm)
+
+
+def lu_generic(xp: Any, x: Any) -> list[Any]:
+    """LU with partial pivoting in array code (any array module, batched), for array
+    modules without a batched getrf."""
+    *batch, m, n = x.shape
+    k = min(m, n)
+    a = x.reshape((-1, m, n)).copy()
+    nb = a.shape[0]
+    rows = xp.arange(nb)
+    piv = xp.zeros((nb, k), np.int32)
+    for j in range(k):
+        p = j + xp.argmax(xp.abs(a[:, j:, j]), axis=1)
+        piv[:, j] = p
+        top = a[rows, j].copy()
+        a[rows, j] = a[rows, p]
+        a[rows, p] = top
+        d = a[:, j, j]
+        # A zero pivot means a zero column below it (the pivot is the largest): leave it.
+        a[:, j + 1:, j] /= xp.where(d == 0, 1, d)[:, None]
+        a[:, j + 1:, j + 1:] -= a[:, j + 1:, j:j + 1] * a[:, j:j + 1, j + 1:]
+    pivots = piv.reshape((*batch, k))
+    return [a.reshape(x.shape), pivots, _pivots_to_perm(xp, pivots, m)]
+
+
+def _lu_impl(xp: Any, x: Any) -> list[Any]:
+    m = x.shape[-2]
+    if xp is not np or x.size == 0:
+        return lu_generic(xp, x)
+    from scipy.linalg import get_lapack_funcs  # noqa: PLC0415
+
+    getrf = get_lapack_funcs("getrf", (x,))
+
+    def one(a: Any) -> list[Any]:
+        f, p, _ = getrf(a)   # info > 0 (a zero pivot) is a valid factorization, as in JAX
+        return [f, p.astype(np.int32)]
+
+    lu_, pivots = _flat_batch(xp, one, x, 2)
+    return [xp.asarray(lu_, dtype=x.dtype), pivots, _pivots_to_perm(xp, pivots, m)]
+
+
+lu_p = Primitive("lu", abstract_eval=_lu_abstract, impl=_lu_impl, multiple_results=True)
+
+
+def _lu_factors(lu_: Any) -> tuple[Any, Any]:
+    """(l, u): m x m unit lower and n x n upper, padded with identity (JAX's padding)."""
+    m, n = get_aval(lu_).shape[-2:]
+    k = min(m, n)
+    nd = _nd(lu_)
+    zero = np.zeros((), get_aval(lu_).dtype)
+    lk = S.slice_(lu_, [0] * nd, [*get_aval(lu_).shape[:-1], k])
+    pad_l = [(0, 0, 0)] * (nd - 1) + [(0, m - k, 0)]
+    l_ = E.add(S.pad(_tri(lk, True, -1), zero, pad_l), _eye_like(lu_, m))
+    uk = S.slice_(lu_, [0] * nd, [*get_aval(lu_).shape[:-2], k, n])
+    pad_u = [(0, 0, 0)] * (nd - 2) + [(0, n - k, 0), (0, 0, 0)]
+    u_eye = np.pad(np.eye(n - k), ((k, 0), (k, 0)))
+    u = E.add(S.pad(_tri(uk, False), zero, pad_u), _const_like(u_eye, lu_))
+    return l_, u
+
+
+def _perm_matrix(perm: Any, like: Any) -> Any:
+    """P with P[i, j] = (perm[i] == j), in ``like``'s dtype: P @ a == a[perm]."""
+    shape = get_aval(perm).shape
+    full = (*shape, shape[-1])
+    nd = len(full)
+    p = S.broadcast_in_dim(perm, full, tuple(range(nd - 1)))
+    cols = S.broadcast_in_dim(np.arange(shape[-1], dtype=np.int32), full, (nd - 1,))
+    return E.convert_element_type(E.eq(p, cols), get_aval(like).dtype)
+
+
+def _lu_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+    (x,), (t,) = primals, tangents
+    lu_, pivots, perm = lu_p.bind(x)
+    if t is None:
+        return [lu_, pivots, perm], [None, None, None]
+    l_, u = _lu_factors(lu_)
+    px = _mm(_perm_matrix(perm, x), t)
+    la = triangular_solve(l_, px, left_side=True, lower=True, unit_diagonal=True)
+    lau = triangular_solve(u, la, left_side=False, lower=False)
+    dlu = E.add(_mm(l_, _tri(lau, True, -1)), _mm(_tri(lau, False), u))
+    return [lu_, pivots, perm], [dlu, None, None]
+
+
+def _lu_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any]) -> list[Any]:
+    ct = cts[0]
+    if ct is None:
+        return [None]
+    lu_, _, perm = outs
+    l_, u = _lu_factors(lu_)
+    xb = E.add(_tri(_mm(_mT(l_), ct), True, -1), _tri(_mm(ct, _mT(u)), False))
+    xb = triangular_solve(u, xb, left_side=False, lower=False, transpose_a=True)
+    xb = triangular_solve(l_, xb, left_side=True, lower=True, transpose_a=True,
+                          unit_diagonal=True)
+    return [_mm(_mT(_perm_matrix(perm, lu_)), xb)]
+
+
+lu_p.jvp, lu_p.vjp, lu_p.vjp_reads = _lu_jvp, _lu_vjp, "y0,y2"
+lu_p.batch = _front_batch(lu_p)
+
+
+# ---------------------------------------------------------------------- qr
+
+
+def qr(x: Any, full_matrices: bool = True) -> list[Any]:
+    """``[q, r]`` with ``x == q @ r``, as ``jax.lax.linalg.qr`` (LAPACK's signs)."""
+    return qr_p.bind(x, full_matrices=bool(full_matrices))
+
+
+def _qr_abstract(x: ShapedArray, *, full_matrices: bool) -> tuple[ShapedArray, ShapedArray]:
+    _float_matrix("qr", x)
+    m, n = x.shape[-2:]
+    k = m if full_matrices else min(m, n)
+    batch = x.shape[:-2]
+    return ShapedArray((*batch, m, k), x.dtype), ShapedArray((*batch, k, n), x.dtype)
+
+
+def _qr_impl(xp: Any, x: Any, *, full_matrices: bool) -> list[Any]:
+    mode = "complete" if full_matrices else "reduced"
+    try:
+        q, r = xp.linalg.qr(x, mode=mode)
+    except Exception:  # noqa: BLE001 - array modules whose qr takes one matrix
+        q, r = _flat_batch(xp, lambda a: xp.linalg.qr(a, mode=mode), x, 2)
+    return [xp.asarray(q, dtype=x.dtype), xp.asarray(r, dtype=x.dtype)]
+
+
+qr_p = Primitive("qr", abstract_eval=_qr_abstract, impl=_qr_impl, multiple_results=True)
+
+
+def _check_qr_differentiable(x: Any, full_matrices: bool) -> None:
+    m, n = get_aval(x).shape[-2:]
+    if full_matrices and m > n:
+        raise NonDifferentiableError(
+            f"qr(full_matrices=True) of a {m}x{n} matrix (more rows than columns) is not "
+            "differentiable: its last m - n columns of q are not unique; use "
+            "full_matrices=False")
+
+
+def _split_wide(x: Any) -> tuple[Any, Any]:
+    """(x[..., :, :m], x[..., :, m:]) of an m x n matrix with m < n."""
+    shape = get_aval(x).shape
+    m, nd = shape[-2], len(shape)
+    left = S.slice_(x, [0] * nd, [*shape[:-1], m])
+    right = S.slice_(x, [0] * (nd - 1) + [m], list(shape))
+    return left, right
+
+
+def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, full_matrices: bool) -> Any:
+    (x,), (dx,) = primals, tangents
+    q, r = qr_p.bind(x, full_matrices=full_matrices)
+    if dx is None:
+        return [q, r], [None, None]
+    _check_qr_differentiable(x, full_matrices)
+    m, n = get_aval(x).shape[-2:]
+    if m < n:
+        # x = [a | b], a = q u square: r = [u | q^T b].
+        _, b = _split_wide(x)
+        da, db = _split_wide(dx)
+        u, _ = _split_wide(r)
+        dq, du = _qr_jvp_tall(q, u, da)
+        dv = E.add(_mm(_mT(dq), b), _mm(_mT(q), db))
+        return [q, r], [dq, S.concatenate([du, dv], _nd(x) - 1)]
+    return [q, r], list(_qr_jvp_tall(q, r, dx))
+
+
+def _qr_jvp_tall(q: Any, r: Any, dx: Any) -> tuple[Any, Any]:
+    """JAX's rule (j-towns.github.io/papers/qr-derivative.pdf) for m >= n, reduced."""
+    dx_rinv = triangular_solve(r, dx, left_side=False, lower=False)
+    qt_dx_rinv = _mm(_mT(q), dx_rinv)
+    low = _tri(qt_dx_rinv, True, -1)
+    do = E.sub(low, _mT(low))
+    dq = E.add(_mm(q, E.sub(do, qt_dx_rinv)), dx_rinv)
+    dr = _mm(E.sub(qt_dx_rinv, do), r)
+    return dq, dr
+
+
+def _qr_vjp_tall(q: Any, r: Any, qb: Any, rb: Any) -> Any:
+    """The transpose of :func:`_qr_jvp_tall` in dx."""
+    w = _mm(rb, _mT(r))                 # from dr = (z - do) r
+    v = _mm(_mT(q), qb)                 # from dq = q (do - z) + y
+    zb = E.sub(w, v)
+    dob = E.sub(v, w)
+    zb = E.add(zb, _tri(E.sub(dob, _mT(dob)), True, -1))   # do = low - low^T
+    yb = E.add(qb, _mm(q, zb))          # z = q^T y, and y itself in dq
+    return triangular_solve(r, yb, left_side=False, lower=False, transpose_a=True)
+
+
+def _qr_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
+            full_matrices: bool) -> list[Any]:
+    q, r = outs
+    (x,) = primals
+    _check_qr_differentiable(r, full_matrices)
+    qb = cts[0] if cts[0] is not None else zeros_like_aval(get_aval(q))
+    rb = cts[1] if cts[1] is not None else zeros_like_aval(get_aval(r))
+    m, n = get_aval(r).shape[-2], get_aval(r).shape[-1]
+    if get_aval(q).shape[-1] == m and m < n:
+        u, v = _split_wide(r)
+        ub, vb = _split_wide(rb)
+        b = _mm(q, v)
+        qb = E.add(qb, _mm(b, _mT(vb)))
+        da = _qr_vjp_tall(q, u, qb, ub)
+        return [S.concatenate([da, _mm(q, vb)], _nd(r) - 1)]
+    return [_qr_vjp_tall(q, r, qb, rb)]
+
+
+qr_p.jvp, qr_p.vjp, qr_p.vjp_reads = _qr_jvp, _qr_vjp, "y"
+qr_p.batch = _front_batch(qr_p)
+
+
+# --------------------------------------------------------------------- svd
+
+
+def svd(x: Any, full_matrices: bool = True, compute_uv: bool = True) -> list[Any]:
+    """``[s, u, vt]`` (or ``[s]``) with ``x == u @ diag(s) @ vt``, singular values in
+    descending order (the output order of JAX's ``svd_p``)."""
+    return svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+
+
+def _svd_abstract(x: ShapedArray, *, full_matrices: bool, compute_uv: bool
+                  ) -> tuple[ShapedArray, ...]:
+    _float_matrix("svd", x)
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    batch = x.shape[:-2]
+    s = ShapedArray((*batch, k), x.dtype)
+    if not compute_uv:
+        return (s,)
+    ku, kv = (m, n) if full_matrices else (k, k)
+    return s, ShapedArray((*batch, m, ku), x.dtype), ShapedArray((*batch, kv, n), x.dtype)
+
+
+def _svd_impl(xp: Any, x: Any, *, full_matrices: bool, compute_uv: bool) -> list[Any]:
+    if x.size == 0:
+        outs = [xp.zeros(a.shape, a.dtype) for a in _svd_abstract(
+            ShapedArray(x.shape, x.dtype), full_matrices=full_matrices,
+            compute_uv=compute_uv)]
+        if compute_uv and full_matrices:
+            m, n = x.shape[-2:]
+            outs[1] = outs[1] + xp.eye(m, dtype=x.dtype)
+            outs[2] = outs[2] + xp.eye(n, dtype=x.dtype)
+        return outs
+    if not compute_uv:
+        return [xp.asarray(xp.linalg.svd(x, compute_uv=False), dtype=x.dtype)]
+    u, s, vt = xp.linalg.svd(x, full_matrices=full_matrices)
+    return [xp.asarray(a, dtype=x.dtype) for a in (s, u, vt)]
+
+
+svd_p = Primitive("svd", abstract_eval=_svd_abstract, impl=_svd_impl, multiple_results=True)
+
+
+def _svd_parts(x: Any) -> tuple[Any, Any, Any, Any]:
+    """(s, u, v, F) of the reduced SVD, F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal."""
+    s, u, vt = svd_p.bind(x, full_matrices=False, compute_uv=True)
+    k = get_aval(s).shape[-1]
+    shape = (*get_aval(s).shape, k)
+    nd = len(shape)
+    sj = S.broadcast_in_dim(s, shape, (*range(nd - 2), nd - 1))
+    si = S.broadcast_in_dim(s, shape, tuple(range(nd - 1)))
+    eye = _const_like(np.eye(k), sj)
+    diffs = E.mul(E.add(sj, si), E.sub(sj, si))
+    f = E.sub(E.reciprocal(E.add(diffs, eye)), eye)
+    return s, u, _mT(vt), f
+
+
+def _check_svd_differentiable(x: Any, full_matrices: bool, compute_uv: bool) -> None:
+    m, n = get_aval(x).shape[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NonDifferentiableError(
+            f"svd(full_matrices=True) of a {m}x{n} matrix is not differentiable: the "
+            "singular vectors beyond min(m, n) are not unique; use full_matrices=False")
+
+
+def _svd_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, full_matrices: bool,
+             compute_uv: bool) -> Any:
+    (x,), (dx,) = primals, tangents
+    outs = svd_p.bind(x, full_matrices=full_matrices, compute_uv=compute_uv)
+    if dx is None:
+        return outs, [None] * len(outs)
+    _check_svd_differentiable(x, full_matrices, compute_uv)
+    s, u, v, f = _svd_parts(x)
+    ds_mat = _mm(_mm(_mT(u), dx), v)
+    ds = _diag_part(ds_mat)
+    if not compute_uv:
+        return outs, [ds]
+    dss = _scale_cols(ds_mat, s)       # dS diag(s)
+    sds = _scale_rows(ds_mat, s)       # diag(s) dS
+    du = _mm(u, E.mul(f, E.add(dss, _mT(dss))))
+    dv = _mm(v, E.mul(f, E.add(sds, _mT(sds))))
+    m, n = get_aval(x).shape[-2:]
+    inv_s = E.reciprocal(s)
+    if m > n:
+        dav = _mm(dx, v)
+        du = E.add(du, _scale_cols(E.sub(dav, _mm(u, _mm(_mT(u), dav))), inv_s))
+    if n > m:
+        dahu = _mm(_mT(dx), u)
+        dv = E.add(dv, _scale_cols(E.sub(dahu, _mm(v, _mm(_mT(v), dahu))), inv_s))
+    return outs, [ds, du, _mT(dv)]
+
+
+def _svd_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
+             full_matrices: bool, compute_uv: bool) -> list[Any]:
+    (x,) = primals
+    _check_svd_differentiable(x, full_matrices, compute_uv)
+    s, u, v, f = _svd_parts(x)
+    sb = cts[0]
+    dsb = None if sb is None else _diag_embed(sb)
+    m, n = get_aval(x).shape[-2:]
+    inv_s = E.reciprocal(s)
+    extra = None
+    if compute_uv and cts[1] is not None:
+        ub = cts[1]
+        h = E.mul(f, _mm(_mT(u), ub))
+        dsb = add_tangents(dsb, _scale_cols(E.add(h, _mT(h)), s))
+        if m > n:
+            proj = E.sub(ub, _mm(u, _mm(_mT(u), ub)))
+            extra = _mm(_scale_cols(proj, inv_s), _mT(v))
+    if compute_uv and cts[2] is not None:
+        vb = _mT(cts[2])
+        h2 = E.mul(f, _mm(_mT(v), vb))
+        dsb = add_tangents(dsb, _scale_rows(E.add(h2, _mT(h2)), s))
+        if n > m:
+            proj = E.sub(vb, _mm(v, _mm(_mT(v), vb)))
+            extra = add_tangents(extra, _mm(u, _mT(_scale_cols(proj, inv_s))))
+    out = None if dsb is None else _mm(_mm(u, dsb), _mT(v))
+    return [add_tangents(out, extra)]
+
+
+svd_p.jvp, svd_p.vjp, svd_p.vjp_reads = _svd_jvp, _svd_vjp, "x0"
+svd_p.batch = _front_batch(svd_p)
+
+
+# -------------------------------------------------------------------- eigh
+
+
+def eigh(x: Any, lower: bool = True) -> list[Any]:
+    """``[v, w]``: eigenvectors (columns) and ascending eigenvalues of the symmetric
+    matrices that the ``lower`` (or upper) triangle of ``x`` stands for."""
+    return eigh_p.bind(x, lower=bool(lower))
+
+
+def _eigh_abstract(x: ShapedArray, *, lower: bool) -> tuple[ShapedArray, ShapedArray]:
+    _float_matrix("eigh", x, square=True)
+    return ShapedArray(x.shape, x.dtype), ShapedArray(x.shape[:-1], x.dtype)
+
+
+def _eigh_impl(xp: Any, x: Any, *, lower: bool) -> list[Any]:
+    if x.size == 0:
+        return [xp.zeros(x.shape, x.dtype), xp.zeros(x.shape[:-1], x.dtype)]
+    w, v = xp.linalg.eigh(x, UPLO="L" if lower else "U")
+    return [xp.asarray(v, dtype=x.dtype), xp.asarray(w, dtype=x.dtype)]
+
+
+eigh_p = Primitive("eigh", abstract_eval=_eigh_abstract, impl=_eigh_impl,
+                   multiple_results=True)
+
+
+def _eigh_f(w: Any) -> Any:
+    """F[i, j] = 1 / (w_j - w_i) off the diagonal, 0 on it (JAX's Fmat)."""
+    n = get_aval(w).shape[-1]
+    shape = (*get_aval(w).shape, n)
+    nd = len(shape)
+    wj = S.broadcast_in_dim(w, shape, (*range(nd - 2), nd - 1))
+    wi = S.broadcast_in_dim(w, shape, tuple(range(nd - 1)))
+    eye = _const_like(np.eye(n), wj)
+    return E.sub(E.reciprocal(E.add(eye, E.sub(wj, wi))), eye)
+
+
+def _eigh_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool) -> Any:
+    (x,), (t,) = primals, tangents
+    v, w = eigh_p.bind(x, lower=lower)
+    if t is None:
+        return [v, w], [None, None]
+    vt_a_v = _mm(_mm(_mT(v), _reflect(t, lower)), v)
+    dv = _mm(v, E.mul(_eigh_f(w), vt_a_v))
+    return [v, w], [dv, _diag_part(vt_a_v)]
+
+
+def _eigh_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
+              lower: bool) -> list[Any]:
+    v, w = outs
+    vb, wb = cts
+    inner = None if wb is None else _diag_embed(wb)
+    if vb is not None:
+        inner = add_tangents(inner, E.mul(_eigh_f(w), _mm(_mT(v), vb)))
+    g = _mm(_mm(v, inner), _mT(v))
+    return [_reflect_transpose(g, lower)]
+
+
+eigh_p.jvp, eigh_p.vjp, eigh_p.vjp_reads = _eigh_jvp, _eigh_vjp, "y"
+eigh_p.batch = _front_batch(eigh_p)
+
+
+# ------------------------------------------------------- backend descriptions
+
+for _p, _node, _fn in ((cholesky_p, "LinalgCholeskyEx", cholesky),
+                       (triangular_solve_p, "LinalgSolveTriangular", triangular_solve),
+                       (lu_p, "LinalgLuFactorEx", lu), (qr_p, "LinalgQr", qr),
+                       (svd_p, "LinalgSvd", svd), (eigh_p, "LinalgEigh", eigh)):
+    _p.describe(lax=_p.name, fusion=None, cuda=None, ufunc=None, torch_method=None,
+                torch_node=_node, lax_fn=_fn)
+
+__all__ = ["cholesky", "cholesky_p", "triangular_solve", "triangular_solve_p", "lu", "lu_p",
+           "lu_generic", "qr", "qr_p", "svd", "svd_p", "eigh", "eigh_p"]
