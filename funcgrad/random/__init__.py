@@ -21,6 +21,18 @@ from funcgrad.random._continuous import (
     truncated_normal,
     uniform,
 )
+from funcgrad.random._counts import binomial, multinomial, poisson
+from funcgrad.random._derived import (
+    double_sided_maxwell,
+    geometric,
+    lognormal,
+    maxwell,
+    pareto,
+    rayleigh,
+    triangular,
+    wald,
+    weibull_min,
+)
 from funcgrad.random._discrete import (
     bernoulli,
     categorical,
@@ -30,6 +42,18 @@ from funcgrad.random._discrete import (
     randint,
     shuffle,
 )
+from funcgrad.random._gamma import (
+    ball,
+    beta,
+    chisquare,
+    dirichlet,
+    f,
+    gamma,
+    generalized_normal,
+    loggamma,
+    random_gamma_p,
+    t,
+)
 from funcgrad.random._keys import (
     KeyArray,
     PRNGKey,
@@ -38,14 +62,20 @@ from funcgrad.random._keys import (
     fold_in,
     key,
     key_data,
+    key_dtype,
     key_impl,
     split,
     wrap_key_data,
 )
+from funcgrad.random._matrices import multivariate_normal, orthogonal
 
 __all__ = [
-    "KeyArray", "PRNGKey", "bernoulli", "bits", "categorical", "cauchy", "choice", "clone",
-    "exponential", "fold_in", "gumbel", "key", "key_data", "key_impl", "laplace", "logistic",
-    "normal", "permutation", "rademacher", "randint", "shuffle", "split", "truncated_normal",
-    "uniform", "wrap_key_data",
+    "KeyArray", "PRNGKey", "ball", "bernoulli", "beta", "binomial", "bits", "categorical",
+    "cauchy", "chisquare", "choice", "clone", "dirichlet", "double_sided_maxwell",
+    "exponential", "f", "fold_in", "gamma", "generalized_normal", "geometric", "gumbel",
+    "key", "key_data", "key_dtype", "key_impl", "laplace", "loggamma", "logistic",
+    "lognormal", "maxwell", "multinomial", "multivariate_normal", "normal", "orthogonal",
+    "pareto", "permutation", "poisson", "rademacher", "randint", "random_gamma_p",
+    "rayleigh", "shuffle", "split", "t", "triangular", "truncated_normal", "uniform", "wald",
+    "weibull_min", "wrap_key_data",
 ]

@@ -8,8 +8,8 @@ Array([0.947667  , 0.9785799 , 0.33229148], dtype=float32)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
 from funcgrad.core import Tracer, get_aval
 from funcgrad.primitives.elementwise import add_p, convert_element_type_p, mul_p
+from funcgrad.primitives.random_gamma import erf_inv_with
 from funcgrad.random._keys import check_key, random_bits, split_data
 
 
@@ -81,45 +82,51 @@ def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any 
 # ------------------------------------------------------------------ erf_inv
 
 
-# Giles' single-precision approximation, as XLA evaluates it (Horner, w < 5 or not).
-_ERFINV_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                 0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_ERFINV_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+_OPS = SimpleNamespace(where=jnp.where, log1p=jnp.log1p, sqrt=jnp.sqrt, abs=jnp.abs,
+                       exp=jnp.exp, isfinite=jnp.isfinite, erf=lax.erf, erfc=lax.erfc)
 
 
 def erf_inv(x: Any) -> Any:
     """The inverse error function on (-1, 1), +-inf at +-1.
 
-    float32 uses XLA's polynomial; wider floats refine it by Newton steps on erf/erfc.
+    float32 uses XLA's polynomial; wider floats refine it by Newton steps on erf/erfc
+    (the same code as the gamma sampler's normals, ``erf_inv_with``).
 
     >>> from funcgrad.random._continuous import erf_inv
     >>> import numpy as np
     >>> erf_inv(np.array([0.0, 0.5], np.float32))
     Array([0.        , 0.47693628], dtype=float32)
     """
-    x = jnp.asarray(x)
-    dt = x.dtype
-    w = -jnp.log1p(-x * x)
-    small = w < np.array(5.0, dt)
-    w = jnp.where(small, w - np.array(2.5, dt), jnp.sqrt(w) - np.array(3.0, dt))
-    p = jnp.where(small, np.array(_ERFINV_SMALL[0], dt), np.array(_ERFINV_LARGE[0], dt))
-    for cs, cl in zip(_ERFINV_SMALL[1:], _ERFINV_LARGE[1:]):
-        p = jnp.where(small, np.array(cs, dt), np.array(cl, dt)) + p * w
-    out = p * x
-    if np.finfo(dt).bits > 32:
-        a = jnp.abs(x)
-        y = jnp.abs(out)
-        two_over_sqrt_pi = np.array(2.0 / math.sqrt(math.pi), dt)
-        for _ in range(3):
-            # erf(y) - a, through erfc where erf(y) is close to 1 (no cancellation).
-            resid = jnp.where(a < np.array(0.5, dt), lax.erf(y) - a,
-                              (np.array(1.0, dt) - a) - lax.erfc(y))
-            step = resid / (two_over_sqrt_pi * jnp.exp(-y * y))
-            y = jnp.where(jnp.isfinite(step), y - step, y)
-        out = jnp.where(x < np.array(0.0, dt), -y, y)
-    inf = jnp.where(x > np.array(0.0, dt), np.array(np.inf, dt), np.array(-np.inf, dt))
-    return jnp.where(jnp.abs(x) == np.array(1.0, dt), inf, out)
+    return erf_inv_with(_OPS, jnp.asarray(x))
+
+
+def check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...]) -> None:
+    """JAX's check: the parameters broadcast to exactly ``shape``."""
+    if param_shapes:
+        try:
+            shape_ = tuple(np.broadcast_shapes(shape, *param_shapes))
+        except ValueError:
+            shape_ = None
+        if shape != shape_:
+            raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
+                             "argument, and the result of broadcasting the shapes must equal "
+                             f"the shape argument, but got result {shape_} for shape argument "
+                             f"{shape}.")
+
+
+def param_shape(x: Any) -> tuple[int, ...]:
+    """The shape of a parameter: an array's or tracer's, or NumPy's for Python values."""
+    return tuple(x.shape) if hasattr(x, "shape") else tuple(np.shape(x))
+
+
+def params_shape(name: str, shape: Any, *params: Any) -> tuple[int, ...]:
+    """``shape`` checked against the parameters' shapes, or their broadcast if None."""
+    shapes = [param_shape(p) for p in params]
+    if shape is None:
+        return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+    out = shape_tuple(shape)
+    check_shape(name, out, *shapes)
+    return out
 
 
 # ------------------------------------------------------------------ samplers

@@ -230,6 +230,19 @@ def key_impl(keys: Any) -> str:
     return "threefry2x32"
 
 
+def key_dtype(impl_spec: Any = None) -> KeyDType:
+    """The dtype of typed keys of a PRNG implementation (only threefry2x32 exists).
+
+    >>> from funcgrad import random
+    >>> random.key_dtype()
+    key<fry>
+    """
+    if impl_spec not in (None, "threefry2x32"):
+        raise ValueError(f"only the threefry2x32 PRNG implementation exists, not "
+                         f"{impl_spec!r}")
+    return KEY_DTYPE
+
+
 # ------------------------------------------------------------- hashing counts
 
 
