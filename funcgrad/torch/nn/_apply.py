@@ -1,0 +1,98 @@
+"""How the layer modules (normalization, sparse, dropout, losses, attention...) run one
+function written with ``funcgrad.numpy`` as ONE Tensor operation, recorded as one graph
+node with PyTorch's name.
+
+This is the recording rule of ``functional.py``, kept in a module of its own so that the
+layer modules need not import ``functional.py`` (which re-exports their functional forms:
+importing it from them would make a cycle).
+
+>>> import numpy as np
+>>> import funcgrad.numpy as fnp
+>>> import funcgrad.torch as torch
+>>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+>>> op("Exp", fnp.exp, x).grad_fn
+<ExpBackward0 object at 0x...>
+>>> op("Exp", fnp.exp, np.zeros(1))
+tensor([1.], dtype=torch.float64)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad.torch._tensor import Tensor, apply_op
+
+__all__ = ["data", "floating", "on_device_of", "op", "reduce", "reduction", "shape"]
+
+
+def op(name: str, impl: Callable[..., Any], *args: Any) -> Any:
+    """``impl(*args)`` as one Tensor operation named ``name`` (``<name>Backward0``).
+
+    NumPy arrays count as Tensors; funcgrad Arrays and tracers (inside the JAX face's
+    transforms) stay engine values, and so does the result."""
+    from funcgrad.array import Array  # noqa: PLC0415
+
+    if not any(isinstance(a, Tensor) for a in args) and any(
+            isinstance(a, Array) for a in args):
+        from funcgrad.torch._graph import X64  # noqa: PLC0415
+
+        with X64:
+            return impl(*args)
+    return apply_op(name, impl, *(Tensor(a) if isinstance(a, np.ndarray) else a
+                                  for a in args))
+
+
+def data(x: Any) -> Any:
+    """The buffer of a Tensor, anything else unchanged."""
+    return x._data if isinstance(x, Tensor) else x
+
+
+def shape(x: Any) -> tuple[int, ...]:
+    """The shape of a Tensor, array or nested sequence."""
+    return tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
+
+
+def floating(x: Any) -> Any:
+    """An integer Tensor promoted to the default float dtype (as PyTorch's float-only ops)."""
+    if isinstance(x, Tensor):
+        from funcgrad.torch._tensor import _float_input  # noqa: PLC0415
+
+        return _float_input(x)
+    return x
+
+
+def on_device_of(arr: np.ndarray, x: Any) -> Any:
+    """A host array moved to the device of ``x`` (a mask drawn on the host, for example)."""
+    buf = data(x)
+    if isinstance(buf, np.ndarray) or not type(buf).__module__.startswith("cupy"):
+        return arr
+    from funcgrad.devices import device_of, put_buffer  # noqa: PLC0415
+
+    return put_buffer(arr, device_of(buf))
+
+
+def reduction(size_average: Any, reduce: Any, reduction: str) -> str:  # noqa: A002
+    """PyTorch's ``reduction`` from its deprecated ``size_average``/``reduce`` flags."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = ("mean" if size_average else "sum") if reduce else "none"
+        warnings.warn("size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def reduce(loss: Any, reduction: str) -> Any:  # noqa: A001 - names the loss argument
+    """The mean, the sum, or the elementwise losses unchanged (``'none'``)."""
+    if reduction == "mean":
+        return fnp.mean(loss)
+    if reduction == "sum":
+        return fnp.sum(loss)
+    return loss

@@ -1,0 +1,225 @@
+"""Attention as functions, as PyTorch's ``scaled_dot_product_attention`` and
+``multi_head_attention_forward`` (re-exported by ``nn.functional``; the modules
+``MultiheadAttention`` and ``Transformer*`` are in ``transformer.py``).
+
+Both follow PyTorch's reference ("math") formulation: ``softmax(q k^T * scale + bias) v``
+with boolean masks meaning *take part* for ``scaled_dot_product_attention`` and *masked
+out* for ``multi_head_attention_forward`` (PyTorch's two conventions).
+
+>>> import funcgrad.torch as torch
+>>> import funcgrad.torch.nn.functional as F
+>>> q = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]])
+>>> F.scaled_dot_product_attention(q, q, torch.tensor([[[1.0], [3.0]]]), is_causal=True)
+tensor([[[1.0000],
+         [2.3395]]])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import nn as jnn
+from funcgrad.torch._creation import rand
+from funcgrad.torch.nn._apply import data, on_device_of, op, shape
+
+__all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
+
+
+def _dropout_scale(mask_shape: tuple[int, ...], p: float, like: Any) -> Any:
+    keep = rand(mask_shape, dtype=np.float64)._host() >= p
+    scale = keep / (1.0 - p) if p < 1.0 else np.zeros(mask_shape)
+    return on_device_of(scale.astype(data(like).dtype), like)
+
+
+def _as_bias(mask: Any, dtype: Any, masked_is_true: bool) -> Any:
+    """A boolean mask as an additive bias (-inf where attention is not allowed)."""
+    if np.dtype(mask.dtype) == np.bool_:
+        blocked = mask if masked_is_true else fnp.logical_not(mask)
+        return fnp.astype(fnp.where(blocked, -fnp.inf, 0.0), dtype)
+    return fnp.astype(mask, dtype)
+
+
+def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, enable_gqa: bool = False) -> Any:
+    """``softmax(query @ key^T * scale + mask) @ value`` over the last two axes.
+
+    ``attn_mask`` is boolean (True: may attend) or additive; ``is_causal`` masks the
+    future; ``enable_gqa`` repeats key/value heads (axis -3) to the number of query heads.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> q = torch.ones(1, 2, 3, 4)
+    >>> F.scaled_dot_product_attention(q, q, torch.arange(6.0).reshape(1, 2, 3, 1))[0, :, 0]
+    tensor([[1.],
+            [4.]])
+    """
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+    qs, ks = shape(query), shape(key)
+    if qs[-1] != ks[-1]:
+        raise RuntimeError(f"Expected query and key to have the same embedding size, got "
+                           f"{qs[-1]} and {ks[-1]}")
+    length, source = qs[-2], ks[-2]
+    groups = 1
+    if enable_gqa and len(qs) >= 3 and qs[-3] != ks[-3]:
+        if qs[-3] % ks[-3]:
+            raise RuntimeError(f"Number of heads in key and value must divide the number of "
+                               f"heads in query: got {ks[-3]} and {qs[-3]}")
+        groups = qs[-3] // ks[-3]
+    factor = 1.0 / math.sqrt(qs[-1]) if scale is None else scale
+    causal = on_device_of(np.tril(np.ones((length, source), bool)), query) if is_causal \
+        else None
+    drop = None
+    if dropout_p > 0.0:
+        key_batch = ks[:-3] + (ks[-3] * groups,) if groups > 1 else ks[:-2]
+        scores_shape = np.broadcast_shapes(qs[:-2], key_batch) + (length, source)
+        drop = _dropout_scale(tuple(scores_shape), dropout_p, query)
+
+    def impl(q: Any, k: Any, v: Any, m: Any) -> Any:
+        if groups > 1:
+            k = fnp.repeat(k, groups, axis=-3)
+            v = fnp.repeat(v, groups, axis=-3)
+        scores = fnp.matmul(q, fnp.swapaxes(k, -1, -2)) * factor
+        if causal is not None:
+            scores = scores + _as_bias(fnp.asarray(causal), scores.dtype, False)
+        if m is not None:
+            scores = scores + _as_bias(m, scores.dtype, False)
+        weights = jnn.softmax(scores, axis=-1)
+        if drop is not None:
+            weights = weights * drop
+        return fnp.matmul(weights, v)
+
+    return op("UnsafeView", impl, query, key, value, attn_mask)
+
+
+def _mha_math(q: Any, k: Any, v: Any, w_in: Any, b_in: Any, w_q: Any, w_k: Any, w_v: Any,
+              bias_k: Any, bias_v: Any, w_out: Any, b_out: Any, mask: Any, pad: Any,
+              static_k: Any, static_v: Any, heads: int, zero_attn: bool, drop: Any,
+              need_weights: bool, average: bool) -> Any:
+    """PyTorch's ``multi_head_attention_forward`` on ``(L, N, E)`` arrays."""
+    length, batch, embed = q.shape
+    head_dim = embed // heads
+    if w_in is not None:
+        w_q, w_k, w_v = w_in[:embed], w_in[embed:2 * embed], w_in[2 * embed:]
+    b_q = b_k = b_v = None
+    if b_in is not None:
+        b_q, b_k, b_v = b_in[:embed], b_in[embed:2 * embed], b_in[2 * embed:]
+
+    def proj(x: Any, w: Any, b: Any) -> Any:
+        y = fnp.matmul(x, fnp.transpose(w))
+        return y if b is None else y + b
+
+    q, k, v = proj(q, w_q, b_q), proj(k, w_k, b_k), proj(v, w_v, b_v)
+    if bias_k is not None:
+        k = fnp.concatenate([k, fnp.broadcast_to(bias_k, (1, batch, embed))])
+        v = fnp.concatenate([v, fnp.broadcast_to(bias_v, (1, batch, embed))])
+        mask = None if mask is None else fnp.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, 1)])
+        pad = None if pad is None else fnp.pad(pad, [(0, 0), (0, 1)])
+    q = fnp.swapaxes(fnp.reshape(q, (length, batch * heads, head_dim)), 0, 1)
+    k = static_k if static_k is not None else fnp.swapaxes(
+        fnp.reshape(k, (k.shape[0], batch * heads, head_dim)), 0, 1)
+    v = static_v if static_v is not None else fnp.swapaxes(
+        fnp.reshape(v, (v.shape[0], batch * heads, head_dim)), 0, 1)
+    if zero_attn:
+        k = fnp.concatenate([k, fnp.zeros((batch * heads, 1, head_dim), k.dtype)], axis=1)
+        v = fnp.concatenate([v, fnp.zeros((batch * heads, 1, head_dim), v.dtype)], axis=1)
+        mask = None if mask is None else fnp.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, 1)])
+        pad = None if pad is None else fnp.pad(pad, [(0, 0), (0, 1)])
+    source = k.shape[1]
+    scores = fnp.matmul(q * math.sqrt(1.0 / head_dim), fnp.swapaxes(k, 1, 2))
+    if mask is not None:
+        scores = scores + (fnp.expand_dims(mask, 0) if mask.ndim == 2 else mask)
+    if pad is not None:
+        scores = fnp.reshape(fnp.reshape(scores, (batch, heads, length, source))
+                             + fnp.reshape(pad, (batch, 1, 1, source)),
+                             (batch * heads, length, source))
+    weights = jnn.softmax(scores, axis=-1)
+    dropped = weights if drop is None else weights * drop
+    out = fnp.matmul(dropped, v)
+    out = fnp.reshape(fnp.swapaxes(out, 0, 1), (length * batch, embed))
+    out = fnp.reshape(proj(out, w_out, b_out), (length, batch, embed))
+    if not need_weights:
+        return out
+    weights = fnp.reshape(weights, (batch, heads, length, source))
+    return out, (fnp.mean(weights, axis=1) if average else weights)
+
+
+def multi_head_attention_forward(
+        query: Any, key: Any, value: Any, embed_dim_to_check: int, num_heads: int,
+        in_proj_weight: Any, in_proj_bias: Any, bias_k: Any, bias_v: Any, add_zero_attn: bool,
+        dropout_p: float, out_proj_weight: Any, out_proj_bias: Any, training: bool = True,
+        key_padding_mask: Any = None, need_weights: bool = True, attn_mask: Any = None,
+        use_separate_proj_weight: bool = False, q_proj_weight: Any = None,
+        k_proj_weight: Any = None, v_proj_weight: Any = None, static_k: Any = None,
+        static_v: Any = None, average_attn_weights: bool = True,
+        is_causal: bool = False) -> tuple[Any, Any]:
+    """Multi-head attention of ``(L, N, E)`` (or unbatched ``(L, E)``) inputs: PyTorch's
+    function behind ``nn.MultiheadAttention``; returns ``(output, weights or None)``.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> x = torch.ones(2, 1, 4)
+    >>> out, w = F.multi_head_attention_forward(x, x, x, 4, 2, torch.ones(12, 4), None,
+    ...     None, None, False, 0.0, torch.eye(4), None)
+    >>> out.shape, w
+    (torch.Size([2, 1, 4]), tensor([[[0.5000, 0.5000],
+             [0.5000, 0.5000]]]))
+    """
+    qs = shape(query)
+    unbatched = len(qs) == 2
+    if len(qs) not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                             f"{len(qs)}-D query tensor")
+    if qs[-1] != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {qs[-1]}")
+    if embed_dim_to_check % num_heads:
+        raise AssertionError(f"embed_dim {embed_dim_to_check} not divisible by num_heads "
+                             f"{num_heads}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if unbatched:
+        query, key, value = (t.unsqueeze(1) for t in (query, key, value))
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    length, batch = shape(query)[:2]
+    source = (shape(static_k)[1] if static_k is not None else
+              shape(key)[0] + (1 if bias_k is not None else 0)) + (1 if add_zero_attn else 0)
+    if attn_mask is not None and len(shape(attn_mask)) == 3 and \
+            shape(attn_mask)[0] != batch * num_heads:
+        raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(shape(attn_mask))}, but "
+                           f"should be {(batch * num_heads, length, shape(attn_mask)[-1])}.")
+    drop = _dropout_scale((batch * num_heads, length, source), dropout_p, query) \
+        if training and dropout_p > 0.0 else None
+    if not use_separate_proj_weight:
+        q_proj_weight = k_proj_weight = v_proj_weight = None
+    else:
+        in_proj_weight = None
+
+    def impl(q: Any, k: Any, v: Any, w_in: Any, b_in: Any, w_q: Any, w_k: Any, w_v: Any,
+             bk: Any, bv: Any, w_out: Any, b_out: Any, mask: Any, pad: Any, sk: Any,
+             sv: Any) -> Any:
+        dt = q.dtype
+        mask = None if mask is None else _as_bias(mask, dt, True)
+        pad = None if pad is None else _as_bias(pad, dt, True)
+        return _mha_math(q, k, v, w_in, b_in, w_q, w_k, w_v, bk, bv, w_out, b_out, mask, pad,
+                         sk, sv, num_heads, add_zero_attn, drop, need_weights,
+                         average_attn_weights)
+
+    result = op("View", impl, query, key, value, in_proj_weight, in_proj_bias, q_proj_weight,
+                k_proj_weight, v_proj_weight, bias_k, bias_v, out_proj_weight, out_proj_bias,
+                attn_mask, key_padding_mask, static_k, static_v)
+    out, weights = result if need_weights else (result, None)
+    if unbatched:
+        out = out.squeeze(1)
+        if weights is not None:
+            weights = weights.squeeze(0)
+    return out, weights

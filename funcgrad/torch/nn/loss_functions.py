@@ -1,0 +1,374 @@
+"""Losses as functions, as PyTorch's (re-exported by ``nn.functional``):
+``binary_cross_entropy``, ``smooth_l1_loss``, ``huber_loss``, ``kl_div``,
+``poisson_nll_loss``, ``gaussian_nll_loss``, ``cosine_embedding_loss``,
+``margin_ranking_loss``, ``triplet_margin_loss``, ``multilabel_soft_margin_loss``,
+``multi_margin_loss``, ``soft_margin_loss``, ``hinge_embedding_loss``, and the distances
+``pairwise_distance`` and ``cosine_similarity``. (``mse_loss``, ``l1_loss``, ``nll_loss``,
+``cross_entropy`` and ``binary_cross_entropy_with_logits`` are in ``functional.py``.)
+
+>>> import funcgrad.torch as torch
+>>> import funcgrad.torch.nn.functional as F
+>>> F.smooth_l1_loss(torch.tensor([0.5, 3.0]), torch.zeros(2))
+tensor(1.3125)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import nn as jnn
+from funcgrad.lax import stop_gradient
+from funcgrad.torch.nn import _apply
+from funcgrad.torch.nn._apply import data, floating, op, shape
+
+__all__ = [
+    "binary_cross_entropy", "cosine_embedding_loss", "cosine_similarity", "gaussian_nll_loss",
+    "hinge_embedding_loss", "huber_loss", "kl_div", "margin_ranking_loss",
+    "multi_margin_loss", "multilabel_soft_margin_loss", "pairwise_distance",
+    "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss",
+]
+
+_NAMES = {"mean": "Mean", "sum": "Sum"}
+
+
+def _name(red: str, elementwise: str) -> str:
+    return _NAMES.get(red, elementwise)
+
+
+def _same_size(input: Any, target: Any) -> None:  # noqa: A002
+    if shape(input) != shape(target):
+        warnings.warn(f"Using a target size ({list(shape(target))}) that is different to the "
+                      f"input size ({list(shape(input))}). This will likely lead to incorrect "
+                      "results due to broadcasting. Please ensure they have the same size.",
+                      UserWarning, stacklevel=3)
+
+
+def binary_cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Any:
+    """``-w (t log x + (1 - t) log(1 - x))`` for probabilities ``x`` (logs clamped at -100,
+    as PyTorch).
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.binary_cross_entropy(torch.tensor([0.5, 1.0]), torch.tensor([1.0, 1.0]))
+    tensor(0.3466)
+    """
+    red = _apply.reduction(size_average, reduce, reduction)
+    if shape(target) != shape(input):
+        raise ValueError(f"Using a target size ({_size(target)}) that is different to the "
+                         f"input size ({_size(input)}) is deprecated. Please ensure they have "
+                         "the same size.")
+
+    def impl(x: Any, t: Any, w: Any) -> Any:
+        loss = -(t * fnp.maximum(fnp.log(x), -100.0)
+                 + (1 - t) * fnp.maximum(fnp.log1p(-x), -100.0))
+        return _apply.reduce(loss if w is None else loss * w, red)
+
+    return op("BinaryCrossEntropy", impl, input, target, weight)
+
+
+def _size(x: Any) -> str:
+    return f"torch.Size({list(shape(x))})"
+
+
+def smooth_l1_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
+                   reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Any:
+    """``0.5 d**2 / beta`` where ``|d| < beta``, ``|d| - beta / 2`` elsewhere."""
+    red = _apply.reduction(size_average, reduce, reduction)
+    _same_size(input, target)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+
+    def impl(x: Any, t: Any) -> Any:
+        d = fnp.abs(x - t)
+        if beta == 0.0:
+            return _apply.reduce(d, red)
+        return _apply.reduce(fnp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), red)
+
+    return op("SmoothL1Loss", impl, input, target)
+
+
+def huber_loss(input: Any, target: Any, reduction: str = "mean",  # noqa: A002
+               delta: float = 1.0, weight: Any = None) -> Any:
+    """``0.5 d**2`` where ``|d| < delta``, ``delta (|d| - delta / 2)`` elsewhere (times
+    ``weight``)."""
+    red = _apply.reduction(None, None, reduction)
+    _same_size(input, target)
+    if weight is not None and shape(weight) != shape(input):
+        raise ValueError("Weights and input must have the same size.")
+
+    def impl(x: Any, t: Any, w: Any) -> Any:
+        d = fnp.abs(x - t)
+        loss = fnp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+        return _apply.reduce(loss if w is None else loss * w, red)
+
+    return op("HuberLoss", impl, input, target, weight)
+
+
+def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+           reduction: str = "mean", log_target: bool = False) -> Any:
+    """``target * (log target - input)`` for log-probabilities ``input``
+    (``log_target``: the target too is given as log-probabilities); ``'batchmean'``
+    divides the sum by the batch size.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.kl_div(torch.tensor([[0.5, 0.5]]).log(), torch.tensor([[0.25, 0.75]]),
+    ...          reduction="batchmean")
+    tensor(0.1308)
+    """
+    if size_average is not None or reduce is not None:
+        red = _apply.reduction(size_average, reduce, reduction)
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                      "the support size.'batchmean' divides only by the batch size, and "
+                      "aligns with the KL div math definition.'mean' will be changed to behave "
+                      "the same as 'batchmean' in the next major release.", stacklevel=2)
+        red = "mean"
+    elif reduction == "batchmean":
+        red = "batchmean"
+    else:
+        red = _apply.reduction(None, None, reduction)
+    batch = shape(input)[0] if shape(input) else 1
+
+    def impl(x: Any, t: Any) -> Any:
+        if log_target:
+            loss = fnp.exp(t) * (t - x)
+        else:
+            safe = fnp.where(t > 0, t, 1.0)
+            loss = fnp.where(t > 0, t * fnp.log(safe), 0.0) - t * x
+        if red == "batchmean":
+            return fnp.sum(loss) / batch if len(shape(x)) else fnp.sum(loss)
+        return _apply.reduce(loss, red)
+
+    names = {"mean": "Mean", "sum": "Sum", "batchmean": "Div"}
+    return op(names.get(red, "Sub"), impl, input, target)
+
+
+def poisson_nll_loss(input: Any, target: Any, log_input: bool = True,  # noqa: A002
+                     full: bool = False, size_average: Any = None, eps: float = 1e-8,
+                     reduce: Any = None, reduction: str = "mean") -> Any:
+    """Negative log likelihood of a Poisson target: ``exp(x) - t x`` (``log_input``) or
+    ``x - t log(x + eps)``, plus Stirling's term for ``t > 1`` when ``full``."""
+    red = _apply.reduction(size_average, reduce, reduction)
+
+    def impl(x: Any, t: Any) -> Any:
+        loss = fnp.exp(x) - t * x if log_input else x - t * fnp.log(x + eps)
+        if full:
+            safe = fnp.where(t > 1, t, 2.0)
+            stirling = safe * fnp.log(safe) - safe + 0.5 * fnp.log(2 * math.pi * safe)
+            loss = loss + fnp.where(t > 1, stirling, 0.0)
+        return _apply.reduce(loss, red)
+
+    return op(_name(red, "Sub"), impl, input, target)
+
+
+def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,  # noqa: A002
+                      eps: float = 1e-6, reduction: str = "mean") -> Any:
+    """``0.5 (log var + (x - t)**2 / var)`` (+ ``0.5 log 2 pi`` when ``full``); ``var`` is
+    clamped at ``eps`` without cutting its gradient, as PyTorch does; it may be one axis
+    short of the input, or broadcast along one axis."""
+    ishape = shape(input)
+    vshape = shape(var) if hasattr(var, "shape") else ishape
+    unsqueeze = False
+    if vshape != ishape:
+        if ishape[:-1] == vshape:
+            unsqueeze = True
+        elif not (len(ishape) == len(vshape)
+                  and sum(y for x, y in zip(ishape, vshape) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if hasattr(var, "shape"):
+        vdata = data(var)
+        if isinstance(vdata, np.ndarray) and np.any(vdata < 0):
+            raise ValueError("var has negative entry/entries")
+
+    def impl(x: Any, t: Any, v: Any) -> Any:
+        if unsqueeze:
+            v = fnp.expand_dims(v, -1)
+        v = v + stop_gradient(fnp.maximum(v, eps) - v)
+        loss = 0.5 * (fnp.log(v) + (x - t) ** 2 / v)
+        if full:
+            loss = loss + 0.5 * math.log(2 * math.pi)
+        return _apply.reduce(loss, reduction)
+
+    return op(_name(reduction, "Mul"), impl, input, target, var)
+
+
+def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Any:
+    """``||x1 - x2 + eps||_p`` along the last axis.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.pairwise_distance(torch.tensor([[3.0, 0.0]]), torch.tensor([[0.0, 4.0]]), eps=0.0)
+    tensor([5.])
+    """
+    def impl(a: Any, b: Any) -> Any:
+        return _pnorm(a - b + eps, p, keepdim)
+
+    return op("Norm", impl, floating(x1), floating(x2))
+
+
+def _pnorm(d: Any, p: float, keepdim: bool) -> Any:
+    a = fnp.abs(d)
+    if p == math.inf:
+        return fnp.max(a, axis=-1, keepdims=keepdim)
+    if p == 2:
+        return fnp.sqrt(fnp.sum(a * a, axis=-1, keepdims=keepdim))
+    if p == 1:
+        return fnp.sum(a, axis=-1, keepdims=keepdim)
+    return fnp.power(fnp.sum(fnp.power(a, p), axis=-1, keepdims=keepdim), 1.0 / p)
+
+
+def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
+    """``x1 . x2 / max(||x1|| ||x2||, eps)`` along ``dim``.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn.functional as F
+    >>> F.cosine_similarity(torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 1.0]]))
+    tensor([0.7071])
+    """
+    def impl(a: Any, b: Any) -> Any:
+        na = fnp.sqrt(fnp.sum(a * a, axis=dim))
+        nb = fnp.sqrt(fnp.sum(b * b, axis=dim))
+        return fnp.sum(a * b, axis=dim) / fnp.maximum(na * nb, eps)
+
+    return op("Div", impl, floating(x1), floating(x2))
+
+
+def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float = 0,
+                          size_average: Any = None, reduce: Any = None,
+                          reduction: str = "mean") -> Any:
+    """``1 - cos(x1, x2)`` where ``y = 1``, ``max(0, cos(x1, x2) - margin)`` where
+    ``y = -1``."""
+    red = _apply.reduction(size_average, reduce, reduction)
+
+    def impl(a: Any, b: Any, y: Any) -> Any:
+        prod = fnp.sum(a * b, axis=-1)
+        mag = fnp.sqrt((fnp.sum(a * a, axis=-1) + 1e-12) * (fnp.sum(b * b, axis=-1) + 1e-12))
+        cos = prod / mag
+        loss = fnp.where(y == 1, 1 - cos, 0.0) + fnp.where(y == -1,
+                                                           fnp.maximum(cos - margin, 0.0), 0.0)
+        return _apply.reduce(loss, red)
+
+    return op(_name(red, "Add"), impl, input1, input2, target)
+
+
+def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0,
+                        size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Any:
+    """``max(0, -y (x1 - x2) + margin)``."""
+    red = _apply.reduction(size_average, reduce, reduction)
+    if not (len(shape(input1)) == len(shape(input2)) == len(shape(target))):
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {_size(input1)}, input2: "
+                           f"{_size(input2)}, target: {_size(target)} ")
+
+    def impl(a: Any, b: Any, y: Any) -> Any:
+        return _apply.reduce(fnp.maximum(-y * (a - b) + margin, 0.0), red)
+
+    return op(_name(red, "ClampMin"), impl, input1, input2, target)
+
+
+def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False,
+                        size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Any:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the pairwise ``p``-distance
+    (``swap``: the smaller of ``d(a, n)`` and ``d(p, n)``)."""
+    red = _apply.reduction(size_average, reduce, reduction)
+    dims = {len(shape(anchor)), len(shape(positive)), len(shape(negative))}
+    if len(dims) != 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor "
+                           f"{len(shape(anchor))}D, positive {len(shape(positive))}D, and "
+                           f"negative {len(shape(negative))}D inputs")
+
+    def impl(a: Any, pos: Any, neg: Any) -> Any:
+        d_ap = _pnorm(a - pos + eps, p, False)
+        d_an = _pnorm(a - neg + eps, p, False)
+        if swap:
+            d_an = fnp.minimum(d_an, _pnorm(pos - neg + eps, p, False))
+        return _apply.reduce(fnp.maximum(margin + d_ap - d_an, 0.0), red)
+
+    return op(_name(red, "ClampMin"), impl, anchor, positive, negative)
+
+
+def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None,  # noqa: A002
+                                size_average: Any = None, reduce: Any = None,
+                                reduction: str = "mean") -> Any:
+    """The mean over classes of ``-(t log sigmoid(x) + (1 - t) log sigmoid(-x))``."""
+    red = _apply.reduction(size_average, reduce, reduction)
+
+    def impl(x: Any, t: Any, w: Any) -> Any:
+        loss = -(t * jnn.log_sigmoid(x) + (1 - t) * jnn.log_sigmoid(-x))
+        if w is not None:
+            loss = loss * w
+        return _apply.reduce(fnp.mean(loss, axis=-1), red)
+
+    return op(_name(red, "Div"), impl, input, target, weight)
+
+
+def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,  # noqa: A002
+                      weight: Any = None, size_average: Any = None, reduce: Any = None,
+                      reduction: str = "mean") -> Any:
+    """``sum_{i != y} max(0, margin - x[y] + x[i])**p / C`` (times ``weight[y]``)."""
+    red = _apply.reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    shp = shape(input)
+    classes = shp[-1] if shp else 1
+    tdata = data(target)
+    if isinstance(tdata, np.ndarray) and tdata.size and (tdata.min() < 0
+                                                         or tdata.max() >= classes):
+        raise IndexError(f"Target {int(tdata[(tdata < 0) | (tdata >= classes)][0])} is out "
+                         "of bounds.")
+
+    def impl(x: Any, y: Any, w: Any) -> Any:
+        x2 = fnp.reshape(x, (-1, classes))
+        y2 = fnp.reshape(y, (-1, 1))
+        picked = fnp.take_along_axis(x2, y2, axis=1)
+        terms = fnp.maximum(margin - picked + x2, 0.0)
+        if p == 2:
+            terms = terms * terms
+        if w is not None:
+            terms = terms * fnp.take(w, y2[:, 0])[:, None]
+        is_target = fnp.arange(classes)[None, :] == y2
+        loss = fnp.sum(fnp.where(is_target, 0.0, terms), axis=1) / classes
+        loss = fnp.reshape(loss, shp[:-1])
+        return _apply.reduce(loss, red)
+
+    return op("MultiMarginLoss", impl, input, target, weight)
+
+
+def soft_margin_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
+                     reduce: Any = None, reduction: str = "mean") -> Any:
+    """``log(1 + exp(-y x))``."""
+    red = _apply.reduction(size_average, reduce, reduction)
+
+    def impl(x: Any, y: Any) -> Any:
+        return _apply.reduce(jnn.softplus(-y * x), red)
+
+    return op("SoftMarginLoss", impl, input, target)
+
+
+def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,  # noqa: A002
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Any:
+    """``x`` where ``y = 1``, ``max(0, margin - x)`` where ``y = -1``."""
+    red = _apply.reduction(size_average, reduce, reduction)
+
+    def impl(x: Any, y: Any) -> Any:
+        out_margin = fnp.where(y != 1, fnp.maximum(margin - x, 0.0), 0.0)
+        out_self = fnp.where(y != -1, x, 0.0)
+        return _apply.reduce(out_margin + out_self, red)
+
+    return op(_name(red, "Add"), impl, input, target)

@@ -1,0 +1,486 @@
+"""Recurrent layers, as PyTorch's: ``RNN`` (tanh or relu), ``LSTM`` (with ``proj_size``),
+``GRU`` and the cells ``RNNCell``, ``LSTMCell``, ``GRUCell``.
+
+Parameters carry PyTorch's names, shapes, order and initialisation
+(``weight_ih_l0``, ``weight_hh_l0_reverse``, ``bias_ih_l1``, ``weight_hr_l0``...,
+all drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))), so a PyTorch state dict
+loads. The layers take ``(L, N, H_in)`` (``batch_first``: ``(N, L, H_in)``), unbatched
+``(L, H_in)`` or a ``PackedSequence``, and return ``(output, h_n)`` (``LSTM``:
+``(output, (h_n, c_n))``). A whole multi-layer pass is one graph node whose backward is the
+engine's reverse mode through the time steps.
+
+>>> import funcgrad.torch as torch
+>>> import funcgrad.torch.nn as nn
+>>> lstm = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+>>> lstm
+LSTM(3, 4, num_layers=2, bidirectional=True)
+>>> [name for name, _ in lstm.named_parameters()][:5]
+['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', 'bias_hh_l0', 'weight_ih_l0_reverse']
+>>> out, (h, c) = lstm(torch.randn(5, 2, 3))
+>>> out.shape, h.shape, c.shape
+(torch.Size([5, 2, 8]), torch.Size([4, 2, 4]), torch.Size([4, 2, 4]))
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import nn as jnn
+from funcgrad.torch._creation import empty, rand, zeros
+from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.nn import init
+from funcgrad.torch.nn._apply import data, on_device_of, op
+from funcgrad.torch.nn.module import Module
+from funcgrad.torch.nn.parameter import Parameter
+from funcgrad.torch.nn.utils.rnn import PackedSequence
+
+__all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _linear(x: Any, w: Any, b: Any) -> Any:
+    y = fnp.matmul(x, fnp.transpose(w))
+    return y if b is None else y + b
+
+
+def _step(mode: str, x: Any, h: Any, c: Any, w: list[Any]) -> tuple[Any, Any]:
+    """One time step of one layer and direction: the new ``(h, c)`` (``c`` for LSTM only).
+    ``w`` is ``[w_ih, w_hh, b_ih, b_hh, w_hr]`` with ``None`` for what is absent."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = w
+    gi = _linear(x, w_ih, b_ih)
+    gh = _linear(h, w_hh, b_hh)
+    if mode == "GRU":
+        ir, iz, in_ = fnp.split(gi, 3, axis=-1)
+        hr, hz, hn = fnp.split(gh, 3, axis=-1)
+        r = jnn.sigmoid(ir + hr)
+        z = jnn.sigmoid(iz + hz)
+        n = fnp.tanh(in_ + r * hn)
+        return (1 - z) * n + z * h, None
+    if mode == "LSTM":
+        i, f, g, o = fnp.split(gi + gh, 4, axis=-1)
+        c_new = jnn.sigmoid(f) * c + jnn.sigmoid(i) * fnp.tanh(g)
+        h_new = jnn.sigmoid(o) * fnp.tanh(c_new)
+        if w_hr is not None:
+            h_new = fnp.matmul(h_new, fnp.transpose(w_hr))
+        return h_new, c_new
+    pre = gi + gh
+    return (fnp.tanh(pre) if mode == "RNN_TANH" else fnp.maximum(pre, 0)), None
+
+
+def _reversal(lengths: np.ndarray, steps: int) -> np.ndarray:
+    """``rev[t, n]``: the step read at ``t`` when sequence ``n`` runs backwards within its
+    own length (steps past the end stay where they are). Applying it twice is identity."""
+    t = np.arange(steps)[:, None]
+    return np.where(t < lengths[None, :], lengths[None, :] - 1 - t, t)
+
+
+def _run_layers(mode: str, x: Any, h0: Any, c0: Any, weights: list[list[Any]],
+                num_layers: int, dirs: int, lengths: np.ndarray | None,
+                masks: list[Any]) -> tuple[Any, Any, Any]:
+    """The multi-layer, maybe bidirectional, maybe variable-length recurrence over
+    ``x`` of shape ``(L, N, H_in)``; returns ``(output, h_n, c_n)``."""
+    steps = x.shape[0]
+    alive = None if lengths is None else fnp.asarray(
+        on_device_of(np.arange(steps)[:, None, None] < lengths[None, :, None], x))
+    rev = None if lengths is None else fnp.asarray(
+        on_device_of(_reversal(lengths, steps)[:, :, None], x))
+
+    def backwards(seq: Any) -> Any:
+        if rev is None:
+            return fnp.flip(seq, axis=0)
+        return fnp.take_along_axis(seq, fnp.broadcast_to(rev, seq.shape[:2] + (1,)), axis=0)
+
+    layer_in = x
+    h_out: list[Any] = []
+    c_out: list[Any] = []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            seq = layer_in if d == 0 else backwards(layer_in)
+            h = h0[k]
+            c = None if c0 is None else c0[k]
+            ys = []
+            for t in range(steps):
+                h_new, c_new = _step(mode, seq[t], h, c, weights[k])
+                if alive is None:
+                    h, c = h_new, c_new
+                    ys.append(h_new)
+                else:
+                    h = fnp.where(alive[t], h_new, h)
+                    if c is not None:
+                        c = fnp.where(alive[t], c_new, c)
+                    ys.append(fnp.where(alive[t], h_new, 0.0))
+            y = fnp.stack(ys)
+            outs.append(y if d == 0 else backwards(y))
+            h_out.append(h)
+            c_out.append(c)
+        layer_in = outs[0] if dirs == 1 else fnp.concatenate(outs, axis=-1)
+        if layer < num_layers - 1 and masks[layer] is not None:
+            layer_in = layer_in * masks[layer]
+    return layer_in, fnp.stack(h_out), (None if c0 is None else fnp.stack(c_out))
+
+
+class RNNBase(Module):
+    """What ``RNN``, ``LSTM`` and ``GRU`` share: parameters, checks and the forward pass."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        if (not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1
+                or isinstance(dropout, bool)):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          "non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)
+        if not isinstance(hidden_size, int) or isinstance(hidden_size, bool):
+            raise TypeError(f"hidden_size should be of type int, got: "
+                            f"{type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if mode not in _GATES:
+            raise ValueError(f"Unrecognized RNN mode: {mode}")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        gate_size = _GATES[mode] * hidden_size
+        dirs = 2 if bidirectional else 1
+        real_hidden = proj_size if proj_size > 0 else hidden_size
+        self._flat_weights_names: list[str] = []
+        self._all_weights: list[list[str]] = []
+        for layer in range(num_layers):
+            for d in range(dirs):
+                layer_input = input_size if layer == 0 else real_hidden * dirs
+                suffix = "_reverse" if d == 1 else ""
+                shapes: list[tuple[str, tuple[int, ...]]] = [
+                    ("weight_ih", (gate_size, layer_input)),
+                    ("weight_hh", (gate_size, real_hidden))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size > 0:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
+                names = []
+                for base, shp in shapes:
+                    name = f"{base}_l{layer}{suffix}"
+                    setattr(self, name, Parameter(empty(shp, dtype=dtype, device=device)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        return [[getattr(self, n) for n in names] for names in self._all_weights]
+
+    @property
+    def _flat_weights(self) -> list[Parameter]:
+        return [getattr(self, n) for n in self._flat_weights_names]
+
+    def flatten_parameters(self) -> None:
+        """A no-op (PyTorch packs cuDNN weights here; funcgrad has nothing to pack)."""
+
+    def _layer_weights(self) -> list[list[Any]]:
+        out = []
+        for names in self._all_weights:
+            params = {n.split("_l")[0]: getattr(self, n) for n in names}
+            out.append([params["weight_ih"], params["weight_hh"], params.get("bias_ih"),
+                        params.get("bias_hh"), params.get("weight_hr")])
+        return out
+
+    def _dropout_masks(self, like: Any, batch: int, steps: int) -> list[Any]:
+        dirs = 2 if self.bidirectional else 1
+        width = (self.proj_size or self.hidden_size) * dirs
+        masks: list[Any] = []
+        for _ in range(self.num_layers - 1):
+            if not self.training or self.dropout == 0.0:
+                masks.append(None)
+                continue
+            p = self.dropout
+            keep = rand((steps, batch, width), dtype=np.float64)._host() >= p
+            scale = keep / (1.0 - p) if p < 1.0 else np.zeros(keep.shape)
+            masks.append(on_device_of(scale.astype(data(like).dtype), like))
+        return masks
+
+    def _check_hidden(self, hx: Any, expected: tuple[int, ...], what: str) -> None:
+        if tuple(hx.shape) != expected:
+            raise RuntimeError(f"Expected {what} size {expected}, got {list(hx.shape)}")
+
+    def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
+        packed = isinstance(input, PackedSequence)
+        lengths = None
+        unbatched = False
+        sorted_idx = unsorted_idx = None
+        if packed:
+            from funcgrad.torch.nn.utils.rnn import pad_packed_sequence  # noqa: PLC0415
+
+            # Work in the packed (sorted) batch order; the caller's hx is in original order.
+            sorted_idx, unsorted_idx = input.sorted_indices, input.unsorted_indices
+            sorted_seq = input._replace(sorted_indices=None, unsorted_indices=None)
+            x, lens = pad_packed_sequence(sorted_seq)
+            lengths = lens._host().astype(np.int64)
+        else:
+            if input.dim() not in (2, 3):
+                raise ValueError(f"{self._get_name()}: Expected input to be 2D or 3D, got "
+                                 f"{input.dim()}D tensor instead")
+            unbatched = input.dim() == 2
+            x = input.unsqueeze(1) if unbatched else (
+                input.transpose(0, 1) if self.batch_first else input)
+        if x.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {x.shape[-1]}")
+        steps, batch = int(x.shape[0]), int(x.shape[1])
+        dirs = 2 if self.bidirectional else 1
+        out_size = self.proj_size or self.hidden_size
+        h_shape = (self.num_layers * dirs, batch, out_size)
+        c_shape = (self.num_layers * dirs, batch, self.hidden_size)
+        lstm = self.mode == "LSTM"
+        h0, c0 = (hx if hx is not None else (None, None)) if lstm else (hx, None)
+        if hx is not None and unbatched:
+            h0 = None if h0 is None else h0.unsqueeze(1)
+            if c0 is not None:
+                c0 = c0.unsqueeze(1)
+        if h0 is None:
+            h0 = zeros(h_shape, dtype=x.dtype, device=x.device)
+        if lstm and c0 is None:
+            c0 = zeros(c_shape, dtype=x.dtype, device=x.device)
+        if hx is not None and sorted_idx is not None:
+            h0 = h0[:, sorted_idx]
+            if c0 is not None:
+                c0 = c0[:, sorted_idx]
+        self._check_hidden(h0, h_shape, "hidden")
+        if lstm:
+            self._check_hidden(c0, c_shape, "cell")
+        masks = self._dropout_masks(x, batch, steps)
+
+        def impl(xv: Any, h0v: Any, c0v: Any, weights: list[list[Any]]) -> Any:
+            return _run_layers(self.mode, xv, h0v, c0v, weights, self.num_layers, dirs,
+                               lengths, masks)
+
+        name = "MkldnnRnnLayer" if lstm else "Stack"
+        out, h_n, c_n = op(name, impl, x, h0, c0, self._layer_weights())
+        if unsorted_idx is not None:
+            h_n = h_n[:, unsorted_idx]
+            if c_n is not None:
+                c_n = c_n[:, unsorted_idx]
+        if packed:
+            from funcgrad.torch.nn.utils.rnn import pack_padded_sequence  # noqa: PLC0415
+
+            assert lengths is not None
+            out_data = pack_padded_sequence(out, lengths).data
+            result: Any = PackedSequence(out_data, input.batch_sizes, sorted_idx, unsorted_idx)
+        elif unbatched:
+            result = out.squeeze(1)
+            h_n = h_n.squeeze(1)
+            if c_n is not None:
+                c_n = c_n.squeeze(1)
+        else:
+            result = out.transpose(0, 1) if self.batch_first else out
+        return (result, (h_n, c_n)) if lstm else (result, h_n)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+
+class RNN(RNNBase):
+    """An Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or relu).
+
+    >>> import funcgrad.torch.nn as nn
+    >>> nn.RNN(4, 8, nonlinearity="relu", batch_first=True)
+    RNN(4, 8, batch_first=True)
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             "'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
+                         hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         0, device, dtype)
+
+
+class LSTM(RNNBase):
+    """A long short-term memory layer; ``proj_size > 0`` projects ``h`` to that size."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, proj_size, device, dtype)
+
+
+class GRU(RNNBase):
+    """A gated recurrent unit layer (PyTorch's gate order: reset, update, new)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, device: Any = None, dtype: Any = None) -> None:
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, 0, device, dtype)
+
+
+# -------------------------------------------------------------------------- cells
+
+
+class RNNCellBase(Module):
+    """What the cells share: ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh``."""
+
+    _mode = "RNN_TANH"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype,
+                                         device=device))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), dtype=dtype,
+                                         device=device))
+        if bias:
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype,
+                                           device=device))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype,
+                                           device=device))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        nonlinearity = getattr(self, "nonlinearity", "tanh")
+        if nonlinearity != "tanh":
+            s += f", nonlinearity={nonlinearity}"
+        return s
+
+    def _prepare(self, input: Any, hx: Any) -> tuple[Any, Any, bool]:  # noqa: A002
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{self._get_name()}: Expected input to be 1D or 2D, got "
+                             f"{input.dim()}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} "
+                               f"expected {self.input_size}")
+        unbatched = input.dim() == 1
+        x = input.unsqueeze(0) if unbatched else input
+        return x, hx, unbatched
+
+    def _weights(self) -> list[Any]:
+        return [self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, None]
+
+    def _zeros(self, x: Any) -> Tensor:
+        return zeros((x.shape[0], self.hidden_size), dtype=x.dtype, device=x.device)
+
+
+class RNNCell(RNNCellBase):
+    """One step of an Elman RNN.
+
+    >>> import funcgrad.torch as torch
+    >>> import funcgrad.torch.nn as nn
+    >>> cell = nn.RNNCell(3, 5)
+    >>> cell(torch.randn(2, 3)).shape
+    torch.Size([2, 5])
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+        if nonlinearity not in ("tanh", "relu"):
+            raise RuntimeError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
+        x, hx, unbatched = self._prepare(input, hx)
+        h = self._zeros(x) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
+        mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
+        out = op("Tanh" if mode == "RNN_TANH" else "Relu",
+                 lambda xv, hv, w: _step(mode, xv, hv, None, w)[0], x, h, self._weights())
+        return out.squeeze(0) if unbatched else out
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step: ``(h, c) -> (h', c')``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
+        x, hx, unbatched = self._prepare(input, hx)
+        if hx is None:
+            h, c = self._zeros(x), self._zeros(x)
+        else:
+            h, c = (hx[0].unsqueeze(0), hx[1].unsqueeze(0)) if unbatched else hx
+        h1, c1 = op("Mul", lambda xv, hv, cv, w: _step("LSTM", xv, hv, cv, w), x, h, c,
+                    self._weights())
+        return (h1.squeeze(0), c1.squeeze(0)) if unbatched else (h1, c1)
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
+        x, hx, unbatched = self._prepare(input, hx)
+        h = self._zeros(x) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
+        out = op("Add", lambda xv, hv, w: _step("GRU", xv, hv, None, w)[0], x, h,
+                 self._weights())
+        return out.squeeze(0) if unbatched else out
