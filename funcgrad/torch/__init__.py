@@ -135,6 +135,8 @@ from funcgrad.torch import (  # noqa: E402  # noqa: E402
     nn,
     optim,
 )
+from funcgrad.torch import serialization, utils  # noqa: E402
+from funcgrad.torch.serialization import load, save  # noqa: E402
 from funcgrad.torch._functions import method_functions as _method_functions  # noqa: E402
 
 _method_functions(globals())

@@ -372,10 +372,16 @@ def randint(low: builtins.int, high: Any = None, size: Any = (), *, dtype: Any =
     return _make(arr, device, False)
 
 
-def randperm(n: builtins.int, *, dtype: Any = None, device: Any = None) -> Tensor:
-    """A random permutation of ``0..n-1`` (int64)."""
+def randperm(n: builtins.int, *, generator: Any = None, dtype: Any = None,
+             device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+    """A random permutation of ``0..n-1`` (int64); with a seeded ``generator``, PyTorch's
+    permutation for that seed."""
     dt = D.to_torch(dtype) if dtype is not None else D.int64
-    return _make(_rng().permutation(n).astype(dt.np), device, False)
+    if generator is not None:
+        from funcgrad.torch._random import mt_randperm  # noqa: PLC0415
+
+        return _make(np.asarray(mt_randperm(n, generator._mt), dt.np), device, requires_grad)
+    return _make(_rng().permutation(n).astype(dt.np), device, requires_grad)
 
 
 def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None) -> Tensor:

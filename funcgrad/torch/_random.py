@@ -20,11 +20,41 @@ def rng() -> np.random.Generator:
     return _generator[0]
 
 
+# Beyond this PyTorch's randperm draws 64-bit numbers; below it, 32-bit ones.
+_RANDPERM_32_BIT_LIMIT = (2 ** 32 - 1) // 20
+
+
+def mt_randperm(n: int, stream: np.random.RandomState) -> list[int]:
+    """PyTorch's CPU ``randperm``: Fisher-Yates over 32-bit Mersenne Twister draws.
+
+    PyTorch's generator is MT19937 seeded by ``init_genrand(seed)``, which is NumPy's
+    legacy ``RandomState(seed)``: with that stream the permutation is PyTorch's exactly.
+
+    >>> mt_randperm(5, np.random.RandomState(0))
+    [4, 0, 1, 3, 2]
+    """
+    if n >= _RANDPERM_32_BIT_LIMIT:
+        return [int(i) for i in stream.permutation(n)]
+    draws = stream.randint(0, 2 ** 32, size=max(n - 1, 0), dtype=np.uint32)
+    r = list(range(n))
+    for i in range(n - 1):
+        z = i + int(draws[i]) % (n - i)
+        r[i], r[z] = r[z], r[i]
+    return r
+
+
 class Generator:
-    """The object ``manual_seed`` returns (PyTorch's ``torch.Generator``)."""
+    """The object ``manual_seed`` returns (PyTorch's ``torch.Generator``).
+
+    Its ``randperm`` stream (used by ``randperm(generator=)``, ``random_split`` and the
+    samplers) is PyTorch's Mersenne Twister, so the same seed gives PyTorch's order.
+    """
 
     def __init__(self, seed: int = 0) -> None:
         self._seed = seed
+        # The generator's own streams, for the samplers and random_split given it.
+        self._rng = np.random.default_rng(seed)
+        self._mt = np.random.RandomState(seed & 0xFFFFFFFF)
 
     def initial_seed(self) -> int:
         return self._seed
@@ -33,8 +63,9 @@ class Generator:
         return f"<torch._C.Generator object at {id(self):#x}>"
 
     def manual_seed(self, seed: int) -> Generator:
-        manual_seed(seed)
         self._seed = seed
+        self._rng = np.random.default_rng(seed)
+        self._mt = np.random.RandomState(seed & 0xFFFFFFFF)
         return self
 
 

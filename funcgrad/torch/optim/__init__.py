@@ -18,8 +18,17 @@ Updates are made in place on the parameter Tensors, under ``no_grad``.
 tensor([1.2500], requires_grad=True)
 """
 
+from funcgrad.torch.optim import lr_scheduler
+from funcgrad.torch.optim.adadelta import Adadelta
+from funcgrad.torch.optim.adagrad import Adagrad
 from funcgrad.torch.optim.adam import Adam, AdamW
+from funcgrad.torch.optim.adamax import Adamax
+from funcgrad.torch.optim.asgd import ASGD, Rprop
+from funcgrad.torch.optim.lbfgs import LBFGS
+from funcgrad.torch.optim.nadam import NAdam, RAdam
 from funcgrad.torch.optim.optimizer import Optimizer, required
+from funcgrad.torch.optim.rmsprop import RMSprop
 from funcgrad.torch.optim.sgd import SGD
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "required"]
+__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "required"]

@@ -343,3 +343,70 @@ def _cast(param: Tensor, value: Any, key: Any = None) -> Any:
 
 def _params_with_grad(group: dict[str, Any]) -> Iterable[Tensor]:
     return (p for p in group["params"] if p.grad is not None)
+
+
+# ------------------------------------------------- helpers of the update rules
+
+
+def _lerp_(buf: Tensor, end: Any, weight: float) -> Any:
+    """``buf.lerp_(end, weight)`` with PyTorch's two-sided formula (exact at both ends);
+    returns the updated array."""
+    b = _writable(buf)
+    xp = _xp(b)
+    diff = end - b
+    if abs(weight) < 0.5:
+        diff *= weight
+        b += diff
+    else:
+        diff *= 1 - weight
+        xp.subtract(end, diff, out=b)
+    _bump(buf)
+    return b
+
+
+def _mul_addcmul_(buf: Tensor, decay: float, a: Any, b: Any, value: float) -> Any:
+    """``buf.mul_(decay).addcmul_(a, b, value=value)``; returns the updated array."""
+    d = _writable(buf)
+    d *= decay
+    prod = a * value
+    prod *= b
+    d += prod
+    _bump(buf)
+    return d
+
+
+def _advance_step(state: dict[str, Any]) -> float:
+    """Add one to the float32 ``state["step"]`` Tensor; returns the new count."""
+    step_t = state["step"]
+    s = _writable(step_t)
+    s += 1
+    _bump(step_t)
+    return float(s)
+
+
+def _new_step() -> Tensor:
+    """A step counter as PyTorch keeps it: a float32 scalar Tensor (on the CPU)."""
+    import numpy as np  # noqa: PLC0415
+
+    return _state_tensor(np.zeros((), np.float32))
+
+
+def _scalar_state(value: float) -> Tensor:
+    """A scalar state Tensor in PyTorch's scalar dtype: float64 when that is the default
+    dtype, else float32."""
+    import numpy as np  # noqa: PLC0415
+
+    from funcgrad.torch._dtypes import float64, get_default_dtype  # noqa: PLC0415
+
+    dt = np.float64 if get_default_dtype() is float64 else np.float32
+    return _state_tensor(np.asarray(value, dt))
+
+
+def _signed_grad(p: Tensor, maximize: bool, weight_decay: float) -> Any:
+    """``p``'s gradient, negated when maximizing, plus the L2 term ``weight_decay * p``."""
+    g = _grad_data(p)
+    if maximize:
+        g = -g
+    if weight_decay != 0:
+        g = g + weight_decay * p._data
+    return g

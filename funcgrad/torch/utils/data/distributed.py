@@ -1,8 +1,7 @@
 """``DistributedSampler``: each rank visits its own share of a dataset's indices.
 
 The shuffled order is PyTorch's exactly: a ``torch.Generator`` seeded with
-``seed + epoch`` draws ``randperm`` (the Mersenne Twister stream of PyTorch's CPU
-generator and its Fisher-Yates loop), the list is padded (or cut, with
+``seed + epoch`` draws ``randperm`` (``funcgrad.torch._random.mt_randperm``), the list is padded (or cut, with
 ``drop_last``) to a multiple of the world size, and rank ``r`` takes every
 ``num_replicas``-th index from ``r``.
 
@@ -18,31 +17,16 @@ from collections.abc import Iterator, Sized
 
 import numpy as np
 
+from funcgrad.torch._random import mt_randperm
 from funcgrad.torch.utils.data.sampler import Sampler
-
-# Beyond this PyTorch's randperm draws 64-bit numbers; below it, 32-bit ones.
-_RANDPERM_32_BIT_LIMIT = (2 ** 32 - 1) // 20
-
 
 def torch_randperm(n: int, seed: int) -> list[int]:
     """``torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()``.
 
-    PyTorch's CPU generator is MT19937 seeded by ``init_genrand(seed)``, which is
-    NumPy's legacy ``RandomState(seed)``; its Fisher-Yates loop swaps ``r[i]`` with
-    ``r[i + random() % (n - i)]``.
-
     >>> torch_randperm(5, 0)
     [4, 0, 1, 3, 2]
     """
-    if n >= _RANDPERM_32_BIT_LIMIT:
-        raise ValueError(f"torch_randperm: n={n} is above PyTorch's 32-bit draw limit")
-    stream = np.random.RandomState(seed & 0xFFFFFFFF)
-    draws = stream.randint(0, 2 ** 32, size=max(n - 1, 0), dtype=np.uint32)
-    r = list(range(n))
-    for i in range(n - 1):
-        z = i + int(draws[i]) % (n - i)
-        r[i], r[z] = r[z], r[i]
-    return r
+    return mt_randperm(n, np.random.RandomState(seed & 0xFFFFFFFF))
 
 
 class DistributedSampler(Sampler[int]):

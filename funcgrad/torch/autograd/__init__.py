@@ -23,6 +23,14 @@ from funcgrad.torch._grad_mode import (
 )
 from funcgrad.torch._graph import AccumulateGrad, GradFn, run_backward
 from funcgrad.torch._tensor import Tensor, root_grads
+from funcgrad.torch.autograd.function import (
+    Function,
+    FunctionCtx,
+    InplaceFunction,
+    NestedIOFunction,
+    once_differentiable,
+)
+from funcgrad.torch.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 Node = GradFn
 
@@ -92,3 +100,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
 
 __all__ = ["AccumulateGrad", "Node", "backward", "enable_grad", "grad", "inference_mode",
            "is_grad_enabled", "no_grad", "set_grad_enabled"]
+from funcgrad.torch.autograd import function, functional  # noqa: E402 - after grad
+
+__all__ += ["Function", "FunctionCtx", "GradcheckError", "InplaceFunction", "NestedIOFunction",
+            "function", "functional", "gradcheck", "gradgradcheck", "once_differentiable"]

@@ -1,0 +1,389 @@
+"""``torch.autograd.Function``: operations with a user-written backward, on the one
+reverse engine.
+
+``MyOp.apply(*args)`` runs ``forward`` without recording, then records ONE engine node
+(of the ``custom_vjp_call`` primitive, the JAX face's custom-rule primitive) whose
+backward closure calls ``MyOp.backward(ctx, *grad_outputs)``; ``backward()``,
+``autograd.grad``, hooks and ``create_graph`` then treat it as any other node. Its
+``grad_fn`` is named ``MyOpBackward``, as in PyTorch.
+
+>>> import funcgrad.torch as torch
+>>> class Cube(torch.autograd.Function):
+...     @staticmethod
+...     def forward(ctx, x):
+...         ctx.save_for_backward(x)
+...         return x ** 3
+...     @staticmethod
+...     def backward(ctx, g):
+...         (x,) = ctx.saved_tensors
+...         return g * 3 * x ** 2
+>>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+>>> y = Cube.apply(x)
+>>> y
+tensor([1., 8.], grad_fn=<CubeBackward>)
+>>> y.sum().backward(); x.grad
+tensor([ 3., 12.])
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from funcgrad.core import current_trace
+from funcgrad.torch._grad_mode import is_grad_enabled, no_grad
+from funcgrad.torch._graph import FREED, GradFn, TapeTrace, value_of
+from funcgrad.torch._tensor import Tensor
+from funcgrad.transforms.custom import custom_vjp_call_p
+from funcgrad.transforms.reverse import record
+
+__all__ = ["Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction",
+           "once_differentiable"]
+
+_ONCE = ("trying to differentiate twice a function that was marked with "
+         "@once_differentiable")
+
+
+class FunctionCtx:
+    """The ``ctx`` of a custom Function: what ``forward`` hands to ``backward``."""
+
+    def __init__(self) -> None:
+        self._saved: tuple[Tensor | None, ...] = ()
+        self._saved_versions: tuple[int, ...] = ()
+        self._dirty: tuple[Tensor, ...] = ()
+        self._non_differentiable: tuple[Tensor, ...] = ()
+        self._materialize_grads = True
+        self._node: FunctionNode | None = None
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self.to_save: tuple[Any, ...] = ()
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors for ``backward`` (read back as ``ctx.saved_tensors``); changing
+        one in place before ``backward`` is an error there."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError("save_for_backward can only save variables, but argument "
+                                f"{tensors.index(t)} is of type {type(t).__name__}")
+        self._saved = tuple(tensors)
+        self._saved_versions = tuple(t._version if t is not None else 0 for t in tensors)
+        self.to_save = self._saved
+
+    @property
+    def saved_tensors(self) -> tuple[Tensor | None, ...]:
+        node = self._node
+        if node is not None and node.freed:
+            raise RuntimeError(FREED)
+        for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
+            if t is not None and t._version != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: [{_describe(t)}], which is output {i} of "
+                    f"{node.name() if node else 'the function'}, is at version "
+                    f"{t._version}; expected version {v} instead. Hint: the backtrace further "
+                    "above shows the operation that failed to compute its gradient. The "
+                    "variable in question was changed in there or anywhere later. Good luck!")
+        return self._saved
+
+    saved_variables = saved_tensors
+
+    def mark_dirty(self, *args: Tensor) -> None:
+        """Say that ``forward`` modified these inputs in place (and returns them)."""
+        self._dirty = args
+
+    def mark_non_differentiable(self, *args: Tensor) -> None:
+        """Say that these outputs have no gradient (integer indices, masks...)."""
+        self._non_differentiable = args
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether ``backward`` gets zeros (default) or ``None`` for unused outputs."""
+        self._materialize_grads = bool(value)
+
+
+def _describe(t: Tensor) -> str:
+    kind = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "bool": "Bool"}.get(t.dtype.name, t.dtype.name)
+    return f"torch.{kind}Tensor [{', '.join(str(s) for s in t.shape)}]"
+
+
+class FunctionNode(GradFn):
+    """The graph node of one custom Function call (``grad_fn`` of its outputs)."""
+
+    __slots__ = ("ctx", "fn_name")
+    ctx: FunctionCtx
+    fn_name: str
+
+    def name(self) -> str:
+        return self.fn_name
+
+    def release(self) -> None:
+        super().release()
+        # Saved tensors go with the graph, as PyTorch frees them after backward.
+        self.ctx._saved = ()
+
+
+_NODE_CLASSES: dict[type, type] = {}
+
+
+def _node_class(fn_cls: type) -> type:
+    cls = _NODE_CLASSES.get(fn_cls)
+    if cls is None:
+        cls = _NODE_CLASSES[fn_cls] = type(f"{fn_cls.__name__}Backward", (FunctionNode,),
+                                           {"__slots__": ()})
+    return cls
+
+
+def _custom_setup(cls: type) -> bool:
+    return cls.__dict__.get("setup_context", None) is not None or any(
+        "setup_context" in c.__dict__ for c in cls.__mro__[1:]
+        if c not in (Function, _SingleLevel))
+
+
+class _SingleLevel:
+    """Marker base (PyTorch's ``_SingleLevelFunction``): ``setup_context`` is not
+    overridden unless a subclass defines it."""
+
+
+class Function(_SingleLevel):
+    """Base class of operations with a custom backward (``torch.autograd.Function``).
+
+    Subclasses define ``forward(ctx, *args)`` (or ``forward(*args)`` plus
+    ``setup_context(ctx, inputs, output)``) and ``backward(ctx, *grad_outputs)``
+    returning one gradient per forward argument (``None`` for non-tensors); call them
+    with ``apply``.
+    """
+
+    generate_vmap_rule = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
+        """Save what ``backward`` needs (when ``forward`` takes no ``ctx``)."""
+        return None
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise RuntimeError("You must implement the jvp function for custom autograd.Function "
+                           "to use it with forward mode AD.")
+
+    @classmethod
+    def vjp(cls, ctx: Any, *grad_outputs: Any) -> Any:
+        return cls.backward(ctx, *grad_outputs)  # type: ignore[attr-defined]
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run ``forward`` and record the call for ``backward``."""
+        if "forward" not in dir(cls) or not hasattr(cls, "backward"):
+            raise RuntimeError(f"{cls.__name__} must define forward and backward")
+        ctx = FunctionCtx()
+        grad_on = is_grad_enabled()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad and grad_on
+                                     for a in args)
+        setup = _custom_setup(cls)
+        with no_grad():
+            if setup:
+                output = cls.forward(*args, **kwargs)  # type: ignore[attr-defined]
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)  # type: ignore[attr-defined]
+        if not any(ctx.needs_input_grad):
+            return output
+        return _record(cls, ctx, args, output)
+
+
+class InplaceFunction(Function):
+    """PyTorch's base for Functions with an ``inplace`` flag."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+
+NestedIOFunction = Function
+
+
+def _record(cls: type, ctx: FunctionCtx, args: tuple[Any, ...], output: Any) -> Any:
+    single = not isinstance(output, tuple)
+    outs = [output] if single else list(output)
+    tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    inputs = [cast(Tensor, args[i]) for i in tensor_pos]
+    primals = [value_of(t._data) for t in inputs]
+    parents = [t._edge() if t.requires_grad else None for t in inputs]
+    dirty = {id(t) for t in ctx._dirty}
+    non_diff = {id(t) for t in ctx._non_differentiable}
+    arg_ids = {id(a) for a in inputs}
+    results: list[Any] = []
+    out_positions: list[int] = []
+    out_values: list[Any] = []
+    for k, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            results.append(o)
+            continue
+        if id(o) in arg_ids and id(o) not in dirty:
+            # An input returned as it is: a new tensor on the same memory (PyTorch's view).
+            o = Tensor._from_data(o._data)
+        elif id(o) in dirty:
+            if o.is_leaf and o.requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                   "in-place operation.")
+            o._vc[0] += 1
+        results.append(o)
+        out_positions.append(k)
+        out_values.append(value_of(o._data))
+    if not out_values:
+        return output
+    node_ref: list[FunctionNode] = []
+
+    def backward(cts: Sequence[Any]) -> list[Any]:
+        return _run_backward(cls, ctx, node_ref[0], cts, outs, out_positions, len(args),
+                             tensor_pos, inputs)
+
+    node = cast(FunctionNode, record(custom_vjp_call_p, {}, primals, out_values, parents,
+                                     backward, node_type=_node_class(cls)))
+    node.ctx = ctx
+    node.fn_name = f"{cls.__name__}Backward"
+    node_ref.append(node)
+    ctx._node = node
+    for j, k in enumerate(out_positions):
+        t = results[k]
+        if id(outs[k]) in non_diff or not (t.dtype.is_floating_point or t.dtype.is_complex):
+            continue
+        t.grad_fn = node
+        t._out_index = j
+        t._requires_grad = True
+    return results[0] if single else tuple(results)
+
+
+def _run_backward(cls: type, ctx: FunctionCtx, node: FunctionNode, cts: Sequence[Any],
+                  outs: list[Any], out_positions: list[int], n_args: int,
+                  tensor_pos: list[int], inputs: list[Tensor]) -> list[Any]:
+    tape = current_trace()
+    recording = isinstance(tape, TapeTrace) and tape.recording
+    grads: list[Any] = []
+    j = 0
+    for k, o in enumerate(outs):
+        if k in out_positions:
+            ct = cts[j]
+            j += 1
+            if ct is None:
+                g = _zeros_for(o) if ctx._materialize_grads else None
+            else:
+                g = Tensor._wrap_grad(ct, detach=not recording)
+            grads.append(g)
+        else:
+            grads.append(None)
+    result = cls.backward(ctx, *grads)  # type: ignore[attr-defined]
+    if not isinstance(result, tuple):
+        result = (result,)
+    name = node.name()
+    if len(result) != n_args:
+        if len(result) > n_args and all(r is None for r in result[n_args:]):
+            result = result[:n_args]
+        else:
+            raise RuntimeError(f"function {name} returned an incorrect number of gradients "
+                               f"(expected {n_args}, got {len(result)})")
+    in_cts: list[Any] = []
+    for i, t in zip(tensor_pos, inputs):
+        g = result[i]
+        if g is None:
+            in_cts.append(None)
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"function {name} returned a gradient different than None at "
+                            f"position {i + 1}, but the corresponding forward input was not a "
+                            "Variable")
+        if tuple(g.shape) != tuple(t.shape):
+            if _broadcastable(tuple(t.shape), tuple(g.shape)):
+                g = _sum_to(g, tuple(t.shape))
+            else:
+                raise RuntimeError(f"Function {name} returned an invalid gradient at index {i} "
+                                   f"- got {list(g.shape)} but expected shape compatible with "
+                                   f"{list(t.shape)}")
+        value = g._value_for_backward()
+        if recording and g.requires_grad:
+            value = cast(TapeTrace, tape).lift(value, g._edge())
+        in_cts.append(value)
+    return in_cts
+
+
+def _broadcastable(target: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    if len(shape) < len(target):
+        return False
+    for a, b in zip(reversed(target), reversed(shape)):
+        if a not in (b, 1):
+            return False
+    return True
+
+
+def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``g`` summed down to ``shape`` (which broadcasts to ``g``'s shape)."""
+    lead = g.dim() - len(shape)
+    if lead:
+        g = g.sum(tuple(range(lead)))
+    dims = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    return g
+
+
+def _zeros_for(t: Tensor) -> Tensor:
+    from funcgrad.torch._creation import zeros_like  # noqa: PLC0415
+
+    return zeros_like(t)
+
+
+def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a ``backward`` as not itself differentiable: it runs without recording, and
+    differentiating its result (``create_graph=True``) raises PyTorch's error.
+
+    >>> import funcgrad.torch as torch
+    >>> class Twice(torch.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x * 2
+    ...     @staticmethod
+    ...     @once_differentiable
+    ...     def backward(ctx, g):
+    ...         return g * 2
+    >>> x = torch.ones(1, requires_grad=True)
+    >>> torch.autograd.grad(Twice.apply(x).sum(), x)
+    (tensor([2.]),)
+    """
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *args: Any) -> Any:
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not is_grad_enabled() or not any(
+                isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        # create_graph=True: results exist, but their own gradient is an error.
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        deps = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        wrapped = tuple(_OnceBackward.apply(o, *deps) if isinstance(o, Tensor) else o
+                        for o in outs)
+        return wrapped[0] if single else wrapped
+
+    return wrapper
+
+
+class _OnceBackward(Function):
+    """Passes a value through; differentiating it raises PyTorch's once_differentiable
+    error."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, *deps: Tensor) -> Tensor:
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> Any:
+        raise RuntimeError(_ONCE)

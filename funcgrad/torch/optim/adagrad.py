@@ -1,0 +1,86 @@
+"""Adagrad, with PyTorch's update (``torch.optim.Adagrad``).
+
+For each parameter ``p`` with gradient ``g`` (``-g`` when ``maximize``, plus
+``weight_decay * p``), at step ``t``::
+
+    clr = lr / (1 + (t - 1) * lr_decay)
+    s = s + g * g                                          # sum
+    p = p - clr * g / (sqrt(s) + eps)
+
+>>> import funcgrad.torch as torch
+>>> from funcgrad.torch import optim
+>>> w = torch.tensor([1.0, -2.0], requires_grad=True)
+>>> opt = optim.Adagrad([w], lr=0.5)
+>>> (w * w).sum().backward(); _ = opt.step()
+>>> w
+tensor([ 0.5000, -1.5000], requires_grad=True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from funcgrad.torch.optim.optimizer import (
+    Optimizer,
+    _advance_step,
+    _check_differentiable,
+    _mul_addcmul_,
+    _new_step,
+    _params_with_grad,
+    _scalar,
+    _signed_grad,
+    _state_tensor,
+    _sub_,
+    _xp,
+)
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """Adagrad (Duchi et al.), as ``torch.optim.Adagrad``.
+
+    State per parameter (made when the optimizer is built, as in PyTorch): ``"step"``
+    and ``"sum"`` (starting at ``initial_accumulator_value``).
+    """
+
+    def __init__(self, params: Any, lr: Any = 1e-2, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0,
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        if not 0.0 <= _scalar(lr):
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError("Invalid initial_accumulator_value value: "
+                             f"{initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_differentiable(differentiable)
+        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+                    "initial_accumulator_value": initial_accumulator_value,
+                    "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable, "fused": fused}
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = _new_step()
+                xp = _xp(p._data)
+                state["sum"] = _state_tensor(xp.full_like(
+                    p._data, group["initial_accumulator_value"]))
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        lr = float(_scalar(group["lr"]))
+        for p in _params_with_grad(group):
+            g = _signed_grad(p, group["maximize"], float(group["weight_decay"]))
+            state = self.state[p]
+            step = _advance_step(state)
+            clr = lr / (1 + (step - 1) * group["lr_decay"])
+            s = _mul_addcmul_(state["sum"], 1.0, g, g, 1.0)
+            std = _xp(s).sqrt(s)
+            std += group["eps"]
+            _sub_(p, clr * g / std)
