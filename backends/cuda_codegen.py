@@ -37,10 +37,12 @@ C_TYPES = {
 
 PREAMBLE = r"""
 template <typename T> __device__ inline T fg_floordiv(T a, T b) {
+  if (b == 0) return 0;  // NumPy and CuPy give 0 for integer division by zero
   T q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1; return q; }
 __device__ inline float fg_floordiv(float a, float b) { return floorf(a / b); }
 __device__ inline double fg_floordiv(double a, double b) { return floor(a / b); }
 template <typename T> __device__ inline T fg_mod(T a, T b) {
+  if (b == 0) return 0;
   T r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }
 __device__ inline float fg_mod(float a, float b) {
   float r = fmodf(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }
@@ -227,20 +229,53 @@ def _decode(var: str, shape: tuple[int, ...], dims: list[int]) -> list[str]:
     return lines
 
 
-def nvrtc_compile(source: str, name: str = "kernel.cu", arch: str = "compute_90") -> bytes:
-    """Compile with NVRTC (no GPU needed); a failure raises BackendError with the log."""
+def launch_shape(kernel: Kernel) -> tuple[tuple[int], tuple[int]]:
+    """The (grid, block) of a kernel's launch: one output element per block for reductions
+    (the block's threads share the reduced axis), a grid-stride loop for elementwise ones."""
+    if kernel.kind == "reduce":
+        return (min(max(kernel.n_blocks, 1), 65535),), (REDUCE_BLOCK,)
+    return (min(max(-(-kernel.n_threads_total // 256), 1), 65535),), (256,)
+
+
+KERNEL_OPTIONS = ("--std=c++14",)
+"""What the backend passes to ``cupy.RawKernel``; CuPy adds the rest (``cupy_options``)."""
+
+
+def cupy_options(options: tuple[str, ...] = KERNEL_OPTIONS, arch: str = "90") -> tuple[str, ...]:
+    """The NVRTC options CuPy uses for ``RawKernel(..., options=options)``: its include
+    directories around ``options``, ``-ftz=true``, ``-arch=sm_<arch>`` (CUBIN) and
+    ``--device-as-default-execution-space`` (cupy/cuda/compiler.py)."""
+    try:
+        from cupy._core.core import assemble_cupy_compiler_options  # noqa: PLC0415
+    except ImportError as e:
+        raise BackendError(f"CuPy is not installed: pip install 'funcgrad[cuda]' ({e})") \
+            from None
+    return (*assemble_cupy_compiler_options(tuple(options)), "-ftz=true", f"-arch=sm_{arch}",
+            "--device-as-default-execution-space")
+
+
+def nvrtc_compile(source: str, name: str = "kernel.cu", arch: str = "compute_90",
+                  options: tuple[str, ...] | None = None) -> bytes:
+    """Compile with NVRTC (no GPU needed); a failure raises BackendError with the log.
+
+    With the default ``options`` it returns PTX for ``arch``; with CuPy's full option tuple
+    (``cupy_options()``, whose ``-arch=sm_XX`` asks for machine code) it returns the CUBIN
+    that CuPy would load.
+    """
     try:
         from cupy_backends.cuda.libs import nvrtc  # noqa: PLC0415
     except ImportError as e:
         raise BackendError(f"NVRTC is not available: pip install 'funcgrad[cuda]' ({e})") \
             from None
+    opts = [f"-arch={arch}", *KERNEL_OPTIONS] if options is None else list(options)
     prog = nvrtc.createProgram(source, name, [], [])
     try:
-        nvrtc.compileProgram(prog, [f"-arch={arch}", "--std=c++14"])
+        nvrtc.compileProgram(prog, opts)
+        out: bytes = (nvrtc.getCUBIN(prog) if any(o.startswith("-arch=sm_") for o in opts)
+                      else nvrtc.getPTX(prog))
     except nvrtc.NVRTCError as e:
         log = nvrtc.getProgramLog(prog)
-        nvrtc.destroyProgram(prog)
         raise BackendError(f"NVRTC failed to compile {name}: {e}\n{log}") from None
-    ptx: bytes = nvrtc.getPTX(prog)
-    nvrtc.destroyProgram(prog)
-    return ptx
+    finally:
+        nvrtc.destroyProgram(prog)
+    return out

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad.backends.cuda_codegen import Kernel, kernel_source
+from funcgrad.backends.cuda_codegen import KERNEL_OPTIONS, Kernel, kernel_source, launch_shape
 from funcgrad.backends.fusion import CallStep, Plan, plan_jaxpr
 from funcgrad.devices import Backend, Device
 from funcgrad.errors import BackendError
@@ -42,6 +42,8 @@ class Program:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.steps: list[Kernel | CallStep] = []
+        # Constants and literals uploaded once per array module, not on every call.
+        self._device_values: dict[tuple[int, int], Any] = {}
         for i, step in enumerate(plan.steps):
             self.steps.append(step if isinstance(step, CallStep)
                               else kernel_source(step, f"fg_kernel_{i}"))
@@ -57,21 +59,39 @@ class Program:
     def run(self, xp: Any, *args: Any,
             launch: Callable[[Kernel, list[Any]], list[Any]] | None = None) -> list[Any]:
         jaxpr = self.plan.jaxpr.jaxpr
-        env: dict[Var, Any] = {v: xp.asarray(c) for v, c in zip(jaxpr.constvars,
-                                                                 self.plan.jaxpr.consts)}
+        env: dict[Var, Any] = {v: self._on(xp, c) for v, c in zip(jaxpr.constvars,
+                                                                  self.plan.jaxpr.consts)}
         env.update(zip(jaxpr.invars, args))
         run_kernel = launch or _launch_on_gpu
+
+        def read(a: Any) -> Any:
+            return self._on(xp, a.val, a.aval.dtype) if isinstance(a, Literal) else env[a]
+
         for step in self.steps:
             if isinstance(step, Kernel):
                 outs = run_kernel(step, [env[v] for v in step.inputs])
                 env.update(zip(step.outputs, outs))
                 continue
             e = step.eqn
-            ins = [a.val if isinstance(a, Literal) else env[a] for a in e.inputs]
-            out = e.primitive.impl(xp, *ins, **e.params)
+            out = e.primitive.impl(xp, *map(read, e.inputs), **e.params)
             outs = out if e.primitive.multiple_results else [out]
             env.update(zip(e.outputs, (xp.asarray(o) for o in outs)))
-        return [xp.asarray(a.val if isinstance(a, Literal) else env[a]) for a in jaxpr.outvars]
+        return [read(a) for a in jaxpr.outvars]
+
+    def _on(self, xp: Any, value: Any, dtype: Any = None) -> Any:
+        """``value`` (a constant or literal of the program) as an array of ``xp``; device
+        copies are made once and kept (CuPy rejects host arrays, and uploads cost)."""
+        import numpy as np  # noqa: PLC0415
+
+        if xp is np:
+            return np.asarray(value, dtype)
+        key = (id(xp), id(value))
+        hit = self._device_values.get(key)
+        if hit is None or hit[0] is not value:
+            host = value if type(value).__module__.startswith("cupy") else np.asarray(value,
+                                                                                         dtype)
+            hit = self._device_values[key] = (value, xp.asarray(host))
+        return hit[1]
 
     def __call__(self, *args: Any) -> list[Any]:
         return self.run(_cupy(), *args)
@@ -86,7 +106,7 @@ def _launch_on_gpu(kernel: Kernel, inputs: list[Any]) -> list[Any]:
     cp = _cupy()
     fn = _gpu_kernels.get((kernel.name, kernel.source))
     if fn is None:
-        fn = cp.RawKernel(kernel.source, kernel.name, options=("--std=c++14",))
+        fn = cp.RawKernel(kernel.source, kernel.name, options=KERNEL_OPTIONS)
         _gpu_kernels[(kernel.name, kernel.source)] = fn
     args: list[Any] = []
     for arr in inputs:
@@ -95,11 +115,8 @@ def _launch_on_gpu(kernel: Kernel, inputs: list[Any]) -> list[Any]:
         args.extend(np.int64(s // arr.itemsize) for s in arr.strides)
     outs = [cp.empty(v.aval.shape, v.aval.dtype) for v in kernel.outputs]
     args.extend(outs)
-    if kernel.kind == "reduce":
-        fn((min(max(kernel.n_blocks, 1), 65535),), (256,), tuple(args))
-    else:
-        blocks = min(max(-(-kernel.n_threads_total // 256), 1), 65535)
-        fn((blocks,), (256,), tuple(args))
+    grid, block = launch_shape(kernel)
+    fn(grid, block, tuple(args))
     return outs
 
 

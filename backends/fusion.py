@@ -58,11 +58,17 @@ class Plan:
     steps: list[FusedStep | CallStep]
 
 
+def kernel_dtype(dtype: Any, kinds: str = "biuf") -> bool:
+    """Whether generated kernels handle ``dtype``: bool, integers, float32 and float64.
+    Half precision (float16, bfloat16) and complex run as calls to the array module."""
+    return bool(dtype.kind in kinds and not (dtype.kind == "f" and dtype.itemsize < 4))
+
+
 def _is_fusable(eqn: Eqn) -> bool:
     """An elementwise primitive (its definition gives a CUDA expression) on kernel dtypes."""
     if eqn.primitive.fusion != "elementwise":
         return False
-    return all(a.aval.dtype.kind in "biuf" for a in (*eqn.inputs, *eqn.outputs))
+    return all(kernel_dtype(a.aval.dtype) for a in (*eqn.inputs, *eqn.outputs))
 
 
 def plan_jaxpr(closed: ClosedJaxpr) -> Plan:
@@ -110,7 +116,7 @@ def plan_jaxpr(closed: ClosedJaxpr) -> Plan:
     for eqn in eqns:
         fusion = eqn.primitive.fusion
         out_shape = eqn.outputs[0].aval.shape if eqn.outputs else ()
-        if fusion == "broadcast" and eqn.inputs[0].aval.dtype.kind in "biuf":
+        if fusion == "broadcast" and kernel_dtype(eqn.inputs[0].aval.dtype):
             # Folded into the reads of the kernel that consumes it.
             group = join(eqn, out_shape)
             group.broadcasts[eqn.outputs[0]] = (eqn.inputs[0],
@@ -128,7 +134,7 @@ def plan_jaxpr(closed: ClosedJaxpr) -> Plan:
             close(g)
             continue
         close_producers(eqn)
-        if fusion == "reduction" and eqn.inputs[0].aval.dtype.kind in "iuf":
+        if fusion == "reduction" and kernel_dtype(eqn.inputs[0].aval.dtype, "iuf"):
             steps.append(_standalone_reduction(eqn, uses, outvars))
             continue
         steps.append(CallStep(eqn))
@@ -146,7 +152,8 @@ def _standalone_reduction(eqn: Eqn, uses: dict[Var, int], outvars: set[Any]) -> 
 def _can_fuse_reduction(group: FusedStep, eqn: Eqn, uses: dict[Var, int]) -> bool:
     """A reduction absorbs the kernel when the kernel's only result is what it reduces."""
     x = eqn.inputs[0]
-    if not isinstance(x, Var) or x.aval.shape != group.shape or x.aval.dtype.kind not in "iuf":
+    if not isinstance(x, Var) or x.aval.shape != group.shape or \
+            not kernel_dtype(x.aval.dtype, "iuf"):
         return False
     if not any(x in e.outputs for e in group.eqns) or uses.get(x, 0) != 1:
         return False

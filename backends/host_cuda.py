@@ -1,9 +1,12 @@
-"""Run generated CUDA kernels on the CPU: g++, a small shim header, ctypes.
+"""Run CUDA kernels on the CPU: g++, a small shim header, ctypes.
 
-The shim defines ``__global__``/``__device__`` away and emulates the block and
-thread indices with loops (one thread per block, so shared-memory trees and
-``__syncthreads`` stay correct). It checks the numerics of the exact kernel
-text that the CuPy backend would launch, on machines without a GPU.
+The shim defines ``__global__``/``__device__`` away and runs a launch as CUDA would: every
+block of the grid, and in each block every thread of ``blockDim`` (x, y and z). Kernels
+without ``__syncthreads`` run their threads one after the other; kernels with it run each
+thread of a block as a coroutine (``ucontext``) that yields at the barrier, so shared-memory
+trees see exactly what the threads of a real block see. A barrier that some threads of a
+block never reach (they exited first) is reported as an error, not hidden. It checks the
+numerics of the exact kernel text that the CuPy backend launches, on machines without a GPU.
 
 >>> import numpy as np
 >>> import funcgrad as fg
@@ -18,77 +21,203 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import re
+import stat
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from funcgrad.backends.cuda_codegen import Kernel
+from funcgrad.backends.cuda_codegen import Kernel, launch_shape
 from funcgrad.errors import BackendError
 
 SHIM = r"""
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <ucontext.h>
 using namespace std;
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
 #define __global__
 #define __device__
 #define __shared__ static
+#define __restrict__
 struct fg_dim3 { unsigned int x, y, z; };
 static fg_dim3 threadIdx, blockIdx, blockDim, gridDim;
-static inline void __syncthreads() {}
+static void (*fg_body)();
+static ucontext_t fg_sched;
+static ucontext_t* fg_fibers;
+static int* fg_state;  // 0 runnable, 1 waiting at __syncthreads, 2 exited
+static unsigned int fg_cur;
+static bool fg_fibered;
+static inline void fg_set_thread(unsigned int t) {
+  threadIdx.x = t % blockDim.x; threadIdx.y = (t / blockDim.x) % blockDim.y;
+  threadIdx.z = t / (blockDim.x * blockDim.y); }
+static inline void __syncthreads() {
+  if (!fg_fibered) return;
+  fg_state[fg_cur] = 1;
+  swapcontext(&fg_fibers[fg_cur], &fg_sched); }
+static void fg_fiber_main() { fg_body(); fg_state[fg_cur] = 2; }
+static const size_t FG_STACK = 64 * 1024;
+// Runs one block; returns 0, or 1 when a barrier was not reached by every thread.
+static int fg_block(unsigned int n, char* stacks) {
+  if (!fg_fibered) {
+    for (unsigned int t = 0; t < n; ++t) { fg_set_thread(t); fg_body(); }
+    return 0; }
+  for (unsigned int t = 0; t < n; ++t) {
+    getcontext(&fg_fibers[t]);
+    fg_fibers[t].uc_stack.ss_sp = stacks + (size_t)t * FG_STACK;
+    fg_fibers[t].uc_stack.ss_size = FG_STACK;
+    fg_fibers[t].uc_link = &fg_sched;
+    makecontext(&fg_fibers[t], fg_fiber_main, 0);
+    fg_state[t] = 0; }
+  for (;;) {
+    for (unsigned int t = 0; t < n; ++t) {
+      if (fg_state[t] != 0) continue;
+      fg_cur = t; fg_set_thread(t);
+      swapcontext(&fg_sched, &fg_fibers[t]); }
+    unsigned int waiting = 0, exited = 0;
+    for (unsigned int t = 0; t < n; ++t) { waiting += fg_state[t] == 1; exited += fg_state[t] == 2; }
+    if (waiting == 0) return 0;
+    if (exited != 0) return 1;
+    for (unsigned int t = 0; t < n; ++t) fg_state[t] = 0; } }
+static int fg_grid(unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                   unsigned int by, unsigned int bz, bool fibered) {
+  gridDim.x = gx; gridDim.y = gy; gridDim.z = gz;
+  blockDim.x = bx; blockDim.y = by; blockDim.z = bz;
+  unsigned int n = bx * by * bz;
+  fg_fibered = fibered;
+  char* stacks = 0;
+  if (fibered) {
+    stacks = (char*)malloc((size_t)n * FG_STACK);
+    fg_fibers = (ucontext_t*)malloc(n * sizeof(ucontext_t));
+    fg_state = (int*)malloc(n * sizeof(int)); }
+  int err = 0;
+  for (unsigned int z = 0; z < gz && !err; ++z)
+    for (unsigned int y = 0; y < gy && !err; ++y)
+      for (unsigned int x = 0; x < gx && !err; ++x) {
+        blockIdx.x = x; blockIdx.y = y; blockIdx.z = z;
+        err = fg_block(n, stacks); }
+  if (fibered) { free(stacks); free(fg_fibers); free(fg_state); }
+  return err; }
 """
 
-_CACHE_DIR = os.path.join(tempfile.gettempdir(), f"funcgrad-host-kernels-{os.getuid()}")
+_SIGNATURE = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(([^)]*)\)')
+
+
+def kernel_params(source: str, name: str) -> list[tuple[str, str]]:
+    """The (C type, name) pairs of ``extern "C" __global__ void name(...)`` in ``source``.
+
+    >>> kernel_params('extern "C" __global__ void k(const float* x, int n) {}', "k")
+    [('const float*', 'x'), ('int', 'n')]
+    """
+    for m in _SIGNATURE.finditer(source):
+        if m.group(1) != name:
+            continue
+        params = []
+        for p in m.group(2).split(","):
+            p = p.strip()
+            if not p:
+                continue
+            pm = re.match(r"(.*?[\s*&])(\w+)$", p)
+            if pm is None:
+                raise BackendError(f"cannot read parameter {p!r} of kernel {name}")
+            params.append((" ".join(pm.group(1).split()), pm.group(2)))
+        return params
+    raise BackendError(f'no extern "C" __global__ function {name!r} in the kernel source')
+
+
+def _cache_dir() -> str:
+    """A private per-user directory (0700, owned by us): a library planted by someone else
+    in a shared temp dir must never be loaded."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(base, "funcgrad", "host-kernels")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise BackendError(f"the host-kernel cache {path} is not a private directory owned by "
+                           "this user (mode 0700); remove it and retry")
+    return path
+
+
 _loaded: dict[str, Any] = {}
 
 
-def _launcher(kernel: Kernel) -> str:
-    params = ", ".join(f"{t} {n}" for t, n in kernel.params)
-    args = ", ".join(n for _, n in kernel.params)
-    return (f'extern "C" void launch_{kernel.name}(unsigned int grid, {params}) {{\n'
-            f"  gridDim.x = grid; blockDim.x = 1; threadIdx.x = 0;\n"
-            f"  for (unsigned int b = 0; b < grid; ++b) {{ blockIdx.x = b; "
-            f"{kernel.name}({args}); }}\n}}\n")
+def _entry(name: str, params: Sequence[tuple[str, str]], fibered: bool) -> str:
+    """A C entry point taking the argument pointers as cuLaunchKernel's ``kernelParams``."""
+    unpack = ", ".join(f"*({t.replace('__restrict__', '').strip()}*)fg_args[{i}]"
+                       for i, (t, _) in enumerate(params))
+    return (f"static void** fg_args;\nstatic void fg_call() {{ {name}({unpack}); }}\n"
+            f'extern "C" int fg_launch(unsigned int gx, unsigned int gy, unsigned int gz, '
+            f"unsigned int bx, unsigned int by, unsigned int bz, void** args) {{\n"
+            f"  fg_args = args; fg_body = fg_call;\n"
+            f"  return fg_grid(gx, gy, gz, bx, by, bz, {'true' if fibered else 'false'});\n}}\n")
 
 
-def compile_on_host(kernel: Kernel) -> Any:
-    """Compile the kernel text with g++ into a shared library (cached by source)."""
-    text = SHIM + kernel.source + _launcher(kernel)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:20]
+def compile_source_on_host(source: str, name: str) -> Any:
+    """Compile one kernel of ``source`` with g++ into a shared library (cached by text)."""
+    params = kernel_params(source, name)
+    text = SHIM + source + _entry(name, params, "__syncthreads" in source)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:24]
     if digest in _loaded:
         return _loaded[digest]
-    os.makedirs(_CACHE_DIR, exist_ok=True)
-    lib_path = os.path.join(_CACHE_DIR, f"k_{digest}.so")
+    cache = _cache_dir()
+    lib_path = os.path.join(cache, f"k_{digest}.so")
     if not os.path.exists(lib_path):
-        src_path = os.path.join(_CACHE_DIR, f"k_{digest}.cpp")
-        with open(src_path, "w") as f:
+        fd, src_path = tempfile.mkstemp(suffix=".cpp", dir=cache)
+        with os.fdopen(fd, "w") as f:
             f.write(text)
-        res = subprocess.run(["g++", "-O1", "-std=c++14", "-shared", "-fPIC", src_path, "-o",
-                              lib_path + ".tmp"], capture_output=True, text=True, check=False)
-        if res.returncode != 0:
-            raise BackendError(f"g++ failed on kernel {kernel.name}:\n{res.stderr}")
-        os.replace(lib_path + ".tmp", lib_path)
+        fd, tmp_lib = tempfile.mkstemp(suffix=".so", dir=cache)
+        os.close(fd)
+        try:
+            res = subprocess.run(["g++", "-O1", "-std=c++14", "-shared", "-fPIC", src_path,
+                                  "-o", tmp_lib], capture_output=True, text=True, check=False)
+            if res.returncode != 0:
+                raise BackendError(f"g++ failed on kernel {name}:\n{res.stderr}")
+            os.replace(tmp_lib, lib_path)
+        finally:
+            os.unlink(src_path)
+            if os.path.exists(tmp_lib):
+                os.unlink(tmp_lib)
     lib = ctypes.CDLL(lib_path)
+    lib.fg_launch.restype = ctypes.c_int
     _loaded[digest] = lib
     return lib
 
 
+def launch_source_on_host(source: str, name: str, grid: Sequence[int], block: Sequence[int],
+                          args: Sequence[Any]) -> None:
+    """Launch ``name`` over ``grid`` x ``block`` with ``args``: ctypes values, one per
+    parameter, in the C types of the signature (pointers as ``c_void_p``)."""
+    lib = compile_source_on_host(source, name)
+    g = (*grid, 1, 1, 1)[:3]
+    b = (*block, 1, 1, 1)[:3]
+    ptrs = (ctypes.c_void_p * max(len(args), 1))(
+        *[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
+    err = lib.fg_launch(*(ctypes.c_uint(int(v)) for v in (*g, *b)), ptrs)
+    if err:
+        raise BackendError(f"kernel {name}: a __syncthreads() was not reached by every "
+                           "thread of a block (some had exited): undefined on a GPU")
+
+
+
 def launch_on_host(kernel: Kernel, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Run one kernel on NumPy arrays; returns its freshly allocated outputs."""
-    lib = compile_on_host(kernel)
+    """Run one kernel on NumPy arrays with the grid and block the GPU launch uses."""
     args: list[Any] = []
+    keep: list[np.ndarray] = []
     for arr in inputs:
         arr = np.asarray(arr)
+        keep.append(arr)
         args.append(ctypes.c_void_p(arr.ctypes.data))
         args.extend(ctypes.c_longlong(s // arr.itemsize) for s in arr.strides)
     outs = [np.empty(v.aval.shape, v.aval.dtype) for v in kernel.outputs]
     args.extend(ctypes.c_void_p(o.ctypes.data) for o in outs)
-    grid = kernel.n_blocks if kernel.kind == "reduce" else 1
-    getattr(lib, f"launch_{kernel.name}")(ctypes.c_uint(grid), *args)
+    grid, block = launch_shape(kernel)
+    launch_source_on_host(kernel.source, kernel.name, grid, block, args)
     return outs
 
 

@@ -20,6 +20,7 @@ from funcgrad import (
     nn,  # noqa: E402  (nn builds on the transforms)
     numpy,
     random,
+    scipy,
     test_util,
     testing,
     tree,
@@ -51,8 +52,8 @@ from funcgrad.api import (
 from funcgrad.array import Array
 from funcgrad.config import config, disable_jit, enable_x64
 from funcgrad.devices import Device, devices
-from funcgrad.ir import ClosedJaxpr, Jaxpr
 from funcgrad.distributed import pmap
+from funcgrad.ir import ClosedJaxpr, Jaxpr
 from funcgrad.staging import eval_jaxpr, make_jaxpr
 
 # Control flow registers its primitives (cond, while, scan) with the rest.
@@ -77,11 +78,11 @@ __all__ = [
     "Array", "ClosedJaxpr", "Device", "Jaxpr", "ShapeDtypeStruct", "block_until_ready",
     "checkpoint", "clear_caches", "config", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
     "default_backend", "device_count", "device_get", "device_put", "devices", "disable_jit",
-    "dtypes", "enable_x64", "errors", "eval_jaxpr", "eval_shape", "experimental", "grad",
     "distributed", "pmap",
+    "dtypes", "enable_x64", "errors", "eval_jaxpr", "eval_shape", "experimental", "grad",
     "hessian", "host_count", "host_id", "host_ids", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
     "lax", "linear_transpose", "linearize", "local_device_count", "local_devices", "make_jaxpr",
     "named_call", "named_scope", "nn", "numpy", "process_count", "process_index",
-    "process_indices", "pure_callback", "random", "remat", "test_util", "testing", "tree",
+    "process_indices", "pure_callback", "random", "remat", "scipy", "test_util", "testing", "tree",
     "tree_util", "typeof", "value_and_grad", "vjp", "vmap",
 ]

@@ -8,7 +8,20 @@ setting untouched by any context.
 
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
+
+# The CuPy emulator (tests/support/fakecupy): gpu-marked tests run on it where CuPy finds no
+# device. Only tests/support goes on sys.path (the repository root would make its
+# transforms/ and backends/ folders importable as top-level modules).
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "support"))
+from fakecupy.plugin import (  # noqa: E402, F401 - fixtures and the option, for the suite
+    _gpu_tests_on_emulator,
+    fake_cupy,
+    pytest_addoption,
+)
 
 from funcgrad.config import config, enable_x64
 

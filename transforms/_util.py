@@ -11,10 +11,18 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from funcgrad import dtypes
 from funcgrad.conversion import asarray
 from funcgrad.core import Tracer, get_aval
-from funcgrad.errors import ArgnumsError, HasAuxError, IntegerInputError, TreeStructureError
+from funcgrad.errors import (
+    ArgnumsError,
+    GradError,
+    HasAuxError,
+    IntegerInputError,
+    TreeStructureError,
+)
 from funcgrad.tree_util import tree_flatten
 
 
@@ -55,6 +63,31 @@ def check_differentiable(leaves: Sequence[Any], what: str) -> None:
                 f"{aval.dtype} (shape {aval.shape}). Differentiate with respect to floating "
                 "point values: convert it with x.astype(float), or leave it out of argnums."
             )
+
+
+def check_holomorphic_inputs(leaves: Sequence[Any], what: str) -> None:
+    """With ``holomorphic=True`` every differentiated input must be complex (JAX's check)."""
+    for x in leaves:
+        dt = get_aval(x).dtype
+        if dt.kind != "c":
+            raise GradError(f"{what} with holomorphic=True requires inputs with complex "
+                            f"dtype, but got {dt.name}.")
+
+
+def check_output_kind(dtype: Any, what: str, holomorphic: bool) -> None:
+    """JAX's checks of a reverse-mode output: complex only (and then always) with
+    ``holomorphic=True``."""
+    dt = np.dtype(dtype)
+    if holomorphic:
+        if dt.kind != "c":
+            raise GradError(f"{what} with holomorphic=True requires outputs with complex "
+                            f"dtype, but got {dt.name}.")
+    elif dt.kind == "c":
+        raise GradError(f"{what} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {dt.name}. For holomorphic "
+                        "differentiation, pass holomorphic=True. For differentiation of "
+                        "non-holomorphic functions involving complex outputs, use "
+                        "jax.vjp directly.")
 
 
 def split_aux(out: Any, has_aux: bool, where: str) -> tuple[Any, Any]:

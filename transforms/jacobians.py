@@ -19,7 +19,14 @@ from typing import Any
 import numpy as np
 
 from funcgrad.core import get_aval
-from funcgrad.transforms._util import as_leaf_array, check_differentiable, normalize_argnums
+from funcgrad.errors import GradError
+from funcgrad.transforms._util import (
+    as_leaf_array,
+    check_differentiable,
+    check_holomorphic_inputs,
+    check_output_kind,
+    normalize_argnums,
+)
 from funcgrad.transforms.jvp import jvp
 from funcgrad.transforms.vjp import vjp
 from funcgrad.transforms.vmap import vmap
@@ -53,11 +60,23 @@ def _arrange(blocks: list[list[Any]], out_tree: PyTreeDef, in_tree: PyTreeDef,
 
 
 def _setup(fun: Callable[..., Any], argnums: int | Sequence[int], args: tuple[Any, ...],
-           what: str) -> tuple[Callable[..., Any], list[Any], PyTreeDef, bool]:
+           what: str, holomorphic: bool = False
+           ) -> tuple[Callable[..., Any], list[Any], PyTreeDef, bool]:
     nums, single = normalize_argnums(argnums, len(args))
     args = tuple(tree_map(as_leaf_array, a) if i in nums else a for i, a in enumerate(args))
     flat_in, in_tree = tree_flatten(tuple(args[i] for i in nums))
     check_differentiable(flat_in, what)
+    if holomorphic:
+        check_holomorphic_inputs(flat_in, what)
+    elif what == "jacfwd":
+        for x in flat_in:
+            if get_aval(x).dtype.kind == "c":
+                raise GradError(
+                    "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+                    f"np.floating), but got {get_aval(x).dtype.name}. For holomorphic "
+                    "differentiation, pass holomorphic=True. For differentiation of "
+                    "non-holomorphic functions involving complex inputs or integer inputs, "
+                    "use jax.jvp directly.")
 
     def f_flat(*xs: Any) -> Any:
         full = list(args)
@@ -69,7 +88,7 @@ def _setup(fun: Callable[..., Any], argnums: int | Sequence[int], args: tuple[An
 
 
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-           has_aux: bool = False) -> Callable[..., Any]:
+           has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """Jacobian by forward mode: a jvp vmapped over the input's basis vectors.
 
     >>> import numpy as np
@@ -79,10 +98,15 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     """
 
     def jac(*args: Any) -> Any:
-        f_flat, flat_in, in_tree, single = _setup(fun, argnums, args, "jacfwd")
+        f_flat, flat_in, in_tree, single = _setup(fun, argnums, args, "jacfwd", holomorphic)
         zeros = [np.zeros(get_aval(x).shape, get_aval(x).dtype) for x in flat_in]
         res = jvp(f_flat, tuple(flat_in), tuple(zeros), has_aux=has_aux)
         out_leaves, out_tree = tree_flatten(res[0])
+        if holomorphic:
+            for o in out_leaves:
+                if get_aval(o).dtype.kind != "c":
+                    raise GradError("jacfwd with holomorphic=True requires outputs with "
+                                    f"complex dtype, but got {get_aval(o).dtype.name}.")
         columns = []
         for k, x in enumerate(flat_in):
             aval = get_aval(x)
@@ -106,7 +130,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-           has_aux: bool = False) -> Callable[..., Any]:
+           has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """Jacobian by reverse mode: one forward pass, its vjp vmapped over output basis vectors.
 
     >>> import numpy as np
@@ -116,10 +140,13 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     """
 
     def jac(*args: Any) -> Any:
-        f_flat, flat_in, in_tree, single = _setup(fun, argnums, args, "jacrev")
+        f_flat, flat_in, in_tree, single = _setup(fun, argnums, args, "jacrev", holomorphic)
         res = vjp(f_flat, *flat_in, has_aux=has_aux)
         out, f_vjp = res[0], res[1]
         out_leaves, out_tree = tree_flatten(out)
+        for o in out_leaves:
+            if holomorphic or get_aval(o).dtype.kind == "c":
+                check_output_kind(get_aval(o).dtype, "jacrev", holomorphic)
         zeros = [np.zeros(get_aval(o).shape, get_aval(o).dtype) for o in out_leaves]
         blocks = []
         for j, o in enumerate(out_leaves):
@@ -142,7 +169,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 
 def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-            has_aux: bool = False) -> Callable[..., Any]:
+            has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """The Hessian, ``jacfwd(jacrev(fun))``.
 
     >>> import numpy as np
@@ -150,4 +177,4 @@ def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     >>> fg.hessian(lambda x: fg.numpy.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)

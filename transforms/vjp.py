@@ -37,6 +37,8 @@ from funcgrad.source_info import user_frame
 from funcgrad.transforms._util import (
     as_leaf_array,
     check_differentiable,
+    check_holomorphic_inputs,
+    check_output_kind,
     normalize_argnums,
     split_aux,
 )
@@ -196,7 +198,7 @@ def _strip(tree: Any) -> Any:
     return tree_map(leaf, tree)
 
 
-def _check_scalar_output(out: Any, where: str) -> Any:
+def _check_scalar_output(out: Any, where: str, holomorphic: bool = False) -> Any:
     leaves, tree = tree_flatten(out)
     if len(leaves) != 1 or tree.node_type is not None:
         raise NonScalarOutputError(
@@ -210,7 +212,9 @@ def _check_scalar_output(out: Any, where: str) -> Any:
             f"{aval.shape}. Reduce it (e.g. funcgrad.numpy.sum), or use funcgrad.vjp / "
             "funcgrad.jacrev for vector outputs."
         )
-    if not dtypes.is_float(aval.dtype):
+    if holomorphic or aval.dtype.kind == "c":
+        check_output_kind(aval.dtype, where, holomorphic)
+    elif not dtypes.is_float(aval.dtype):
         raise NonScalarOutputError(
             f"{where} needs a real floating point output, got dtype {aval.dtype}"
         )
@@ -218,7 +222,7 @@ def _check_scalar_output(out: Any, where: str) -> Any:
 
 
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False) -> Callable[..., Any]:
+                   has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """A function returning ``(fun(*args), gradient)`` (``((value, aux), gradient)``
     with ``has_aux``).
 
@@ -234,6 +238,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         nums, single = normalize_argnums(argnums, len(args))
         dyn = [tree_map(as_leaf_array, args[i]) for i in nums]
         check_differentiable(tree_flatten(dyn)[0], where)
+        if holomorphic:
+            check_holomorphic_inputs(tree_flatten(dyn)[0], where)
 
         def f(*dyn_args: Any) -> Any:
             full_args = list(args)
@@ -245,7 +251,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             out, f_vjp, aux = vjp(f, *dyn, has_aux=True, where=where)
         else:
             out, f_vjp = vjp(f, *dyn)
-        scalar = _check_scalar_output(out, where)
+        scalar = _check_scalar_output(out, where, holomorphic)
         sa = get_aval(scalar)
         # The seed has the output's type, weak included, so the gradient has the input's.
         one = wrap(np.ones((), sa.dtype), sa) if sa.weak_type else full((), 1.0, sa.dtype)
@@ -257,15 +263,16 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-         has_aux: bool = False) -> Callable[..., Any]:
-    """The gradient of a scalar function with respect to ``argnums``.
+         has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
+    """The gradient of a scalar function with respect to ``argnums`` (of a complex one,
+    f'(z), with ``holomorphic=True``).
 
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.grad(lambda x: fg.numpy.sum(x ** 3))(np.array([1.0, 2.0]))
     Array([ 3., 12.], dtype=float32)
     """
-    vg = value_and_grad(fun, argnums, has_aux)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @functools.wraps(fun)
     def g(*args: Any, **kwargs: Any) -> Any:

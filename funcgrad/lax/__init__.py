@@ -16,7 +16,6 @@ Array([0.], dtype=float32)
 from typing import Any
 
 from funcgrad.core import PRIMITIVES as _PRIMITIVES
-from funcgrad.primitives import collectives as _collectives
 from funcgrad.primitives import elementwise as _elementwise  # noqa: F401 - registers
 from funcgrad.primitives import indexing as _indexing  # noqa: F401
 from funcgrad.primitives import linalg as _linalg  # noqa: F401
@@ -60,67 +59,46 @@ def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
 
 __all__ += ["slice_in_dim"]
 
+from funcgrad.primitives.fft import FftType  # noqa: E402 - the fft primitive's enum
 
-def _tree_collective(prim: Any, x: Any, axis_name: Any) -> Any:
-    from funcgrad.conversion import asarray  # noqa: PLC0415
-    from funcgrad.tree_util import tree_map  # noqa: PLC0415
+__all__ += ["FftType"]
 
-    return tree_map(lambda v: prim.bind(asarray(v), axis_name=axis_name), x)
+from funcgrad.primitives.sorting import sort_key_val  # noqa: E402 - composite of sort
 
+__all__ += ["sort_key_val"]
 
-def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    """The sum of ``x`` over the members of the named mapped axis (a pytree of arrays).
+from funcgrad.primitives.convolution import (  # noqa: E402 - wrappers of the primitives
+    ConvDimensionNumbers,
+    ConvGeneralDilatedDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_permutations,
+    conv_transpose,
+    conv_with_general_padding,
+    padtype_to_pads,
+)
+from funcgrad.primitives.windows import reduce_window  # noqa: E402
 
-    >>> import funcgrad as jax
-    >>> import funcgrad.numpy as jnp
-    >>> jax.vmap(lambda v: jax.lax.psum(v, "i"), axis_name="i")(jnp.arange(3.0))
-    Array([3., 3., 3.], dtype=float32)
-    """
-    if axis_index_groups is not None:
-        raise NotImplementedError("psum's axis_index_groups is not supported by funcgrad")
-    return _tree_collective(_collectives.psum_p, x, axis_name)
-
-
-def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    """The mean of ``x`` over the members of the named mapped axis.
-
-    >>> import funcgrad as jax
-    >>> import funcgrad.numpy as jnp
-    >>> jax.vmap(lambda v: jax.lax.pmean(v, "i"), axis_name="i")(jnp.arange(3.0))
-    Array([1., 1., 1.], dtype=float32)
-    """
-    from funcgrad.tree_util import tree_map  # noqa: PLC0415
-
-    n = psum(1, axis_name, axis_index_groups=axis_index_groups)
-    return tree_map(lambda s: s / n, psum(x, axis_name, axis_index_groups=axis_index_groups))
+__all__ += ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv",
+            "conv_dimension_numbers", "conv_general_permutations", "conv_transpose",
+            "conv_with_general_padding", "padtype_to_pads", "reduce_window"]
 
 
-def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    """The maximum of ``x`` over the members of the named mapped axis."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("pmax's axis_index_groups is not supported by funcgrad")
-    return _tree_collective(_collectives.pmax_p, x, axis_name)
+from funcgrad.lax._parallel import (  # noqa: E402 - after the primitive functions
+    all_gather,
+    axis_index,
+    axis_size,
+    pmax,
+    pmean,
+    pmin,
+    ppermute,
+    pshuffle,
+    psum,
+    psum_scatter,
+)
 
-
-def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    """The minimum of ``x`` over the members of the named mapped axis."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("pmin's axis_index_groups is not supported by funcgrad")
-    return _tree_collective(_collectives.pmin_p, x, axis_name)
-
-
-def axis_index(axis_name: Any) -> Any:
-    """This member's index along the named mapped axis.
-
-    >>> import funcgrad as jax
-    >>> import funcgrad.numpy as jnp
-    >>> jax.vmap(lambda v: v * jax.lax.axis_index("i"), axis_name="i")(jnp.ones(3))
-    Array([0., 1., 2.], dtype=float32)
-    """
-    return _collectives.axis_index_p.bind(axis_name=axis_name)
-
-
-__all__ += ["axis_index", "pmax", "pmean", "pmin", "psum"]
+__all__ += ["all_gather", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
+            "pshuffle", "psum", "psum_scatter"]
 
 
 def __getattr__(name: str) -> Any:
@@ -134,3 +112,5 @@ def __getattr__(name: str) -> Any:
 
         return getattr(control_flow, name)
     raise AttributeError(f"module 'funcgrad.lax' has no attribute {name!r}")
+
+from funcgrad.lax import linalg  # noqa: E402 - jax.lax.linalg, after the primitives

@@ -18,7 +18,7 @@ import numpy as _np
 
 from funcgrad import dtypes as _dtypes
 from funcgrad.array import Array as _Array
-from funcgrad.numpy import linalg
+from funcgrad.numpy import fft, linalg
 from funcgrad.numpy._creation import *  # noqa: F403
 from funcgrad.numpy._creation import array, asarray, copy
 from funcgrad.numpy._indexing import (
@@ -105,6 +105,7 @@ from funcgrad.numpy._ufuncs import (
     abs,
     absolute,
     add,
+    angle,
     arccos,
     arccosh,
     arcsin,

@@ -79,13 +79,16 @@ def dot(a: Any, b: Any) -> Any:
 
 
 def vdot(a: Any, b: Any) -> Any:
-    """Dot product of the flattened arrays.
+    """Dot product of the flattened arrays, conjugating the first when it is complex.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.vdot(fnp.ones((2, 2)), fnp.ones((2, 2))))
     4.0
     """
-    return dot(ravel(a), ravel(b))
+    from funcgrad.numpy._ufuncs import conjugate  # noqa: PLC0415
+
+    a, b = promote_args(a, b)
+    return dot(ravel(conjugate(a)), ravel(b))
 
 
 def inner(a: Any, b: Any) -> Any:

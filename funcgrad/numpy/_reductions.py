@@ -172,12 +172,19 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     axes = canonical_axes(axis, aval.ndim)
     a = cast(a, _mean_dtype(aval.dtype, dtype))
     centered = subtract(a, mean(a, axes, keepdims=True, where=where))
-    total = R.reduce_sum(_masked(square(centered), where, 0), axes)
+    if get_aval(centered).dtype.kind == "c":
+        # |z - mean|^2, a real variance (as NumPy and JAX), not the square of z - mean.
+        from funcgrad.numpy._ufuncs import imag, real  # noqa: PLC0415
+
+        squared = add(square(real(centered)), square(imag(centered)))
+    else:
+        squared = square(centered)
+    total = R.reduce_sum(_masked(squared, where, 0), axes)
     if where is None:
         n: Any = float(_count(aval.shape, axes) - ddof)
     else:
         n = subtract(R.reduce_sum(cast(_broadcast_mask(where, aval.shape),
-                                       get_aval(a).dtype), axes), float(ddof))
+                                       get_aval(squared).dtype), axes), float(ddof))
     return _keepdims(divide(total, n), aval.ndim, axes, keepdims)
 
 

@@ -422,26 +422,15 @@ def divmod(x: Any, y: Any) -> tuple[Any, Any]:  # noqa: A001 - NumPy's name
     return floor_divide(x, y), remainder(x, y)
 
 
-def _real_only(x: Any, what: str) -> Any:
-    (x,) = promote_args(x)
-    if get_aval(x).dtype.kind == "c":
-        from funcgrad.errors import DTypeError  # noqa: PLC0415
-
-        raise DTypeError(
-            f"{what} of a complex array: funcgrad has no complex primitives (real, imag, "
-            "conj) yet, so this would give a wrong answer; see docs/sharp_bits.md"
-        )
-    return x
-
-
 def conjugate(x: Any) -> Any:
     """The complex conjugate (the value itself for real arrays).
 
     >>> import funcgrad.numpy as fnp
-    >>> float(fnp.conjugate(2.0))
-    2.0
+    >>> fnp.conjugate(fnp.array([1 + 2j])).tolist()
+    [(1-2j)]
     """
-    return _real_only(x, "conjugate")
+    (x,) = promote_args(x)
+    return E.conj(x) if get_aval(x).dtype.kind == "c" else x
 
 
 conj = conjugate
@@ -451,22 +440,44 @@ def real(x: Any) -> Any:
     """The real part (the value itself for real arrays).
 
     >>> import funcgrad.numpy as fnp
-    >>> float(fnp.real(2.0))
-    2.0
+    >>> fnp.real(fnp.array([1 + 2j])).tolist()
+    [1.0]
     """
-    return _real_only(x, "real")
+    (x,) = promote_args(x)
+    return E.real(x) if get_aval(x).dtype.kind == "c" else x
 
 
 def imag(x: Any) -> Any:
     """The imaginary part (zeros for real arrays).
 
     >>> import funcgrad.numpy as fnp
-    >>> float(fnp.imag(2.0))
-    0.0
+    >>> fnp.imag(fnp.array([1 + 2j])).tolist()
+    [2.0]
     """
     from funcgrad.numpy._creation import zeros_like  # noqa: PLC0415
 
-    return zeros_like(_real_only(x, "imag"))
+    (x,) = promote_args(x)
+    return E.imag(x) if get_aval(x).dtype.kind == "c" else zeros_like(x)
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """The argument of complex numbers, in radians (degrees with ``deg``); 0 or pi for
+    real ones.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.angle(1j, deg=True))
+    90.0
+    """
+    (z,) = promote_args(z)
+    re, im = real(z), imag(z)
+    dt = get_aval(re).dtype
+    if not dtypes.is_inexact(dt) or (dt.kind == "f" and get_aval(z).ndim == 0
+                                     and get_aval(z).dtype.kind != "c"):
+        # As JAX: integers, and real scalars, give the default float type.
+        dt = dtypes.default_float()
+        re, im = cast(re, dt), cast(im, dt)
+    out = E.atan2_p.bind(im, re)
+    return multiply(out, 180.0 / np.pi) if deg else out
 
 
 def _logical(name: str, prim: Primitive) -> Callable[[Any, Any], Any]:

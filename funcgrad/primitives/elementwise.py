@@ -9,8 +9,9 @@ Array([6.], dtype=float64)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -27,8 +28,11 @@ from funcgrad.primitives.rules import (
     full,
     instantiate,
     linear,
+    require_kind,
     same_shape_dtype,
+    scalar_as,
     unary,
+    unbroadcast,
 )
 
 # ------------------------------------------------------------ wrappers
@@ -38,7 +42,7 @@ def _scalar_to(x: Any, like: Any, broadcast: bool = False) -> Any:
     """A Python scalar beside an array takes the array's dtype (and shape if asked)."""
     if dtypes.python_scalar(x):
         aval = get_aval(like)
-        return full(aval.shape if broadcast else (), x, aval.dtype)
+        return scalar_as(x, aval.dtype, aval.shape if broadcast else ())
     return x
 
 
@@ -154,6 +158,13 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     aval = get_aval(x)
     if aval.dtype == dt and aval.weak_type == weak_type:
         return x
+    if aval.dtype.kind == "c" and dt.kind != "c":
+        # As JAX: the real part is converted (warning that the imaginary part is dropped).
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=2)
+        x = real_p.bind(x)
+        if get_aval(x).dtype == dt and aval.weak_type == weak_type:
+            return x
     return convert_element_type_p.bind(x, new_dtype=dt, weak_type=bool(weak_type))
 
 
@@ -168,9 +179,9 @@ linear(neg_p, lambda ct, primals, ans: [neg(ct)])
 
 sign_p = unary("sign", "sign", kinds=NUMBER, zero_derivative=True, cuda="fg_sign({0})",
                torch="sign")
-floor_p = unary("floor", "floor", zero_derivative=True, cuda="floor({0})", torch="floor")
-ceil_p = unary("ceil", "ceil", zero_derivative=True, cuda="ceil({0})", torch="ceil")
-round_p = unary("round", "round", zero_derivative=True, cuda="rint({0})", torch="round")
+floor_p = unary("floor", "floor", kinds="f", zero_derivative=True, cuda="floor({0})", torch="floor")
+ceil_p = unary("ceil", "ceil", kinds="f", zero_derivative=True, cuda="ceil({0})", torch="ceil")
+round_p = unary("round", "round", kinds="f", zero_derivative=True, cuda="rint({0})", torch="round")
 is_finite_p = unary("is_finite", "isfinite", kinds=NUMBER, result_dtype=dtypes.bool_,
                     zero_derivative=True, torch="isfinite",
                     cuda=lambda eqn, args, t: "true" if _kind(eqn) in "biu" else
@@ -216,7 +227,7 @@ sqrt_p = unary("sqrt", "sqrt", lambda x, ans: div(full(get_aval(ans).shape, 0.5,
 rsqrt_p = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x),
                 lambda x, ans: mul(div(ans, x), -0.5), reads="x,y",
                 cuda="(({T})1 / sqrt({0}))", torch="rsqrt")
-cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)), reads="x,y",
+cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)), kinds="f", reads="x,y",
                cuda="cbrt({0})", torch=None)
 def _abs_slope(x: Any) -> Any:
     # JAX's derivative of |x|: +1 for x >= 0 (so 1 at 0), -1 below.
@@ -249,10 +260,10 @@ def _special(fn: str) -> Any:
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 erf_p = unary("erf", _special("erf"),
-              lambda x, ans: mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI),
+              lambda x, ans: mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI), kinds="f",
               cuda="erf({0})", torch="erf")
 erfc_p = unary("erfc", _special("erfc"),
-               lambda x, ans: mul(exp(neg(square(x))), -_TWO_OVER_SQRT_PI),
+               lambda x, ans: mul(exp(neg(square(x))), -_TWO_OVER_SQRT_PI), kinds="f",
                cuda="erfc({0})", torch="erfc")
 
 
@@ -329,7 +340,7 @@ def _div_impl(xp: Any, x: Any, y: Any) -> Any:
 
 rem_p = binary("rem", "remainder", lambda x, y, a: full(get_aval(x).shape, 1,
                                                         get_aval(x).dtype),
-               lambda x, y, a: neg(floor_p.bind(div(x, y))), reads="x0,x1",
+               lambda x, y, a: neg(floor_p.bind(div(x, y))), kinds="iuf", reads="x0,x1",
                cuda="fg_mod({0}, {1})", torch="remainder")
 
 
@@ -394,7 +405,7 @@ atan2_p = binary(
     "atan2", "arctan2",
     lambda x, y, a: div(y, add(square(x), square(y))),
     lambda x, y, a: neg(div(x, add(square(x), square(y)))),
-    kinds=FLOAT,
+    kinds="f",
     reads="x0,x1",
     cuda="atan2({0}, {1})",
     torch="atan2",
@@ -492,6 +503,8 @@ def _convert_abstract(x: ShapedArray, *, new_dtype: np.dtype[Any], weak_type: bo
 
 
 def _convert_impl(xp: Any, x: Any, *, new_dtype: np.dtype[Any], weak_type: bool) -> Any:
+    if x.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
+        return x.real.astype(new_dtype)  # the real part, without NumPy's ComplexWarning
     return x.astype(new_dtype)
 
 
@@ -520,6 +533,8 @@ def _convert_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, new_dtype: np.dty
     aval = get_aval(primals[0])
     if not (dtypes.is_inexact(aval.dtype) and dtypes.is_inexact(new_dtype)):
         return [None]
+    if get_aval(ct).dtype.kind == "c" and aval.dtype.kind != "c":
+        ct = real_p.bind(ct)  # the transpose of making a real value complex
     return [convert_element_type(ct, aval.dtype, aval.weak_type)]
 
 
@@ -529,10 +544,185 @@ convert_element_type_p.vjp_reads = ""
 convert_element_type_p.batch = lambda args, dims, **p: (
     convert_element_type_p.bind(args[0], **p), dims[0])
 
+# ---------------------------------------------------------- complex numbers
+# JAX's conventions: real, imag, conj and complex are linear over the reals, and the
+# transpose of a linear map is taken without conjugation, so grad of a real function of
+# complex inputs is df/dx - i df/dy (the conjugate of the Wirtinger gradient 2 df/dz*).
+
+
+def real_dtype_of(dtype: Any) -> np.dtype[Any]:
+    """The real dtype of a complex one's parts (float32 for complex64).
+
+    >>> real_dtype_of(np.complex64)
+    dtype('float32')
+    """
+    dt = np.dtype(dtype)
+    return np.dtype(np.finfo(dt).dtype) if dt.kind == "c" else dt
+
+
+def complex_dtype_of(dtype: Any) -> np.dtype[Any]:
+    """The complex dtype with parts of ``dtype`` (complex64 up to float32).
+
+    >>> complex_dtype_of(np.float64)
+    dtype('complex128')
+    """
+    dt = np.dtype(dtype)
+    if dt.kind == "c":
+        return dt
+    return dtypes.complex128 if dt.itemsize > 4 else dtypes.complex64
+
+
+def _part_abstract(name: str) -> Any:
+    def abstract_eval(x: ShapedArray) -> ShapedArray:
+        require_kind(name, x, "c", "complex")
+        return ShapedArray(x.shape, real_dtype_of(x.dtype), x.weak_type)
+
+    return abstract_eval
+
+
+def real(x: Any) -> Any:
+    """The real part of a complex array (a real array of its parts' dtype).
+
+    >>> real(np.array([1 + 2j]))
+    Array([1.], dtype=float64)
+    """
+    return real_p.bind(x)
+
+
+def imag(x: Any) -> Any:
+    """The imaginary part of a complex array (a real array of its parts' dtype).
+
+    >>> imag(np.array([1 + 2j]))
+    Array([2.], dtype=float64)
+    """
+    return imag_p.bind(x)
+
+
+def conj(x: Any) -> Any:
+    """The complex conjugate; a real operand gives a complex result, as lax.conj.
+
+    >>> conj(np.array([1 + 2j]))
+    Array([1.-2.j], dtype=complex128)
+    """
+    return conj_p.bind(x, input_dtype=get_aval(x).dtype)
+
+
+def complex_(x: Any, y: Any) -> Any:
+    """``x + i y`` from two real arrays of one dtype (lax.complex).
+
+    >>> complex_(np.array([1.0]), np.array([2.0]))
+    Array([1.+2.j], dtype=complex128)
+    """
+    return complex_p.bind(*_scalar_pair(x, y))
+
+
+def _scalar_pair(x: Any, y: Any) -> tuple[Any, Any]:
+    if dtypes.python_scalar(x) and dtypes.python_scalar(y):
+        dt = dtypes.default_float()
+        return full((), x, dt), full((), y, dt)
+    return _scalar_to(x, y), _scalar_to(y, x)
+
+
+# A part of the buffer would be a view; copies keep results independent of their operand
+# (the NumPy backend writes into dead buffers).
+real_p = Primitive("real", abstract_eval=_part_abstract("real"),
+                   impl=lambda xp, x: x.real.copy())
+imag_p = Primitive("imag", abstract_eval=_part_abstract("imag"),
+                   impl=lambda xp, x: x.imag.copy())
+linear(real_p, lambda ct, primals, ans: [complex_(ct, full(get_aval(ct).shape, 0,
+                                                            get_aval(ct).dtype))])
+linear(imag_p, lambda ct, primals, ans: [complex_(full(get_aval(ct).shape, 0,
+                                                        get_aval(ct).dtype), neg(ct))])
+
+
+def _conj_abstract(x: ShapedArray, *, input_dtype: Any) -> ShapedArray:
+    require_kind("conj", x, FLOAT, "floating point or complex")
+    return ShapedArray(x.shape, complex_dtype_of(x.dtype), x.weak_type)
+
+
+def _conj_impl(xp: Any, x: Any, *, input_dtype: Any) -> Any:
+    return xp.conj(x).astype(complex_dtype_of(x.dtype), copy=False)
+
+
+conj_p = Primitive("conj", abstract_eval=_conj_abstract, impl=_conj_impl)
+linear(conj_p, lambda ct, primals, ans, *, input_dtype: [
+    conj(ct) if np.dtype(input_dtype).kind == "c" else real(ct)])
+
+
+def _complex_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    out = same_shape_dtype("complex", x, y)
+    require_kind("complex", x, "f", "real floating point")
+    return ShapedArray(out.shape, complex_dtype_of(out.dtype), out.weak_type)
+
+
+def _complex_impl(xp: Any, x: Any, y: Any) -> Any:
+    # Part by part: x + 1j * y would turn an infinite y into a NaN real part.
+    out = xp.empty(x.shape if x.ndim else y.shape, complex_dtype_of(x.dtype))
+    out.real = x
+    out.imag = y
+    return out
+
+
+def _complex_transpose(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
+    x, y = primals
+    return [unbroadcast(real(ct), get_aval(x)), unbroadcast(neg(imag(ct)), get_aval(y))]
+
+
+complex_p = Primitive("complex", abstract_eval=_complex_abstract, impl=_complex_impl)
+linear(complex_p, _complex_transpose, linear_args=(0, 1))
+
+for _p, _fn in ((real_p, real), (imag_p, imag), (conj_p, lambda x: conj(x)),
+                (complex_p, complex_)):
+    # No Tensor method: the torch face does not support complex tensors yet.
+    _p.describe(lax=_p.name, fusion=None, cuda=None, ufunc=None, lax_fn=_fn, torch_method=None)
+for _p in (real_p, imag_p, conj_p):
+    _p.batch = lambda args, dims, _p=_p, **params: (_p.bind(args[0], **params), dims[0])
+complex_p.batch = elementwise_batch(complex_p)
+real_p.torch_node, imag_p.torch_node, conj_p.torch_node = "Real", "Imag", "Conj"
+complex_p.torch_node = "Complex"
+
+
+def _conj_unit(x: Any) -> Any:
+    """conj(x) / |x| (0 where x is 0): d|x| = real(dx * conj(x) / |x|)."""
+    a = abs_p.bind(x)
+    zero = eq(a, 0.0)
+    return div(conj(x), convert_element_type(select(zero, 1.0, a), get_aval(x).dtype))
+
+
+# The real rules that unary() made, which the complex case wraps.
+_abs_real_abstract: Callable[..., Any] = abs_p.abstract_eval
+_abs_real_jvp: Callable[..., Any] = cast(Callable[..., Any], abs_p.jvp)
+_abs_real_vjp: Callable[..., Any] = cast(Callable[..., Any], abs_p.vjp)
+
+
+def _abs_abstract(x: ShapedArray) -> ShapedArray:
+    if x.dtype.kind == "c":
+        return ShapedArray(x.shape, real_dtype_of(x.dtype), x.weak_type)
+    return _abs_real_abstract(x)
+
+
+def _abs_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+    (x,), (t,) = primals, tangents
+    if get_aval(x).dtype.kind != "c":
+        return _abs_real_jvp(primals, tangents)
+    ans = abs_p.bind(x)
+    return ans, None if t is None else real(mul(t, _conj_unit(x)))
+
+
+def _abs_vjp(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
+    x = primals[0]
+    if get_aval(x).dtype.kind != "c":
+        return _abs_real_vjp(ct, primals, ans)
+    return [mul(convert_element_type(ct, get_aval(x).dtype), _conj_unit(x))]
+
+
+abs_p.abstract_eval, abs_p.jvp, abs_p.vjp = _abs_abstract, _abs_jvp, _abs_vjp
+
+
 __all__ = [n for n in dir() if n.endswith("_p")] + [
     "add", "sub", "mul", "div", "max_", "min_", "pow_", "eq", "ne", "lt", "le", "gt", "ge",
     "neg", "exp", "log", "sin", "cos", "sqrt", "rsqrt", "sign", "square", "reciprocal",
-    "erf", "erfc",
+    "erf", "erfc", "real", "imag", "conj", "complex_", "real_dtype_of", "complex_dtype_of",
     "integer_pow", "select", "convert_element_type", "instantiate", "stop_gradient",
 ]
 

@@ -172,7 +172,7 @@ def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = Non
         return getattr(xp, np_name)(x)  # type: ignore[arg-type]
 
     kind_text = {"fc": "floating point", "iufc": "numeric", "biu": "integer or boolean",
-                 "b": "boolean"}.get(kinds, kinds)
+                 "b": "boolean", "f": "real floating point"}.get(kinds, kinds)
 
     def abstract_eval(x: ShapedArray, **params: Any) -> ShapedArray:
         require_kind(name, x, kinds, kind_text)
@@ -237,8 +237,8 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
             return fn(xp, x, y)
         return getattr(xp, np_name)(x, y)  # type: ignore[arg-type]
 
-    kind_text = {"iufc": "numeric", "fc": "floating point",
-                 "biu": "integer or boolean"}.get(kinds, kinds)
+    kind_text = {"iufc": "numeric", "fc": "floating point", "biu": "integer or boolean",
+                 "f": "real floating point", "iuf": "real number"}.get(kinds, kinds)
 
     def abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         out = same_shape_dtype(name, x, y)
@@ -309,10 +309,22 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
 def _scalars_as_operand(x: Any, y: Any) -> tuple[Any, Any]:
     """A Python number beside an array takes the array's dtype (a weakly typed scalar)."""
     if dtypes.python_scalar(x) and not dtypes.python_scalar(y):
-        return full((), x, get_aval(y).dtype), y
+        return scalar_as(x, get_aval(y).dtype), y
     if dtypes.python_scalar(y) and not dtypes.python_scalar(x):
-        return x, full((), y, get_aval(x).dtype)
+        return x, scalar_as(y, get_aval(x).dtype)
     return x, y
+
+
+def scalar_as(value: Any, dtype: Any, shape: Sequence[int] = ()) -> Any:
+    """A Python number as an operand of ``dtype``; a complex number cannot become a real
+    one (its imaginary part would be dropped), so that is a DTypeError."""
+    if type(value) is complex and np.dtype(dtype).kind != "c":
+        raise DTypeError(
+            f"a Python complex number ({value!r}) cannot be an operand beside a {dtype} "
+            "array: lax primitives need equal dtypes; use funcgrad.numpy functions (which "
+            "promote to complex) or convert the array first"
+        )
+    return full(shape, value, dtype)
 
 
 def linear(prim: Primitive, transpose: Rule, linear_args: Sequence[int] = (0,)) -> None:

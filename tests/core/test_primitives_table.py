@@ -731,6 +731,139 @@ LINALG = [
 ]
 
 
+# --------------------------------------------------- matrix decompositions
+
+
+@st.composite
+def matrices(draw: Any, kind: str = "general", square: bool = True, **params: Any) -> Draw:
+    """A batch of small matrices: "spd" (A A^T + n I), "spread" (well-separated singular
+    values and eigenvalues: the vectors' derivatives are finite) or "general"."""
+    batch = draw(hnp.array_shapes(min_dims=0, max_dims=1, min_side=1, max_side=2))
+    m = draw(st.integers(1, 3))
+    n = m if square else draw(st.integers(1, 3))
+    # Spread matrices have no zero entries: at a diagonal matrix LAPACK's eigenvector signs
+    # jump under perturbation, which finite differences would see.
+    x = draw(arrays((*batch, m, n), floats(0.1, 0.5) if kind == "spread" else floats(-0.5, 0.5)))
+    if kind == "spd":
+        x = x @ np.swapaxes(x, -1, -2) + n * np.eye(n)
+    elif kind == "spread":
+        x = x + np.eye(m, n) * 4.0 * np.arange(1, n + 1)
+    return (x,), {k: draw(v) for k, v in params.items()}
+
+
+def _per_matrix(fn: Callable[..., Any], *xs: np.ndarray) -> list[np.ndarray]:
+    batch = xs[0].shape[:-2]
+    outs = [fn(*(x[i] for x in xs)) for i in np.ndindex(batch)]
+    return [np.stack([o[j] for o in outs]).reshape(batch + np.shape(outs[0][j]))
+            for j in range(len(outs[0]))]
+
+
+def _cholesky_ref(x: np.ndarray) -> np.ndarray:
+    import scipy.linalg  # noqa: PLC0415
+
+    return _per_matrix(lambda a: [scipy.linalg.cholesky(a, lower=True)], x)[0].astype(x.dtype)
+
+
+def _trsolve_ref(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: bool,
+                 transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> np.ndarray:
+    n = a.shape[-1]
+    t = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        t = np.where(np.eye(n, dtype=bool), 1, t)
+    t = np.swapaxes(t, -1, -2) if transpose_a else t
+    if left_side:
+        return np.linalg.solve(t, b).astype(b.dtype)
+    return np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)),
+                       -1, -2).astype(b.dtype)
+
+
+@st.composite
+def trsolve_args(draw: Any) -> Draw:
+    (a,), _ = draw(matrices())
+    a = a + 3 * np.eye(a.shape[-1])
+    left = draw(st.booleans())
+    k = draw(st.integers(1, 2))
+    shape = (*a.shape[:-1], k) if left else (*a.shape[:-2], k, a.shape[-1])
+    flags = {f: draw(st.booleans()) for f in ("lower", "transpose_a", "unit_diagonal")}
+    return (a, draw(arrays(shape))), {"left_side": left, "conjugate_a": False, **flags}
+
+
+def _lu_ref(x: np.ndarray) -> list[np.ndarray]:
+    import scipy.linalg  # noqa: PLC0415
+
+    def one(a: np.ndarray) -> list[np.ndarray]:
+        p, low, up = scipy.linalg.lu(a)   # a = p @ low @ up
+        m, n = a.shape
+        k = min(m, n)
+        packed = np.zeros(a.shape)
+        packed[:, :k] += np.tril(low, -1)
+        packed[:k, :] += np.triu(up)
+        perm = np.argmax(p, axis=0)       # a[perm] = low @ up
+        rows, piv = list(range(m)), []    # the row swaps that produce perm
+        for i in range(k):
+            j = rows.index(perm[i])
+            piv.append(j)
+            rows[i], rows[j] = rows[j], rows[i]
+        return [packed, np.asarray(piv, np.int32), perm.astype(np.int32)]
+
+    out = _per_matrix(one, x)
+    return [out[0].astype(x.dtype), out[1], out[2]]
+
+
+def _qr_ref(x: np.ndarray, full_matrices: bool) -> list[np.ndarray]:
+    import scipy.linalg  # noqa: PLC0415
+
+    mode = "full" if full_matrices else "economic"
+    return [o.astype(x.dtype) for o in _per_matrix(
+        lambda a: scipy.linalg.qr(a, mode=mode), x)]
+
+
+def _svd_ref(x: np.ndarray, full_matrices: bool, compute_uv: bool) -> list[np.ndarray]:
+    import scipy.linalg  # noqa: PLC0415
+
+    if not compute_uv:
+        return [_per_matrix(lambda a: [scipy.linalg.svdvals(a)], x)[0].astype(x.dtype)]
+    u, s, vt = _per_matrix(lambda a: scipy.linalg.svd(a, full_matrices, lapack_driver="gesdd"),
+                           x)
+    return [o.astype(x.dtype) for o in (s, u, vt)]
+
+
+def _eigh_ref(x: np.ndarray, lower: bool) -> list[np.ndarray]:
+    import scipy.linalg  # noqa: PLC0415
+
+    w, v = _per_matrix(lambda a: scipy.linalg.eigh(a, lower=lower, driver="evd"), x)
+    return [v.astype(x.dtype), w.astype(x.dtype)]
+
+
+SQUARE_BAD = (bad("not square", M23), bad("rank 1", np.ones(3)),
+              bad("integers", np.eye(2, dtype=np.int64), error=DTypeError))
+DECOMPOSITIONS = [
+    Row("cholesky", matrices("spd"), _cholesky_ref, bad=SQUARE_BAD),
+    Row("triangular_solve", trsolve_args(), _trsolve_ref, bad=(
+        bad("b rows", np.eye(2), M32, left_side=True, lower=True, transpose_a=False,
+            conjugate_a=False, unit_diagonal=False),
+        bad("batch axes", np.ones((2, 2, 2)), np.ones((3, 2, 2)), left_side=True, lower=True,
+            transpose_a=False, conjugate_a=False, unit_diagonal=False),
+        bad("dtypes", np.eye(2), np.ones((2, 2), np.float32), error=DTypeError, left_side=True,
+            lower=True, transpose_a=False, conjugate_a=False, unit_diagonal=False))),
+    # Row swaps make the factors piecewise smooth: derivatives are checked on spread
+    # matrices (a dominant diagonal keeps the pivots where they are).
+    Row("lu", matrices(square=False), _lu_ref, grad_args=matrices("spread", square=False),
+        bad=(bad("rank 1", np.ones(3)),
+             bad("integers", np.eye(2, dtype=np.int64), error=DTypeError))),
+    Row("qr", matrices(square=False, full_matrices=st.booleans()), _qr_ref,
+        grad_args=matrices("spread", square=False, full_matrices=st.just(False)),
+        bad=(bad("rank 1", np.ones(3), full_matrices=True),)),
+    Row("svd", matrices("spread", square=False, full_matrices=st.booleans(),
+                        compute_uv=st.booleans()), _svd_ref,
+        grad_args=matrices("spread", square=False, full_matrices=st.just(False),
+                           compute_uv=st.booleans()),
+        bad=(bad("rank 1", np.ones(3), full_matrices=True, compute_uv=True),)),
+    Row("eigh", matrices("spread", lower=st.booleans()), _eigh_ref,
+        bad=tuple(bad(b.label, *b.operands, error=b.error, lower=True) for b in SQUARE_BAD)),
+]
+
+
 # ------------------------------------------------------------------- prng
 
 
@@ -761,11 +894,42 @@ def threefry_args(draw: Any) -> Draw:
     return tuple(draw(words) for _ in range(4)), {}
 
 
+def _jax_gamma_ref(key: Any, a: np.ndarray, log_space: bool) -> np.ndarray:
+    jax = pytest.importorskip("jax")
+    from funcgrad.testing import jax_x64_mode  # noqa: PLC0415
+
+    with jax_x64_mode(jax, True):
+        sampler = jax.random.loggamma if log_space else jax.random.gamma
+        return np.asarray(sampler(jax.random.wrap_key_data(key), a, dtype=a.dtype))
+
+
+def _jax_gamma_grad_ref(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    jax = pytest.importorskip("jax")
+    from funcgrad.testing import jax_x64_mode  # noqa: PLC0415
+
+    with jax_x64_mode(jax, True):
+        return np.asarray(jax.lax.random_gamma_grad(a, x))
+
+
 U32 = np.ones(2, np.uint32)
 PRNG = [
     Row("threefry2x32", threefry_args(), _threefry_ref, grad=False, dtypes=(F64,), bad=(
         bad("shapes", U32, U32, U32, np.ones(3, np.uint32)),
         bad("dtypes", U32, U32, U32, np.ones(2, np.int32), error=DTypeError))),
+    # random_gamma draws by rejection and random_gamma_grad sums a series: JAX is the
+    # reference (its gamma's derivative is first order only, so no check_grads here;
+    # tests/test_random_samplers.py checks the first derivative).
+    Row("random_gamma", st.builds(lambda k, a, log: ((k, a), {"log_space": log}),
+                                  hnp.arrays(np.uint32, 2), operands(POS).map(lambda d: d[0][0]),
+                                  st.booleans()),
+        lambda k, a, log_space: _jax_gamma_ref(k, a, log_space), grad=False, bad=(
+            bad("key dtype", np.ones(2, np.int32), np.ones(3), log_space=False,
+                error=DTypeError),
+            bad("key batch", np.ones((2, 2), np.uint32), np.ones(3), log_space=False))),
+    Row("random_gamma_grad", operands(POS, POS), lambda a, x: _jax_gamma_grad_ref(a, x),
+        grad=False, bad=(bad("shapes", np.ones(2), np.ones(3)),
+                         bad("dtypes", np.ones(2, np.int32), np.ones(2, np.int32),
+                             error=DTypeError))),
 ]
 
 
@@ -790,8 +954,380 @@ CALLBACKS = [
         lambda x, **_: [np.sin(x)], grad=False, dtypes=(F64,)),
 ]
 
-TABLE: list[Row] = (ELEMENTWISE + REDUCTIONS + STRUCTURAL + INDEXING + LINALG + PRNG
+TABLE: list[Row] = (ELEMENTWISE + REDUCTIONS + STRUCTURAL + INDEXING + LINALG
+                    + DECOMPOSITIONS + PRNG
                     + CALLBACKS)
+
+# ------------------------------------------- special functions, bits and top_k
+# (funcgrad/primitives/special.py, bits.py, sorting.py). References are SciPy's and
+# Python's; derivatives JAX does not define in every operand (polygamma, igamma*, zeta,
+# betainc, nextafter) are checked in tests/core/test_special.py.
+
+
+def _scipy_ref(name: str) -> Callable[..., Any]:
+    def ref(*ops: np.ndarray) -> np.ndarray:
+        import scipy.special  # noqa: PLC0415
+
+        return np.asarray(getattr(scipy.special, name)(*ops)).astype(ops[0].dtype)
+
+    return ref
+
+
+def _polygamma_ref(m: np.ndarray, x: np.ndarray) -> np.ndarray:
+    import scipy.special  # noqa: PLC0415
+
+    return np.asarray(scipy.special.polygamma(m.astype(int), x)).astype(x.dtype)
+
+
+def _bits_ref(op: Callable[[int, int, int], int]) -> Callable[..., np.ndarray]:
+    """An integer bit operation on Python ints of the operands' width (two's complement)."""
+    def ref(*ops: np.ndarray) -> np.ndarray:
+        dt = ops[0].dtype
+        bits = dt.itemsize * 8
+        out = [op(*(int(v) % (1 << bits) for v in vals), bits) % (1 << bits)
+               for vals in zip(*(o.ravel() for o in ops))]
+        unsigned = np.array(out, dtype=f"u{dt.itemsize}").reshape(ops[0].shape)
+        return unsigned.view(dt)
+
+    return ref
+
+
+def _sra(x: int, y: int, bits: int) -> int:
+    signed = x - (1 << bits) if x >> (bits - 1) else x
+    return signed >> min(y, bits - 1)
+
+
+def _igamma_grad_a_ref(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(30):
+        d = [float(mpmath.diff(lambda s: mpmath.gammainc(s, 0, float(xi), regularized=True),
+                               float(ai))) for ai, xi in zip(a.ravel(), x.ravel())]
+    return np.array(d, dtype=a.dtype).reshape(a.shape)
+
+
+def _expn_ref(n: np.ndarray, x: np.ndarray) -> np.ndarray:
+    import scipy.special  # noqa: PLC0415
+
+    return np.asarray(scipy.special.expn(n.astype(int), x)).astype(x.dtype)
+
+
+SHIFT_X = st.sampled_from([-9.0, -3.0, -1.0, 0.0, 1.0, 5.0, 100.0])
+SHIFT_Y = st.sampled_from([-1.0, 0.0, 1.0, 3.0, 7.0, 31.0, 40.0, 63.0, 64.0, 70.0])
+INTS = (I64, I32)
+
+
+@st.composite
+def top_k_args(draw: Any) -> Draw:
+    x = draw(arrays(shapes(min_dims=1), SMALL_INTS | REAL))
+    axis = draw(st.integers(0, x.ndim - 1))
+    return (x,), {"k": draw(st.integers(0, x.shape[axis])), "axis": axis}
+
+
+def _top_k_ref(x: np.ndarray, k: int, axis: int) -> list[np.ndarray]:
+    order = np.argsort(-x.astype(np.float64), axis=axis, kind="stable")
+    idx = np.take(order, np.arange(k), axis=axis)
+    return [np.take_along_axis(x, idx, axis=axis), idx.astype(np.int32)]
+
+
+@st.composite
+def bitcast_args(draw: Any, widen: bool) -> Draw:
+    shape = draw(shapes())
+    if widen:
+        return (draw(arrays((*shape, 2))),), {"new_dtype": F64}
+    return (draw(arrays(shape)),), {"new_dtype": draw(st.sampled_from(
+        [np.dtype(t) for t in ("int64", "uint64", "float32", "int32", "uint16", "int8")]))}
+
+
+def _bitcast_ref(x: np.ndarray, new_dtype: Any) -> np.ndarray:
+    if x.dtype.itemsize >= new_dtype.itemsize:
+        return np.ascontiguousarray(x)[..., None].view(new_dtype).reshape(
+            *x.shape, x.dtype.itemsize // new_dtype.itemsize).squeeze(
+            axis=-1 if x.dtype.itemsize == new_dtype.itemsize else ())
+    return np.ascontiguousarray(x).view(new_dtype)[..., 0]
+
+
+SPECIAL_ROWS = [
+    Row("lgamma", operands(floats(-2.9, 3.0, avoid=0.0, period=1.0, gap=0.05)),
+        lambda x: np.vectorize(math.lgamma, otypes=[np.float64])(x).astype(x.dtype),
+        bad=(bad("int operand", np.arange(3), error=DTypeError),)),
+    Row("digamma", operands(POS), _scipy_ref("psi")),
+    Row("erf_inv", operands(UNIT), _scipy_ref("erfinv")),
+    Row("bessel_i0e", operands(FAR_FROM_0), _scipy_ref("i0e")),
+    Row("bessel_i1e", operands(FAR_FROM_0), _scipy_ref("i1e")),
+    Row("polygamma", operands(st.sampled_from([0.0, 1.0, 2.0, 3.0]), POS), _polygamma_ref,
+        grad=False, bad=binary_bad("float")),
+    *(Row(n, operands(POS, POS), _scipy_ref(ref), grad=False, bad=binary_bad("float"))
+      for n, ref in (("igamma", "gammainc"), ("igammac", "gammaincc"))),
+    Row("igamma_grad_a", operands(floats(0.5, 3.0), POS), _igamma_grad_a_ref, grad=False,
+        dtypes=(F64,)),
+    Row("regularized_incomplete_beta", operands(POS, POS, floats(0.05, 0.95)),
+        _scipy_ref("betainc"), grad=False,
+        bad=(bad("unequal shapes", M23, M23, M32),
+             bad("int operands", np.arange(3), np.arange(3), np.arange(3),
+                 error=DTypeError))),
+    Row("zeta", operands(floats(1.2, 4.0), POS), _scipy_ref("zeta"), grad=False),
+    Row("erfcx", operands(REAL), _scipy_ref("erfcx")),
+    Row("dawsn", operands(REAL), _scipy_ref("dawsn")),
+    Row("exp1", operands(POS), _scipy_ref("exp1")),
+    Row("expi", operands(FAR_FROM_0), _scipy_ref("expi")),
+    Row("spence", operands(floats(0.2, 3.0, avoid=1.0, gap=0.05)), _scipy_ref("spence")),
+    Row("expn", operands(st.sampled_from([0.0, 1.0, 2.0, 3.0]), POS), _expn_ref, grad=False),
+    Row("nextafter", operands(REAL, REAL), np.nextafter, grad=False, dtypes=FLOATS,
+        bad=binary_bad("float")),
+    Row("shift_left", operands(SHIFT_X, SHIFT_Y), _bits_ref(
+        lambda x, y, b: x << y if y < b else 0), grad=False, dtypes=INTS,
+        bad=binary_bad("integral")[:-1] + (bad("float operands", np.ones(3), np.ones(3),
+                                                error=DTypeError),)),
+    Row("shift_right_logical", operands(SHIFT_X, SHIFT_Y), _bits_ref(
+        lambda x, y, b: x >> y if y < b else 0), grad=False, dtypes=INTS),
+    Row("shift_right_arithmetic", operands(SHIFT_X, SHIFT_Y), _bits_ref(_sra), grad=False,
+        dtypes=INTS),
+    Row("population_count", operands(SHIFT_X), _bits_ref(lambda x, b: bin(x).count("1")),
+        grad=False, dtypes=INTS, bad=(bad("float operand", np.ones(2), error=DTypeError),)),
+    Row("clz", operands(SHIFT_X), _bits_ref(lambda x, b: b - x.bit_length()), grad=False,
+        dtypes=INTS),
+    Row("bitcast_convert_type", bitcast_args(False), _bitcast_ref, grad=False, dtypes=(F64,),
+        bad=(bad("widening needs the last axis", np.ones(3, np.float32),
+                 new_dtype=np.dtype("float64")),)),
+    Row("bitcast_convert_type", bitcast_args(True), _bitcast_ref, grad=False,
+        dtypes=(F32,), variant="widen"),
+    Row("top_k", top_k_args(), _top_k_ref, dtypes=NUMERIC,
+        grad_args=top_k_args().map(lambda d: (spread(d[0]), d[1])),
+        bad=(bad("k too large", np.ones(3), k=4, axis=0),)),
+]
+TABLE += SPECIAL_ROWS
+
+# ------------------------------------------------------ complex numbers and fft
+# (funcgrad/primitives/elementwise.py, fft.py). Their derivatives, with complex operands or
+# results, are checked in the complex plane in tests/core/test_complex.py and test_fft.py.
+
+C128 = np.dtype("complex128")
+
+
+def complex_arrays(shape: Any) -> st.SearchStrategy[np.ndarray]:
+    return hnp.arrays(C128, shape, elements=st.complex_numbers(
+        max_magnitude=3.0, allow_nan=False, allow_infinity=False))
+
+
+def complex_operand(**params: Any) -> st.SearchStrategy[Draw]:
+    return st.tuples(complex_arrays(shapes())).map(lambda t: (t, dict(params)))
+
+
+@st.composite
+def fft_args(draw: Any, fft_type: int) -> Draw:
+    lengths = tuple(draw(st.integers(1, 5)) for _ in range(draw(st.integers(1, 3))))
+    lead = draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3))
+    if fft_type == 2:
+        x = draw(arrays(lead + lengths))
+    elif fft_type == 3:
+        x = draw(complex_arrays(lead + lengths[:-1] + (lengths[-1] // 2 + 1,)))
+    else:
+        x = draw(complex_arrays(lead + lengths))
+    from funcgrad.primitives.fft import FftType  # noqa: PLC0415
+
+    return (x,), {"fft_type": FftType(fft_type), "fft_lengths": lengths}
+
+
+def _fft_ref(x: np.ndarray, fft_type: int, fft_lengths: tuple[int, ...]) -> np.ndarray:
+    axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
+    fn = {0: np.fft.fftn, 1: np.fft.ifftn, 2: np.fft.rfftn}.get(int(fft_type))
+    if fn is None:
+        return np.fft.irfftn(x, s=fft_lengths, axes=axes)
+    return fn(x, axes=axes).astype(C128)
+
+
+C23 = np.ones((2, 3), C128)
+COMPLEX_FFT_ROWS = [
+    Row("real", complex_operand(), np.real, grad=False, dtypes=(F64,),
+        bad=(bad("float operand", M23, error=DTypeError),)),
+    Row("imag", complex_operand(), np.imag, grad=False, dtypes=(F64,),
+        bad=(bad("float operand", M23, error=DTypeError),)),
+    Row("conj", complex_operand(input_dtype=C128), lambda x, input_dtype: np.conj(x),
+        grad=False, dtypes=(F64,),
+        bad=(bad("int operand", np.arange(3), error=DTypeError, input_dtype=I64),)),
+    Row("conj", operands(REAL).map(lambda d: (d[0], {"input_dtype": F64})),
+        lambda x, input_dtype: x.astype(C128), grad=False, dtypes=(F64,), variant="real"),
+    Row("complex", operands(REAL, REAL, rank0=True),
+        lambda x, y: (x + 1j * y).astype(np.result_type(x.dtype, np.complex64)), grad=False,
+        bad=binary_bad("float") + (bad("complex operands", C23, C23, error=DTypeError),)),
+    *(Row("fft", fft_args(t), _fft_ref, grad=False, dtypes=(F64,), variant=name, bad=bads)
+      for t, name, bads in (
+          (0, "FFT", (bad("float operand", M23, error=DTypeError, fft_type=0,
+                          fft_lengths=(3,)),
+                      bad("lengths", C23, fft_type=0, fft_lengths=(4,)),
+                      bad("too many axes", C23, fft_type=0, fft_lengths=(1, 2, 3)))),
+          (1, "IFFT", ()),
+          (2, "RFFT", (bad("complex operand", C23, error=DTypeError, fft_type=2,
+                           fft_lengths=(3,)),)),
+          (3, "IRFFT", (bad("half-spectrum length", C23, fft_type=3, fft_lengths=(3,)),)))),
+]
+TABLE += COMPLEX_FFT_ROWS
+
+
+# ------------------------------------------- convolution and window reductions
+# (funcgrad/primitives/convolution.py, windows.py; more in tests/core/test_convolution.py
+# and tests/core/test_windows.py)
+
+
+@st.composite
+def conv_args(draw: Any) -> Draw:
+    nd = draw(st.integers(1, 2))
+    g, b = draw(st.sampled_from([(1, 1), (2, 1), (1, 2)]))
+    n, c, o = b * draw(st.integers(1, 2)), g * draw(st.integers(1, 2)), g * b
+    k = [draw(st.integers(1, 2)) for _ in range(nd)]
+    sp = [draw(st.integers(2, 4)) for _ in range(nd)]
+    perms = [tuple(draw(st.permutations(range(nd + 2)))) for _ in range(3)]
+    lhs = np.transpose(draw(arrays(tuple([n, c, *sp]))), np.argsort(perms[0]))
+    rhs = np.transpose(draw(arrays(tuple([o, c // g, *k]))), np.argsort(perms[1]))
+    params = {"window_strides": tuple(draw(st.integers(1, 2)) for _ in range(nd)),
+              "padding": tuple((draw(st.integers(-1, 1)), draw(st.integers(0, 1)))
+                               for _ in range(nd)),
+              "lhs_dilation": tuple(draw(st.integers(1, 2)) for _ in range(nd)),
+              "rhs_dilation": tuple(draw(st.integers(1, 2)) for _ in range(nd)),
+              "dimension_numbers": lax.ConvDimensionNumbers(*perms),
+              "feature_group_count": g, "batch_group_count": b}
+    return (lhs, rhs), params
+
+
+def _conv_ref(lhs: np.ndarray, rhs: np.ndarray, *, window_strides: Any, padding: Any,
+              lhs_dilation: Any, rhs_dilation: Any, dimension_numbers: Any,
+              feature_group_count: int, batch_group_count: int) -> np.ndarray:
+    """Spread and pad the input, then one einsum per kernel position."""
+    ls, rs, os_ = dimension_numbers
+    x, w = np.transpose(lhs, ls).astype(F64), np.transpose(rhs, rs).astype(F64)
+    (n, c), o, k, g, b = x.shape[:2], w.shape[0], w.shape[2:], feature_group_count, \
+        batch_group_count
+    spread = np.zeros((n, c, *((m - 1) * d + 1 for m, d in zip(x.shape[2:], lhs_dilation))))
+    spread[(slice(None),) * 2 + tuple(slice(None, None, d) for d in lhs_dilation)] = x
+    big = np.pad(spread, [(0, 0)] * 2 + [(max(lo, 0), max(hi, 0)) for lo, hi in padding])
+    xp = big[(slice(None),) * 2 + tuple(slice(max(-lo, 0), big.shape[2 + i] - max(-hi, 0))
+                                        for i, (lo, hi) in enumerate(padding))]
+    out_sp = [max(0, (m - (kk - 1) * r - 1) // s + 1) for m, kk, r, s in
+              zip(xp.shape[2:], k, rhs_dilation, window_strides)]
+    xg = xp.reshape(b, n // b, g, c // g, *xp.shape[2:]).swapaxes(1, 2).reshape(
+        b * g, n // b, c // g, *xp.shape[2:])
+    wg = w.reshape(b * g, o // (b * g), c // g, *k)
+    out = np.zeros((b * g, n // b, o // (b * g), *out_sp))
+    for kpos in np.ndindex(*k):
+        sl = tuple(slice(kp * r, kp * r + (m - 1) * s + 1, s) for kp, r, m, s in
+                   zip(kpos, rhs_dilation, out_sp, window_strides))
+        out += np.einsum("gnc...,goc->gno...", xg[(slice(None),) * 3 + sl],
+                         wg[(Ellipsis, *kpos)])
+    out = out.swapaxes(0, 1).reshape(n // b, o, *out_sp)
+    return np.transpose(out, np.argsort(os_)).astype(lhs.dtype)
+
+
+@st.composite
+def window_args(draw: Any, dilated: bool = True, n_ops: int = 1) -> Draw:
+    rank = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 4)) for _ in range(rank))
+    win = tuple(draw(st.integers(1, 3)) for _ in range(rank))
+    params = {"window_dimensions": win,
+              "window_strides": tuple(draw(st.integers(1, 2)) for _ in range(rank)),
+              "padding": tuple((draw(st.integers(0, w - 1)), draw(st.integers(0, w - 1)))
+                               for w in win),
+              "base_dilation": tuple(draw(st.integers(1, 2)) if dilated else 1
+                                     for _ in range(rank)),
+              "window_dilation": tuple(draw(st.integers(1, 2)) if dilated else 1
+                                       for _ in range(rank))}
+    x = draw(arrays(shape))
+    if n_ops == 1:
+        return (x,), params
+    out = tuple(np.shape(_window_members(shape, **params)[0])[:-1])
+    first = draw(arrays(shape if n_ops == 2 else out))
+    return (first, x), params
+
+
+def _window_members(shape: tuple[int, ...], window_dimensions: Any, window_strides: Any,
+                    padding: Any, base_dilation: Any, window_dilation: Any
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """For each window (row-major) the flat operand index of each place, and whether the
+    place holds an operand element (not padding or a dilation hole)."""
+    axes = []
+    for n, w, s, (lo, hi), bd, wd in zip(shape, window_dimensions, window_strides, padding,
+                                         base_dilation, window_dilation):
+        size = lo + (n - 1) * bd + 1 + hi
+        out = max(0, (size - (w - 1) * wd - 1) // s + 1)
+        r = np.arange(out)[:, None] * s + np.arange(w)[None, :] * wd - lo
+        axes.append((r // bd, (r >= 0) & (r % bd == 0) & (r // bd < n)))
+    outs = [a[0].shape[0] for a in axes]
+    idx = np.zeros((*outs, *window_dimensions), dtype=np.int64)
+    ok = np.ones_like(idx, dtype=bool)
+    rank = len(shape)
+    for i, (src, valid) in enumerate(axes):
+        view = [1] * (2 * rank)
+        view[i], view[rank + i] = src.shape
+        idx = idx * shape[i] + np.clip(src, 0, shape[i] - 1).reshape(view)
+        ok = ok & valid.reshape(view)
+    k = math.prod(window_dimensions)
+    return idx.reshape(*outs, k), ok.reshape(*outs, k)
+
+
+def _reduce_window_ref(kind: str) -> Callable[..., np.ndarray]:
+    def ref(x: np.ndarray, **params: Any) -> np.ndarray:
+        idx, ok = _window_members(x.shape, **params)
+        lo, hi = ((np.iinfo(x.dtype).min, np.iinfo(x.dtype).max) if x.dtype.kind in "iu"
+                  else (-np.inf, np.inf))
+        init = {"sum": 0, "max": lo, "min": hi}[kind]
+        vals = np.where(ok, x.ravel()[idx] if x.size else x.dtype.type(0), init)
+        return getattr(np, kind)(vals, axis=-1, initial=init).astype(x.dtype)
+
+    return ref
+
+
+def _selected_place(x: np.ndarray, select_prim: str, params: Any
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    idx, ok = _window_members(x.shape, **params)
+    sign = 1.0 if select_prim == "ge" else -1.0
+    vals = np.where(ok, sign * x.ravel()[idx].astype(F64), -np.inf)
+    pick = np.argmax(vals, axis=-1)[..., None]  # the first extreme of each window
+    return (np.take_along_axis(idx, pick, -1)[..., 0],
+            np.take_along_axis(ok, pick, -1)[..., 0])
+
+
+def _sga_ref(t: np.ndarray, x: np.ndarray, *, select_prim: str, **params: Any) -> np.ndarray:
+    where, ok = _selected_place(x, select_prim, params)
+    return np.where(ok, t.ravel()[where], 0).astype(t.dtype)
+
+
+def _sas_ref(s: np.ndarray, x: np.ndarray, *, select_prim: str, **params: Any) -> np.ndarray:
+    where, ok = _selected_place(x, select_prim, params)
+    out = np.zeros(x.size, dtype=F64)
+    np.add.at(out, where[ok], s[ok])
+    return out.reshape(x.shape).astype(s.dtype)
+
+
+def _with_select(prim: str) -> Callable[[Draw], Draw]:
+    return lambda d: (d[0], {**d[1], "select_prim": prim})
+
+
+_W1 = {"window_dimensions": (2,), "window_strides": (1,), "padding": ((0, 0),),
+       "base_dilation": (1,), "window_dilation": (1,)}
+WINDOW_ROWS = [
+    Row("conv_general_dilated", conv_args(), _conv_ref, bad=(
+        bad("feature sizes", np.ones((1, 4, 5)), np.ones((2, 3, 2)), window_strides=(1,),
+            padding=((0, 0),), lhs_dilation=(1,), rhs_dilation=(1,),
+            dimension_numbers=lax.ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2)),
+            feature_group_count=1, batch_group_count=1),
+        bad("dtypes", np.ones((1, 2, 5)), np.ones((2, 2, 2), np.float32), window_strides=(1,),
+            padding=((0, 0),), lhs_dilation=(1,), rhs_dilation=(1,),
+            dimension_numbers=lax.ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2)),
+            feature_group_count=1, batch_group_count=1, error=DTypeError))),
+    Row("reduce_window_sum", window_args(), _reduce_window_ref("sum"), dtypes=NUMERIC, bad=(
+        bad("params rank", np.ones((2, 3)), **_W1),)),
+    *(Row(f"reduce_window_{k}", window_args(), _reduce_window_ref(k), dtypes=NUMERIC,
+          distinct=True, grad_args=window_args(dilated=False), bad=(
+              bad("params rank", np.ones((2, 3)), **_W1),)) for k in ("max", "min")),
+    *(Row("select_and_gather_add", window_args(n_ops=2).map(_with_select(sp)), _sga_ref,
+          distinct=True, variant=sp, bad=(
+              bad("shapes", np.ones(3), np.ones(4), select_prim=sp, **_W1),))
+      for sp in ("ge", "le")),
+    *(Row("select_and_scatter_add", window_args(n_ops=3).map(_with_select(sp)), _sas_ref,
+          distinct=True, variant=sp, bad=(
+              bad("source shape", np.ones(2), np.ones(4), select_prim=sp, **_W1),))
+      for sp in ("ge", "le")),
+]
+TABLE += WINDOW_ROWS
 
 
 def test_table_covers_every_primitive() -> None:

@@ -233,6 +233,22 @@ def _threefry(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
 PRIM_CASES["threefry2x32"] = _threefry
 
 
+def _random_gamma(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    log_space = draw(st.booleans())
+    return ((lambda k, a: PRIMITIVES["random_gamma"].bind(k, a, log_space=log_space)),
+            [Arg((2,), ints(0, 2 ** 32), np.uint32), Arg(_shape(draw), "p")])
+
+
+def _random_gamma_grad(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    shape = _shape(draw)
+    return (lambda a, x: PRIMITIVES["random_gamma_grad"].bind(a, x)), [Arg(shape, "p"),
+                                                                      Arg(shape, "g")]
+
+
+PRIM_CASES["random_gamma"] = _random_gamma
+PRIM_CASES["random_gamma_grad"] = _random_gamma_grad
+
+
 # Binary elementwise: equal shapes or a rank-0 side (lax primitives do not broadcast).
 _BINARY = {
     "add": ("f", "f"), "sub": ("f", "f"), "mul": ("f", "f"), "div": ("f", "p"),
@@ -276,6 +292,51 @@ def _select(draw: Any, mode: str | None = None) -> tuple[Callable[..., Any], lis
 
 
 PRIM_CASES["select"] = _select
+
+
+# Special functions, bits, top_k (funcgrad/primitives/special.py, bits.py, sorting.py).
+def _whole(lo: int, hi: int) -> Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]:
+    """Whole numbers in [lo, hi) as floats (polygamma's order)."""
+    return lambda rng, shape: rng.integers(lo, hi, shape).astype(np.float64)
+
+
+for _name, _kind in {"lgamma": "p", "digamma": "p", "erf_inv": "u", "bessel_i0e": "f",
+                     "bessel_i1e": "f", "population_count": "i", "clz": "i", "erfcx": "f",
+                     "dawsn": "f", "exp1": "p", "expi": "p", "spence": "p"}.items():
+    PRIM_CASES[_name] = _unary_case(_name, _kind)
+for _name, _kinds in {"polygamma": (_whole(0, 3), "p"), "igamma": ("p", "p"),
+                      "igammac": ("p", "p"), "igamma_grad_a": ("p", "p"),
+                      "zeta": ("g", "p"), "nextafter": ("f", "f"),
+                      "expn": (_whole(0, 4), "p"),
+                      "shift_left": ("i", ints(-1, 70)),
+                      "shift_right_logical": ("i", ints(-1, 70)),
+                      "shift_right_arithmetic": ("i", ints(-1, 70))}.items():
+    PRIM_CASES[_name] = _binary_case(_name, _kinds)
+
+
+def _betainc(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    shape = _shape(draw)
+    unit = lambda rng, s: rng.uniform(0.05, 0.95, s)  # noqa: E731
+    return (lambda a, b, x: PRIMITIVES["regularized_incomplete_beta"].bind(a, b, x)), [
+        Arg(shape, "p"), Arg(shape, "p"), Arg(shape, unit)]
+
+
+def _bitcast(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    new = np.dtype(draw(st.sampled_from(["int64", "float32", "uint8"])))
+    return (lambda x: PRIMITIVES["bitcast_convert_type"].bind(x, new_dtype=new)), [
+        Arg(_shape(draw))]
+
+
+def _top_k(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    shape = _shape(draw, lo=1)
+    axis = draw(st.integers(0, len(shape) - 1))
+    k = draw(st.integers(0, shape[axis]))
+    return (lambda x: PRIMITIVES["top_k"].bind(x, k=k, axis=axis)), [Arg(shape, "d")]
+
+
+PRIM_CASES["regularized_incomplete_beta"] = _betainc
+PRIM_CASES["bitcast_convert_type"] = _bitcast
+PRIM_CASES["top_k"] = _top_k
 
 
 def _reduction(name: str) -> Case:
@@ -541,12 +602,147 @@ def _dot_general(draw: Any, n_batch: int | None = None) -> tuple[Callable[..., A
                                                       Arg(shape_of(rhs_axes))]
 
 
+# Convolution and window reductions (funcgrad/primitives/convolution.py, windows.py).
+
+
+def _conv_general_dilated(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    nd = draw(st.integers(1, 2))
+    g, b = draw(st.sampled_from([(1, 1), (2, 1), (1, 2)]))
+    n, c, o = 2 * b, 2 * g, 2 * g * b
+    k = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+    sp = tuple(draw(st.integers(2, 4)) for _ in range(nd))
+    perms = [tuple(draw(st.permutations(range(nd + 2)))) for _ in range(3)]
+    lhs_shape = tuple(np.take((n, c, *sp), np.argsort(perms[0])))
+    rhs_shape = tuple(np.take((o, c // g, *k), np.argsort(perms[1])))
+    kw = {"window_strides": (draw(st.integers(1, 2)),) * nd,
+          "padding": ((draw(st.integers(-1, 1)), 1),) * nd, "lhs_dilation": (1,) * nd,
+          "rhs_dilation": (draw(st.integers(1, 2)),) * nd,
+          "dimension_numbers": lax.ConvDimensionNumbers(*perms), "feature_group_count": g,
+          "batch_group_count": b}
+    return (lambda x, w: PRIMITIVES["conv_general_dilated"].bind(x, w, **kw)), [
+        Arg(lhs_shape), Arg(rhs_shape)]
+
+
+def _window_params(draw: Any, rank: int) -> dict[str, Any]:
+    win = tuple(draw(st.integers(1, 2)) for _ in range(rank))
+    return {"window_dimensions": win,
+            "window_strides": tuple(draw(st.integers(1, 2)) for _ in range(rank)),
+            "padding": tuple((draw(st.integers(0, w - 1)), 0) for w in win),
+            "base_dilation": tuple(draw(st.integers(1, 2)) for _ in range(rank)),
+            "window_dilation": tuple(draw(st.integers(1, 2)) for _ in range(rank))}
+
+
+def _reduce_window(name: str) -> Case:
+    def case(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+        shape = _shape(draw, 1, 3, nonempty=True)
+        kw = _window_params(draw, len(shape))
+        return (lambda x: PRIMITIVES[name].bind(x, **kw)), [Arg(shape)]
+
+    return case
+
+
+def _selection(name: str) -> Case:
+    def case(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+        shape = _shape(draw, 1, 3, nonempty=True)
+        kw = {**_window_params(draw, len(shape)),
+              "select_prim": draw(st.sampled_from(["ge", "le"]))}
+        out = fg.eval_shape(lambda x: PRIMITIVES["reduce_window_max"].bind(
+            x, **{k: v for k, v in kw.items() if k != "select_prim"}),
+            np.zeros(shape)).shape
+        first = shape if name == "select_and_gather_add" else out
+        return (lambda a, x: PRIMITIVES[name].bind(a, x, **kw)), [Arg(first), Arg(shape)]
+
+    return case
+
+
+PRIM_CASES["conv_general_dilated"] = _conv_general_dilated
+for _name in ("reduce_window_sum", "reduce_window_max", "reduce_window_min"):
+    PRIM_CASES[_name] = _reduce_window(_name)
+for _name in ("select_and_gather_add", "select_and_scatter_add"):
+    PRIM_CASES[_name] = _selection(_name)
+
+
 for _name, _case in {
     "gather": _gather, **{n: _scatter(n) for n in SCATTERS},
     "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
     "dot_general": _dot_general,
 }.items():
     PRIM_CASES[_name] = _case
+
+
+# Matrix decompositions: well-conditioned matrices (SPD for cholesky, dominant diagonal for
+# triangular solves and LU, so that pivots and signs are the same per member and batched).
+
+
+def _spd(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    x = rng.standard_normal(shape)
+    return x @ np.swapaxes(x, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def _dominant(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.standard_normal(shape) + 4 * np.eye(*shape[-2:])
+
+
+def _decomposition(name: str, kind: Any, square: bool, **params: Any) -> Case:
+    def case(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+        m = draw(st.integers(1, 3))
+        n = m if square else draw(st.integers(1, 3))
+        drawn = {k: draw(v) for k, v in params.items()}
+        return (lambda x: PRIMITIVES[name].bind(x, **drawn)), [Arg((m, n), kind)]
+
+    return case
+
+
+def _triangular_solve(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    n, k = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    flags = {f: draw(st.booleans()) for f in ("left_side", "lower", "transpose_a",
+                                               "unit_diagonal")}
+    b = (n, k) if flags["left_side"] else (k, n)
+    return (lambda a, x: lax.triangular_solve(a, x, conjugate_a=False, **flags)), [
+        Arg((n, n), _dominant), Arg(b)]
+
+
+PRIM_CASES["cholesky"] = _decomposition("cholesky", _spd, True)
+PRIM_CASES["triangular_solve"] = _triangular_solve
+PRIM_CASES["lu"] = _decomposition("lu", _dominant, False)
+PRIM_CASES["qr"] = _decomposition("qr", "f", False, full_matrices=st.booleans())
+PRIM_CASES["svd"] = _decomposition("svd", "f", False, full_matrices=st.booleans(),
+                                   compute_uv=st.booleans())
+PRIM_CASES["eigh"] = _decomposition("eigh", "f", True, lower=st.booleans())
+
+
+
+# Complex numbers and fft (funcgrad/primitives/elementwise.py, fft.py).
+def _complex_fill(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+for _name in ("real", "imag"):
+    PRIM_CASES[_name] = _unary_case(_name, _complex_fill)
+PRIM_CASES["conj"] = _unary_case("conj", _complex_fill, input_dtype=np.dtype("complex128"))
+
+
+def _complex(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    shape = _shape(draw)
+    y_shape = () if draw(st.booleans()) else shape  # a rank-0 operand may broadcast
+    return (lambda x, y: PRIMITIVES["complex"].bind(x, y)), [Arg(shape), Arg(y_shape)]
+
+
+def _fft(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    from funcgrad.primitives.fft import FftType  # noqa: PLC0415
+
+    typ = FftType(draw(st.integers(0, 3)))
+    lengths = tuple(draw(st.integers(1, 4)) for _ in range(draw(st.integers(1, 2))))
+    lead = _shape(draw, 0, 1, nonempty=True)
+    if typ == FftType.IRFFT:
+        arg = Arg(lead + lengths[:-1] + (lengths[-1] // 2 + 1,), _complex_fill)
+    else:
+        arg = Arg(lead + lengths, "f" if typ == FftType.RFFT else _complex_fill)
+    return (lambda x: PRIMITIVES["fft"].bind(x, fft_type=typ, fft_lengths=lengths)), [arg]
+
+
+PRIM_CASES["complex"] = _complex
+PRIM_CASES["fft"] = _fft
 
 
 # Call-like primitives, reached through the public wrappers. Two outputs each, so

@@ -12,6 +12,36 @@ activations, losses, ``functional`` and ``init``.
 """
 
 from funcgrad.torch.nn import functional, init
+from funcgrad.torch.nn.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
+from funcgrad.torch.nn.dropout import (
+    AlphaDropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
+from funcgrad.torch.nn.loss import (
+    BCELoss,
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    MarginRankingLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
 from funcgrad.torch.nn.module import Module, ModuleList, RemovableHandle, Sequential
 from funcgrad.torch.nn.modules import (
     GELU,
@@ -30,10 +60,80 @@ from funcgrad.torch.nn.modules import (
     Softmax,
     Tanh,
 )
+from funcgrad.torch.nn.normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
+)
 from funcgrad.torch.nn.parameter import Parameter
+from funcgrad.torch.nn.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool1d,
+    AvgPool2d,
+    AvgPool3d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
+)
+from funcgrad.torch.nn.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
+from funcgrad.torch.nn.sparse import Embedding, EmbeddingBag
+from funcgrad.torch.nn.transformer import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+# isort: split
+from funcgrad.torch.nn import parallel  # noqa: E402, I001 - after Module (it subclasses it)
+from funcgrad.torch.nn import utils  # noqa: E402
 
 __all__ = [
     "GELU", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Flatten", "Identity",
     "L1Loss", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleList", "NLLLoss", "Parameter",
     "ReLU", "RemovableHandle", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
+    "parallel",
+]
+__all__ += [  # the normalization, sparse, dropout and recurrent layers
+    "AlphaDropout", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout1d", "Dropout2d",
+    "Dropout3d", "Embedding", "EmbeddingBag", "FeatureAlphaDropout", "GRU", "GRUCell",
+    "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LSTM", "LSTMCell",
+    "LayerNorm", "LocalResponseNorm", "RMSNorm", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
+    "utils",
+]
+__all__ += [  # convolution and pooling layers
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "Conv1d",
+    "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d",
+    "MaxPool2d", "MaxPool3d",
+]
+__all__ += [  # attention and the losses of loss.py
+    "BCELoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss",
+    "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+    "MultiheadAttention", "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "Transformer",
+    "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+    "TransformerEncoderLayer", "TripletMarginLoss",
 ]

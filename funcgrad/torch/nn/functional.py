@@ -525,3 +525,109 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
         return _reduce(loss, reduction)
 
     return _op("BinaryCrossEntropyWithLogits", impl, input, target, weight, pos_weight)
+
+
+# The functional forms of the normalization, sparse, dropout and attention layers and of
+# most losses live in modules of their own.
+from funcgrad.torch.nn.attention_functions import (  # noqa: E402
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)
+from funcgrad.torch.nn.dropout import (  # noqa: E402
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from funcgrad.torch.nn.loss_functions import (  # noqa: E402
+    binary_cross_entropy,
+    cosine_embedding_loss,
+    cosine_similarity,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    huber_loss,
+    kl_div,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    pairwise_distance,
+    poisson_nll_loss,
+    smooth_l1_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
+from funcgrad.torch.nn.normalization import (  # noqa: E402
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+    normalize,
+    rms_norm,
+)
+from funcgrad.torch.nn.sparse import embedding, embedding_bag  # noqa: E402
+
+__all__ += [
+    "alpha_dropout", "batch_norm", "dropout1d", "dropout2d", "dropout3d", "embedding",
+    "embedding_bag", "feature_alpha_dropout", "group_norm", "instance_norm", "layer_norm",
+    "local_response_norm", "normalize", "rms_norm",
+]
+
+# Convolutions, padding and pooling live with their layers.
+from funcgrad.torch.nn.conv import (  # noqa: E402
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    pad,
+)
+from funcgrad.torch.nn.pooling import (  # noqa: E402
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+)
+
+__all__ += [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
+    "avg_pool3d", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
+    "max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices", "pad",
+]
+__all__ += [
+    "multi_head_attention_forward", "scaled_dot_product_attention",
+    "binary_cross_entropy",
+    "cosine_embedding_loss",
+    "cosine_similarity",
+    "gaussian_nll_loss",
+    "hinge_embedding_loss",
+    "huber_loss",
+    "kl_div",
+    "margin_ranking_loss",
+    "multi_margin_loss",
+    "multilabel_soft_margin_loss",
+    "pairwise_distance",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+    "triplet_margin_loss",
+]
