@@ -33,9 +33,19 @@ from funcgrad.transforms.vmap import vmap
 from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
 
 
-def _basis(aval_shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+def _basis(aval_shape: tuple[int, ...], dtype: Any, like: Any = None) -> Any:
     n = math.prod(aval_shape)
-    return np.eye(n, dtype=dtype).reshape((n, *aval_shape))
+    return _on_device_of(np.eye(n, dtype=dtype).reshape((n, *aval_shape)), like)
+
+
+def _on_device_of(buf: np.ndarray, like: Any) -> Any:
+    """``buf`` where ``like`` lives: the basis for a CuPy value goes to its device."""
+    v = getattr(like, "_value", like)
+    if not type(v).__module__.startswith("cupy"):
+        return buf
+    from funcgrad.devices import device_of, put_buffer  # noqa: PLC0415
+
+    return put_buffer(buf, device_of(v))
 
 
 def _to_block(stacked: Any, out_shape: tuple[int, ...], in_shape: tuple[int, ...],
@@ -99,7 +109,8 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
     def jac(*args: Any) -> Any:
         f_flat, flat_in, in_tree, single = _setup(fun, argnums, args, "jacfwd", holomorphic)
-        zeros = [np.zeros(get_aval(x).shape, get_aval(x).dtype) for x in flat_in]
+        zeros = [_on_device_of(np.zeros(get_aval(x).shape, get_aval(x).dtype), x)
+                 for x in flat_in]
         res = jvp(f_flat, tuple(flat_in), tuple(zeros), has_aux=has_aux)
         out_leaves, out_tree = tree_flatten(res[0])
         if holomorphic:
@@ -116,7 +127,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 ts[k] = t
                 return jvp(f_flat, tuple(flat_in), tuple(ts), has_aux=has_aux)[1]
 
-            basis = _basis(aval.shape, aval.dtype)
+            basis = _basis(aval.shape, aval.dtype, x)
             cols = tree_flatten(vmap(push)(basis))[0] if aval.size else [
                 np.zeros((0, *get_aval(o).shape)) for o in out_leaves]
             columns.append(cols)
@@ -147,7 +158,8 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         for o in out_leaves:
             if holomorphic or get_aval(o).dtype.kind == "c":
                 check_output_kind(get_aval(o).dtype, "jacrev", holomorphic)
-        zeros = [np.zeros(get_aval(o).shape, get_aval(o).dtype) for o in out_leaves]
+        zeros = [_on_device_of(np.zeros(get_aval(o).shape, get_aval(o).dtype), o)
+                 for o in out_leaves]
         blocks = []
         for j, o in enumerate(out_leaves):
             aval = get_aval(o)
@@ -157,7 +169,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 cts[j] = ct
                 return f_vjp(tree_unflatten(out_tree, cts))
 
-            basis = _basis(aval.shape, aval.dtype)
+            basis = _basis(aval.shape, aval.dtype, o)
             rows = list(vmap(pull)(basis)) if aval.size else [
                 np.zeros((0, *get_aval(x).shape)) for x in flat_in]
             blocks.append([_to_block(rows[k], aval.shape, get_aval(flat_in[k]).shape,

@@ -349,6 +349,11 @@ ELEMENTWISE = [
     binary("divmod", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0),
     binary("fmod", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0),
     unary("conjugate"), unary("conj"), unary("real"), unary("imag", grad=False),
+    # As JAX: integers and real rank-0 operands give the default float (complex operands:
+    # tests/core/test_complex.py).
+    unary("angle", FAR_FROM_0, ref=lambda x: np.angle(x).astype(
+        np.float64 if np.ndim(x) == 0 or np.asarray(x).dtype.kind in "iub" else
+        np.asarray(x).dtype)),
     *(binary(n, SMALL_INTS, SMALL_INTS, grad=False, dtypes=ALL, scalar=1)
       for n in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                 "logical_and", "logical_or", "logical_xor")),
@@ -1118,6 +1123,7 @@ NOT_FUNCTIONS = {
     **{n: "typing names of the module itself, not NumPy functions" for n in (
         "Any", "annotations")},
     "linalg": "a submodule; funcgrad.numpy.linalg.norm is tested in tests/core/test_linalg.py",
+    "fft": "a submodule; funcgrad.numpy.fft is tested in tests/core/test_fft.py",
     "from_dlpack": "shares memory rather than computing: tested in tests/test_dlpack.py",
 }
 PSEUDO_NAMES = {"Tracer.__getitem__", "Tracer.at"}
