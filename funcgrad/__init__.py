@@ -10,8 +10,11 @@ Array([2., 4.], dtype=float32)
 """
 
 from funcgrad import (
+    ad_checkpoint,
+    custom_derivatives,
     debug,
     distributed,
+    dlpack,
     dtypes,
     errors,
     experimental,
@@ -19,12 +22,15 @@ from funcgrad import (
     lax,
     nn,  # noqa: E402  (nn builds on the transforms)
     numpy,
+    ops,
     random,
     scipy,
     test_util,
     testing,
     tree,
     tree_util,
+    typing,
+    version,
 )
 from funcgrad.api import (
     ShapeDtypeStruct,
@@ -49,6 +55,29 @@ from funcgrad.api import (
     pure_callback,
     typeof,
 )
+from funcgrad.api_extras import (
+    check_tracer_leaks,
+    checking_leaks,
+    checkpoint_policies,
+    closure_convert,
+    debug_infs,
+    debug_nans,
+    default_device,
+    default_matmul_precision,
+    enable_checks,
+    ensure_compile_time_eval,
+    explain_cache_misses,
+    float0,
+    log_compiles,
+    numpy_dtype_promotion,
+    numpy_rank_promotion,
+    print_environment_info,
+    threefry_partitionable,
+    transfer_guard,
+    transfer_guard_device_to_device,
+    transfer_guard_device_to_host,
+    transfer_guard_host_to_device,
+)
 from funcgrad.array import Array
 from funcgrad.config import config, disable_jit, enable_x64
 from funcgrad.devices import Device, devices
@@ -72,9 +101,16 @@ from funcgrad.transforms.vjp import grad, value_and_grad, vjp
 from funcgrad.transforms.vmap import vmap
 
 jacobian = jacrev
-__version__ = "0.2.0"
+__version__ = version.__version__
 
 __all__ = [
+    "ad_checkpoint", "custom_derivatives", "dlpack", "ops", "typing", "version",
+    "check_tracer_leaks", "checking_leaks", "checkpoint_policies", "closure_convert",
+    "debug_infs", "debug_nans", "default_device", "default_matmul_precision", "enable_checks",
+    "ensure_compile_time_eval", "explain_cache_misses", "float0", "log_compiles",
+    "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
+    "threefry_partitionable", "transfer_guard", "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host", "transfer_guard_host_to_device",
     "Array", "ClosedJaxpr", "Device", "Jaxpr", "ShapeDtypeStruct", "block_until_ready",
     "checkpoint", "clear_caches", "config", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
     "default_backend", "device_count", "device_get", "device_put", "devices", "disable_jit",

@@ -34,7 +34,16 @@ from funcgrad.core import (
     set_current_trace,
 )
 from funcgrad.errors import FuncgradError
-from funcgrad.ir import Atom, ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
+from funcgrad.ir import (
+    Atom,
+    ClosedJaxpr,
+    Eqn,
+    Jaxpr,
+    Literal,
+    ShapedArray,
+    ShapeDtypeStruct,
+    Var,
+)
 from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 
@@ -148,9 +157,11 @@ def stage(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any] |
     return closed, out_tree_box[0]
 
 
-def make_jaxpr(fun: Callable[..., Any], static_argnums: Sequence[int] | int = ()
-               ) -> Callable[..., ClosedJaxpr]:
-    """Return a function that stages ``fun`` on example arguments and returns its jaxpr.
+def make_jaxpr(fun: Callable[..., Any], static_argnums: Sequence[int] | int = (),
+               axis_env: Any = None, return_shape: bool = False,
+               abstracted_axes: Any = None) -> Callable[..., Any]:
+    """Return a function that stages ``fun`` on example arguments and returns its jaxpr
+    (and, with ``return_shape``, the outputs' ``ShapeDtypeStruct`` pytree).
 
     >>> import funcgrad.numpy as fnp
     >>> make_jaxpr(lambda x: fnp.sum(x))(np.ones((2, 2))).eqns[0].primitive.name
@@ -159,7 +170,7 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: Sequence[int] | int = ()
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(fun)
-    def staged(*args: Any, **kwargs: Any) -> ClosedJaxpr:
+    def staged(*args: Any, **kwargs: Any) -> Any:
         if static:
             dyn_idx = [i for i in range(len(args)) if i not in static]
 
@@ -169,8 +180,13 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: Sequence[int] | int = ()
                     full[i] = v
                 return fun(*full, **kw)
 
-            return stage(f, [args[i] for i in dyn_idx], kwargs)[0]
-        return stage(fun, args, kwargs)[0]
+            closed, out_tree = stage(f, [args[i] for i in dyn_idx], kwargs)
+        else:
+            closed, out_tree = stage(fun, args, kwargs)
+        if not return_shape:
+            return closed
+        shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]
+        return closed, tree_unflatten(out_tree, shapes)
 
     return staged
 

@@ -23,7 +23,9 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (3, ("funcgrad.transforms", "funcgrad.backends")),
     (4, ("funcgrad.numpy", "funcgrad.lax", "funcgrad.nn", "funcgrad.api", "funcgrad.tree",
          "funcgrad.experimental", "funcgrad.testing", "funcgrad.test_util",
-         "funcgrad.random", "funcgrad.debug", "funcgrad.scipy", "funcgrad.distributed")),
+         "funcgrad.random", "funcgrad.debug", "funcgrad.scipy", "funcgrad.distributed",
+         "funcgrad.api_extras", "funcgrad.ad_checkpoint", "funcgrad.custom_derivatives",
+         "funcgrad.dlpack", "funcgrad.ops", "funcgrad.typing", "funcgrad.version")),
     (5, ("funcgrad.torch",)),
 ]
 # The devices registry loads backend modules by name (importlib): a plugin lookup, not an

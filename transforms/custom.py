@@ -407,19 +407,40 @@ def _checkpoint_batch(args: Sequence[Any], dims: Sequence[Any], *, fun: Callable
 checkpoint_p.batch = _checkpoint_batch
 
 
-def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
+def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = True,
+               policy: Callable[..., bool] | None = None,
+               static_argnums: int | tuple[int, ...] = ()) -> Any:
     """``fun`` whose intermediate values are recomputed in the backward pass, not stored.
+
+    ``static_argnums`` arguments are Python values passed through; ``policy``
+    (``funcgrad.checkpoint_policies``): ``everything_saveable`` stores everything (no
+    recomputation), any other policy recomputes everything (the values are the same; see
+    the sharp bits). Usable as ``@checkpoint`` or ``checkpoint(policy=...)(f)``.
 
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.grad(fg.checkpoint(lambda x: fg.numpy.sin(x)))(np.array(0.0))
     Array(1., dtype=float32)
     """
+    if fun is None:
+        return lambda f: checkpoint(f, prevent_cse=prevent_cse, policy=policy,
+                                    static_argnums=static_argnums)
+    if policy is not None and getattr(policy, "__name__", "") == "everything_saveable":
+        return fun
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(fun)
     def wrapped(*args: Any) -> Any:
-        flat, in_tree = tree_flatten(args)
-        f = _Flat(fun, {}, in_tree)
+        n = len(args)
+        fixed = {i % n: args[i % n] for i in static if -n <= i < n}
+        dynamic = tuple(a for i, a in enumerate(args) if i not in fixed)
+
+        def with_static(*dyn: Any) -> Any:
+            it = iter(dyn)
+            return fun(*[fixed[i] if i in fixed else next(it) for i in range(n)])
+
+        flat, in_tree = tree_flatten(dynamic)
+        f = _Flat(with_static, {}, in_tree)
         outs = checkpoint_p.bind(*flat, fun=f)
         return tree_unflatten(f.out_tree, outs)
 
