@@ -1707,7 +1707,11 @@ for _uname, _uop, _ufn, _ufloat in _UNARY:
     setattr(Tensor, _uname, _m)
     if not _uname.startswith("is"):
         setattr(Tensor, _uname + "_", _i)
+
+
 def _abs_value(v: Any) -> Any:
+    if np.issubdtype(v.dtype, np.complexfloating):
+        return fnp.abs(v)  # a real modulus; its derivative is the same on both faces
     # x * sign(x) has PyTorch's derivative; adding 0 turns -0.0 into 0.0, as |x| gives.
     return v * fnp.sign(v) + 0
 
