@@ -57,3 +57,10 @@ def test_ddp_digits_on_two_processes() -> None:
     acc = [line for line in out.splitlines() if "test accuracy" in line]
     assert len(acc) == 1 and acc[0].startswith("[rank 0] world size 2")
     assert float(acc[0].split()[-1]) > 0.9
+
+
+def test_cnn_digits_reaches_097() -> None:
+    pytest.importorskip("sklearn")
+    out = run_example("cnn_digits.py")
+    acc = float(out.strip().splitlines()[-1].split()[-1])
+    assert acc >= 0.97, out
