@@ -64,3 +64,8 @@ def test_cnn_digits_reaches_097() -> None:
     out = run_example("cnn_digits.py")
     acc = float(out.strip().splitlines()[-1].split()[-1])
     assert acc >= 0.97, out
+
+
+def test_char_lstm_learns_its_text() -> None:
+    out = run_example("char_lstm.py", "--steps", "60")
+    assert "generated: the quick brown fox jumps over the lazy dog." in out, out
