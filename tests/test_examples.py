@@ -69,3 +69,8 @@ def test_cnn_digits_reaches_097() -> None:
 def test_char_lstm_learns_its_text() -> None:
     out = run_example("char_lstm.py", "--steps", "60")
     assert "generated: the quick brown fox jumps over the lazy dog." in out, out
+
+
+def test_tiny_transformer_learns_to_sort() -> None:
+    out = run_example("tiny_transformer.py", "--steps", "150")
+    assert float(out.strip().splitlines()[-1].split()[-1]) >= 0.5, out
