@@ -16,6 +16,7 @@ from typing import Any, Union
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.var_names import Namer
 
 
 class HasShape:
@@ -289,36 +290,11 @@ def live_equations(jaxpr: Jaxpr) -> list[Eqn]:
 
 # ---------------------------------------------------------------- printer
 
-def _var_names() -> Iterator[str]:
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    n = 1
-    while True:
-        for i in range(len(letters) ** n):
-            name, k = "", i
-            for _ in range(n):
-                name = letters[k % 26] + name
-                k //= 26
-            yield name
-        n += 1
-
-
-class _Namer:
-    def __init__(self) -> None:
-        self._names: dict[Var, str] = {}
-        self._gen = _var_names()
-
-    def bind(self, v: Var) -> str:
-        if v not in self._names:
-            self._names[v] = next(self._gen)
-        return self._names[v]
-
+class _Namer(Namer):
     def atom(self, a: Atom) -> str:
         if isinstance(a, Literal):
             return a.pretty()
         return self._names.get(a) or self.bind(a)
-
-    def decl(self, v: Var) -> str:
-        return f"{self.bind(v)}:{v.aval.str_short()}"
 
 
 def _pp_param(value: Any, namer: _Namer, indent: int) -> str:

@@ -23,14 +23,17 @@ True
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from funcgrad.var_names import Namer
+
 # This module reads the IR through its attributes (``eqns``, ``invars``, ``outvars``,
-# ``constvars``, ``params``, ``aval``) and imports nothing of funcgrad: ``ClosedJaxpr``'s
-# drawing methods call it, and the IR module may not be part of an import cycle.
+# ``constvars``, ``params``, ``aval``) and imports nothing of funcgrad but the variable
+# namer it shares with the printer: ``ClosedJaxpr``'s drawing methods call it, and the IR
+# module may not be part of an import cycle.
 
 _HEADER = [
     "digraph jaxpr {",
@@ -72,34 +75,6 @@ def _sub_jaxprs(value: Any) -> list[Any]:
     return []
 
 
-def _var_names() -> Iterator[str]:
-    """a, b, ..., z, aa, ab, ...: the printed jaxpr's names, given in the printer's order."""
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    n = 1
-    while True:
-        for i in range(len(letters) ** n):
-            name, k = "", i
-            for _ in range(n):
-                name = letters[k % 26] + name
-                k //= 26
-            yield name
-        n += 1
-
-
-class _Namer:
-    def __init__(self) -> None:
-        self._names: dict[Any, str] = {}
-        self._gen = _var_names()
-
-    def bind(self, v: Any) -> str:
-        if v not in self._names:
-            self._names[v] = next(self._gen)
-        return self._names[v]
-
-    def decl(self, v: Any) -> str:
-        return f"{self.bind(v)}:{v.aval.str_short()}"
-
-
 def _param_text(value: Any) -> str:
     if isinstance(value, np.dtype):
         return str(value.name)
@@ -110,7 +85,7 @@ class _Graph:
     """Builds the DOT lines of one program and its sub-programs."""
 
     def __init__(self, kernels: dict[Any, str]) -> None:
-        self.namer = _Namer()
+        self.namer = Namer()
         self.lines: list[str] = []
         # Edges are written after every node, outside the clusters: an edge statement inside a
         # subgraph would pull its endpoints (e.g. a kernel's producer) into that cluster.

@@ -17,7 +17,8 @@ FOLDERS = {"funcgrad": ROOT / "funcgrad", "funcgrad.transforms": ROOT / "transfo
 LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (0, ("funcgrad.errors", "funcgrad.config", "funcgrad.dtypes", "funcgrad.ir",
          "funcgrad.source_info", "funcgrad.tree_util", "funcgrad.array", "funcgrad.devices",
-         "funcgrad.wrappers", "funcgrad.visualize", "funcgrad.processes")),
+         "funcgrad.wrappers", "funcgrad.visualize", "funcgrad.processes",
+         "funcgrad.var_names")),
     (1, ("funcgrad.core",)),
     (2, ("funcgrad.primitives", "funcgrad.staging", "funcgrad.conversion")),
     (3, ("funcgrad.transforms", "funcgrad.backends")),

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,8 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import nn
 from funcgrad.torch._creation import rand
-from funcgrad.torch._tensor import Tensor, apply_op
+from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.nn import _apply
 
 __all__ = [
     "binary_cross_entropy_with_logits", "cross_entropy", "dropout", "elu", "gelu", "l1_loss",
@@ -38,36 +38,9 @@ __all__ = [
 ]
 
 
-def _op(name: str, impl: Callable[..., Any], *args: Any) -> Any:
-    """``impl(*args)`` as one Tensor operation (recorded when grad is needed). NumPy arrays
-    count as Tensors; funcgrad Arrays and tracers (inside the JAX face's transforms) stay
-    engine values, and so does the result."""
-    from funcgrad.array import Array  # noqa: PLC0415
-
-    if not any(isinstance(a, Tensor) for a in args) and any(
-            isinstance(a, Array) for a in args):
-        from funcgrad.torch._graph import X64  # noqa: PLC0415
-
-        with X64:
-            return impl(*args)
-    return apply_op(name, impl, *(Tensor(a) if isinstance(a, np.ndarray) else a
-                                  for a in args))
-
-
-def _data(x: Any) -> Any:
-    return x._data if isinstance(x, Tensor) else x
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    return tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
-
-
-def _floating(x: Any) -> Any:
-    if isinstance(x, Tensor):
-        from funcgrad.torch._tensor import _float_input  # noqa: PLC0415
-
-        return _float_input(x)
-    return x
+# One Tensor operation per layer function, and the small helpers, shared with the layer
+# modules (funcgrad.torch.nn._apply).
+_op, _data, _shape, _floating = _apply.op, _apply.data, _apply.shape, _apply.floating
 
 
 # ------------------------------------------------------------------ activations
