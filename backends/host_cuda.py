@@ -81,7 +81,8 @@ static int fg_block(unsigned int n, char* stacks) {
       fg_cur = t; fg_set_thread(t);
       swapcontext(&fg_sched, &fg_fibers[t]); }
     unsigned int waiting = 0, exited = 0;
-    for (unsigned int t = 0; t < n; ++t) { waiting += fg_state[t] == 1; exited += fg_state[t] == 2; }
+    for (unsigned int t = 0; t < n; ++t) {
+      waiting += fg_state[t] == 1; exited += fg_state[t] == 2; }
     if (waiting == 0) return 0;
     if (exited != 0) return 1;
     for (unsigned int t = 0; t < n; ++t) fg_state[t] = 0; } }

@@ -258,7 +258,7 @@ def _check_one_device(args: Sequence[Any]) -> None:
     for i, a in enumerate(args):
         if type(a).__module__.startswith("cupy"):
             places.append(f"argument {i}: cuda:{a.device.id}")
-        elif isinstance(a, np.ndarray) and a.ndim > 0:
+        elif isinstance(a, np.ndarray) and a.ndim > 0 and not _constant_fill(a):
             places.append(f"argument {i}: cpu")
     devs = {p.split(": ")[1] for p in places}
     if len(devs) > 1:
@@ -266,6 +266,24 @@ def _check_one_device(args: Sequence[Any]) -> None:
             "arrays on different devices in one operation (" + "; ".join(places) + ") "
             f"at {user_frame()}; move them with funcgrad.device_put(x, device) first"
         )
+
+
+def _constant_fill(a: np.ndarray) -> bool:
+    """A host array with no data of its own: a scalar, or one broadcast (all strides zero,
+    as ``full`` and the seeds and zeros of derivatives make them)."""
+    return a.ndim == 0 or a.size == 0 or not any(a.strides)
+
+
+def follow_device(xp: Any, a: np.ndarray) -> Any:
+    """``a`` as an array of ``xp`` when it is a constant fill (one scalar upload), so host
+    scalars and zeros follow the device of the other operands (CuPy refuses NumPy arrays,
+    even 0-d ones); other host arrays stay (``_check_one_device`` has reported them)."""
+    if not _constant_fill(a):
+        return a
+    if a.size == 0:
+        return xp.zeros(a.shape, a.dtype)
+    one = xp.asarray(a.reshape(-1)[:1].reshape(()))
+    return one if a.ndim == 0 else xp.broadcast_to(one, a.shape)
 
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -310,6 +328,8 @@ class EvalTrace(Trace):
                 elif isinstance(a, np.generic):
                     bufs[i] = np.asarray(a)
         xp = backend_xp(bufs) if on_device else np
+        if xp is not np:
+            bufs = [follow_device(xp, b) if type(b) is np.ndarray else b for b in bufs]
         if scalars:
             # impls work on arrays: a Python number becomes one of its (weak) dtype.
             bufs = [xp.asarray(b, dtype=av.dtype) if type(b) in _PY_SCALARS else b

@@ -440,7 +440,12 @@ def _scan_impl(xp: Any, *args: Any, jaxpr: ClosedJaxpr, num_consts: int, num_car
         ys.reverse()
     n_y = len(jaxpr.out_avals) - num_carry
     y_avals = jaxpr.out_avals[num_carry:]
-    stacked = [xp.stack([as_buffer(y[k]) for y in ys]) if ys else
+    def buf(v: Any) -> Any:
+        # a y computed from host constants alone (the loop index...) joins a device stack
+        b = as_buffer(v)
+        return xp.asarray(b) if xp is not np and type(b) is np.ndarray else b
+
+    stacked = [xp.stack([buf(y[k]) for y in ys]) if ys else
                xp.zeros((0, *y_avals[k].shape), y_avals[k].dtype) for k in range(n_y)]
     return [*carry, *stacked]
 

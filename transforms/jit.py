@@ -82,8 +82,14 @@ jit_p.cheap_abstract_eval = True
 def _pick_backend(backend: str, args: Sequence[Any]) -> str:
     if backend != "auto":
         return backend
+
     def on_gpu(a: Any) -> bool:
-        v = a._value if type(a) is ArrayImpl else a
+        v = a
+        while isinstance(v, Tracer):
+            # the value an eager transform computes on: grad(jit(f)) of CuPy arrays runs
+            # on the GPU (a staging tracer has none)
+            v = getattr(v, "primal", getattr(v, "val", None))
+        v = v._value if type(v) is ArrayImpl else v
         return type(v).__module__.startswith("cupy")
 
     return "cupy" if any(on_gpu(a) for a in args) else "numpy"

@@ -115,7 +115,7 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     [0.0, 0.0]
     """
     shp, dt, weak = _like(a, dtype, shape, "zeros_like")
-    return from_buffer(np.zeros(shp, dt), weak)
+    return _placed_like(a, from_buffer(np.zeros(shp, dt), weak))
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
@@ -126,7 +126,7 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     [1.0, 1.0]
     """
     shp, dt, weak = _like(a, dtype, shape, "ones_like")
-    return from_buffer(np.ones(shp, dt), weak)
+    return _placed_like(a, from_buffer(np.ones(shp, dt), weak))
 
 
 def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
@@ -150,7 +150,17 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
 
     shp, dt, weak = _like(a, dtype, shape, "full_like")
     v = _asarray(fill_value)
-    return broadcast_to(cast(v, dt, weak), shp)
+    return _placed_like(a, broadcast_to(cast(v, dt, weak), shp))
+
+
+def _placed_like(a: Any, out: Any) -> Any:
+    """``out`` on the device of ``a`` (as JAX's ``*_like`` place their result)."""
+    if type(a) is not ArrayImpl or type(a._value) is np.ndarray or \
+            type(out) is not ArrayImpl or type(out._value) is not np.ndarray:
+        return out
+    from funcgrad.devices import device_of, put_buffer  # noqa: PLC0415
+
+    return from_buffer(put_buffer(out._value, device_of(a._value)), out.weak_type)
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:

@@ -1,0 +1,187 @@
+"""The module installed as ``cupy``: CuPy's names (and only those), computed with NumPy.
+
+A name the pinned CuPy does not have raises ``AttributeError`` as ``cupy`` would; a CuPy name
+with a NumPy counterpart becomes a wrapper that moves no data between host and device
+(NumPy arrays are refused, results are device arrays, full reductions give 0-d arrays);
+the few CuPy-only names funcgrad uses are defined here.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import numpy as np
+
+from fakecupy import _api
+from fakecupy._array import STATS, _garbage, call, ndarray, unwrap, wrap
+from fakecupy._kernels import RawKernel, RawModule
+from fakecupy.cuda import make_module
+
+cuda = make_module()
+# Functions that only look at types and shapes: CuPy accepts any array-like there.
+_INSPECT = {"result_type", "can_cast", "min_scalar_type", "common_type", "shape", "ndim",
+            "size", "isscalar", "iscomplexobj", "isrealobj", "broadcast_shapes"}
+
+
+class ufunc:  # noqa: N801 - CuPy's name
+    """A CuPy ufunc: NumPy's ufunc behind CuPy's operand rules."""
+
+    __module__ = "cupy._core._kernel"
+
+    def __init__(self, u: np.ufunc) -> None:
+        self._u = u
+        self.__name__ = self.name = u.__name__
+        self.nin, self.nout, self.nargs = u.nin, u.nout, u.nargs
+        self.types = u.types
+
+    def _run(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        out = kwargs.get("out")
+        res = call(fn, self.name, args, kwargs)
+        if isinstance(out, ndarray):
+            return out
+        if isinstance(out, tuple) and all(isinstance(o, ndarray) for o in out):
+            return out
+        return res
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(self._u, args, kwargs)
+
+    def reduce(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(self._u.reduce, args, kwargs)
+
+    def accumulate(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(self._u.accumulate, args, kwargs)
+
+    def outer(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(self._u.outer, args, kwargs)
+
+    def at(self, a: Any, indices: Any, b: Any = None) -> None:
+        if not isinstance(a, ndarray):
+            raise TypeError(f"Unsupported type {type(a)}")
+        args = (indices,) if b is None else (indices, b)
+        call(lambda *xs: self._u.at(a._a, *xs), self.name, args, {})
+
+    def __repr__(self) -> str:
+        return f"<ufunc '{self.name}'>"
+
+
+def _function(name: str, fn: Any) -> Any:
+    def f(*args: Any, **kwargs: Any) -> Any:
+        return call(fn, name, args, kwargs)
+
+    f.__name__ = f.__qualname__ = name
+    f.__module__ = "cupy"
+    f.__doc__ = f"cupy.{name} (emulated with numpy.{name})"
+    return f
+
+
+def _to_device(host: np.ndarray) -> ndarray:
+    if host.dtype.kind in "OUSV" or host.dtype.itemsize == 0:
+        raise ValueError(f"Unsupported dtype {host.dtype}")
+    STATS.h2d += 1
+    raw, buf = _garbage(host.shape, host.dtype)
+    buf[...] = host
+    return ndarray._from(buf, raw)
+
+
+def _contains_device(obj: Any) -> bool:
+    if isinstance(obj, ndarray):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_contains_device(o) for o in obj)
+    return False
+
+
+def asarray(a: Any, dtype: Any = None, order: Any = None, *, blocking: bool = False) -> Any:
+    """Device arrays pass (converted to ``dtype`` on the device); host data is uploaded."""
+    if isinstance(a, ndarray):
+        unwrap(a, "asarray")
+        return a if dtype is None or np.dtype(dtype) == a.dtype else a.astype(dtype)
+    if _contains_device(a):
+        # CuPy stacks a sequence of device arrays on the device.
+        return wrap(np.asarray(unwrap(a, "asarray"), dtype))
+    return _to_device(np.asarray(a, dtype, order=order))
+
+
+asanyarray = asarray
+
+
+def array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K",
+          subok: bool = False, ndmin: int = 0, *, blocking: bool = False) -> Any:
+    if isinstance(obj, ndarray) or _contains_device(obj):
+        out = asarray(obj, dtype)
+        return out.copy() if copy and out is obj else out
+    return _to_device(np.array(obj, dtype, copy=True, order=order, ndmin=ndmin))
+
+
+def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None,
+            blocking: bool = True) -> np.ndarray:
+    """The explicit device->host copy (host data passes through)."""
+    if isinstance(a, ndarray):
+        return a.get(order=order, out=out)
+    return np.asarray(a, order=order)
+
+
+def empty(shape: Any, dtype: Any = float, order: str = "C") -> ndarray:
+    return ndarray(shape, dtype)
+
+
+def empty_like(prototype: Any, dtype: Any = None, order: str = "K", subok: Any = None,
+               shape: Any = None) -> ndarray:
+    if not isinstance(prototype, ndarray):
+        raise TypeError(f"Unsupported type {type(prototype)}")
+    return ndarray(prototype.shape if shape is None else shape,
+                   prototype.dtype if dtype is None else dtype)
+
+
+def get_array_module(*args: Any) -> Any:
+    import sys  # noqa: PLC0415
+
+    return sys.modules[__name__] if any(isinstance(a, ndarray) for a in args) else np
+
+
+def _make_attr(module: str, name: str, np_mod: Any) -> Any:
+    if not _api.has(module, name):
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    if f"{module}.{name}" in _api.NUMPY_SAME:
+        return getattr(np, name)
+    obj = getattr(np_mod, name, None)
+    if obj is None:
+        raise AttributeError(f"{module}.{name} exists in CuPy but is not emulated by "
+                             "tests/support/fakecupy (add it there)")
+    if isinstance(obj, np.ufunc):
+        return ufunc(obj)
+    if isinstance(obj, type) or not callable(obj):
+        return obj
+    if name in _INSPECT:
+        return obj
+    return _function(name, obj)
+
+
+def __getattr__(name: str) -> Any:
+    value = _make_attr("cupy", name, np)
+    globals()[name] = value
+    return value
+
+
+def submodule(module: str, np_mod: Any) -> types.ModuleType:
+    """A CuPy submodule whose names wrap ``np_mod``'s, restricted to the snapshot."""
+    mod = types.ModuleType(module)
+
+    def getattr_(name: str) -> Any:
+        value = _make_attr(module, name, np_mod)
+        setattr(mod, name, value)
+        return value
+
+    mod.__getattr__ = getattr_  # type: ignore[method-assign]
+    return mod
+
+
+linalg = submodule("cupy.linalg", np.linalg)
+fft = submodule("cupy.fft", np.fft)
+random = submodule("cupy.random", np.random)
+
+__all__ = ["RawKernel", "RawModule", "array", "asarray", "asanyarray", "asnumpy", "cuda",
+           "empty", "empty_like", "fft", "get_array_module", "linalg", "ndarray", "random",
+           "ufunc"]
