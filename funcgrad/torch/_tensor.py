@@ -716,7 +716,7 @@ class Tensor:
     def __getitem__(self, idx: Any) -> Tensor:
         idx = _unwrap_index(idx)
         _check_index_bounds(self, idx)
-        return _view_op("Index" if _advanced(idx) else _basic_index_name(idx),
+        return _view_op("Index" if _advanced(idx) else _basic_index_name(idx, self.shape),
                         lambda x: fnp.getitem(x, idx), self)
 
     def chunk(self, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
@@ -780,8 +780,7 @@ class Tensor:
     def std(self, dim: Any = None, unbiased: Any = True, keepdim: builtins.bool = False,
             correction: Any = None) -> Tensor:
         ddof = _ddof(unbiased, correction)
-        return apply_op("Std", lambda x: fnp.std(x, _dims(dim), ddof=ddof, keepdims=keepdim),
-                        self)
+        return apply_op("Std", lambda x: _std_value(x, _dims(dim), ddof, keepdim), self)
 
     def max(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
         if isinstance(dim, Tensor):
@@ -1053,6 +1052,14 @@ def _ddof(unbiased: Any, correction: Any) -> Any:
     return 1
 
 
+def _std_value(x: Any, axes: Any, ddof: Any, keepdims: builtins.bool) -> Any:
+    """The standard deviation with PyTorch's derivative: 0 (not NaN) where all values are
+    equal, as PyTorch's std_backward masks the zero deviations."""
+    v = fnp.var(x, axes, ddof=ddof, keepdims=keepdims)
+    zero = v == 0
+    return fnp.where(zero, fnp.zeros_like(v), fnp.sqrt(fnp.where(zero, fnp.ones_like(v), v)))
+
+
 def _sum_dtype(dt: D.dtype, dtype: Any) -> D.dtype:
     if dtype is not None:
         return D.to_torch(dtype)
@@ -1073,21 +1080,28 @@ def _all_if_empty(dim: Any) -> Any:
     return None if isinstance(dim, (tuple, list)) and len(dim) == 0 else _dims(dim)
 
 
-def _basic_index_name(idx: Any) -> str:
+def _basic_index_name(idx: Any, shape: Sequence[builtins.int]) -> str:
     """PyTorch's node for basic indexing: its last effective step (select, slice,
-    unsqueeze); inside a tuple, whole-axis slices are skipped."""
+    unsqueeze). A lone slice is always a slice; inside a tuple, a slice that covers its
+    whole axis is no step at all (PyTorch skips it: ``AliasBackward0`` if nothing else)."""
     if not isinstance(idx, tuple):
         return {type(None): "Unsqueeze", type(Ellipsis): "Alias"}.get(
             type(idx), "Slice" if isinstance(idx, slice) else "Select")
-    name = "Alias"
+    consumed = builtins.sum(1 for i in idx if i is not None and i is not Ellipsis)
+    name, dim = "Alias", 0
     for i in idx:
         if i is None:
             name = "Unsqueeze"
+        elif i is Ellipsis:
+            dim += len(shape) - consumed
         elif isinstance(i, slice):
-            if not (i.start in (None, 0) and i.stop is None and i.step in (None, 1)):
+            size = shape[dim] if dim < len(shape) else 0
+            if i.indices(size) != (0, size, 1):
                 name = "Slice"
-        elif i is not Ellipsis:
+            dim += 1
+        else:
             name = "Select"
+            dim += 1
     return name
 
 
@@ -1781,7 +1795,12 @@ def matmul(a: Any, b: Any) -> Tensor:
     msg = _matmul_shape_error(tuple(a.shape), tuple(b.shape))
     if msg is not None:
         raise RuntimeError(msg)
-    op = {(2, 2): "Mm", (1, 1): "Dot", (2, 1): "Mv", (3, 3): "Bmm"}.get((na, nb), "Matmul")
+    # The node PyTorch's matmul ends with: its 1-D and 2-D kernels, else the view of the
+    # folded or batched product (a clone when a 2-D left side that requires grad meets a
+    # batch on the right).
+    op = {(2, 2): "Mm", (1, 1): "Dot", (2, 1): "Mv", (1, 2): "Squeeze:4"}.get((na, nb))
+    if op is None:
+        op = "Clone" if na == 2 and getattr(a, "requires_grad", False) else "UnsafeView"
     return apply_op(op, fnp.matmul, a, b)
 
 

@@ -137,3 +137,8 @@ __all__ += [  # attention and the losses of loss.py
     "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerEncoderLayer", "TripletMarginLoss",
 ]
+# isort: split
+from funcgrad.torch.nn.activation import *  # noqa: E402, F403
+from funcgrad.torch.nn.activation import __all__ as _activation_names  # noqa: E402
+
+__all__ += [n for n in _activation_names if not n.islower()]  # the modules

@@ -604,3 +604,33 @@ __all__ += [
     "soft_margin_loss",
     "triplet_margin_loss",
 ]
+
+from funcgrad.torch.nn.activation import (  # noqa: E402
+    channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
+from funcgrad.torch.nn.activation_functions import (  # noqa: E402
+    celu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    logsigmoid,
+    mish,
+    prelu,
+    relu6,
+    rrelu,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+)
+
+__all__ += ["celu", "channel_shuffle", "glu", "hardshrink", "hardsigmoid", "hardswish",
+            "hardtanh", "logsigmoid", "mish", "pixel_shuffle", "pixel_unshuffle", "prelu",
+            "relu6", "rrelu", "selu", "softmin", "softshrink", "softsign", "tanhshrink",
+            "threshold"]
