@@ -1,9 +1,9 @@
 """``DistributedSampler``: each rank visits its own share of a dataset's indices.
 
 The shuffled order is PyTorch's exactly: a ``torch.Generator`` seeded with
-``seed + epoch`` draws ``randperm`` (``funcgrad.torch._random.mt_randperm``), the list is padded (or cut, with
-``drop_last``) to a multiple of the world size, and rank ``r`` takes every
-``num_replicas``-th index from ``r``.
+``seed + epoch`` draws ``randperm`` (``funcgrad.torch._random.mt_randperm``), the list
+is padded (or cut, with ``drop_last``) to a multiple of the world size, and rank ``r``
+takes every ``num_replicas``-th index from ``r``.
 
 >>> from funcgrad.torch.utils.data.distributed import DistributedSampler
 >>> list(DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False))
@@ -19,6 +19,7 @@ import numpy as np
 
 from funcgrad.torch._random import mt_randperm
 from funcgrad.torch.utils.data.sampler import Sampler
+
 
 def torch_randperm(n: int, seed: int) -> list[int]:
     """``torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()``.
