@@ -1000,8 +1000,11 @@ def _sra(x: int, y: int, bits: int) -> int:
 def _igamma_grad_a_ref(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     mpmath = pytest.importorskip("mpmath")
     with mpmath.workdps(30):
-        d = [float(mpmath.diff(lambda s: mpmath.gammainc(s, 0, float(xi), regularized=True),
-                               float(ai))) for ai, xi in zip(a.ravel(), x.ravel())]
+        def p(s: Any, xi: float) -> Any:
+            return mpmath.gammainc(s, 0, float(xi), regularized=True)
+
+        d = [float(mpmath.diff(lambda s, xi=xi: p(s, xi), float(ai)))
+             for ai, xi in zip(a.ravel(), x.ravel())]
     return np.array(d, dtype=a.dtype).reshape(a.shape)
 
 

@@ -1220,6 +1220,7 @@ NP_CASES += [
     ("conjugate", fnp.conjugate, [F23]),
     ("real", fnp.real, [F23]),
     ("imag", lambda x: fnp.imag(x) + x, [F23]),
+    ("angle", fnp.angle, [Arg((2, 3), _complex_fill)]),
     ("divmod", lambda x, y: fnp.divmod(x, y), [F23, Arg((2, 3), "p")]),
     ("fmod", fnp.fmod, [F23, Arg((2, 3), "p")]),
 ]

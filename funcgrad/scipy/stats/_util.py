@@ -1,0 +1,40 @@
+"""Shared pieces of the distributions: argument promotion and support masks.
+
+>>> from funcgrad.scipy.stats._util import args
+>>> [a.dtype.name for a in args(1, 2.0)]
+['float32', 'float32']
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as jnp
+from funcgrad.numpy._core import promote_inexact
+
+LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def args(*xs: Any) -> list[Any]:
+    """The arguments in one inexact dtype, broadcast to one shape."""
+    out = promote_inexact(*xs)
+    return list(jnp.broadcast_arrays(*out)) if len(out) > 1 else out
+
+
+def const(x: Any, v: float) -> Any:
+    return jnp.asarray(v, dtype=x.dtype)
+
+
+def outside(x: Any, mask: Any, fill: float) -> Any:
+    """``x`` where ``mask`` is False, ``fill`` where it is True."""
+    return jnp.where(mask, const(x, fill), x)
+
+
+def log_of(p: Any) -> Any:
+    return jnp.log(p)
+
+
+__all__ = ["LOG_SQRT_2PI", "args", "const", "outside", "log_of", "np"]

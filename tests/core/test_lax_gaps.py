@@ -1,0 +1,124 @@
+"""The lax names added with bits.py and sorting.py: shifts, population_count, clz,
+bitcast_convert_type, top_k and sort_key_val, against jax.lax (64-bit mode on both)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import funcgrad as fg
+from funcgrad import lax
+from funcgrad.testing import check_grads
+
+jax = pytest.importorskip("jax")
+SETTINGS = settings(max_examples=10, deadline=None, derandomize=True, database=None)
+INT_TYPES = [np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+@pytest.mark.parametrize("name", ["shift_left", "shift_right_logical",
+                                  "shift_right_arithmetic"])
+@pytest.mark.parametrize("dtype", INT_TYPES)
+@SETTINGS
+@given(data=st.data())
+def test_shifts_match_jax(name: str, dtype: Any, data: Any) -> None:
+    info = np.iinfo(dtype)
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, max_side=4))
+    x = data.draw(hnp.arrays(dtype, shape, elements=st.integers(int(info.min), int(info.max))))
+    y = data.draw(hnp.arrays(dtype, shape, elements=st.integers(
+        max(int(info.min), -2), min(int(info.max), 70))))
+    got = np.asarray(getattr(lax, name)(x, y))
+    with jax.enable_x64(True):
+        want = np.asarray(getattr(jax.lax, name)(x, y))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["population_count", "clz"])
+@pytest.mark.parametrize("dtype", INT_TYPES)
+@SETTINGS
+@given(data=st.data())
+def test_bit_counts_match_jax(name: str, dtype: Any, data: Any) -> None:
+    info = np.iinfo(dtype)
+    x = data.draw(hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=2, max_side=4),
+                             elements=st.integers(int(info.min), int(info.max))))
+    got = np.asarray(getattr(lax, name)(x))
+    with jax.enable_x64(True):
+        want = np.asarray(getattr(jax.lax, name)(x))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("src", ["int8", "int32", "float32", "float64", "uint16"])
+@pytest.mark.parametrize("dst", ["int8", "int32", "float32", "float64", "uint16", "int64"])
+def test_bitcast_matches_jax(src: str, dst: str) -> None:
+    x = np.arange(24).astype(src).reshape(3, 8)
+    with jax.enable_x64(True):
+        try:
+            want = np.asarray(jax.lax.bitcast_convert_type(x, dst))
+        except (TypeError, ValueError):
+            with pytest.raises((TypeError, ValueError)):
+                lax.bitcast_convert_type(x, dst)
+            return
+    got = np.asarray(lax.bitcast_convert_type(x, dst))
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_top_k_matches_jax(data: Any) -> None:
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=5))
+    x = data.draw(hnp.arrays(np.float64, shape, elements=st.sampled_from(
+        [-1.0, 0.0, 0.5, 2.0, 3.0])))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    k = data.draw(st.integers(0, shape[axis]))
+    v, i = lax.top_k(x, k, axis=axis)
+    with jax.enable_x64(True):
+        jv, ji = jax.lax.top_k(x, k, axis=axis)
+    np.testing.assert_array_equal(v, jv)
+    np.testing.assert_array_equal(i, ji)
+    assert np.asarray(i).dtype == np.int32
+
+
+@SETTINGS
+@given(data=st.data())
+def test_top_k_derivatives(data: Any) -> None:
+    # well-separated entries: finite differences must not reorder them
+    x = np.array(data.draw(st.permutations(list(range(10))))).reshape(2, 5) * 0.3 - 1.0
+    check_grads(lambda v: lax.top_k(v, 3)[0], (x,), order=2, modes=("fwd", "rev"))
+    g = fg.grad(lambda v: lax.top_k(v, 2)[0].sum())(x)
+    with jax.enable_x64(True):
+        jg = jax.grad(lambda v: jax.lax.top_k(v, 2)[0].sum())(x)
+    np.testing.assert_array_equal(g, jg)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_sort_key_val_matches_jax_and_differentiates(data: Any) -> None:
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=2, max_side=5))
+    keys = data.draw(hnp.arrays(np.int64, shape, elements=st.integers(-3, 3)))
+    vals = data.draw(hnp.arrays(np.float64, shape, elements=st.floats(-3, 3)))
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    k, v = lax.sort_key_val(keys, vals, dim)
+    with jax.enable_x64(True):
+        jk, jv = jax.lax.sort_key_val(keys, vals, dim)
+    np.testing.assert_array_equal(k, jk)
+    np.testing.assert_array_equal(v, jv)
+    check_grads(lambda w: lax.sort_key_val(keys, w, dim)[1], (vals,), order=2,
+                modes=("fwd", "rev"))
+
+
+def test_vmap_and_jit_of_the_gaps() -> None:
+    x = np.array([[5, -3, 8], [1, 1, 0]], np.int32)
+    y = np.array([[1, 2, 40], [0, 31, 3]], np.int32)
+    f = lambda a, b: (lax.shift_right_arithmetic(a, b), lax.population_count(a),  # noqa: E731
+                      lax.top_k(a.astype(np.float64), 2)[1])
+    eager = f(x, y)
+    for got in (fg.jit(f)(x, y), fg.vmap(f)(x, y)):
+        for g, e in zip(got, eager):
+            np.testing.assert_array_equal(g, e)
