@@ -126,18 +126,25 @@ def is_nonzero(input: Tensor) -> object:  # noqa: A002
     return input.item() != 0
 
 
-from funcgrad.torch import (  # noqa: E402  # noqa: E402
+from funcgrad.torch import (  # noqa: E402  # noqa: E402  # noqa: E402
     autograd,
     cuda,
     distributed,
+    fft,  # noqa: E402
     func,  # noqa: E402
     linalg,
     nn,
     optim,
+    serialization,
+    utils,
 )
-from funcgrad.torch import serialization, utils  # noqa: E402
-from funcgrad.torch.serialization import load, save  # noqa: E402
 from funcgrad.torch._functions import method_functions as _method_functions  # noqa: E402
+from funcgrad.torch._tensor_linalg import FUNCTIONS as _LINALG_FUNCTIONS  # noqa: E402
+from funcgrad.torch._tensor_math import FUNCTIONS as _MATH_FUNCTIONS  # noqa: E402
+from funcgrad.torch.serialization import load, save  # noqa: E402
+
+globals().update(_LINALG_FUNCTIONS)
+globals().update(_MATH_FUNCTIONS)
 
 _method_functions(globals())
 

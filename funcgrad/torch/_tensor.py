@@ -1483,8 +1483,10 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
             getattr(a, "_requires_grad", False) or getattr(b, "_requires_grad", False))):
         va, vb = _host_operand(a, dt), _host_operand(b, dt)
         if va is not None and vb is not None:
-            # Nothing to record: the NumPy ufunc the primitive's impl calls, directly.
-            return Tensor._from_data(host(va, vb))
+            # Nothing to record: the NumPy ufunc the primitive's impl calls, directly
+            # (0-d operands give a NumPy scalar: kept an array).
+            out = host(va, vb)
+            return Tensor._from_data(out if type(out) is np.ndarray else np.asarray(out))
     if op in ("FloorDivide", "Remainder") and D.category(dt) <= 1 and isinstance(b, (
             Tensor, builtins.int)):
         _check_integer_divisor(b)

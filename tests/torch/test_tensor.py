@@ -933,6 +933,14 @@ def _softmax(a, axis):
     return e / fnp.sum(e, axis, keepdims=True)
 
 
+def _torch_std(a, axis):
+    """The standard deviation with PyTorch's derivative: 0 where all values are equal
+    (PyTorch's std_backward masks them; the engine's sqrt alone would give NaN)."""
+    v = fnp.var(a, axis, ddof=1)
+    flat = v == 0
+    return fnp.where(flat, 0.0, fnp.sqrt(fnp.where(flat, 1.0, v)))
+
+
 OPS = [
     # arithmetic, scalars, reflected ops, broadcasting
     Op("add", (M, M), lambda L, a, b: a + b, lambda a, b: a + b),
@@ -1019,8 +1027,8 @@ OPS = [
     Op("amax", (M,), lambda L, a: a.amax(1), lambda a: fnp.max(a, 1)),
     Op("prod", (M,), lambda L, a: a.prod(), lambda a: fnp.prod(a)),
     Op("prod_dim", (M,), lambda L, a: a.prod(1), lambda a: fnp.prod(a, 1)),
-    Op("std", (M,), lambda L, a: a.std(), lambda a: fnp.std(a, ddof=1)),
-    Op("std_dim", (M,), lambda L, a: a.std(1), lambda a: fnp.std(a, 1, ddof=1)),
+    Op("std", (M,), lambda L, a: a.std(), lambda a: _torch_std(a, None)),
+    Op("std_dim", (M,), lambda L, a: a.std(1), lambda a: _torch_std(a, 1)),
     Op("var", (M,), lambda L, a: a.var(), lambda a: fnp.var(a, ddof=1)),
     Op("var_keepdim", (M,), lambda L, a: a.var(0, keepdim=True),
        lambda a: fnp.var(a, 0, ddof=1, keepdims=True)),

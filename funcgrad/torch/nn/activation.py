@@ -141,10 +141,13 @@ class Softmax2d(Module):
 
 
 def _pad_class(name: str, mode: str, dims: int, with_value: bool) -> type[Module]:
-    def __init__(self: Any, padding: Any, value: float = 0.0) -> None:
+    def __init__(self: Any, padding: Any, *value: float) -> None:
         Module.__init__(self)
+        if with_value and len(value) != 1:
+            raise TypeError(f"{name}.__init__() missing 1 required positional argument: "
+                            f"'value'")
         self.padding = (padding,) * (2 * dims) if isinstance(padding, int) else tuple(padding)
-        self.value = value
+        self.value = value[0] if with_value else 0.0
 
     def forward(self: Any, input: Any) -> Any:  # noqa: A002
         return F.pad(input, self.padding, mode=mode,
@@ -170,17 +173,6 @@ ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = (
     _pad_class(f"ReplicationPad{d}d", "replicate", d, False) for d in (1, 2, 3))
 CircularPad1d, CircularPad2d, CircularPad3d = (
     _pad_class(f"CircularPad{d}d", "circular", d, False) for d in (1, 2, 3))
-
-
-def _constant_pad_init(self: Any, padding: Any, value: float) -> None:
-    Module.__init__(self)
-    dims = int(type(self).__name__[-2])
-    self.padding = (padding,) * (2 * dims) if isinstance(padding, int) else tuple(padding)
-    self.value = value
-
-
-for _cls in (ConstantPad1d, ConstantPad2d, ConstantPad3d):
-    _cls.__init__ = _constant_pad_init  # type: ignore[misc]  # value is required
 
 
 # ------------------------------------------------------------------ reshaping layers

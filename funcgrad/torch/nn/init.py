@@ -16,15 +16,22 @@ True
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from funcgrad.torch._grad_mode import no_grad
+from funcgrad.torch._random import rng
 from funcgrad.torch._tensor import Tensor
 
 __all__ = [
-    "calculate_fan_in_and_fan_out", "calculate_gain", "constant_", "kaiming_normal_",
-    "kaiming_uniform_", "normal_", "ones_", "uniform_", "xavier_normal_", "xavier_uniform_",
-    "zeros_",
+    "calculate_fan_in_and_fan_out", "calculate_gain", "constant", "constant_", "dirac",
+    "dirac_", "eye", "eye_", "kaiming_normal", "kaiming_normal_", "kaiming_uniform",
+    "kaiming_uniform_", "normal", "normal_", "ones_", "orthogonal", "orthogonal_", "sparse",
+    "sparse_", "trunc_normal_", "uniform", "uniform_", "xavier_normal", "xavier_normal_",
+    "xavier_uniform", "xavier_uniform_", "zeros_",
 ]
 
 
@@ -75,16 +82,49 @@ def _fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+def _draws(generator: Any) -> np.random.Generator:
+    return rng() if generator is None else generator._rng
+
+
+def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
+    with no_grad():
+        return tensor._fill_random(np.asarray(values))
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with samples of U(a, b)."""
-    with no_grad():
-        return tensor.uniform_(a, b)
+    return _fill(tensor, _draws(generator).uniform(a, b, tuple(tensor.shape)))
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None
+            ) -> Tensor:
     """Fill with samples of N(mean, std^2)."""
-    with no_grad():
-        return tensor.normal_(mean, std)
+    return _fill(tensor, _draws(generator).normal(mean, std, tuple(tensor.shape)))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Any = None) -> Tensor:
+    """Fill with samples of N(mean, std^2) truncated to ``[a, b]`` (inverse-CDF sampling,
+    as PyTorch).
+
+    >>> import funcgrad.torch as torch
+    >>> w = torch.nn.init.trunc_normal_(torch.empty(100), a=-0.5, b=0.5)
+    >>> bool(((w >= -0.5) & (w <= 0.5)).all())
+    True
+    """
+    from scipy.special import erfinv  # noqa: PLC0415
+
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", stacklevel=2)
+
+    def cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    u = _draws(generator).uniform(2 * lo - 1, 2 * hi - 1, tuple(tensor.shape))
+    vals = np.clip(erfinv(u) * std * math.sqrt(2.0) + mean, a, b)
+    return _fill(tensor, vals)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -103,36 +143,151 @@ def ones_(tensor: Tensor) -> Tensor:
     return constant_(tensor, 1.0)
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Glorot uniform: U(-b, b) with ``b = gain * sqrt(6 / (fan_in + fan_out))``."""
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Glorot normal: N(0, std^2) with ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu") -> Tensor:
+                     nonlinearity: str = "leaky_relu", generator: Any = None) -> Tensor:
     """He uniform: U(-b, b) with ``b = gain * sqrt(3 / fan)``.
 
     ``a = sqrt(5)`` (what ``Linear`` uses) gives ``b = 1 / sqrt(fan_in)``.
     """
     if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan = _fan(tensor, mode)
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu") -> Tensor:
+                    nonlinearity: str = "leaky_relu", generator: Any = None) -> Tensor:
     """He normal: N(0, std^2) with ``std = gain / sqrt(fan)``."""
     if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan = _fan(tensor, mode)
-    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a matrix with the identity (ones on the main diagonal).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.nn.init.eye_(torch.empty(2, 3))
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-5 dimensional convolution weight with the Dirac delta (identity maps,
+    one per group).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.nn.init.dirac_(torch.empty(1, 1, 3))
+    tensor([[[0., 1., 0.]]])
+    """
+    nd = tensor.dim()
+    if nd not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    min_dim = min(out_per_group, sizes[1])
+    vals = np.zeros(sizes)
+    centre = tuple(s // 2 for s in sizes[2:])
+    for g in range(groups):
+        for d in range(min_dim):
+            vals[(g * out_per_group + d, d) + centre] = 1
+    return _fill(tensor, vals)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix: the QR factor of a Gaussian matrix, its signs
+    fixed by R's diagonal (trailing axes are flattened), times ``gain``.
+
+    >>> import funcgrad.torch as torch
+    >>> w = torch.nn.init.orthogonal_(torch.empty(3, 3))
+    >>> bool(torch.allclose(w @ w.T, torch.eye(3), atol=1e-5))
+    True
+    """
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    from funcgrad.torch import linalg  # noqa: PLC0415
+
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _draws(generator).normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    with no_grad():
+        q, r = linalg.qr(Tensor._from_data(flat))
+    qv = np.asarray(q._host()) * np.sign(np.diag(np.asarray(r._host())))
+    if rows < cols:
+        qv = qv.T
+    return _fill(tensor, (gain * qv).reshape(tuple(tensor.shape)))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None
+            ) -> Tensor:
+    """Fill a matrix with N(0, std^2) samples and zero ``ceil(sparsity * rows)`` random
+    entries of each column.
+
+    >>> import funcgrad.torch as torch
+    >>> w = torch.nn.init.sparse_(torch.empty(4, 3), sparsity=0.5)
+    >>> int((w == 0).sum())
+    6
+    """
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    g = _draws(generator)
+    vals = g.normal(0.0, std, (rows, cols))
+    for c in range(cols):
+        vals[g.permutation(rows)[:num_zeros], c] = 0
+    return _fill(tensor, vals)
+
+
+def _deprecated(new: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """PyTorch's old names without the underscore: a warning, then the in-place one."""
+    name = new.__name__[:-1]
+
+    def old(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{name}` is now deprecated in favor of `nn.init.{name}_`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    old.__name__ = old.__qualname__ = name
+    old.__doc__ = f"Deprecated alias of ``{new.__name__}``."
+    return old
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

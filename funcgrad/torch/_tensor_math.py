@@ -1,0 +1,2034 @@
+"""More of PyTorch's Tensor methods and ``torch`` functions: indexing and scatter
+(``index_select``, ``index_add``, ``scatter``/``scatter_add``/``scatter_reduce``,
+``masked_scatter``, ``take``, ``put``), sorting and order statistics (``kthvalue``,
+``median``, ``mode``, ``quantile``, ``unique``), cumulative ops, ``addmv``/``addr``/
+``baddbmm``, splitting and flipping, special functions, complex parts, in-place ``_``
+variants, and the array helpers (``atleast_*d``, ``block_diag``, ``cdist``,
+``cartesian_prod``, ``searchsorted``, ``bucketize``, ``diff``, ``trapezoid``, ...).
+Differentiable ones record the graph through the engine's functions.
+
+>>> import funcgrad.torch as torch
+>>> torch.tensor([3.0, 1.0, 2.0]).kthvalue(2)
+torch.return_types.kthvalue(
+values=tensor(2.),
+indices=tensor(2))
+>>> torch.tensor([[1, 2], [3, 4]]).index_select(0, torch.tensor([1]))
+tensor([[3, 4]])
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.torch import _dtypes as D
+from funcgrad.torch._functions import cat, stack
+from funcgrad.torch._return_types import named_result
+from funcgrad.torch._tensor import (
+    _CPP,
+    Tensor,
+    _float_input,
+    _returns,
+    _sum_dtype,
+    apply_op,
+    binary,
+    result_dtype,
+)
+
+# ------------------------------------------------------------------ helpers
+
+
+def _t(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(np.asarray(x))
+
+
+def _dim(d: builtins.int, nd: builtins.int) -> builtins.int:
+    n = builtins.max(nd, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return d % n
+
+
+def _grid_index(index_shape: tuple[builtins.int, ...], dim: builtins.int, idx: Any
+                ) -> tuple[Any, ...]:
+    """The advanced index that addresses ``x[i_0, ..., idx[i], ..., i_n]`` for every
+    position ``i`` of ``idx``: PyTorch's scatter/gather addressing."""
+    grids = np.indices(index_shape, sparse=True)
+    return tuple(idx if k == dim else g for k, g in enumerate(grids))
+
+
+def _float_of(t: Tensor) -> Tensor:
+    return _float_input(t)
+
+
+# ---------------------------------------------------------- indexing methods
+
+
+def index_select(self: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
+    """The entries at ``index`` along ``dim``."""
+    d = _dim(dim, self.dim())
+    idx = _t(index)
+    if idx.dim() > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    return cast(Tensor, apply_op("IndexSelect", lambda x, i: fnp.take(
+        x, fnp.reshape(i, (-1,)), axis=d) if x.ndim else fnp.reshape(x, ()), self, idx))
+
+
+def _index_update(self: Tensor, dim: builtins.int, index: Any, source: Any, how: str,
+                  alpha: Any = 1) -> Tensor:
+    d = _dim(dim, self.dim())
+
+    def run(x: Any, i: Any, s: Any) -> Any:
+        where = (slice(None),) * d + (i,)
+        if how == "add":
+            return x.at[where].add(s * alpha if alpha != 1 else s)
+        if how == "fill":
+            return x.at[where].set(fnp.astype(s, x.dtype))
+        return x.at[where].set(s)
+
+    op = {"add": "IndexAdd", "copy": "IndexCopy", "fill": "IndexFill"}[how]
+    return cast(Tensor, apply_op(op, run, self, _t(index), source))
+
+
+def index_add(self: Tensor, dim: builtins.int, index: Tensor, source: Tensor, *,
+              alpha: Any = 1) -> Tensor:
+    """``self`` with ``source`` slices added at ``index`` along ``dim``."""
+    return _index_update(self, dim, index, source, "add", alpha)
+
+
+def index_copy(self: Tensor, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
+    """``self`` with ``source`` slices written at ``index`` along ``dim``."""
+    return _index_update(self, dim, index, source, "copy")
+
+
+def index_fill(self: Tensor, dim: builtins.int, index: Tensor, value: Any) -> Tensor:
+    """``self`` with ``value`` at ``index`` along ``dim``."""
+    return _index_update(self, dim, index, value, "fill")
+
+
+def index_put(self: Tensor, indices: Sequence[Any], values: Any,
+              accumulate: builtins.bool = False) -> Tensor:
+    """``self`` with ``values`` at ``self[indices]`` (added with ``accumulate``)."""
+    idx = tuple(_t(i) for i in indices)
+
+    def run(x: Any, v: Any, *ii: Any) -> Any:
+        ref = x.at[tuple(ii)]
+        return ref.add(v) if accumulate else ref.set(fnp.astype(v, x.dtype))
+
+    return cast(Tensor, apply_op("IndexPut", run, self, values, *idx))
+
+
+def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: str | None,
+             op: str, include_self: builtins.bool = True) -> Tensor:
+    d = _dim(dim, self.dim())
+    idx = _t(index)
+    if idx.dim() != self.dim() and self.dim():
+        raise RuntimeError("Index tensor must have the same number of dimensions as self "
+                           "tensor")
+    shape = tuple(idx.shape)
+
+    def run(x: Any, i: Any, s: Any) -> Any:
+        where = _grid_index(shape, d, i)
+        if isinstance(s, (builtins.int, builtins.float, builtins.bool)) or fnp.ndim(s) == 0:
+            vals = fnp.broadcast_to(fnp.astype(fnp.asarray(s), x.dtype), shape)
+        else:
+            vals = s[tuple(slice(0, n) for n in shape)]
+        ref = x.at[where]
+        if reduce is None:
+            return ref.set(vals)
+        if reduce in ("add", "sum"):
+            base = x if include_self else x.at[where].set(fnp.zeros_like(vals))
+            return base.at[where].add(vals)
+        if reduce in ("multiply", "prod"):
+            base = x if include_self else x.at[where].set(fnp.ones_like(vals))
+            return base.at[where].multiply(vals)
+        if reduce in ("amax", "amin"):
+            fill = -fnp.inf if reduce == "amax" else fnp.inf
+            base = x if include_self else x.at[where].set(fnp.full_like(vals, fill))
+            return base.at[where].max(vals) if reduce == "amax" else base.at[where].min(vals)
+        if reduce == "mean":
+            ones = fnp.ones_like(vals)
+            count = fnp.ones_like(x) if include_self else fnp.zeros_like(x)
+            count = count.at[where].add(ones)
+            base = x if include_self else x.at[where].set(fnp.zeros_like(vals))
+            total = base.at[where].add(vals)
+            q = total / fnp.maximum(count, 1)
+            if np.dtype(x.dtype).kind in "iub":
+                q = fnp.floor_divide(total, fnp.maximum(count, 1))
+            return fnp.astype(q, x.dtype)
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+
+    return cast(Tensor, apply_op(op, run, self, idx, src))
+
+
+def scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any = None, *,
+            value: Any = None, reduce: str | None = None) -> Tensor:
+    """``self`` with ``src`` (or ``value``) written at ``index`` along ``dim``."""
+    s = value if src is None else src
+    return _scatter(self, dim, index, s, reduce, "Scatter")
+
+
+def scatter_add(self: Tensor, dim: builtins.int, index: Tensor, src: Tensor) -> Tensor:
+    """``self`` with ``src`` added at ``index`` along ``dim``."""
+    return _scatter(self, dim, index, src, "add", "ScatterAdd")
+
+
+def scatter_reduce(self: Tensor, dim: builtins.int, index: Tensor, src: Tensor, reduce: str,
+                   *, include_self: builtins.bool = True) -> Tensor:
+    """``self`` with ``src`` reduced (sum, prod, mean, amax, amin) at ``index``."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    return _scatter(self, dim, index, src, reduce, "ScatterReduce", include_self)
+
+
+def masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """``self`` with the leading entries of ``source`` written where ``mask`` is true."""
+    m = np.broadcast_to(np.asarray(_t(mask)._host(), bool), tuple(self.shape))
+    pos = np.nonzero(m)
+    count = len(pos[0]) if pos else 0
+
+    def run(x: Any, s: Any) -> Any:
+        x = fnp.broadcast_to(x, m.shape)
+        return x.at[pos].set(fnp.reshape(s, (-1,))[:count])
+
+    return cast(Tensor, apply_op("MaskedScatter", run, self, source))
+
+
+def masked_select(self: Tensor, mask: Any) -> Tensor:
+    """The entries where ``mask`` is true, as a vector."""
+    from funcgrad.torch._functions import masked_select as ms  # noqa: PLC0415
+
+    return ms(self, mask)
+
+
+def take(self: Tensor, index: Tensor) -> Tensor:
+    """The entries of the flattened tensor at ``index``."""
+    return cast(Tensor, apply_op("Take", lambda x, i: fnp.take(fnp.reshape(x, (-1,)), i),
+                                 self, _t(index)))
+
+
+def take_along_dim(self: Tensor, indices: Tensor, dim: builtins.int | None = None) -> Tensor:
+    """The entries at ``indices`` along ``dim`` (indices broadcast against ``self``)."""
+    if dim is None:
+        return take(self.reshape(-1), _t(indices).reshape(-1))
+    d = _dim(dim, self.dim())
+
+    def run(x: Any, i: Any) -> Any:
+        shp = list(np.broadcast_shapes(tuple(x.shape[:d] + (1,) + x.shape[d + 1:]),
+                                       tuple(i.shape[:d] + (1,) + i.shape[d + 1:])))
+        xs, is_ = list(shp), list(shp)
+        xs[d], is_[d] = x.shape[d], i.shape[d]
+        return fnp.take_along_axis(fnp.broadcast_to(x, tuple(xs)),
+                                   fnp.broadcast_to(i, tuple(is_)), d, mode="clip")
+
+    return cast(Tensor, apply_op("TakeAlongDim", run, self, _t(indices)))
+
+
+def put(self: Tensor, index: Tensor, source: Tensor, accumulate: builtins.bool = False
+        ) -> Tensor:
+    """``self`` with ``source`` at the flat positions ``index``."""
+    def run(x: Any, i: Any, s: Any) -> Any:
+        flat = fnp.reshape(x, (-1,))
+        ref = flat.at[fnp.reshape(i, (-1,))]
+        v = fnp.reshape(s, (-1,))
+        return fnp.reshape(ref.add(v) if accumulate else ref.set(v), x.shape)
+
+    return cast(Tensor, apply_op("Put", run, self, _t(index), source))
+
+
+def nonzero(self: Tensor, *, as_tuple: builtins.bool = False) -> Any:
+    """The indices of the nonzero entries (one row each, or one tensor per axis)."""
+    nz = np.nonzero(np.atleast_1d(self._host()))
+    if as_tuple:
+        return tuple(Tensor._from_data(np.asarray(a, np.int64)) for a in nz)
+    return Tensor._from_data(np.stack(nz, -1).astype(np.int64) if self.dim() else
+                             np.zeros((len(nz[0]), 0), np.int64))
+
+
+def argwhere(self: Tensor) -> Tensor:
+    return cast(Tensor, nonzero(self))
+
+
+# ------------------------------------------------------------------- sorting
+
+
+def msort(self: Tensor) -> Tensor:
+    """Sorted along the first axis."""
+    return cast(Tensor, cast(Any, self).sort(0)[0])
+
+
+def kthvalue(self: Tensor, k: builtins.int, dim: builtins.int = -1,
+             keepdim: builtins.bool = False) -> Any:
+    """``(values, indices)`` of the ``k``-th smallest entry along ``dim``."""
+    d = _dim(dim, self.dim())
+    n = self.shape[d] if self.dim() else 1
+    if not 1 <= k <= n:
+        raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+    vals, idx = cast(Any, self).sort(d)
+    v, i = vals.narrow(d, k - 1, 1), idx.narrow(d, k - 1, 1)
+    if not keepdim and self.dim():
+        v, i = v.squeeze(d), i.squeeze(d)
+    return _returns("kthvalue", v, i)
+
+
+def _median_pos(n: builtins.int) -> builtins.int:
+    return (n - 1) // 2
+
+
+def median(self: Tensor, dim: builtins.int | None = None, keepdim: builtins.bool = False
+           ) -> Any:
+    """The lower median (of all entries, or ``(values, indices)`` along ``dim``)."""
+    if dim is None:
+        flat = self.reshape(-1)
+        if flat.numel() == 0:
+            return cast(Any, flat).sum() * np.nan
+        vals = cast(Any, flat).sort()[0]
+        return vals[_median_pos(flat.numel())]
+    d = _dim(dim, self.dim())
+    k = _median_pos(self.shape[d] if self.dim() else 1) + 1
+    return _renamed("median", kthvalue(self, k, d, keepdim))
+
+
+def _renamed(name: str, pair: Any) -> Any:
+    return _returns(name, pair[0], pair[1])
+
+
+def nanmedian(self: Tensor, dim: builtins.int | None = None, keepdim: builtins.bool = False
+              ) -> Any:
+    """The lower median ignoring NaN."""
+    host = np.asarray(self._host())
+    if dim is None:
+        vals = host[~np.isnan(host)].reshape(-1)
+        if vals.size == 0:
+            return Tensor._from_data(np.asarray(np.nan, host.dtype))
+        pos = np.flatnonzero(~np.isnan(host.reshape(-1)))[np.argsort(vals, kind="stable")[
+            _median_pos(vals.size)]]
+        return cast(Any, self.reshape(-1))[builtins.int(pos)]
+    d = _dim(dim, self.dim())
+    order = np.argsort(host, axis=d, kind="stable")  # NaNs sort last
+    counts = (~np.isnan(host)).sum(axis=d, keepdims=True)
+    k = np.maximum(counts - 1, 0) // 2
+    i = np.take_along_axis(order, k, axis=d)
+    it = Tensor._from_data(i.astype(np.int64))
+    v = cast(Any, self).gather(d, it)
+    if not keepdim:
+        v, it = v.squeeze(d), it.squeeze(d)
+    return _returns("nanmedian", v, it)
+
+
+def mode(self: Tensor, dim: builtins.int = -1, keepdim: builtins.bool = False) -> Any:
+    """``(values, indices)``: the most frequent entry along ``dim`` (the smallest of ties)
+    and its last position."""
+    d = _dim(dim, self.dim())
+    host = np.moveaxis(np.atleast_1d(np.asarray(self._host())), d, -1)
+    flat = host.reshape(-1, host.shape[-1])
+    idx = np.zeros(len(flat), np.int64)
+    for r, row in enumerate(flat):
+        vals, counts = np.unique(row, return_counts=True)
+        best = vals[np.argmax(counts)]
+        idx[r] = np.flatnonzero(row == best)[-1]
+    it = Tensor._from_data(idx.reshape((*host.shape[:-1], 1)))
+    it = Tensor._from_data(np.moveaxis(it._data, -1, d)) if self.dim() else it.reshape(())
+    v = cast(Any, self).gather(d, it) if self.dim() else self.clone()
+    if not keepdim and self.dim():
+        v, it = v.squeeze(d), it.squeeze(d)
+    return _returns("mode", v, it)
+
+
+def _quantile(self: Tensor, q: Any, dim: Any, keepdim: builtins.bool, interpolation: str,
+              nan: builtins.bool) -> Tensor:
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    qs = q._host() if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
+    qs = np.asarray(qs, np.float64)
+    if np.any((qs < 0) | (qs > 1)):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    x = self.reshape(-1) if dim is None else self
+    d = 0 if dim is None else _dim(dim, self.dim())
+    host = np.asarray(x._host())
+    srt, idx = cast(Any, x).sort(d)
+    n = x.shape[d] if x.dim() else 1
+    valid = (~np.isnan(host)).sum(axis=d, keepdims=True) if nan else \
+        np.full(np.sum(host, axis=d, keepdims=True).shape, n)
+    has_nan = np.isnan(host).any(axis=d, keepdims=True)
+    outs = []
+    for qv in qs.reshape(-1):
+        pos = qv * (np.maximum(valid, 1) - 1)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.ceil(pos).astype(np.int64)
+        frac = pos - lo
+        if interpolation == "lower":
+            hi, frac = lo, np.zeros_like(frac)
+        elif interpolation == "higher":
+            lo, frac = hi, np.zeros_like(frac)
+        elif interpolation == "nearest":
+            near = np.where((frac == 0.5) & (lo % 2 == 0), lo, np.round(pos).astype(np.int64))
+            lo = hi = near
+            frac = np.zeros_like(frac)
+        elif interpolation == "midpoint":
+            frac = np.where(hi > lo, 0.5, 0.0)
+        elif interpolation != "linear":
+            raise RuntimeError("quantile() interpolation must be one of linear, lower, "
+                               f"higher, midpoint or nearest. Got {interpolation}")
+        a = srt.gather(d, Tensor._from_data(lo))
+        b = srt.gather(d, Tensor._from_data(hi))
+        fr = Tensor._from_data(np.asarray(frac, host.dtype))
+        val = a + (b - a) * fr
+        bad = (valid == 0) if nan else has_nan
+        val = cast(Any, val).masked_fill(Tensor._from_data(bad), np.nan)
+        if not keepdim:
+            val = val.squeeze(d) if x.dim() else val
+        elif dim is None:
+            val = val.reshape([1] * self.dim())
+        outs.append(val)
+    if qs.ndim == 0:
+        return cast(Tensor, outs[0])
+    return stack(outs, 0)
+
+
+def quantile(self: Tensor, q: Any, dim: Any = None, keepdim: builtins.bool = False, *,
+             interpolation: str = "linear") -> Tensor:
+    """The ``q``-quantiles (NaN where a NaN is present)."""
+    return _quantile(self, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(self: Tensor, q: Any, dim: Any = None, keepdim: builtins.bool = False, *,
+                interpolation: str = "linear") -> Tensor:
+    """The ``q``-quantiles ignoring NaN."""
+    return _quantile(self, q, dim, keepdim, interpolation, True)
+
+
+def unique(self: Tensor, sorted: builtins.bool = True, return_inverse: builtins.bool = False,  # noqa: A002
+           return_counts: builtins.bool = False, dim: builtins.int | None = None) -> Any:
+    """The distinct entries, sorted (with the inverse map and counts when asked)."""
+    host = np.asarray(self._host())
+    if dim is None:
+        vals, inv, counts = np.unique(host.reshape(-1), return_inverse=True,
+                                      return_counts=True)
+        inv = inv.reshape(host.shape)
+    else:
+        vals, inv, counts = np.unique(host, return_inverse=True, return_counts=True,
+                                      axis=_dim(dim, self.dim()))
+        inv = inv.reshape(-1)
+    out: list[Tensor] = [Tensor._from_data(np.asarray(vals, host.dtype))]
+    if return_inverse:
+        out.append(Tensor._from_data(inv.astype(np.int64)))
+    if return_counts:
+        out.append(Tensor._from_data(counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_consecutive(self: Tensor, return_inverse: builtins.bool = False,
+                       return_counts: builtins.bool = False, dim: builtins.int | None = None
+                       ) -> Any:
+    """The entries with consecutive repeats collapsed."""
+    host = np.asarray(self._host())
+    if dim is None:
+        flat = host.reshape(-1)
+        starts = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else \
+            np.zeros(0, bool)
+        vals = flat[starts]
+        inv = (np.cumsum(starts) - 1).reshape(host.shape)
+    else:
+        d = _dim(dim, self.dim())
+        moved = np.moveaxis(host, d, 0).reshape(host.shape[d], -1)
+        starts = np.concatenate([[True], np.any(moved[1:] != moved[:-1], axis=1)])
+        vals = np.take(host, np.flatnonzero(starts), axis=d)
+        inv = np.cumsum(starts) - 1
+    counts = np.diff(np.append(np.flatnonzero(starts), len(starts)))
+    out: list[Tensor] = [Tensor._from_data(np.ascontiguousarray(vals))]
+    if return_inverse:
+        out.append(Tensor._from_data(inv.astype(np.int64)))
+    if return_counts:
+        out.append(Tensor._from_data(counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+# ---------------------------------------------------------------- cumulative
+
+
+def cumprod(self: Tensor, dim: builtins.int, *, dtype: Any = None) -> Tensor:
+    """The running product along ``dim``."""
+    d = _dim(dim, self.dim())
+    dt = _sum_dtype(self.dtype, dtype)
+
+    def run(x: Any) -> Any:
+        x = fnp.astype(x, dt.np)
+        n = x.shape[d] if x.ndim else 1
+        if x.ndim == 0:
+            return x
+        parts = [fnp.take(x, np.array([0]), axis=d)]
+        for k in range(1, n):
+            parts.append(parts[-1] * fnp.take(x, np.array([k]), axis=d))
+        return fnp.concatenate(parts, d) if parts else x
+
+    return cast(Tensor, apply_op("Cumprod", run, self))
+
+
+def _cum_extreme(self: Tensor, dim: builtins.int, name: str) -> Any:
+    d = _dim(dim, self.dim())
+    host = np.asarray(self._host())
+    if self.dim() == 0:
+        return _returns(name, self.clone(), Tensor._from_data(np.zeros((), np.int64)))
+    moved = np.moveaxis(host, d, -1)
+    idx = np.zeros(moved.shape, np.int64)
+    best = moved[..., 0].copy()
+    bi = np.zeros(moved.shape[:-1], np.int64)
+    better = np.greater_equal if name == "cummax" else np.less_equal
+    for k in range(moved.shape[-1]):
+        v = moved[..., k]
+        take = better(v, best) | np.isnan(v) | (k == 0)
+        take &= ~np.isnan(best) | (k == 0) | np.isnan(v)
+        best = np.where(take, v, best)
+        bi = np.where(take, k, bi)
+        idx[..., k] = bi
+    it = Tensor._from_data(np.ascontiguousarray(np.moveaxis(idx, -1, d)))
+    return _returns(name, cast(Any, self).gather(d, it), it)
+
+
+def cummax(self: Tensor, dim: builtins.int) -> Any:
+    """``(values, indices)`` of the running maximum along ``dim``."""
+    return _cum_extreme(self, dim, "cummax")
+
+
+def cummin(self: Tensor, dim: builtins.int) -> Any:
+    """``(values, indices)`` of the running minimum along ``dim``."""
+    return _cum_extreme(self, dim, "cummin")
+
+
+def logcumsumexp(self: Tensor, dim: builtins.int) -> Tensor:
+    """``log(cumsum(exp(self)))`` along ``dim``, computed stably."""
+    d = _dim(dim, self.dim())
+
+    def run(x: Any) -> Any:
+        m = lax.stop_gradient(fnp.max(x, axis=d, keepdims=True)) if x.ndim else \
+            lax.stop_gradient(x)
+        m = fnp.where(fnp.isfinite(m), m, 0)
+        return fnp.log(fnp.cumsum(fnp.exp(x - m), axis=d if x.ndim else None)) + m
+
+    return cast(Tensor, apply_op("Logcumsumexp", run, _float_of(self)))
+
+
+# ------------------------------------------------------------- matrix products
+
+
+def addmv(self: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * self + alpha * (mat @ vec)``."""
+    return cast(Tensor, apply_op("Addmv", lambda b, m, v: _ba(b, fnp.matmul(m, v), beta,
+                                                               alpha), self, mat, vec))
+
+
+def _ba(b: Any, p: Any, beta: Any, alpha: Any) -> Any:
+    scaled = p if alpha == 1 else p * alpha
+    if beta == 0:
+        return fnp.broadcast_to(scaled, np.broadcast_shapes(b.shape, p.shape))
+    return (b if beta == 1 else b * beta) + scaled
+
+
+def addr(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * self + alpha * outer(vec1, vec2)``."""
+    return cast(Tensor, apply_op("Addr", lambda b, u, v: _ba(b, fnp.outer(u, v), beta, alpha),
+                                 self, vec1, vec2))
+
+
+def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+           ) -> Tensor:
+    """``beta * self + alpha * sum_i batch1[i] @ batch2[i]``."""
+    return cast(Tensor, apply_op("Addbmm", lambda b, x, y: _ba(b, fnp.sum(fnp.matmul(x, y), 0),
+                                                                beta, alpha),
+                                 self, batch1, batch2))
+
+
+def baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+            ) -> Tensor:
+    """``beta * self + alpha * (batch1 @ batch2)``."""
+    return cast(Tensor, apply_op("Baddbmm", lambda b, x, y: _ba(b, fnp.matmul(x, y), beta,
+                                                                 alpha), self, batch1, batch2))
+
+
+def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
+          ) -> Tensor:
+    """``beta * self + alpha * (mat1 @ mat2)``."""
+    return cast(Tensor, apply_op("Addmm", lambda b, x, y: _ba(b, fnp.matmul(x, y), beta,
+                                                               alpha), self, mat1, mat2))
+
+
+def addcmul(self: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """``self + value * tensor1 * tensor2``."""
+    return cast(Tensor, apply_op("Addcmul", lambda a, x, y: a + value * x * y, self, tensor1,
+                                 tensor2))
+
+
+def addcdiv(self: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """``self + value * tensor1 / tensor2``."""
+    return cast(Tensor, apply_op("Addcdiv", lambda a, x, y: a + value * x / y, self, tensor1,
+                                 tensor2))
+
+
+# ------------------------------------------------------------------- shapes
+
+
+def ravel(self: Tensor) -> Tensor:
+    return self.reshape(-1)
+
+
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    return self.reshape(*other.shape)
+
+
+def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
+    """Axes ``source`` moved to positions ``destination``."""
+    return cast(Tensor, apply_op("Permute", lambda x: fnp.moveaxis(x, source, destination),
+                                 self))
+
+
+def swapdims(self: Tensor, dim0: builtins.int, dim1: builtins.int) -> Tensor:
+    return self.transpose(dim0, dim1)
+
+
+def tile(self: Tensor, dims: Any) -> Tensor:
+    """Repeated ``dims`` times along each axis (missing leading counts are 1)."""
+    reps = tuple(dims)
+    if len(reps) < self.dim():
+        reps = (1,) * (self.dim() - len(reps)) + reps
+    return self.repeat(*reps)
+
+
+def tensor_split(self: Tensor, indices_or_sections: Any, dim: builtins.int = 0
+                 ) -> tuple[Tensor, ...]:
+    """Split into ``n`` near-equal parts, or at the given indices."""
+    d = _dim(dim, self.dim())
+    n = self.shape[d]
+    spec = indices_or_sections.tolist() if isinstance(indices_or_sections, Tensor) else \
+        indices_or_sections
+    if isinstance(spec, builtins.int):
+        if spec <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
+        q, r = divmod(n, spec)
+        sizes = [q + 1] * r + [q] * (spec - r)
+        bounds = list(np.cumsum([0, *sizes]))
+    else:
+        cuts = [builtins.min(builtins.max(c if c >= 0 else c + n, 0), n) for c in spec]
+        bounds = [0, *cuts, n]
+    return tuple(self.narrow(d, builtins.int(a), builtins.max(builtins.int(b) - builtins.int(a),
+                                                              0))
+                 for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def split_with_sizes(self: Tensor, split_sizes: Sequence[builtins.int], dim: builtins.int = 0
+                     ) -> tuple[Tensor, ...]:
+    return self.split(list(split_sizes), dim)
+
+
+def _hvdsplit(which: str, axis: Callable[[Tensor], builtins.int]
+              ) -> Callable[[Tensor, Any], tuple[Tensor, ...]]:
+    def method(self: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        d = axis(self)
+        if isinstance(indices_or_sections, builtins.int) and self.shape[d] % \
+                indices_or_sections:
+            raise RuntimeError(f"torch.{which} attempted to split along dimension {d}, but "
+                               f"the size of the dimension {self.shape[d]} is not divisible "
+                               f"by the split_size {indices_or_sections}!")
+        return tensor_split(self, indices_or_sections, d)
+
+    method.__name__ = which
+    return method
+
+
+def fliplr(self: Tensor) -> Tensor:
+    if self.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return self.flip([1])
+
+
+def flipud(self: Tensor) -> Tensor:
+    if self.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return self.flip([0])
+
+
+def rot90(self: Tensor, k: builtins.int = 1, dims: Sequence[builtins.int] = (0, 1)) -> Tensor:
+    """Rotated by 90 degrees ``k`` times in the plane of ``dims``."""
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    d0, d1 = dims
+    return cast(Tensor, apply_op("Rot90", lambda x: fnp.flip(fnp.swapaxes(x, d0, d1), d0)
+                                 if k % 4 == 1 else fnp.flip(fnp.flip(x, d0), d1) if k % 4 == 2
+                                 else fnp.swapaxes(fnp.flip(x, d0), d0, d1) if k % 4 == 3
+                                 else x + 0, self))
+
+
+def repeat_interleave(self: Tensor, repeats: Any = None, dim: builtins.int | None = None, *,
+                      output_size: builtins.int | None = None) -> Tensor:
+    """Each entry repeated ``repeats`` times (a number, or one count per entry)."""
+    x = self.reshape(-1) if dim is None else self
+    d = 0 if dim is None else _dim(dim, self.dim())
+    reps = np.asarray(repeats._host() if isinstance(repeats, Tensor) else repeats)
+    idx = np.repeat(np.arange(x.shape[d]), np.broadcast_to(reps, (x.shape[d],)))
+    return cast(Tensor, apply_op("RepeatInterleave", lambda v: fnp.take(v, idx, axis=d), x))
+
+
+def narrow_copy(self: Tensor, dim: builtins.int, start: builtins.int, length: builtins.int
+                ) -> Tensor:
+    return self.narrow(dim, start, length).clone()
+
+
+def unfold(self: Tensor, dimension: builtins.int, size: builtins.int, step: builtins.int
+           ) -> Tensor:
+    """Windows of ``size`` entries every ``step`` along ``dimension`` (a new last axis)."""
+    d = _dim(dimension, self.dim())
+    n = self.shape[d] if self.dim() else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is "
+                           f"{size}")
+    starts = np.arange(0, n - size + 1, step)
+    idx = starts[:, None] + np.arange(size)[None, :]
+
+    def run(x: Any) -> Any:
+        g = fnp.take(x, idx.reshape(-1), axis=d)
+        g = fnp.reshape(g, (*x.shape[:d], len(starts), size, *x.shape[d + 1:]))
+        return fnp.moveaxis(g, d + 1, -1)
+
+    return cast(Tensor, apply_op("Unfold", run, self))
+
+
+def aminmax(self: Tensor, *, dim: builtins.int | None = None, keepdim: builtins.bool = False
+            ) -> Any:
+    """``(min, max)``."""
+    mn = self.amin(() if dim is None else dim, keepdim)
+    mx = self.amax(() if dim is None else dim, keepdim)
+    return named_result("aminmax", ("min", "max"), (mn, mx))
+
+
+def diff(self: Tensor, n: builtins.int = 1, dim: builtins.int = -1, prepend: Any = None,
+         append: Any = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim``."""
+    x: Any = self
+    if prepend is not None or append is not None:
+        parts = [p for p in (prepend, x, append) if p is not None]
+        x = cat([_t(p) for p in parts], dim)
+    d = _dim(dim, x.dim())
+    for _ in range(n):
+        if x.dtype is D.bool:
+            x = cast(Tensor, apply_op("Ne", lambda v: fnp.not_equal(
+                fnp.take(v, np.arange(1, v.shape[d]), axis=d),
+                fnp.take(v, np.arange(0, v.shape[d] - 1), axis=d)), x))
+        else:
+            x = x.narrow(d, 1, x.shape[d] - 1) - x.narrow(d, 0, x.shape[d] - 1)
+    return x
+
+
+def dist(self: Tensor, other: Tensor, p: Any = 2) -> Tensor:
+    """``norm(self - other, p)``."""
+    return cast(Tensor, (cast(Any, self) - other).norm(p))
+
+
+def renorm(self: Tensor, p: Any, dim: builtins.int, maxnorm: Any) -> Tensor:
+    """Each slice along ``dim`` scaled down to ``p``-norm at most ``maxnorm``."""
+    d = _dim(dim, self.dim())
+    others = tuple(i for i in range(self.dim()) if i != d)
+    norms = cast(Any, self).norm(p, dim=others, keepdim=True).detach()
+    scale = cast(Any, norms > maxnorm).to(self.dtype) * (maxnorm / (norms + 1e-7) - 1) + 1
+    return cast(Tensor, self * scale)
+
+
+def cov(self: Tensor, *, correction: builtins.int = 1, fweights: Any = None,
+        aweights: Any = None) -> Tensor:
+    """The covariance matrix of the rows (variables) over the columns (observations)."""
+    x: Any = self if self.dim() == 2 else self.reshape(1, -1)
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        mean = x.mean(1, keepdim=True)
+        xc = x - mean
+        c = (xc @ xc.T) / (n - correction)
+    else:
+        ws = w.sum()
+        mean = (x * w).sum(1, keepdim=True) / ws
+        xc = x - mean
+        norm_f = ws - correction * ((w * aweights).sum() / ws if aweights is not None else 1)
+        c = (xc * w) @ xc.T / norm_f
+    return c if self.dim() == 2 else c.reshape(())
+
+
+def corrcoef(self: Tensor) -> Tensor:
+    """Pearson's correlation coefficients of the rows."""
+    c: Any = cov(self)
+    if c.dim() == 0:
+        return cast(Tensor, c / c)
+    dv = cast(Any, c).diagonal().sqrt()
+    return cast(Tensor, (c / dv[:, None] / dv[None, :]).clamp(-1, 1))
+
+
+def histc(self: Tensor, bins: builtins.int = 100, min: Any = 0, max: Any = 0) -> Tensor:  # noqa: A002
+    """A histogram of ``bins`` equal bins over ``[min, max]`` (the data's range if equal)."""
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{_CPP[self.dtype.name]}'")
+    h = np.asarray(self._host()).reshape(-1)
+    lo, hi = builtins.float(min), builtins.float(max)
+    if lo == hi and h.size:
+        lo, hi = builtins.float(h.min()), builtins.float(h.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    counts, _ = np.histogram(h[(h >= lo) & (h <= hi)], bins=bins, range=(lo, hi))
+    return Tensor._from_data(counts.astype(h.dtype))
+
+
+def bincount(self: Tensor, weights: Any = None, minlength: builtins.int = 0) -> Tensor:
+    """How often each non-negative integer occurs (weighted by ``weights``)."""
+    if self.dim() != 1 or self.dtype.is_floating_point:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    h = np.asarray(self._host())
+    if h.size and h.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    wv = None if weights is None else np.asarray(_t(weights)._host())
+    out = np.bincount(h, wv, minlength)
+    dt = np.int64 if wv is None else (wv.dtype if wv.dtype.kind == "f" else np.float64)
+    if wv is not None and wv.dtype == np.float32:
+        dt = np.float32
+    return Tensor._from_data(out.astype(dt))
+
+
+def histogram(self: Tensor, bins: Any = 100, *, range: Any = None, weight: Any = None,  # noqa: A002
+              density: builtins.bool = False) -> Any:
+    """``(hist, bin_edges)``."""
+    h = np.asarray(self._host()).reshape(-1)
+    b = bins._host() if isinstance(bins, Tensor) else bins
+    w = None if weight is None else np.asarray(weight._host()).reshape(-1)
+    hist, edges = np.histogram(h, bins=b, range=range, weights=w, density=density)
+    return named_result("histogram", ("hist", "bin_edges"), (
+        Tensor._from_data(hist.astype(h.dtype)), Tensor._from_data(edges.astype(h.dtype))))
+
+
+def nanmean(self: Tensor, dim: Any = None, keepdim: builtins.bool = False, *,
+            dtype: Any = None) -> Tensor:
+    """The mean over entries that are not NaN."""
+    x = _float_of(self) if dtype is None else self.to(dtype)
+    notnan = cast(Any, x).isnan().logical_not()
+    return cast(Tensor, cast(Any, x).nansum(dim, keepdim) / notnan.sum(dim, keepdim))
+
+
+# ------------------------------------------------------------ elementwise math
+
+
+def _unary(op: str, fn: Callable[[Any], Any], float_only: builtins.bool = True
+           ) -> Callable[[Tensor], Tensor]:
+    def method(self: Tensor) -> Tensor:
+        return cast(Tensor, apply_op(op, fn, _float_of(self) if float_only else self))
+
+    return method
+
+
+def _special(name: str) -> Callable[[Any], Any]:
+    def fn(x: Any) -> Any:
+        from funcgrad.scipy import special  # noqa: PLC0415
+
+        return getattr(special, name)(x)
+
+    return fn
+
+
+def logit(self: Tensor, eps: Any = None) -> Tensor:
+    """``log(p / (1 - p))`` (``p`` clamped to ``[eps, 1 - eps]`` when given)."""
+    x = _float_of(self)
+    return cast(Tensor, apply_op("Logit", lambda v: _logit(v, eps), x))
+
+
+def _logit(v: Any, eps: Any) -> Any:
+    if eps is not None:
+        v = fnp.clip(v, eps, 1 - eps)
+    return fnp.log(v / (1 - v))
+
+
+def polygamma(self: Tensor, n: builtins.int) -> Tensor:
+    """The ``n``-th derivative of digamma (``torch.polygamma(n, input)``)."""
+    from funcgrad.scipy import special  # noqa: PLC0415
+
+    return cast(Tensor, apply_op("Polygamma", lambda v: special.polygamma(n, v),
+                                 _float_of(self)))
+
+
+def mvlgamma(self: Tensor, p: builtins.int) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p``."""
+    from funcgrad.scipy import special  # noqa: PLC0415
+
+    return cast(Tensor, apply_op("Mvlgamma", lambda v: special.multigammaln(v, p),
+                                 _float_of(self)))
+
+
+def nan_to_num(self: Tensor, nan: builtins.float = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Tensor:
+    """NaN, +inf and -inf replaced (by 0 and the dtype's largest/smallest finite values)."""
+    return cast(Tensor, apply_op("NanToNum", lambda v: fnp.nan_to_num(v, nan, posinf, neginf),
+                                 self))
+
+
+def _binary(op: str, f: Callable[[Any, Any], Any], true_div: builtins.bool = False
+            ) -> Callable[[Tensor, Any], Tensor]:
+    def method(self: Tensor, other: Any) -> Tensor:
+        return binary(op, f, self, other, true_div=true_div, shown=False)
+
+    return method
+
+
+def _xlogy(x: Any, y: Any) -> Any:
+    return fnp.where(x == 0, fnp.zeros_like(x * y), x * fnp.log(y))
+
+
+def _heaviside(x: Any, v: Any) -> Any:
+    return fnp.where(x == 0, v, fnp.astype(x > 0, x.dtype))
+
+
+def _gcd(a: Any, b: Any) -> Any:
+    return fnp.asarray(np.gcd(np.asarray(a), np.asarray(b)))
+
+
+def _lcm(a: Any, b: Any) -> Any:
+    return fnp.asarray(np.lcm(np.asarray(a), np.asarray(b)))
+
+
+def float_power(self: Tensor, exponent: Any) -> Tensor:
+    """``self ** exponent`` in double precision."""
+    cplx = self.dtype.is_complex or (isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+    dt = D.complex128 if cplx else D.float64
+    e = exponent.to(dt) if isinstance(exponent, Tensor) else exponent
+    return cast(Tensor, cast(Any, self.to(dt)) ** e)
+
+
+def ldexp(self: Tensor, other: Any) -> Tensor:
+    """``self * 2 ** other``."""
+    return cast(Tensor, self * cast(Any, 2.0) ** _t(other))
+
+
+def frexp(self: Tensor) -> Any:
+    """``(mantissa, exponent)`` with ``self = mantissa * 2 ** exponent``."""
+    m, e = np.frexp(np.asarray(self._host()))
+    return named_result("frexp", ("mantissa", "exponent"), (
+        Tensor._from_data(m), Tensor._from_data(e.astype(np.int32))))
+
+
+def signbit(self: Tensor) -> Tensor:
+    return Tensor._from_data(np.signbit(np.asarray(self._host())))
+
+
+def isposinf(self: Tensor) -> Tensor:
+    return cast(Tensor, apply_op("Isposinf", lambda v: fnp.isinf(v) & (v > 0), self))
+
+
+def isneginf(self: Tensor) -> Tensor:
+    return cast(Tensor, apply_op("Isneginf", lambda v: fnp.isinf(v) & (v < 0), self))
+
+
+def isreal(self: Tensor) -> Tensor:
+    if not self.dtype.is_complex:
+        return cast(Tensor, cast(Any, self).new_ones(*self.shape, dtype=D.bool))
+    return cast(Tensor, apply_op("Isreal", lambda v: fnp.imag(v) == 0, self))
+
+
+def isclose(self: Tensor, other: Any, rtol: builtins.float = 1e-05,
+            atol: builtins.float = 1e-08, equal_nan: builtins.bool = False) -> Tensor:
+    """Elementwise ``|self - other| <= atol + rtol * |other|``."""
+    if isinstance(other, Tensor) and other.dtype is not self.dtype:
+        raise RuntimeError(f"{self.dtype} did not match {other.dtype}")
+    a, b = np.asarray(self._host()), np.asarray(_t(other)._host())
+    return Tensor._from_data(np.asarray(np.isclose(a, b, rtol, atol, equal_nan)))
+
+
+def allclose(self: Tensor, other: Tensor, rtol: builtins.float = 1e-05,
+             atol: builtins.float = 1e-08, equal_nan: builtins.bool = False) -> builtins.bool:
+    return builtins.bool(isclose(self, other, rtol, atol, equal_nan)._host().all())
+
+
+def equal(self: Tensor, other: Tensor) -> builtins.bool:
+    return tuple(self.shape) == tuple(other.shape) and builtins.bool(
+        np.array_equal(self._host(), other._host()))
+
+
+def lerp(self: Tensor, end: Any, weight: Any) -> Tensor:
+    """``self + weight * (end - self)``."""
+    return cast(Tensor, apply_op("Lerp", lambda s, e, w: s + w * (e - s), self, end, weight))
+
+
+# ------------------------------------------------------------------ complex
+
+
+def _real(self: Tensor) -> Tensor:
+    if not self.dtype.is_complex:
+        return self
+    return cast(Tensor, apply_op("Real", fnp.real, self))
+
+
+def _imag(self: Tensor) -> Tensor:
+    if not self.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return cast(Tensor, apply_op("Imag", fnp.imag, self))
+
+
+def conj(self: Tensor) -> Tensor:
+    """The complex conjugate (the tensor itself when real)."""
+    if not self.dtype.is_complex:
+        return self
+    return cast(Tensor, apply_op("Conj", fnp.conj, self))
+
+
+def angle(self: Tensor) -> Tensor:
+    """The argument of each complex entry (0 or pi for real ones)."""
+    x = self if self.dtype.is_complex else _float_of(self)
+    if x.dtype.is_complex:
+        return cast(Tensor, apply_op("Angle", fnp.angle, x))
+    return cast(Tensor, apply_op("Angle", lambda v: fnp.where(
+        fnp.isnan(v), v, fnp.where(v < 0, np.pi, 0.0 * v)), x))
+
+
+# ---------------------------------------------------------------- in place
+
+
+def _inplace_of(name: str) -> Callable[..., Tensor]:
+    """``name_``: the out-of-place result written into this tensor's memory."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return self.copy_(getattr(Tensor, name)(self, *args, **kwargs))
+
+    method.__name__ = name + "_"
+    return method
+
+
+def _shape_inplace(name: str) -> Callable[..., Tensor]:
+    """``t_``, ``squeeze_``...: the tensor takes the new shape (a fresh view of its data)."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        self._check_inplace()
+        new = getattr(Tensor, name)(self, *args, **kwargs)
+        self._data = new._data
+        if new.grad_fn is not None:
+            self.grad_fn, self._out_index = new.grad_fn, new._out_index
+        self._vc[0] += 1
+        return self
+
+    method.__name__ = name + "_"
+    return method
+
+
+# ---------------------------------------------------------------- misc methods
+
+
+def _nbytes(self: Tensor) -> builtins.int:
+    return builtins.int(self.numel() * self.element_size())
+
+
+def _itemsize(self: Tensor) -> builtins.int:
+    return builtins.int(self.element_size())
+
+
+def is_signed(self: Tensor) -> builtins.bool:
+    return self.dtype.name not in ("uint8", "uint16", "uint32", "uint64", "bool")
+
+
+def is_same_size(self: Tensor, other: Tensor) -> builtins.bool:
+    return tuple(self.shape) == tuple(other.shape)
+
+
+def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: builtins.bool = False) -> Tensor:
+    """A new leaf tensor of ``data`` (the dtype and device of ``self`` by default)."""
+    from funcgrad.torch._creation import tensor  # noqa: PLC0415
+
+    return tensor(data._host() if isinstance(data, Tensor) else data,
+                  dtype=self.dtype if dtype is None else dtype,
+                  device=self.device if device is None else device,
+                  requires_grad=requires_grad)
+
+
+def stride(self: Tensor, dim: builtins.int | None = None) -> Any:
+    """The step, in elements, between neighbours along each axis (row-major layout)."""
+    shp = tuple(self.shape)
+    st = [1] * len(shp)
+    for k in range(len(shp) - 2, -1, -1):
+        st[k] = st[k + 1] * builtins.max(shp[k + 1], 1)
+    return tuple(st) if dim is None else st[_dim(dim, len(shp))]
+
+
+def sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    """Summed over broadcast axes down to ``size``."""
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    lead = self.dim() - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                      if s == 1 and self.shape[lead + i] != 1)
+    out = cast(Any, self).sum(axes, keepdim=True) if axes else self
+    return cast(Tensor, out.reshape(*shape))
+
+
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: builtins.bool = False) -> Tensor:
+    """The main diagonal set to ``fill_value`` (in place)."""
+    n = builtins.min(self.shape)
+    idx = tuple(np.arange(n) for _ in range(self.dim()))
+    if wrap and self.dim() == 2 and self.shape[0] > self.shape[1] + 1:
+        step = self.shape[1] + 1
+        flat = np.arange(0, self.numel(), step)
+        idx = (flat // self.shape[1], flat % self.shape[1])
+    return self._inplace("FillDiagonal", lambda a: a.at[idx].set(
+        fnp.astype(fnp.asarray(fill_value), a.dtype)))
+
+
+def _random_fill(draw: Callable[..., np.ndarray]) -> Callable[..., Tensor]:
+    def method(self: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
+        from funcgrad.torch._random import rng  # noqa: PLC0415
+
+        g = generator._rng if generator is not None else rng()
+        return self._fill_random(draw(g, tuple(self.shape), *args, **kwargs))
+
+    return method
+
+
+def _exponential(g: np.random.Generator, shape: Any, lambd: builtins.float = 1.0
+                 ) -> np.ndarray:
+    return g.exponential(1.0 / lambd, shape)
+
+
+def _geometric(g: np.random.Generator, shape: Any, p: builtins.float) -> np.ndarray:
+    return g.geometric(p, shape).astype(np.float64)
+
+
+def _log_normal(g: np.random.Generator, shape: Any, mean: builtins.float = 1.0,
+                std: builtins.float = 2.0) -> np.ndarray:
+    return g.lognormal(mean, std, shape)
+
+
+def _cauchy(g: np.random.Generator, shape: Any, median: builtins.float = 0.0,
+            sigma: builtins.float = 1.0) -> np.ndarray:
+    return median + sigma * g.standard_cauchy(shape)
+
+
+def _random_ints(g: np.random.Generator, shape: Any, low: Any = None, high: Any = None
+                 ) -> np.ndarray:
+    if high is None:
+        low, high = (0, 2 ** 24) if low is None else (0, low)
+    return g.integers(low, high, shape).astype(np.float64)
+
+
+def _bernoulli_draw(g: np.random.Generator, shape: Any, p: Any = 0.5) -> np.ndarray:
+    pv = np.asarray(p._host() if isinstance(p, Tensor) else p, np.float64)
+    return (g.random(shape) < pv).astype(np.float64)
+
+
+def bernoulli(self: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
+    """0/1 samples with probability ``self`` (or ``p``) of a 1."""
+    from funcgrad.torch._random import rng  # noqa: PLC0415
+
+    g = generator._rng if generator is not None else rng()
+    probs = np.asarray(self._host() if p is None else (p._host() if isinstance(p, Tensor)
+                                                       else p), np.float64)
+    out = (g.random(tuple(self.shape)) < probs).astype(self._data.dtype)
+    return Tensor._from_data(out)
+
+
+def multinomial(self: Tensor, num_samples: builtins.int, replacement: builtins.bool = False,
+                *, generator: Any = None) -> Tensor:
+    from funcgrad.torch._creation import multinomial as mn  # noqa: PLC0415
+
+    if generator is not None:
+        raise RuntimeError("multinomial(generator=...) is not supported by funcgrad; seed "
+                           "the global generator with torch.manual_seed")
+    return mn(self, num_samples, replacement)
+
+
+def apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:  # noqa: A002
+    """Each entry replaced by ``callable(entry)`` (in place, no graph; CPU only)."""
+    flat = np.asarray(self._host()).reshape(-1)
+    vals = np.asarray([callable(v.item()) for v in flat], flat.dtype).reshape(self.shape)
+    return self._fill_random(vals)
+
+
+def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:  # noqa: A002
+    """Each entry replaced by ``callable(entry, other's entry)`` (in place, no graph)."""
+    a = np.asarray(self._host()).reshape(-1)
+    b = np.broadcast_to(np.asarray(tensor._host()), tuple(self.shape)).reshape(-1)
+    vals = np.asarray([callable(x.item(), y.item()) for x, y in zip(a, b)], a.dtype)
+    return self._fill_random(vals.reshape(self.shape))
+
+
+def _to_complex(dt: D.dtype) -> Callable[[Tensor], Tensor]:
+    def method(self: Tensor) -> Tensor:
+        return self.to(dt)
+
+    return method
+
+
+_METHODS: dict[str, Any] = {
+    "index_select": index_select, "index_add": index_add, "index_copy": index_copy,
+    "index_fill": index_fill, "index_put": index_put, "scatter": scatter,
+    "scatter_add": scatter_add, "scatter_reduce": scatter_reduce,
+    "masked_scatter": masked_scatter, "masked_select": masked_select, "take": take,
+    "take_along_dim": take_along_dim, "put": put, "nonzero": nonzero, "argwhere": argwhere,
+    "msort": msort, "kthvalue": kthvalue, "median": median, "nanmedian": nanmedian,
+    "mode": mode, "quantile": quantile, "nanquantile": nanquantile, "unique": unique,
+    "unique_consecutive": unique_consecutive, "cumprod": cumprod, "cummax": cummax,
+    "cummin": cummin, "logcumsumexp": logcumsumexp, "addmv": addmv, "addr": addr,
+    "addbmm": addbmm, "baddbmm": baddbmm, "addmm": addmm, "addcmul": addcmul,
+    "addcdiv": addcdiv, "ravel": ravel, "reshape_as": reshape_as, "movedim": movedim,
+    "moveaxis": movedim, "swapdims": swapdims, "tile": tile, "tensor_split": tensor_split,
+    "split_with_sizes": split_with_sizes, "unsafe_split_with_sizes": split_with_sizes,
+    "hsplit": _hvdsplit("hsplit", lambda t: 0 if t.dim() == 1 else 1),
+    "vsplit": _hvdsplit("vsplit", lambda t: 0),
+    "dsplit": _hvdsplit("dsplit", lambda t: 2),
+    "unsafe_chunk": Tensor.chunk, "unsafe_split": Tensor.split,
+    "fliplr": fliplr, "flipud": flipud, "rot90": rot90,
+    "repeat_interleave": repeat_interleave, "narrow_copy": narrow_copy, "unfold": unfold,
+    "aminmax": aminmax, "diff": diff, "dist": dist, "renorm": renorm, "cov": cov,
+    "corrcoef": corrcoef, "histc": histc, "bincount": bincount, "histogram": histogram,
+    "nanmean": nanmean,
+    "arccosh": _unary("Acosh", fnp.arccosh), "arcsinh": _unary("Asinh", fnp.arcsinh),
+    "arctanh": _unary("Atanh", fnp.arctanh), "fix": _unary("Trunc", fnp.trunc, False),
+    "lgamma": _unary("Lgamma", _special("gammaln")),
+    "digamma": _unary("Digamma", _special("digamma")),
+    "erfinv": _unary("Erfinv", _special("erfinv")), "i0": _unary("I0", _special("i0")),
+    "logit": logit, "polygamma": polygamma, "mvlgamma": mvlgamma, "nan_to_num": nan_to_num,
+    "positive": lambda self: self,
+    "xlogy": _binary("Xlogy", _xlogy, True), "heaviside": _binary("Heaviside", _heaviside),
+    "copysign": _binary("Copysign", fnp.copysign, True),
+    "fmax": _binary("Fmax", lambda a, b: fnp.where(fnp.isnan(b) | (a >= b), a, b)),
+    "fmin": _binary("Fmin", lambda a, b: fnp.where(fnp.isnan(b) | (a <= b), a, b)),
+    "logaddexp2": _binary("Logaddexp2", fnp.logaddexp2, True),
+    "nextafter": _binary("Nextafter", lambda a, b: lax.nextafter(a, b)),
+    "gcd": _binary("Gcd", _gcd), "lcm": _binary("Lcm", _lcm),
+    "igamma": _binary("Igamma", lambda a, x: lax.igamma(a, x), True),
+    "igammac": _binary("Igammac", lambda a, x: lax.igammac(a, x), True),
+    "arctan2": Tensor.atan2,  # type: ignore[attr-defined]
+    "bitwise_left_shift": _binary("BitwiseLeftShift", lambda a, b: lax.shift_left(a, b)),
+    "bitwise_right_shift": _binary("BitwiseRightShift",
+                                   lambda a, b: lax.shift_right_arithmetic(a, b)),
+    "float_power": float_power, "ldexp": ldexp, "frexp": frexp, "signbit": signbit,
+    "isposinf": isposinf, "isneginf": isneginf, "isreal": isreal, "isclose": isclose,
+    "allclose": allclose, "equal": equal, "lerp": lerp, "conj": conj,
+    "conj_physical": conj, "resolve_conj": lambda self: self,
+    "resolve_neg": lambda self: self, "is_conj": lambda self: False,
+    "is_neg": lambda self: False, "angle": angle, "is_signed": is_signed,
+    "is_same_size": is_same_size, "new_tensor": new_tensor, "stride": stride,
+    "sum_to_size": sum_to_size, "fill_diagonal_": fill_diagonal_,
+    "exponential_": _random_fill(_exponential), "geometric_": _random_fill(_geometric),
+    "log_normal_": _random_fill(_log_normal), "cauchy_": _random_fill(_cauchy),
+    "random_": _random_fill(_random_ints), "bernoulli_": _random_fill(_bernoulli_draw),
+    "bernoulli": bernoulli, "multinomial": multinomial, "apply_": apply_, "map_": map_,
+    "cfloat": _to_complex(D.complex64), "cdouble": _to_complex(D.complex128),
+    "is_inference": lambda self: False, "get_device": lambda self: (
+        -1 if self.device.type == "cpu" else self.device.index or 0),
+    "storage_offset": lambda self: 0, "dim_order": lambda self: tuple(range(self.dim())),
+}
+
+_PROPERTIES = {
+    "real": property(_real), "imag": property(_imag), "nbytes": property(_nbytes),
+    "itemsize": property(_itemsize), "is_cpu": property(lambda self: self.device.type == "cpu"),
+    "mH": property(lambda self: conj(self.transpose(-2, -1))),
+    "H": property(lambda self: conj(self.transpose(0, 1)) if self.dim() == 2 else self),
+}
+
+for _name, _fn in _METHODS.items():
+    if _fn is not None:
+        setattr(Tensor, _name, _fn)
+for _name, _prop in _PROPERTIES.items():
+    setattr(Tensor, _name, _prop)
+Tensor.adjoint = lambda self: conj(self.transpose(-2, -1))  # type: ignore[attr-defined]
+
+# In-place variants: the out-of-place result written into the tensor's memory.
+_INPLACE = [
+    "absolute", "arccosh", "arcsinh", "arctanh", "arctan2", "atan2", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "clamp_max",
+    "clamp_min", "copysign", "cumprod", "cumsum", "digamma", "divide", "eq", "erfinv", "fix",
+    "float_power", "floor_divide", "fmod", "gcd", "ge", "greater", "greater_equal", "gt",
+    "heaviside", "hypot", "i0", "igamma", "igammac", "index_add", "index_copy", "index_fill",
+    "index_put", "lcm", "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "logit", "lt", "masked_scatter", "multiply",
+    "mvlgamma", "nan_to_num", "ne", "negative", "nextafter", "not_equal", "polygamma", "put",
+    "relu", "remainder", "renorm", "scatter", "scatter_add", "scatter_reduce", "subtract",
+    "tril", "triu", "true_divide", "xlogy", "conj_physical",
+]
+for _name in _INPLACE:
+    if hasattr(Tensor, _name) and not hasattr(Tensor, _name + "_"):
+        setattr(Tensor, _name + "_", _inplace_of(_name))
+for _name in ("t", "transpose", "squeeze", "unsqueeze", "swapaxes", "swapdims"):
+    if not hasattr(Tensor, _name + "_"):
+        setattr(Tensor, _name + "_", _shape_inplace(_name))
+
+
+# ------------------------------------------------------------ free functions
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """Each tensor with at least one axis.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.atleast_1d(torch.tensor(1.0))
+    tensor([1.])
+    """
+    return _atleast(tensors, 1)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """Each tensor with at least two axes.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.atleast_2d(torch.tensor([1.0, 2.0])).shape
+    torch.Size([1, 2])
+    """
+    return _atleast(tensors, 2)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """Each tensor with at least three axes.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.atleast_3d(torch.tensor([1.0, 2.0])).shape
+    torch.Size([1, 2, 1])
+    """
+    return _atleast(tensors, 3)
+
+
+def _atleast(tensors: Sequence[Any], n: builtins.int) -> Any:
+    ts = list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) \
+        else list(tensors)
+
+    def one(t: Tensor) -> Tensor:
+        if t.dim() >= n:
+            return t
+        if n == 1:
+            return t.reshape(1)
+        if n == 2:
+            return t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1)
+        if t.dim() == 0:
+            return t.reshape(1, 1, 1)
+        return t.reshape(1, -1, 1) if t.dim() == 1 else t.unsqueeze(-1)
+
+    out = tuple(one(t) for t in ts)
+    return out[0] if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)) else out
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors as blocks on the diagonal of one matrix.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.block_diag(torch.ones(1, 1), 2 * torch.ones(1, 1))
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    mats = [t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1) if t.dim() == 0 else t
+            for t in tensors]
+    dt = result_dtype(*mats) if mats else D.get_default_dtype()
+    rows = builtins.sum(m.shape[0] for m in mats)
+    cols = builtins.sum(m.shape[1] for m in mats)
+
+    def run(*ms: Any) -> Any:
+        out = fnp.zeros((rows, cols), dt.np)
+        r = c = 0
+        for m in ms:
+            out = out.at[r:r + m.shape[0], c:c + m.shape[1]].set(fnp.astype(m, dt.np))
+            r, c = r + m.shape[0], c + m.shape[1]
+        return out
+
+    return cast(Tensor, apply_op("BlockDiag", run, *mats))
+
+
+def broadcast_shapes(*shapes: Any) -> Any:
+    """The shape the given shapes broadcast to.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.broadcast_shapes((2, 1), (3,))
+    torch.Size([2, 3])
+    """
+    from funcgrad.torch._device import Size  # noqa: PLC0415
+
+    try:
+        return Size(np.broadcast_shapes(*[(s,) if isinstance(s, builtins.int) else tuple(s)
+                                          for s in shapes]))
+    except ValueError:
+        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape: "
+                           f"{list(shapes)}") from None
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """The tensors expanded to one broadcast shape.
+
+    >>> import funcgrad.torch as torch
+    >>> [t.shape for t in torch.broadcast_tensors(torch.ones(2, 1), torch.ones(3))]
+    [torch.Size([2, 3]), torch.Size([2, 3])]
+    """
+    shape = tuple(broadcast_shapes(*[tuple(t.shape) for t in tensors]))
+    return tuple(t.expand(*shape) for t in tensors)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """All combinations of one entry from each vector, as rows.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.cartesian_prod(torch.tensor([1, 2]), torch.tensor([3, 4]))
+    tensor([[1, 3],
+            [1, 4],
+            [2, 3],
+            [2, 4]])
+    """
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input: Tensor, r: builtins.int = 2,  # noqa: A002
+                 with_replacement: builtins.bool = False) -> Tensor:
+    """The length-``r`` combinations of the entries of a vector, as rows.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.combinations(torch.tensor([1, 2, 3]))
+    tensor([[1, 2],
+            [1, 3],
+            [2, 3]])
+    """
+    import itertools  # noqa: PLC0415
+
+    n = input.shape[0]
+    make = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    combos = np.asarray(list(make(range(n), r)), np.int64).reshape(-1, r)
+    if combos.size == 0:
+        return input.new_empty(0)
+    return cast(Tensor, apply_op("Index", lambda x: fnp.take(x, combos.reshape(-1)).reshape(
+        combos.shape), input))
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids of the vectors (``indexing="ij"`` by default, as PyTorch).
+
+    >>> import funcgrad.torch as torch
+    >>> [g.shape for g in torch.meshgrid(torch.ones(2), torch.ones(3), indexing="ij")]
+    [torch.Size([2, 3]), torch.Size([2, 3])]
+    """
+    ts = list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) \
+        else list(tensors)
+    ij = indexing in (None, "ij")
+    if indexing not in (None, "ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    sizes = [t.numel() for t in ts]
+    if not ij and len(ts) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for k, t in enumerate(ts):
+        pos = k if ij or len(ts) < 2 else {0: 1, 1: 0}.get(k, k)
+        shape = [1] * len(ts)
+        shape[pos] = t.numel()
+        out.append(t.reshape(*shape).expand(*sizes))
+    return tuple(out)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: builtins.float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The ``p``-norm distance between each row of ``x1`` and each row of ``x2``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.cdist(torch.tensor([[0.0, 0.0]]), torch.tensor([[3.0, 4.0]]))
+    tensor([[5.]])
+    """
+    if x1.dim() < 2 or x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+
+    def run(a: Any, b: Any) -> Any:
+        d = fnp.abs(a[..., :, None, :] - b[..., None, :, :])
+        if p == 0:
+            return fnp.sum(fnp.astype(d != 0, a.dtype), -1)
+        if p == math.inf:
+            return fnp.max(d, -1)
+        if p == 2:
+            sq = fnp.sum(d * d, -1)
+            safe = fnp.where(sq > 0, sq, 1.0)
+            return fnp.where(sq > 0, fnp.sqrt(safe), 0.0)
+        return fnp.sum(d ** p, -1) ** (1.0 / p)
+
+    return cast(Tensor, apply_op("Cdist", run, x1, x2))
+
+
+def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: builtins.bool = False,  # noqa: A002
+                 right: builtins.bool = False, side: str | None = None, sorter: Any = None
+                 ) -> Tensor:
+    """The insertion positions of ``input`` in the last axis of ``sorted_sequence``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.searchsorted(torch.tensor([1, 3, 5]), torch.tensor([3, 6]))
+    tensor([1, 3])
+    """
+    s = np.asarray(sorted_sequence._host())
+    if sorter is not None:
+        s = np.take_along_axis(s, np.asarray(sorter._host()), -1)
+    v = np.asarray(input._host() if isinstance(input, Tensor) else input)
+    sd = side if side is not None else ("right" if right else "left")
+    search: Any = np.searchsorted
+    if s.ndim == 1:
+        res = search(s, v, side=sd)
+    else:
+        res = np.stack([search(row, vals, side=sd) for row, vals in zip(
+            s.reshape(-1, s.shape[-1]), v.reshape(-1, v.shape[-1]))]).reshape(v.shape)
+    return Tensor._from_data(np.asarray(res, np.int32 if out_int32 else np.int64))
+
+
+def bucketize(input: Any, boundaries: Tensor, *, out_int32: builtins.bool = False,  # noqa: A002
+              right: builtins.bool = False) -> Tensor:
+    """The bucket of each entry of ``input`` among the sorted ``boundaries``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.bucketize(torch.tensor([1, 4, 9]), torch.tensor([2, 4, 8]))
+    tensor([0, 1, 3])
+    """
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """The tensors as columns (vectors) or blocks of columns, side by side.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.column_stack([torch.tensor([1, 2]), torch.tensor([3, 4])])
+    tensor([[1, 3],
+            [2, 4]])
+    """
+    return cat([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors], 1)
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """The tensors stacked along the third axis.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.dstack([torch.ones(2), torch.zeros(2)]).shape
+    torch.Size([1, 2, 2])
+    """
+    return cat(list(atleast_3d(*tensors)) if len(tensors) > 1 else [atleast_3d(tensors[0])], 2)
+
+
+def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
+    """The complex tensor ``real + i * imag``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.complex(torch.tensor([1.0]), torch.tensor([2.0]))
+    tensor([1.+2.j])
+    """
+    if real.dtype is not imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_CPP[real.dtype.name]} but got "
+                           f"scalar type {_CPP[imag.dtype.name]} for second argument")
+    if not real.dtype.is_floating_point:
+        raise RuntimeError("Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_CPP[real.dtype.name]} and {_CPP[imag.dtype.name]}")
+    return cast(Tensor, apply_op("Complex", lambda a, b: lax.complex(a, b), real, imag))
+
+
+def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002
+    """The complex tensor with modulus ``abs`` and argument ``angle``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.polar(torch.tensor([2.0]), torch.tensor([0.0]))
+    tensor([2.+0.j])
+    """
+    return cast(Tensor, apply_op("Polar", lambda r, t: lax.complex(r * fnp.cos(t),
+                                                                    r * fnp.sin(t)),
+                                 abs, angle))
+
+
+def view_as_real(input: Tensor) -> Tensor:  # noqa: A002
+    """A complex tensor as real pairs along a new last axis.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.view_as_real(torch.tensor([1 + 2j]))
+    tensor([[1., 2.]])
+    """
+    if not input.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return cast(Tensor, apply_op("ViewAsReal", lambda z: fnp.stack(
+        [fnp.real(z), fnp.imag(z)], -1), input))
+
+
+def view_as_complex(input: Tensor) -> Tensor:  # noqa: A002
+    """Real pairs along the last axis as a complex tensor.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.view_as_complex(torch.tensor([[1.0, 2.0]]))
+    tensor([1.+2.j])
+    """
+    if input.dim() == 0 or input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if input.dtype not in (D.float32, D.float64, D.float16):
+        raise RuntimeError("view_as_complex is only supported for float, double and half "
+                           "tensors")
+    return cast(Tensor, apply_op("ViewAsComplex", lambda x: lax.complex(x[..., 0], x[..., 1]),
+                                 input))
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: Any = True,  # noqa: A002
+             keepdim: builtins.bool = False, *, correction: Any = None) -> tuple[Tensor, Tensor]:
+    """``(std, mean)``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.std_mean(torch.tensor([1.0, 3.0]))
+    (tensor(1.4142), tensor(2.))
+    """
+    return (input.std(dim, unbiased, keepdim, correction=correction),
+            input.mean(dim, keepdim))
+
+
+def var_mean(input: Tensor, dim: Any = None, unbiased: Any = True,  # noqa: A002
+             keepdim: builtins.bool = False, *, correction: Any = None) -> tuple[Tensor, Tensor]:
+    """``(var, mean)``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.var_mean(torch.tensor([1.0, 3.0]))
+    (tensor(2.), tensor(2.))
+    """
+    return (input.var(dim, unbiased, keepdim, correction=correction),
+            input.mean(dim, keepdim))
+
+
+def trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: builtins.int = -1) -> Tensor:
+    """The integral of ``y`` along ``dim`` by the trapezoid rule.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.trapezoid(torch.tensor([1.0, 2.0, 3.0]))
+    tensor(4.)
+    """
+    d = _dim(dim, y.dim())
+    n = y.shape[d]
+    if n == 0:
+        return cast(Tensor, cast(Any, y).sum(d))
+    mid = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) / 2
+    if x is not None:
+        spacing = diff(x, dim=-1 if x.dim() == 1 else d)
+        if x.dim() == 1:
+            shape = [1] * y.dim()
+            shape[d] = n - 1
+            spacing = spacing.reshape(*shape)
+        return cast(Tensor, cast(Any, mid * spacing).sum(d))
+    total = cast(Any, mid).sum(d)
+    return cast(Tensor, total if dx is None else total * dx)
+
+
+def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: builtins.int = -1
+                         ) -> Tensor:
+    """The running trapezoid-rule integral of ``y`` along ``dim``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.cumulative_trapezoid(torch.tensor([1.0, 2.0, 3.0]))
+    tensor([1.5000, 4.0000])
+    """
+    d = _dim(dim, y.dim())
+    n = y.shape[d]
+    mid = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) / 2
+    if x is not None:
+        spacing = diff(x, dim=-1 if x.dim() == 1 else d)
+        if x.dim() == 1:
+            shape = [1] * y.dim()
+            shape[d] = n - 1
+            spacing = spacing.reshape(*shape)
+        mid = mid * spacing
+    elif dx is not None:
+        mid = mid * dx
+    return cast(Tensor, cast(Any, mid).cumsum(d))
+
+
+def gradient(input: Any, *, spacing: Any = 1, dim: Any = None,  # noqa: A002
+             edge_order: builtins.int = 1) -> tuple[Tensor, ...]:
+    """Central differences in the interior and one-sided ones at the edges, per axis.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.gradient(torch.tensor([1.0, 4.0, 9.0]))
+    (tensor([3., 4., 5.]),)
+    """
+    dims = list(range(input.dim())) if dim is None else (
+        [dim] if isinstance(dim, builtins.int) else list(dim))
+    sp = spacing if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    outs = []
+    for d, h in zip(dims, sp):
+        d = _dim(d, input.dim())
+        n = input.shape[d]
+        if n < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+        hv = builtins.float(h.item()) if isinstance(h, Tensor) and h.dim() == 0 else h
+        interior = (input.narrow(d, 2, n - 2) - input.narrow(d, 0, n - 2)) / (2 * hv)
+        if edge_order == 1:
+            first = (input.narrow(d, 1, 1) - input.narrow(d, 0, 1)) / hv
+            last = (input.narrow(d, n - 1, 1) - input.narrow(d, n - 2, 1)) / hv
+        else:
+            first = (-1.5 * input.narrow(d, 0, 1) + 2 * input.narrow(d, 1, 1)
+                     - 0.5 * input.narrow(d, 2, 1)) / hv
+            last = (0.5 * input.narrow(d, n - 3, 1) - 2 * input.narrow(d, n - 2, 1)
+                    + 1.5 * input.narrow(d, n - 1, 1)) / hv
+        outs.append(cat([first, interior, last], d))
+    return tuple(outs)
+
+
+def tril_indices(row: builtins.int, col: builtins.int, offset: builtins.int = 0, *,
+                 dtype: Any = None, device: Any = None, layout: Any = None) -> Tensor:
+    """The (row, column) indices of the lower triangle, as a 2 x N tensor.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.tril_indices(2, 2)
+    tensor([[0, 1, 1],
+            [0, 0, 1]])
+    """
+    r, c = np.tril_indices(row, offset, col)
+    dt = D.int64 if dtype is None else D.to_torch(dtype)
+    return Tensor._from_data(np.stack([r, c]).astype(dt.np))
+
+
+def triu_indices(row: builtins.int, col: builtins.int, offset: builtins.int = 0, *,
+                 dtype: Any = None, device: Any = None, layout: Any = None) -> Tensor:
+    """The (row, column) indices of the upper triangle, as a 2 x N tensor.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.triu_indices(2, 2)
+    tensor([[0, 0, 1],
+            [0, 1, 1]])
+    """
+    r, c = np.triu_indices(row, offset, col)
+    dt = D.int64 if dtype is None else D.to_torch(dtype)
+    return Tensor._from_data(np.stack([r, c]).astype(dt.np))
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: builtins.bool = False,
+         invert: builtins.bool = False) -> Tensor:
+    """Whether each entry of ``elements`` occurs in ``test_elements``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.isin(torch.tensor([1, 2, 3]), torch.tensor([2, 5]))
+    tensor([False,  True, False])
+    """
+    a = np.asarray(_t(elements)._host())
+    b = np.asarray(_t(test_elements)._host())
+    return Tensor._from_data(np.asarray(np.isin(a, b, invert=invert)))
+
+
+def unravel_index(indices: Tensor, shape: Any) -> tuple[Tensor, ...]:
+    """The coordinates of flat ``indices`` in an array of ``shape``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.unravel_index(torch.tensor(5), (2, 3))
+    (tensor(1), tensor(2))
+    """
+    shp = (shape,) if isinstance(shape, builtins.int) else tuple(shape)
+    v = np.asarray(_t(indices)._host())
+    if v.dtype.kind not in "iu":
+        raise TypeError("expected 'indices' to be integer dtype, but got "
+                        f"{_t(indices).dtype}")
+    size = math.prod(shp)
+    if np.any((v < -size) | (v >= size)):
+        raise RuntimeError("'indices' must be in range [-size, size - 1]")
+    coords = np.unravel_index(v % size if size else v, shp)
+    return tuple(Tensor._from_data(np.asarray(c, np.int64)) for c in coords)
+
+
+def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None,
+                  requires_grad: builtins.bool = False) -> Tensor:
+    """A 0-d tensor of ``s`` (the default float dtype unless ``dtype``).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.scalar_tensor(3)
+    tensor(3.)
+    """
+    dt = D.get_default_dtype() if dtype is None else D.to_torch(dtype)
+    return Tensor(np.asarray(s, dt.np), requires_grad=requires_grad)
+
+
+def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``other - alpha * input``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.rsub(torch.tensor([1.0]), 3)
+    tensor([2.])
+    """
+    return cast(Tensor, other - input * alpha if alpha != 1 else other - input)
+
+
+def typename(obj: Any) -> str:
+    """The type name PyTorch prints (``torch.FloatTensor`` for a float32 tensor).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.typename(torch.zeros(1))
+    'torch.FloatTensor'
+    """
+    if isinstance(obj, Tensor):
+        return cast(str, obj.type())
+    t = type(obj)
+    return t.__name__ if t.__module__ in ("builtins", "__builtin__") else \
+        f"{t.__module__}.{t.__qualname__}"
+
+
+def can_cast(from_: Any, to: Any) -> builtins.bool:
+    """Whether PyTorch's casting rules allow ``from_`` to ``to`` in type promotion.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.can_cast(torch.float64, torch.int32)
+    False
+    """
+    return D.category(D.to_torch(from_)) <= D.category(D.to_torch(to))
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: builtins.int = 1,
+                      eps: builtins.float = 1e-8) -> Tensor:
+    """The cosine of the angle between ``x1`` and ``x2`` along ``dim``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.cosine_similarity(torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 0.0]]))
+    tensor([1.])
+    """
+    from funcgrad.torch.nn import functional as F  # noqa: PLC0415
+
+    return cast(Tensor, F.cosine_similarity(x1, x2, dim, eps))
+
+
+_FN_ONLY = {
+    "atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "atleast_3d": atleast_3d,
+    "block_diag": block_diag, "broadcast_shapes": broadcast_shapes,
+    "broadcast_tensors": broadcast_tensors, "cartesian_prod": cartesian_prod,
+    "combinations": combinations, "meshgrid": meshgrid, "cdist": cdist,
+    "searchsorted": searchsorted, "bucketize": bucketize, "column_stack": column_stack,
+    "row_stack": lambda tensors: _vstack(tensors), "dstack": dstack, "complex": complex,
+    "polar": polar, "view_as_real": view_as_real, "view_as_complex": view_as_complex,
+    "std_mean": std_mean, "var_mean": var_mean, "trapezoid": trapezoid, "trapz": trapezoid,
+    "cumulative_trapezoid": cumulative_trapezoid, "gradient": gradient,
+    "tril_indices": tril_indices, "triu_indices": triu_indices, "isin": isin,
+    "unravel_index": unravel_index, "scalar_tensor": scalar_tensor, "rsub": rsub,
+    "typename": typename, "can_cast": can_cast, "cosine_similarity": cosine_similarity,
+    "polygamma": lambda n, input: polygamma(input, n),
+    "masked_select": masked_select, "real": _real, "imag": _imag,
+}
+
+
+# ------------------------------------------------- windows and process settings
+
+
+def _window(name: str, sym: Callable[[builtins.int], np.ndarray]) -> Callable[..., Tensor]:
+    def fn(window_length: builtins.int, periodic: builtins.bool = True, *, dtype: Any = None,
+           layout: Any = None, device: Any = None, requires_grad: builtins.bool = False
+           ) -> Tensor:
+        if window_length < 0:
+            raise RuntimeError(f"{name} requires non-negative window_length, got "
+                               f"window_length={window_length}")
+        dt = D.get_default_dtype() if dtype is None else D.to_torch(dtype)
+        n = window_length
+        vals = np.ones(n) if n == 1 else (sym(n + 1)[:-1] if periodic else sym(n))
+        return Tensor(np.asarray(vals[:n], dt.np), requires_grad=requires_grad)
+
+    fn.__name__ = fn.__qualname__ = name
+    title = name.split("_", maxsplit=1)[0].capitalize()
+    fn.__doc__ = (f"The {title} window (periodic by default, as "
+                  f"for spectral analysis).\n\n    >>> import funcgrad.torch as torch\n"
+                  f"    >>> torch.{name}(1)\n    tensor([1.])\n")
+    return fn
+
+
+def kaiser_window(window_length: builtins.int, periodic: builtins.bool = True,
+                  beta: builtins.float = 12.0, *, dtype: Any = None, layout: Any = None,
+                  device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+    """The Kaiser window with shape parameter ``beta``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.kaiser_window(1)
+    tensor([1.])
+    """
+    return _window("kaiser_window", lambda n: np.kaiser(n, beta))(
+        window_length, periodic, dtype=dtype, requires_grad=requires_grad)
+
+
+_SETTINGS: dict[str, Any] = {"threads": 1, "interop": 1, "deterministic": False,
+                             "warn_only": False, "matmul": "highest", "warn_always": False}
+
+
+def get_num_threads() -> builtins.int:
+    """The number of threads for intra-op parallelism (funcgrad: NumPy's BLAS decides).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.get_num_threads() >= 1
+    True
+    """
+    return cast(builtins.int, _SETTINGS["threads"])
+
+
+def set_num_threads(n: builtins.int) -> None:
+    """Record the intra-op thread count (read back by ``get_num_threads``).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.set_num_threads(1)
+    """
+    if n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _SETTINGS["threads"] = builtins.int(n)
+
+
+def get_num_interop_threads() -> builtins.int:
+    """The number of inter-op threads.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.get_num_interop_threads() >= 1
+    True
+    """
+    return cast(builtins.int, _SETTINGS["interop"])
+
+
+def use_deterministic_algorithms(mode: builtins.bool, *, warn_only: builtins.bool = False
+                                 ) -> None:
+    """Ask for deterministic algorithms (funcgrad's CPU kernels always are).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.use_deterministic_algorithms(False)
+    """
+    _SETTINGS["deterministic"], _SETTINGS["warn_only"] = builtins.bool(mode), warn_only
+
+
+def are_deterministic_algorithms_enabled() -> builtins.bool:
+    """Whether ``use_deterministic_algorithms(True)`` is in effect.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.are_deterministic_algorithms_enabled()
+    False
+    """
+    return cast(builtins.bool, _SETTINGS["deterministic"])
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> builtins.bool:
+    """Whether deterministic mode only warns.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.is_deterministic_algorithms_warn_only_enabled()
+    False
+    """
+    return cast(builtins.bool, _SETTINGS["warn_only"])
+
+
+def get_deterministic_debug_mode() -> builtins.int:
+    """0 (off), 1 (warn) or 2 (error), from ``use_deterministic_algorithms``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.get_deterministic_debug_mode()
+    0
+    """
+    if not _SETTINGS["deterministic"]:
+        return 0
+    return 1 if _SETTINGS["warn_only"] else 2
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Record the float32 matmul precision ("highest", "high" or "medium").
+
+    >>> import funcgrad.torch as torch
+    >>> torch.set_float32_matmul_precision("highest")
+    """
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid precision: {precision}")
+    _SETTINGS["matmul"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """The float32 matmul precision.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.get_float32_matmul_precision()
+    'highest'
+    """
+    return cast(str, _SETTINGS["matmul"])
+
+
+def set_warn_always(b: builtins.bool) -> None:
+    """Warn every time (not once) for warnings PyTorch emits once.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.set_warn_always(False)
+    """
+    _SETTINGS["warn_always"] = builtins.bool(b)
+
+
+def is_warn_always_enabled() -> builtins.bool:
+    """Whether ``set_warn_always(True)`` is in effect.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.is_warn_always_enabled()
+    False
+    """
+    return cast(builtins.bool, _SETTINGS["warn_always"])
+
+
+def is_storage(obj: Any) -> builtins.bool:
+    """Whether ``obj`` is a storage object (funcgrad has none).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.is_storage(torch.zeros(1))
+    False
+    """
+    return False
+
+
+def get_default_device() -> Any:
+    """The device new tensors are made on.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.get_default_device()
+    device(type='cpu')
+    """
+    from funcgrad.torch._device import device  # noqa: PLC0415
+
+    return device("cpu")
+
+
+_FN_ONLY.update({
+    "hann_window": _window("hann_window", np.hanning),
+    "hamming_window": _window("hamming_window", np.hamming),
+    "bartlett_window": _window("bartlett_window", np.bartlett),
+    "blackman_window": _window("blackman_window", np.blackman),
+    "kaiser_window": kaiser_window, "get_num_threads": get_num_threads,
+    "set_num_threads": set_num_threads, "get_num_interop_threads": get_num_interop_threads,
+    "use_deterministic_algorithms": use_deterministic_algorithms,
+    "are_deterministic_algorithms_enabled": are_deterministic_algorithms_enabled,
+    "is_deterministic_algorithms_warn_only_enabled":
+        is_deterministic_algorithms_warn_only_enabled,
+    "get_deterministic_debug_mode": get_deterministic_debug_mode,
+    "set_float32_matmul_precision": set_float32_matmul_precision,
+    "get_float32_matmul_precision": get_float32_matmul_precision,
+    "set_warn_always": set_warn_always, "is_warn_always_enabled": is_warn_always_enabled,
+    "is_storage": is_storage, "get_default_device": get_default_device,
+})
+
+
+def _vstack(tensors: Sequence[Tensor]) -> Tensor:
+    from funcgrad.torch._functions import vstack  # noqa: PLC0415
+
+    return vstack(tensors)
+
+
+def _functions() -> dict[str, Any]:
+    out = dict(_FN_ONLY)
+    # ``torch.conv2d``, ``torch.dropout``...: the nn.functional ones PyTorch also exports.
+    from funcgrad.torch.nn import functional as F  # noqa: PLC0415
+
+    for name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                 "conv_transpose3d", "dropout", "alpha_dropout", "feature_alpha_dropout",
+                 "batch_norm", "layer_norm", "group_norm", "instance_norm", "embedding",
+                 "pixel_shuffle", "pixel_unshuffle", "celu", "selu", "threshold", "rrelu",
+                 "hardshrink", "prelu", "pairwise_distance", "pdist", "kl_div",
+                 "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
+                 "triplet_margin_loss", "poisson_nll_loss", "ctc_loss", "rms_norm",
+                 "bilinear", "channel_shuffle", "max_pool1d", "max_pool2d", "max_pool3d",
+                 "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+                 "binary_cross_entropy_with_logits", "grid_sampler", "affine_grid_generator"):
+        if hasattr(F, name):
+            out[name] = getattr(F, name)
+    return out
+
+
+FUNCTIONS: dict[str, Any] = _functions()
+
+__all__ = ["FUNCTIONS"]
