@@ -2,8 +2,8 @@
 
 >>> import numpy as np
 >>> from funcgrad import dlpack
->>> dlpack.from_dlpack(np.arange(3.0))
-Array([0., 1., 2.], dtype=float64)
+>>> dlpack.from_dlpack(np.arange(3, dtype=np.float32))
+Array([0., 1., 2.], dtype=float32)
 """
 
 from funcgrad.numpy._creation import from_dlpack
