@@ -17,8 +17,8 @@ REF = pathlib.Path(__file__).parent / "data" / "reference"
 # reference list -> (funcgrad module, names it has at least)
 FLOORS = {
     "jax_names.txt": ("funcgrad", 84),
-    "jax_numpy_names.txt": ("funcgrad.numpy", 200),
-    "jax_lax_names.txt": ("funcgrad.lax", 218),
+    "jax_numpy_names.txt": ("funcgrad.numpy", 202),
+    "jax_lax_names.txt": ("funcgrad.lax", 245),
     "jax_scipy_special_names.txt": ("funcgrad.scipy.special", 45),
     "jax_nn_names.txt": ("funcgrad.nn", 33),
     "jax_tree_util_names.txt": ("funcgrad.tree_util", 36),
@@ -28,13 +28,15 @@ FLOORS = {
     "jax_numpy_fft_names.txt": ("funcgrad.numpy.fft", 18),
     "jax_random_names.txt": ("funcgrad.random", 48),
     "torch_functions_names.txt": ("funcgrad.torch", 484),
-    "torch_nn_names.txt": ("funcgrad.torch.nn", 87),
-    "torch_nn_functional_names.txt": ("funcgrad.torch.nn.functional", 79),
+    "torch_nn_names.txt": ("funcgrad.torch.nn", 130),
+    "torch_nn_functional_names.txt": ("funcgrad.torch.nn.functional", 98),
     "torch_nn_init_names.txt": ("funcgrad.torch.nn.init", 26),
-    "torch_optim_names.txt": ("funcgrad.torch.optim", 4),
-    "torch_autograd_names.txt": ("funcgrad.torch.autograd", 6),
+    "torch_optim_names.txt": ("funcgrad.torch.optim", 14),
+    "torch_autograd_names.txt": ("funcgrad.torch.autograd", 10),
     "torch_func_names.txt": ("funcgrad.torch.func", 9),
     "torch_linalg_names.txt": ("funcgrad.torch.linalg", 43),
+    "torch_optim_lr_scheduler_names.txt": ("funcgrad.torch.optim.lr_scheduler", 16),
+    "torch_utils_data_names.txt": ("funcgrad.torch.utils.data", 18),
 }
 TENSOR_METHODS_FLOOR = 494
 
