@@ -48,8 +48,8 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
 
     Also installs an exception hook: a process that raises prints its traceback and
     aborts the whole run (the others exit non-zero instead of waiting forever). A
-    collective that does not complete within ``collective_timeout`` seconds (default 30
-    minutes, or ``FUNCGRAD_COLLECTIVE_TIMEOUT``) aborts the run naming it; with
+    collective that does not complete within ``collective_timeout`` seconds (or
+    ``FUNCGRAD_COLLECTIVE_TIMEOUT``; no limit by default) aborts the run naming it; with
     ``FUNCGRAD_DISTRIBUTED_DEBUG=1`` the processes check before each collective that they
     all call the same one on the same shape and dtype.
 

@@ -19,8 +19,9 @@ import numpy as np
 
 from funcgrad.processes import Communicator
 
-# PyTorch's default collective timeout (30 minutes); FUNCGRAD_COLLECTIVE_TIMEOUT overrides.
-DEFAULT_TIMEOUT = 1800.0
+# Collectives wait without a limit unless one is given (initialize(collective_timeout=),
+# init_process_group(timeout=) or FUNCGRAD_COLLECTIVE_TIMEOUT): watching the clock means
+# polling, which costs bandwidth.
 
 _WIDEN = {np.dtype(np.float16): np.dtype(np.float32)}
 
@@ -76,7 +77,8 @@ class MPICommunicator(Communicator):
         self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD,
                      "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR}
         env = os.environ.get("FUNCGRAD_COLLECTIVE_TIMEOUT")
-        self.timeout = float(timeout if timeout is not None else env or DEFAULT_TIMEOUT)
+        limit = timeout if timeout is not None else env
+        self.timeout: float | None = None if limit in (None, "") else float(limit)
         # Debug mode: before each collective the ranks compare what they are about to do
         # (operation, shape, dtype, count), so a mismatch is named instead of hanging or
         # mixing up data.
@@ -84,9 +86,20 @@ class MPICommunicator(Communicator):
                       if debug is None else debug)
         self._count = 0
 
+    def _run(self, what: str, blocking: Any, nonblocking: Any) -> None:
+        """One collective: MPI's blocking call (its tuned algorithms, the fastest), or,
+        under a time limit, the non-blocking one watched by ``_wait``."""
+        if self.timeout is None:
+            blocking()
+        else:
+            self._wait(nonblocking(), what)
+
     def _wait(self, request: Any, what: str) -> None:
         """Wait for a non-blocking collective, at most ``timeout`` seconds; past it, say
         which collective hung and stop the whole run (the others cannot finish it)."""
+        if self.timeout is None:
+            request.Wait()
+            return
         if request.Test():
             return
         start = time.monotonic()
@@ -140,7 +153,8 @@ class MPICommunicator(Communicator):
         elif dtype == np.bool_ and op in ("min", "prod"):
             op = "band"
         self._agree(f"allreduce({op})", a)
-        self._wait(self.comm.Iallreduce(a, out, op=self._ops[op]), f"allreduce({op})")
+        self._run(f"allreduce({op})", lambda: self.comm.Allreduce(a, out, op=self._ops[op]),
+                  lambda: self.comm.Iallreduce(a, out, op=self._ops[op]))
         return _back(out, dtype, xp)
 
     def allreduce_inplace(self, buf: Any, op: str) -> None:
@@ -149,21 +163,25 @@ class MPICommunicator(Communicator):
             buf[...] = self.allreduce(buf, op)
             return
         self._agree(f"allreduce({op})", buf)
-        self._wait(self.comm.Iallreduce(self._mpi.IN_PLACE, buf, op=self._ops[op]),
-                   f"allreduce({op})")
+        inplace = self._mpi.IN_PLACE
+        self._run(f"allreduce({op})",
+                  lambda: self.comm.Allreduce(inplace, buf, op=self._ops[op]),
+                  lambda: self.comm.Iallreduce(inplace, buf, op=self._ops[op]))
 
     def allgather(self, x: Any) -> Any:
         a, dtype, xp = _host(x)
         out = np.empty((self.size, *a.shape), a.dtype)
         self._agree("allgather", a)
-        self._wait(self.comm.Iallgather(a, out), "allgather")
+        self._run("allgather", lambda: self.comm.Allgather(a, out),
+                  lambda: self.comm.Iallgather(a, out))
         return _back(out, dtype, xp)
 
     def broadcast(self, x: Any, root: int) -> Any:
         a, dtype, xp = _host(x)
         buf = np.array(a, copy=True)
         self._agree(f"broadcast(root={root})", a)
-        self._wait(self.comm.Ibcast(buf, root=root), "broadcast")
+        self._run("broadcast", lambda: self.comm.Bcast(buf, root=root),
+                  lambda: self.comm.Ibcast(buf, root=root))
         return _back(buf, dtype, xp)
 
     def reduce_scatter(self, x: Any, op: str) -> Any:
@@ -173,15 +191,17 @@ class MPICommunicator(Communicator):
                              f"process), got shape {a.shape}")
         out = np.empty(a.shape[1:], a.dtype)
         self._agree(f"reduce_scatter({op})", a)
-        self._wait(self.comm.Ireduce_scatter_block(a, out, op=self._ops[op]),
-                   "reduce_scatter")
+        self._run("reduce_scatter",
+                  lambda: self.comm.Reduce_scatter_block(a, out, op=self._ops[op]),
+                  lambda: self.comm.Ireduce_scatter_block(a, out, op=self._ops[op]))
         return _back(out, dtype, xp)
 
     def alltoall(self, x: Any) -> Any:
         a, dtype, xp = _host(x)
         out = np.empty_like(a)
         self._agree("alltoall", a)
-        self._wait(self.comm.Ialltoall(a, out), "alltoall")
+        self._run("alltoall", lambda: self.comm.Alltoall(a, out),
+                  lambda: self.comm.Ialltoall(a, out))
         return _back(out, dtype, xp)
 
     def permute(self, x: Any, perm: Sequence[tuple[int, int]]) -> Any:
@@ -219,7 +239,7 @@ class MPICommunicator(Communicator):
 
     def barrier(self) -> None:
         self._agree("barrier", None)
-        self._wait(self.comm.Ibarrier(), "barrier")
+        self._run("barrier", self.comm.Barrier, self.comm.Ibarrier)
 
     def abort(self, code: int) -> None:
         self.comm.Abort(code)
