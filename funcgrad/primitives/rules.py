@@ -213,6 +213,8 @@ def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = Non
         return prim.bind(x, **params)
 
     lax_fn.__name__ = lax_fn.__qualname__ = lax or name
+    # Its public home (the API reference and help() show it there).
+    lax_fn.__module__ = "funcgrad.lax"
     lax_fn.__doc__ = f"The ``{name}`` primitive, elementwise (no broadcasting or promotion)."
     prim.lax_fn = lax_fn
     return prim
@@ -300,6 +302,7 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
         return prim.bind(*_scalars_as_operand(x, y))
 
     lax_fn.__name__ = lax_fn.__qualname__ = lax or name
+    lax_fn.__module__ = "funcgrad.lax"
     lax_fn.__doc__ = (f"The ``{name}`` primitive, elementwise on equal shapes and dtypes (a "
                       "Python number takes the other operand's dtype).")
     prim.lax_fn = lax_fn
