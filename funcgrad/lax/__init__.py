@@ -86,6 +86,7 @@ __all__ += ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv"
 
 from funcgrad.lax._parallel import (  # noqa: E402 - after the primitive functions
     all_gather,
+    all_to_all,
     axis_index,
     axis_size,
     pmax,
@@ -97,7 +98,7 @@ from funcgrad.lax._parallel import (  # noqa: E402 - after the primitive functio
     psum_scatter,
 )
 
-__all__ += ["all_gather", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
+__all__ += ["all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
             "pshuffle", "psum", "psum_scatter"]
 
 

@@ -225,6 +225,48 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     return tree_map(lambda v: C.ppermute_p.bind(_arr(v), axis_name=name, perm=pairs), x)
 
 
+def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
+               axis_index_groups: Any = None, tiled: bool = False) -> Any:
+    """Member ``i``'s block ``j`` along ``split_axis`` goes to member ``j``, which gets the
+    blocks of all members stacked along a new ``concat_axis`` (concatenated along
+    ``concat_axis`` when ``tiled``).
+
+    >>> import funcgrad as jax
+    >>> import funcgrad.numpy as jnp
+    >>> jax.vmap(lambda v: jax.lax.all_to_all(v, "i", 0, 0), axis_name="i")(
+    ...     jnp.arange(4.0).reshape(2, 2))
+    Array([[0., 2.],
+           [1., 3.]], dtype=float32)
+    """
+    name = _one_axis(axis_name, "all_to_all")
+    if axis_index_groups is not None:
+        raise ValueError("all_to_all's axis_index_groups is not supported by funcgrad")
+    n = processes.axis_size(name)
+
+    def one(v: Any) -> Any:
+        import funcgrad.numpy as jnp  # noqa: PLC0415
+
+        v = _arr(v)
+        shape = list(get_aval(v).shape)
+        nd = len(shape)
+        s = split_axis + nd if split_axis < 0 else split_axis
+        c = concat_axis + nd if concat_axis < 0 else concat_axis
+        if not tiled:
+            return C.all_to_all_p.bind(v, axis_name=name, split_axis=s, concat_axis=c,
+                                       axis_size=n)
+        if shape[s] % n:
+            raise ValueError(f"all_to_all(tiled=True): split_axis {s} of size {shape[s]} "
+                             f"does not divide among {n} members")
+        blocks = shape[:s] + [n, shape[s] // n] + shape[s + 1:]
+        out = C.all_to_all_p.bind(jnp.reshape(v, blocks), axis_name=name, split_axis=s,
+                                  concat_axis=c, axis_size=n)
+        merged = list(get_aval(out).shape)
+        merged[c:c + 2] = [merged[c] * merged[c + 1]]
+        return jnp.reshape(out, merged)
+
+    return tree_map(one, x)
+
+
 def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
     """Member ``i`` gets member ``perm[i]``'s ``x`` (a permutation of the whole axis).
 
@@ -238,5 +280,5 @@ def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
     return ppermute(x, axis_name, [(int(s), i) for i, s in enumerate(perm)])
 
 
-__all__ = ["all_gather", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
+__all__ = ["all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
            "pshuffle", "psum", "psum_scatter"]

@@ -1,5 +1,5 @@
 """Collectives over a named axis: ``psum``, ``pmax``, ``pmin``, ``axis_index``,
-``all_gather``, ``psum_scatter`` and ``ppermute``.
+``all_gather``, ``psum_scatter``, ``ppermute`` and ``all_to_all``.
 
 A collective names a mapped axis: ``vmap(..., axis_name="i")`` inside one process, or
 ``pmap(..., axis_name="i")`` whose members are the processes of a multi-process run.
@@ -84,6 +84,13 @@ def _scatter_across(comm: Any, xp: Any, x: Any, *, scatter_dimension: int, axis_
     return comm.reduce_scatter(xp.ascontiguousarray(xp.moveaxis(x, d, 0)), "sum")
 
 
+def _alltoall_across(comm: Any, xp: Any, x: Any, *, split_axis: int, concat_axis: int,
+                     axis_size: int) -> Any:
+    # Row r of the split axis goes to process r; the rows received stack at concat_axis.
+    got = comm.alltoall(xp.ascontiguousarray(xp.moveaxis(x, split_axis, 0)))
+    return xp.moveaxis(got, 0, concat_axis)
+
+
 _ACROSS: dict[str, Callable[..., Any]] = {
     "psum": lambda comm, xp, x: comm.allreduce(x, "sum"),
     "pmax": lambda comm, xp, x: comm.allreduce(x, "max"),
@@ -92,6 +99,7 @@ _ACROSS: dict[str, Callable[..., Any]] = {
     "all_gather": _gather_across,
     "psum_scatter": _scatter_across,
     "ppermute": lambda comm, xp, x, *, perm: comm.permute(x, perm),
+    "all_to_all": _alltoall_across,
 }
 
 # A process axis of one member (pmap in a single process).
@@ -103,6 +111,8 @@ _ONE_MEMBER: dict[str, Callable[..., Any]] = {
     "psum_scatter": lambda xp, x, *, scatter_dimension, axis_size, tiled:
         x if tiled else xp.squeeze(x, scatter_dimension),
     "ppermute": lambda xp, x, *, perm: x if (0, 0) in perm else xp.zeros_like(x),
+    "all_to_all": lambda xp, x, *, split_axis, concat_axis, axis_size:
+        xp.moveaxis(x, split_axis, concat_axis),
 }
 
 
@@ -325,6 +335,65 @@ ppermute_p.describe(lax=None, fusion=None, cuda=None, ufunc=None, torch_method=N
                     torch_node="Ppermute")
 
 
+# all_to_all: member i's block j along split_axis goes to member j, which stacks the blocks
+# it receives (in member order) along a new concat_axis.
+
+def _a2a_abstract(x: ShapedArray, *, axis_name: Any, split_axis: int, concat_axis: int,
+                  axis_size: int) -> ShapedArray:
+    if not 0 <= split_axis < x.ndim:
+        raise ShapeError(f"all_to_all: split_axis {split_axis} is not an axis of a rank-"
+                         f"{x.ndim} operand")
+    if x.shape[split_axis] != axis_size:
+        raise ShapeError(f"all_to_all: split_axis {split_axis} has size "
+                         f"{x.shape[split_axis]}, but the axis has {axis_size} members; give "
+                         f"tiled=True to split it in blocks")
+    shape = list(x.shape)
+    del shape[split_axis]
+    if not 0 <= concat_axis <= len(shape):
+        raise ShapeError(f"all_to_all: concat_axis {concat_axis} is out of range")
+    shape.insert(concat_axis, axis_size)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _a2a_rule(x: Any, bdim: int | None, size: int, *, split_axis: int, concat_axis: int,
+              **_: Any) -> tuple[Any, int]:
+    aval = get_aval(x)
+    if bdim is None:
+        x = S.broadcast_in_dim(x, (size, *aval.shape), tuple(range(1, aval.ndim + 1)))
+    else:
+        x = move_to_front(x, bdim)
+    _a2a_abstract(ShapedArray(get_aval(x).shape[1:], aval.dtype), axis_name=None,
+                  split_axis=split_axis, concat_axis=concat_axis, axis_size=size)
+    nd = get_aval(x).ndim
+    # Axes (member j, split i, rest): member i's result holds j at concat_axis.
+    order = [split_axis + 1, 0] + [a for a in range(1, nd) if a != split_axis + 1]
+    y = S.transpose(x, order)
+    rest = list(range(2, nd))
+    rest.insert(concat_axis, 1)
+    return S.transpose(y, [0, *rest]), 0
+
+
+all_to_all_p = Primitive("all_to_all", abstract_eval=_a2a_abstract,
+                         impl=_process_impl("all_to_all"))
+all_to_all_p.axis_rule = _a2a_rule  # type: ignore[attr-defined]
+
+
+def _a2a_member_batch(args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+    x = move_to_front(args[0], dims[0])
+    params = {**params, "split_axis": params["split_axis"] + 1,
+              "concat_axis": params["concat_axis"] + 1}
+    return all_to_all_p.bind(x, **params), 0
+
+
+all_to_all_p.batch = _a2a_member_batch
+# Its transpose sends every block back: split and concat axes swap.
+_linear(all_to_all_p, lambda ct, *, axis_name, split_axis, concat_axis, axis_size:
+        all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
+                          concat_axis=split_axis, axis_size=axis_size))
+all_to_all_p.describe(lax=None, fusion=None, cuda=None, ufunc=None, torch_method=None,
+                      torch_node="AllToAll")
+
+
 def check_perm(perm: Any, size: int) -> Perm:
     """``perm`` as a tuple of (source, destination) pairs of members of an axis of
     ``size``, checked (JAX's ValueError for repeats or members out of range)."""
@@ -339,8 +408,8 @@ def check_perm(perm: Any, size: int) -> Perm:
 
 
 COLLECTIVES = (psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, psum_scatter_p,
-               ppermute_p)
+               ppermute_p, all_to_all_p)
 COLLECTIVE_NAMES = frozenset(p.name for p in COLLECTIVES)
 
-__all__ = ["COLLECTIVES", "COLLECTIVE_NAMES", "all_gather_p", "axis_index_p", "check_perm",
+__all__ = ["COLLECTIVES", "COLLECTIVE_NAMES", "all_gather_p", "all_to_all_p", "axis_index_p", "check_perm",
            "pmax_p", "pmin_p", "ppermute_p", "psum_p", "psum_scatter_p"]

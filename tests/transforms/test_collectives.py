@@ -67,6 +67,14 @@ def programs(m: Any) -> dict[str, Any]:
             axis_name="i")(v)) * jnp.arange(v.shape[0]))),
         "jit_all_gather": m.jit(m.vmap(lambda v: lax.all_gather(v, "i").sum() * v,
                                        axis_name="i")),
+        "all_to_all": m.vmap(lambda v: lax.all_to_all(lax.all_gather(v, "i") * v, "i", 0, 0),
+                             axis_name="i"),
+        "all_to_all_tiled": m.vmap(lambda v: lax.all_to_all(
+            jnp.stack([lax.all_gather(v, "i") * v, lax.all_gather(v, "i") + v]), "i", 1, 0,
+            tiled=True), axis_name="i"),
+        "grad_all_to_all": m.grad(lambda v: jnp.sum(jnp.sin(m.vmap(
+            lambda x: lax.all_to_all(lax.all_gather(x, "i") * x, "i", 0, 0),
+            axis_name="i")(v)) * jnp.arange(v.shape[0]))),
     }
 
 
@@ -119,6 +127,8 @@ def test_collective_derivatives_against_finite_differences() -> None:
         fg.vmap(lambda x: lax.psum(x, "i", axis_index_groups=[[0, 1], [2, 3]]) * x,
                 axis_name="i"),
         fg.vmap(lambda x: lax.pmax(x, "i") * x, axis_name="i"),
+        fg.vmap(lambda x: lax.all_to_all(lax.all_gather(x, "i") * x, "i", 0, 0),
+                axis_name="i"),
     ]
     for f in fns:
         check_grads(f, (v,), order=2)

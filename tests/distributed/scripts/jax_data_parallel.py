@@ -58,6 +58,12 @@ got = jax.pmap(lambda v: lax.psum_scatter(v, "i", tiled=True), axis_name="i")(
     jnp.asarray(x.reshape(-1))[None])
 np.testing.assert_allclose(np.asarray(got)[0], allx.sum(0).reshape(n, 2)[rank])
 
+# all_to_all: block j of process i goes to process j, stacked in process order.
+blocks = np.arange(n * 3.0).reshape(n, 3) + 10 * rank
+got = jax.pmap(lambda v: lax.all_to_all(v, "i", 0, 0), axis_name="i")(jnp.asarray(blocks)[None])
+want = np.stack([np.arange(n * 3.0).reshape(n, 3)[rank] + 10 * r for r in range(n)])
+np.testing.assert_allclose(np.asarray(got)[0], want)
+
 # Derivatives across processes: grad of a psum-ed loss, and jvp of all_gather.
 g = jax.pmap(jax.grad(lambda v: lax.psum(jnp.sum(v ** 2), "i")), axis_name="i")(
     jnp.asarray([[1.0 + rank]]))
