@@ -98,7 +98,8 @@ from funcgrad.lax._parallel import (  # noqa: E402 - after the primitive functio
     psum_scatter,
 )
 
-__all__ += ["all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
+__all__ += ["all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin",
+            "ppermute",
             "pshuffle", "psum", "psum_scatter"]
 
 

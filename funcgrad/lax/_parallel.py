@@ -280,5 +280,6 @@ def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
     return ppermute(x, axis_name, [(int(s), i) for i, s in enumerate(perm)])
 
 
-__all__ = ["all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
+__all__ = ["all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin",
+           "ppermute",
            "pshuffle", "psum", "psum_scatter"]

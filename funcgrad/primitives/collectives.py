@@ -411,5 +411,6 @@ COLLECTIVES = (psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, psum_scatter_
                ppermute_p, all_to_all_p)
 COLLECTIVE_NAMES = frozenset(p.name for p in COLLECTIVES)
 
-__all__ = ["COLLECTIVES", "COLLECTIVE_NAMES", "all_gather_p", "all_to_all_p", "axis_index_p", "check_perm",
+__all__ = ["COLLECTIVES", "COLLECTIVE_NAMES", "all_gather_p", "all_to_all_p", "axis_index_p",
+           "check_perm",
            "pmax_p", "pmin_p", "ppermute_p", "psum_p", "psum_scatter_p"]
