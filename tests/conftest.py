@@ -23,7 +23,16 @@ from fakecupy.plugin import (  # noqa: E402, F401 - fixtures and the option, for
     pytest_addoption,
 )
 
+from hypothesis import settings as _hypothesis_settings
+
 from funcgrad.config import config, enable_x64
+
+# Hypothesis: developers' runs draw fresh examples each time (that is how the fuzz and
+# property tests keep finding things); CI (FUNCGRAD_HYPOTHESIS_PROFILE=ci, set by .ci/run)
+# derandomizes, so a submission is judged on the examples its author's CI run checked.
+_hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+_hypothesis_settings.register_profile("dev", print_blob=True)
+_hypothesis_settings.load_profile(os.environ.get("FUNCGRAD_HYPOTHESIS_PROFILE", "dev"))
 
 
 @pytest.fixture(autouse=True)
