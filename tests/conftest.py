@@ -22,7 +22,6 @@ from fakecupy.plugin import (  # noqa: E402, F401 - fixtures and the option, for
     fake_cupy,
     pytest_addoption,
 )
-
 from hypothesis import settings as _hypothesis_settings
 
 from funcgrad.config import config, enable_x64
