@@ -1672,6 +1672,11 @@ def gradient(input: Any, *, spacing: Any = 1, dim: Any = None,  # noqa: A002
     return tuple(outs)
 
 
+def _triangle_indices(rc: tuple[np.ndarray, np.ndarray], dtype: Any) -> Tensor:
+    dt = D.int64 if dtype is None else D.to_torch(dtype)
+    return Tensor._from_data(np.stack(rc).astype(dt.np))
+
+
 def tril_indices(row: builtins.int, col: builtins.int, offset: builtins.int = 0, *,
                  dtype: Any = None, device: Any = None, layout: Any = None) -> Tensor:
     """The (row, column) indices of the lower triangle, as a 2 x N tensor.
@@ -1681,9 +1686,7 @@ def tril_indices(row: builtins.int, col: builtins.int, offset: builtins.int = 0,
     tensor([[0, 1, 1],
             [0, 0, 1]])
     """
-    r, c = np.tril_indices(row, offset, col)
-    dt = D.int64 if dtype is None else D.to_torch(dtype)
-    return Tensor._from_data(np.stack([r, c]).astype(dt.np))
+    return _triangle_indices(np.tril_indices(row, offset, col), dtype)
 
 
 def triu_indices(row: builtins.int, col: builtins.int, offset: builtins.int = 0, *,
@@ -1695,9 +1698,7 @@ def triu_indices(row: builtins.int, col: builtins.int, offset: builtins.int = 0,
     tensor([[0, 0, 1],
             [0, 1, 1]])
     """
-    r, c = np.triu_indices(row, offset, col)
-    dt = D.int64 if dtype is None else D.to_torch(dtype)
-    return Tensor._from_data(np.stack([r, c]).astype(dt.np))
+    return _triangle_indices(np.triu_indices(row, offset, col), dtype)
 
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: builtins.bool = False,

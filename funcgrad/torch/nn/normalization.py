@@ -105,8 +105,18 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any,  # noqa: A002
             if running_var is not None:
                 _update_running(running_var, var, momentum)
 
+    impl = _normalizer(use_batch, axes, ndim, eps)
+    return op("NativeBatchNorm", impl, floating(input), None if use_batch else running_mean,
+              None if use_batch else running_var, weight, bias)
+
+
+def _normalizer(use_stats: bool, axes: tuple[int, ...], ndim: int, eps: float
+                ) -> Any:
+    """``(x - mean) / sqrt(var + eps)`` then the affine map, with the statistics of ``x``
+    over ``axes`` (biased variance) or with the given running ones: batch and instance
+    norm differ only in their axes."""
     def impl(x: Any, rm: Any, rv: Any, w: Any, b: Any) -> Any:
-        if use_batch:
+        if use_stats:
             mean = fnp.mean(x, axis=axes, keepdims=True)
             var = fnp.mean(fnp.square(x - mean), axis=axes, keepdims=True)
         else:
@@ -114,8 +124,7 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any,  # noqa: A002
             var = fnp.astype(fnp.reshape(rv, _channel_shape(ndim)), x.dtype)
         return _affine((x - mean) / fnp.sqrt(var + eps), w, b, ndim)
 
-    return op("NativeBatchNorm", impl, floating(input), None if use_batch else running_mean,
-              None if use_batch else running_var, weight, bias)
+    return impl
 
 
 def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,  # noqa: A002
@@ -148,15 +157,7 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
             if running_var is not None:
                 _update_running(running_var, var, momentum)
 
-    def impl(x: Any, rm: Any, rv: Any, w: Any, b: Any) -> Any:
-        if use_input_stats:
-            mean = fnp.mean(x, axis=axes, keepdims=True)
-            var = fnp.mean(fnp.square(x - mean), axis=axes, keepdims=True)
-        else:
-            mean = fnp.astype(fnp.reshape(rm, _channel_shape(ndim)), x.dtype)
-            var = fnp.astype(fnp.reshape(rv, _channel_shape(ndim)), x.dtype)
-        return _affine((x - mean) / fnp.sqrt(var + eps), w, b, ndim)
-
+    impl = _normalizer(use_input_stats, axes, ndim, eps)
     return op("View", impl, floating(input), None if use_input_stats else running_mean,
               None if use_input_stats else running_var, weight, bias)
 
