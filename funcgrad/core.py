@@ -149,9 +149,37 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     return current_trace().process_primitive(prim, args, params)
 
 
+_AVALS_SEEN: dict[tuple[Any, ...], tuple[ShapedArray, ...]] = {}
+
+
 def abstract_eval(prim: Primitive, avals: Sequence[ShapedArray], params: dict[str, Any]
-                  ) -> list[ShapedArray]:
-    """Run ``prim``'s shape rule, turning a failure into an error at the user's line."""
+                  ) -> Sequence[ShapedArray]:
+    """Run ``prim``'s shape rule, turning a failure into an error at the user's line.
+
+    Shape rules depend only on the operands' avals and the params, and eager code applies
+    the same few signatures over and over: a rule runs once per signature (a dict lookup
+    after that costs a fraction of running it).
+    """
+    if prim.call_like:
+        return _run_abstract_eval(prim, avals, params)
+    try:
+        key = (prim, *avals, *params.items()) if params else (prim, *avals)
+        hit = _AVALS_SEEN.get(key)
+    except TypeError:  # a param that cannot be hashed (an array): run the rule
+        return _run_abstract_eval(prim, avals, params)
+    if hit is None:
+        hit = tuple(_run_abstract_eval(prim, avals, params))
+        if len(_AVALS_SEEN) >= _AVALS_SEEN_MAX:
+            _AVALS_SEEN.clear()
+        _AVALS_SEEN[key] = hit
+    return hit
+
+
+_AVALS_SEEN_MAX = 100_000
+
+
+def _run_abstract_eval(prim: Primitive, avals: Sequence[ShapedArray], params: dict[str, Any]
+                       ) -> list[ShapedArray]:
     try:
         out = prim.abstract_eval(*avals, **params)
     except (ShapeError, DTypeError) as e:

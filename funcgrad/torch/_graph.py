@@ -360,11 +360,9 @@ class TapeTrace(Trace):
             else:
                 out = prim.bind(*primals, **params)
         outs = list(out) if prim.multiple_results else [out]
-        node = cast(GradFn, record(prim, params, primals, outs, parents, rule,
-                                   node_type=GradFn))
-        for a, p in zip(args, node.primals):
-            if type(a) is TapeTracer and a.vc is not None and type(p) is not Missing:
-                node.saved.append((a.vc, a.vc[0], a.describe or _anonymous))
+        node = new_node(prim, params, primals, outs, parents, [
+            (a.vc, a.describe) if type(a) is TapeTracer and a.vc is not None else None
+            for a in args], rule)
         self.created.append(node)
         if self.names_nodes:
             name_node(node, node.op)
@@ -375,6 +373,21 @@ class TapeTrace(Trace):
 
 def _anonymous() -> str:
     return "[a tensor]"
+
+
+def new_node(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
+             outs: Sequence[Any], parents: Sequence[Edge],
+             versions: Sequence[tuple[list[int], Callable[[], str] | None] | None],
+             rule: Callable[[Any], Sequence[Any]] | None = None) -> GradFn:
+    """The graph node of one primitive applied to tracked values: what its vjp rule reads,
+    and the version of each user tensor it keeps (``versions``: the tensor's counter and
+    description per operand, None for values that are not user tensors), so that an
+    in-place change before backward is caught."""
+    node = cast(GradFn, record(prim, params, primals, outs, parents, rule, node_type=GradFn))
+    for v, p in zip(versions, node.primals):
+        if v is not None and type(p) is not Missing:
+            node.saved.append((v[0], v[0][0], v[1] or _anonymous))
+    return node
 
 
 class _X64:
@@ -562,4 +575,4 @@ def buffer_of(value: Any) -> Any:
 
 
 __all__ = ["AccumulateGrad", "GradFn", "OpNode", "TapeTrace", "TapeTracer", "X64",
-           "is_grad_enabled", "name_node", "run_backward"]
+           "is_grad_enabled", "name_node", "new_node", "run_backward"]

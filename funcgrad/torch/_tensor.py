@@ -29,11 +29,13 @@ from typing import Any, cast
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.array import Array, ArrayImpl
+from funcgrad.array import Array, ArrayImpl, wrap
 from funcgrad.conversion import register_input_converter
-from funcgrad.core import Tracer, current_trace, set_current_trace
+from funcgrad.core import EvalTrace, Missing, Primitive, Tracer, current_trace, set_current_trace
 from funcgrad.errors import AxisError
+from funcgrad.ir import ShapedArray
 from funcgrad.primitives import elementwise as _E
+from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._device import Size, as_device, device, device_of_buffer, to_device
 from funcgrad.torch._grad_mode import is_grad_enabled
@@ -48,6 +50,7 @@ from funcgrad.torch._graph import (
     _HookHandle,
     buffer_of,
     name_node,
+    new_node,
     run_backward,
     tensor_class,
     value_of,
@@ -1341,6 +1344,60 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
     return wrapped[0] if out_tree is None else tree_unflatten(out_tree, wrapped)
 
 
+def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[Any] | None = None,
+               **params: Any) -> Tensor | None:
+    """``prim`` alone on Tensors and arrays of one device: :func:`apply_op`'s work without
+    its per-operation trace (no tracer objects, no nested trace contexts), for the
+    operations that are one primitive. The same impl, the same node, the same rule.
+
+    Returns None (the caller then takes :func:`apply_op`) where the general path is
+    needed: under a transformation, or for a tensor whose buffer is not a NumPy array.
+    """
+    trace = current_trace()
+    if type(trace) is not EvalTrace:
+        return None
+    grad_on = is_grad_enabled()
+    vals: list[Any] = []
+    parents: list[Edge] = []
+    versions: list[Any] = []
+    tracked = False
+    for a in args:
+        if type(a) is Tensor:
+            d = a._data
+            if type(d) is not np.ndarray:
+                return None
+            vals.append(wrap(d, ShapedArray.make(d.shape, d.dtype)))
+            if grad_on and a._requires_grad:
+                tracked = True
+                parents.append(a._edge())
+                versions.append((a._vc, _describe(a)))
+                continue
+        else:
+            vals.append(a)
+        parents.append(None)
+        versions.append(None)
+    out = trace.process_primitive(prim, vals, params)
+    if not tracked:
+        if prim.multiple_results:
+            return cast(Tensor, [Tensor._from_data(o._value) for o in out])
+        return Tensor._from_data(out._value)
+    outs = list(out) if prim.multiple_results else [out]
+    node = new_node(prim, params, vals, outs, parents, versions)
+    name_node(node, op)
+    if shown is not None:
+        node.shown_parents = tuple(a._edge() if isinstance(a, Tensor) else None
+                                   for a in shown)
+    wrapped = []
+    for k, o in enumerate(outs):
+        t = Tensor._from_data(o._value)
+        if o._aval.dtype.kind in "fc":
+            t.grad_fn, t._out_index, t._requires_grad = node, k, True
+            if k < len(node.outs) and type(node.outs[k]) is not Missing:
+                node.saved.append((t._vc, 0, _describe(t, node)))
+        wrapped.append(t)
+    return cast(Tensor, wrapped) if prim.multiple_results else wrapped[0]
+
+
 def _call(fn: Callable[..., Any], vals: list[Any], tree: Any) -> Any:
     try:
         if tree is None:
@@ -1496,6 +1553,11 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
     if direct is not None and (sa == sb or not sa or not sb):
         # Same shapes (or a rank-0 side) and one dtype: the primitive itself, without
         # funcgrad.numpy's promotion and broadcasting (PyTorch's were applied above).
+        va, vb = _prim_operand(fa, dt), _prim_operand(fb, dt)
+        if va is not None and vb is not None:
+            out = apply_prim(op, _BINARY_PRIM[f], (va, vb), shown=(a, b) if shown else None)
+            if out is not None:
+                return out
         g = direct
         return apply_op(op, lambda x, y: g(_cast_to(x, dt), _cast_to(y, dt)), fa, fb,
                         shown=(a, b) if shown else None)
@@ -1506,6 +1568,22 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
 # Binary operations that are one primitive on operands of one dtype and shape (or rank 0).
 _PRIM_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
     fnp.add: _E.add, fnp.subtract: _E.sub, fnp.multiply: _E.mul}
+
+_BINARY_PRIM: dict[Any, Primitive] = {
+    fnp.add: _E.add_p, fnp.subtract: _E.sub_p, fnp.multiply: _E.mul_p}
+
+
+def _prim_operand(x: Any, dt: D.dtype) -> Any:
+    """``x`` as an operand of a primitive of dtype ``dt`` (a Tensor already of that dtype,
+    or a number made a 0-d array of it, as the engine's wrappers make it), else None."""
+    if type(x) is Tensor:
+        return x if x._data.dtype == dt.np else None
+    if type(x) in _PRIM_SCALARS:
+        return scalar_as(x, dt.np, ())
+    return None
+
+
+_PRIM_SCALARS = (builtins.bool, builtins.int, builtins.float)
 
 # Binary operations whose primitive's impl is this NumPy ufunc (on operands of one dtype).
 _HOST_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
@@ -1701,6 +1779,9 @@ def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: buil
                   ) -> tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor]]:
     host = _HOST_UNARY.get(name)
 
+    prim = getattr(fn, "__self__", None)
+    prim = prim if isinstance(prim, Primitive) else None
+
     def method(self: Tensor) -> Tensor:
         x = _float_input(self) if float_only else self
         data = x._data
@@ -1708,6 +1789,10 @@ def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: buil
                 x._requires_grad and is_grad_enabled()):
             # Nothing to record: the NumPy ufunc the primitive's impl calls, directly.
             return Tensor._from_data(host(data))
+        if prim is not None:
+            out = apply_prim(op, prim, (x,))
+            if out is not None:
+                return out
         return apply_op(op, fn, x)
 
     def inplace(self: Tensor) -> Tensor:
