@@ -6,6 +6,11 @@ have side effects: ``funcgrad.ir.has_effects``), and equal equations on equal in
 are computed once (effectful ones excepted). The generated source can
 be read with ``.source``.
 
+Control flow compiles too: the jaxprs of ``cond``/``switch`` branches, ``while`` and
+``scan`` bodies and nested ``jit`` calls are compiled by this same function (once per
+jaxpr object, see :func:`subprogram`), and the generated code calls them directly from a
+Python ``if``/``while``/``for``, so a loop runs no interpreter between its steps.
+
 >>> import numpy as np
 >>> import funcgrad as fg
 >>> from funcgrad.backends.compile_python import compile_jaxpr
@@ -16,18 +21,24 @@ be read with ``.source``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from funcgrad.ir import ClosedJaxpr, Literal, Var, has_effects, live_equations
+from funcgrad.ir import ClosedJaxpr, Eqn, Literal, Var, has_effects, live_equations
 
 
 class CompiledPython:
-    """A callable made from generated Python source."""
+    """A callable made from generated Python source. ``source`` lists the program, then
+    the programs of its bodies and branches (``# s3: body of while``), which its code
+    calls by those names."""
 
-    def __init__(self, fn: Callable[..., list[Any]], source: str) -> None:
+    def __init__(self, fn: Callable[..., list[Any]], source: str,
+                 bodies: dict[str, tuple[str, CompiledPython]] | None = None) -> None:
         self.fn = fn
-        self.source = source
+        self.bodies = dict(bodies or {})
+        self.source: str = "\n\n".join([source, *(f"# {name}: {what}\n{body.source}"
+                                                  for name, (what, body) in self.bodies.items())])
 
     def __call__(self, *args: Any) -> list[Any]:
         return self.fn(*args)
@@ -51,6 +62,11 @@ def _ufunc_name(eqn: Any) -> str | None:
 
 def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
     """Generate and compile ``def run(*invars): ...`` for ``closed`` over ``xp``."""
+    if getattr(xp, "__name__", None) == "numpy":
+        # CPU fusion (numba, when installed): fused clusters become calls of compiled loops.
+        from funcgrad.backends.numba_fusion import fuse_jaxpr  # noqa: PLC0415
+
+        closed = fuse_jaxpr(closed)
     jaxpr = closed.jaxpr
     names: dict[Var, str] = {}
     consts: dict[str, Any] = {"xp": xp}
@@ -62,6 +78,7 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
         names[v] = f"a{i}"
         args.append(f"a{i}")
     seen: dict[tuple[Any, ...], list[str]] = {}
+    bodies: dict[str, tuple[str, CompiledPython]] = {}
     literal_names: dict[tuple[Any, ...], str] = {}
 
     def atom(a: Any) -> str:
@@ -110,6 +127,14 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
         prim = eqn.primitive
         ufunc = _ufunc_name(eqn)
         target = ", ".join(outs) + ("," if len(outs) == 1 and prim.multiple_results else "")
+        emit = _STRUCTURED.get(prim.name)
+        if emit is not None:
+            block = emit(eqn, ins, outs, xp, consts, bodies, f"s{k}", last_use)
+            # Its results may be its operands (a loop that ran no step): never reuse either.
+            shared.update(ins)
+            shared.update(outs)
+            lines.extend(f"    {line}" for line in block)
+            continue
         if ufunc is None:
             # Anything else may return views of its inputs: never reuse those buffers.
             shared.update(ins)
@@ -136,4 +161,129 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
     source = "\n".join(lines)
     namespace: dict[str, Any] = dict(consts)
     exec(compile(source, "<funcgrad-jit>", "exec"), namespace)  # noqa: S102
-    return CompiledPython(namespace["run"], source)
+    return CompiledPython(namespace["run"], source, bodies)
+
+
+# ------------------------------------------------------------------ control flow
+
+_subprograms: weakref.WeakKeyDictionary[ClosedJaxpr, dict[str, CompiledPython]] = \
+    weakref.WeakKeyDictionary()
+
+
+def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """``closed`` with its custom_jvp/custom_vjp/checkpoint calls replaced by the equations
+    of their functions: their rules matter only to transformations, and a compiled body
+    should not run a Python function on every step."""
+    for _ in range(8):  # functions may call custom functions in turn
+        if not any(e.primitive.inline_param is not None for e in closed.jaxpr.eqns):
+            return closed
+        from funcgrad.staging import eval_jaxpr, trace_flat  # noqa: PLC0415 - no cycle
+
+        def run(*args: Any, c: ClosedJaxpr = closed) -> list[Any]:
+            return eval_jaxpr(c, *args, inline_calls=True)
+
+        closed = trace_flat(run, closed.in_avals)[0]
+    return closed
+
+
+def subprogram(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
+    """The compiled program of a body, branch or nested call over ``xp``, compiled once per
+    jaxpr object (bodies are shared by every program that holds the same jaxpr).
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> body = fg.make_jaxpr(lambda x: x * 3.0)(np.ones(2))
+    >>> subprogram(body, np)(np.ones(2)), subprogram(body, np) is subprogram(body, np)
+    ([array([3., 3.])], True)
+    """
+    per = _subprograms.setdefault(closed, {})
+    key = getattr(xp, "__name__", type(xp).__name__)
+    prog = per.get(key)
+    if prog is None:
+        prog = per[key] = compile_jaxpr(inline_calls(closed), xp)
+    return prog
+
+
+def _targets(names: Sequence[str]) -> str:
+    """An assignment target that unpacks a list of ``len(names)`` values."""
+    return ", ".join(names) + "," if names else "()"
+
+
+def _assign(outs: Sequence[str], call: str) -> list[str]:
+    return [f"{_targets(outs)} = {call}" if outs else call]
+
+
+# Each emitter returns the lines of ``eqn`` (indented relative to the function body), binds
+# what they call in ``consts`` under names starting with ``key`` and lists the programs in
+# ``bodies``.
+_Bodies = dict[str, tuple[str, CompiledPython]]
+_Emitter = Callable[[Eqn, list[str], list[str], Any, dict[str, Any], _Bodies, str,
+                     Collection[str]], list[str]]
+
+
+def _emit_cond(eqn: Eqn, ins: list[str], outs: list[str], xp: Any, consts: dict[str, Any],
+               bodies: _Bodies, key: str, used: Collection[str]) -> list[str]:
+    branches = [subprogram(b, xp) for b in eqn.params["branches"]]
+    consts[key] = tuple(b.fn for b in branches)
+    bodies.update((f"{key}[{j}]", (f"branch {j} of cond", b)) for j, b in enumerate(branches))
+    # The index clamped into range, as cond's impl does.
+    pick = f"{key}[min(max(int({ins[0]}), 0), {len(branches) - 1})]"
+    return _assign(outs, f"{pick}({', '.join(ins[1:])})")
+
+
+def _emit_while(eqn: Eqn, ins: list[str], outs: list[str], xp: Any, consts: dict[str, Any],
+                bodies: _Bodies, key: str, used: Collection[str]) -> list[str]:
+    p = eqn.params
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    for name, what, jx in ((f"{key}c", "cond of while", p["cond_jaxpr"]),
+                           (f"{key}b", "body of while", p["body_jaxpr"])):
+        bodies[name] = (what, subprogram(jx, xp))
+        consts[name] = bodies[name][1].fn
+    cc, bc, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
+    lines = [f"{_targets(outs)} = {_targets(init)}"] if outs else []
+    lines.append(f"while {key}c({', '.join([*cc, *outs])})[0]:")
+    lines.extend(f"    {line}" for line in _assign(outs, f"{key}b({', '.join([*bc, *outs])})"))
+    return lines
+
+
+def _emit_scan(eqn: Eqn, ins: list[str], outs: list[str], xp: Any, consts: dict[str, Any],
+               bodies: _Bodies, key: str, used: Collection[str]) -> list[str]:
+    p = eqn.params
+    nc, ncar, length = p["num_consts"], p["num_carry"], p["length"]
+    bodies[key] = ("body of scan", subprogram(p["jaxpr"], xp))
+    consts[key] = bodies[key][1].fn
+    consts["empty"] = xp.empty
+    body_consts, init, xs = ins[:nc], ins[nc:nc + ncar], ins[nc + ncar:]
+    carry, ys = outs[:ncar], outs[ncar:]
+    i = f"{key}i"
+    lines = [f"{_targets(carry)} = {_targets(init)}"] if carry else []
+    step_ys = []
+    for j, (y, aval) in enumerate(zip(ys, p["jaxpr"].out_avals[ncar:])):
+        if y not in used:  # a dead stacked output (e.g. the cotangent of integer xs)
+            step_ys.append("_")
+            continue
+        # Each step writes its slice into one preallocated stack, as xp.stack would copy it.
+        consts[f"{key}t{j}"] = aval.dtype
+        lines.append(f"{y} = empty({(length, *aval.shape)!r}, {key}t{j})")
+        step_ys.append(f"{key}y{j}")
+    order = f"range({length - 1}, -1, -1)" if p["reverse"] else f"range({length})"
+    lines.append(f"for {i} in {order}:")
+    args = [*body_consts, *carry, *(f"{x}[{i}]" for x in xs)]
+    lines.extend(f"    {line}" for line in _assign([*carry, *step_ys],
+                                                   f"{key}({', '.join(args)})"))
+    lines.extend(f"    {y}[{i}] = {t}" for y, t in zip(ys, step_ys) if t != "_")
+    return lines
+
+
+def _emit_call(eqn: Eqn, ins: list[str], outs: list[str], xp: Any, consts: dict[str, Any],
+               bodies: _Bodies, key: str, used: Collection[str]) -> list[str]:
+    # A jit nested in a staged program runs as part of it, on its device: staging pinned
+    # the nested call to the host backend, its operands being tracers without a device.
+    bodies[key] = (f"jit {eqn.params.get('name', '')}".rstrip(), subprogram(
+        eqn.params["jaxpr"], xp))
+    consts[key] = bodies[key][1].fn
+    return _assign(outs, f"{key}({', '.join(ins)})")
+
+
+_STRUCTURED: dict[str, _Emitter] = {"cond": _emit_cond, "while": _emit_while,
+                                    "scan": _emit_scan, "jit": _emit_call}

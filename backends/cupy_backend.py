@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from funcgrad.backends.compile_python import inline_calls
 from funcgrad.backends.cuda_codegen import KERNEL_OPTIONS, Kernel, kernel_source, launch_shape
 from funcgrad.backends.fusion import CallStep, Plan, plan_jaxpr
 from funcgrad.devices import Backend, Device
@@ -44,17 +45,27 @@ class Program:
         self.steps: list[Kernel | CallStep] = []
         # Constants and literals uploaded once per array module, not on every call.
         self._device_values: dict[tuple[int, int], Any] = {}
+        # Bodies, branches and nested calls (see ``child``), by jaxpr, with where they are.
+        self._children: dict[int, tuple[ClosedJaxpr, Program, str]] = {}
         for i, step in enumerate(plan.steps):
             self.steps.append(step if isinstance(step, CallStep)
                               else kernel_source(step, f"fg_kernel_{i}"))
+            if isinstance(step, CallStep) and step.eqn.primitive.name in _STRUCTURED:
+                for label, closed in _bodies(step.eqn):
+                    self.child(closed, f"step {i}: {label}")
 
     def kernels(self) -> list[dict[str, Any]]:
-        """The fusion plan: one entry per generated kernel, with its CUDA source."""
-        return [s.describe() for s in self.steps if isinstance(s, Kernel)]
+        """The fusion plan: one entry per generated kernel, with its CUDA source; the
+        kernels of loop bodies and branches follow, each with ``body`` saying whose."""
+        out = [s.describe() for s in self.steps if isinstance(s, Kernel)]
+        for _, prog, label in self._children.values():
+            out.extend({**k, "body": f"{label} / {k['body']}" if "body" in k else label}
+                       for k in prog.kernels())
+        return out
 
     @property
     def source(self) -> str:
-        return "\n".join(s.source for s in self.steps if isinstance(s, Kernel))
+        return "\n".join(k["source"] for k in self.kernels())
 
     def run(self, xp: Any, *args: Any,
             launch: Callable[[Kernel, list[Any]], list[Any]] | None = None) -> list[Any]:
@@ -73,7 +84,11 @@ class Program:
                 env.update(zip(step.outputs, outs))
                 continue
             e = step.eqn
-            out = e.primitive.impl(xp, *map(read, e.inputs), **e.params)
+            structured = _STRUCTURED.get(e.primitive.name)
+            if structured is not None:
+                out = structured(self, xp, e, [read(a) for a in e.inputs], launch)
+            else:
+                out = e.primitive.impl(xp, *map(read, e.inputs), **e.params)
             outs = out if e.primitive.multiple_results else [out]
             env.update(zip(e.outputs, (xp.asarray(o) for o in outs)))
         return [read(a) for a in jaxpr.outvars]
@@ -95,6 +110,71 @@ class Program:
 
     def __call__(self, *args: Any) -> list[Any]:
         return self.run(_cupy(), *args)
+
+    def child(self, closed: ClosedJaxpr, label: str = "body") -> Program:
+        """The program of a body, branch or nested call of this one (planned once)."""
+        hit = self._children.get(id(closed))
+        if hit is None:
+            hit = self._children[id(closed)] = (closed, build_program(inline_calls(closed)),
+                                                label)
+        return hit[1]
+
+
+def _bodies(eqn: Any) -> list[tuple[str, ClosedJaxpr]]:
+    """The jaxprs a control-flow or call equation runs, named as the jaxpr printer shows."""
+    p = eqn.params
+    if eqn.primitive.name == "cond":
+        return [(f"cond branch {j}", b) for j, b in enumerate(p["branches"])]
+    if eqn.primitive.name == "while":
+        return [("while cond", p["cond_jaxpr"]), ("while body", p["body_jaxpr"])]
+    return [(f"{eqn.primitive.name} body", p["jaxpr"])]
+
+
+# Control flow runs its bodies' fused kernels, driven from the host: a while loop reads
+# back its predicate once per step, cond its index once; scan (and fori_loop with a static
+# trip count) reads nothing back.
+_Runner = Callable[[Program, Any, Any, list[Any], Any], list[Any]]
+
+
+def _run_cond(prog: Program, xp: Any, eqn: Any, args: list[Any], launch: Any) -> list[Any]:
+    branches = eqn.params["branches"]
+    i = min(max(int(args[0]), 0), len(branches) - 1)
+    return prog.child(branches[i]).run(xp, *args[1:], launch=launch)
+
+
+def _run_while(prog: Program, xp: Any, eqn: Any, args: list[Any], launch: Any) -> list[Any]:
+    p = eqn.params
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    cond, body = prog.child(p["cond_jaxpr"]), prog.child(p["body_jaxpr"])
+    cc, bc, carry = args[:nc], args[nc:nc + nb], args[nc + nb:]
+    while bool(cond.run(xp, *cc, *carry, launch=launch)[0]):
+        carry = body.run(xp, *bc, *carry, launch=launch)
+    return carry
+
+
+def _run_scan(prog: Program, xp: Any, eqn: Any, args: list[Any], launch: Any) -> list[Any]:
+    p = eqn.params
+    nc, ncar, length = p["num_consts"], p["num_carry"], p["length"]
+    body = prog.child(p["jaxpr"])
+    consts, carry, xs = args[:nc], args[nc:nc + ncar], args[nc + ncar:]
+    # Each step writes its slice into one stack on the device (no list, no xp.stack).
+    ys = [xp.empty((length, *a.shape), a.dtype) for a in p["jaxpr"].out_avals[ncar:]]
+    for i in (range(length - 1, -1, -1) if p["reverse"] else range(length)):
+        outs = body.run(xp, *consts, *carry, *(x[i] for x in xs), launch=launch)
+        carry = outs[:ncar]
+        for buf, y in zip(ys, outs[ncar:]):
+            buf[i] = y
+    return [*carry, *ys]
+
+
+def _run_call(prog: Program, xp: Any, eqn: Any, args: list[Any], launch: Any) -> list[Any]:
+    # Part of this program, on its device (staging pinned it to the host: see
+    # compile_python._emit_call).
+    return prog.child(eqn.params["jaxpr"]).run(xp, *args, launch=launch)
+
+
+_STRUCTURED: dict[str, _Runner] = {"cond": _run_cond, "while": _run_while, "scan": _run_scan,
+                                   "jit": _run_call}
 
 
 _gpu_kernels: dict[tuple[str, str], Any] = {}

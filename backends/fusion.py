@@ -19,6 +19,7 @@ grouping and data flow on any machine.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,8 +72,15 @@ def _is_fusable(eqn: Eqn) -> bool:
     return all(kernel_dtype(a.aval.dtype) for a in (*eqn.inputs, *eqn.outputs))
 
 
-def plan_jaxpr(closed: ClosedJaxpr) -> Plan:
-    """Group the live equations of ``closed`` into kernels and calls."""
+def plan_jaxpr(closed: ClosedJaxpr, fusable: Callable[[Eqn], bool] | None = None) -> Plan:
+    """Group the live equations of ``closed`` into kernels and calls.
+
+    ``fusable(eqn)`` narrows which elementwise and reduction equations a backend can put
+    in a kernel (the CPU's numba kernels need the primitive's ``py_scalar``); by default,
+    every one whose definition gives a CUDA expression."""
+    is_fusable = _is_fusable if fusable is None else \
+        (lambda e: _is_fusable(e) and fusable(e))
+    fuses_reduction = (lambda e: True) if fusable is None else fusable
     jaxpr = closed.jaxpr
     eqns = live_equations(jaxpr)
     uses: dict[Var, int] = {}
@@ -122,19 +130,20 @@ def plan_jaxpr(closed: ClosedJaxpr) -> Plan:
             group.broadcasts[eqn.outputs[0]] = (eqn.inputs[0],
                                                 tuple(eqn.params["broadcast_dimensions"]))
             continue
-        if _is_fusable(eqn):
+        if is_fusable(eqn):
             join(eqn, out_shape)
             continue
         x = eqn.inputs[0] if eqn.inputs else None
         g = producer.get(x) if isinstance(x, Var) else None
         if fusion == "reduction" and g is not None and open_groups.get(g.shape) is g and \
-                _can_fuse_reduction(g, eqn, uses):
+                fuses_reduction(eqn) and _can_fuse_reduction(g, eqn, uses):
             close_producers(eqn, keep=g)
             g.reduction = eqn
             close(g)
             continue
         close_producers(eqn)
-        if fusion == "reduction" and kernel_dtype(eqn.inputs[0].aval.dtype, "iuf"):
+        if fusion == "reduction" and kernel_dtype(eqn.inputs[0].aval.dtype, "iuf") and \
+                fuses_reduction(eqn):
             steps.append(_standalone_reduction(eqn, uses, outvars))
             continue
         steps.append(CallStep(eqn))

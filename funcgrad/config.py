@@ -58,6 +58,11 @@ class Config:
                  "jax_default_device", "jax_threefry_partitionable",
                  "jax_numpy_dtype_promotion", "jax_compilation_cache_dir"}
 
+    # funcgrad's own options (None until set): CPU fusion with numba, on by default when
+    # numba is installed (FUNCGRAD_CPU_FUSION=0 turns it off), and the smallest cluster
+    # (elements) worth a compiled kernel. They apply to programs compiled afterwards.
+    _OWN = {"funcgrad_cpu_fusion", "funcgrad_cpu_fusion_min_size"}
+
     def __init__(self) -> None:
         self._x64 = _env_flag("JAX_ENABLE_X64", "FUNCGRAD_ENABLE_X64")
         self._local = _Local()
@@ -95,7 +100,7 @@ class Config:
             self._x64 = bool(value)
             self.generation += 1
             return
-        if key in self._ACCEPTED:
+        if key in self._ACCEPTED or key in self._OWN:
             self._values[key] = value
             if key in ("jax_debug_nans", "jax_debug_infs"):
                 checks = {"nan": bool(self._values.get("jax_debug_nans")),
@@ -104,7 +109,7 @@ class Config:
             return
         raise AttributeError(
             f"unknown config option {name!r}; funcgrad knows 'jax_enable_x64' and accepts "
-            f"{sorted(self._ACCEPTED)}"
+            f"{sorted(self._ACCEPTED | self._OWN)}"
         )
 
     def read(self, name: str) -> Any:

@@ -63,7 +63,10 @@ class Primitive:
     and ``{T}``, or ``f(eqn, args, ctype) -> str``; None if not fusable), ``ufunc``
     (the NumPy ufunc the CPU code generator may call directly, or None),
     ``torch_node`` (PyTorch's node name) and ``torch_method`` (the Tensor method
-    that is this primitive alone, or None).
+    that is this primitive alone, or None). ``py_scalar`` is the CPU fusion's scalar
+    Python expression (numba-compiled): a template over ``{0}``... and ``{T}`` (the NumPy
+    scalar type of the result), or ``f(eqn, args, T) -> str | None``; for a reduction its
+    combiner of ``{0}`` and ``{1}``; None: not fused on the CPU.
     """
 
     def __init__(
@@ -121,15 +124,17 @@ class Primitive:
         self.cuda: str | Callable[..., str] | None = UNSET
         self.ufunc: str | None = UNSET
         self.torch_method: str | None = UNSET
+        self.py_scalar: str | Callable[..., str | None] | None = None
         PRIMITIVES[name] = self
 
     def describe(self, *, lax: str | None = UNSET, fusion: str | None = UNSET,
                  cuda: Any = UNSET, ufunc: str | None = UNSET, torch_node: str = UNSET,
-                 torch_method: str | None = UNSET, lax_fn: Any = UNSET) -> Primitive:
+                 torch_method: str | None = UNSET, lax_fn: Any = UNSET,
+                 py_scalar: Any = UNSET) -> Primitive:
         """Set what the backends and faces need to know (see the class docstring)."""
         for key, value in (("lax", lax), ("fusion", fusion), ("cuda", cuda), ("ufunc", ufunc),
                            ("torch_node", torch_node), ("torch_method", torch_method),
-                           ("lax_fn", lax_fn)):
+                           ("lax_fn", lax_fn), ("py_scalar", py_scalar)):
             if value is not UNSET:
                 setattr(self, key, value)
         return self

@@ -606,15 +606,18 @@ scan_p.vjp_fwd = _scan_vjp_fwd
 
 
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
-         length: int | None = None, reverse: bool = False) -> tuple[Any, Any]:
+         length: int | None = None, reverse: bool = False,
+         unroll: int | bool = 1) -> tuple[Any, Any]:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
-    ``(final carry, stacked ys)``. Differentiable in both modes.
+    ``(final carry, stacked ys)``. Differentiable in both modes. ``unroll`` is checked
+    as JAX checks it and changes nothing: a jitted loop calls its compiled body per step.
 
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.lax.scan(lambda c, x: (c + x, c * x), np.array(0.0), np.arange(4.0))
     (Array(6., dtype=float32), Array([0., 0., 2., 9.], dtype=float32))
     """
+    _check_unroll(unroll)
     carry, c_tree = _leaves(init)
     x_leaves, x_tree = _leaves(xs)
     lengths = {get_aval(x).shape[0] for x in x_leaves if get_aval(x).ndim}
@@ -658,8 +661,17 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     return tree_unflatten(c_tree, outs[:len(carry)]), tree_unflatten(box[0], outs[len(carry):])
 
 
+def _check_unroll(unroll: Any) -> None:
+    if isinstance(unroll, Tracer) or not isinstance(unroll, (int, np.integer)):
+        raise TypeError(f"The `unroll` argument expects a concrete `int` or `bool`, got "
+                        f"{type(unroll).__name__} (at {user_frame()})")
+    if unroll < 0:
+        raise ValueError(f"`unroll` must be a `bool` or a non-negative `int`, got {unroll} "
+                         f"(at {user_frame()})")
+
+
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
-              init_val: Any) -> Any:
+              init_val: Any, *, unroll: int | bool | None = None) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``.
 
     With Python int bounds it is a ``scan`` (differentiable in reverse mode);
@@ -670,6 +682,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     >>> fg.grad(lambda x: fg.lax.fori_loop(0, 3, lambda i, v: v * x, 1.0))(np.array(2.0))
     Array(12., dtype=float32)
     """
+    if unroll is not None:
+        _check_unroll(unroll)
     if not isinstance(lower, Tracer) and not isinstance(upper, Tracer) and \
             np.ndim(lower) == 0 and np.ndim(upper) == 0:
         lo, hi = int(lower), int(upper)

@@ -181,13 +181,14 @@ sign_p = unary("sign", "sign", kinds=NUMBER, zero_derivative=True, cuda="fg_sign
                torch="sign")
 floor_p = unary("floor", "floor", kinds="f", zero_derivative=True, cuda="floor({0})", torch="floor")
 ceil_p = unary("ceil", "ceil", kinds="f", zero_derivative=True, cuda="ceil({0})", torch="ceil")
-round_p = unary("round", "round", kinds="f", zero_derivative=True, cuda="rint({0})", torch="round")
+round_p = unary("round", "round", kinds="f", zero_derivative=True, cuda="rint({0})", torch="round",
+                py="np.rint({0})")
 is_finite_p = unary("is_finite", "isfinite", kinds=NUMBER, result_dtype=dtypes.bool_,
                     zero_derivative=True, torch="isfinite",
                     cuda=lambda eqn, args, t: "true" if _kind(eqn) in "biu" else
                     f"isfinite({args[0]})")
 not_p = unary("not", lambda xp, x: xp.invert(x), kinds=INTEGRAL, zero_derivative=True,
-              lax="bitwise_not", torch="bitwise_not",
+              lax="bitwise_not", torch="bitwise_not", py="np.invert({0})",
               cuda=lambda eqn, args, t: f"(!{args[0]})" if _kind(eqn) == "b" else f"(~{args[0]})")
 
 exp_p = unary("exp", "exp", lambda x, ans: ans, reads="y", cuda="exp({0})", torch="exp")
@@ -226,7 +227,7 @@ sqrt_p = unary("sqrt", "sqrt", lambda x, ans: div(full(get_aval(ans).shape, 0.5,
                                                        cuda="sqrt({0})", torch="sqrt")
 rsqrt_p = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x),
                 lambda x, ans: mul(div(ans, x), -0.5), reads="x,y",
-                cuda="(({T})1 / sqrt({0}))", torch="rsqrt")
+                cuda="(({T})1 / sqrt({0}))", torch="rsqrt", py="({T}(1) / np.sqrt({0}))")
 cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)), kinds="f", reads="x,y",
                cuda="cbrt({0})", torch=None)
 def _abs_slope(x: Any) -> Any:
@@ -241,7 +242,9 @@ abs_p = unary("abs", "abs", lambda x, ans: _abs_slope(x), kinds=NUMBER, torch="a
               f"({args[0]} < 0 ? -{args[0]} : {args[0]})")
 logistic_p = unary("logistic", lambda xp, x: _logistic(xp, x),
                    lambda x, ans: mul(ans, sub(1.0, ans)), reads="y",
-                   cuda="fg_logistic({0})", torch="sigmoid")
+                   cuda="fg_logistic({0})", torch="sigmoid",
+                   py="(({T}(1) if {0} >= 0 else np.exp(-np.abs({0}))) / "
+                      "({T}(1) + np.exp(-np.abs({0}))))")
 
 
 def _special(fn: str) -> Any:
@@ -261,10 +264,10 @@ def _special(fn: str) -> Any:
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 erf_p = unary("erf", _special("erf"),
               lambda x, ans: mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI), kinds="f",
-              cuda="erf({0})", torch="erf")
+              cuda="erf({0})", torch="erf", py="math.erf({0})")
 erfc_p = unary("erfc", _special("erfc"),
                lambda x, ans: mul(exp(neg(square(x))), -_TWO_OVER_SQRT_PI), kinds="f",
-               cuda="erfc({0})", torch="erfc")
+               cuda="erfc({0})", torch="erfc", py="math.erfc({0})")
 
 
 def erf(x: Any) -> Any:
@@ -306,7 +309,8 @@ def _integer_pow_deriv(x: Any, ans: Any, *, y: int) -> Any:
 
 
 integer_pow_p = unary("integer_pow", _integer_pow_impl, _integer_pow_deriv, kinds=NUMBER,
-                      cuda=lambda eqn, args, t: _ipow_cuda(int(eqn.params["y"]), args[0], t))
+                      cuda=lambda eqn, args, t: _ipow_cuda(int(eqn.params["y"]), args[0], t),
+                      py=lambda eqn, args, t: _ipow_py(int(eqn.params["y"]), args[0], t, eqn))
 
 
 integer_pow_p.lax_fn = lambda x, y: integer_pow(x, y)
@@ -314,6 +318,15 @@ integer_pow_p.lax_fn = lambda x, y: integer_pow(x, y)
 
 def _ipow_cuda(y: int, a: str, t: str) -> str:
     return f"fg_ipow<{t}>({a}, {y}LL)" if y >= 0 else f"(({t})1 / fg_ipow<{t}>({a}, {-y}LL))"
+
+
+def _ipow_py(y: int, a: str, t: str, eqn: Any) -> str | None:
+    # As the impl: x * x for 2, else NumPy's power (its -1 is a reciprocal).
+    if y == 2:
+        return f"({a} * {a})"
+    if y == -1 and _kind(eqn) == "f":
+        return f"({t}(1) / {a})"
+    return None if y < 0 and _kind(eqn) in "iu" else f"np.power({a}, {t}({y}))"
 
 # ------------------------------------------------------ binary primitives
 
@@ -327,6 +340,8 @@ mul_p = binary("mul", "multiply", lambda x, y, a: y, lambda x, y, a: x, kinds="b
 div_p = binary("div", lambda xp, x, y: _div_impl(xp, x, y),
                lambda x, y, a: _recip(y), lambda x, y, a: neg(div(div(x, y), y)),
                reads="x0,x1", reads_for=("x1", "x0,x1"), torch="div",
+               py=lambda eqn, args, t: f"np.floor_divide({args[0]}, {args[1]})"
+               if _kind(eqn) in "iub" else f"({args[0]} / {args[1]})",
                cuda=lambda eqn, args, t: f"fg_floordiv({args[0]}, {args[1]})"
                if _kind(eqn) in "iu" else f"({args[0]} / {args[1]})")
 
@@ -355,6 +370,8 @@ pow_p = binary(
     lambda x, y, a: mul(_safe_log(x), a),
     reads="x0,x1,y0",
     torch="pow",
+    # NumPy refuses negative integer powers of integers: only floats fuse on the CPU.
+    py=lambda eqn, args, t: f"np.power({args[0]}, {args[1]})" if _kind(eqn) == "f" else None,
     cuda=lambda eqn, args, t: f"fg_ipow<{t}>({args[0]}, (long long){args[1]})"
     if _kind(eqn) in "iu" else f"pow({args[0]}, {args[1]})",
 )
@@ -456,6 +473,7 @@ def _select_abstract(pred: ShapedArray, on_true: ShapedArray, on_false: ShapedAr
 select_p = Primitive("select", abstract_eval=_select_abstract,
                      impl=lambda xp, p, t, f: xp.where(p, t, f))
 select_p.describe(lax="select", fusion="elementwise", cuda="({0} ? {1} : {2})", ufunc=None,
+                  py_scalar="({1} if {0} else {2})",
                   torch_method=None, torch_node="Where", lax_fn=lambda p, t, f: select(p, t, f))
 
 
@@ -472,6 +490,7 @@ select_p.batch = elementwise_batch(select_p, rank0_broadcasts=False)
 
 stop_gradient_p = Primitive("stop_gradient", abstract_eval=lambda x: x, impl=lambda xp, x: x)
 stop_gradient_p.describe(lax="stop_gradient", fusion="elementwise", cuda="{0}", ufunc=None,
+                         py_scalar="{0}",
                          torch_method=None, lax_fn=lambda x: stop_gradient(x))
 stop_gradient_p.jvp = lambda primals, tangents: (stop_gradient_p.bind(primals[0]), None)
 stop_gradient_p.vjp = lambda ct, primals, ans: [None]
@@ -515,7 +534,9 @@ convert_element_type_p.describe(
     torch_node="ToCopy", lax_fn=lambda x, new_dtype, weak_type=False: convert_element_type(
         x, new_dtype, weak_type),
     cuda=lambda eqn, args, t: f"(({t})({args[0]} != 0))" if eqn.outputs[0].aval.dtype.kind == "b"
-    else f"(({t}){args[0]})")
+    else f"(({t}){args[0]})",
+    py_scalar=lambda eqn, args, t: f"({args[0]} != 0)" if eqn.outputs[0].aval.dtype.kind == "b"
+    else f"{t}({args[0]})")
 
 
 def _convert_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,

@@ -326,14 +326,17 @@ __all__ += ["sort", "sort_p", "argsort", "argsort_p"]
 # and the identity it starts from ("zero", "lowest" or "highest" of the dtype).
 reduce_sum_p.describe(lax="reduce_sum", fusion="reduction", ufunc=None, torch_method=None,
                       torch_node="Sum", cuda={"combine": "{a} + {b}", "identity": "zero"},
+                      py_scalar="({0} + {1})",
                       lax_fn=reduce_sum)
 reduce_max_p.describe(lax="reduce_max", fusion="reduction", ufunc=None, torch_method=None,
                       torch_node="Amax",
                       cuda={"combine": "fg_max({a}, {b})", "identity": "lowest"},
+                      py_scalar="np.maximum({0}, {1})",
                       lax_fn=reduce_max)
 reduce_min_p.describe(lax="reduce_min", fusion="reduction", ufunc=None, torch_method=None,
                       torch_node="Amin",
                       cuda={"combine": "fg_min({a}, {b})", "identity": "highest"},
+                      py_scalar="np.minimum({0}, {1})",
                       lax_fn=reduce_min)
 for _p, _node, _fn in ((reduce_prod_p, "Prod", reduce_prod), (argmax_p, "Argmax", argmax),
                        (argmin_p, "Argmin", argmin), (cumsum_p, "Cumsum", cumsum),

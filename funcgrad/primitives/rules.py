@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.core import Primitive, get_aval
+from funcgrad.core import UNSET, Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 
@@ -151,10 +151,19 @@ def _ufunc_of(np_name: Any) -> str | None:
         getattr(np, np_name, None), np.ufunc) else None
 
 
+def _py_scalar_of(np_name: Any, py: Any, arity: int) -> Any:
+    """The CPU fusion's scalar expression: ``py`` when given, else the primitive's NumPy
+    ufunc on scalars (numba compiles those with NumPy's semantics and result dtype)."""
+    if py is not UNSET:
+        return py
+    ufunc = _ufunc_of(np_name)
+    return None if ufunc is None else f"np.{ufunc}({', '.join(f'{{{i}}}' for i in range(arity))})"
+
+
 def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = None, *,
           kinds: str = FLOAT, result_dtype: Any = None, zero_derivative: bool = False,
           reads: str = "x", cuda: Any = None, torch: str | None = None,
-          lax: str | None = None) -> Primitive:
+          lax: str | None = None, py: Any = UNSET) -> Primitive:
     """An elementwise unary primitive.
 
     ``deriv(x, ans, **params)`` is its derivative as an expression; the jvp is
@@ -162,7 +171,8 @@ def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = Non
     output is piecewise constant (floor, sign, comparisons). ``reads`` says which of
     ``x`` (the operand) and ``y`` (the result) ``deriv`` reads: "x", "y" or "x,y".
     ``cuda`` is its CUDA expression (fusable when given), ``torch`` its Tensor method,
-    ``lax`` its funcgrad.lax name (``name`` by default).
+    ``lax`` its funcgrad.lax name (``name`` by default), ``py`` its CPU fusion expression
+    (``Primitive.py_scalar``; by default the NumPy ufunc ``np_name`` when it is one).
     """
     fn = np_name if callable(np_name) else None
 
@@ -207,7 +217,8 @@ def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = Non
     prim.operand_kinds = kinds  # type: ignore[attr-defined]
     prim.arity = 1  # type: ignore[attr-defined]
     prim.describe(lax=lax or name, fusion="elementwise" if cuda else None, cuda=cuda,
-                  ufunc=_ufunc_of(np_name), torch_method=torch)
+                  ufunc=_ufunc_of(np_name), torch_method=torch,
+                  py_scalar=_py_scalar_of(np_name, py, 1) if cuda else None)
 
     def lax_fn(x: Any, **params: Any) -> Any:
         return prim.bind(x, **params)
@@ -224,13 +235,14 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
            dy: Rule | None = None, *, kinds: str = NUMBER, result_dtype: Any = None,
            zero_derivative: bool = False, transpose: Rule | None = None,
            reads: str = "x", cuda: Any = None, torch: str | None = None,
-           lax: str | None = None, reads_for: tuple[str, str] | None = None) -> Primitive:
+           lax: str | None = None, reads_for: tuple[str, str] | None = None,
+           py: Any = UNSET) -> Primitive:
     """An elementwise binary primitive on equal dtypes and shapes (or a rank-0 side).
 
     ``dx(x, y, ans)`` and ``dy(x, y, ans)`` are the partial derivatives. A map
     linear in both operands (add, sub) gives ``transpose(ct) -> [ct_x, ct_y]``
     instead. ``reads`` lists what the partials read: "x0", "x1", "y0" (the result);
-    ``cuda``, ``torch`` and ``lax`` as for :func:`unary`.
+    ``cuda``, ``torch``, ``lax`` and ``py`` as for :func:`unary`.
     """
     fn = np_name if callable(np_name) else None
 
@@ -296,7 +308,8 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
     prim.operand_kinds = kinds  # type: ignore[attr-defined]
     prim.arity = 2  # type: ignore[attr-defined]
     prim.describe(lax=lax or name, fusion="elementwise" if cuda else None, cuda=cuda,
-                  ufunc=_ufunc_of(np_name), torch_method=torch)
+                  ufunc=_ufunc_of(np_name), torch_method=torch,
+                  py_scalar=_py_scalar_of(np_name, py, 2) if cuda else None)
 
     def lax_fn(x: Any, y: Any) -> Any:
         return prim.bind(*_scalars_as_operand(x, y))

@@ -70,6 +70,10 @@ def test_backend_descriptions_are_usable(name: str) -> None:
         assert prim.cuda is None, f"{name} has a CUDA expression but is not fusable"
     if prim.ufunc is not None:
         assert isinstance(getattr(np, prim.ufunc), np.ufunc), name
+    # CPU fusion's scalar expression (None: not fused on the CPU): only for fusable ones.
+    if prim.py_scalar is not None:
+        assert prim.fusion in ("elementwise", "reduction"), name
+        assert isinstance(prim.py_scalar, str) or callable(prim.py_scalar), name
 
 
 @pytest.mark.parametrize("name", NAMES)
