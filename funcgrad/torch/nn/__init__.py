@@ -142,3 +142,62 @@ from funcgrad.torch.nn.activation import *  # noqa: E402, F403
 from funcgrad.torch.nn.activation import __all__ as _activation_names  # noqa: E402
 
 __all__ += [n for n in _activation_names if not n.islower()]  # the modules
+
+# isort: split
+from funcgrad.torch.nn.bilinear import Bilinear  # noqa: E402
+from funcgrad.torch.nn.containers import (  # noqa: E402
+    Container,
+    ModuleDict,
+    ParameterDict,
+    ParameterList,
+)
+from funcgrad.torch.nn.ctc import CTCLoss  # noqa: E402
+from funcgrad.torch.nn.fold import Fold, Unfold  # noqa: E402
+from funcgrad.torch.nn.fractional_pooling import (  # noqa: E402
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+)
+from funcgrad.torch.nn.lp_pooling import LPPool1d, LPPool2d, LPPool3d  # noqa: E402
+from funcgrad.torch.nn.margin_losses import (  # noqa: E402
+    MultiLabelMarginLoss,
+    NLLLoss2d,
+    TripletMarginWithDistanceLoss,
+)
+from funcgrad.torch.nn.unpooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d  # noqa: E402
+from funcgrad.torch.nn.upsampling import (  # noqa: E402
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
+
+__all__ += [  # containers, resizing, sliding blocks, more pooling and losses
+    "Bilinear", "CTCLoss", "Container", "Fold", "FractionalMaxPool2d", "FractionalMaxPool3d",
+    "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+    "ModuleDict", "MultiLabelMarginLoss", "NLLLoss2d", "ParameterDict", "ParameterList",
+    "TripletMarginWithDistanceLoss", "Unfold", "Upsample", "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
+]
+from funcgrad.torch.nn.lazy import (  # noqa: E402
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
+
+__all__ += [  # lazy modules
+    "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d",
+    "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear",
+    "UninitializedBuffer", "UninitializedParameter",
+]

@@ -634,3 +634,36 @@ __all__ += ["celu", "channel_shuffle", "glu", "hardshrink", "hardsigmoid", "hard
             "hardtanh", "logsigmoid", "mish", "pixel_shuffle", "pixel_unshuffle", "prelu",
             "relu6", "rrelu", "selu", "softmin", "softshrink", "softsign", "tanhshrink",
             "threshold"]
+
+# Resizing, sliding blocks, unpooling, the other poolings and losses, and the rest.
+from funcgrad.torch.nn.bilinear import bilinear  # noqa: E402
+from funcgrad.torch.nn.ctc import ctc_loss  # noqa: E402
+from funcgrad.torch.nn.fold import fold, unfold  # noqa: E402
+from funcgrad.torch.nn.fractional_pooling import (  # noqa: E402
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
+from funcgrad.torch.nn.functional_extras import *  # noqa: E402, F403
+from funcgrad.torch.nn.functional_extras import __all__ as _extras_names  # noqa: E402
+from funcgrad.torch.nn.lp_pooling import lp_pool1d, lp_pool2d, lp_pool3d  # noqa: E402
+from funcgrad.torch.nn.margin_losses import (  # noqa: E402
+    multilabel_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from funcgrad.torch.nn.unpooling import max_unpool1d, max_unpool2d, max_unpool3d  # noqa: E402
+from funcgrad.torch.nn.upsampling import (  # noqa: E402
+    interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
+
+__all__ += [*_extras_names]  # noqa: PLE0604 - a list of strings
+__all__ += ["bilinear", "ctc_loss", "fold", "fractional_max_pool2d",
+            "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+            "fractional_max_pool3d_with_indices", "interpolate", "lp_pool1d", "lp_pool2d",
+            "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+            "multilabel_margin_loss", "triplet_margin_with_distance_loss", "unfold",
+            "upsample", "upsample_bilinear", "upsample_nearest"]
