@@ -14,6 +14,7 @@ Rank 0 prints the table. Timings are medians of repeated runs (benchmarks/timing
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -21,6 +22,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+from plotting import add_output_options, write_outputs  # noqa: E402 - benchmarks/plotting.py
 
 import funcgrad.torch as torch  # noqa: E402
 import funcgrad.torch.distributed as dist  # noqa: E402
@@ -76,6 +79,9 @@ def ddp_rows() -> tuple[float, float]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_output_options(parser)  # rank 0 writes them
+    args = parser.parse_args()
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
     rows = bandwidth_rows()
@@ -91,6 +97,16 @@ def main() -> None:
         print(f"DDP step (4x Linear(1024,1024), batch 256/process): single process "
               f"{single * 1e3:.1f} ms, DDP at {world} processes {data_parallel * 1e3:.1f} ms, "
               f"ratio {data_parallel / single:.2f}")
+        ratios = [(f"all_reduce {label}", ours / raw) for label, ours, raw in rows]
+        ratios.append((f"DDP step at {world} processes", data_parallel / single))
+        write_outputs(args, {"benchmark": "bench_distributed", "processes": world,
+                             "machine": f"machine: {os.cpu_count()} CPU cores",
+                             "all_reduce": [{"size": label, "funcgrad_s": ours, "mpi4py_s": raw,
+                                             "ratio": ours / raw} for label, ours, raw in rows],
+                             "ddp": {"single_s": single, "ddp_s": data_parallel,
+                                     "ratio": data_parallel / single}}, ratios,
+                      title=f"funcgrad.torch.distributed at {world} processes",
+                      xlabel="funcgrad / mpi4py time; DDP step / single-process step")
     dist.destroy_process_group()
 
 

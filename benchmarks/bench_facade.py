@@ -46,6 +46,7 @@ from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
+from plotting import add_output_options, write_outputs  # noqa: E402 - benchmarks/plotting.py
 from timing import fmt_time, median_times, versions  # noqa: E402 - benchmarks/timing.py
 
 import funcgrad.torch as ft  # noqa: E402 - the PyTorch face
@@ -213,6 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action="store_true",
                         help="also print a cProfile of funcgrad's chain workload")
     parser.add_argument("--profile-only", action="store_true", help="only the profile")
+    add_output_options(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.repeat, args.min_time = 3, 0.01
@@ -257,8 +259,9 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(name)
 
     print("PyTorch face: funcgrad.torch vs PyTorch (float32, CPU)")
-    print(f"machine: {os.cpu_count()} CPU cores ({platform.machine()}, {platform.system()}); "
-          f"{versions()}")
+    machine = (f"machine: {os.cpu_count()} CPU cores ({platform.machine()}, "
+               f"{platform.system()}); {versions()}")
+    print(machine)
     print(f"time: median of {args.repeat} interleaved timeit repeats of the mean time per call;"
           " ratio = funcgrad / torch (> 1: funcgrad is slower)")
     if have_torch:
@@ -274,6 +277,16 @@ def main(argv: list[str] | None = None) -> None:
         ratio = f"{t_fg / t_t:7.1f}x" if t_t else "-"
         t_t_s = fmt_time(t_t) if t_t else torch_note if not have_torch else "-"
         print(f"| {name:<{width}} | {fmt_time(t_fg):>11} | {t_t_s:>{tw}} | {ratio:>8} |")
+    table = [{"workload": n, "funcgrad_s": times[f"funcgrad|{n}"],
+              "torch_s": times.get(f"torch|{n}"),
+              "ratio": times[f"funcgrad|{n}"] / times[f"torch|{n}"] if have_torch else None}
+             for n in rows]
+    write_outputs(args, {"benchmark": "bench_facade", "machine": machine, "quick": args.quick,
+                         "ratio": "funcgrad time / torch time (> 1: funcgrad is slower)",
+                         "rows": table},
+                  [(r["workload"], r["ratio"]) for r in table],
+                  title="funcgrad.torch vs PyTorch (CPU, float32)",
+                  xlabel="funcgrad time / torch time (> 1: funcgrad is slower)")
     if args.profile:
         print()
         print(run_profile())

@@ -13,13 +13,14 @@ are medians over ``--repeat`` interleaved rounds; ratio = funcgrad jit time / pe
 so > 1 means funcgrad is slower. Peers not installed show as "not installed".
 
 Run: python benchmarks/bench_fft.py [--n 1048576] [--repeat 5] [--min-time 0.2]
-     [--threads 1] [--no-peers]
+     [--threads 1] [--no-peers] [--quick] [--json PATH] [--plot PATH]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import platform
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -42,6 +43,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
                       f"intra_op_parallelism_threads={_THREADS}")
 
 import numpy as np  # noqa: E402
+from plotting import add_output_options, write_outputs  # noqa: E402 - benchmarks/plotting.py
 from timing import fmt_time, median_times, versions  # noqa: E402 - benchmarks/timing.py
 
 import funcgrad as fg  # noqa: E402
@@ -119,7 +121,11 @@ def main() -> None:
     p.add_argument("--min-time", type=float, default=0.2)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--no-peers", action="store_true")
+    p.add_argument("--quick", action="store_true", help="smoke run: N = 2**16, noisy numbers")
+    add_output_options(p)
     args = p.parse_args()
+    if args.quick:
+        args.n, args.repeat, args.min_time = 2 ** 16, 3, 0.02
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal(args.n).astype(np.float32)
@@ -140,7 +146,9 @@ def main() -> None:
                 raise SystemExit(f"{name} {what}: relative error {err:.2g} against NumPy")
 
     print(f"rfft and its gradient, N = {args.n}, float32, {args.threads} thread(s)")
-    print(versions())
+    machine = (f"machine: {os.cpu_count()} CPU cores ({platform.machine()}, "
+               f"{platform.system()}); {versions()}")
+    print(machine)
     print(f"{'implementation':<16} {'rfft':>11} {'grad':>11} {'rfft ratio':>11} "
           f"{'grad ratio':>11}")
     times: dict[str, dict[str, float]] = {}
@@ -157,6 +165,14 @@ def main() -> None:
         ratios = [f"{ours[w_] / t[w_]:>10.2f}x" for w_ in ("rfft", "grad")]
         print(f"{name:<16} {fmt_time(t['rfft'])} {fmt_time(t['grad'])} {ratios[0]} "
               f"{ratios[1]}")
+    plot_rows = [(f"{what} vs {name}", ours[what] / t[what]) for name, t in times.items()
+                 if name != "funcgrad jit" for what in ("rfft", "grad")]
+    write_outputs(args, {"benchmark": "bench_fft", "machine": machine, "n": args.n,
+                         "threads": args.threads, "times_s": times,
+                         "not_installed": [n for n in rows if not times.get(n)],
+                         "ratio": "funcgrad jit time / this time (> 1: funcgrad is slower)"},
+                  plot_rows, title=f"rfft and its gradient, N = {args.n} (CPU, float32)",
+                  xlabel="funcgrad jit time / this time (> 1: funcgrad is slower)")
 
 
 if __name__ == "__main__":

