@@ -127,7 +127,9 @@ def is_nonzero(input: Tensor) -> object:  # noqa: A002
 
 
 from funcgrad.torch import (  # noqa: E402  # noqa: E402  # noqa: E402
+    _dynamo,
     autograd,
+    compiler,
     cuda,
     distributed,
     fft,  # noqa: E402
@@ -138,6 +140,7 @@ from funcgrad.torch import (  # noqa: E402  # noqa: E402  # noqa: E402
     serialization,
     utils,
 )
+from funcgrad.torch._compile import compile  # noqa: E402, A004
 from funcgrad.torch._functions import method_functions as _method_functions  # noqa: E402
 from funcgrad.torch._tensor_linalg import FUNCTIONS as _LINALG_FUNCTIONS  # noqa: E402
 from funcgrad.torch._tensor_math import FUNCTIONS as _MATH_FUNCTIONS  # noqa: E402

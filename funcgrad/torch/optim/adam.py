@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.core import Tracer
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.optim.optimizer import (
     Optimizer,
@@ -135,11 +136,15 @@ class Adam(Optimizer):
             sq *= g
             v += sq
             _bump(state["exp_avg_sq"])
-            step = float(step_t.item())
-            bias_correction1 = 1 - beta1 ** step
-            bias_correction2 = 1 - beta2 ** step
-            step_size = lr / bias_correction1
-            bias_correction2_sqrt = bias_correction2 ** 0.5
+            if isinstance(step_t._data, Tracer):
+                step_size, bias_correction2_sqrt = _staged_corrections(
+                    step_t._data, lr, beta1, beta2, pd.dtype)
+            else:
+                step = float(step_t.item())
+                bias_correction1 = 1 - beta1 ** step
+                bias_correction2 = 1 - beta2 ** step
+                step_size = lr / bias_correction1
+                bias_correction2_sqrt = bias_correction2 ** 0.5
             if amsgrad:
                 vmax = _writable(state["max_exp_avg_sq"])
                 xp.maximum(vmax, v, out=vmax)
@@ -152,6 +157,20 @@ class Adam(Optimizer):
             update = xp.divide(m, denom, out=denom)
             update *= step_size
             _sub_(p, update)
+
+
+def _staged_corrections(step: Any, lr: float, beta1: float, beta2: float, dtype: Any
+                        ) -> tuple[Any, Any]:
+    """Adam's step size and sqrt(bias correction 2) when ``torch.compile`` stages the step:
+    the count is a value of the program, so they are too (float64, as the Python floats
+    of the eager step, then in the parameter's dtype, as NumPy uses those floats)."""
+    import funcgrad.numpy as fnp  # noqa: PLC0415
+
+    s = fnp.astype(step, np.float64)
+    bias_correction1 = 1 - fnp.power(beta1, s)
+    bias_correction2 = 1 - fnp.power(beta2, s)
+    return (fnp.astype(lr / bias_correction1, dtype),
+            fnp.astype(fnp.power(bias_correction2, 0.5), dtype))
 
 
 class AdamW(Adam):

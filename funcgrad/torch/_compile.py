@@ -1,0 +1,682 @@
+"""``torch.compile``: a whole PyTorch-style step staged into one program and jitted.
+
+``compile(fn)`` returns a function that, on a call with a new guard key (see
+:mod:`funcgrad.torch._compile_state`), finds the state the call may touch (argument
+Tensors, parameters and buffers of the modules it reaches, their gradients, the
+optimizers' state), makes each of those Tensors hold a staging tracer, and runs ``fn``
+once: the forward, ``loss.backward()`` (the reverse walk binds the vjp rules under the
+staging trace), ``optimizer.step()`` and ``zero_grad()`` all become equations of one
+program, whose inputs are the state before the call and whose outputs are the result
+and the state after it. The Tensors get their real buffers back, and this call and every
+later one with the same key run the compiled program (NumPy code on the CPU, fused CUDA
+kernels on the GPU) and write the new state into the same Tensor objects.
+
+What cannot be staged is a graph break: ``.item()``, ``bool(tensor)`` (data-dependent
+Python control flow), ``print``, random numbers from the global generator (dropout in
+training mode), optimizer state kept as Python numbers. The reason and the user's
+source line are logged (``logging.getLogger("funcgrad.torch.compile")``) and kept for
+``explain``, and calls with that key run ``fn`` eagerly (the whole function: PyTorch
+would split it into graphs around the break). ``fullgraph=True`` raises instead.
+
+>>> import funcgrad.torch as torch
+>>> w = torch.tensor([1.0, -2.0], requires_grad=True)
+>>> opt = torch.optim.SGD([w], lr=0.1)
+>>> @torch.compile
+... def step(x):
+...     opt.zero_grad()
+...     loss = (w * x).square().sum()
+...     loss.backward()
+...     opt.step()
+...     return loss
+>>> [round(step(torch.ones(2)).item(), 4) for _ in range(3)]
+[5.0, 3.2, 2.048]
+>>> w
+tensor([ 0.5120, -1.0240], requires_grad=True)
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import logging
+import threading
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, cast
+
+import numpy as np
+
+from funcgrad.core import EvalTrace, Tracer, current_trace, get_aval, new_trace
+from funcgrad.errors import ConcretizationTypeError, TracerArrayConversionError
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from funcgrad.source_info import _is_internal
+from funcgrad.staging import eval_jaxpr
+from funcgrad.torch import _random
+from funcgrad.torch._compile_state import Snapshot, State, gather, signature
+from funcgrad.torch._compile_trace import CompileTrace
+from funcgrad.torch._grad_mode import is_grad_enabled
+from funcgrad.torch._graph import X64, buffer_of
+from funcgrad.torch._tensor import Tensor, apply_op
+from funcgrad.torch.nn.module import Module
+from funcgrad.transforms.jit import _pick_backend, executable, jit_p
+from funcgrad.tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["BreakReason", "CompiledFunction", "ExplainOutput", "InvalidBackend",
+           "OptimizedModule", "Unsupported", "compile", "config", "explain", "reset"]
+
+log = logging.getLogger("funcgrad.torch.compile")
+
+
+class _Config:
+    """``torch._dynamo.config``'s knobs that apply here."""
+
+    # Compiled programs kept per function before new keys run eagerly (PyTorch's limit).
+    cache_size_limit = 8
+    # Turn every compiled function into its plain Python function (debugging).
+    disable = False
+
+
+config = _Config()
+
+_BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
+_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+class Unsupported(RuntimeError):
+    """A graph break under ``fullgraph=True`` (PyTorch's ``torch._dynamo.exc.Unsupported``)."""
+
+
+class InvalidBackend(RuntimeError):
+    """An unknown ``backend=`` (PyTorch's ``torch._dynamo.exc.InvalidBackend``)."""
+
+
+class _Break(Exception):
+    """Raised inside a trace by what cannot be staged (printing, the global generator)."""
+
+
+class BreakReason:
+    """Why a call could not be staged, and where in the user's code."""
+
+    __slots__ = ("reason", "user_stack", "source_line")
+
+    def __init__(self, reason: str, user_stack: list[str], source_line: str) -> None:
+        self.reason = reason
+        self.user_stack = user_stack
+        self.source_line = source_line
+
+    @property
+    def location(self) -> str:
+        return self.user_stack[-1] if self.user_stack else "<unknown location>"
+
+    def __repr__(self) -> str:
+        return f"BreakReason(reason={self.reason!r}, location={self.location!r})"
+
+
+class ExplainOutput:
+    """What ``explain`` reports (PyTorch's ``torch._dynamo.explain`` output, loosely):
+    the staged programs, how many calls broke the graph, and why."""
+
+    def __init__(self, graphs: list[ClosedJaxpr], break_reasons: list[BreakReason]) -> None:
+        self.graphs = graphs
+        self.graph_count = len(graphs)
+        self.break_reasons = break_reasons
+        self.graph_break_count = len(break_reasons)
+        self.ops_per_graph = [[e.primitive.name for e in g.jaxpr.eqns] for g in graphs]
+        self.op_count = sum(len(ops) for ops in self.ops_per_graph)
+
+    def __str__(self) -> str:
+        lines = [f"Graph Count: {self.graph_count}",
+                 f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}", "Break Reasons:"]
+        for i, b in enumerate(self.break_reasons, 1):
+            lines.append(f"  Break Reason {i}:")
+            lines.append(f"    Reason: {b.reason}")
+            lines.append(f"    User Stack: {b.location}: {b.source_line}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+# ------------------------------------------------------------------- tracing
+
+
+class _Tracing(threading.local):
+    depth = 0
+
+
+_tracing = _Tracing()
+
+
+def is_compiling() -> bool:
+    """Whether a compiled function is being staged right now (``torch.compiler``)."""
+    return _tracing.depth > 0
+
+
+class _NoGlobalGenerator:
+    """Stands in for the global generator while staging: its draws would be frozen into
+    the program as constants, so using it breaks the graph."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise _Break("random numbers drawn from funcgrad.torch's global generator (dropout "
+                     "in training mode, torch.rand...) cannot be staged: the generator is "
+                     "NumPy's, on the host")
+
+
+def _print_breaks(*args: Any, **kwargs: Any) -> None:
+    raise _Break("print() inside the compiled function (it must print on every call)")
+
+
+class _HostEffects:
+    """While staging: ``print`` and the global generator break the graph."""
+
+    def __enter__(self) -> None:
+        import builtins  # noqa: PLC0415
+
+        self.print = builtins.print
+        self.gen = _random._generator[0]
+        builtins.print = _print_breaks
+        _random._generator[0] = cast(Any, _NoGlobalGenerator())
+        _tracing.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        import builtins  # noqa: PLC0415
+
+        builtins.print = self.print
+        if isinstance(_random._generator[0], _NoGlobalGenerator):
+            _random._generator[0] = self.gen
+        _tracing.depth -= 1
+
+
+def _is_break(e: BaseException) -> bool:
+    if isinstance(e, (_Break, ConcretizationTypeError, TracerArrayConversionError)):
+        return True
+    # Tensor.item() / tolist() / numpy() of a staged value (funcgrad.torch's words).
+    return isinstance(e, RuntimeError) and "it is being traced" in str(e)
+
+
+def _reason(e: BaseException) -> str:
+    text = str(e).split(". ")[0] if not isinstance(e, _Break) else str(e)
+    if isinstance(e, RuntimeError) and "it is being traced" in str(e):
+        text = ("a Python value of a Tensor is needed (.item(), .tolist(), bool(), an `if` "
+                "on a Tensor): data-dependent Python control flow")
+    elif not _is_break(e):
+        text = f"staging failed with {type(e).__name__}: {e}"
+    return text
+
+
+def _user_stack(e: BaseException) -> tuple[list[str], str]:
+    """The user's frames in the traceback of ``e`` (outermost first), and the text of the
+    innermost one's line."""
+    frames: list[str] = []
+    line = ""
+    tb = e.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not _is_internal(code.co_filename):
+            frames.append(f"{code.co_filename}:{tb.tb_lineno} ({code.co_name})")
+            line = linecache.getline(code.co_filename, tb.tb_lineno).strip()
+        tb = tb.tb_next
+    return frames, line
+
+
+# ------------------------------------------------------------------ programs
+
+
+class _Program:
+    """One staged and compiled call: the program and how its outputs go back."""
+
+    __slots__ = ("closed", "backend", "exe", "writes", "vc", "grads", "opt_new",
+                 "result_tree", "result", "differentiable", "name")
+
+    def __init__(self, closed: ClosedJaxpr, name: str) -> None:
+        self.closed = closed
+        self.name = name
+        self.backend = "auto"
+        self.exe: Callable[..., list[Any]] | None = None
+        # (tensor position, output position): new data of a state tensor.
+        self.writes: list[tuple[int, int]] = []
+        # (tensor position, in-place updates it saw): version counter bumps.
+        self.vc: list[tuple[int, int]] = []
+        # (parameter position, kind, index): its .grad afterwards (None / a state tensor /
+        # a new tensor of an output).
+        self.grads: list[tuple[int, str, int]] = []
+        # (optimizer, parameter position, key, output position): new optimizer state.
+        self.opt_new: list[tuple[int, int, str, int]] = []
+        self.result_tree: Any = None
+        # Per result leaf: ("out", k) a new Tensor, ("state", i) a state Tensor, or
+        # ("static", value).
+        self.result: list[tuple[str, Any]] = []
+        self.differentiable = False
+
+    def run(self, st: State) -> Any:
+        tensors = st.tensors
+        out_tensors: list[Tensor] | None = None
+        if self.differentiable and is_grad_enabled():
+            closed, name, backend = self.closed, self.name, self._backend(tensors)
+            res = apply_op("CompiledFunction",
+                           lambda *vals: list(jit_p.bind(*vals, jaxpr=closed, name=name,
+                                                         backend=backend)),
+                           *tensors)
+            out_tensors = list(res)
+            outs = [t._data for t in out_tensors]
+        else:
+            exe = self.exe
+            if exe is None:
+                exe = self.exe = self._compile(tensors)
+            outs = exe(*[t._data for t in tensors])
+        taken = _taken(tensors)
+        for i, k in self.writes:
+            # As the design of eager in-place updates allows: the new buffer replaces the
+            # old one (views taken of the old buffer before the call do not follow).
+            tensors[i]._data = _owned(outs[k], taken)
+        for i, n in self.vc:
+            tensors[i]._vc[0] += n
+        for i, kind, k in self.grads:
+            p = tensors[i]
+            if kind == "none":
+                p._grad = None
+            elif kind == "state":
+                p._grad = tensors[k]
+            else:
+                p._grad = Tensor._from_data(_owned(outs[k], taken))
+        for oi, pi, key, k in self.opt_new:
+            st.optimizers[oi].state[tensors[pi]][key] = Tensor._from_data(_owned(outs[k], taken))
+        leaves = []
+        for kind, v in self.result:
+            if kind == "out":
+                leaves.append(out_tensors[v] if out_tensors is not None
+                              else Tensor._from_data(_owned(outs[v], taken)))
+            elif kind == "state":
+                leaves.append(tensors[v])
+            else:
+                leaves.append(v)
+        return tree_unflatten(self.result_tree, leaves)
+
+    def _backend(self, tensors: list[Tensor]) -> str:
+        if self.backend == "auto":
+            return _pick_backend("auto", [t._data for t in tensors])
+        return self.backend
+
+    def _compile(self, tensors: list[Tensor]) -> Callable[..., list[Any]]:
+        if self.backend in ("eager", "aot_eager"):
+            closed = self.closed
+
+            def interpret(*bufs: Any) -> list[Any]:
+                with X64:
+                    return [buffer_of(o) for o in eval_jaxpr(closed, *bufs)]
+
+            return interpret
+        return executable(self.closed, self._backend(tensors))
+
+
+def _owned(buf: Any, taken: set[int]) -> Any:
+    """``buf`` as memory of its own for a Tensor: a compiled program may return an input,
+    one buffer twice, or views of one buffer."""
+    base = getattr(buf, "base", None)
+    root = id(buf if base is None else base)
+    if root in taken:
+        buf = buf.copy()
+        root = id(buf)
+    taken.add(root)
+    return buf
+
+
+def _taken(tensors: list[Tensor]) -> set[int]:
+    """The memory the state Tensors hold now (outputs must not share it)."""
+    out = set()
+    for t in tensors:
+        d = t._data
+        base = getattr(d, "base", None)
+        out.add(id(d if base is None else base))
+    return out
+
+
+def _stage(fn: Callable[..., Any], st: State, args: tuple[Any, ...],
+           kwargs: dict[str, Any], name: str) -> _Program:
+    """Run ``fn`` once on staged state; build the program. The state is put back."""
+    snap = Snapshot(st)
+    trace = CompileTrace()
+    try:
+        with _HostEffects(), X64, new_trace(trace):
+            ins = [trace.new_arg(get_aval(t._data)) for t in st.tensors]
+            invars: list[Var] = [a._var for a in ins]
+            for t, a in zip(st.tensors, ins):
+                t._data = a
+            out = fn(*args, **kwargs)
+            prog = _outputs(trace, st, snap, invars, out, name)
+    finally:
+        snap.restore()
+    return prog
+
+
+def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var], out: Any,
+             name: str) -> _Program:
+    outs: list[Any] = []
+
+    def output(value: Any) -> int:
+        if isinstance(value, Tracer) and value._trace is not trace:
+            raise _Break("a value of another transformation (torch.func...) was stored in "
+                         "the step's state")
+        outs.append(trace.to_atom(value))
+        return len(outs) - 1
+
+    writes, vcs, grads, opt_new = [], [], [], []
+    backward_inside = False
+    for i, (t, _, vc, grad, grad_fn, _, requires_grad) in enumerate(snap.tensors):
+        if t.grad_fn is not None and t.grad_fn is not grad_fn:
+            raise _Break("a Tensor kept by the step (a parameter, buffer or argument) was "
+                         "changed in place by an operation recorded for autograd")
+        if t._requires_grad != requires_grad:
+            raise _Break("requires_grad of a parameter or argument changed inside the step")
+        if trace.to_atom(t._data) is not invars[i]:
+            writes.append((i, output(t._data)))
+        if t._vc[0] != vc:
+            vcs.append((i, t._vc[0] - vc))
+        g = t._grad
+        if g is grad:
+            continue
+        backward_inside = True
+        if g is None:
+            grads.append((i, "none", -1))
+        elif id(g) in st.index:
+            grads.append((i, "state", st.index[id(g)]))
+        else:
+            if g.grad_fn is not None:
+                raise _Break("a gradient attached to the graph (create_graph=True)")
+            grads.append((i, "new", output(g._data)))
+    changed = snap.changed_groups()
+    if changed:
+        raise _Break(f"the optimizer's options {changed} changed inside the step (an lr "
+                     "scheduler): step it outside the compiled function")
+    for oi, (o, saved) in enumerate(snap.opt_states):
+        before = {id(p): items for p, _, items in saved}
+        for p, s in o.state.items():
+            items = before.get(id(p), {})
+            for key, v in s.items():
+                old = items.get(key, _MISSING)
+                if v is old:
+                    continue
+                if not isinstance(v, Tensor) or id(p) not in st.index:
+                    raise _Break(f"{type(o).__name__} keeps '{key}' as a Python value that "
+                                 "step() updates (host state)")
+                opt_new.append((oi, st.index[id(p)], key, output(v._data)))
+    for m, params, bufs in snap.module_stores:
+        if any(params.get(k) is not v for k, v in m._parameters.items()) or any(
+                bufs.get(k) is not v for k, v in m._buffers.items()):
+            raise _Break(f"{type(m).__name__}.forward replaced a parameter or buffer object "
+                         "(assign into it in place instead)")
+    leaves, tree = tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
+    result: list[tuple[str, Any]] = []
+    wants_grad = False
+    for leaf in leaves:
+        if isinstance(leaf, Tensor):
+            if id(leaf) in st.index and leaf is st.tensors[st.index[id(leaf)]]:
+                result.append(("state", st.index[id(leaf)]))
+            else:
+                wants_grad = wants_grad or leaf._requires_grad
+                result.append(("out", output(leaf._data)))
+        elif isinstance(leaf, Tracer):
+            raise _Break("the function returned a raw traced array; return Tensors")
+        else:
+            result.append(("static", leaf))
+    closed = ClosedJaxpr(_exact_simplified(Jaxpr(invars, outs, trace.eqns, trace.constvars)),
+                         trace.consts)
+    prog = _Program(closed, name)
+    prog.writes, prog.vc, prog.grads, prog.opt_new = writes, vcs, grads, opt_new
+    prog.result_tree, prog.result = tree, result
+    prog.differentiable = wants_grad and not backward_inside and is_grad_enabled()
+    return prog
+
+
+def _exact_simplified(jaxpr: Jaxpr) -> Jaxpr:
+    """``jaxpr`` without the operations that change no value: ``x * 1.0`` (what
+    ``(1 - dampening) * grad`` stages to) and a transpose undoing a transpose (from the
+    backward of a linear layer). Results stay bit for bit those of the eager step."""
+    sub: dict[Var, Any] = {}
+    made_by: dict[Var, Eqn] = {}
+    eqns = []
+    for e in jaxpr.eqns:
+        ins = [sub.get(a, a) if isinstance(a, Var) else a for a in e.inputs]
+        out = e.outputs[0] if len(e.outputs) == 1 else None
+        name = e.primitive.name
+        if out is not None and name == "mul":
+            for i in (0, 1):
+                one, x = ins[i], ins[1 - i]
+                if isinstance(one, Literal) and not isinstance(x, Literal) and \
+                        x.aval.shape == out.aval.shape and x.aval.dtype == out.aval.dtype \
+                        and np.ndim(one.val) == 0 and one.val == 1:
+                    sub[out] = x
+                    break
+            if out in sub:
+                continue
+        if out is not None and name == "transpose" and isinstance(ins[0], Var):
+            inner = made_by.get(ins[0])
+            if inner is not None and inner.primitive.name == "transpose" and all(
+                    inner.params["permutation"][p] == i
+                    for i, p in enumerate(e.params["permutation"])):
+                sub[out] = inner.inputs[0]
+                continue
+        e = Eqn(e.primitive, ins, e.params, e.outputs, e.source)
+        for o in e.outputs:
+            made_by[o] = e
+        eqns.append(e)
+    outvars = [sub.get(a, a) if isinstance(a, Var) else a for a in jaxpr.outvars]
+    return Jaxpr(jaxpr.invars, outvars, eqns, jaxpr.constvars)
+
+
+_MISSING = object()
+_EAGER = object()
+
+
+# ------------------------------------------------------------------ the API
+
+
+class CompiledFunction:
+    """What ``torch.compile(fn)`` returns: call it as ``fn``; ``explain()`` reports the
+    staged programs and graph breaks so far."""
+
+    def __init__(self, fn: Callable[..., Any], *, fullgraph: bool = False,
+                 dynamic: bool | None = None, backend: str = "inductor",
+                 mode: str | None = None, explain: bool = False) -> None:
+        functools.update_wrapper(self, fn)
+        self._orig_fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.backend = backend
+        self.mode = mode
+        self._explain = explain
+        self._cache: dict[Hashable, Any] = {}
+        self._breaks: list[BreakReason] = []
+        self._graphs: list[ClosedJaxpr] = []
+        self._warned_limit = False
+        self.compile_times: list[float] = []
+        _live.add(self)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fn = self._orig_fn
+        if config.disable or _tracing.depth or not isinstance(current_trace(), EvalTrace):
+            # Inside another compiled function's staging, or under torch.func: inline.
+            return fn(*args, **kwargs)
+        st = gather(fn, args, kwargs)
+        if any(isinstance(t._data, Tracer) for t in st.tensors):
+            return fn(*args, **kwargs)
+        key = signature(st)
+        prog = self._cache.get(key)
+        if prog is None:
+            if len(self._cache) >= config.cache_size_limit:
+                if not self._warned_limit:
+                    self._warned_limit = True
+                    warnings.warn(
+                        f"torch.compile: {_name(fn)} was recompiled "
+                        f"{config.cache_size_limit} times (cache_size_limit); new guard "
+                        "failures now run eagerly. Guards are on shapes, dtypes, "
+                        "requires_grad, training mode, optimizer options and parameter "
+                        "identity.", UserWarning, stacklevel=2)
+                return fn(*args, **kwargs)
+            return self._first_call(st, key, args, kwargs)
+        if prog is _EAGER:
+            return fn(*args, **kwargs)
+        return prog.run(st)
+
+    def _first_call(self, st: State, key: Hashable, args: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> Any:
+        fn = self._orig_fn
+        start = time.perf_counter()
+        try:
+            prog = _stage(fn, st, args, kwargs, _name(fn))
+        except Exception as e:  # noqa: BLE001 - every failure to stage is a graph break
+            known = _is_break(e)
+            if self.fullgraph:
+                frames, line = _user_stack(e)
+                where = frames[-1] if frames else "<unknown location>"
+                raise Unsupported(f"graph break in {_name(fn)} at {where}: `{line}`: "
+                                  f"{_reason(e)} (fullgraph=True)") from e
+            result = fn(*args, **kwargs) if not known else None
+            # Staging failed on something eager Python also rejects: the user's error.
+            self._record_break(e)
+            self._cache[key] = _EAGER
+            return fn(*args, **kwargs) if known else result
+        prog.backend = "auto" if self.backend in ("inductor", "cudagraphs") else self.backend
+        self._graphs.append(prog.closed)
+        self._cache[key] = prog
+        self.compile_times.append(time.perf_counter() - start)
+        return prog.run(st)
+
+    def _record_break(self, e: BaseException) -> None:
+        frames, line = _user_stack(e)
+        b = BreakReason(_reason(e), frames, line)
+        self._breaks.append(b)
+        level = logging.WARNING if self._explain else logging.INFO
+        log.log(level, "graph break in %s at %s: `%s`: %s; this call runs eagerly",
+                _name(self._orig_fn), b.location, line, b.reason)
+
+    def explain(self) -> ExplainOutput:
+        """The programs staged and the graph breaks met so far."""
+        return ExplainOutput(list(self._graphs), list(self._breaks))
+
+    def reset(self) -> None:
+        self._cache.clear()
+        self._graphs.clear()
+        self._breaks.clear()
+        self._warned_limit = False
+
+
+_live: weakref.WeakSet[CompiledFunction] = weakref.WeakSet()
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+def reset() -> None:
+    """Forget every compiled program (``torch.compiler.reset()``)."""
+    for f in list(_live):
+        f.reset()
+
+
+class OptimizedModule(Module):
+    """What ``torch.compile(module)`` returns: a Module whose forward is compiled; the
+    original is ``_orig_mod`` (parameters, state_dict keys and attributes go through it)."""
+
+    def __init__(self, mod: Module, compiled: CompiledFunction) -> None:
+        super().__init__()
+        self._orig_mod = mod
+        object.__setattr__(self, "_compiled_call", compiled)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled_call(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.__dict__["_modules"]["_orig_mod"], name)
+
+
+def _check_options(backend: Any, mode: str | None, options: Any) -> None:
+    if callable(backend):
+        raise InvalidBackend(
+            "a callable backend receives a torch.fx GraphModule, which funcgrad does not "
+            f"build; use one of {list(_BACKENDS)}")
+    if backend not in _BACKENDS:
+        raise InvalidBackend(f"Invalid backend: {backend!r}, see "
+                             f"`torch._dynamo.list_backends()` for available backends.")
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be "
+                           "specified at the same time.")
+    if mode is not None and mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
+                           f"{', '.join(_MODES)}")
+
+
+def compile(model: Any = None, *, fullgraph: bool = False,  # noqa: A001 - torch's name
+            dynamic: bool | None = None, backend: Any = "inductor", mode: str | None = None,
+            options: dict[str, Any] | None = None, disable: bool = False,
+            explain: bool = False) -> Any:
+    """Stage and jit ``model`` (a function or a Module): forward, ``backward()``,
+    ``optimizer.step()`` and ``zero_grad()`` run as one compiled program.
+
+    Guards (shapes, dtypes, ``requires_grad``, training mode, parameter identity,
+    optimizer options) pick a compiled program; a new key recompiles, up to
+    ``config.cache_size_limit`` programs. A graph break runs the call eagerly and is
+    logged to ``logging.getLogger("funcgrad.torch.compile")`` (at WARNING with
+    ``explain=True``; see ``.explain()``); ``fullgraph=True`` raises ``Unsupported``.
+    ``backend``: "inductor" (jit: NumPy on the CPU, fused CUDA kernels on the GPU),
+    "eager"/"aot_eager" (the staged program interpreted). ``dynamic`` and ``mode`` are
+    accepted; shapes are always specialised. Used with no model, returns a decorator.
+
+    >>> import funcgrad.torch as torch
+    >>> f = torch.compile(lambda x: (x * 2).sum())
+    >>> f(torch.ones(3))
+    tensor(6.)
+    """
+    _check_options(backend, mode, options)
+    if model is None:
+        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
+                                 backend=backend, mode=mode, options=options,
+                                 disable=disable, explain=explain)
+    if disable:
+        return model
+    if not callable(model):
+        raise RuntimeError(f"torch.compile expects a callable or a Module, got "
+                           f"{type(model).__name__}")
+    compiled = CompiledFunction(model, fullgraph=fullgraph, dynamic=dynamic,
+                                backend=backend, mode=mode, explain=explain)
+    if isinstance(model, Module):
+        return OptimizedModule(model, compiled)
+    return compiled
+
+
+def compile_module_in_place(module: Module, *args: Any, **kwargs: Any) -> None:
+    """``module.compile()``: later calls of ``module`` run its forward compiled."""
+    forward = type(module).forward.__get__(module)
+    object.__setattr__(module, "forward", compile(forward, *args, **kwargs))
+
+
+def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
+    """``torch._dynamo.explain(fn)(*args)``: run ``fn`` compiled once and report the
+    programs staged and the graph breaks (with reasons and user source lines).
+
+    >>> import funcgrad.torch as torch
+    >>> def f(x):
+    ...     if x.sum() > 0:
+    ...         return x * 2
+    ...     return x
+    >>> out = explain(f)(torch.ones(2))
+    >>> out.graph_count, out.graph_break_count
+    (0, 1)
+    """
+    def run(*args: Any, **kwargs: Any) -> ExplainOutput:
+        compiled = CompiledFunction(fn)
+        compiled(*args, **kwargs)
+        return compiled.explain()
+
+    return run
+
