@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -140,7 +140,8 @@ class Primitive:
         return self
 
     def bind(self, *args: Any, **params: Any) -> Any:
-        return bind(self, *args, **params)
+        # bind() inlined: this runs once per operation.
+        return _ctx.trace.process_primitive(self, args, params)
 
     def __repr__(self) -> str:
         return self.name
@@ -151,7 +152,7 @@ PRIMITIVES: dict[str, Primitive] = {}
 
 def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Apply ``prim`` to ``args`` under the current trace."""
-    return current_trace().process_primitive(prim, args, params)
+    return _ctx.trace.process_primitive(prim, args, params)
 
 
 _AVALS_SEEN: dict[tuple[Any, ...], tuple[ShapedArray, ...]] = {}
@@ -238,6 +239,20 @@ class set_current_trace:  # noqa: N801 - used like a function: ``with set_curren
 
     def __exit__(self, *exc: object) -> None:
         _ctx.trace = self.prev
+
+
+def bind_under(trace: Trace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]
+               ) -> Any:
+    """``prim.bind(*args, **params)`` with ``trace`` current: how a transformation computes
+    on the values of its parent trace (``with set_current_trace(trace): prim.bind(...)``,
+    in one call: it runs once per primitive of every transformed operation)."""
+    ctx = _ctx
+    prev = ctx.trace
+    ctx.trace = trace
+    try:
+        return trace.process_primitive(prim, args, params)
+    finally:
+        ctx.trace = prev
 
 
 class new_trace:  # noqa: N801 - used like a function: ``with new_trace(t):``
@@ -346,7 +361,7 @@ class EvalTrace(Trace):
                 if type(v) is not np.ndarray:
                     on_device = True
             elif t is np.ndarray:
-                avals.append(_ndarray_aval(a))
+                avals.append(ndarray_aval(a))
             elif t in _PY_SCALARS:
                 scalars = True
                 avals.append(get_aval(a))
@@ -372,18 +387,38 @@ class EvalTrace(Trace):
                 # The body runs user code: Arrays keep their types (weak ones included).
                 bufs = [a if type(a) is ArrayImpl else b for a, b in zip(args, bufs)]
             return _wrap_call_outputs(prim, xp, bufs, avals, params)
-        out_avals = abstract_eval(prim, avals, params)
-        out = prim.impl(xp, *bufs, **params)
-        if not prim.multiple_results:
-            return _wrap_exact(prim, xp, out, out_avals[0])
-        return [_wrap_exact(prim, xp, o, av) for o, av in zip(out, out_avals)]
+        return apply_impl(prim, xp, bufs, avals, params)
 
 
-def _ndarray_aval(a: np.ndarray) -> ShapedArray:
-    dt = a.dtype
-    if dt not in dtypes.SUPPORTED:
-        dt = dtypes.to_dtype(dt)
-    return ShapedArray.make(a.shape, dt)
+def apply_impl(prim: Primitive, xp: Any, bufs: Sequence[Any], avals: Sequence[ShapedArray],
+               params: dict[str, Any]) -> Any:
+    """``prim``'s impl on backend buffers of the given avals, its results wrapped as Arrays
+    of the avals its shape rule gives (the eager trace's work once its operands are
+    buffers; also used directly by callers that already hold buffers and avals)."""
+    out_avals = abstract_eval(prim, avals, params)
+    out = prim.impl(xp, *bufs, **params)
+    if not prim.multiple_results:
+        return _wrap_exact(prim, xp, out, out_avals[0])
+    return [_wrap_exact(prim, xp, o, av) for o, av in zip(out, out_avals)]
+
+
+def ndarray_aval(a: np.ndarray) -> ShapedArray:
+    """The aval of a NumPy buffer (one aval object per shape and dtype)."""
+    # One aval object per (shape, dtype): the shape-rule cache then compares by identity.
+    key = (a.shape, a.dtype)
+    aval = _NDARRAY_AVALS.get(key)
+    if aval is None:
+        dt = a.dtype
+        if dt not in dtypes.SUPPORTED:
+            dt = dtypes.to_dtype(dt)
+        aval = ShapedArray.make(a.shape, dt)
+        if len(_NDARRAY_AVALS) >= 10_000:
+            _NDARRAY_AVALS.clear()
+        _NDARRAY_AVALS[key] = aval
+    return aval
+
+
+_NDARRAY_AVALS: dict[tuple[Any, ...], ShapedArray] = {}
 
 
 def _wrap_exact(prim: Primitive, xp: Any, out: Any, aval: ShapedArray) -> ArrayImpl:
@@ -561,15 +596,17 @@ def get_aval(x: Any) -> ShapedArray:
     """The abstract value of an Array, a tracer, a buffer or a Python scalar."""
     t = type(x)
     if t is ArrayImpl:
-        return cast(ShapedArray, x._aval)
+        aval: ShapedArray = x._aval  # (a typed local, not cast(): this runs per operand)
+        return aval
     if t is np.ndarray:
-        return _ndarray_aval(x)
+        return ndarray_aval(x)
     if isinstance(x, Tracer):
         return x.aval
     if t in _PY_SCALARS:
         return ShapedArray.make((), dtypes.scalar_kind_dtype(x), t is not bool)
     if t is Missing:
-        return cast(ShapedArray, x.aval)
+        missing: ShapedArray = x.aval
+        return missing
     dt = getattr(x, "dtype", None)
     shape = getattr(x, "shape", None)
     if dt is not None and shape is not None:

@@ -37,7 +37,7 @@ class HasShape:
 class ShapedArray(HasShape):
     """What tracing knows of an array: its shape, dtype and weak-typedness."""
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
         self.shape: tuple[int, ...] = tuple(int(d) for d in shape)
@@ -67,7 +67,7 @@ class ShapedArray(HasShape):
         return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
     def __eq__(self, other: object) -> bool:
-        return (
+        return self is other or (
             isinstance(other, ShapedArray)
             and self.shape == other.shape
             and self.dtype == other.dtype
@@ -75,7 +75,13 @@ class ShapedArray(HasShape):
         )
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type))
+        # Avals key the shape-rule and compilation caches, looked up at every eager op: the
+        # hash is computed once (an aval is never changed after it is made).
+        try:
+            return self._hash
+        except AttributeError:
+            h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+            return h
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""

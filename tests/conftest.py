@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import pytest
 
@@ -45,3 +46,12 @@ def _x64_mode(request: pytest.FixtureRequest):
         return
     with enable_x64(True):
         yield
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
+    """The documentation site's examples that ran (tests/test_docs_examples.py)."""
+    counts = config.__dict__.get("_funcgrad_doc_blocks")
+    if counts:
+        terminalreporter.write_line(
+            f"documentation examples: {sum(counts.values())} code blocks ran on "
+            f"{len(counts)} pages")

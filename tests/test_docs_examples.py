@@ -96,9 +96,13 @@ def run_page(path: pathlib.Path, root: pathlib.Path = ROOT) -> int:
 
 @pytest.mark.parametrize("path", pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_page_examples_run(path: pathlib.Path, tmp_path: pathlib.Path,
-                           monkeypatch: pytest.MonkeyPatch) -> None:
+                           monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+                           ) -> None:
     monkeypatch.chdir(tmp_path)  # examples that write files write them here
-    run_page(path)
+    ran = run_page(path)
+    # Counted for the run's summary line (tests/conftest.py prints it).
+    counts = request.config.__dict__.setdefault("_funcgrad_doc_blocks", {})
+    counts[str(path)] = ran
 
 
 def test_the_collector_pairs_output_blocks_and_skips_marked_ones() -> None:

@@ -27,11 +27,12 @@ from typing import Any, Union
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.array import ArrayImpl
 from funcgrad.core import Missing, Primitive, get_aval
 from funcgrad.errors import NonDifferentiableError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import convert_element_type
-from funcgrad.primitives.rules import add_tangents, wanting
+from funcgrad.primitives.rules import _wanted, add_tangents
 from funcgrad.source_info import user_frame
 
 
@@ -44,12 +45,14 @@ class Leaf:
 class Node:
     """One recorded application of a primitive (the base of every graph node)."""
 
-    __slots__ = ("prim", "params", "primals", "outs", "parents", "rule", "out_avals",
-                 "__weakref__")
+    __slots__ = ("prim", "params", "primals", "outs", "parents", "rule", "in_avals",
+                 "out_avals", "__weakref__")
 
     def __init__(self, prim: Primitive | None, params: dict[str, Any], primals: Sequence[Any],
                  outs: Sequence[Any], parents: Sequence[Edge],
-                 rule: Callable[[Any], Sequence[Any]] | None = None) -> None:
+                 rule: Callable[[Any], Sequence[Any]] | None = None,
+                 in_avals: Sequence[ShapedArray] | None = None,
+                 out_avals: Sequence[ShapedArray] | None = None) -> None:
         self.prim = prim
         self.params = params
         self.primals = tuple(primals)
@@ -57,7 +60,10 @@ class Node:
         self.parents: tuple[Edge, ...] = tuple(parents)
         # A vjp_fwd primitive (jit, custom_vjp) hands back its own backward closure.
         self.rule = rule
-        self.out_avals = tuple(get_aval(o) for o in outs)
+        self.in_avals = tuple([get_aval(p) for p in primals]) if in_avals is None \
+            else tuple(in_avals)
+        self.out_avals = tuple([get_aval(o) for o in outs]) if out_avals is None \
+            else tuple(out_avals)
 
     @property
     def n_out(self) -> int:
@@ -70,20 +76,25 @@ class Node:
         if self.rule is not None:
             in_cts = self.rule(list(cts) if prim.multiple_results else cts[0])
         else:
-            with wanting(tuple(e is not None for e in self.parents)):
+            # The wanted-cotangents mask, set as rules.wanting does (inlined: once per node).
+            prev = _wanted.mask
+            _wanted.mask = tuple([e is not None for e in self.parents])
+            try:
                 if prim.multiple_results:
                     in_cts = prim.vjp(list(cts), self.primals, self.outs,  # type: ignore[misc]
                                       **self.params)
                 else:
                     in_cts = prim.vjp(cts[0], self.primals, self.outs[0],  # type: ignore[misc]
                                       **self.params)
-        return [None if c is None or e is None else fit_cotangent(c, get_aval(p), prim)
-                for c, p, e in zip(in_cts, self.primals, self.parents)]
+            finally:
+                _wanted.mask = prev
+        return [None if c is None or e is None else fit_cotangent(c, a, prim)
+                for c, a, e in zip(in_cts, self.in_avals, self.parents)]
 
     def release(self) -> None:
         """Drop what backward needs (after a backward pass that does not retain it)."""
-        self.primals = tuple(Missing(get_aval(p)) for p in self.primals)
-        self.outs = tuple(Missing(a) for a in self.out_avals)
+        self.primals = tuple([Missing(a) for a in self.in_avals])
+        self.outs = tuple([Missing(a) for a in self.out_avals])
         self.rule = None
 
 
@@ -96,7 +107,7 @@ _READS: dict[tuple[Any, ...], tuple[frozenset[int], frozenset[int]]] = {}
 def _normalized_reads(prim: Primitive, n_in: int, n_out: int,
                       parents: Sequence[Edge] = ()) -> tuple[frozenset[int], frozenset[int]]:
     # Recorded once per op: parsed once per (primitive, arity, which operands are tracked).
-    mask = tuple(e is not None for e in parents) if prim.vjp_reads_for is not None else ()
+    mask = tuple([e is not None for e in parents]) if prim.vjp_reads_for is not None else ()
     key = (prim, prim.vjp_reads, n_in, n_out, mask)
     hit = _READS.get(key)
     if hit is None:
@@ -131,8 +142,10 @@ def _parse_reads(prim: Primitive, n_in: int, n_out: int,
 def record(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
            outs: Sequence[Any], parents: Sequence[Edge],
            rule: Callable[[Any], Sequence[Any]] | None = None,
-           node_type: type[Node] = Node) -> Node:
-    """A node for one application of ``prim``, keeping only what its vjp rule reads."""
+           node_type: type[Node] = Node, in_avals: Sequence[ShapedArray] | None = None,
+           out_avals: Sequence[ShapedArray] | None = None) -> Node:
+    """A node for one application of ``prim``, keeping only what its vjp rule reads
+    (``in_avals``/``out_avals``: the operands' and results' avals, if the caller has them)."""
     if rule is not None:
         kept_in: frozenset[int] = frozenset()
         kept_out: frozenset[int] = frozenset()
@@ -143,14 +156,23 @@ def record(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
                 f"differentiated in reverse mode (at {user_frame()})"
             )
         kept_in, kept_out = _normalized_reads(prim, len(primals), len(outs), parents)
-    ps = [p if i in kept_in else Missing(get_aval(p)) for i, p in enumerate(primals)]
-    os = [o if i in kept_out else Missing(get_aval(o)) for i, o in enumerate(outs)]
-    return node_type(prim, params, ps, os, parents, rule)
+    if in_avals is None:
+        in_avals = [get_aval(p) for p in primals]
+    if out_avals is None:
+        out_avals = [get_aval(o) for o in outs]
+    ps = [p if i in kept_in else Missing(a) for i, (p, a) in enumerate(zip(primals, in_avals))]
+    os = [o if i in kept_out else Missing(a) for i, (o, a) in enumerate(zip(outs, out_avals))]
+    return node_type(prim, params, ps, os, parents, rule, in_avals, out_avals)
 
 
 def fit_cotangent(ct: Any, aval: ShapedArray, prim: Primitive | None) -> Any:
     """A cotangent given the operand's dtype; a wrong shape is a rule bug, reported."""
-    ct_aval = get_aval(ct)
+    if type(ct) is ArrayImpl:
+        ct_aval = ct._aval
+        if ct_aval.shape == aval.shape and ct_aval.dtype == aval.dtype:
+            return ct
+    else:
+        ct_aval = get_aval(ct)
     if ct_aval.shape != aval.shape:
         name = prim.name if prim is not None else "an operation"
         raise ShapeError(
@@ -201,6 +223,13 @@ def _order(roots: Sequence[Node], stop: frozenset[Any]) -> dict[Node, int]:
     return deps
 
 
+def _all_none(values: Sequence[Any]) -> bool:
+    for v in values:  # noqa: SIM110 - a loop: all() of a generator costs more per node
+        if v is not None:
+            return False
+    return True
+
+
 def walk(seeds: Sequence[tuple[Edge, Any]], hooks: Hooks = _NO_HOOKS,
          stop: frozenset[Any] = frozenset()) -> dict[Any, Any]:
     """Propagate cotangents from ``seeds`` (edge, cotangent) back to the leaves.
@@ -230,7 +259,7 @@ def walk(seeds: Sequence[tuple[Edge, Any]], hooks: Hooks = _NO_HOOKS,
         cts = buffers.pop(node, None) or [None] * node.n_out
         if hooks is not _NO_HOOKS:
             cts = [None if c is None else hooks.output(node, k, c) for k, c in enumerate(cts)]
-        if any(c is not None for c in cts):
+        if not _all_none(cts):
             hooks.before(node)
             in_cts = node.backward(cts)
             hooks.after(node)

@@ -26,6 +26,7 @@ from funcgrad.core import (
     PrimalTracer,
     Primitive,
     Trace,
+    bind_under,
     get_aval,
     new_trace,
     set_current_trace,
@@ -71,29 +72,36 @@ class VJPTrace(Trace):
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any],
                           params: dict[str, Any]) -> Any:
-        primals, parents = [], []
+        primals: list[Any] = []
+        parents: list[Edge] = []
+        tracked = False
         for a in args:
-            p, e = self.lift(a)
-            primals.append(p)
-            parents.append(e)
-        with set_current_trace(self.parent):  # type: ignore[arg-type]
-            if prim.zero_derivative or all(e is None for e in parents):
-                return prim.bind(*primals, **params)
-            rule = None
-            vjp_fwd = prim.vjp_fwd
-            if vjp_fwd is not None:
-                out, rule = vjp_fwd(primals, **params)
-            elif prim.vjp is not None:
-                out = prim.bind(*primals, **params)
+            if type(a) is VJPTracer and a._trace is self:
+                primals.append(a.primal)
+                parents.append(a.edge)
+                tracked = True
             else:
-                raise NonDifferentiableError(
-                    f"primitive {prim.name} has no reverse-mode (vjp) rule, so it cannot be "
-                    f"differentiated in reverse mode (at {user_frame()})"
-                )
+                primals.append(a)
+                parents.append(None)
+        parent: Trace = self.parent  # type: ignore[assignment]
+        if not tracked or prim.zero_derivative:
+            return bind_under(parent, prim, primals, params)
+        rule = None
+        vjp_fwd = prim.vjp_fwd
+        if vjp_fwd is not None:
+            with set_current_trace(parent):
+                out, rule = vjp_fwd(primals, **params)
+        elif prim.vjp is not None:
+            out = bind_under(parent, prim, primals, params)
+        else:
+            raise NonDifferentiableError(
+                f"primitive {prim.name} has no reverse-mode (vjp) rule, so it cannot be "
+                f"differentiated in reverse mode (at {user_frame()})"
+            )
         outs = list(out) if prim.multiple_results else [out]
         node = record(prim, params, primals, outs, parents, rule)
-        wrapped = [VJPTracer(self, o, (node, k)) if dtypes.is_inexact(get_aval(o).dtype) else o
-                   for k, o in enumerate(outs)]
+        wrapped = [VJPTracer(self, o, (node, k)) if dtypes.is_inexact(a.dtype) else o
+                   for k, (o, a) in enumerate(zip(outs, node.out_avals))]
         return wrapped if prim.multiple_results else wrapped[0]
 
 

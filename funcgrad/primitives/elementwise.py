@@ -27,6 +27,7 @@ from funcgrad.primitives.rules import (
     elementwise_batch,
     full,
     instantiate,
+    later,
     linear,
     require_kind,
     same_shape_dtype,
@@ -47,7 +48,12 @@ def _scalar_to(x: Any, like: Any, broadcast: bool = False) -> Any:
 
 
 def _bin(prim: Primitive, x: Any, y: Any) -> Any:
-    return prim.bind(_scalar_to(x, y), _scalar_to(y, x))
+    if type(x) in _NUMBERS or type(y) in _NUMBERS:
+        return prim.bind(_scalar_to(x, y), _scalar_to(y, x))
+    return prim.bind(x, y)
+
+
+_NUMBERS = (bool, int, float, complex)
 
 
 def add(x: Any, y: Any) -> Any:
@@ -738,6 +744,9 @@ def _abs_vjp(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
 
 
 abs_p.abstract_eval, abs_p.jvp, abs_p.vjp = _abs_abstract, _abs_jvp, _abs_vjp
+
+# The rule makers (funcgrad.primitives.rules, imported above) call these two.
+later.mul, later.add = mul, add
 
 
 __all__ = [n for n in dir() if n.endswith("_p")] + [

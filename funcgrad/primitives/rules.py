@@ -32,6 +32,19 @@ from funcgrad.ir import ShapedArray
 Rule = Callable[..., Any]
 
 
+class _DefinedLater:
+    """Operations the rules call that are defined by modules importing this one
+    (funcgrad.primitives.elementwise sets ``mul`` and ``add`` as it loads): the rules read
+    them here rather than import them at every call (an import statement inside a rule
+    costs about as much as the eager arithmetic it is for)."""
+
+    mul: Callable[[Any, Any], Any]
+    add: Callable[[Any, Any], Any]
+
+
+later = _DefinedLater()
+
+
 class _Wanted(threading.local):
     def __init__(self) -> None:
         self.mask: tuple[bool, ...] | None = None
@@ -65,10 +78,12 @@ class wanting:  # noqa: N801 - used like a function: ``with wanting(mask):``
 
 def full(shape: Sequence[int], value: Any, dtype: Any) -> Any:
     """An array of ``shape`` filled with ``value`` (a broadcast of one scalar)."""
+    scalar = np.asarray(value, dtype=dtype)
+    if not len(shape):
+        return scalar
     from funcgrad.primitives.structural import broadcast_in_dim  # noqa: PLC0415
 
-    scalar = np.asarray(value, dtype=dtype)
-    return broadcast_in_dim(scalar, tuple(shape), ()) if len(shape) else scalar
+    return broadcast_in_dim(scalar, tuple(shape), ())
 
 
 def zeros_like_aval(aval: ShapedArray) -> Any:
@@ -86,13 +101,11 @@ def instantiate(t: Any, aval: ShapedArray) -> Any:
 
 def add_tangents(a: Any, b: Any) -> Any:
     """Sum of two tangents/cotangents, either of which may be a symbolic zero."""
-    from funcgrad.primitives.elementwise import add  # noqa: PLC0415
-
     if a is None:
         return b
     if b is None:
         return a
-    return add(a, b)
+    return later.add(a, b)
 
 
 def differentiable(aval: ShapedArray) -> bool:
@@ -123,12 +136,12 @@ def same_shape_dtype(name: str, *avals: ShapedArray) -> ShapedArray:
 
 def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
     """Sum a cotangent back down to a rank-0 operand that was broadcast."""
-    from funcgrad.primitives.reductions import reduce_sum  # noqa: PLC0415
-
-    if ct is None:
-        return None
+    if ct is None or aval.shape != ():
+        return ct
     ct_shape = get_aval(ct).shape
-    if aval.shape == () and ct_shape != ():
+    if ct_shape != ():
+        from funcgrad.primitives.reductions import reduce_sum  # noqa: PLC0415
+
         return reduce_sum(ct, tuple(range(len(ct_shape))))
     return ct
 
@@ -193,8 +206,7 @@ def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = Non
     prim = Primitive(name, abstract_eval=abstract_eval, impl=impl)
 
     def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
-        from funcgrad.primitives.elementwise import mul  # noqa: PLC0415
-
+        mul = later.mul
         (x,), (t,) = primals, tangents
         ans = prim.bind(x, **params)
         if t is None or zero_derivative or deriv is None:
@@ -202,8 +214,7 @@ def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = Non
         return ans, mul(t, deriv(x, ans, **params))
 
     def vjp(ct: Any, primals: Sequence[Any], ans: Any, **params: Any) -> list[Any]:
-        from funcgrad.primitives.elementwise import mul  # noqa: PLC0415
-
+        mul = later.mul
         if zero_derivative or deriv is None:
             return [None]
         return [mul(ct, deriv(primals[0], ans, **params))]
@@ -264,8 +275,7 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
     prim = Primitive(name, abstract_eval=abstract_eval, impl=impl)
 
     def jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
-        from funcgrad.primitives.elementwise import mul  # noqa: PLC0415
-
+        mul = later.mul
         x, y = primals
         tx, ty = tangents
         ans = prim.bind(x, y)
@@ -287,8 +297,7 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
         return ans, out
 
     def vjp(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
-        from funcgrad.primitives.elementwise import mul  # noqa: PLC0415
-
+        mul = later.mul
         x, y = primals
         if zero_derivative:
             return [None, None]
@@ -374,10 +383,10 @@ def linear(prim: Primitive, transpose: Rule, linear_args: Sequence[int] = (0,)) 
 
 def move_to_front(x: Any, dim: int | None) -> Any:
     """Put the batch axis first (a no-op for unbatched values and dim 0)."""
-    from funcgrad.primitives.structural import transpose  # noqa: PLC0415
-
     if dim is None or dim == 0:
         return x
+    from funcgrad.primitives.structural import transpose  # noqa: PLC0415
+
     nd = get_aval(x).ndim
     perm = (dim, *(i for i in range(nd) if i != dim))
     return transpose(x, perm)

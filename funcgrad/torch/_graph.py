@@ -40,6 +40,7 @@ from funcgrad.core import (
     set_current_trace,
 )
 from funcgrad.ir import ShapedArray
+from funcgrad.primitives.elementwise import stop_gradient_p
 from funcgrad.torch._grad_mode import is_grad_enabled, set_grad_enabled
 from funcgrad.transforms.reverse import Edge, Hooks, Leaf, Node, record, walk
 
@@ -351,8 +352,10 @@ class TapeTrace(Trace):
             else:
                 primals.append(a)
                 parents.append(None)
-        with set_current_trace(cast(Trace, self.parent)):
-            if not (tracked and self.recording):
+        with set_current_trace(self.parent):  # type: ignore[arg-type]
+            if not (tracked and self.recording) or prim is stop_gradient_p:
+                # (What stop_gradient returns is a constant: nothing computed from it
+                # inside the operation needs a node.)
                 return prim.bind(*primals, **params)
             rule = None
             if prim.vjp_fwd is not None:
@@ -378,12 +381,15 @@ def _anonymous() -> str:
 def new_node(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
              outs: Sequence[Any], parents: Sequence[Edge],
              versions: Sequence[tuple[list[int], Callable[[], str] | None] | None],
-             rule: Callable[[Any], Sequence[Any]] | None = None) -> GradFn:
+             rule: Callable[[Any], Sequence[Any]] | None = None,
+             in_avals: Sequence[ShapedArray] | None = None,
+             out_avals: Sequence[ShapedArray] | None = None) -> GradFn:
     """The graph node of one primitive applied to tracked values: what its vjp rule reads,
     and the version of each user tensor it keeps (``versions``: the tensor's counter and
     description per operand, None for values that are not user tensors), so that an
     in-place change before backward is caught."""
-    node = cast(GradFn, record(prim, params, primals, outs, parents, rule, node_type=GradFn))
+    node: GradFn = record(prim, params, primals, outs, parents, rule,  # type: ignore[assignment]
+                          GradFn, in_avals, out_avals)
     for v, p in zip(versions, node.primals):
         if v is not None and type(p) is not Missing:
             node.saved.append((v[0], v[0][0], v[1] or _anonymous))

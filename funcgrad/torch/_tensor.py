@@ -31,10 +31,22 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.array import Array, ArrayImpl, wrap
 from funcgrad.conversion import register_input_converter
-from funcgrad.core import EvalTrace, Missing, Primitive, Tracer, current_trace, set_current_trace
+from funcgrad.core import (
+    EvalTrace,
+    Missing,
+    Primitive,
+    Tracer,
+    apply_impl,
+    current_trace,
+    ndarray_aval,
+    set_current_trace,
+)
+from funcgrad.dtypes import is_inexact
 from funcgrad.errors import AxisError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import elementwise as _E
+from funcgrad.primitives import linalg as _L
+from funcgrad.primitives import structural as _S
 from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._device import Size, as_device, device, device_of_buffer, to_device
@@ -883,6 +895,17 @@ class Tensor:
         return self ** exponent
 
     def relu(self) -> Tensor:
+        data = self._data
+        if type(data) is np.ndarray and data.dtype.kind == "f" and is_grad_enabled() \
+                and self._requires_grad:
+            # funcgrad.nn.relu's computation, one primitive recorded directly: a select
+            # between zeros and x on the mask x <= 0 (the mask is what backward keeps).
+            zero = np.zeros((), data.dtype)
+            mask = apply_impl(_E.le_p, np, (data, zero), (ndarray_aval(data),
+                                                          ndarray_aval(zero)), {})._value
+            out = apply_prim("Relu", _E.select_p, (mask, np.zeros_like(data), self))
+            if out is not None:
+                return out
         from funcgrad import nn  # noqa: PLC0415
 
         return apply_op("Relu", nn.relu, self)
@@ -1041,7 +1064,6 @@ def _as_buffer(v: Any) -> Any:
 
 def _moved(x: Any, target: device) -> Any:
     from funcgrad.array import wrap  # noqa: PLC0415
-    from funcgrad.ir import ShapedArray  # noqa: PLC0415
 
     buf = to_device(buffer_of(x), target)
     return wrap(buf, ShapedArray.make(tuple(buf.shape), buf.dtype))
@@ -1266,7 +1288,9 @@ def _describe(t: Tensor, made_by: GradFn | None = None) -> Callable[[], str]:
     """The tensor's description for the in-place error, formatted only if it is raised.
     PyTorch names the operation that made a saved output (``made_by``), and for a saved
     input the operation that last wrote it (its grad_fn then)."""
-    dtype, shape, index = t.dtype, tuple(t._data.shape), t._out_index
+    # The buffer's dtype and shape now (made PyTorch's only if the error is raised).
+    data = t._data
+    np_dtype, shape, index = data.dtype, data.shape, t._out_index
     ref = weakref.ref(t)
 
     def text() -> str:
@@ -1274,7 +1298,8 @@ def _describe(t: Tensor, made_by: GradFn | None = None) -> Callable[[], str]:
         node = made_by if made_by is not None else (now.grad_fn if now is not None else None)
         k = index if made_by is not None or now is None else now._out_index
         where = f", which is output {k} of {node.op.partition(':')[0]}," if node else ""
-        return f"[torch.{_TENSOR_TYPES.get(dtype.name, 'Tensor')} {list(shape)}]{where}"
+        name = D.from_numpy(np_dtype).name
+        return f"[torch.{_TENSOR_TYPES.get(name, 'Tensor')} {list(shape)}]{where}"
 
     return text
 
@@ -1346,51 +1371,52 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
 
 def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[Any] | None = None,
                **params: Any) -> Tensor | None:
-    """``prim`` alone on Tensors and arrays of one device: :func:`apply_op`'s work without
-    its per-operation trace (no tracer objects, no nested trace contexts), for the
-    operations that are one primitive. The same impl, the same node, the same rule.
+    """``prim`` alone on Tensors and NumPy arrays: :func:`apply_op`'s work without its
+    per-operation trace (no tracer objects, no nested trace contexts), for the operations
+    that are one primitive. The same impl, the same node, the same rule.
 
     Returns None (the caller then takes :func:`apply_op`) where the general path is
-    needed: under a transformation, or for a tensor whose buffer is not a NumPy array.
+    needed: under a transformation, or for a buffer that is not a NumPy array.
     """
-    trace = current_trace()
-    if type(trace) is not EvalTrace:
+    if type(current_trace()) is not EvalTrace:
         return None
     grad_on = is_grad_enabled()
-    vals: list[Any] = []
+    bufs: list[Any] = []
+    avals: list[ShapedArray] = []
     parents: list[Edge] = []
     versions: list[Any] = []
     tracked = False
     for a in args:
-        if type(a) is Tensor:
-            d = a._data
-            if type(d) is not np.ndarray:
-                return None
-            vals.append(wrap(d, ShapedArray.make(d.shape, d.dtype)))
-            if grad_on and a._requires_grad:
-                tracked = True
-                parents.append(a._edge())
-                versions.append((a._vc, _describe(a)))
-                continue
+        d = a._data if isinstance(a, Tensor) else a
+        if type(d) is not np.ndarray:
+            return None
+        bufs.append(d)
+        avals.append(ndarray_aval(d))
+        if grad_on and d is not a and a._requires_grad:
+            tracked = True
+            parents.append(a._edge())
+            versions.append((a._vc, _describe(a)))
         else:
-            vals.append(a)
-        parents.append(None)
-        versions.append(None)
-    out = trace.process_primitive(prim, vals, params)
+            parents.append(None)
+            versions.append(None)
+    out = apply_impl(prim, np, bufs, avals, params)
     if not tracked:
         if prim.multiple_results:
             return cast(Tensor, [Tensor._from_data(o._value) for o in out])
         return Tensor._from_data(out._value)
     outs = list(out) if prim.multiple_results else [out]
-    node = new_node(prim, params, vals, outs, parents, versions)
+    # The rules compute on Arrays: the operands they read are kept as Array views.
+    primals = [wrap(b, av) for b, av in zip(bufs, avals)]
+    node = new_node(prim, params, primals, outs, parents, versions, None, avals,
+                    [o._aval for o in outs])
     name_node(node, op)
     if shown is not None:
-        node.shown_parents = tuple(a._edge() if isinstance(a, Tensor) else None
-                                   for a in shown)
+        node.shown_parents = tuple([a._edge() if isinstance(a, Tensor) else None
+                                    for a in shown])
     wrapped = []
     for k, o in enumerate(outs):
         t = Tensor._from_data(o._value)
-        if o._aval.dtype.kind in "fc":
+        if is_inexact(o._aval.dtype):
             t.grad_fn, t._out_index, t._requires_grad = node, k, True
             if k < len(node.outs) and type(node.outs[k]) is not Missing:
                 node.saved.append((t._vc, 0, _describe(t, node)))
@@ -1530,6 +1556,25 @@ def _arith(f: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
 def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
            true_div: builtins.bool = False, shown: builtins.bool = True) -> Tensor:
     """A binary elementwise operation with PyTorch's promotion."""
+    prim = _BINARY_PRIM.get(f)
+    if prim is not None and isinstance(a, Tensor) and is_grad_enabled() and (
+            a._requires_grad or getattr(b, "_requires_grad", False)):
+        # The common case of recording first: a floating point tensor with a number, or
+        # with a tensor of its dtype; PyTorch's promotion then keeps the tensor's dtype.
+        da = a._data
+        if type(da) is np.ndarray and da.dtype.kind == "f":
+            tb = type(b)
+            if tb is builtins.float or tb is builtins.int or tb is builtins.bool:
+                vb: Any = np.asarray(b, da.dtype)
+            elif isinstance(b, Tensor) and type(b._data) is np.ndarray \
+                    and b._data.dtype == da.dtype:
+                vb = b
+            else:
+                vb = None
+            if vb is not None:
+                out = _apply_broadcasting(op, prim, a, vb, (a, b) if shown else None)
+                if out is not None:
+                    return out
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.shape != b.shape:
         _check_broadcast(tuple(a.shape), tuple(b.shape))
     dt = result_dtype(a, b)
@@ -1569,6 +1614,34 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
 _PRIM_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
     fnp.add: _E.add, fnp.subtract: _E.sub, fnp.multiply: _E.mul}
 
+def _apply_broadcasting(op: str, prim: Primitive, a: Tensor, b: Any,
+                        shown: Sequence[Any] | None) -> Tensor | None:
+    """A binary primitive on operands of one dtype with NumPy broadcasting: each operand
+    that must grow is first broadcast (its own graph node, which sums the gradient back),
+    then the primitive's node is the operation's (shown with the original operands, as
+    PyTorch shows ``AddBackward0``). None where the general path is needed."""
+    sa, sb = a._data.shape, b.shape
+    if sa != sb and sa and sb:
+        try:
+            shape = np.broadcast_shapes(sa, sb)
+        except ValueError:
+            return None  # the general path raises PyTorch's error
+        a = _broadcast_operand(a, shape)
+        b = _broadcast_operand(b, shape)
+        if a is None or b is None:
+            return None
+    return apply_prim(op, prim, (a, b), shown=shown)
+
+
+def _broadcast_operand(x: Any, shape: tuple[builtins.int, ...]) -> Any:
+    s = x.shape
+    if s == shape or not s:
+        return x
+    dims = tuple(range(len(shape) - len(s), len(shape)))
+    return apply_prim("Expand", _S.broadcast_in_dim_p, (x,), shape=shape,
+                      broadcast_dimensions=dims)
+
+
 _BINARY_PRIM: dict[Any, Primitive] = {
     fnp.add: _E.add_p, fnp.subtract: _E.sub_p, fnp.multiply: _E.mul_p}
 
@@ -1576,7 +1649,7 @@ _BINARY_PRIM: dict[Any, Primitive] = {
 def _prim_operand(x: Any, dt: D.dtype) -> Any:
     """``x`` as an operand of a primitive of dtype ``dt`` (a Tensor already of that dtype,
     or a number made a 0-d array of it, as the engine's wrappers make it), else None."""
-    if type(x) is Tensor:
+    if isinstance(x, Tensor):
         return x if x._data.dtype == dt.np else None
     if type(x) in _PRIM_SCALARS:
         return scalar_as(x, dt.np, ())
@@ -1886,10 +1959,19 @@ def matmul(a: Any, b: Any) -> Tensor:
     # folded or batched product (a clone when a 2-D left side that requires grad meets a
     # batch on the right).
     op = {(2, 2): "Mm", (1, 1): "Dot", (2, 1): "Mv", (1, 2): "Squeeze:4"}.get((na, nb))
+    if op in {"Mm", "Mv"} and isinstance(a, Tensor) and isinstance(b, Tensor) \
+            and a._data.dtype.kind == "f":
+        # One dot_general (fnp.matmul's whole work for these ranks), recorded directly.
+        out = apply_prim(op, _DOT_GENERAL, (a, b), dimension_numbers=_MATRIX_PRODUCT)
+        if out is not None:
+            return out
     if op is None:
         op = "Clone" if na == 2 and getattr(a, "requires_grad", False) else "UnsafeView"
     return apply_op(op, fnp.matmul, a, b)
 
+
+_DOT_GENERAL = _L.dot_general_p
+_MATRIX_PRODUCT = (((1,), (0,)), ((), ()))
 
 Tensor.__matmul__ = lambda self, other: matmul(self, other)  # type: ignore[operator]
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)  # type: ignore[attr-defined]

@@ -109,7 +109,10 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01,  # noqa: A002
                inplace: bool = False) -> Any:
-    return _op("LeakyRelu", lambda x: nn.leaky_relu(x, negative_slope), _floating(input))
+    # The slope side at 0, as PyTorch's backward (x > 0 ? 1 : slope); JAX's leaky_relu
+    # takes the identity side there.
+    return _op("LeakyRelu", lambda x: fnp.where(x > 0, x, negative_slope * x),
+               _floating(input))
 
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002

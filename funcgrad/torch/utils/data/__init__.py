@@ -19,6 +19,7 @@ from funcgrad.torch.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from funcgrad.torch.utils.data.distributed import DistributedSampler
 from funcgrad.torch.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -29,7 +30,8 @@ from funcgrad.torch.utils.data.sampler import (
 )
 
 __all__ = [
-    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
+    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+    "DistributedSampler", "IterableDataset",
     "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset",
     "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "default_collate",
     "default_convert", "get_worker_info", "random_split",
