@@ -38,6 +38,7 @@ class ShapedArray(HasShape):
     """What tracing knows of an array: its shape, dtype and weak-typedness."""
 
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    _hash: int
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
         self.shape: tuple[int, ...] = tuple(int(d) for d in shape)
