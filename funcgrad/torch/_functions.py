@@ -15,8 +15,11 @@ import pathlib
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+import numpy as np
+
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._tensor import Tensor, apply_op, matmul, maximum, minimum, where
 
 
@@ -62,6 +65,13 @@ def stack(tensors: Sequence[Any], dim: builtins.int = 0, *, out: Any = None) -> 
                                f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
                                f"entry {k}")
     dt = _common(tensors)
+    datas = [t._data for t in tensors if isinstance(t, Tensor)]
+    if len(datas) == len(tensors) and datas and -datas[0].ndim - 1 <= dim <= datas[0].ndim \
+            and builtins.all(type(d) is np.ndarray and d.dtype == dt.np for d in datas) and not (
+            is_grad_enabled() and builtins.any(t._requires_grad for t in tensors)):
+        # Nothing to record (a DataLoader's collation): the copy the engine's concatenate
+        # makes, without a primitive per tensor.
+        return Tensor._from_data(np.stack(datas, dim))
     return apply_op("Stack", lambda xs: fnp.stack([fnp.astype(x, dt.np) for x in xs], dim),
                     list(tensors))
 

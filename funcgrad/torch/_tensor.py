@@ -729,6 +729,15 @@ class Tensor:
         return apply_op("Repeat", lambda x: fnp.tile(x, sz), self)
 
     def __getitem__(self, idx: Any) -> Tensor:
+        data = self._data
+        if type(idx) is builtins.int and type(data) is np.ndarray and data.ndim and not (
+                self._requires_grad and is_grad_enabled()) and -data.shape[0] <= idx < \
+                data.shape[0]:
+            # ``t[i]`` with nothing to record (what a Dataset does per sample): NumPy's view,
+            # sharing the version counter as every view does.
+            out = Tensor._from_data(data[idx, ...])
+            out._vc, out._is_view = self._vc, True
+            return out
         idx = _unwrap_index(idx)
         _check_index_bounds(self, idx)
         return _view_op("Index" if _advanced(idx) else _basic_index_name(idx, self.shape),
@@ -1572,7 +1581,7 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
             else:
                 vb = None
             if vb is not None:
-                out = _apply_broadcasting(op, prim, a, vb, (a, b) if shown else None)
+                out = apply_binary_prim(op, prim, a, vb, (a, b) if shown else None)
                 if out is not None:
                     return out
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.shape != b.shape:
@@ -1614,8 +1623,8 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
 _PRIM_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
     fnp.add: _E.add, fnp.subtract: _E.sub, fnp.multiply: _E.mul}
 
-def _apply_broadcasting(op: str, prim: Primitive, a: Tensor, b: Any,
-                        shown: Sequence[Any] | None) -> Tensor | None:
+def apply_binary_prim(op: str, prim: Primitive, a: Tensor, b: Any,
+                      shown: Sequence[Any] | None) -> Tensor | None:
     """A binary primitive on operands of one dtype with NumPy broadcasting: each operand
     that must grow is first broadcast (its own graph node, which sums the gradient back),
     then the primitive's node is the operation's (shown with the original operands, as

@@ -27,8 +27,10 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import nn
+from funcgrad.primitives.elementwise import add_p
+from funcgrad.primitives.linalg import dot_general_p
 from funcgrad.torch._creation import rand
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, apply_binary_prim, apply_prim
 from funcgrad.torch.nn import _apply
 
 __all__ = [
@@ -240,10 +242,30 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
     """
     if isinstance(input, Tensor) and isinstance(weight, Tensor):
         _check_linear(input, weight, bias)
+        out = _linear_direct(input, weight, bias)
+        if out is not None:
+            return out
     if bias is None:
         return _op("Mm", lambda x, w: fnp.matmul(x, fnp.transpose(w)), input, weight)
     return _op("Addmm", lambda x, w, b: fnp.matmul(x, fnp.transpose(w)) + b, input, weight,
                bias)
+
+
+def _linear_direct(x: Tensor, w: Tensor, b: Any) -> Tensor | None:
+    """A 2-D ``linear`` as two primitives recorded directly: ``dot_general`` contracting the
+    input's and the weight's last axes (no transpose), then the bias added with
+    broadcasting; the result's node is PyTorch's ``AddmmBackward0`` (``MmBackward0``
+    without a bias). None where the general path is needed."""
+    if x.ndim != 2 or w.ndim != 2 or x._data.dtype.kind != "f" or w._data.dtype != \
+            x._data.dtype or (b is not None and (not isinstance(b, Tensor) or b.ndim != 1
+                                                   or b._data.dtype != x._data.dtype)):
+        return None
+    shown = (x, w) if b is None else (b, x, w)
+    y = apply_prim("Mm", dot_general_p, (x, w), shown=shown if b is None else None,
+                   dimension_numbers=(((1,), (1,)), ((), ())))
+    if y is None or b is None:
+        return y
+    return apply_binary_prim("Addmm", add_p, y, b, shown)
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:
