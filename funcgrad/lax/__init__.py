@@ -45,6 +45,8 @@ __all__ = [*_CONTROL_FLOW, *_export(), "reciprocal", "square"]  # noqa: PLE0604
 def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
                  stride: int = 1, axis: int = 0) -> Any:
     """``operand`` sliced along one axis (the others whole)."""
+    import builtins  # noqa: PLC0415
+
     from funcgrad.core import get_aval  # noqa: PLC0415
 
     shape = get_aval(operand).shape
@@ -52,8 +54,9 @@ def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
     limit = list(shape)
     strides = [1] * len(shape)
     n = shape[axis]
-    s, e, st = slice(start_index, limit_index, stride).indices(n)
-    start[axis], limit[axis], strides[axis] = s, max(e, s), st
+    # the module's ``slice`` and ``max`` are lax's: the builtins work on Python ints
+    s, e, st = builtins.slice(start_index, limit_index, stride).indices(n)
+    start[axis], limit[axis], strides[axis] = s, builtins.max(e, s), st
     return globals()["slice"](operand, start, limit, strides)
 
 
@@ -101,6 +104,59 @@ from funcgrad.lax._parallel import (  # noqa: E402 - after the primitive functio
 __all__ += ["all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin",
             "ppermute",
             "pshuffle", "psum", "psum_scatter"]
+
+from funcgrad.lax._associative_scan import (  # noqa: E402 - compositions of the primitives
+    associative_scan,
+    cumlogsumexp,
+    cummax,
+    cummin,
+    cumprod,
+)
+from funcgrad.lax._more import (  # noqa: E402
+    approx_max_k,
+    approx_min_k,
+    batch_matmul,
+    broadcast,
+    broadcast_like,
+    broadcast_shapes,
+    broadcast_to_rank,
+    broadcasted_iota,
+    clamp,
+    collapse,
+    dot,
+    dynamic_index_in_dim,
+    dynamic_slice_in_dim,
+    dynamic_update_index_in_dim,
+    dynamic_update_slice_in_dim,
+    empty,
+    full,
+    full_like,
+    index_in_dim,
+    index_take,
+    mulhi,
+    optimization_barrier,
+    platform_dependent,
+    ragged_dot,
+    reduce,
+    reduce_and,
+    reduce_or,
+    reduce_precision,
+    reduce_xor,
+    select_n,
+    split,
+    stack,
+    tile,
+    unstack,
+)
+
+__all__ += ["associative_scan", "cumlogsumexp", "cummax", "cummin", "cumprod",
+            "approx_max_k", "approx_min_k", "batch_matmul", "broadcast", "broadcast_like",
+            "broadcast_shapes", "broadcast_to_rank", "broadcasted_iota", "clamp", "collapse",
+            "dot", "dynamic_index_in_dim", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
+            "dynamic_update_slice_in_dim", "empty", "full", "full_like", "index_in_dim",
+            "index_take", "mulhi", "optimization_barrier", "platform_dependent", "ragged_dot",
+            "reduce", "reduce_and", "reduce_or", "reduce_precision", "reduce_xor", "select_n",
+            "split", "stack", "tile", "unstack"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,193 @@
+"""``lax.associative_scan`` (JAX's parallel prefix algorithm) and the cumulative reductions
+built on it: ``cumprod``, ``cummax``, ``cummin``, ``cumlogsumexp``.
+
+The scan is a composition of slices, pads and concatenations, so it is differentiable, and
+runs under ``jit`` and ``vmap`` like any other traced code. On the CPU JAX lowers its
+cumulative reductions to the same algorithm, so the values (and the derivatives at ties of
+``cummax``/``cummin``) are JAX's.
+
+>>> import numpy as np
+>>> from funcgrad import lax
+>>> lax.associative_scan(lax.add, np.arange(5.0))
+Array([ 0.,  1.,  3.,  6., 10.], dtype=float32)
+>>> lax.cummax(np.array([1.0, 3.0, 2.0, 5.0]))
+Array([1., 3., 3., 5.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad import dtypes
+from funcgrad.core import PRIMITIVES, get_aval
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.lax._more import _asarray
+from funcgrad.primitives import elementwise as el
+from funcgrad.primitives import structural as st
+
+
+def _slice_axis(x: Any, start: int | None, stop: int | None, stride: int, axis: int) -> Any:
+    shape = get_aval(x).shape
+    s, e, k = slice(start, stop, stride).indices(shape[axis])
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = s, max(e, s), k
+    return st.slice_(x, starts, limits, strides)
+
+
+def _interleave(a: Any, b: Any, axis: int) -> Any:
+    """``a[0], b[0], a[1], b[1], ...`` along ``axis`` (``a`` has as many or one more)."""
+    na, nb = get_aval(a).shape[axis], get_aval(b).shape[axis]
+    nd = get_aval(a).ndim
+    pad_a = [(0, 0, 0)] * nd
+    pad_b = [(0, 0, 0)] * nd
+    pad_a[axis] = (0, 1 if na == nb else 0, 1)
+    pad_b[axis] = (1, 0 if na == nb else 1, 1)
+    dt = get_aval(a).dtype
+    # Pad with zeros and add: padding is linear, so the interleave differentiates.
+    combine = PRIMITIVES["or"].lax_fn if dtypes.is_bool(dt) else el.add
+    assert combine is not None
+    zero = np.zeros((), dt)
+    return combine(st.pad(a, zero, pad_a), st.pad(b, zero, pad_b))
+
+
+def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False,
+                     axis: int = 0) -> Any:
+    """The inclusive scan of ``elems`` (a pytree of arrays of one length along ``axis``)
+    with the associative ``fn``: ``out[i] = fn(... fn(elems[0], elems[1]) ..., elems[i])``.
+
+    >>> import numpy as np
+    >>> from funcgrad import lax
+    >>> lax.associative_scan(lax.mul, np.array([1, 2, 3, 4]), reverse=True)
+    Array([24, 24, 12,  4], dtype=int32)
+    """
+    from funcgrad.tree_util import tree_flatten, tree_unflatten
+
+    if not callable(fn):
+        raise TypeError(f"associative_scan: fn must be callable, got {type(fn).__name__}")
+    flat, tree = tree_flatten(elems)
+    flat = [_asarray(x) for x in flat]
+    if not flat:
+        raise ValueError("associative_scan: elems has no arrays")
+    ndims = {get_aval(x).ndim for x in flat}
+    nd = get_aval(flat[0]).ndim
+    if len(ndims) != 1 or nd == 0:
+        raise ShapeError("associative_scan: every array of elems needs the same rank >= 1, got "
+                         f"shapes {[get_aval(x).shape for x in flat]}")
+    if not -nd <= axis < nd:
+        raise ShapeError(f"associative_scan: axis {axis} is out of range for rank {nd}")
+    axis %= nd
+    lengths = {get_aval(x).shape[axis] for x in flat}
+    if len(lengths) != 1:
+        raise ShapeError(f"associative_scan: arrays of elems differ in length along axis "
+                         f"{axis}: {[get_aval(x).shape for x in flat]}")
+    if reverse:
+        flat = [st.rev(x, (axis,)) for x in flat]
+
+    def combine(a: Sequence[Any], b: Sequence[Any]) -> list[Any]:
+        out, out_tree = tree_flatten(fn(tree_unflatten(tree, list(a)),
+                                        tree_unflatten(tree, list(b))))
+        if out_tree != tree:
+            raise TypeError(f"associative_scan: fn returned the structure {out_tree}, not that "
+                            f"of elems ({tree})")
+        for x, y in zip(a, out):
+            if get_aval(x).shape != get_aval(y).shape:
+                raise ShapeError(f"associative_scan: fn changed a shape from "
+                                 f"{get_aval(x).shape} to {get_aval(y).shape}; it must keep "
+                                 "the shapes of its arguments")
+        return out
+
+    def scan(xs: list[Any]) -> list[Any]:
+        n = get_aval(xs[0]).shape[axis]
+        if n < 2:
+            return xs
+        # Combine adjacent pairs, scan the half-length result, then fill in the evens.
+        reduced = combine([_slice_axis(x, 0, -1, 2, axis) for x in xs],
+                          [_slice_axis(x, 1, None, 2, axis) for x in xs])
+        odd = scan(reduced)
+        if n % 2 == 0:
+            even = combine([_slice_axis(x, 0, -1, 1, axis) for x in odd],
+                           [_slice_axis(x, 2, None, 2, axis) for x in xs])
+        else:
+            even = combine(odd, [_slice_axis(x, 2, None, 2, axis) for x in xs])
+        even = [st.concatenate([_slice_axis(x, 0, 1, 1, axis), r], axis)
+                for x, r in zip(xs, even)]
+        return [_interleave(e, o, axis) for e, o in zip(even, odd)]
+
+    out = scan(list(flat))
+    if reverse:
+        out = [st.rev(x, (axis,)) for x in out]
+    return tree_unflatten(tree, out)
+
+
+@functools.cache
+def _logaddexp() -> Any:
+    from funcgrad.transforms.custom import custom_jvp
+
+    lax_fn = {n: PRIMITIVES[n].lax_fn for n in ("log1p", "abs", "ne")}
+
+    def raw(x1: Any, x2: Any) -> Any:
+        amax = el.max_(x1, x2)
+        delta = el.sub(x1, x2)
+        isnan = lax_fn["ne"](delta, delta)  # type: ignore[misc]
+        soft = el.add(amax, lax_fn["log1p"](el.exp(el.neg(lax_fn["abs"](delta)))))  # type: ignore[misc]
+        return el.select(isnan, el.add(x1, x2), soft)
+
+    f = custom_jvp(raw)
+
+    def finite(x: Any) -> Any:
+        # As JAX: infinities are replaced by 0 in the tangent so inf - inf gives no NaN.
+        inf = lax_fn["abs"](x)  # type: ignore[misc]
+        dt = get_aval(x).dtype
+        big = el.eq(inf, np.full(get_aval(x).shape, np.inf, dt))
+        return el.select(big, np.zeros(get_aval(x).shape, dt), x)
+
+    @f.defjvp
+    def _jvp(primals: Any, tangents: Any) -> Any:
+        x1, x2 = primals
+        t1, t2 = tangents
+        out = f(x1, x2)
+        t = el.add(el.mul(t1, el.exp(el.sub(finite(x1), finite(out)))),
+                   el.mul(t2, el.exp(el.sub(finite(x2), finite(out)))))
+        return out, t
+
+    return f
+
+
+def logaddexp(x1: Any, x2: Any) -> Any:
+    """``log(exp(x1) + exp(x2))`` without overflow (real floats, equal dtypes)."""
+    for x in (x1, x2):
+        if not dtypes.is_float(get_aval(x).dtype):
+            raise DTypeError(f"logaddexp needs real floating-point inputs, got "
+                             f"{get_aval(x).dtype}")
+    return _logaddexp()(x1, x2)
+
+
+def _cumulative(name: str, combine: Callable[[Any, Any], Any], kinds: str
+                ) -> Callable[..., Any]:
+    def fn(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+        operand = _asarray(operand)
+        aval = get_aval(operand)
+        if aval.dtype.kind not in kinds:
+            raise DTypeError(f"{name} does not accept {aval.dtype} operands")
+        if aval.ndim == 0:
+            raise ShapeError(f"{name} needs an array of rank >= 1, got a scalar")
+        if not 0 <= axis < aval.ndim:
+            # As JAX's: its cumulative reductions take no negative axes.
+            raise ShapeError(f"{name}: axis {axis} is out of range for rank {aval.ndim} (XLA "
+                             "operations do not allow negative axes)")
+        return associative_scan(combine, operand, reverse=reverse, axis=axis)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The cumulative {name[3:]} of ``operand`` along ``axis`` (from the end "
+                  "with ``reverse=True``).")
+    return fn
+
+
+cumprod = _cumulative("cumprod", el.mul, "iufc")
+cummax = _cumulative("cummax", el.max_, "iuf")
+cummin = _cumulative("cummin", el.min_, "iuf")
+cumlogsumexp = _cumulative("cumlogsumexp", logaddexp, "f")
