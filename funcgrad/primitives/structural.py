@@ -373,15 +373,30 @@ def _pad_impl(xp: Any, x: Any, v: Any, *, padding_config: tuple[tuple[int, int, 
               ) -> Any:
     if x.ndim == 0:
         return xp.array(x, copy=True)
-    # Interior padding by strided placement, then edges; negative edges crop.
-    inner_shape = [n + max(0, n - 1) * c for n, (_, _, c) in zip(x.shape, padding_config)]
-    inner = xp.full(inner_shape, v, dtype=x.dtype)
-    inner[tuple(slice(None, None, c + 1) for _, _, c in padding_config)] = x
-    widths = [(max(lo, 0), max(hi, 0)) for lo, hi, _ in padding_config]
-    out = xp.pad(inner, widths, mode="constant", constant_values=v)
-    crop = tuple(slice(-lo if lo < 0 else 0, out.shape[d] + hi if hi < 0 else None)
-                 for d, (lo, hi, _) in enumerate(padding_config))
-    return out[crop]
+    # One allocation filled with the padding value, then x's elements placed with strides
+    # (interior padding) where they land inside it (negative edges crop them).
+    out_shape = []
+    dst, src = [], []
+    for n, (lo, hi, c) in zip(x.shape, padding_config):
+        size = lo + hi + n + max(0, n - 1) * c
+        out_shape.append(size)
+        step = c + 1
+        first = -(lo // step) if lo < 0 else 0  # the first element not cropped on the left
+        stop = min(n, -((lo - size) // step)) if n else 0  # one past the last inside
+        if first >= stop:
+            return _filled(xp, x, v, padding_config)
+        dst.append(slice(lo + first * step, lo + (stop - 1) * step + 1, step))
+        src.append(slice(first, stop))
+    out = xp.full(out_shape, v, dtype=x.dtype)
+    out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+def _filled(xp: Any, x: Any, v: Any, padding_config: tuple[tuple[int, int, int], ...]) -> Any:
+    """The padded shape with no element of ``x`` inside it: all padding value."""
+    shape = [lo + hi + n + max(0, n - 1) * c
+             for n, (lo, hi, c) in zip(x.shape, padding_config)]
+    return xp.full(shape, v, dtype=x.dtype)
 
 
 pad_p = Primitive("pad", abstract_eval=_pad_abstract, impl=_pad_impl)

@@ -35,8 +35,8 @@ from funcgrad.core import (
     PrimalTracer,
     Primitive,
     Trace,
+    bind_under,
     current_trace,
-    get_aval,
     set_current_trace,
 )
 from funcgrad.ir import ShapedArray
@@ -352,16 +352,17 @@ class TapeTrace(Trace):
             else:
                 primals.append(a)
                 parents.append(None)
-        with set_current_trace(self.parent):  # type: ignore[arg-type]
-            if not (tracked and self.recording) or prim is stop_gradient_p:
-                # (What stop_gradient returns is a constant: nothing computed from it
-                # inside the operation needs a node.)
-                return prim.bind(*primals, **params)
-            rule = None
-            if prim.vjp_fwd is not None:
+        parent: Trace = self.parent  # type: ignore[assignment]
+        if not (tracked and self.recording) or prim is stop_gradient_p:
+            # (What stop_gradient returns is a constant: nothing computed from it inside
+            # the operation needs a node.)
+            return bind_under(parent, prim, primals, params)
+        rule = None
+        if prim.vjp_fwd is not None:
+            with set_current_trace(parent):
                 out, rule = prim.vjp_fwd(primals, **params)
-            else:
-                out = prim.bind(*primals, **params)
+        else:
+            out = bind_under(parent, prim, primals, params)
         outs = list(out) if prim.multiple_results else [out]
         node = new_node(prim, params, primals, outs, parents, [
             (a.vc, a.describe) if type(a) is TapeTracer and a.vc is not None else None
@@ -369,8 +370,8 @@ class TapeTrace(Trace):
         self.created.append(node)
         if self.names_nodes:
             name_node(node, node.op)
-        wrapped = [TapeTracer(self, o, (node, k)) if _fdt.is_inexact(get_aval(o).dtype) else o
-                   for k, o in enumerate(outs)]
+        wrapped = [TapeTracer(self, o, (node, k)) if _fdt.is_inexact(a.dtype) else o
+                   for k, (o, a) in enumerate(zip(outs, node.out_avals))]
         return wrapped if prim.multiple_results else wrapped[0]
 
 

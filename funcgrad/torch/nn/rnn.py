@@ -23,6 +23,7 @@ LSTM(3, 4, num_layers=2, bidirectional=True)
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
 from funcgrad import nn as jnn
 from funcgrad.torch._creation import empty, rand, zeros
 from funcgrad.torch._tensor import Tensor
@@ -39,24 +41,34 @@ from funcgrad.torch.nn._apply import data, on_device_of, op
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.parameter import Parameter
 from funcgrad.torch.nn.utils.rnn import PackedSequence
+from funcgrad.transforms.jit import jit
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _linear(x: Any, w: Any, b: Any) -> Any:
-    y = fnp.matmul(x, fnp.transpose(w))
-    return y if b is None else y + b
+def _input_projection(mode: str, seq: Any, w: list[Any]) -> Any:
+    """The input's contribution to the gates at every step, as one matrix product over the
+    whole sequence (PyTorch's kernels do the same); the hidden bias joins it where it is
+    simply added (every mode but GRU, whose candidate gate scales it by ``r``)."""
+    w_ih, _, b_ih, b_hh, _ = w
+    gi = fnp.matmul(seq, fnp.transpose(w_ih))
+    if b_ih is not None:
+        gi = gi + b_ih
+    if mode != "GRU" and b_hh is not None:
+        gi = gi + b_hh
+    return gi
 
 
-def _step(mode: str, x: Any, h: Any, c: Any, w: list[Any]) -> tuple[Any, Any]:
-    """One time step of one layer and direction: the new ``(h, c)`` (``c`` for LSTM only).
-    ``w`` is ``[w_ih, w_hh, b_ih, b_hh, w_hr]`` with ``None`` for what is absent."""
-    w_ih, w_hh, b_ih, b_hh, w_hr = w
-    gi = _linear(x, w_ih, b_ih)
-    gh = _linear(h, w_hh, b_hh)
+def _step(mode: str, gi: Any, h: Any, c: Any, w_hh_t: Any, b_hh: Any, w_hr_t: Any
+          ) -> tuple[Any, Any]:
+    """One time step of one layer and direction: the new ``(h, c)`` (``c`` for LSTM only),
+    from the step's input projection ``gi`` and the transposed hidden weights."""
+    gh = fnp.matmul(h, w_hh_t)
     if mode == "GRU":
+        if b_hh is not None:
+            gh = gh + b_hh
         ir, iz, in_ = fnp.split(gi, 3, axis=-1)
         hr, hz, hn = fnp.split(gh, 3, axis=-1)
         r = jnn.sigmoid(ir + hr)
@@ -67,11 +79,44 @@ def _step(mode: str, x: Any, h: Any, c: Any, w: list[Any]) -> tuple[Any, Any]:
         i, f, g, o = fnp.split(gi + gh, 4, axis=-1)
         c_new = jnn.sigmoid(f) * c + jnn.sigmoid(i) * fnp.tanh(g)
         h_new = jnn.sigmoid(o) * fnp.tanh(c_new)
-        if w_hr is not None:
-            h_new = fnp.matmul(h_new, fnp.transpose(w_hr))
+        if w_hr_t is not None:
+            h_new = fnp.matmul(h_new, w_hr_t)
         return h_new, c_new
     pre = gi + gh
     return (fnp.tanh(pre) if mode == "RNN_TANH" else fnp.maximum(pre, 0)), None
+
+
+def _recurrence(mode: str, gis: Any, h: Any, c: Any, w_hh_t: Any, b_hh: Any, w_hr_t: Any,
+                alive: Any) -> tuple[Any, Any, Any]:
+    """The steps of one layer and direction as a ``scan`` over the sequence (``alive``:
+    which steps of which sequence are inside its length, or None): the outputs, the last
+    ``h`` and ``c``."""
+
+    def body(carry: tuple[Any, Any], xs: tuple[Any, Any]) -> tuple[tuple[Any, Any], Any]:
+        h, c = carry
+        gi, live = xs
+        h_new, c_new = _step(mode, gi, h, c, w_hh_t, b_hh, w_hr_t)
+        if live is None:
+            return (h_new, c_new), h_new
+        h = fnp.where(live, h_new, h)
+        if c is not None:
+            c = fnp.where(live, c_new, c)
+        return (h, c), fnp.where(live, h_new, 0.0)
+
+    (h, c), ys = lax.scan(body, (h, c), (gis, alive))
+    return ys, h, c
+
+
+# One compiled program per mode and signature: the recurrence runs as generated code (its
+# backward too), one graph node per layer and direction instead of a few per step.
+_RECURRENCE = {m: jit(functools.partial(_recurrence, m)) for m in _GATES}
+
+
+def _cell_step(mode: str, x: Any, h: Any, c: Any, w: list[Any]) -> tuple[Any, Any]:
+    """One step of a cell (``RNNCell``, ``LSTMCell``, ``GRUCell``) on input ``x``."""
+    _, w_hh, _, b_hh, w_hr = w
+    return _step(mode, _input_projection(mode, x, w), h, c, fnp.transpose(w_hh), b_hh,
+                 None if w_hr is None else fnp.transpose(w_hr))
 
 
 def _reversal(lengths: np.ndarray, steps: int) -> np.ndarray:
@@ -107,18 +152,11 @@ def _run_layers(mode: str, x: Any, h0: Any, c0: Any, weights: list[list[Any]],
             seq = layer_in if d == 0 else backwards(layer_in)
             h = h0[k]
             c = None if c0 is None else c0[k]
-            ys = []
-            for t in range(steps):
-                h_new, c_new = _step(mode, seq[t], h, c, weights[k])
-                if alive is None:
-                    h, c = h_new, c_new
-                    ys.append(h_new)
-                else:
-                    h = fnp.where(alive[t], h_new, h)
-                    if c is not None:
-                        c = fnp.where(alive[t], c_new, c)
-                    ys.append(fnp.where(alive[t], h_new, 0.0))
-            y = fnp.stack(ys)
+            gis = _input_projection(mode, seq, weights[k])
+            _, w_hh, _, b_hh, w_hr = weights[k]
+            w_hh_t = fnp.transpose(w_hh)
+            w_hr_t = None if w_hr is None else fnp.transpose(w_hr)
+            y, h, c = _RECURRENCE[mode](gis, h, c, w_hh_t, b_hh, w_hr_t, alive)
             outs.append(y if d == 0 else backwards(y))
             h_out.append(h)
             c_out.append(c)
@@ -449,7 +487,7 @@ class RNNCell(RNNCellBase):
         h = self._zeros(x) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
         mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
         out = op("Tanh" if mode == "RNN_TANH" else "Relu",
-                 lambda xv, hv, w: _step(mode, xv, hv, None, w)[0], x, h, self._weights())
+                 lambda xv, hv, w: _cell_step(mode, xv, hv, None, w)[0], x, h, self._weights())
         return out.squeeze(0) if unbatched else out
 
 
@@ -466,7 +504,7 @@ class LSTMCell(RNNCellBase):
             h, c = self._zeros(x), self._zeros(x)
         else:
             h, c = (hx[0].unsqueeze(0), hx[1].unsqueeze(0)) if unbatched else hx
-        h1, c1 = op("Mul", lambda xv, hv, cv, w: _step("LSTM", xv, hv, cv, w), x, h, c,
+        h1, c1 = op("Mul", lambda xv, hv, cv, w: _cell_step("LSTM", xv, hv, cv, w), x, h, c,
                     self._weights())
         return (h1.squeeze(0), c1.squeeze(0)) if unbatched else (h1, c1)
 
@@ -481,6 +519,6 @@ class GRUCell(RNNCellBase):
     def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
         x, hx, unbatched = self._prepare(input, hx)
         h = self._zeros(x) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
-        out = op("Add", lambda xv, hv, w: _step("GRU", xv, hv, None, w)[0], x, h,
+        out = op("Add", lambda xv, hv, w: _cell_step("GRU", xv, hv, None, w)[0], x, h,
                  self._weights())
         return out.squeeze(0) if unbatched else out
