@@ -31,11 +31,14 @@ from funcgrad.ir import ClosedJaxpr, Eqn, Literal, Var, has_effects, live_equati
 class CompiledPython:
     """A callable made from generated Python source. ``source`` lists the program, then
     the programs of its bodies and branches (``# s3: body of while``), which its code
-    calls by those names."""
+    calls by those names. ``donated_used`` lists the donated inputs the program writes
+    into (or returns as they are): their caller must give it buffers nobody else sees."""
 
     def __init__(self, fn: Callable[..., list[Any]], source: str,
-                 bodies: dict[str, tuple[str, CompiledPython]] | None = None) -> None:
+                 bodies: dict[str, tuple[str, CompiledPython]] | None = None,
+                 donated_used: tuple[int, ...] = ()) -> None:
         self.fn = fn
+        self.donated_used = donated_used
         self.bodies = dict(bodies or {})
         self.source: str = "\n\n".join([source, *(f"# {name}: {what}\n{body.source}"
                                                   for name, (what, body) in self.bodies.items())])
@@ -43,6 +46,9 @@ class CompiledPython:
     def __call__(self, *args: Any) -> list[Any]:
         return self.fn(*args)
 
+
+# Primitives whose impl always returns new memory (never a view of an operand).
+_FRESH_RESULTS = frozenset({"dot_general"})
 
 _COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
@@ -60,8 +66,13 @@ def _ufunc_name(eqn: Any) -> str | None:
     return name
 
 
-def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
-    """Generate and compile ``def run(*invars): ...`` for ``closed`` over ``xp``."""
+def compile_jaxpr(closed: ClosedJaxpr, xp: Any, donate: Collection[int] = ()
+                  ) -> CompiledPython:
+    """Generate and compile ``def run(*invars): ...`` for ``closed`` over ``xp``.
+
+    ``donate`` lists inputs whose buffers the program may overwrite: an elementwise
+    result of the same shape and dtype is written into such an input at its last use
+    (``jit(donate_argnums=...)``, which hands over buffers only funcgrad holds)."""
     if getattr(xp, "__name__", None) == "numpy":
         # CPU fusion (numba, when installed): fused clusters become calls of compiled loops.
         from funcgrad.backends.numba_fusion import fuse_jaxpr  # noqa: PLC0415
@@ -114,14 +125,31 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
     out_names = [atom(a) for a in jaxpr.outvars]
 
     # Pass 2: where a fresh buffer dies at a ufunc of its shape and dtype, write into it.
+    # A buffer dies when no name that may alias it (a view some other operation made of
+    # it) is used later.
     last_use: dict[str, int] = {}
     for k, (_, ins, _) in enumerate(emitted):
         for name in ins:
             last_use[name] = k
     for name in out_names:
         last_use[name] = len(emitted)
-    owned: set[str] = set()
+    # Names that hold a buffer the program may write: name -> that buffer's first name.
+    root: dict[str, str] = {f"a{i}": f"a{i}" for i in donate}
+    # Per buffer, every name that may alias it; per name, the buffers it may alias.
+    aliases: dict[str, list[str]] = {r: [r] for r in root}
+    roots_of: dict[str, set[str]] = {r: {r} for r in root}
     shared: set[str] = set()
+    written: set[int] = set()
+
+    def may_alias(ins: Sequence[str], outs: Sequence[str]) -> None:
+        union = set().union(*(roots_of.get(i, ()) for i in ins))
+        for o in outs:
+            roots_of[o] = union
+            for r in union:
+                aliases[r].append(o)
+
+    def dead_after(name: str, k: int) -> bool:
+        return all(last_use.get(m, -1) <= k for m in aliases[root[name]])
     lines = [f"def run({', '.join(args)}):"]
     for k, (eqn, ins, outs) in enumerate(emitted):
         prim = eqn.primitive
@@ -133,35 +161,87 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
             # Its results may be its operands (a loop that ran no step): never reuse either.
             shared.update(ins)
             shared.update(outs)
+            may_alias(ins, outs)
             lines.extend(f"    {line}" for line in block)
             continue
         if ufunc is None:
-            # Anything else may return views of its inputs: never reuse those buffers.
-            shared.update(ins)
+            # Anything else may return views of its inputs: those buffers live on in them.
+            into = _fused_targets(eqn, ins, outs, root, shared, dead_after, k)
+            if into:
+                # A fused kernel writing an output into a dying buffer of an input.
+                for m, name in into.items():
+                    r = root[name]
+                    if r[0] == "a":
+                        written.add(int(r[1:]))
+                    root[outs[m]] = r
+                    roots_of[outs[m]] = {r}
+                    aliases[r].append(outs[m])
+            elif prim.name not in _FRESH_RESULTS:
+                may_alias(ins, outs)
+            if has_effects(eqn) or "callback" in prim.name:
+                shared.update(ins)  # a callback may keep what it is given
             fn_name = f"p{k}"
-            consts[fn_name] = (lambda *a, _impl=prim.impl, _params=dict(eqn.params):
-                               _impl(xp, *a, **_params))
-            call = f"{fn_name}({', '.join(ins)})"
+            consts[fn_name] = (lambda *a, _impl=prim.impl, _params=dict(eqn.params), **kw:
+                               _impl(xp, *a, **_params, **kw))
+            targets = ", ".join(into.get(m, "None") for m in range(len(outs)))
+            extra = f", outs=({targets},)" if into else ""
+            call = f"{fn_name}({', '.join(ins)}{extra})"
             # An equation without outputs (an effect, e.g. debug_callback) is a bare call.
             lines.append(f"    {target} = {call}" if outs else f"    {call}")
             continue
         consts[f"u_{ufunc}"] = getattr(xp, ufunc)
         out_aval = eqn.outputs[0].aval
-        reuse = next((name for name, a in zip(ins, eqn.inputs)
-                      if name in owned and name not in shared and last_use.get(name) == k
-                      and isinstance(a, Var) and a.aval.shape == out_aval.shape
-                      and a.aval.dtype == out_aval.dtype and out_aval.shape != ()), None)
+        fits = [name for name, a in zip(ins, eqn.inputs)
+                if name in root and name not in shared and dead_after(name, k)
+                and isinstance(a, Var) and a.aval.shape == out_aval.shape
+                and a.aval.dtype == out_aval.dtype and out_aval.shape != ()]
+        # A donated buffer first: using it is what the caller gave it up for.
+        reuse = next((name for name in fits if root[name][0] == "a"),
+                     fits[0] if fits else None)
         extra = f", out={reuse}" if reuse is not None else ""
+        if reuse is not None:
+            r = root[reuse]
+            if r[0] == "a":
+                written.add(int(r[1:]))
+            for o in outs:
+                root[o] = r
+                roots_of[o] = {r}
+                aliases[r].append(o)
+        elif out_aval.shape != () and len(outs) == 1:
+            root[outs[0]] = outs[0]
+            aliases[outs[0]] = [outs[0]]
+            roots_of[outs[0]] = {outs[0]}
         lines.append(f"    {target} = u_{ufunc}({', '.join(ins)}{extra})")
-        if out_aval.shape != ():
-            owned.update(outs)
     # Outputs are always arrays (NumPy reductions can hand back NumPy scalars).
     consts["asarray"] = xp.asarray
     lines.append(f"    return [{', '.join(f'asarray({o})' for o in out_names)}]")
     source = "\n".join(lines)
     namespace: dict[str, Any] = dict(consts)
     exec(compile(source, "<funcgrad-jit>", "exec"), namespace)  # noqa: S102
-    return CompiledPython(namespace["run"], source, bodies)
+    # The code never calls itself: taking ``run`` out of its own globals leaves no cycle
+    # (function -> globals -> function), so a dropped program is freed without the gc.
+    run = namespace.pop("run")
+    # A donated input returned as it is hands its buffer to the output, as JAX aliases it.
+    returned = {int(o[1:]) for o in out_names if o[0] == "a"}
+    used = tuple(sorted(i for i in donate if i in written or i in returned))
+    return CompiledPython(run, source, bodies, used)
+
+
+def _fused_targets(eqn: Eqn, ins: Sequence[str], outs: Sequence[str], root: dict[str, str],
+                   shared: Collection[str], dead_after: Callable[[str, int], bool], k: int
+                   ) -> dict[int, str]:
+    """For a fused CPU kernel (``aliasable``: per output, the inputs it may overwrite):
+    which outputs to write into which input buffers that die here."""
+    into: dict[int, str] = {}
+    for m, candidates in getattr(eqn.primitive, "aliasable", {}).items():
+        for i in candidates:
+            name = ins[i]
+            if isinstance(eqn.inputs[i], Var) and name in root and name not in shared \
+                    and name not in into.values() and ins.count(name) == 1 \
+                    and dead_after(name, k):
+                into[m] = name
+                break
+    return into
 
 
 # ------------------------------------------------------------------ control flow

@@ -136,13 +136,17 @@ class FusedCall:
     fusion = None
     inline_param = None
 
-    def __init__(self, name: str, run: Callable[..., list[Any]], source: str) -> None:
+    def __init__(self, name: str, run: Callable[..., list[Any]], source: str,
+                 aliasable: dict[int, tuple[int, ...]] | None = None) -> None:
         self.name = name
         self.run = run
         self.source = source
+        # Per output, the inputs whose buffer it may be written into (``outs=``): read at
+        # the same element only, before it is written (one loop, no blocks).
+        self.aliasable = aliasable or {}
 
-    def impl(self, xp: Any, *args: Any) -> list[Any]:
-        return self.run(*args)
+    def impl(self, xp: Any, *args: Any, outs: Any = None) -> list[Any]:
+        return self.run(*args) if outs is None else self.run(*args, outs=outs)
 
     def __repr__(self) -> str:
         return self.name
@@ -201,9 +205,11 @@ def _schedule(eqns: list[Eqn], vector: set[int]) -> list[tuple[str, list[Eqn]]]:
     return plan
 
 
-def _elementwise_source(step: FusedStep) -> tuple[str, dict[str, list[tuple[str, Any, int]]],
-                                                   dict[str, Any]] | None:
-    """(source, {segment: argument kinds}, extra names) of an elementwise cluster."""
+def _elementwise_source(step: FusedStep) -> tuple[
+        str, dict[str, list[tuple[str, Any, int]]], dict[str, Any],
+        dict[int, tuple[int, ...]]] | None:
+    """(source, {segment: argument kinds}, extra names, the inputs each output may be
+    written into) of an elementwise cluster."""
     shape, size, nd = step.shape, math.prod(step.shape), len(step.shape)
     eqns = [e for e in step.eqns if e not in _broadcast_eqns(step)]
     in_pos = {v: k for k, v in enumerate(step.inputs)}
@@ -226,6 +232,11 @@ def _elementwise_source(step: FusedStep) -> tuple[str, dict[str, list[tuple[str,
             vector.add(k)
     plan = _schedule(eqns, vector)
     blocked = any(kind == "ufunc" for kind, _ in plan)
+    read_broadcast = {id(src) for src, _ in step.broadcasts.values()}
+    alias_ins = tuple(k for k, v in enumerate(step.inputs)
+                      if v.aval.shape == shape and id(v) not in read_broadcast)
+    aliasable = {k: tuple(i for i in alias_ins if step.inputs[i].aval.dtype == v.aval.dtype)
+                 for k, v in enumerate(step.outputs)} if len(plan) == 1 and not blocked else {}
     # Values that live across steps: cluster outputs (full arrays) and block buffers.
     step_of: dict[Var, int] = {}
     for q, (_, seq) in enumerate(plan):
@@ -248,7 +259,7 @@ def _elementwise_source(step: FusedStep) -> tuple[str, dict[str, list[tuple[str,
     for v in sorted(crossing - set(outputs), key=lambda v: step_of[v]):
         buf_name[v] = f"b{len(buf_name)}"
 
-    driver = [f"def run({', '.join(f'a{k}' for k in range(len(step.inputs)))}):"]
+    driver = [f"def run({''.join(f'a{k}, ' for k in range(len(step.inputs)))}outs=None):"]
     for k, v in enumerate(step.inputs):
         if v.aval.ndim == 0:
             driver.append(f"    s{k} = a{k}[()]")
@@ -256,8 +267,14 @@ def _elementwise_source(step: FusedStep) -> tuple[str, dict[str, list[tuple[str,
             driver.append(f"    a{k} = np.ascontiguousarray(a{k})")
             if v.aval.shape == shape:
                 driver.append(f"    f{k} = a{k}.reshape(-1)")
-    for v, name in out_name.items():
-        driver.append(f"    {name} = np.empty({size}, {_scalar_type(v.aval.dtype)})")
+    for k, (v, name) in enumerate(out_name.items()):
+        # Allocated in its own shape, flattened for the loops: the result owns its memory
+        # (not a view), so a later donation of it can be written in place.
+        alloc = f"np.empty({v.aval.shape!r}, {_scalar_type(v.aval.dtype)})"
+        if aliasable.get(k):
+            alloc = f"{alloc} if outs is None or outs[{k}] is None else outs[{k}]"
+        driver.append(f"    {name}_whole = {alloc}")
+        driver.append(f"    {name} = {name}_whole.reshape(-1)")
     for v, name in buf_name.items():
         driver.append(f"    {name} = np.empty({BLOCK}, {_scalar_type(v.aval.dtype)})")
     if blocked:
@@ -317,9 +334,9 @@ def _elementwise_source(step: FusedStep) -> tuple[str, dict[str, list[tuple[str,
         sigs[fname] = [("int", None, 0), ("int", None, 0)] + [
             (kind, dt, ndim) for _, kind, dt, ndim in seg.params]
         driver.append(f"{ind}{fname}(s, n{''.join(', ' + p[0] for p in seg.params)})")
-    driver.append("    return [" + ", ".join(
-        f"{out_name[v]}.reshape({v.aval.shape!r})" for v in outputs) + "]")
-    return "\n\n".join(funcs) + "\n\n" + "\n".join(driver) + "\n", sigs, names
+    driver.append("    return [" + ", ".join(f"{out_name[v]}_whole" for v in outputs) + "]")
+    return ("\n\n".join(funcs) + "\n\n" + "\n".join(driver) + "\n", sigs, names,
+            {k: v for k, v in aliasable.items() if v})
 
 
 class _Segment:
@@ -547,8 +564,13 @@ def kernel_for(step: FusedStep, threshold: int = 0) -> FusedCall | None:
     size = math.prod(step.shape)
     if size == 0 or size < threshold or _operation_count(step) < 2 or not step.shape:
         return None
-    made = _reduction_source(step) if step.reduction is not None else \
-        _elementwise_source(step)
+    aliasable: dict[int, tuple[int, ...]] = {}
+    if step.reduction is not None:
+        made = _reduction_source(step)
+    else:
+        elementwise = _elementwise_source(step)
+        made = None if elementwise is None else elementwise[:3]
+        aliasable = {} if elementwise is None else elementwise[3]
     if made is None:
         return None
     source, sigs, names = made
@@ -560,7 +582,8 @@ def kernel_for(step: FusedStep, threshold: int = 0) -> FusedCall | None:
         run = _compile(source, sigs, names)
         _KERNELS[key] = run
         STATS["compiled" if run is not None else "failed"] += 1
-    return None if run is None else FusedCall(f"cpu_fused_{step.kind}", run, source)
+    return None if run is None else FusedCall(f"cpu_fused_{step.kind}", run, source,
+                                              aliasable)
 
 
 def fuse_jaxpr(closed: ClosedJaxpr, threshold: int | None = None) -> ClosedJaxpr:

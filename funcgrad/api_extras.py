@@ -156,6 +156,12 @@ def _policy(name: str, saves: Callable[..., bool]) -> Callable[..., bool]:
     return saves
 
 
+def _named(prim: Any, params: dict[str, Any], names: tuple[str, ...] | None = None) -> bool:
+    """Whether a policy is asked about a value named by ``checkpoint_name`` (in ``names``)."""
+    return getattr(prim, "name", prim) == "name" and (names is None
+                                                       or params.get("name") in names)
+
+
 def _is_dot(prim: Any) -> bool:
     return getattr(prim, "name", prim) in ("dot_general", "conv_general_dilated")
 
@@ -169,12 +175,13 @@ checkpoint_policies = types.SimpleNamespace(
         "dots_with_no_batch_dims_saveable",
         lambda prim, *a, **k: _is_dot(prim) and not k.get(
             "dimension_numbers", (((), ()), ((), ())))[1][0]),
-    save_only_these_names=lambda *names: _policy("save_only_these_names",
-                                                 lambda *a, **k: False),
-    save_any_names_but_these=lambda *names: _policy("save_any_names_but_these",
-                                                    lambda *a, **k: False),
+    save_only_these_names=lambda *names: _policy(
+        "save_only_these_names", lambda prim, *a, **k: _named(prim, k, names)),
+    save_any_names_but_these=lambda *names: _policy(
+        "save_any_names_but_these",
+        lambda prim, *a, **k: _named(prim, k) and not _named(prim, k, names)),
     save_anything_except_these_names=lambda *names: _policy(
-        "save_anything_except_these_names", lambda *a, **k: False),
+        "save_anything_except_these_names", lambda prim, *a, **k: not _named(prim, k, names)),
     save_from_both_policies=lambda p1, p2: _policy(
         "save_from_both_policies", lambda *a, **k: bool(p1(*a, **k) or p2(*a, **k))),
     offload_dot_with_no_batch_dims=lambda *a, **k: _policy(

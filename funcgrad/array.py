@@ -218,7 +218,22 @@ class ArrayImpl(Array):
         """Start copying to the host (a no-op for host arrays)."""
 
     def is_deleted(self) -> bool:
+        """Whether the buffer was given up (``delete()``, or donated to a ``jit`` call).
+
+        >>> import funcgrad.numpy as jnp
+        >>> x = jnp.ones(2)
+        >>> x.delete()
+        >>> x.is_deleted()
+        True
+        """
         return False
+
+    def delete(self) -> None:
+        """Give up the buffer, as JAX: any later use of the array raises RuntimeError."""
+        del self._value
+        # The class, not a flag, says "deleted": reads of ``_value`` on live arrays stay
+        # plain slot reads, and on a deleted one they reach DeletedArray.__getattr__.
+        self.__class__ = DeletedArray
 
     @property
     def is_fully_addressable(self) -> bool:
@@ -242,6 +257,32 @@ class ArrayImpl(Array):
 
     def __dlpack_device__(self) -> Any:
         return self._value.__dlpack_device__()
+
+
+class DeletedArray(ArrayImpl):
+    """An ``ArrayImpl`` whose buffer was deleted or donated: its shape and dtype remain,
+    every use of its value raises JAX's RuntimeError."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_value":
+            raise RuntimeError(f"Array has been deleted with shape={_short(self._aval)}.")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def is_deleted(self) -> bool:
+        return True
+
+    def delete(self) -> None:
+        """Deleting twice is allowed (as in JAX)."""
+
+    def __repr__(self) -> str:
+        return repr(self._value)  # raises, as JAX's repr of a deleted array
+
+
+def _short(aval: ShapedArray) -> str:
+    """``float32[3]``: how JAX names an array's type in messages."""
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
 def _read_only_view(v: np.ndarray) -> np.ndarray:

@@ -28,9 +28,9 @@ import numpy as np
 from funcgrad import dtypes
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import NonDifferentiableError, TreeStructureError
-from funcgrad.ir import ShapedArray
+from funcgrad.ir import Literal, ShapedArray
 from funcgrad.primitives.rules import all_batched, batch_size, zeros_like_aval
-from funcgrad.staging import trace_flat
+from funcgrad.staging import StagingTracer, trace_flat
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.vjp import vjp_flat
 from funcgrad.transforms.vmap import vmap_flat
@@ -65,6 +65,8 @@ class _Flat:
     def __init__(self, fun: Callable[..., Any], static: dict[int, Any], in_tree: Any) -> None:
         self.fun, self.static, self.in_tree = fun, static, in_tree
         self.out_tree: Any = None
+        # A checkpoint's saving policy (None: recompute everything).
+        self.policy: Callable[..., bool] | None = None
 
     def args(self, flat: Sequence[Any]) -> tuple[Any, ...]:
         dyn = iter(tree_unflatten(self.in_tree, flat))
@@ -186,6 +188,27 @@ class custom_jvp:  # noqa: N801 - JAX's name
         """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``."""
         self.jvp_rule = jvp
         return jvp
+
+    def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
+        """One rule per positional argument, ``jvp_i(t_i, ans, *primals)``, summed (None:
+        that argument contributes nothing), as JAX's ``defjvps``.
+
+        >>> import funcgrad as fg
+        >>> f = fg.custom_jvp(lambda x, y: x * y)
+        >>> f.defjvps(lambda t, ans, x, y: 2.0 * t, None)
+        >>> float(fg.grad(f)(1.0, 5.0))
+        2.0
+        """
+        from funcgrad.tree_util import tree_map  # noqa: PLC0415
+
+        def rule(primals: Any, tangents: Any) -> Any:
+            ans = self(*primals)
+            parts = [jvp(t, ans, *primals) for t, jvp in zip(tangents, jvps) if jvp is not None]
+            if not parts:
+                return ans, tree_map(lambda a: a * 0, ans)
+            return ans, functools.reduce(lambda u, v: tree_map(lambda p, q: p + q, u, v), parts)
+
+        self.defjvp(rule)
 
     def __call__(self, *args: Any) -> Any:
         if self.jvp_rule is None:
@@ -318,6 +341,14 @@ class custom_vjp:  # noqa: N801 - JAX's name
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
 
+    def __getattr__(self, name: str) -> Any:
+        # As JAX's: the wrapped function's attributes show through (``def_vmap`` of a
+        # custom_vmap inside, the composition JAX documents).
+        fun = self.__dict__.get("fun")
+        if fun is None:
+            raise AttributeError(name)
+        return getattr(fun, name)
+
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         """Register the forward (with residuals) and backward functions."""
         self.fwd, self.bwd = fwd, bwd
@@ -380,14 +411,149 @@ def _checkpoint_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 
 
 def _checkpoint_fwd(primals: Sequence[Any], *, fun: Callable[..., Any]) -> Any:
+    policy = getattr(fun, "policy", None)
+    if policy is not None:
+        return _policy_fwd(primals, fun, policy)
     # Run forward without recording; the backward pass records it again (rematerialises).
     outs = fun(*primals)
 
     def backward(cts: Sequence[Any]) -> list[Any]:
-        _, _, bwd = vjp_flat(fun, primals)
+        _, _, bwd = vjp_flat(fun, _recompute_from(primals))
         return bwd(list(cts))
 
     return outs, backward
+
+
+def _recompute_from(primals: Sequence[Any]) -> list[Any]:
+    """``primals`` through an identity ``jit`` call, when staged (``jit(grad(...))``): the
+    backward recomputes from these new variables. Recomputed from the originals, the
+    compiler would merge the recomputed equations with the forward's equal ones (common
+    subexpressions), keeping the forward's intermediates alive until the backward: no
+    memory saved (JAX's ``prevent_cse``). A call is never merged, and costs no copy."""
+    if not any(isinstance(x, StagingTracer) for x in primals):
+        return list(primals)
+    from funcgrad.transforms.jit import jit_p  # noqa: PLC0415 - jit imports this module
+
+    avals = tuple(get_aval(x) for x in primals)
+    identity = _IDENTITIES.get(avals)
+    if identity is None:
+        identity = _IDENTITIES[avals] = trace_flat(lambda *xs: list(xs), avals)[0]
+    return list(jit_p.bind(*primals, jaxpr=identity, name="checkpoint_inputs",
+                           backend="auto"))
+
+
+_IDENTITIES: dict[tuple[ShapedArray, ...], Any] = {}
+
+
+# Per checkpoint being traced (innermost last): the jaxpr variables named by
+# ``checkpoint_name`` and their names.
+_naming: list[dict[Any, str]] = []
+
+
+def name_value(x: Any, name: str) -> Any:
+    """``checkpoint_name``: ``x`` itself; inside a checkpoint with a names policy, the
+    policy may save it for the backward pass."""
+    if _naming and isinstance(x, StagingTracer):
+        _naming[-1][x._var] = name
+    return x
+
+
+class _NamePrimitive:
+    """What a policy is asked about a named value (JAX's ``name`` primitive)."""
+
+    name = "name"
+
+
+_NAME = _NamePrimitive()
+
+
+def _policy_fwd(primals: Sequence[Any], fun: Callable[..., Any], policy: Callable[..., bool]
+                ) -> Any:
+    """The forward of a checkpoint with a saving policy: its equations run one by one and
+    the results the policy saves (``policy(primitive, *avals, **params)``, or for a value
+    named by ``checkpoint_name``, ``policy(name, aval, name=...)``) are kept; the backward
+    recomputes the rest from the inputs and the saved values."""
+    _naming.append({})
+    try:
+        closed = trace_flat(fun, [get_aval(x) for x in primals])[0]
+    finally:
+        names = _naming.pop()
+    jaxpr = closed.jaxpr
+    keep: dict[int, list[int]] = {}
+    for k, eqn in enumerate(jaxpr.eqns):
+        avals = [a.aval for a in eqn.inputs]
+        if policy(eqn.primitive, *avals, **eqn.params):
+            keep[k] = list(range(len(eqn.outputs)))
+        else:
+            named = [j for j, v in enumerate(eqn.outputs)
+                     if v in names and policy(_NAME, v.aval, name=names[v])]
+            if named:
+                keep[k] = named
+    saved: dict[int, list[Any]] = {}
+
+    def save(k: int, vals: list[Any]) -> list[Any]:
+        if k in keep:
+            saved[k] = [vals[j] for j in keep[k]]
+        return vals
+
+    outs = _run_jaxpr(closed, primals, save)
+
+    def backward(cts: Sequence[Any]) -> list[Any]:
+        # The saved values pass the barrier too: what is computed from them again must
+        # not merge with the forward's equal equations either.
+        order = sorted(saved)
+        flat = _recompute_from([*primals, *(s for k in order for s in saved[k])])
+        it = iter(flat[len(primals):])
+        fresh = {k: [next(it) for _ in saved[k]] for k in order}
+
+        def substituted(k: int, vals: list[Any]) -> list[Any]:
+            if k not in fresh:
+                return vals
+            vals = list(vals)
+            for j, s in zip(keep[k], fresh[k]):
+                vals[j] = _use_saved(vals[j], s)
+            return vals
+
+        _, _, bwd = vjp_flat(lambda *xs: _run_jaxpr(closed, xs, substituted),
+                             flat[:len(primals)])
+        return bwd(list(cts))
+
+    return outs, backward
+
+
+def _run_jaxpr(closed: Any, args: Sequence[Any],
+               after: Callable[[int, list[Any]], list[Any]]) -> list[Any]:
+    """Evaluate ``closed`` under the current trace; ``after(k, outs)`` sees (and may
+    replace) the results of equation ``k``."""
+    from funcgrad.core import bind  # noqa: PLC0415
+
+    jaxpr = closed.jaxpr
+    env: dict[Any, Any] = dict(zip(jaxpr.constvars, closed.consts))
+    env.update(zip(jaxpr.invars, args))
+
+    def read(a: Any) -> Any:
+        return a.arg if isinstance(a, Literal) else env[a]
+
+    for k, eqn in enumerate(jaxpr.eqns):
+        out = bind(eqn.primitive, *[read(a) for a in eqn.inputs], **eqn.params)
+        outs = after(k, list(out) if eqn.primitive.multiple_results else [out])
+        env.update(zip(eqn.outputs, outs))
+    return [read(a) for a in jaxpr.outvars]
+
+
+def _use_saved(recomputed: Any, saved: Any) -> Any:
+    """``saved`` as the value, the derivative flowing on to ``recomputed``'s inputs: in a
+    compiled backward nothing reads the recomputed value, so it is dropped as dead code."""
+    return _saved_substitute(recomputed, saved)
+
+
+@custom_vjp
+def _saved_substitute(recomputed: Any, saved: Any) -> Any:
+    return saved
+
+
+_saved_substitute.defvjp(lambda recomputed, saved: (saved, None),
+                         lambda _, ct: (ct, None))
 
 
 checkpoint_p.jvp = _checkpoint_jvp
@@ -413,9 +579,13 @@ def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = Tru
     """``fun`` whose intermediate values are recomputed in the backward pass, not stored.
 
     ``static_argnums`` arguments are Python values passed through; ``policy``
-    (``funcgrad.checkpoint_policies``): ``everything_saveable`` stores everything (no
-    recomputation), any other policy recomputes everything (the values are the same; see
-    the sharp bits). Usable as ``@checkpoint`` or ``checkpoint(policy=...)(f)``.
+    (``funcgrad.checkpoint_policies``) says which intermediate values are saved for the
+    backward pass instead: ``policy(primitive, *avals, **params)`` per operation, and
+    ``policy(name, aval, name=...)`` for values named with
+    ``funcgrad.ad_checkpoint.checkpoint_name`` (``everything_saveable`` saves everything,
+    None or ``nothing_saveable`` saves nothing). The backward pass recomputes the rest;
+    a compiled backward (``jit(grad(...))``) runs only what it needs of that
+    recomputation. Usable as ``@checkpoint`` or ``checkpoint(policy=...)(f)``.
 
     >>> import numpy as np
     >>> import funcgrad as fg
@@ -441,6 +611,8 @@ def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = Tru
 
         flat, in_tree = tree_flatten(dynamic)
         f = _Flat(with_static, {}, in_tree)
+        if policy is not None and getattr(policy, "__name__", "") != "nothing_saveable":
+            f.policy = policy
         outs = checkpoint_p.bind(*flat, fun=f)
         return tree_unflatten(f.out_tree, outs)
 

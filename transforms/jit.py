@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
+import warnings
 import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -46,13 +48,69 @@ _executables: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Hashable, Any]] = \
     weakref.WeakKeyDictionary()
 
 
-def executable(jaxpr: ClosedJaxpr, backend: str) -> Callable[..., list[Any]]:
-    """The compiled program of ``jaxpr`` on ``backend`` (compiled once, then cached)."""
+def executable(jaxpr: ClosedJaxpr, backend: str, donate: tuple[int, ...] = (),
+               warn: bool = True) -> Callable[..., list[Any]]:
+    """The compiled program of ``jaxpr`` on ``backend`` (compiled once, then cached);
+    ``donate`` lists the inputs it may overwrite (see ``jit(donate_argnums=...)``), and
+    ``warn`` says whether donations it cannot use are reported (JAX's warning)."""
     per = _executables.setdefault(jaxpr, {})
-    exe = per.get(backend)
+    key: Hashable = (backend, donate) if donate else backend
+    exe = per.get(key)
     if exe is None:
-        exe = per[backend] = get_backend(backend).compile(_inlined(jaxpr))
+        if donate and backend == "numpy":
+            from funcgrad.backends.compile_python import compile_jaxpr  # noqa: PLC0415
+
+            exe = compile_jaxpr(_inlined(jaxpr), get_backend(backend).xp, donate)
+        else:
+            exe = get_backend(backend).compile(_inlined(jaxpr))
+        per[key] = exe
+        used = set(getattr(exe, "donated_used", ()))
+        unusable = [jaxpr.in_avals[i] for i in donate if i not in used]
+        if unusable and warn:
+            # JAX's warning, raised once per compiled program as JAX does at compile time.
+            warnings.warn("Some donated buffers were not usable: "
+                          f"{', '.join(_short(a) for a in unusable)}.\nSee an explanation "
+                          "at https://docs.jax.dev/en/latest/faq.html#buffer-donation.",
+                          stacklevel=3)
     return exe
+
+
+def _short(aval: ShapedArray) -> str:
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+
+
+def _refs(x: ArrayImpl) -> int:
+    v = x._value
+    return sys.getrefcount(v)
+
+
+# References to the buffer of an Array that nothing else holds, as ``_refs`` counts them.
+_ALONE = _refs(ArrayImpl(np.empty(1)))
+
+
+def _exclusive(x: Any, held: int) -> bool:
+    """Whether only ``x`` (and ``held`` other references the caller knows of) holds its
+    buffer: no view of it, no other Array or NumPy name for it, its own contiguous
+    writable memory. Only such a buffer is overwritten."""
+    if type(x) is not ArrayImpl:
+        return False
+    v = x._value
+    flags = v.flags
+    own = (getattr(v, "base", None) is None and bool(flags.c_contiguous)
+           and bool(getattr(flags, "writeable", True)))
+    del v, flags
+    return own and _refs(x) <= _ALONE + held
+
+
+def donated_buffers(leaves: Sequence[Any], bufs: list[Any], used: Sequence[int]) -> None:
+    """Make ``bufs[i]`` (``i`` in ``used``) buffers a program may overwrite: a buffer that
+    is not ``leaves[i]``'s alone, or that another input also passes, is copied first, so
+    user data and other arrays are never written. ``bufs`` holds the buffers of ``leaves``
+    (one reference each, counted as known)."""
+    ids = [id(b) for b in bufs]
+    for i in used:
+        if ids.count(ids[i]) > 1 or not _exclusive(leaves[i], 1):
+            bufs[i] = bufs[i].copy()
 
 
 def _inlined(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -193,13 +251,16 @@ class _OutTree:
 class Lowered:
     """A staged and compiled jitted call: its jaxpr and its program text."""
 
-    def __init__(self, jaxpr: ClosedJaxpr, out_tree: _OutTree, backend: str) -> None:
+    def __init__(self, jaxpr: ClosedJaxpr, out_tree: _OutTree, backend: str,
+                 donate: tuple[int, ...] = ()) -> None:
         self.jaxpr = jaxpr
         self.out_tree = out_tree
         self.backend = backend
+        # The flat inputs donated (the program text shows the buffers written into).
+        self.donate = donate
 
     def compile(self) -> Callable[..., list[Any]]:
-        return executable(self.jaxpr, self.backend)
+        return executable(self.jaxpr, self.backend, self.donate)
 
     def as_text(self) -> str:
         """The generated program (Python source on the NumPy backend)."""
@@ -249,18 +310,24 @@ class JitFunction:
     """The callable ``jit`` returns; ``.lower(*args)`` exposes the staged program."""
 
     def __init__(self, fun: Callable[..., Any], static_argnums: Sequence[int],
-                 static_argnames: Sequence[str], backend: str | None) -> None:
+                 static_argnames: Sequence[str], backend: str | None,
+                 donate_argnums: Sequence[int] = (), donate_argnames: Sequence[str] = ()
+                 ) -> None:
         _live_functions.add(self)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = tuple(static_argnums)
         self.static_argnames = tuple(static_argnames)
+        self._donate_given = tuple(donate_argnums)
+        self.donate_argnums, self.donate_argnames = _both_ways(fun, self._donate_given,
+                                                               tuple(donate_argnames))
         self.backend = backend or "auto"
         self._cache: dict[Hashable, tuple[ClosedJaxpr, _OutTree]] = {}
         # Calls with only Arrays as positional arguments skip flattening entirely.
         self._fast: dict[tuple[Any, ...], tuple[Callable[..., list[Any]], _OutTree,
                                                 list[ShapedArray]]] = {}
-        self._fast_ok = not static_argnums and not static_argnames
+        self._fast_ok = not (static_argnums or static_argnames or donate_argnums
+                             or donate_argnames)
         self.trace_count = 0
 
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -340,6 +407,9 @@ class JitFunction:
                               backend=backend)
         elif isinstance(current_trace(), EvalTrace) and not any(isinstance(x, Tracer)
                                                                 for x in leaves):
+            if self.donate_argnums or self.donate_argnames:
+                return out_tree.unflatten(self._donating_call(closed, backend, args, kwargs,
+                                                              leaves))
             exe = executable(closed, backend)
             if key is not None:
                 self._fast[key] = (exe, out_tree, closed.out_avals)
@@ -349,6 +419,51 @@ class JitFunction:
         else:
             outs = jit_p.bind(*leaves, jaxpr=closed, name=_name(self.fun), backend=backend)
         return out_tree.unflatten(outs)
+
+    def _donated_leaves(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                        ) -> tuple[int, ...]:
+        """The flat input positions of the donated arguments."""
+        nargs = len(args)
+        given = self._donate_given
+        if any(not -nargs <= i < nargs for i in given):
+            raise ValueError(f"Jitted function has donate_argnums={given}, but "
+                             f"only accepts {nargs} positional arguments.")
+        # Positions found from donate_argnames may lie past the ones passed (by keyword).
+        pos = {i % nargs for i in self.donate_argnums if -nargs <= i < nargs}
+        static_pos = {i % nargs for i in self.static_argnums}
+        flat: list[int] = []
+        n = 0
+
+        def count(a: Any, donated: bool) -> None:
+            nonlocal n
+            k = len(tree_flatten(a, is_leaf=is_wrapper)[0])
+            if donated:
+                flat.extend(range(n, n + k))
+            n += k
+
+        for i, a in enumerate(args):
+            if i not in static_pos:
+                count(a, i in pos)
+        for name in sorted(k for k in kwargs if k not in self.static_argnames):
+            count(kwargs[name], name in self.donate_argnames)
+        return tuple(flat)
+
+    def _donating_call(self, closed: ClosedJaxpr, backend: str, args: tuple[Any, ...],
+                       kwargs: dict[str, Any], leaves: list[Any]) -> list[Any]:
+        """Run with the donated inputs' buffers given to the program, then delete those
+        Arrays (as JAX: a donated Array that the program used cannot be used again)."""
+        donate = self._donated_leaves(args, kwargs)
+        exe = executable(closed, backend, donate)
+        used = getattr(exe, "donated_used", ())
+        bufs = [np.asarray(x, get_aval(x).dtype) if dtypes.python_scalar(x) else as_buffer(x)
+                for x in leaves]
+        donated_buffers(leaves, bufs, used)
+        outs = exe(*bufs)
+        del bufs
+        for i in used:
+            if isinstance(leaves[i], ArrayImpl):
+                leaves[i].delete()
+        return [wrap(o, av) for o, av in zip(outs, closed.out_avals)]
 
     def _checked_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """jax_debug_nans/infs: a bad value in the outputs re-runs the function op by op,
@@ -382,7 +497,9 @@ class JitFunction:
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Stage for these arguments without running: ``.jaxpr``, ``.as_text()``."""
         closed, out_tree, _, backend = self._staged(args, kwargs, abstract_ok=True)
-        return Lowered(closed, out_tree, backend)
+        donate = self._donated_leaves(args, kwargs) if self.donate_argnums or \
+            self.donate_argnames else ()
+        return Lowered(closed, out_tree, backend, donate)
 
 
 def _closure_converted(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -428,6 +545,23 @@ def _check_argnames(fun: Callable[..., Any], names: Sequence[str], what: str) ->
                          "Function does not take these args.")
 
 
+def _both_ways(fun: Callable[..., Any], nums: tuple[int, ...], names: tuple[str, ...]
+               ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Donated arguments by position and by name (as JAX: an argument donated by name is
+    donated when passed by position too, and the other way round)."""
+    try:
+        params = [p for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return nums, names
+    by_name = {p.name: i for i, p in enumerate(params)}
+    all_nums = {*nums, *(by_name[n] for n in names if n in by_name)}
+    all_names = {*names, *(params[i].name for i in nums if 0 <= i < len(params)
+                           and params[i].kind is not inspect.Parameter.POSITIONAL_ONLY)}
+    return tuple(sorted(all_nums)), tuple(sorted(all_names))
+
+
 def _names(x: str | Sequence[str] | None) -> tuple[str, ...]:
     return () if x is None else (x,) if isinstance(x, str) else tuple(x)
 
@@ -442,10 +576,14 @@ def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[in
     ``static_argnums``/``static_argnames`` name arguments that are Python values
     (hashable; a new value re-traces); names ``fun`` does not take are a ValueError, as in
     JAX. ``backend`` is ``"numpy"``, ``"cupy"`` or None to follow the inputs.
-    ``donate_argnums``/``donate_argnames`` (buffers the caller gives up), ``keep_unused``,
-    ``inline`` and ``device`` are accepted for JAX compatibility and change nothing here
-    (NumPy buffers are never donated; a jitted call is compiled as a whole). Decorating a
-    method binds ``self`` like any function.
+    ``donate_argnums``/``donate_argnames`` name arguments whose buffers the caller gives
+    up: the program may write its results into them, and such an Array is deleted after
+    the call (using it raises RuntimeError, as in JAX; a donation that no result can use
+    warns and deletes nothing). A buffer that is not the Array's alone (a view, shared
+    with NumPy data or another Array) is copied first: user data is never written.
+    ``keep_unused``, ``inline`` and ``device`` are accepted for JAX compatibility and
+    change nothing here (a jitted call is compiled as a whole). Decorating a method binds
+    ``self`` like any function.
 
     >>> import numpy as np
     >>> import funcgrad as fg
@@ -455,15 +593,17 @@ def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[in
     >>> f(np.ones(3), np.ones(3))
     Array(4., dtype=float32)
     """
-    del donate_argnums, keep_unused, inline, device
+    del keep_unused, inline, device
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     names = _names(static_argnames)
     donated = _names(donate_argnames)
+    donated_nums = () if donate_argnums is None else (donate_argnums,) \
+        if isinstance(donate_argnums, int) else tuple(donate_argnums)
 
     def make(f: Callable[..., Any]) -> JitFunction:
         _check_argnames(f, names, "static_argnames")
         _check_argnames(f, donated, "donate_argnames")
-        return JitFunction(f, nums, names, backend)
+        return JitFunction(f, nums, names, backend, donated_nums, donated)
 
     if fun is None:
         return make

@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 import linecache
 import logging
+import sys
 import threading
 import time
 import warnings
@@ -253,6 +254,7 @@ class _Program:
     def run(self, st: State) -> Any:
         tensors = st.tensors
         out_tensors: list[Tensor] | None = None
+        donated: set[int] = set()
         if self.differentiable and is_grad_enabled():
             closed, name, backend = self.closed, self.name, self._backend(tensors)
             res = apply_op("CompiledFunction",
@@ -265,8 +267,13 @@ class _Program:
             exe = self.exe
             if exe is None:
                 exe = self.exe = self._compile(tensors)
-            outs = exe(*[t._data for t in tensors])
+            bufs = [t._data for t in tensors]
+            donated = _donatable(tensors, bufs, getattr(exe, "donated_used", ()))
+            outs = exe(*bufs)
+            del bufs
         taken = _taken(tensors)
+        # Buffers the program wrote in place become the new data of their Tensors.
+        taken.difference_update(donated)
         for i, k in self.writes:
             # As the design of eager in-place updates allows: the new buffer replaces the
             # old one (views taken of the old buffer before the call do not follow).
@@ -308,7 +315,41 @@ class _Program:
                     return [buffer_of(o) for o in eval_jaxpr(closed, *bufs)]
 
             return interpret
-        return executable(self.closed, self._backend(tensors))
+        # The state it overwrites (parameters, gradients, optimizer state) is donated: the
+        # new values may be written into the old buffers (see _donatable).
+        return executable(self.closed, self._backend(tensors),
+                          tuple(sorted({i for i, _ in self.writes})), warn=False)
+
+
+def _tensor_refs(t: Tensor) -> int:
+    return sys.getrefcount(t._data)
+
+
+_t = Tensor._from_data(np.empty(1))
+# References to a Tensor's buffer that nothing else holds, as ``_tensor_refs`` counts them.
+_ALONE = _tensor_refs(_t)
+del _t
+
+
+def _donatable(tensors: list[Tensor], bufs: list[Any], used: tuple[int, ...]) -> set[int]:
+    """Make ``bufs[i]`` (``i`` in ``used``: state the program overwrites) safe to write:
+    a buffer that anything but its Tensor holds (a view, a NumPy array from ``.numpy()``,
+    a saved tensor of a live graph, another Tensor) is copied first, so nothing the user
+    can see changes before the call's results are written back. The ids of the buffers
+    given up, which the results may now occupy."""
+    ids = [id(b) for b in bufs]
+    given = set()
+    for i in used:
+        d = tensors[i]._data
+        own = (type(d) is np.ndarray and d.base is None and d.flags.c_contiguous
+               and d.flags.writeable)
+        del d
+        # ``bufs`` holds one reference to each buffer.
+        if own and ids.count(ids[i]) == 1 and _tensor_refs(tensors[i]) <= _ALONE + 1:
+            given.add(ids[i])
+        else:
+            bufs[i] = bufs[i].copy()
+    return given
 
 
 def _owned(buf: Any, taken: set[int]) -> Any:
