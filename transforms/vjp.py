@@ -32,6 +32,7 @@ from funcgrad.core import (
     set_current_trace,
 )
 from funcgrad.errors import DTypeError, NonDifferentiableError, NonScalarOutputError, ShapeError
+from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import convert_element_type
 from funcgrad.primitives.rules import full, zeros_like_aval
 from funcgrad.source_info import user_frame
@@ -129,14 +130,14 @@ def vjp_flat(fun: Callable[..., Any], primals: Sequence[Any]
     return outs, out_tree, backward
 
 
-def _check_cotangents(outs: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+def _check_cotangents(out_avals: Sequence[ShapedArray], cts: Sequence[Any]) -> list[Any]:
     fitted: list[Any] = []
-    for o, c in zip(outs, cts):
+    for oa, c in zip(out_avals, cts):
         if c is None:
             fitted.append(None)
             continue
         c = as_leaf_array(c)
-        oa, ca = get_aval(o), get_aval(c)
+        ca = get_aval(c)
         if oa.shape != ca.shape:
             raise ShapeError(
                 f"cotangent of shape {ca.shape} given for an output of shape {oa.shape}; "
@@ -176,6 +177,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
         return out
 
     outs, out_tree, backward = vjp_flat(flat_fun, flat_p)
+    # vjp_fn keeps the avals, not the values: the inputs and outputs are the caller's to
+    # free (what backward needs is in the graph).
+    out_avals = [get_aval(o) for o in outs]
+    in_avals = [get_aval(p) for p in flat_p]
 
     def vjp_fn(ct: Any) -> tuple[Any, ...]:
         flat_ct, ct_tree = tree_flatten(ct)
@@ -186,10 +191,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
                 f"the cotangent has structure {ct_tree} but the function's output has "
                 f"structure {out_tree}; pass a cotangent shaped like the output"
             )
-        in_cts = backward(_check_cotangents(outs, flat_ct))
+        in_cts = backward(_check_cotangents(out_avals, flat_ct))
         # Each cotangent has its primal's aval, weak type included (as JAX's).
-        filled = [zeros_like_aval(get_aval(p)) if c is None else
-                  as_primal_type(c, get_aval(p)) for p, c in zip(flat_p, in_cts)]
+        filled = [zeros_like_aval(a) if c is None else as_primal_type(c, a)
+                  for a, c in zip(in_avals, in_cts)]
         return tuple(tree_unflatten(in_tree, filled))
 
     out = tree_unflatten(out_tree, outs)

@@ -39,28 +39,30 @@ def _make(arr: Any, device: Any, requires_grad: builtins.bool) -> Tensor:
     return Tensor(arr, requires_grad=requires_grad)
 
 
+def _visit_kinds(x: Any, kinds: set[str]) -> None:
+    # A module-level recursion (a nested recursive closure would be a reference cycle made
+    # at every ``torch.tensor(list)``).
+    if isinstance(x, (list, tuple)):
+        for e in x:
+            _visit_kinds(e, kinds)
+    elif isinstance(x, Tensor):
+        kinds.add("t:" + x.dtype.name)
+    elif isinstance(x, builtins.bool) or isinstance(x, np.bool_):
+        kinds.add("b")
+    elif isinstance(x, (builtins.int, np.integer)):
+        kinds.add("i")
+    elif isinstance(x, (builtins.float, np.floating)):
+        kinds.add("f")
+    elif isinstance(x, (builtins.complex, np.complexfloating)):
+        kinds.add("c")
+    else:
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+
+
 def _infer_dtype(data: Any) -> D.dtype:
     """PyTorch's dtype for nested Python data: bool < int64 < default float < complex."""
     kinds: set[str] = set()
-
-    def visit(x: Any) -> None:
-        if isinstance(x, (list, tuple)):
-            for e in x:
-                visit(e)
-        elif isinstance(x, Tensor):
-            kinds.add("t:" + x.dtype.name)
-        elif isinstance(x, builtins.bool) or isinstance(x, np.bool_):
-            kinds.add("b")
-        elif isinstance(x, (builtins.int, np.integer)):
-            kinds.add("i")
-        elif isinstance(x, (builtins.float, np.floating)):
-            kinds.add("f")
-        elif isinstance(x, (builtins.complex, np.complexfloating)):
-            kinds.add("c")
-        else:
-            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
-
-    visit(data)
+    _visit_kinds(data, kinds)
     tensor_dts = [D.to_torch(k[2:]) for k in kinds if k.startswith("t:")]
     if "c" in kinds:
         return D.default_complex()

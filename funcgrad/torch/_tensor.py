@@ -100,7 +100,7 @@ class Tensor:
         self._vc = [0]
         # Gradient hooks, and the post-accumulate ones (marked by their type).
         self._hooks: list[Any] = []
-        self._accum: AccumulateGrad | None = None
+        self._accum: weakref.ref[AccumulateGrad] | None = None
         self._is_view = False
         if requires_grad:
             self._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
@@ -171,9 +171,13 @@ class Tensor:
         if self.grad_fn is not None:
             return (self.grad_fn, self._out_index)
         if self._requires_grad:
-            if self._accum is None:
-                self._accum = AccumulateGrad(self)
-            return self._accum
+            # Held weakly, as PyTorch does: the graph's edges keep the accumulator (and
+            # through it the leaf) alive; the leaf alone does not (no reference cycle).
+            acc = None if self._accum is None else self._accum()
+            if acc is None:
+                acc = AccumulateGrad(self)
+                self._accum = weakref.ref(acc)
+            return acc
         return None
 
     def _value_for_backward(self) -> Any:
@@ -1301,11 +1305,14 @@ def _describe(t: Tensor, made_by: GradFn | None = None) -> Callable[[], str]:
     data = t._data
     np_dtype, shape, index = data.dtype, data.shape, t._out_index
     ref = weakref.ref(t)
+    # Weakly: the description is kept by the node that made the tensor (no cycle).
+    made_ref = None if made_by is None else weakref.ref(made_by)
 
     def text() -> str:
         now = ref()
-        node = made_by if made_by is not None else (now.grad_fn if now is not None else None)
-        k = index if made_by is not None or now is None else now._out_index
+        maker = None if made_ref is None else made_ref()
+        node = maker if made_ref is not None else (now.grad_fn if now is not None else None)
+        k = index if made_ref is not None or now is None else now._out_index
         where = f", which is output {k} of {node.op.partition(':')[0]}," if node else ""
         name = D.from_numpy(np_dtype).name
         return f"[torch.{_TENSOR_TYPES.get(name, 'Tensor')} {list(shape)}]{where}"

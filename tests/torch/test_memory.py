@@ -129,9 +129,6 @@ def test_first_compile_makes_no_cyclic_garbage() -> None:
     assert _cyclic_garbage(lambda: torch.compile(step)(), steps=3) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="a Tensor and its AccumulateGrad hold each other "
-                   "(_tensor.py: self._accum = AccumulateGrad(self)), and torch.tensor's "
-                   "_infer_dtype has a recursive closure (_creation.py)")
 def test_a_fresh_model_and_its_first_step_make_no_cyclic_garbage() -> None:
     assert _cyclic_garbage(_step("mlp", "sgd"), steps=3) == 0
     assert _cyclic_garbage(lambda: _step("mlp", "sgd")(), steps=3) == 0
@@ -191,9 +188,6 @@ def test_retain_graph_keeps_residuals_until_the_last_backward() -> None:
     np.testing.assert_allclose(x.grad.numpy(), 4 * (1 - np.tanh(2 * x.detach().numpy()) ** 2))
 
 
-@pytest.mark.xfail(strict=True, reason="a node saving its output holds a closure that holds "
-                   "the node (_tensor.py: _describe(t, node) in node.saved): a retained "
-                   "graph that is dropped waits for the collector")
 def test_a_retained_graph_is_freed_when_dropped() -> None:
     x = _leaf(1)
     with _collector_off():

@@ -198,8 +198,6 @@ def test_relu_keeps_at_most_one_array() -> None:
     assert vjp_fn is not None
 
 
-@pytest.mark.xfail(strict=True, reason="fg.vjp's vjp_fn holds the primals and outputs "
-                   "(transforms/vjp.py reads their avals at call time): the lead's file")
 def test_public_vjp_function_keeps_only_residuals() -> None:
     args = (_big(8), _big(9))
     refs = [weakref.ref(a._value) for a in args]
