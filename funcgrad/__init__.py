@@ -11,6 +11,7 @@ Array([2., 4.], dtype=float32)
 
 from funcgrad import (
     ad_checkpoint,
+    custom_batching,
     custom_derivatives,
     debug,
     distributed,
@@ -18,6 +19,7 @@ from funcgrad import (
     dtypes,
     errors,
     experimental,
+    image,
     ir,
     lax,
     nn,  # noqa: E402  (nn builds on the transforms)
@@ -104,7 +106,7 @@ jacobian = jacrev
 __version__ = version.__version__
 
 __all__ = [
-    "ad_checkpoint", "custom_derivatives", "dlpack", "ops", "typing", "version",
+    "ad_checkpoint", "custom_batching", "custom_derivatives", "dlpack", "ops", "typing", "version",
     "check_tracer_leaks", "checking_leaks", "checkpoint_policies", "closure_convert",
     "debug_infs", "debug_nans", "default_device", "default_matmul_precision", "enable_checks",
     "ensure_compile_time_eval", "explain_cache_misses", "float0", "log_compiles",
@@ -116,6 +118,7 @@ __all__ = [
     "default_backend", "device_count", "device_get", "device_put", "devices", "disable_jit",
     "distributed", "pmap",
     "dtypes", "enable_x64", "errors", "eval_jaxpr", "eval_shape", "experimental", "grad",
+    "image",
     "hessian", "host_count", "host_id", "host_ids", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
     "lax", "linear_transpose", "linearize", "local_device_count", "local_devices", "make_jaxpr",
     "named_call", "named_scope", "nn", "numpy", "process_count", "process_index",

@@ -26,6 +26,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
          "funcgrad.experimental", "funcgrad.testing", "funcgrad.test_util",
          "funcgrad.random", "funcgrad.debug", "funcgrad.scipy", "funcgrad.distributed",
          "funcgrad.api_extras", "funcgrad.ad_checkpoint", "funcgrad.custom_derivatives",
+         "funcgrad.custom_batching", "funcgrad.image", "funcgrad.stages",
          "funcgrad.dlpack", "funcgrad.ops", "funcgrad.typing", "funcgrad.version")),
     (5, ("funcgrad.torch",)),
 ]

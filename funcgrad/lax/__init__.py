@@ -158,6 +158,11 @@ __all__ += ["associative_scan", "cumlogsumexp", "cummax", "cummin", "cumprod",
             "reduce", "reduce_and", "reduce_or", "reduce_precision", "reduce_xor", "select_n",
             "split", "stack", "tile", "unstack"]
 
+from funcgrad.lax._solvers import custom_linear_solve, custom_root  # noqa: E402
+
+__all__ += ["custom_linear_solve", "custom_root", "linear_solve_p"]
+linear_solve_p = _PRIMITIVES["linear_solve"]
+
 
 def __getattr__(name: str) -> Any:
     # Control flow lives with the transformations it needs; load it on first use.

@@ -28,6 +28,7 @@ from funcgrad.primitives.collectives import COLLECTIVE_NAMES
 NAMES = sorted(PRIMITIVES)
 ATTRIBUTES = ("lax", "fusion", "cuda", "ufunc", "torch_method", "torch_node", "vjp_reads")
 CALL_LIKE_WITHOUT_LAX = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "jit",
+                         "custom_vmap_call",  # funcgrad.custom_batching.custom_vmap
                          "debug_callback", "pure_callback",  # and the host callbacks
                          # collectives: lax.psum & co. map over pytrees and name an axis
                          *COLLECTIVE_NAMES}

@@ -791,6 +791,10 @@ PRIM_CASES["custom_jvp_call"] = _call_case(_custom_jvp_fn)
 PRIM_CASES["custom_vjp_call"] = _call_case(_custom_vjp_fn)
 PRIM_CASES["checkpoint"] = _call_case(
     lambda: fg.checkpoint(lambda x, y: (fnp.sin(x) * y, x - y)))
+PRIM_CASES["custom_vmap_call"] = _call_case(  # its rule is the loop, run by lax.map
+    lambda: fg.custom_batching.sequential_vmap(lambda x, y: (fnp.sin(x) * y, x - y)))
+PRIM_CASES["linear_solve"] = _call_case(lambda: lambda x, y: lax.custom_linear_solve(
+    lambda v: v * (2.0 + x * x), y, lambda mv, r: r / (2.0 + x * x), symmetric=True))
 PRIM_CASES["jit"] = _call_case(lambda: fg.jit(lambda x, y: (fnp.sin(x) * y, x - y)))
 
 
