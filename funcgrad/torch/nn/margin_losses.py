@@ -49,8 +49,8 @@ def multilabel_margin_loss(input: Any, target: Any, size_average: Any = None,  #
         x2 = fnp.reshape(x, (-1, classes))
         t2 = fnp.reshape(t, (-1, classes))
         # A label counts while no -1 came before it; a repeated label counts again.
-        listed = fnp.cumprod(fnp.asarray(t2 != -1, dtype=np.int64), axis=1)
-        hits = (t2[:, :, None] == fnp.arange(classes)[None, None, :]) & (listed[:, :, None] > 0)
+        listed = fnp.cumsum(fnp.asarray(t2 == -1, dtype=np.int64), axis=1) == 0
+        hits = (t2[:, :, None] == fnp.arange(classes)[None, None, :]) & listed[:, :, None]
         count = fnp.sum(fnp.asarray(hits, dtype=fnp.result_type(x)), axis=1)  # (N, C)
         others = fnp.asarray(count == 0, dtype=fnp.result_type(x))
         hinge = jnn.relu(1.0 - x2[:, :, None] + x2[:, None, :])  # [n, j, i]
