@@ -36,9 +36,12 @@ class CompiledPython:
 
     def __init__(self, fn: Callable[..., list[Any]], source: str,
                  bodies: dict[str, tuple[str, CompiledPython]] | None = None,
-                 donated_used: tuple[int, ...] = ()) -> None:
+                 donated_used: tuple[int, ...] = (),
+                 aliasing_inputs: tuple[int, ...] | None = None) -> None:
         self.fn = fn
         self.donated_used = donated_used
+        # The inputs an output may share memory with (None: any of them).
+        self.aliasing_inputs = aliasing_inputs
         self.bodies = dict(bodies or {})
         self.source: str = "\n\n".join([source, *(f"# {name}: {what}\n{body.source}"
                                                   for name, (what, body) in self.bodies.items())])
@@ -224,7 +227,25 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any, donate: Collection[int] = ()
     # A donated input returned as it is hands its buffer to the output, as JAX aliases it.
     returned = {int(o[1:]) for o in out_names if o[0] == "a"}
     used = tuple(sorted(i for i in donate if i in written or i in returned))
-    return CompiledPython(run, source, bodies, used)
+    return CompiledPython(run, source, bodies, used,
+                          _aliasing_inputs(emitted, len(args), out_names))
+
+
+def _aliasing_inputs(emitted: Sequence[tuple[Any, list[str], list[str]]], n_in: int,
+                     out_names: Sequence[str]) -> tuple[int, ...]:
+    """The inputs whose memory an output may share: through operations that can return
+    views of their operands (a ufunc's or a matrix product's result is new memory). A
+    caller that must not let results alias its arrays copies only those."""
+    of: dict[str, set[int]] = {f"a{i}": {i} for i in range(n_in)}
+    for eqn, ins, outs in emitted:
+        src = set().union(*(of.get(i, ()) for i in ins))
+        if not src or eqn.primitive.name in _FRESH_RESULTS or getattr(
+                eqn.primitive, "fresh_results", False) or (
+                _ufunc_name(eqn) is not None and eqn.primitive.name not in _STRUCTURED):
+            continue
+        for o in outs:
+            of[o] = src
+    return tuple(sorted(set().union(*(of.get(o, ()) for o in out_names))))
 
 
 def _fused_targets(eqn: Eqn, ins: Sequence[str], outs: Sequence[str], root: dict[str, str],

@@ -135,6 +135,9 @@ class FusedCall:
     ufunc = None
     fusion = None
     inline_param = None
+    # Its results are new memory (or a dying buffer handed over with ``outs=``), never a
+    # view of an operand.
+    fresh_results = True
 
     def __init__(self, name: str, run: Callable[..., list[Any]], source: str,
                  aliasable: dict[int, tuple[int, ...]] | None = None) -> None:
@@ -563,6 +566,10 @@ def kernel_for(step: FusedStep, threshold: int = 0) -> FusedCall | None:
     small, a single operation, or something the generated loops or numba do not handle)."""
     size = math.prod(step.shape)
     if size == 0 or size < threshold or _operation_count(step) < 2 or not step.shape:
+        return None
+    if _operation_count(step) - sum(e.primitive.ufunc in VECTOR_UFUNCS for e in step.eqns) < 2:
+        # At most one operation the loop itself would compute: NumPy's own passes (SIMD for
+        # the transcendental ones) are as fast without a kernel (softmax's x - max, exp).
         return None
     aliasable: dict[int, tuple[int, ...]] = {}
     if step.reduction is not None:

@@ -61,7 +61,10 @@ class Config:
     # funcgrad's own options (None until set): CPU fusion with numba, on by default when
     # numba is installed (FUNCGRAD_CPU_FUSION=0 turns it off), and the smallest cluster
     # (elements) worth a compiled kernel. They apply to programs compiled afterwards.
-    _OWN = {"funcgrad_cpu_fusion", "funcgrad_cpu_fusion_min_size"}
+    _OWN = {"funcgrad_cpu_fusion", "funcgrad_cpu_fusion_min_size",
+            "funcgrad_check_rules"}  # funcgrad/check_rules.py: rules checked as they run
+    # funcgrad_check_rules as a plain attribute: the transforms test it per primitive.
+    check_rules = False
 
     def __init__(self) -> None:
         self._x64 = _env_flag("JAX_ENABLE_X64", "FUNCGRAD_ENABLE_X64")
@@ -102,6 +105,8 @@ class Config:
             return
         if key in self._ACCEPTED or key in self._OWN:
             self._values[key] = value
+            if key == "funcgrad_check_rules":
+                self.check_rules = bool(value)  # read at every transformed primitive
             if key in ("jax_debug_nans", "jax_debug_infs"):
                 checks = {"nan": bool(self._values.get("jax_debug_nans")),
                           "inf": bool(self._values.get("jax_debug_infs"))}

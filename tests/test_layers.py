@@ -21,7 +21,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
          "funcgrad.var_names")),
     (1, ("funcgrad.core",)),
     (2, ("funcgrad.primitives", "funcgrad.staging", "funcgrad.conversion")),
-    (3, ("funcgrad.transforms", "funcgrad.backends")),
+    (3, ("funcgrad.transforms", "funcgrad.backends", "funcgrad.check_rules")),
     (4, ("funcgrad.numpy", "funcgrad.lax", "funcgrad.nn", "funcgrad.api", "funcgrad.tree",
          "funcgrad.experimental", "funcgrad.testing", "funcgrad.test_util",
          "funcgrad.random", "funcgrad.debug", "funcgrad.scipy", "funcgrad.distributed",

@@ -395,8 +395,12 @@ class JitFunction:
             hit = self._fast.get(key)
             if hit is not None:
                 exe, tree, out_avals = hit
-                # NumPy arguments are copied: the results must not alias the caller's arrays.
-                outs = exe(*[a._value if type(a) is ArrayImpl else a.copy() for a in args])
+                # A NumPy argument an output may share memory with is copied: the results
+                # must not alias the caller's arrays (the others are only read).
+                alias = getattr(exe, "aliasing_inputs", None)
+                outs = exe(*[a._value if type(a) is ArrayImpl else
+                             a.copy() if alias is None or i in alias else a
+                             for i, a in enumerate(args)])
                 return tree.unflatten([wrap(o, av) for o, av in zip(outs, out_avals)])
         closed, out_tree, leaves, backend = self._staged(args, kwargs)
         if any(isinstance(c, Tracer) for c in closed.consts):

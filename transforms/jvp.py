@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from funcgrad import dtypes
+from funcgrad import check_rules, dtypes
+from funcgrad.config import config
 from funcgrad.core import (
     PrimalTracer,
     Primitive,
@@ -66,6 +67,8 @@ class JVPTrace(Trace):
                     "(grad/vjp) or stop_gradient on its inputs"
                 )
             p_out, t_out = prim.jvp(list(primals), list(tangents), **params)
+            if config.check_rules:
+                check_rules.check_primitive(prim, primals, params)
         if prim.multiple_results:
             return [JVPTracer(self, p, t) for p, t in zip(p_out, t_out)]
         return JVPTracer(self, p_out, t_out)
@@ -186,3 +189,5 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
         return tree_unflatten(out_tree, eval_jaxpr(closed, *flat_t))
 
     return tree_unflatten(out_tree, outs), jvp_fn
+
+check_rules.DIFFERENTIATORS["jvp"] = jvp

@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import dtypes
+from funcgrad import check_rules, dtypes
 from funcgrad.array import wrap
+from funcgrad.config import config
 from funcgrad.core import (
     PrimalTracer,
     Primitive,
@@ -99,6 +100,8 @@ class VJPTrace(Trace):
                 f"primitive {prim.name} has no reverse-mode (vjp) rule, so it cannot be "
                 f"differentiated in reverse mode (at {user_frame()})"
             )
+        if config.check_rules:
+            check_rules.check_primitive(prim, primals, params)
         outs = list(out) if prim.multiple_results else [out]
         node = record(prim, params, primals, outs, parents, rule)
         wrapped = [VJPTracer(self, o, (node, k)) if dtypes.is_inexact(a.dtype) else o
@@ -295,3 +298,5 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         return vg(*args, **kwargs)[1]
 
     return g
+
+check_rules.DIFFERENTIATORS["vjp"] = vjp

@@ -42,8 +42,15 @@ def relu(x: Any) -> Any:
 
 
 def relu6(x: Any) -> Any:
-    """min(max(x, 0), 6)."""
-    return jnp.minimum(jnp.maximum(x, 0), 6.0)
+    """min(max(x, 0), 6); its derivative at 0 and 6 is 0 (JAX's rule selects the tangent,
+    so a NaN tangent there gives 0, not NaN).
+
+    >>> import funcgrad.numpy as jnp
+    >>> relu6(jnp.array([-1.0, 3.0, 7.0])).tolist()
+    [0.0, 3.0, 6.0]
+    """
+    x = jnp.asarray(x)
+    return jnp.where(x <= 0, jnp.zeros_like(x), jnp.where(x >= 6, jnp.full_like(x, 6), x))
 
 
 def sigmoid(x: Any) -> Any:

@@ -234,6 +234,21 @@ def promote_types(a: Any, b: Any) -> Any:
     return _dtypes.promote_types(a, b)
 
 
-from funcgrad.numpy import _array_methods  # noqa: E402
+from funcgrad.numpy import _array_methods, _dtype_info  # noqa: E402
+from funcgrad.numpy._array_extras import *  # noqa: F403, E402
+from funcgrad.numpy._dtype_info import *  # noqa: F403, E402
+from funcgrad.numpy._index_tricks import *  # noqa: F403, E402
+from funcgrad.numpy._io import *  # noqa: F403, E402
+from funcgrad.numpy._numeric import *  # noqa: F403, E402
+from funcgrad.numpy._polynomial import *  # noqa: F403, E402
+from funcgrad.numpy._setops import *  # noqa: F403, E402
+from funcgrad.numpy._statistics import *  # noqa: F403, E402
+from funcgrad.numpy._ufuncs_extra import *  # noqa: F403, E402
+from funcgrad.numpy._vectorize import *  # noqa: F403, E402
+from funcgrad.numpy._window_functions import *  # noqa: F403, E402
+
+# jax.numpy's ``bool`` scalar type, bound by name so that the annotations above keep
+# meaning the builtin for mypy.
+globals()["bool"] = _dtype_info.bool
 
 _array_methods.install()

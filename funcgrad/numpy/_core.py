@@ -58,8 +58,21 @@ def promote_inexact(*xs: Any) -> list[Any]:
     xs = tuple(asarray(x) for x in xs)
     dtype, weak = dtypes.promote(*(typed(x) for x in xs))
     if not dtypes.is_inexact(dtype):
-        dtype = dtypes.default_float()
+        dtype = dtypes.default_float() if weak else to_inexact_dtype(dtype)
     return [cast(x, dtype, weak) for x in xs]
+
+
+def to_inexact_dtype(dtype: Any) -> np.dtype[Any]:
+    """JAX's table: bool and integers of up to 32 bits become float32, 64-bit integers the
+    default float; inexact types stay.
+
+    >>> to_inexact_dtype(np.dtype("int16")), to_inexact_dtype(np.dtype("float16"))
+    (dtype('float32'), dtype('float16'))
+    """
+    dt = np.dtype(dtype)
+    if dtypes.is_inexact(dt):
+        return dt
+    return np.dtype(np.float32) if dt.itemsize < 8 else dtypes.default_float()
 
 
 def shape_of(x: Any) -> tuple[int, ...]:

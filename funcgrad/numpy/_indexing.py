@@ -310,6 +310,12 @@ def _flat_update(x: Any, idx: Any, values: Any, mode: Any,
     return S.reshape(out, aval.shape)
 
 
+def _basic_index(idx: Any) -> bool:
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
+               and not isinstance(p, bool) for p in parts)
+
+
 def _flat_get(x: Any, idx: Any, mode: Any, fill_value: Any) -> Any:
     m = _check_mode(mode)
     if m in (None, "promise_in_bounds", "clip"):
@@ -382,8 +388,10 @@ class _IndexedRef:
     def multiply(self, values: Any, *, indices_are_sorted: bool = False,
                  unique_indices: bool = False, mode: Any = None) -> Any:
         """A copy of ``x`` with ``x[idx] *= values`` (once per occurrence of an index)."""
+        # A basic index (ints, slices) addresses each element once: JAX's indexer marks it
+        # unique, which makes the multipliers differentiable.
         return _flat_update(self.x, self.idx, values, mode, I.scatter_mul_p.bind,
-                            unique_indices=bool(unique_indices))
+                            unique_indices=bool(unique_indices) or _basic_index(self.idx))
 
     mul = multiply
 
@@ -523,6 +531,12 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: A
 
         idx = remainder(idx, get_aval(a).shape[ax])
         m = "clip"
+    elif m == "clip":  # JAX clamps to [0, n - 1]: a negative index reads the first element
+        from funcgrad.numpy._ufuncs import maximum, minimum  # noqa: PLC0415
+
+        last = get_aval(a).shape[ax] - 1
+        idx = (np.clip(idx, 0, last) if not isinstance(idx, Tracer)
+               else minimum(maximum(idx, 0), last))
     if m == "raise":
         raise NotImplementedError("take(mode='raise') cannot check indices of traced values; "
                                   "use mode='fill', 'clip' or 'wrap'")

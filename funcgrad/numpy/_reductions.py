@@ -26,6 +26,7 @@ from funcgrad.numpy._core import (
     promote_args,
     promote_inexact,
     requested_dtype,
+    to_inexact_dtype,
 )
 from funcgrad.numpy._ufuncs import (
     _to_bool,
@@ -125,7 +126,7 @@ def _count(aval_shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
 def _mean_dtype(dt: np.dtype[Any], dtype: Any) -> np.dtype[Any]:
     if dtype is not None:
         return requested_dtype(dtype, "mean")
-    return dt if dtypes.is_inexact(dt) else dtypes.default_float()
+    return to_inexact_dtype(dt)
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
@@ -370,7 +371,7 @@ def logsumexp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """
     a = _prepare(a)
     if not dtypes.is_inexact(get_aval(a).dtype):
-        a = cast(a, dtypes.default_float())
+        a = cast(a, to_inexact_dtype(get_aval(a).dtype))
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
     amax = stop_gradient(R.reduce_max(a, axes)) if aval.size else np.zeros(())
@@ -396,7 +397,10 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
         a = S.reshape(a, (aval.size,))
         axis = 0
     ax = canonical_axis(axis, get_aval(a).ndim)
-    a = cast(a, _accumulate_dtype(aval.dtype, dtype))
+    # Unlike sum, JAX's cumsum keeps small integer dtypes (promote_integers=False); only
+    # booleans accumulate in the default integer.
+    keep = dtype is None and aval.dtype.kind in "iu"
+    a = cast(a, aval.dtype if keep else _accumulate_dtype(aval.dtype, dtype))
     return R.cumsum(a, ax)
 
 
@@ -453,5 +457,8 @@ def argsort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None,
     if descending:
         # Stable descending: sort the reversed array, then map positions back.
         n = get_aval(x).shape[ax]
-        return subtract(n - 1, S.rev(R.argsort(S.rev(x, (ax,)), ax), (ax,)))
-    return R.argsort(x, ax)
+        out = subtract(n - 1, S.rev(R.argsort(S.rev(x, (ax,)), ax), (ax,)))
+    else:
+        out = R.argsort(x, ax)
+    # The primitive gives int64; JAX's indices are the default integer (int32 without x64).
+    return cast(out, dtypes.default_int())

@@ -477,7 +477,7 @@ def tile(a: Any, reps: Any) -> Any:
     return S.reshape(b, tuple(r * d for r, d in zip(reps_t, shp)))
 
 
-def repeat(a: Any, repeats: int, axis: int | None = None, *,
+def repeat(a: Any, repeats: Any, axis: int | None = None, *,
            total_repeat_length: int | None = None) -> Any:
     """Repeat each element ``repeats`` times along ``axis`` (flattened by default).
 
@@ -488,11 +488,10 @@ def repeat(a: Any, repeats: int, axis: int | None = None, *,
     a = _arr(a)
     if axis is None:
         a, axis = ravel(a), 0
-    if not isinstance(repeats, (int, np.integer)):
-        raise ShapeError("repeat supports an integer count of repeats (a per-element count "
-                         "gives a data-dependent shape)")
     shp = get_aval(a).shape
     ax = canonical_axis(axis, len(shp))
+    if not isinstance(repeats, (int, np.integer)):
+        return _repeat_counts(a, repeats, ax, total_repeat_length)
     r = int(repeats)
     if total_repeat_length is not None and total_repeat_length != shp[ax] * r:
         raise ShapeError(f"total_repeat_length={total_repeat_length} does not match "
@@ -503,7 +502,8 @@ def repeat(a: Any, repeats: int, axis: int | None = None, *,
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
-    """Pad with a constant (``mode="constant"``) or the edge values (``mode="edge"``).
+    """Pad with a constant (``mode="constant"``), the edge values (``"edge"``) or the
+    array's own values (``"reflect"``, ``"symmetric"``, ``"wrap"``).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.pad(fnp.ones(2), 1).tolist()
@@ -531,7 +531,36 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any
                 parts.append(repeat(_slice_axis(out, ax, n - 1, n), hi, ax))
             out = S.concatenate(parts, ax)
         return out
-    raise ValueError(f"pad mode {mode!r} is not supported; use 'constant' or 'edge'")
+    if mode in ("reflect", "symmetric", "wrap"):
+        from funcgrad.numpy._indexing import take  # noqa: PLC0415 - _indexing imports us
+
+        out = a
+        for ax, (lo, hi) in enumerate(widths.tolist()):
+            if lo or hi:  # NumPy's own index pattern, gathered: exact for any width
+                n = get_aval(out).shape[ax]
+                idx = np.pad(np.arange(n), (lo, hi), mode=mode)  # type: ignore[call-overload]
+                out = take(out, idx, axis=ax)
+        return out
+    raise ValueError(f"pad mode {mode!r} is not supported; use 'constant', 'edge', "
+                     "'reflect', 'symmetric' or 'wrap'")
+
+
+def _repeat_counts(a: Any, repeats: Any, ax: int, total: int | None) -> Any:
+    # Per-element counts: concrete counts give a static index pattern, as in JAX; JAX's
+    # total_repeat_length truncates it or repeats its last entry.
+    from funcgrad.numpy._indexing import take  # noqa: PLC0415 - _indexing imports us
+
+    try:
+        counts = np.asarray(repeats)
+    except Exception as e:
+        raise ShapeError("repeat with traced per-element repeats is not supported: pass "
+                         "the counts as a NumPy array or list") from e
+    n = get_aval(a).shape[ax]
+    idx = np.repeat(np.arange(n), np.broadcast_to(counts.astype(np.int64), (n,)))
+    if total is not None:
+        idx = np.concatenate([idx[:total], np.full(builtins.max(0, total - idx.size),
+                                                    idx[-1] if idx.size else 0)])
+    return take(a, idx.astype(np.int64), axis=ax)
 
 
 def diff(a: Any, n: int = 1, axis: int = -1) -> Any:

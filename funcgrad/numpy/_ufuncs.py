@@ -388,15 +388,14 @@ def power(x: Any, y: Any) -> Any:
 
 
 def float_power(x: Any, y: Any) -> Any:
-    """x ** y computed in float64 (float32 unless 64-bit mode is on).
+    """x ** y in the inexact type the arguments promote to (JAX's rule, not NumPy's
+    always-float64: float32 arguments give float32).
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.float_power(2, 0.5)) > 1.41
     True
     """
-    x, y = promote_args(x, y)
-    dt = dtypes.canonicalize_dtype(dtypes.float64)
-    return power(cast(x, dt), cast(y, dt))
+    return power(*promote_inexact(x, y))
 
 
 def fmod(x: Any, y: Any) -> Any:

@@ -232,6 +232,42 @@ def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -
     return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
+class EigResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+def _general_square(name: str, a: Any) -> Any:
+    a = asarray(a)
+    (a,) = promote_inexact(a)
+    aval = get_aval(a)
+    if aval.ndim < 2 or aval.shape[-1] != aval.shape[-2]:
+        raise ShapeError(f"The input to {name} must be a square matrix. Got shape {aval.shape}.")
+    return a
+
+
+def eig(a: Any) -> EigResult:
+    """``EigResult(eigenvalues, eigenvectors)`` of general square matrices (complex, in
+    LAPACK's order). Only the eigenvalues are differentiable, as in JAX.
+
+    >>> import funcgrad.numpy as fnp
+    >>> sorted(fnp.linalg.eig(fnp.array([[2.0, 0.0], [0.0, 1.0]])).eigenvalues.real.tolist())
+    [1.0, 2.0]
+    """
+    w, v = D.eig(_general_square("eig", a))
+    return EigResult(w, v)
+
+
+def eigvals(a: Any) -> Any:
+    """The (complex) eigenvalues of general square matrices, differentiable.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.eigvals(fnp.array([[0.0, -1.0], [1.0, 0.0]])).imag.tolist()
+    [1.0, -1.0]
+    """
+    return D.eig(_general_square("eigvals", a), compute_right_eigenvectors=False)[0]
+
+
 # ------------------------------------------------------- solves and inverses
 
 
@@ -818,7 +854,8 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
     return out if keepdims else squeeze(out, axes)
 
 
-__all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond",
+__all__ = ["EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond",
+           "eig", "eigvals",
            "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
            "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot",
            "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",

@@ -771,14 +771,103 @@ eigh_p.jvp, eigh_p.vjp, eigh_p.vjp_reads = _eigh_jvp, _eigh_vjp, "y"
 eigh_p.batch = _front_batch(eigh_p)
 
 
+# --------------------------------------------------------------------- eig
+
+
+def eig(x: Any, compute_left_eigenvectors: bool = False,
+        compute_right_eigenvectors: bool = True) -> list[Any]:
+    """``[w, vl?, vr?]``: the (complex) eigenvalues, unordered as LAPACK's geev gives them,
+    then the left and right eigenvectors (unit-norm columns) that were asked for."""
+    return eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                      compute_right_eigenvectors=bool(compute_right_eigenvectors))
+
+
+def _eig_abstract(x: ShapedArray, *, compute_left_eigenvectors: bool,
+                  compute_right_eigenvectors: bool) -> tuple[ShapedArray, ...]:
+    if dtypes.kind(x.dtype) not in "fc":
+        raise DTypeError(f"eig needs a floating point or complex operand, got {x.dtype}; "
+                         "convert integers with .astype(float)")
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"The input to eig must be a square matrix. Got shape {x.shape}.")
+    cdt = np.result_type(x.dtype, np.complex64)
+    n_vec = int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
+    return (ShapedArray(x.shape[:-1], cdt), *[ShapedArray(x.shape, cdt)] * n_vec)
+
+
+def _eig_impl(xp: Any, x: Any, *, compute_left_eigenvectors: bool,
+              compute_right_eigenvectors: bool) -> list[Any]:
+    # CuPy has no general eig (JAX too runs eig on the host): LAPACK geev through NumPy.
+    host = np.asarray(x.get() if hasattr(x, "get") else x)
+    cdt = np.result_type(host.dtype, np.complex64)
+    if host.size == 0:
+        w, vr = np.zeros(host.shape[:-1], cdt), np.zeros(host.shape, cdt)
+        vl = vr
+    else:
+        w, vr = np.linalg.eig(host)
+        # Left eigenvectors are the conjugated rows of vr's inverse, scaled to unit norm.
+        vl = np.conj(np.swapaxes(np.linalg.inv(vr), -1, -2)) if compute_left_eigenvectors \
+            else vr
+        vl = vl / np.linalg.norm(vl, axis=-2, keepdims=True)
+    outs = [w] + [vl] * compute_left_eigenvectors + [vr] * compute_right_eigenvectors
+    return [xp.asarray(o.astype(cdt)) for o in outs]
+
+
+eig_p = Primitive("eig", abstract_eval=_eig_abstract, impl=_eig_impl, multiple_results=True)
+
+_EIGVEC_DERIVS = ("Derivatives of non-symmetric eigenvectors are only valid under assumptions "
+                  "on the input that cannot be checked (see jax issue 2748), so eig's "
+                  "eigenvectors have none; differentiate jnp.linalg.eigvals instead, or use "
+                  "eigh for symmetric matrices.")
+
+
+def _eigvals_linear_parts(x: Any) -> tuple[Any, Any, Any]:
+    """``(vl^H, vr, 1 / diag(vl^H vr))`` at ``x``, constants of the eigenvalues' derivative
+    dw_i = (vl^H dx vr)_ii / (vl^H vr)_ii."""
+    # Not stop_gradient'ed: a second derivative goes through the eigenvectors and raises,
+    # as in JAX, rather than silently dropping their terms.
+    _, vl, vr = eig_p.bind(x, compute_left_eigenvectors=True,
+                           compute_right_eigenvectors=True)
+    vlh = E.conj(_mT(vl))
+    return vlh, vr, E.reciprocal(_diag_part(_mm(vlh, vr)))
+
+
+def _eig_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+    (x,), (t,) = primals, tangents
+    outs = eig_p.bind(x, **params)
+    if t is None:
+        return outs, [None] * len(outs)
+    if len(outs) > 1:
+        raise NonDifferentiableError(_EIGVEC_DERIVS)
+    vlh, vr, scale = _eigvals_linear_parts(x)
+    cdt = get_aval(vr).dtype
+    dw = E.mul(_diag_part(_mm(_mm(vlh, E.convert_element_type(t, cdt)), vr)), scale)
+    return outs, [dw]
+
+
+def _eig_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any],
+             **params: Any) -> list[Any]:
+    if any(ct is not None for ct in cts[1:]):
+        raise NonDifferentiableError(_EIGVEC_DERIVS)
+    # The transpose of the eigenvalues' linear jvp (JAX reaches the same by linearizing).
+    (x,) = primals
+    vlh, vr, scale = _eigvals_linear_parts(x)
+    g = _mm(_mm(_mT(vlh), _diag_embed(E.mul(cts[0], scale))), _mT(vr))
+    return [g if dtypes.kind(get_aval(x).dtype) == "c" else E.real(g)]
+
+
+eig_p.jvp, eig_p.vjp, eig_p.vjp_reads = _eig_jvp, _eig_vjp, "x0"
+eig_p.batch = _front_batch(eig_p)
+
+
 # ------------------------------------------------------- backend descriptions
 
 for _p, _node, _fn in ((cholesky_p, "LinalgCholeskyEx", cholesky),
                        (triangular_solve_p, "LinalgSolveTriangular", triangular_solve),
                        (lu_p, "LinalgLuFactorEx", lu), (qr_p, "LinalgQr", qr),
-                       (svd_p, "LinalgSvd", svd), (eigh_p, "LinalgEigh", eigh)):
+                       (svd_p, "LinalgSvd", svd), (eigh_p, "LinalgEigh", eigh),
+                       (eig_p, "LinalgEig", eig)):
     _p.describe(lax=_p.name, fusion=None, cuda=None, ufunc=None, torch_method=None,
                 torch_node=_node, lax_fn=_fn)
 
 __all__ = ["cholesky", "cholesky_p", "triangular_solve", "triangular_solve_p", "lu", "lu_p",
-           "lu_generic", "qr", "qr_p", "svd", "svd_p", "eigh", "eigh_p"]
+           "lu_generic", "qr", "qr_p", "svd", "svd_p", "eigh", "eigh_p", "eig", "eig_p"]

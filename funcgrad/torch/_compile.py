@@ -701,6 +701,16 @@ def compile_module_in_place(module: Module, *args: Any, **kwargs: Any) -> None:
     object.__setattr__(module, "forward", compile(forward, *args, **kwargs))
 
 
+def _module_compile(self: Module, *args: Any, **kwargs: Any) -> None:
+    """Compile this module's forward in place with ``torch.compile(**kwargs)``: later
+    calls run it as a staged, jitted program (PyTorch's ``Module.compile``)."""
+    compile_module_in_place(self, *args, **kwargs)
+
+
+# nn.Module's ``compile`` method, attached here (compiling builds on nn, not the reverse).
+Module.compile = _module_compile  # type: ignore[attr-defined]
+
+
 def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
     """``torch._dynamo.explain(fn)(*args)``: run ``fn`` compiled once and report the
     programs staged and the graph breaks (with reasons and user source lines).

@@ -1752,6 +1752,10 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     >>> torch.rsub(torch.tensor([1.0]), 3)
     tensor([2.])
     """
+    if (alpha == 1 and isinstance(other, Tensor) and isinstance(input, Tensor)
+            and other.dtype is input.dtype and other.dtype.is_floating_point):
+        # PyTorch records its own node for the tensor-tensor overload: RsubBackward0
+        return cast(Tensor, apply_op("Rsub", lambda a, b: fnp.subtract(b, a), input, other))
     return cast(Tensor, other - input * alpha if alpha != 1 else other - input)
 
 

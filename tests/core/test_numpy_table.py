@@ -192,6 +192,23 @@ def unary(name: str, dom: Domain = REAL, **kw: Any) -> Case:
     return Case(name, elementwise(dom), **kw)
 
 
+def _float_power_jax(x: Any, y: Any) -> Any:
+    # JAX's float_power is power in the promoted inexact type (float32 stays float32;
+    # integers of up to 32 bits go to float32), not NumPy's always-float64
+    dt = np.result_type(x, y)
+    if dt.kind not in "fc":
+        dt = np.dtype(np.float32 if dt.itemsize < 8 else np.float64)
+    return np.power(np.asarray(x, dt), np.asarray(y, dt))
+
+
+def _mean_jax(a: Any, **kw: Any) -> Any:
+    # JAX averages bool and integers of up to 32 bits in float32 (NumPy: float64)
+    dt = np.asarray(a).dtype
+    if dt.kind not in "fc":
+        return np.mean(a, **kw).astype(np.float32 if dt.itemsize < 8 else np.float64)
+    return np.mean(a, **kw)
+
+
 def binary(name: str, dom_x: Domain = REAL, dom_y: Domain = REAL, **kw: Any) -> Case:
     return Case(name, elementwise(dom_x, dom_y), **kw)
 
@@ -334,7 +351,7 @@ ELEMENTWISE = [
     Case("power", same_shape(POS, Domain(values=(0.0,))), variant="zero-exponent"),
     binary("power", SMALL_INTS, Domain(values=(0.0, 1.0, 2.0, 3.0)), dtypes=(I64, I32),
            grad=False, variant="int", scalar=3),
-    binary("float_power", POS, NONZERO, scalar=0.5),
+    binary("float_power", POS, NONZERO, scalar=0.5, ref=_float_power_jax),
     binary("maximum", distinct=True, scalar=0.5), binary("minimum", distinct=True, scalar=0.5),
     # Rank-0 operands stay unbroadcast down to the primitives (relu = maximum(x, 0.0)).
     *(Case(n, with_rank0(), distinct=True, variant="rank-0")
@@ -408,7 +425,7 @@ REDUCTIONS = [
                                                 elements=Domain(values=(0.0, 1.5, -2.0))
                                                 .elements()))),
          variant="with-zeros"),
-    reduce_case("mean", dtypes=ALL),
+    reduce_case("mean", dtypes=ALL, ref=_mean_jax),
     reduce_case("var", extra=DDOF, grad_args=SPREAD_OUT),
     std_case,
     max_case, alias("amax", max_case), min_case, alias("amin", min_case),

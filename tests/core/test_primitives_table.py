@@ -48,7 +48,7 @@ FLOATS = (F64, F32)
 NUMERIC = (F64, F32, I64, I32)
 ALL = NUMERIC + (BOOL,)
 INTEGRAL = (I64, I32, BOOL)
-TOL = {F64: 1e-12, F32: 1e-5}
+TOL = {F64: 1e-12, F32: 1e-5, np.dtype(np.complex64): 1e-5}
 
 SETTINGS = settings(
     max_examples=15, deadline=None, derandomize=True, database=None,
@@ -835,6 +835,17 @@ def _eigh_ref(x: np.ndarray, lower: bool) -> list[np.ndarray]:
     return [v.astype(x.dtype), w.astype(x.dtype)]
 
 
+def _eig_ref(x: np.ndarray, compute_left_eigenvectors: bool,
+             compute_right_eigenvectors: bool) -> list[np.ndarray]:
+    import scipy.linalg  # noqa: PLC0415
+
+    cdt = np.result_type(x.dtype, np.complex64)
+    w, vl, vr = _per_matrix(lambda a: scipy.linalg.eig(a, left=True, right=True), x)
+    vl = vl / np.linalg.norm(vl, axis=-2, keepdims=True)
+    outs = [w] + [vl] * compute_left_eigenvectors + [vr] * compute_right_eigenvectors
+    return [o.astype(cdt) for o in outs]
+
+
 SQUARE_BAD = (bad("not square", M23), bad("rank 1", np.ones(3)),
               bad("integers", np.eye(2, dtype=np.int64), error=DTypeError))
 DECOMPOSITIONS = [
@@ -861,6 +872,12 @@ DECOMPOSITIONS = [
         bad=(bad("rank 1", np.ones(3), full_matrices=True, compute_uv=True),)),
     Row("eigh", matrices("spread", lower=st.booleans()), _eigh_ref,
         bad=tuple(bad(b.label, *b.operands, error=b.error, lower=True) for b in SQUARE_BAD)),
+    # As in JAX, eig has first derivatives of its eigenvalues only (no second order: it goes
+    # through the eigenvectors); tests/numpy/test_numpy_poly_eig.py checks them against JAX.
+    Row("eig", matrices("spread", compute_left_eigenvectors=st.booleans(),
+                        compute_right_eigenvectors=st.booleans()), _eig_ref, grad=False,
+        bad=tuple(bad(b.label, *b.operands, error=b.error, compute_left_eigenvectors=False,
+                      compute_right_eigenvectors=True) for b in SQUARE_BAD)),
 ]
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import pathlib
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -709,6 +711,8 @@ PRIM_CASES["qr"] = _decomposition("qr", "f", False, full_matrices=st.booleans())
 PRIM_CASES["svd"] = _decomposition("svd", "f", False, full_matrices=st.booleans(),
                                    compute_uv=st.booleans())
 PRIM_CASES["eigh"] = _decomposition("eigh", "f", True, lower=st.booleans())
+PRIM_CASES["eig"] = _decomposition("eig", "f", True, compute_left_eigenvectors=st.booleans(),
+                                   compute_right_eigenvectors=st.booleans())
 
 
 
@@ -1227,6 +1231,208 @@ NP_CASES += [
     ("angle", fnp.angle, [Arg((2, 3), _complex_fill)]),
     ("divmod", lambda x, y: fnp.divmod(x, y), [F23, Arg((2, 3), "p")]),
     ("fmod", fnp.fmod, [F23, Arg((2, 3), "p")]),
+]
+
+
+# jax.numpy's remaining names (issue 11): statistics, elementwise extras, set operations
+# (size= where the result's length depends on values), numeric helpers, index tricks,
+# polynomials, windows, vectorize/ufunc and the array extras, each through one call.
+_UNARY_NP_EXTRA = {
+    "acos": "u", "acosh": "g", "asin": "u", "asinh": "f", "atan": "f", "atanh": "u",
+    "fabs": "f", "i0": "f", "signbit": "d", "spacing": "f", "isposinf": with_nonfinite,
+    "isneginf": with_nonfinite, "iscomplex": "f", "isreal": "f", "bitwise_invert": "i",
+    "bitwise_count": "i", "nancumsum": with_nonfinite, "nancumprod": with_nonfinite,
+    "cumprod": "f", "sort_complex": "f", "unwrap": "f", "ediff1d": "f",
+}
+_BINARY_NP_EXTRA = {
+    "atan2": "ff", "pow": "pf", "fmax": "dd", "fmin": "dd", "nextafter": "ff",
+    "heaviside": "df", "isclose": "dd",
+}
+for _name, _kind in _UNARY_NP_EXTRA.items():
+    NP_CASES.append((_name, getattr(fnp, _name), [Arg((2, 3), _kind)]))
+for _name, (_kx, _ky) in _BINARY_NP_EXTRA.items():
+    NP_CASES.append((_name, getattr(fnp, _name), [Arg((2, 3), _kx), Arg((3,), _ky)]))
+_I23, _SORTED3 = Arg((2, 3), "i"), Arg((3,), lambda r, s: np.sort(r.standard_normal(s)))
+def _under_printoptions(x: Any) -> Any:
+    with fnp.printoptions(precision=3):
+        return x * 2.0
+
+
+# Files for the readers' rows (a read is a constant of the traced function).
+_IO_DIR = pathlib.Path(tempfile.mkdtemp())
+_ONES_FILE, _ONES_NPY = str(_IO_DIR / "ones.bin"), str(_IO_DIR / "ones.npy")
+np.ones(3).tofile(_ONES_FILE)
+np.save(_ONES_NPY, np.ones(3))
+NP_CASES += [
+    ("gcd", fnp.gcd, [_I23, Arg((3,), "i")]),
+    ("lcm", fnp.lcm, [_I23, Arg((3,), "i")]),
+    ("left_shift", fnp.left_shift, [_I23, Arg((3,), ints(0, 4))]),
+    ("bitwise_left_shift", fnp.bitwise_left_shift, [_I23, Arg((3,), ints(0, 4))]),
+    ("right_shift", fnp.right_shift, [_I23, Arg((3,), ints(0, 4))]),
+    ("bitwise_right_shift", fnp.bitwise_right_shift, [_I23, Arg((3,), ints(0, 4))]),
+    ("ldexp", fnp.ldexp, [F23, Arg((3,), "i")]),
+    ("frexp", fnp.frexp, [F23]),
+    ("modf", fnp.modf, [F23]),
+    ("allclose", fnp.allclose, [Arg((2, 3), "d"), Arg((3,), "d")]),
+    ("array_equal", fnp.array_equal, [Arg((2, 3), "d"), Arg((2, 3), "d")]),
+    ("array_equiv", fnp.array_equiv, [Arg((2, 3), "d"), Arg((3,), "d")]),
+    ("concat", lambda x, y: fnp.concat([x, y], axis=1), [F23, Arg((2, 2))]),
+    ("permute_dims", lambda x: fnp.permute_dims(x, (2, 0, 1)), [Arg((2, 3, 2))]),
+    ("cumulative_sum", lambda x: fnp.cumulative_sum(x, axis=1, include_initial=True), [F23]),
+    ("cumulative_prod", lambda x: fnp.cumulative_prod(x, axis=0), [F23]),
+    ("nansum", lambda x: fnp.nansum(x, axis=1), [Arg((2, 3), with_nonfinite)]),
+    ("nanprod", fnp.nanprod, [Arg((2, 3), with_nonfinite)]),
+    ("nanmax", lambda x: fnp.nanmax(x, axis=0), [Arg((2, 3), with_nonfinite)]),
+    ("nanmin", fnp.nanmin, [Arg((2, 3), with_nonfinite)]),
+    ("nanargmax", lambda x: fnp.nanargmax(x, axis=1), [F23]),
+    ("nanargmin", fnp.nanargmin, [F23]),
+    ("nanmean", lambda x: fnp.nanmean(x, axis=0), [Arg((2, 3), with_nonfinite)]),
+    ("nanvar", lambda x: fnp.nanvar(x, axis=1, ddof=1), [Arg((2, 3), with_nonfinite)]),
+    ("nanstd", fnp.nanstd, [Arg((2, 3), with_nonfinite)]),
+    ("median", lambda x: fnp.median(x, axis=1), [F23]),
+    ("nanmedian", fnp.nanmedian, [Arg((2, 3), with_nonfinite)]),
+    ("quantile", lambda x, q: fnp.quantile(x, q, axis=0), [F23, Arg((), "u")]),
+    ("nanquantile", lambda x: fnp.nanquantile(x, 0.3, axis=1), [Arg((2, 3), with_nonfinite)]),
+    ("percentile", lambda x: fnp.percentile(x, 40.0), [F23]),
+    ("nanpercentile", lambda x: fnp.nanpercentile(x, 70.0, axis=0),
+     [Arg((2, 3), with_nonfinite)]),
+    ("cov", fnp.cov, [Arg((2, 4))]),
+    ("corrcoef", fnp.corrcoef, [Arg((2, 4))]),
+    # set operations: static sizes under vmap
+    ("nonzero", lambda x: fnp.nonzero(x, size=3, fill_value=-1), [Arg((4,), "b")]),
+    ("flatnonzero", lambda x: fnp.flatnonzero(x, size=3), [Arg((2, 2), "b")]),
+    ("argwhere", lambda x: fnp.argwhere(x, size=2), [Arg((2, 2), "b")]),
+    ("compress", lambda c, x: fnp.compress(c, x, size=2, axis=0), [Arg((3,), "b"), F3]),
+    ("extract", lambda c, x: fnp.extract(c, x, size=2), [Arg((3,), "b"), F3]),
+    ("unique", lambda x: fnp.unique(x, size=4, fill_value=0), [Arg((4,), "i")]),
+    ("unique_values", lambda x: fnp.unique_values(x, size=3), [Arg((4,), "i")]),
+    ("unique_counts", lambda x: fnp.unique_counts(x, size=3), [Arg((4,), "i")]),
+    ("unique_inverse", lambda x: fnp.unique_inverse(x, size=3), [Arg((4,), "i")]),
+    ("unique_all", lambda x: fnp.unique_all(x, size=3), [Arg((4,), "i")]),
+    ("isin", fnp.isin, [_I23, Arg((4,), "i")]),
+    ("union1d", lambda x, y: fnp.union1d(x, y, size=5), [Arg((3,), "i"), Arg((2,), "i")]),
+    ("setdiff1d", lambda x, y: fnp.setdiff1d(x, y, size=3), [Arg((3,), "i"), Arg((2,), "i")]),
+    ("intersect1d", lambda x, y: fnp.intersect1d(x, y, size=2),
+     [Arg((3,), "i"), Arg((2,), "i")]),
+    ("setxor1d", lambda x, y: fnp.setxor1d(x, y, size=5), [Arg((3,), "i"), Arg((2,), "i")]),
+    ("lexsort", lambda x, y: fnp.lexsort((x, y)), [Arg((4,), "i"), Arg((4,), "i")]),
+    ("partition", lambda x: fnp.sort(fnp.partition(x, 1)), [F23]),
+    ("argpartition", lambda x: fnp.argpartition(x, 0)[..., 0], [Arg((2, 3), "f")]),
+    ("sort_complex[complex]", fnp.sort_complex, [Arg((3,), _complex_fill)]),
+    # trim_zeros' length depends on the values (not batchable, in JAX neither): a constant.
+    ("trim_zeros", lambda x: x + fnp.sum(fnp.trim_zeros(np.array([0.0, 1.0, 2.0, 0.0]))),
+     [F23]),
+    # numeric helpers
+    ("searchsorted", fnp.searchsorted, [_SORTED3, F23]),
+    ("digitize", fnp.digitize, [F23, _SORTED3]),
+    ("bincount", lambda x: fnp.bincount(x, length=5), [Arg((4,), ints(0, 5))]),
+    ("histogram", lambda x: fnp.histogram(x, bins=3, range=(-2.0, 2.0)), [Arg((5,))]),
+    ("histogram_bin_edges", lambda x: fnp.histogram_bin_edges(x, bins=3), [Arg((5,))]),
+    ("histogram2d", lambda x, y: fnp.histogram2d(x, y, bins=2, range=((-2, 2), (-2, 2))),
+     [Arg((4,)), Arg((4,))]),
+    ("histogramdd", lambda x: fnp.histogramdd(x, bins=2, range=((-2, 2), (-2, 2))),
+     [Arg((4, 2))]),
+    ("interp", fnp.interp, [F23, _SORTED3, F3]),
+    ("convolve", fnp.convolve, [Arg((4,)), Arg((2,))]),
+    ("correlate", lambda a, v: fnp.correlate(a, v, mode="same"), [Arg((4,)), Arg((2,))]),
+    ("gradient", lambda x: fnp.gradient(x, axis=1), [F23]),
+    ("trapezoid", lambda y: fnp.trapezoid(y, dx=0.5), [F23]),
+    # index tricks
+    ("ix_", lambda i, j: fnp.ix_(i, j), [Arg((2,), ints(0, 3)), Arg((3,), ints(0, 3))]),
+    ("indices", lambda x: x + fnp.indices((2, 3))[0], [F23]),
+    ("diag_indices", lambda x: x[fnp.diag_indices(3)], [Arg((3, 3))]),
+    ("diag_indices_from", lambda x: x[fnp.diag_indices_from(x)], [Arg((3, 3))]),
+    ("tril_indices", lambda x: x[fnp.tril_indices(3)], [Arg((3, 3))]),
+    ("triu_indices", lambda x: x[fnp.triu_indices(3, 1)], [Arg((3, 3))]),
+    ("tril_indices_from", lambda x: x[fnp.tril_indices_from(x)], [Arg((3, 3))]),
+    ("triu_indices_from", lambda x: x[fnp.triu_indices_from(x)], [Arg((3, 3))]),
+    ("mask_indices", lambda x: x[fnp.mask_indices(3, fnp.triu)], [Arg((3, 3))]),
+    ("ravel_multi_index", lambda i, j: fnp.ravel_multi_index((i, j), (3, 4), mode="clip"),
+     [Arg((2,), ints(0, 3)), Arg((2,), ints(0, 4))]),
+    ("unravel_index", lambda i: fnp.unravel_index(i, (3, 4)), [Arg((2,), ints(0, 12))]),
+    ("fill_diagonal", lambda x, v: fnp.fill_diagonal(x, v, inplace=False), [Arg((3, 3)), F0]),
+    ("diagflat", fnp.diagflat, [F3]),
+    ("choose", lambda i, a, b: fnp.choose(i, [a, b], mode="clip"),
+     [Arg((3,), ints(0, 2)), F3, F3]),
+    ("select", lambda x: fnp.select([x > 0.5, x < -0.5], [x, 2 * x], 0.0), [F23]),
+    ("piecewise", lambda x: fnp.piecewise(x, [x < 0], [lambda v: -v, lambda v: v * v]), [F23]),
+    ("place", lambda x, c: fnp.place(x, c, fnp.array([7.0]), inplace=False),
+     [F3, Arg((3,), "b")]),
+    ("put", lambda x, i, v: fnp.put(x, i, v, inplace=False), [F23, Arg((2,), ints(0, 6)), F0]),
+    ("put_along_axis", lambda x, i: fnp.put_along_axis(x, i, 1.5, axis=1, inplace=False),
+     [F23, Arg((2, 1), ints(0, 3))]),
+    ("delete", lambda x: fnp.delete(x, 1, axis=1), [F23]),
+    ("insert", lambda x, v: fnp.insert(x, 1, v, axis=1), [F23, F0]),
+    ("append", lambda x, v: fnp.append(x, v), [F23, F3]),
+    ("block", lambda a, b: fnp.block([[a, b]]), [F23, Arg((2, 2))]),
+    # polynomials and windows
+    ("polyval", fnp.polyval, [F3, F23]),
+    ("polyadd", fnp.polyadd, [F3, Arg((2,))]),
+    ("polysub", fnp.polysub, [Arg((2,)), F3]),
+    ("polymul", fnp.polymul, [F3, Arg((2,))]),
+    ("polydiv", fnp.polydiv, [F3, Arg((2,), "p")]),
+    ("polyder", fnp.polyder, [F3]),
+    ("polyint", lambda p: fnp.polyint(p, k=1.0), [F3]),
+    ("polyfit", lambda y: fnp.polyfit(np.arange(4.0), y, 1), [Arg((4,))]),
+    ("poly", fnp.poly, [F3]),
+    ("roots", lambda p: fnp.sort_complex(fnp.roots(p, strip_zeros=False)), [Arg((3,), "g")]),
+    ("vander", lambda x: fnp.vander(x, 3), [F3]),
+    ("bartlett", lambda x: x * fnp.bartlett(3), [F3]),
+    ("blackman", lambda x: x * fnp.blackman(3), [F3]),
+    ("hamming", lambda x: x * fnp.hamming(3), [F3]),
+    ("hanning", lambda x: x * fnp.hanning(3), [F3]),
+    ("kaiser", lambda b: fnp.kaiser(4, b), [Arg((), "p")]),
+    # vectorize and ufuncs
+    ("vectorize", fnp.vectorize(lambda a, b: fnp.sum(a * b), signature="(n),(n)->()"),
+     [F23, F3]),
+    ("frompyfunc", lambda x: fnp.frompyfunc(lambda a, b: a * b - a, 2, 1).reduce(x), [F23]),
+    ("ufunc", lambda x, y: fnp.ufunc(lambda a, b: a - b, 2, 1).outer(x, y), [F3, Arg((2,))]),
+    # array extras
+    ("hsplit", lambda x: fnp.hsplit(x, [1]), [F23]),
+    ("vsplit", lambda x: fnp.vsplit(x, 2), [F23]),
+    ("dsplit", lambda x: fnp.dsplit(x, [1]), [Arg((2, 1, 3))]),
+    ("resize", lambda x: fnp.resize(x, (4, 2)), [F23]),
+    ("rollaxis", lambda x: fnp.rollaxis(x, 2), [Arg((2, 3, 2))]),
+    ("rot90", fnp.rot90, [F23]),
+    ("unstack", lambda x: fnp.unstack(x, axis=1), [F23]),
+    ("matrix_transpose", fnp.matrix_transpose, [F23]),
+    ("matvec", fnp.matvec, [F23, F3]),
+    ("vecmat", fnp.vecmat, [Arg((2,)), F23]),
+    ("vecdot", fnp.vecdot, [F23, F3]),
+    ("cross", fnp.cross, [F23, F3]),
+    ("apply_along_axis", lambda x: fnp.apply_along_axis(fnp.cumsum, 1, x), [F23]),
+    ("apply_over_axes", lambda x: fnp.apply_over_axes(fnp.sum, x, [1]), [F23]),
+    ("fromfunction", lambda x: x + fnp.fromfunction(lambda i, j: i - j, (2, 3)), [F23]),
+    ("logspace", lambda a, b: fnp.logspace(a, b, 3), [Arg((), "u"), Arg((), "u")]),
+    ("geomspace", lambda a: fnp.geomspace(a, 4.0, 3), [Arg((), "p")]),
+    ("packbits", lambda x: fnp.packbits(x, axis=-1), [Arg((2, 9), "b")]),
+    ("unpackbits", lambda x: fnp.unpackbits(x), [Arg((2,), ints(0, 256), np.uint8)]),
+    # dtype and type queries, conversion and I/O: through a representative call
+    ("isscalar", lambda x: x * fnp.isscalar(x), [F23]),
+    ("iterable", lambda x: x * fnp.iterable(x), [F23]),
+    ("iscomplexobj", lambda x: x * fnp.iscomplexobj(x), [F23]),
+    ("isrealobj", lambda x: x * fnp.isrealobj(x), [F23]),
+    ("isdtype", lambda x: x * fnp.isdtype(x.dtype, "real floating"), [F23]),
+    ("issubdtype", lambda x: x * fnp.issubdtype(x.dtype, fnp.floating), [F23]),
+    ("can_cast", lambda x: x * fnp.can_cast(x.dtype, np.float64), [F23]),
+    ("broadcast_shapes", lambda x: x + fnp.zeros(fnp.broadcast_shapes(x.shape, (1, 3))),
+     [F23]),
+    ("einsum_path", lambda a, b: fnp.einsum("ij,jk->ik", a, b) * len(
+        fnp.einsum_path("ij,jk->ik", a, b)[0]), [F23, Arg((3, 2))]),
+    ("frombuffer", lambda x: x + fnp.frombuffer(np.ones(3).tobytes()), [F23]),
+    ("fromstring", lambda x: x + fnp.fromstring("1 2 3", sep=" "), [F23]),
+    ("fromiter", lambda x: x + fnp.fromiter(range(3), float), [F23]),
+    ("fromfile", lambda x: x + fnp.fromfile(_ONES_FILE), [F23]),
+    ("load", lambda x: x + fnp.load(_ONES_NPY), [F23]),
+    ("array_repr", lambda x: x * len(fnp.array_repr(np.ones(2))), [F23]),
+    ("array_str", lambda x: x * len(fnp.array_str(np.ones(2))), [F23]),
+    ("get_printoptions", lambda x: x * fnp.get_printoptions()["precision"], [F23]),
+    ("set_printoptions", lambda x: x * (fnp.set_printoptions(precision=8) is None), [F23]),
+    ("printoptions", lambda x: _under_printoptions(x), [F23]),
+    ("save", lambda x: x * (fnp.save(str(_IO_DIR / "s.npy"), np.ones(2)) is None), [F23]),
+    ("savez", lambda x: x * (fnp.savez(str(_IO_DIR / "s.npz"), a=np.ones(2)) is None), [F23]),
+    ("finfo", lambda x: x * fnp.finfo(x.dtype).eps, [F23]),
+    ("iinfo", lambda x: x + fnp.iinfo(np.int8).max, [F23]),
 ]
 
 

@@ -463,13 +463,6 @@ class Module:
                 out = new
         return out
 
-    def compile(self, *args: Any, **kwargs: Any) -> None:
-        """Compile this module's forward in place with ``torch.compile(**kwargs)``:
-        later calls run it as a staged, jitted program (PyTorch's ``Module.compile``)."""
-        from funcgrad.torch._compile import compile_module_in_place  # noqa: PLC0415
-
-        compile_module_in_place(self, *args, **kwargs)
-
     # ---------------------------------------------------------- dtype & device
 
     def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
