@@ -14,6 +14,7 @@ Array([2., 2.], dtype=float64)
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -556,10 +557,21 @@ class Tracer(Array):
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         name = getattr(func, "__name__", str(func))
+        if name in ("shape", "ndim", "size") and args and args[0] is self:
+            # What the aval already says (JAX's tracers allow these too).
+            shape = self.aval.shape
+            if name == "shape":
+                return shape
+            if name == "ndim":
+                return len(shape)
+            axis = args[1] if len(args) > 1 else kwargs.get("axis")
+            return math.prod(shape) if axis is None else shape[axis]
+        where = getattr(func, "__module__", None) or "numpy"
+        where = where if where.startswith("numpy") else "numpy"
         raise TracerArrayConversionError(
-            f"numpy.{name} was called on a traced value {self.aval.str_short()} at "
+            f"{where}.{name} was called on a traced value {self.aval.str_short()} at "
             f"{user_frame()}. Inside {self._trace.describe()} NumPy cannot see the "
-            f"transformation; use funcgrad.numpy.{name} (import funcgrad.numpy as jnp) "
+            f"transformation; use funcgrad.{where}.{name} (import funcgrad.numpy as jnp) "
             "instead."
         )
 

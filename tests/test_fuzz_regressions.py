@@ -142,3 +142,17 @@ def test_torch_rsub_of_two_tensors_records_rsub() -> None:
         np.testing.assert_array_equal(z.detach().numpy(), [[-0.5, -1.5], [2.0, 1.0]])
         np.testing.assert_array_equal(x.grad.numpy(), [-2.0, -4.0])
         np.testing.assert_array_equal(y.grad.numpy().ravel(), [3.0, 3.0])
+
+
+def test_numpy_shape_ndim_size_of_a_tracer_read_its_aval() -> None:
+    # JAX's tracers answer np.shape/np.ndim/np.size; other NumPy functions on a tracer raise
+    # with the funcgrad function to use (np.linalg.norm -> funcgrad.numpy.linalg.norm).
+    def f(a):  # type: ignore[no-untyped-def]
+        return a * np.shape(a)[0] + np.ndim(a) + np.size(a) + np.size(a, 1)
+
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(fg.jit(f)(x), np.full((2, 3), 13.0, np.float32))
+    np.testing.assert_array_equal(fg.grad(lambda a: f(a).sum())(x), np.full((2, 3), 2.0))
+    with pytest.raises(fg.errors.TracerArrayConversionError,
+                       match=r"funcgrad\.numpy\.linalg\.norm"):
+        fg.jit(lambda a: np.linalg.norm(a))(x)
