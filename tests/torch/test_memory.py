@@ -6,48 +6,20 @@ the new state into the old buffers when nothing else sees them."""
 
 from __future__ import annotations
 
-import gc
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from gc_checks import collector_off as _collector_off
+from gc_checks import cyclic_garbage as _cyclic_garbage
+from gc_checks import object_growth as _object_growth
 
 from funcgrad import torch
 from funcgrad.torch import nn
 
 N = 10_000
-
-
-@contextmanager
-def _collector_off() -> Iterator[None]:
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-def _cyclic_garbage(step: Callable[[], Any], steps: int = 10) -> int:
-    for _ in range(2):
-        step()
-    with _collector_off():
-        for _ in range(steps):
-            step()
-        return gc.collect()
-
-
-def _object_growth(step: Callable[[], Any], steps: int = 20) -> int:
-    for _ in range(3):
-        step()
-    with _collector_off():
-        before = len(gc.get_objects())
-        for _ in range(steps):
-            step()
-        return len(gc.get_objects()) - before
 
 
 # ------------------------------------------------------------------ training steps

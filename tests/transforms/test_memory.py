@@ -6,16 +6,17 @@ compiled code."""
 
 from __future__ import annotations
 
-import gc
 import tracemalloc
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from gc_checks import collector_off as _collector_off
+from gc_checks import cyclic_garbage as _cyclic_garbage
+from gc_checks import object_growth as _object_growth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,37 +38,6 @@ W = np.linspace(0.5, -0.5, 8, dtype=np.float32).reshape(4, 2)
 
 def _loss(w: Any, x: Any) -> Any:
     return jnp.tanh(x @ w).sum()
-
-
-@contextmanager
-def _collector_off() -> Iterator[None]:
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-def _cyclic_garbage(step: Callable[[], Any], steps: int = 10) -> int:
-    """Objects the collector finds after ``steps`` calls made with it off (after warm-up):
-    what reference counting alone did not free."""
-    for _ in range(2):
-        step()
-    with _collector_off():
-        for _ in range(steps):
-            step()
-        return gc.collect()
-
-
-def _object_growth(step: Callable[[], Any], steps: int = 20) -> int:
-    for _ in range(3):
-        step()
-    with _collector_off():
-        before = len(gc.get_objects())
-        for _ in range(steps):
-            step()
-        return len(gc.get_objects()) - before
 
 
 # ------------------------------------------------------------------ no reference cycles
