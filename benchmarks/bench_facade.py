@@ -47,7 +47,12 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from plotting import add_output_options, write_outputs  # noqa: E402 - benchmarks/plotting.py
-from timing import fmt_time, median_times, versions  # noqa: E402 - benchmarks/timing.py
+from timing import (  # noqa: E402 - benchmarks/timing.py
+    chained_ops,
+    fmt_time,
+    median_times,
+    versions,
+)
 
 import funcgrad.torch as ft  # noqa: E402 - the PyTorch face
 
@@ -64,18 +69,7 @@ def chain(x: Any, n: int = N_OPS) -> Any:
 
     The same code runs on funcgrad and torch tensors (both have ``*``, ``+``, ``.tanh()``).
     """
-    y = x
-    for i in range(n):
-        k = i % 4
-        if k == 0:
-            y = y * 0.9
-        elif k == 1:
-            y = y + 0.1
-        elif k == 2:
-            y = y.tanh()
-        else:
-            y = y * x
-    return y
+    return chained_ops(x, lambda y: y.tanh(), n)
 
 
 def chain_runs(lib: str, x0: np.ndarray) -> dict[str, Callable[[], Any]]:

@@ -61,7 +61,12 @@ from dataclasses import dataclass, field  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from timing import fmt_time, median_times, versions  # noqa: E402 - benchmarks/timing.py
+from timing import (  # noqa: E402 - benchmarks/timing.py
+    chained_ops,
+    fmt_time,
+    median_times,
+    versions,
+)
 
 import funcgrad as fg  # noqa: E402 - the JAX face
 import funcgrad.numpy as fnp  # noqa: E402
@@ -267,18 +272,7 @@ def torch_rows(w: Workload, peers: Peers, build: Callable[[Any, Any], Callable[[
 
 
 def chain(x: Any, tanh: Callable[[Any], Any], n: int = 100) -> Any:
-    y = x
-    for i in range(n):
-        k = i % 4
-        if k == 0:
-            y = y * 0.9
-        elif k == 1:
-            y = y + 0.1
-        elif k == 2:
-            y = tanh(y)
-        else:
-            y = y * x
-    return y
+    return chained_ops(x, tanh, n)
 
 
 def chain_grad_numpy(x: np.ndarray, n: int = 100) -> np.ndarray:

@@ -66,3 +66,20 @@ def versions() -> str:
     if any(threads):
         out.append("OMP/OPENBLAS/MKL threads " + "/".join(t or "-" for t in threads))
     return ", ".join(out)
+
+
+def chained_ops(x: Any, tanh: Callable[[Any], Any], n: int) -> Any:
+    """W1's program: ``n`` elementwise ops on ``x`` (``* 0.9``, ``+ 0.1``, ``tanh``, ``* x``,
+    cycled); ``tanh`` is the library's (a function or ``lambda y: y.tanh()``)."""
+    y = x
+    for i in range(n):
+        k = i % 4
+        if k == 0:
+            y = y * 0.9
+        elif k == 1:
+            y = y + 0.1
+        elif k == 2:
+            y = tanh(y)
+        else:
+            y = y * x
+    return y
