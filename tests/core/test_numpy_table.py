@@ -436,7 +436,10 @@ REDUCTIONS = [
     reduce_case("any", SMALL_INTS, grad=False, dtypes=ALL),
     reduce_case("count_nonzero", SMALL_INTS, grad=False, dtypes=ALL),
     reduce_case("logsumexp", ref=_logsumexp_ref),
-    reduce_case("cumsum", axis="single_or_none", keepdims=False, dtypes=ALL + (I32,)),
+    # JAX's cumsum keeps an integer dtype (NumPy widens it to the platform integer).
+    reduce_case("cumsum", axis="single_or_none", keepdims=False, dtypes=ALL + (I32,),
+                ref=lambda a, axis=None: np.cumsum(
+                    a, axis=axis, dtype=a.dtype if a.dtype.kind in "iu" else None)),
     reduce_case("sort", axis="single_or_none", keepdims=False, distinct=True, dtypes=ALL,
                 ref=lambda a, axis=-1: np.sort(a, axis=axis, kind="stable")),
     reduce_case("argsort", axis="single_or_none", keepdims=False, distinct=True, grad=False,
