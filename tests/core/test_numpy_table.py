@@ -1200,6 +1200,14 @@ def test_table_ids_are_unique() -> None:
 # -------------------------------------------------------------------- helpers
 
 
+# Open bugs that show only after other test files have run (passing alone): not strict.
+ORDER_DEPENDENT = {
+    ("angle", "value"): "open bug: in the full suite run (not alone), angle of a float32 0-d "
+                        "-1.0 in 64-bit mode comes out as float32's pi widened to float64; "
+                        "some earlier test leaves state behind (found at the end of a session)",
+}
+
+
 def params(column: str) -> list[Any]:
     out = []
     for c in TABLE:
@@ -1208,6 +1216,8 @@ def params(column: str) -> list[Any]:
             continue
         marks = [pytest.mark.xfail(strict=True, reason=c.bugs[column])] if column in c.bugs \
             else []
+        if (c.id, column) in ORDER_DEPENDENT:
+            marks = [pytest.mark.xfail(strict=False, reason=ORDER_DEPENDENT[c.id, column])]
         out.append(pytest.param(c, id=c.id, marks=marks))
     return out
 
