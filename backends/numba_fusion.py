@@ -263,13 +263,7 @@ def _elementwise_source(step: FusedStep) -> tuple[
         buf_name[v] = f"b{len(buf_name)}"
 
     driver = [f"def run({''.join(f'a{k}, ' for k in range(len(step.inputs)))}outs=None):"]
-    for k, v in enumerate(step.inputs):
-        if v.aval.ndim == 0:
-            driver.append(f"    s{k} = a{k}[()]")
-        else:
-            driver.append(f"    a{k} = np.ascontiguousarray(a{k})")
-            if v.aval.shape == shape:
-                driver.append(f"    f{k} = a{k}.reshape(-1)")
+    driver.extend(_input_lines(step, shape))
     for k, (v, name) in enumerate(out_name.items()):
         # Allocated in its own shape, flattened for the loops: the result owns its memory
         # (not a view), so a later donation of it can be written in place.
@@ -480,13 +474,7 @@ def _reduction_source(step: FusedStep) -> tuple[str, dict[str, list[tuple[str, A
     funcs.append(f"def red({args[2:]}):\n    out = np.empty({n_out}, {t})\n"
                  f"    for o in range({n_out}):\n        out[o] = {first}\n    return out")
     driver = [f"def run({', '.join(f'a{k}' for k in range(len(step.inputs)))}):"]
-    for k, v in enumerate(step.inputs):
-        if v.aval.ndim == 0:
-            driver.append(f"    s{k} = a{k}[()]")
-        else:
-            driver.append(f"    a{k} = np.ascontiguousarray(a{k})")
-            if v.aval.shape == shape:
-                driver.append(f"    f{k} = a{k}.reshape(-1)")
+    driver.extend(_input_lines(step, shape))
     driver.append(f"    return [red({', '.join(p[0] for p in seg.params)})"
                   f".reshape({out.aval.shape!r})]")
     sigs: dict[str, list[tuple[str, Any, int]] | None] = {"val": None, "pw": None, "seq": None}
@@ -555,6 +543,20 @@ def _compile(source: str, sigs: dict[str, Any], names: dict[str, Any]
         return None
     run: Callable[..., list[Any]] = namespace["run"]
     return run
+
+
+def _input_lines(step: FusedStep, shape: tuple[int, ...]) -> list[str]:
+    """The driver's lines that ready its inputs: 0-d ones as scalars (``s{k}``), the others
+    contiguous, and flat views (``f{k}``) of those of the cluster's full shape."""
+    lines = []
+    for k, v in enumerate(step.inputs):
+        if v.aval.ndim == 0:
+            lines.append(f"    s{k} = a{k}[()]")
+        else:
+            lines.append(f"    a{k} = np.ascontiguousarray(a{k})")
+            if v.aval.shape == shape:
+                lines.append(f"    f{k} = a{k}.reshape(-1)")
+    return lines
 
 
 def _operation_count(step: FusedStep) -> int:

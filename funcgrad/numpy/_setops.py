@@ -510,6 +510,19 @@ def sort_complex(a: Any) -> Any:
     return cast(a, dt)
 
 
+def _partition_operand(a: Any, kth: int, axis: int, name: str
+                       ) -> tuple[Any, Any, int, int, int]:
+    """``a`` with ``axis`` moved last, its dtype, the axis, its length and ``kth`` (checked)."""
+    arr = asarray(a)
+    dt = get_aval(arr).dtype
+    if dt.kind == "c":
+        raise TypeError(f"{name} for complex dtype is not supported")
+    ax = canonical_axis(axis, get_aval(arr).ndim)
+    n = get_aval(arr).shape[ax]
+    k = canonical_axis(kth, n, "kth")
+    return swapaxes(arr, ax, -1), dt, ax, n, k
+
+
 def partition(a: Any, kth: int, axis: int = -1) -> Any:
     """The array with its ``kth`` smallest value at index ``kth`` along ``axis``, smaller
     ones before it and larger ones after (JAX's order within each side).
@@ -518,14 +531,7 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
     >>> fnp.partition(fnp.array([3.0, 1.0, 2.0, 0.0]), 1)[:2].tolist()
     [0.0, 1.0]
     """
-    arr = asarray(a)
-    dt = get_aval(arr).dtype
-    if dt.kind == "c":
-        raise TypeError("partition for complex dtype is not supported")
-    ax = canonical_axis(axis, get_aval(arr).ndim)
-    n = get_aval(arr).shape[ax]
-    k = canonical_axis(kth, n, "kth")
-    arr = swapaxes(arr, ax, -1)
+    arr, dt, ax, n, k = _partition_operand(a, kth, axis, "partition")
     if dt.kind == "u":
         bottom = subtract(negative(top_k(negative(arr + 1), k + 1)[0]), 1)
     else:
@@ -541,14 +547,7 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     >>> fnp.argpartition(fnp.array([3.0, 1.0, 2.0, 0.0]), 1)[:2].tolist()
     [3, 1]
     """
-    arr = asarray(a)
-    dt = get_aval(arr).dtype
-    if dt.kind == "c":
-        raise TypeError("argpartition for complex dtype is not supported")
-    ax = canonical_axis(axis, get_aval(arr).ndim)
-    n = get_aval(arr).shape[ax]
-    k = canonical_axis(kth, n, "kth")
-    arr = swapaxes(arr, ax, -1)
+    arr, dt, ax, n, k = _partition_operand(a, kth, axis, "argpartition")
     bottom_ind = top_k(negative(arr + 1) if dt.kind == "u" else negative(arr), k + 1)[1]
     # The rest in index order: the indices not in bottom_ind, found through a 0/1 proxy.
     hit = _any(equal(expand_dims(bottom_ind, -1), arange(n, dtype=get_aval(bottom_ind).dtype)),

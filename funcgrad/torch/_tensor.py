@@ -1434,8 +1434,7 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
         t = Tensor._from_data(o._value)
         if is_inexact(o._aval.dtype):
             t.grad_fn, t._out_index, t._requires_grad = node, k, True
-            if k < len(node.outs) and type(node.outs[k]) is not Missing:
-                node.saved.append((t._vc, 0, _describe(t, node)))
+            _register_saved_output(node, (node, k), t)
         wrapped.append(t)
     return cast(Tensor, wrapped) if prim.multiple_results else wrapped[0]
 
@@ -1478,8 +1477,6 @@ def _register_saved_output(node: GradFn, edge: Any, t: Tensor) -> None:
     """If the node that made this output keeps it for backward, in-place changes to the
     output must be caught."""
     inner, k = edge
-    from funcgrad.core import Missing  # noqa: PLC0415
-
     if isinstance(inner, GradFn) and k < len(inner.outs) and type(inner.outs[k]) is not Missing:
         inner.saved.append((t._vc, t._vc[0], _describe(t, t.grad_fn)))
 
