@@ -39,13 +39,37 @@ _hypothesis_settings.load_profile(os.environ.get("FUNCGRAD_HYPOTHESIS_PROFILE", 
 def _x64_mode(request: pytest.FixtureRequest):
     if request.node.get_closest_marker("x32") is not None:
         config.update("jax_enable_x64", False)
+        # The x32 tests compare with JAX at its 32-bit default, whatever an earlier test
+        # (in this worker process) left JAX's own flag at.
+        real_jax = sys.modules.get("jax")
+        jax_x64 = real_jax.config.jax_enable_x64 if real_jax is not None else None
+        if real_jax is not None:
+            real_jax.config.update("jax_enable_x64", False)
         try:
             yield
         finally:
             config.update("jax_enable_x64", False)
+            if real_jax is not None:
+                real_jax.config.update("jax_enable_x64", jax_x64)
         return
     with enable_x64(True):
         yield
+
+
+def pytest_sessionfinish(session: Any) -> None:
+    """Under pytest-xdist, a worker hands its documentation-example counts to the
+    controller, which prints the summary."""
+    counts = session.config.__dict__.get("_funcgrad_doc_blocks")
+    out = getattr(session.config, "workeroutput", None)
+    if counts and out is not None:
+        out["funcgrad_doc_blocks"] = dict(counts)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    counts = getattr(node, "workeroutput", {}).get("funcgrad_doc_blocks")
+    if counts:
+        node.config.__dict__.setdefault("_funcgrad_doc_blocks", {}).update(counts)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
