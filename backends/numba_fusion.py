@@ -35,7 +35,6 @@ True
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +43,7 @@ import numpy as np
 from funcgrad.backends.fusion import FusedStep, plan_jaxpr
 from funcgrad.config import config
 from funcgrad.ir import Atom, ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from funcgrad.numba_switch import enabled, numba_module
 
 DEFAULT_MIN_SIZE = 1 << 16
 """Clusters smaller than this stay NumPy code: numba compiles a kernel in 0.1-1 s."""
@@ -58,25 +58,7 @@ VECTOR_UFUNCS = frozenset({
     "arctan2", "power"})
 
 
-def _numba() -> Any:
-    try:
-        import numba  # noqa: PLC0415 - optional (the cpu-fusion extra), loaded on first use
-    except ImportError:
-        return None
-    return numba
-
-
-def enabled() -> bool:
-    """Whether jit fuses CPU clusters: numba is installed and no switch turned it off.
-
-    >>> enabled() in (True, False)
-    True
-    """
-    on = config.read("funcgrad_cpu_fusion")
-    if on is None:
-        on = os.environ.get("FUNCGRAD_CPU_FUSION", "1").strip().lower() not in (
-            "0", "false", "no", "off")
-    return bool(on) and _numba() is not None
+_numba = numba_module
 
 
 def min_size() -> int:

@@ -12,7 +12,7 @@ Workloads (float32 on the CPU, the same data for every implementation):
 - ``W4``: reductions (sum, max) and logsumexp / softmax over the rows of a (1000, 1000) array.
 - ``W5``: a jitted ``fori_loop`` of 100 small steps against the same body unrolled and jitted.
 - ``W6``: per-example gradients (vmap(grad)) of logistic regression, batch 128, 100 features.
-- ``W7``: a char-LSTM step (embedding 32, hidden 128, sequence 32, batch 16; forward +
+- ``W7``: a char-LSTM step (embedding 32, hidden 128, sequence 32, batch 32; forward +
   backward) and a digits CNN step (conv-relu-pool x2 + linear, batch 64, 28x28; forward +
   backward + SGD), funcgrad.torch against PyTorch (nn.LSTM, nn.Conv2d).
 - ``MLP loop``: one epoch of the PyTorch tutorial's training loop (Flatten, Linear-ReLU-
@@ -91,7 +91,7 @@ class Sizes:
     w5_steps: int = 100
     w6_batch: int = 128
     w6_features: int = 100
-    lstm: tuple[int, int, int, int, int] = (64, 32, 128, 32, 16)  # vocab emb hidden seq batch
+    lstm: tuple[int, int, int, int, int] = (64, 32, 128, 32, 32)  # vocab emb hidden seq batch
     cnn_side: int = 28
     loop_samples: int = 6400
     loop_hidden: int = 512

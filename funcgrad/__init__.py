@@ -102,6 +102,32 @@ from funcgrad.transforms.jvp import jvp, linearize
 from funcgrad.transforms.vjp import grad, value_and_grad, vjp
 from funcgrad.transforms.vmap import vmap
 
+# Config switches, runtime helpers, stages, monitoring, profiling, one-device sharding.
+# isort: off
+from funcgrad import monitoring, profiler, sharding, stages
+from funcgrad.api_runtime import copy_to_host_async, effects_barrier, fwd_and_bwd
+from funcgrad.config_flags import (
+    allow_f16_reductions,
+    debug_key_reuse,
+    default_prng_impl,
+    enable_custom_prng,
+    legacy_prng_key,
+    make_user_context,
+    no_execution,
+    no_tracing,
+    remove_size_one_mesh_axis_from_type,
+    softmax_custom_jvp,
+)
+from funcgrad.shard_map import shard_map, smap
+from funcgrad.sharded_arrays import (
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    reshard,
+)
+from funcgrad.sharding import NamedSharding, P, Shard, make_mesh, set_mesh
+# isort: on
+
 jacobian = jacrev
 __version__ = version.__version__
 
@@ -124,4 +150,11 @@ __all__ = [
     "named_call", "named_scope", "nn", "numpy", "process_count", "process_index",
     "process_indices", "pure_callback", "random", "remat", "scipy", "test_util", "testing", "tree",
     "tree_util", "typeof", "value_and_grad", "vjp", "vmap",
+    "monitoring", "profiler", "sharding", "stages", "copy_to_host_async", "effects_barrier",
+    "fwd_and_bwd", "allow_f16_reductions", "debug_key_reuse", "default_prng_impl",
+    "enable_custom_prng", "legacy_prng_key", "make_user_context", "no_execution", "no_tracing",
+    "remove_size_one_mesh_axis_from_type", "softmax_custom_jvp", "shard_map", "smap",
+    "NamedSharding", "P", "Shard", "make_array_from_callback",
+    "make_array_from_process_local_data", "make_array_from_single_device_arrays", "make_mesh",
+    "reshard", "set_mesh",
 ]

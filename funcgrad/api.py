@@ -264,6 +264,10 @@ def device_put(x: Any, device: Any = None) -> Any:
     """
     from funcgrad.conversion import asarray, from_buffer  # noqa: PLC0415
     from funcgrad.devices import put_buffer  # noqa: PLC0415
+    from funcgrad.sharding import Sharding  # noqa: PLC0415
+
+    if isinstance(device, Sharding):  # one device: a sharding places all on its device
+        device = device._device()
 
     def put(a: Any) -> Any:
         arr = asarray(a)

@@ -120,11 +120,12 @@ def _no_op_context(*args: Any, **kwargs: Any) -> Iterator[None]:
     yield
 
 
-# JAX's guards and checks over XLA transfers and its tracer-leak checker: accepted, with
-# nothing to guard (transfers are NumPy/CuPy calls the program makes itself).
+# JAX's guards and checks over XLA transfers: accepted, with nothing to guard (transfers
+# are NumPy/CuPy calls the program makes itself).
 transfer_guard = transfer_guard_host_to_device = transfer_guard_device_to_host = \
-    transfer_guard_device_to_device = checking_leaks = enable_checks = check_tracer_leaks = \
-    explain_cache_misses = _no_op_context
+    transfer_guard_device_to_device = enable_checks = explain_cache_misses = _no_op_context
+# The tracer-leak checker (funcgrad/leak_check.py).
+checking_leaks = check_tracer_leaks = _config_context("jax_check_tracer_leaks")
 
 
 def print_environment_info(return_string: bool = False) -> str | None:

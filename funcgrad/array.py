@@ -243,6 +243,20 @@ class ArrayImpl(Array):
     def is_fully_replicated(self) -> bool:
         return True
 
+    @property
+    def sharding(self) -> Any:
+        """Where the data lives: a ``SingleDeviceSharding`` of its device."""
+        from funcgrad.sharding import sharding_of  # noqa: PLC0415
+
+        return sharding_of(self)
+
+    @property
+    def addressable_shards(self) -> list[Any]:
+        """The shards on this process's devices (one: the whole array)."""
+        from funcgrad.sharding import shards_of  # noqa: PLC0415
+
+        return shards_of(self)
+
     def unsafe_buffer_pointer(self) -> int:
         v = self._value
         return int(v.ctypes.data) if type(v) is np.ndarray else int(v.data.ptr)

@@ -32,6 +32,8 @@ def _env_flag(*names: str) -> bool:
 # What eager evaluation checks every result for (jax_debug_nans / jax_debug_infs): kept in
 # a list the engine reads without a function call.
 CHECK_VALUES: list[str] = []
+# jax_check_tracer_leaks: non-empty while on (funcgrad/leak_check.py runs as a trace ends).
+CHECK_LEAKS: list[bool] = []
 
 
 class _Local(threading.local):
@@ -56,7 +58,17 @@ class Config:
                  "jax_numpy_rank_promotion", "jax_disable_jit", "jax_debug_nans",
                  "jax_debug_infs", "jax_traceback_filtering", "jax_log_compiles",
                  "jax_default_device", "jax_threefry_partitionable",
-                 "jax_numpy_dtype_promotion", "jax_compilation_cache_dir"}
+                 "jax_numpy_dtype_promotion", "jax_compilation_cache_dir",
+                 # funcgrad/config_flags.py: validated there (_HOOKS), read where they act
+                 "jax_no_tracing", "jax_no_execution", "jax_legacy_prng_key",
+                 "jax_default_prng_impl", "jax_enable_custom_prng", "jax_softmax_custom_jvp",
+                 "jax_debug_key_reuse", "jax_allow_f16_reductions",
+                 "jax_remove_size_one_mesh_axis_from_type", "jax_check_tracer_leaks"}
+    # Options that change what a staged program is (JAX's include_in_jit_key): jit keys its
+    # cache on them (trace_context) and calls on_change hooks when they change.
+    _JIT_KEYED = ("jax_softmax_custom_jvp", "jax_allow_f16_reductions")
+    # name -> function that validates (and normalises) a new value.
+    _HOOKS: dict[str, Any] = {}
 
     # funcgrad's own options (None until set): CPU fusion with numba, on by default when
     # numba is installed (FUNCGRAD_CPU_FUSION=0 turns it off), and the smallest cluster
@@ -70,6 +82,9 @@ class Config:
         self._x64 = _env_flag("JAX_ENABLE_X64", "FUNCGRAD_ENABLE_X64")
         self._local = _Local()
         self._values: dict[str, Any] = {}
+        # The current values of make_user_context contexts, and who to tell on a change.
+        self.user_contexts: list[Any] = []
+        self.on_change: list[Any] = []
         # Bumped on every change: caches keyed on dtype rules include it.
         self.generation = 0
 
@@ -104,18 +119,35 @@ class Config:
             self.generation += 1
             return
         if key in self._ACCEPTED or key in self._OWN:
+            hook = self._HOOKS.get(key)
+            if hook is not None:
+                value = hook(value)
             self._values[key] = value
+            if key in self._JIT_KEYED or key == "jax_no_execution":
+                self.changed()
             if key == "funcgrad_check_rules":
                 self.check_rules = bool(value)  # read at every transformed primitive
-            if key in ("jax_debug_nans", "jax_debug_infs"):
+            if key == "jax_check_tracer_leaks":
+                CHECK_LEAKS[:] = [True] if value else []
+            if key in ("jax_debug_nans", "jax_debug_infs", "jax_no_execution"):
                 checks = {"nan": bool(self._values.get("jax_debug_nans")),
-                          "inf": bool(self._values.get("jax_debug_infs"))}
+                          "inf": bool(self._values.get("jax_debug_infs")),
+                          "noexec": bool(self._values.get("jax_no_execution"))}
                 CHECK_VALUES[:] = [k for k, on in checks.items() if on]
             return
         raise AttributeError(
             f"unknown config option {name!r}; funcgrad knows 'jax_enable_x64' and accepts "
             f"{sorted(self._ACCEPTED | self._OWN)}"
         )
+
+    def trace_context(self) -> tuple[Any, ...]:
+        """The option values a staged program depends on (part of jit's cache key)."""
+        return (*(self._values.get(k) for k in self._JIT_KEYED), *self.user_contexts)
+
+    def changed(self) -> None:
+        """Tell the caches keyed on ``trace_context`` that it changed."""
+        for hook in self.on_change:
+            hook()
 
     def read(self, name: str) -> Any:
         key = self._ALIASES.get(name, name)

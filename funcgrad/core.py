@@ -23,7 +23,7 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.array import Array, ArrayImpl, wrap
-from funcgrad.config import CHECK_VALUES
+from funcgrad.config import CHECK_LEAKS, CHECK_VALUES
 from funcgrad.errors import (
     ConcretizationTypeError,
     DeviceError,
@@ -274,6 +274,10 @@ class new_trace:  # noqa: N801 - used like a function: ``with new_trace(t):``
     def __exit__(self, *exc: object) -> None:
         _ctx.trace = self.prev
         self.trace.alive = False
+        if CHECK_LEAKS and exc[0] is None:
+            from funcgrad.leak_check import check_leaks  # noqa: PLC0415 - only when on
+
+            check_leaks(self.trace, Tracer)
 
 
 def leaked_tracer_error(tracer: Tracer, where: str) -> UnexpectedTracerError:
@@ -430,17 +434,26 @@ def _wrap_exact(prim: Primitive, xp: Any, out: Any, aval: ShapedArray) -> ArrayI
             f"internal error: the impl of primitive {prim.name} returned "
             f"{out.dtype}{list(out.shape)} where its abstract_eval says {aval.str_short()}"
         )
-    if CHECK_VALUES and out.dtype.kind in "fc":
+    if CHECK_VALUES:
         check_values(prim.name, xp, out)
     return wrap(out, aval)
 
 
 def check_values(where: str, xp: Any, out: Any) -> None:
-    """jax_debug_nans / jax_debug_infs: JAX's FloatingPointError for a bad result."""
+    """jax_debug_nans / jax_debug_infs: JAX's FloatingPointError for a bad result;
+    jax_no_execution: no result at all."""
+    if "noexec" in CHECK_VALUES:
+        raise RuntimeError(f"funcgrad tried to execute {where}, but the no_execution config "
+                           "option is set")
+    if out.dtype.kind not in "fc":
+        return
+    # The message names the primitive and the user's line that applied it.
     if "nan" in CHECK_VALUES and bool(xp.isnan(out).any()):
-        raise FloatingPointError(f"invalid value (nan) encountered in {where}")
+        raise FloatingPointError(f"invalid value (nan) encountered in {where} "
+                                 f"(at {user_frame()})")
     if "inf" in CHECK_VALUES and bool(xp.isinf(out).any()):
-        raise FloatingPointError(f"invalid value (inf) encountered in {where}")
+        raise FloatingPointError(f"invalid value (inf) encountered in {where} "
+                                 f"(at {user_frame()})")
 
 
 def _wrap_call_outputs(prim: Primitive, xp: Any, bufs: Sequence[Any],

@@ -85,6 +85,11 @@ class NonDifferentiableError(GradError):
     """A derivative was requested through an operation that has none."""
 
 
+class WhileLoopReverseError(NonDifferentiableError, ValueError):
+    """Reverse mode through a ``while_loop`` that the differentiated inputs reach (JAX
+    raises a ValueError)."""
+
+
 class TreeStructureError(FuncgradError, ValueError):
     """Pytrees whose structures were expected to match but do not."""
 
@@ -95,6 +100,11 @@ class DeviceError(FuncgradError, ValueError):
 
 class BackendError(FuncgradError, RuntimeError):
     """A backend that is unavailable or failed to compile a program."""
+
+
+class KeyReuseError(FuncgradError, TypeError):
+    """A typed PRNG key used again after a sampler or ``split`` used it (with
+    ``jax_debug_key_reuse`` on)."""
 
 
 __all__ = [
@@ -109,6 +119,7 @@ __all__ = [
     "HasAuxError",
     "IndexingError",
     "IntegerInputError",
+    "KeyReuseError",
     "NonConcreteBooleanIndexError",
     "NonDifferentiableError",
     "NonScalarOutputError",
@@ -118,4 +129,5 @@ __all__ = [
     "TracerIntegerConversionError",
     "TreeStructureError",
     "UnexpectedTracerError",
+    "WhileLoopReverseError",
 ]

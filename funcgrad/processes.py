@@ -77,6 +77,22 @@ class Communicator(ABC):
         """Receive an array shaped as ``like`` from ``source`` (any when None); gives the
         array and the sender's rank."""
 
+    def reduce(self, x: Any, op: str, root: int) -> Any:
+        """Process ``root`` gets the reduction of all processes' ``x``; what the others get
+        is unspecified (NCCL leaves it so)."""
+        return self.allreduce(x, op)
+
+    @abstractmethod
+    def split(self, color: int | None, key: int) -> Communicator | None:
+        """The communicator of the processes that pass the same ``color``, ranked by
+        ``key`` (ties by rank here); a process passing ``None`` joins none and gets None.
+        Every process of this communicator calls it (MPI's ``Comm_split``)."""
+
+    def close(self) -> None:
+        """Release what the communicator holds (threads, device communicators); the
+        processes stay up. A communicator holding nothing has nothing to do."""
+        return None
+
     @abstractmethod
     def barrier(self) -> None:
         """Wait until every process gets here."""

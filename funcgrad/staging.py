@@ -20,6 +20,7 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.array import ArrayImpl
+from funcgrad.config import config
 from funcgrad.core import (
     Missing,
     Primitive,
@@ -129,6 +130,9 @@ def trace_flat(fun: Callable[..., Any], in_avals: Sequence[ShapedArray],
 
     Returns the closed jaxpr and the raw (unflattened) output list.
     """
+    if config.read("jax_no_tracing"):
+        raise RuntimeError(f"re-tracing function {getattr(fun, '__name__', fun)} for `jit`, "
+                           "but 'no_tracing' is set")
     trace = StagingTrace(fold_constants)
     with new_trace(trace):
         args = [trace.new_arg(av) for av in in_avals]

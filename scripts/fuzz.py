@@ -100,7 +100,7 @@ def shrink_jax(prog: fp.Prog, bad: dict[str, Any], budget_s: float) -> tuple[fp.
 def fuzz_jax(args: argparse.Namespace, out: Any) -> tuple[int, int, int, int]:
     done = mismatches = skipped = refused = 0
     t0 = last = time.monotonic()
-    for k in range(args.programs):
+    for k in range(args.start, args.start + args.programs):
         if time.monotonic() - t0 > args.time_limit:
             break
         prog = fp.draw_program(fp.RngDrawer(args.seed * 1_000_003 + k))
@@ -198,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--face", choices=("jax", "torch"), default="jax")
     p.add_argument("--programs", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--start", type=int, default=0,
+                   help="index of the first program (JAX face): chunks of one seed's run")
     p.add_argument("--time-limit", type=float, default=3600.0)
     p.add_argument("--out", default="failures.jsonl")
     p.add_argument("--shrink-s", type=float, default=60.0, help="time to shrink one failure")

@@ -91,7 +91,7 @@ def test_the_plot_goes_next_to_the_json(tmp_path: pathlib.Path) -> None:
     assert not (tmp_path / "only.png").exists()  # nothing to draw
 
 
-@pytest.mark.parametrize("script", ["bench_facade", "bench_jit", "bench_fft",
+@pytest.mark.parametrize("script", ["bench_facade", "bench_jit", "bench_fft", "bench_linalg",
                                     "bench_distributed", "bench_per_example_grads"])
 def test_scripts_take_json_and_plot(script: str) -> None:
     source = (ROOT / "benchmarks" / f"{script}.py").read_text()

@@ -51,3 +51,48 @@ def test_workloads_benchmark_smoke_run(tmp_path: pathlib.Path) -> None:
     assert text in out.stdout
     assert "| W1 | funcgrad.torch eager |" in text
     assert "not measured (HIPS autograd grad: skipped (--no-peers))" in text
+
+
+def test_linalg_benchmark_smoke_run(tmp_path: pathlib.Path) -> None:
+    """benchmarks/bench_linalg.py at tiny sizes without peers: every funcgrad row is checked
+    (value against NumPy, gradient against finite differences) and timed, and the JSON and
+    Markdown tables are written."""
+    results, table = tmp_path / "linalg.json", tmp_path / "linalg.md"
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_linalg.py"),
+                          "--tiny", "--no-peers", "--json", str(results),
+                          "--markdown", str(table)],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(results.read_text())
+    assert data["sizes"] == ["8x8", "4 x 4x4"]
+    workloads = ("slogdet", "cholesky+solve", "svd", "eigh")
+    keys = {f"{w} @ {s}" for w in workloads for s in data["sizes"]}
+    for impl in ("funcgrad jit", "funcgrad eager"):
+        assert set(data["times_s"][impl]) == keys
+        assert all(t > 0 for t in data["times_s"][impl].values())
+    assert "jax.jit" not in data["times_s"] and "torch" not in data["times_s"]
+    assert all(r is None for r in data["ratio_to_faster_peer"].values())  # no peer ran
+    text = table.read_text()
+    assert text in out.stdout
+    assert "| cholesky+solve | 4 x 4x4 |" in text
+
+
+def test_random_benchmark_smoke_run(tmp_path: pathlib.Path) -> None:
+    """benchmarks/bench_random.py at a tiny size without peers: every funcgrad row is checked
+    (jit against eager, the moments) and timed, and the JSON and Markdown are written."""
+    results, table = tmp_path / "random.json", tmp_path / "random.md"
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_random.py"),
+                          "--tiny", "--no-peers", "--json", str(results),
+                          "--markdown", str(table)],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(results.read_text())
+    assert data["n"] == 1000 and data["splits"] == 10
+    for impl in ("funcgrad jit", "funcgrad eager"):
+        assert set(data["times_s"][impl]) == {"normal", "uniform", "split"}
+        assert all(t > 0 for t in data["times_s"][impl].values())
+    assert "jax.jit" not in data["times_s"]
+    assert [g["verdict"] for g in data["goals"]] == ["not measured"] * 3
+    text = table.read_text()
+    assert text in out.stdout
+    assert "| funcgrad eager |" in text

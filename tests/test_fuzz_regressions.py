@@ -119,6 +119,21 @@ SHRUNK = [
          "custom_jvp", 566360606),
     Prog(((2, 3),), (("pad", "reflect", ((1, 1), (1, 0))),), None, 3),
     Prog(((2, 3),), (("slice_in_dim", 1),), "jit", 4),
+    # reverse mode through a custom_jvp rule that calls jvp of a custom_vjp function
+    Prog(((3,),), (("custom_vjp_op",), ("sin",)), "custom_jvp", 5),
+    # hessian/jvp_grad through jit of x.at[repeated].multiply(constant)
+    Prog(((3,),), (("at_multiply", "multiply", "array", (0, 2, 0), None, True),), "jit", 6),
+    # float32: a derivative that is 0 exactly, JAX's float32 noise 1e-4 (JAX's float64: 0)
+    Prog(((2,), (), ()), (("logaddexp", 0), ("standardize", -1)), None, 1306382886,
+         "float32"),
+    # 0 * NaN at a kink: XLA's jit simplifies it to 0, JAX op by op and funcgrad keep NaN
+    Prog(((1,), (2,)), (("min", -1, True), ("std_method", 0, False)), None, 1633974721),
+    # lax.dynamic_(update_)slice with a negative Python-int start counts from the end (JAX)
+    Prog(((1, 1, 2),), (("dynamic_update_slice", (("traced", 0), ("traced", 0), ("int", -1)),
+                         (2, 3, 1)),), None, 1758524599),
+    Prog(((1, 3, 1), (), (3, 1)), (("lax_select_gt", 0), ("dynamic_update_slice", (
+        ("traced", 0), ("int", -1), ("int", 2)), (1, 2, 2))), None, 441809871),
+    Prog(((3, 2),), (("dynamic_slice", (("int", -1), ("traced", 0)), (2, 1)),), None, 5),
 ]
 
 
@@ -156,3 +171,230 @@ def test_numpy_shape_ndim_size_of_a_tracer_read_its_aval() -> None:
     with pytest.raises(fg.errors.TracerArrayConversionError,
                        match=r"funcgrad\.numpy\.linalg\.norm"):
         fg.jit(lambda a: np.linalg.norm(a))(x)
+
+
+# ---------------------------------------------------------------- symbolic zeros (JAX face)
+
+
+def _sin_times_three_vjp(m):  # type: ignore[no-untyped-def]
+    """A custom_vjp function whose rule is not sin's derivative (3 cos): the rule is used."""
+    @m.custom_vjp
+    def s(x):  # type: ignore[no-untyped-def]
+        return m.numpy.sin(x)
+
+    s.defvjp(lambda x: (m.numpy.sin(x), m.numpy.cos(x)), lambda c, g: (3.0 * c * g,))
+    return s
+
+
+def _custom_jvp_over_custom_vjp(m):  # type: ignore[no-untyped-def]
+    s = _sin_times_three_vjp(m)
+
+    def body(x, y):  # type: ignore[no-untyped-def]
+        return m.numpy.sum(s(x) * y + x)
+
+    f = m.custom_jvp(body)
+    f.defjvp(lambda p, t: m.jvp(body, p, t))
+    return f
+
+
+@settings(max_examples=10, deadline=None)
+@given(x=st.lists(st.floats(-2, 2, allow_subnormal=False), min_size=1, max_size=3))
+def test_reverse_mode_of_a_custom_jvp_rule_calling_jvp_of_a_custom_vjp(x: list[float]) -> None:
+    # The custom_vjp's jvp is linear but known only by its transpose (JAX's custom_lin):
+    # reverse mode through the custom_jvp rule transposes it, running the custom_vjp's bwd.
+    jax = _jax()
+    a, b = np.asarray(x), np.linspace(0.5, 1.5, len(x))
+    with jax_x64_mode(jax, True):
+        jf = _custom_jvp_over_custom_vjp(jax)
+        want = [jax.grad(jf, argnums=(0, 1))(a, b),
+                jax.vmap(jax.grad(jf), (0, None))(np.stack([a, -a]), b)]
+    f = _custom_jvp_over_custom_vjp(fg)
+    # 3 cos(x) y + 1 (the rule's), not cos(x) y + 1 (sin's)
+    np.testing.assert_allclose(fg.grad(f)(a, b), 3.0 * np.cos(a) * b + 1.0, rtol=1e-12)
+    for got in (fg.grad(f, argnums=(0, 1))(a, b), fg.jit(fg.grad(f, argnums=(0, 1)))(a, b),
+                fg.grad(fg.jit(f), argnums=(0, 1))(a, b)):
+        for g, w in zip(got, want[0]):
+            np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)
+    np.testing.assert_allclose(fg.vmap(fg.grad(f), (0, None))(np.stack([a, -a]), b),
+                               np.asarray(want[1]), rtol=1e-12)
+
+
+def test_forward_mode_of_a_custom_vjp_is_still_refused() -> None:
+    # Evaluating the deferred linear part (jvp, jit of jvp, linearize) raises, as in JAX.
+    s = _sin_times_three_vjp(fg)
+    x = np.array([0.3, 0.7])
+    for run in (lambda: fg.jvp(s, (x,), (x,)), lambda: fg.jit(lambda v: fg.jvp(s, (v,), (v,)))(x),
+                lambda: fg.vmap(lambda v: fg.jvp(s, (v,), (v,)))(x),
+                lambda: fg.linearize(s, x)[1](x)):
+        with pytest.raises(fg.errors.NonDifferentiableError, match="custom_vjp"):
+            run()
+
+
+@settings(max_examples=10, deadline=None)
+@given(x=st.lists(st.floats(-2, 2, allow_subnormal=False), min_size=3, max_size=3))
+def test_jit_jvp_keeps_zero_tangents_symbolic(x: list[float]) -> None:
+    # jvp(grad(jit(f))): the multiplier 0.6 of a scatter-multiply with repeated indices is a
+    # residual of jit's forward; its tangent must stay a symbolic zero (scatter_mul's jvp
+    # refuses a tangent for the multipliers when indices repeat, in JAX as here).
+    jax = _jax()
+    a = np.asarray(x)
+
+    def f(m):  # type: ignore[no-untyped-def]
+        return lambda v: (m.numpy.sin(v).at[np.array([0, 2, 0])].multiply(0.6) ** 2).sum()
+
+    with jax_x64_mode(jax, True):
+        want = jax.hessian(jax.jit(f(jax)))(a)
+    np.testing.assert_allclose(fg.hessian(fg.jit(f(fg)))(a), np.asarray(want), rtol=1e-10,
+                               atol=1e-14)
+    _, t = fg.jvp(fg.grad(fg.jit(f(fg))), (a,), (np.ones(3),))
+    np.testing.assert_allclose(t, np.asarray(want).sum(axis=1), rtol=1e-10, atol=1e-14)
+
+
+def _loop_cases(m):  # type: ignore[no-untyped-def]
+    """Programs whose while_loop only non-differentiated values reach (JAX: a symbolic zero
+    tangent, so reverse mode never transposes the loop)."""
+    jnp, lax = m.numpy, m.lax
+
+    def wl(c0):  # type: ignore[no-untyped-def]
+        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, 0.5 * c[1] + 0.1),
+                              (0, c0))[1]
+
+    sg = lax.stop_gradient
+    return {
+        "stop_gradient": lambda x: x * wl(sg(x)),
+        "round": lambda x: x * wl(jnp.round(x)),
+        "constant": lambda x: x * wl(jnp.ones(())),
+        "jit_constant_arg": lambda x: m.jit(lambda a, c: a * wl(c))(x, 2.0),
+        "jit_stopped_arg": lambda x: m.jit(lambda a, c: a * wl(c))(x, sg(x)),
+        "cond_stopped_operand": lambda x: lax.cond(x > 0, lambda a, c: a * wl(c),
+                                                   lambda a, c: a, x, sg(x)),
+        "fori_stopped_carry": lambda x: lax.fori_loop(
+            0, 2, lambda i, c: (c[0] * wl(c[1]), c[1]), (x, sg(x) * 2.0))[0],
+        "scan_stopped_const": lambda x: lax.scan(
+            lambda cr, s: (cr * wl(sg(x) + s), None), x, jnp.array([0.1, 0.2]))[0],
+        "checkpoint_stopped_arg": lambda x: m.checkpoint(lambda a, c: a * wl(c))(x, sg(x)),
+        "custom_jvp_stopped_arg": lambda x: _cj(m, wl)(x, sg(x)),
+    }
+
+
+def _cj(m, wl):  # type: ignore[no-untyped-def]
+    def body(a, c):  # type: ignore[no-untyped-def]
+        return a * wl(c)
+
+    f = m.custom_jvp(body)
+    f.defjvp(lambda p, t: m.jvp(body, p, t))
+    return f
+
+
+@settings(max_examples=5, deadline=None)
+@given(x=st.floats(-2, 2, allow_subnormal=False).filter(
+    lambda v: abs(v) > 1e-3 and abs(v % 1 - 0.5) > 1e-3))  # away from round's kinks
+@pytest.mark.parametrize("name", sorted(_loop_cases(fg)))
+def test_reverse_mode_skips_a_while_loop_the_inputs_do_not_reach(name: str, x: float) -> None:
+    jax = _jax()
+    a = np.asarray(x)
+    f = _loop_cases(fg)[name]
+    with jax_x64_mode(jax, True):
+        jf = _loop_cases(jax)[name]
+        want = {"grad": jax.grad(jf)(a), "jit_grad": jax.jit(jax.grad(jf))(a),
+                "hessian": jax.hessian(jf)(a), "vmap_grad": jax.vmap(jax.grad(jf))(a[None])}
+    got = {"grad": fg.grad(f)(a), "jit_grad": fg.jit(fg.grad(f))(a),
+           "hessian": fg.hessian(f)(a), "vmap_grad": fg.vmap(fg.grad(f))(a[None])}
+    for k, w in want.items():
+        np.testing.assert_allclose(got[k], np.asarray(w), rtol=1e-12, err_msg=k)
+
+
+@pytest.mark.parametrize("wrap", ["plain", "jit", "cond", "scan", "checkpoint"])
+def test_reverse_mode_through_a_while_loop_the_input_reaches_still_raises(wrap: str) -> None:
+    # JAX: "Reverse-mode differentiation does not work for lax.while_loop"
+    def wl(c0):  # type: ignore[no-untyped-def]
+        return fg.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, 0.5 * c[1]),
+                                 (0, c0))[1]
+
+    f = {"plain": wl, "jit": fg.jit(wl),
+         "cond": lambda x: fg.lax.cond(x > 0, wl, lambda v: v, x),
+         "scan": lambda x: fg.lax.scan(lambda c, s: (wl(c + s), None), x, fnp.ones(2))[0],
+         "checkpoint": fg.checkpoint(wl)}[wrap]
+    # JAX's error: a ValueError with JAX's text (and funcgrad's NonDifferentiableError)
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for "
+                       "lax.while_loop") as info:
+        fg.grad(f)(np.array(0.7))
+    assert isinstance(info.value, fg.errors.NonDifferentiableError)
+    # forward mode works, and matches the derivative 0.125
+    assert float(fg.jvp(wl, (np.array(0.7),), (np.array(1.0),))[1]) == 0.125
+
+
+def test_batched_scatter_with_an_int64_index_array_outside_x64() -> None:
+    # jacfwd (vmap of jvp) of x.at[idx].min/max/multiply with a NumPy int64 index: the batch
+    # positions (iota, int32 without x64) were concatenated with the int64 indices
+    # (DTypeError). jacfwd == jacrev, and both equal JAX's, repeated indices included.
+    jax = _jax()
+    import jax.numpy as jnp
+
+    idx = np.array([0, 2, 0, 0])
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    v = np.array([1.0, 2.0, 1.0, -1.5], np.float32)
+    for op, argnums in (("min", 1), ("max", 1), ("multiply", 0), ("add", 1)):
+        def f(a, b, op=op):  # type: ignore[no-untyped-def]
+            return getattr(fnp.asarray(a).at[idx], op)(b) * 1.5
+
+        def g(a, b, op=op):  # type: ignore[no-untyped-def]
+            return getattr(jnp.asarray(a).at[idx], op)(b) * 1.5
+
+        want = np.asarray(jax.jacrev(g, argnums)(x, v))
+        np.testing.assert_allclose(np.asarray(fg.jacfwd(f, argnums)(x, v)), want, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(fg.jacrev(f, argnums)(x, v)), want, atol=1e-6)
+
+
+@settings(max_examples=10, deadline=None)
+@given(x=st.floats(-1.5, 1.5, allow_subnormal=False), method=st.sampled_from(["min", "max"]))
+def test_scatter_extreme_with_clipped_indices_has_the_finite_difference_derivative(
+        x: float, method: str) -> None:
+    # Indices 1, 1 clip onto element 0 of a length-1 array; JAX gives inf here (sharp bits).
+    const = np.array([[0.9], [2.1]]) * (1.0 if method == "min" else -1.0)
+
+    def f(a):  # type: ignore[no-untyped-def]
+        a = fnp.asarray(a)
+        v = 0.7 * fnp.sin(a.ravel()[0]) + const
+        return fnp.sum(getattr(a.at[np.array([1, 1])], method)(v, mode="clip"))
+
+    a = np.array([[x]])
+    if np.min(np.abs(x - (0.7 * np.sin(x) + const))) < 1e-3:
+        return  # at a tie the derivative is split: finite differences see a kink
+    eps = 1e-6
+    fd = (float(f(a + eps)) - float(f(a - eps))) / (2 * eps)
+    np.testing.assert_allclose(float(fg.grad(f)(a)[0, 0]), fd, rtol=1e-6, atol=1e-8)
+    check_grads(f, (a,), order=1, modes=("fwd", "rev"))
+
+
+def _zero_ct_cases(m):  # type: ignore[no-untyped-def]
+    """A while_loop the input reaches, in an output whose cotangent is a symbolic zero."""
+    def wl(c0):  # type: ignore[no-untyped-def]
+        return m.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, 0.5 * c[1]),
+                                (0, c0))[1]
+
+    return {
+        "jit": m.jit(lambda x: (x * 2.0, wl(x))),
+        "cond": lambda x: m.lax.cond(x > 0, lambda v: (v * 2.0, wl(v)), lambda v: (v, v), x),
+        "scan": lambda x: m.lax.scan(lambda c, _: ((c[0] * 2.0, wl(c[1])), None), (x, x),
+                                     None, length=2)[0],
+        "checkpoint": m.checkpoint(lambda x: (x * 2.0, wl(x))),
+    }
+
+
+@settings(max_examples=5, deadline=None)
+@given(x=st.floats(0.1, 2.0))
+@pytest.mark.parametrize("name", ["jit", "cond", "scan", "checkpoint"])
+def test_zero_cotangent_does_not_transpose_a_while_loop(name: str, x: float) -> None:
+    jax = _jax()
+    a = np.asarray(x)
+    f = _zero_ct_cases(fg)[name]
+    with jax_x64_mode(jax, True):
+        jf = _zero_ct_cases(jax)[name]
+        want = [jax.grad(lambda v: jf(v)[0])(a), jax.jit(jax.grad(lambda v: jf(v)[0]))(a)]
+        with pytest.raises(ValueError, match="Reverse-mode"):
+            jax.grad(lambda v: jf(v)[1])(a)
+    got = [fg.grad(lambda v: f(v)[0])(a), fg.jit(fg.grad(lambda v: f(v)[0]))(a)]
+    np.testing.assert_allclose(got, np.asarray(want), rtol=1e-12)
+    with pytest.raises(ValueError, match="Reverse-mode"):
+        fg.grad(lambda v: f(v)[1])(a)

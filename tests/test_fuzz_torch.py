@@ -5,8 +5,9 @@ The generator lives in tests/support/fuzz_torch_programs.py (shared with
 shapes, 2-6 ops from Tensor methods and torch functions (elementwise math kept away from
 kinks and poles, binary ops against an earlier value of the same shape shifted by
 ``0.7 * y + 0.13``, reductions over a drawn dim, softmax/log_softmax, shape ops, basic and
-advanced indexing, ``gather``/``index_select``, ``matmul``, ``where``/``masked_fill``, and
-in-place updates of intermediate tensors), in float64 and float32.
+advanced indexing, ``gather``/``index_select``, ``matmul``, ``where``/``masked_fill``,
+in-place updates of intermediate tensors, and the scatter/index/selection/split op kinds of
+tests/support/fuzz_torch_index_ops.py), in float64 and float32.
 
 Each program is checked for funcgrad.torch == torch: the output's values, dtype, shape and
 ``grad_fn`` name; the leaves' ``.grad`` (values and dtype) after ``backward`` of a weighted

@@ -18,8 +18,9 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (0, ("funcgrad.errors", "funcgrad.config", "funcgrad.dtypes", "funcgrad.ir",
          "funcgrad.source_info", "funcgrad.tree_util", "funcgrad.array", "funcgrad.devices",
          "funcgrad.wrappers", "funcgrad.visualize", "funcgrad.processes",
-         "funcgrad.var_names")),
-    (1, ("funcgrad.core",)),
+         "funcgrad.var_names", "funcgrad.monitoring", "funcgrad.sharding",
+         "funcgrad.numba_switch")),
+    (1, ("funcgrad.core", "funcgrad.leak_check")),
     (2, ("funcgrad.primitives", "funcgrad.staging", "funcgrad.conversion")),
     (3, ("funcgrad.transforms", "funcgrad.backends", "funcgrad.check_rules")),
     (4, ("funcgrad.numpy", "funcgrad.lax", "funcgrad.nn", "funcgrad.api", "funcgrad.tree",
@@ -27,7 +28,9 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
          "funcgrad.random", "funcgrad.debug", "funcgrad.scipy", "funcgrad.distributed",
          "funcgrad.api_extras", "funcgrad.ad_checkpoint", "funcgrad.custom_derivatives",
          "funcgrad.custom_batching", "funcgrad.image", "funcgrad.stages",
-         "funcgrad.dlpack", "funcgrad.ops", "funcgrad.typing", "funcgrad.version")),
+         "funcgrad.dlpack", "funcgrad.ops", "funcgrad.typing", "funcgrad.version",
+         "funcgrad.config_flags", "funcgrad.sharded_arrays", "funcgrad.shard_map",
+         "funcgrad.profiler", "funcgrad.api_runtime")),
     (5, ("funcgrad.torch",)),
 ]
 # The devices registry loads backend modules by name (importlib): a plugin lookup, not an

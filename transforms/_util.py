@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -121,3 +122,71 @@ def check_same_structure(a: Any, b: Any, what_a: str, what_b: str) -> None:
 
 def is_tracer(x: Any) -> bool:
     return isinstance(x, Tracer)
+
+
+class _FwdMask(threading.local):
+    def __init__(self) -> None:
+        self.mask: tuple[bool, ...] | None = None
+
+
+_fwd_mask = _FwdMask()
+
+
+class offering_mask:  # noqa: N801 - used like a function: ``with offering_mask(mask):``
+    """Tell the ``vjp_fwd`` rule about to run which operands are differentiated (the
+    others are symbolic zeros: constants to it). The rule takes it with :func:`take_mask`
+    first thing; a rule called some other way finds none and differentiates them all."""
+
+    __slots__ = ("mask", "prev")
+
+    def __init__(self, mask: tuple[bool, ...]) -> None:
+        self.mask = mask
+
+    def __enter__(self) -> None:
+        self.prev = _fwd_mask.mask
+        _fwd_mask.mask = self.mask
+
+    def __exit__(self, *exc: object) -> None:
+        _fwd_mask.mask = self.prev
+
+
+def take_mask(n: int) -> tuple[bool, ...]:
+    """The mask :class:`offering_mask` set for this rule (all True if none), cleared so
+    that no rule the forward runs reads it.
+
+    >>> take_mask(2)
+    (True, True)
+    """
+    mask, _fwd_mask.mask = _fwd_mask.mask, None
+    if mask is None or len(mask) != n:
+        return (True,) * n
+    return mask
+
+
+def fix_unwanted(fun: Callable[..., Any], args: Sequence[Any], mask: Sequence[bool]
+                 ) -> tuple[Callable[..., Any], list[Any]]:
+    """``fun`` as a function of the ``args`` where ``mask`` is True, the others fixed: what
+    is not differentiated is a constant, so a loop it alone reaches is not recorded.
+
+    >>> g, xs = fix_unwanted(lambda a, b: a - b, [5, 2], [False, True])
+    >>> xs, g(1)
+    ([2], 4)
+    """
+    if all(mask):
+        return fun, list(args)
+
+    def fixed(*wanted: Any) -> Any:
+        it = iter(wanted)
+        return fun(*[next(it) if m else a for a, m in zip(args, mask)])
+
+    return fixed, [a for a, m in zip(args, mask) if m]
+
+
+def spread(values: Sequence[Any], mask: Sequence[bool]) -> list[Any]:
+    """``values`` (one per True of ``mask``) back in place, None (a symbolic zero) elsewhere.
+
+    >>> spread([7], [False, True])
+    [None, 7]
+    """
+    it = iter(values)
+    return [next(it) if m else None for m in mask]

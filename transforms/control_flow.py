@@ -25,7 +25,13 @@ from funcgrad import dtypes
 from funcgrad.array import wrap
 from funcgrad.conversion import asarray
 from funcgrad.core import Primitive, Tracer, as_buffer, get_aval
-from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError, TreeStructureError
+from funcgrad.errors import (
+    DTypeError,
+    NonDifferentiableError,
+    ShapeError,
+    TreeStructureError,
+    WhileLoopReverseError,
+)
 from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import reductions as R
@@ -35,11 +41,13 @@ from funcgrad.primitives.rules import (
     all_batched,
     batch_size,
     move_to_front,
+    wanted,
     with_batch,
     zeros_like_aval,
 )
 from funcgrad.source_info import user_frame
 from funcgrad.staging import eval_jaxpr, trace_flat
+from funcgrad.transforms._util import fix_unwanted, spread, take_mask
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.partial_eval import float_outputs, vjp_split
 from funcgrad.transforms.vjp import vjp_flat
@@ -170,23 +178,28 @@ def _cond_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *
     # Each backward branch recomputes its forward: no residuals cross the branch.
     index, ops = primals[0], list(primals[1:])
     n = len(ops)
-    floats = float_outputs(branches[0])
-    given = [zeros_like_aval(a.strip_weak()) if c is None else c
-             for c, a, fl in zip(cts, branches[0].out_avals, floats) if fl]
+    # Operands not differentiated are symbolic zeros: constants of the backward branches
+    # (a while_loop only they reach is not transformed), with no cotangent out. Output
+    # cotangents that are symbolic zeros are not materialised either.
+    mask = [wanted(i + 1) and dtypes.is_inexact(get_aval(o).dtype) for i, o in enumerate(ops)]
+    floats = [fl and c is not None for fl, c in zip(float_outputs(branches[0]), cts)]
+    given = [c for c, fl in zip(cts, floats) if fl]
+    if not given or not any(mask):
+        return [None] * (n + 1)
 
     def bwd_branch(br: ClosedJaxpr) -> ClosedJaxpr:
         def f(*args: Any) -> list[Any]:
-            _, _, backward = vjp_flat(lambda *xs: eval_jaxpr(br, *xs), args[:n])
+            fun, diff = fix_unwanted(lambda *xs: eval_jaxpr(br, *xs), args[:n], mask)
+            _, _, backward = vjp_flat(fun, diff)
             it = iter(args[n:])
             in_cts = backward([next(it) if fl else None for fl in floats])
             return [zeros_like_aval(a) if c is None else c
-                    for a, c in zip(br.in_avals, in_cts)]
+                    for a, c, m in zip(br.in_avals, spread(in_cts, mask), mask) if m]
 
         return _stage_fixed(f, [*br.in_avals, *_avals(given)])
 
     in_cts = cond_p.bind(index, *ops, *given, branches=tuple(bwd_branch(b) for b in branches))
-    return [None, *(c if dtypes.is_inexact(get_aval(o).dtype) else None
-                    for c, o in zip(in_cts, ops))]
+    return [None, *spread(in_cts, mask)]
 
 
 def _cond_batch(args: Sequence[Any], dims: Sequence[Any], *,
@@ -343,10 +356,11 @@ def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, cond_jaxpr: C
 
 
 def _while_vjp(*args: Any, **params: Any) -> list[Any]:
-    raise NonDifferentiableError(
-        "reverse-mode differentiation of while_loop is not supported: its trip count is only "
-        "known at run time. Use funcgrad.lax.fori_loop with Python int bounds or "
-        "funcgrad.lax.scan, which are differentiable in reverse mode"
+    raise WhileLoopReverseError(
+        "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
+        "dynamic start/stop values: its trip count is only known at run time. Use "
+        "funcgrad.lax.fori_loop with Python int bounds or funcgrad.lax.scan, which are "
+        "differentiable in reverse mode"
     )
 
 
@@ -513,17 +527,102 @@ def _scan_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJ
     return [*carry, *ys], [*carry_tans, *y_tans]
 
 
+def _depends(jaxpr: ClosedJaxpr, inputs: Sequence[bool]) -> list[bool]:
+    """Which outputs of ``jaxpr`` may depend on the inputs marked True (conservative)."""
+    j = jaxpr.jaxpr
+    reached = {v for v, m in zip(j.invars, inputs) if m}
+    for eqn in j.eqns:
+        if any(a in reached for a in eqn.inputs if not hasattr(a, "arg")):
+            reached.update(eqn.outputs)
+    return [not hasattr(v, "arg") and v in reached for v in j.outvars]
+
+
+def _scan_body_mask(jaxpr: ClosedJaxpr, mask: Sequence[bool], nc: int, ncar: int
+                    ) -> tuple[bool, ...]:
+    """Which body inputs are differentiated: the operands the caller differentiates, and
+    the carries the body makes depend on them (a fixed point)."""
+    body = list(mask)
+    floats = [dtypes.is_inexact(a.dtype) for a in jaxpr.in_avals]
+    while True:
+        dep = _depends(jaxpr, body)[:ncar]
+        new = [b or (d and fl) for b, d, fl in zip(body[nc:nc + ncar], dep,
+                                                   floats[nc:nc + ncar])]
+        if new == body[nc:nc + ncar]:
+            return tuple(body)
+        body[nc:nc + ncar] = new
+
+
 def _scan_vjp_fwd(primals: Sequence[Any], *, jaxpr: ClosedJaxpr, num_consts: int,
                   num_carry: int, length: int, reverse: bool) -> Any:
+    return _scan_vjp_masked(primals, take_mask(len(primals)), jaxpr, num_consts, num_carry,
+                            length, reverse)
+
+
+def _scan_ct_mask(jaxpr: ClosedJaxpr, body_mask: Sequence[bool], nc: int, ncar: int,
+                  given: Sequence[bool]) -> list[bool]:
+    """Which body outputs get a cotangent that is not a symbolic zero: the outputs given
+    one, and the carries through which the body passes one back (a fixed point)."""
+    floats = float_outputs(jaxpr)
+    ct = [fl and g for fl, g in zip(floats, given)]
+    n_in = len(jaxpr.in_avals)
+    deps = [_depends(jaxpr, [i == k for i in range(n_in)]) for k in range(nc, nc + ncar)]
+    while True:
+        new = [c or (body_mask[nc + j] and floats[j]
+                     and any(d and o for d, o in zip(deps[j], ct)))
+               for j, c in enumerate(ct[:ncar])]
+        if new == ct[:ncar]:
+            return ct
+        ct[:ncar] = new
+
+
+def _hoist_const_residuals(fwd: ClosedJaxpr, nc: int, n_out: int
+                           ) -> tuple[ClosedJaxpr, list[int | None]]:
+    """``fwd`` without the residuals that are its constants themselves (a weight the step
+    multiplies by), and for each residual the constant it is (None: stacked per step).
+    Those cross to the backward once, as its constants, instead of one copy per step."""
+    j = fwd.jaxpr
+    hoist = [next((k for k in range(nc) if j.invars[k] is v), None) for v in j.outvars[n_out:]]
+    if all(k is None for k in hoist):
+        return fwd, hoist
+    kept = [v for v, k in zip(j.outvars[n_out:], hoist) if k is None]
+    return ClosedJaxpr(Jaxpr(j.invars, [*j.outvars[:n_out], *kept], j.eqns, j.constvars),
+                       fwd.consts), hoist
+
+
+def _scan_vjp_masked(primals: Sequence[Any], mask: tuple[bool, ...], jaxpr: ClosedJaxpr,
+                     num_consts: int, num_carry: int, length: int, reverse: bool,
+                     ct_given: tuple[bool, ...] | None = None) -> Any:
     nc, ncar = num_consts, num_carry
-    fwd, bwd, n_res = vjp_split(jaxpr)
+    # Operands not differentiated (nor reached from those that are, through the carry)
+    # are symbolic zeros: constants of the body's reverse mode.
+    body_mask = _scan_body_mask(jaxpr, mask, nc, ncar)
+    floats = float_outputs(jaxpr) if ct_given is None else \
+        _scan_ct_mask(jaxpr, body_mask, nc, ncar, ct_given)
+    try:
+        fwd, bwd, n_res = vjp_split(jaxpr, body_mask, floats)
+    except NonDifferentiableError:
+        if ct_given is not None:
+            raise
+        # Refused for some output (a while_loop in the body): whether its cotangent is a
+        # symbolic zero is known in the backward pass, which then recomputes the forward.
+        plain = scan_p.bind(*primals, jaxpr=jaxpr, num_consts=nc, num_carry=ncar,
+                            length=length, reverse=reverse)
+
+        def deferred(cts: Sequence[Any]) -> list[Any]:
+            given = tuple(c is not None for c in cts)
+            return _scan_vjp_masked(primals, mask, jaxpr, nc, ncar, length, reverse,
+                                    given)[1](cts)
+
+        return plain, deferred
     n_out = len(jaxpr.out_avals)
+    fwd, hoist = _hoist_const_residuals(fwd, nc, n_out)
     # Forward: the body's residuals leave each step as extra ys.
     res_outs = scan_p.bind(*primals, jaxpr=fwd, num_consts=nc, num_carry=ncar, length=length,
                            reverse=reverse)
     outs, residuals = res_outs[:n_out], res_outs[n_out:]
-    floats = float_outputs(jaxpr)
     consts = primals[:nc]
+    hoisted = [primals[k] for k in hoist if k is not None]
+    nh = len(hoisted)
 
     def backward(cts: Sequence[Any]) -> list[Any]:
         given = [zeros_like_aval(a.strip_weak()) if c is None else c
@@ -535,10 +634,12 @@ def _scan_vjp_fwd(primals: Sequence[Any], *, jaxpr: ClosedJaxpr, num_consts: int
         n_in = len(jaxpr.in_avals)
 
         def step(*args: Any) -> list[Any]:
+            held, args = iter(args[:nh]), args[nh:]
             acc = args[:nc]
             cc = args[nc:nc + n_cc]
-            res = args[nc + n_cc:nc + n_cc + n_res]
-            cy = args[nc + n_cc + n_res:]
+            stacked = iter(args[nc + n_cc:nc + n_cc + n_res - nh])
+            res = [next(stacked) if k is None else next(held) for k in hoist]
+            cy = args[nc + n_cc + n_res - nh:]
             in_cts = eval_jaxpr(bwd, *res, *cc, *cy)
             new_acc = [add_tangents(a, c) for a, c in zip(acc, in_cts[:nc])]
             ct_carry_in = [c for c, fl in zip(in_cts[nc:nc + ncar], carry_fl) if fl]
@@ -546,16 +647,16 @@ def _scan_vjp_fwd(primals: Sequence[Any], *, jaxpr: ClosedJaxpr, num_consts: int
 
         res_avals = [_unstacked(get_aval(r)) for r in residuals]
         cy_avals = [_unstacked(get_aval(c)) for c in ct_ys]
-        step_j = _stage_fixed(step, [*_avals(const_acc), *_avals(ct_carry), *res_avals,
-                                     *cy_avals])
-        outs_b = scan_p.bind(*const_acc, *ct_carry, *residuals, *ct_ys, jaxpr=step_j,
-                             num_consts=0, num_carry=nc + n_cc, length=length,
+        step_j = _stage_fixed(step, [*_avals(hoisted), *_avals(const_acc), *_avals(ct_carry),
+                                     *res_avals, *cy_avals])
+        outs_b = scan_p.bind(*hoisted, *const_acc, *ct_carry, *residuals, *ct_ys,
+                             jaxpr=step_j, num_consts=nh, num_carry=nc + n_cc, length=length,
                              reverse=not reverse)
         ct_consts = outs_b[:nc]
         ct_init = iter(outs_b[nc:nc + n_cc])
         ct_xs = outs_b[nc + n_cc:]
         ct_init_full = [next(ct_init) if fl else None for fl in carry_fl]
-        return [*ct_consts, *ct_init_full, *ct_xs]
+        return [c if m else None for c, m in zip([*ct_consts, *ct_init_full, *ct_xs], mask)]
 
     def res_out_avals() -> list[ShapedArray]:
         return [get_aval(o) for o in outs]
@@ -563,9 +664,12 @@ def _scan_vjp_fwd(primals: Sequence[Any], *, jaxpr: ClosedJaxpr, num_consts: int
     return outs, backward
 
 
-def _scan_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any],
-              **params: Any) -> list[Any]:
-    backward = _scan_vjp_fwd(primals, **params)[1]
+def _scan_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
+              jaxpr: ClosedJaxpr, num_consts: int, num_carry: int, length: int,
+              reverse: bool) -> list[Any]:
+    mask = tuple(wanted(i) for i in range(len(primals)))
+    backward = _scan_vjp_masked(primals, mask, jaxpr, num_consts, num_carry, length,
+                                reverse)[1]
     return list(backward(cts))
 
 

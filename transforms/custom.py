@@ -20,6 +20,7 @@ Array(2., dtype=float32)
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,8 +30,9 @@ from funcgrad import dtypes
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import NonDifferentiableError, TreeStructureError
 from funcgrad.ir import Literal, ShapedArray
-from funcgrad.primitives.rules import all_batched, batch_size, zeros_like_aval
+from funcgrad.primitives.rules import all_batched, batch_size, wanted, zeros_like_aval
 from funcgrad.staging import StagingTracer, trace_flat
+from funcgrad.transforms._util import fix_unwanted, offering_mask, spread, take_mask
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.vjp import vjp_flat
 from funcgrad.transforms.vmap import vmap_flat
@@ -122,9 +124,38 @@ def _custom_jvp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[A
                     fun: Callable[..., Any], jvp: Callable[..., Any]) -> list[Any]:
     # The tangent map t -> jvp(primals, t)[1] is linear; its reverse-mode derivative is
     # its transpose, which is the vjp.
+    # Tangents of operands not differentiated stay constant zeros (symbolic zeros).
+    mask = [wanted(i) for i in range(len(primals))]
     zeros = [zeros_like_aval(get_aval(p)) for p in primals]
-    _, _, backward = vjp_flat(lambda *ts: jvp(list(primals), list(ts))[1], zeros)
-    return backward(list(cts))
+    f, diff = fix_unwanted(lambda *ts: jvp(list(primals), list(ts))[1], zeros, mask)
+    with at_zero_tangents():
+        _, _, backward = vjp_flat(f, diff)
+    return spread(backward(list(cts)), mask)
+
+
+class _ZeroTangents(threading.local):
+    def __init__(self) -> None:
+        self.depth = 0
+
+
+_zero_tangents = _ZeroTangents()
+
+
+class at_zero_tangents:  # noqa: N801 - used like a function: ``with at_zero_tangents():``
+    """While a linear map of tangents is recorded at zero tangents to be transposed (a
+    custom_jvp rule's reverse mode, ``linear_transpose``), the deferred linear part of a
+    custom_vjp function's jvp has the value it must have there: zero.
+
+    >>> import funcgrad as fg
+    >>> with at_zero_tangents():
+    ...     pass
+    """
+
+    def __enter__(self) -> None:
+        _zero_tangents.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        _zero_tangents.depth -= 1
 
 
 custom_jvp_call_p.jvp = _custom_jvp_rule
@@ -266,12 +297,47 @@ def _check_tangent_type(primal: Any, tangent: Any) -> None:
 custom_vjp_call_p = _call_prim("custom_vjp_call")
 
 
-def _custom_vjp_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
-    raise NonDifferentiableError(
-        "forward-mode differentiation (jvp, jacfwd, hessian) of a custom_vjp function is not "
-        "defined: its rule only gives reverse mode. Use custom_jvp, or jacrev instead of "
-        "jacfwd."
-    )
+_NO_FORWARD = ("forward-mode differentiation (jvp, jacfwd, hessian) of a custom_vjp function "
+               "is not defined: its rule only gives reverse mode. Use custom_jvp, or jacrev "
+               "instead of jacfwd.")
+
+
+def _custom_vjp_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
+                    fun: Callable[..., Any], fwd: Callable[..., Any],
+                    bwd: Callable[..., Any]) -> Any:
+    # As JAX's: the tangent is linear in the input tangents but known only through its
+    # transpose (bwd), so it is deferred (custom_lin). Transposed (a custom_jvp rule that
+    # calls jvp of a custom_vjp function, under reverse mode) it runs bwd; evaluated, it
+    # raises (no forward mode).
+    outs, res = fwd(*primals)
+    nonzero = tuple(t is not None for t in tangents)
+    out_float = tuple(dtypes.is_inexact(get_aval(o).dtype) for o in outs)
+
+    def transpose(cts: Sequence[Any]) -> list[Any]:
+        it = iter(cts)
+        full = [next(it) if fl else None for fl in out_float]
+        in_cts = bwd(res, _instantiate(full, outs))
+        return [c for c, nz in zip(in_cts, nonzero) if nz]
+
+    out_avals = [get_aval(o).strip_weak() for o, fl in zip(outs, out_float) if fl]
+
+    def lin_fun(*ts: Any) -> Any:
+        raise NonDifferentiableError(_NO_FORWARD)
+
+    def lin_fwd(*ts: Any) -> tuple[list[Any], Any]:
+        if not _zero_tangents.depth:
+            raise NonDifferentiableError(_NO_FORWARD)
+        # Recorded at zero tangents (at_zero_tangents): a linear map's value there is 0.
+        return [zeros_like_aval(a) for a in out_avals], None
+
+    # The deferred linear map is itself a custom_vjp function (JAX's custom_lin): its
+    # reverse mode is the transpose, its forward refused.
+    touts = custom_vjp_call_p.bind(*(t for t in tangents if t is not None),
+                                   fun=_Rule(lin_fun, f"{fun!r}_lin"),
+                                   fwd=_Rule(lin_fwd, f"{fun!r}_lin_fwd"),
+                                   bwd=_Rule(lambda _, cts: transpose(cts), f"{fun!r}_lin_bwd"))
+    it = iter(touts)
+    return list(outs), [next(it) if fl else None for fl in out_float]
 
 
 def _custom_vjp_fwd(primals: Sequence[Any], *, fun: Callable[..., Any],
@@ -364,6 +430,11 @@ class custom_vjp:  # noqa: N801 - JAX's name
         fun = _Flat(self.fun, static, in_tree)
         user_fwd, user_bwd = self.fwd, self.bwd
         in_avals = [get_aval(x) for x in flat]
+        # The argument types, not the arguments: bwd lives on in staged programs' params,
+        # and must not keep a finished trace's tracers alive.
+        dyn_types = [([get_aval(x) for x in tree_flatten(a)[0]], tree_flatten(a)[1])
+                     for a in dyn]
+        n_dyn = len(dyn)
 
         def fwd(*primals: Any) -> tuple[list[Any], Any]:
             out, res = user_fwd(*fun.args(primals))
@@ -373,17 +444,16 @@ class custom_vjp:  # noqa: N801 - JAX's name
         def bwd(res: Any, cts: list[Any]) -> list[Any]:
             ct_tree = tree_unflatten(fun.out_tree, cts)
             in_cts = user_bwd(*static.values(), res, ct_tree)
-            if not isinstance(in_cts, tuple) or len(in_cts) != len(dyn):
+            if not isinstance(in_cts, tuple) or len(in_cts) != n_dyn:
                 raise TreeStructureError(
                     f"custom_vjp backward must return a tuple with one cotangent per "
-                    f"differentiable argument ({len(dyn)}), got {type(in_cts).__name__}"
+                    f"differentiable argument ({n_dyn}), got {type(in_cts).__name__}"
                     f"{' of length ' + str(len(in_cts)) if isinstance(in_cts, tuple) else ''}"
                 )
             leaves: list[Any] = []
-            for a, c in zip(dyn, in_cts):
-                a_leaves, a_tree = tree_flatten(a)
+            for (a_avals, a_tree), c in zip(dyn_types, in_cts):
                 if c is None:
-                    leaves.extend(zeros_like_aval(get_aval(x)) for x in a_leaves)
+                    leaves.extend(zeros_like_aval(av) for av in a_avals)
                     continue
                 c_leaves, c_tree = tree_flatten(c)
                 if c_tree != a_tree:
@@ -411,15 +481,18 @@ def _checkpoint_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 
 
 def _checkpoint_fwd(primals: Sequence[Any], *, fun: Callable[..., Any]) -> Any:
+    mask = take_mask(len(primals))
     policy = getattr(fun, "policy", None)
     if policy is not None:
-        return _policy_fwd(primals, fun, policy)
+        return _policy_fwd(primals, fun, policy, mask)
     # Run forward without recording; the backward pass records it again (rematerialises).
     outs = fun(*primals)
 
     def backward(cts: Sequence[Any]) -> list[Any]:
-        _, _, bwd = vjp_flat(fun, _recompute_from(primals))
-        return bwd(list(cts))
+        # Operands not differentiated are symbolic zeros: constants of the recomputation.
+        f, diff = fix_unwanted(fun, _recompute_from(primals), mask)
+        _, _, bwd = vjp_flat(f, diff)
+        return spread(bwd(list(cts)), mask)
 
     return outs, backward
 
@@ -467,8 +540,8 @@ class _NamePrimitive:
 _NAME = _NamePrimitive()
 
 
-def _policy_fwd(primals: Sequence[Any], fun: Callable[..., Any], policy: Callable[..., bool]
-                ) -> Any:
+def _policy_fwd(primals: Sequence[Any], fun: Callable[..., Any], policy: Callable[..., bool],
+                mask: Sequence[bool]) -> Any:
     """The forward of a checkpoint with a saving policy: its equations run one by one and
     the results the policy saves (``policy(primitive, *avals, **params)``, or for a value
     named by ``checkpoint_name``, ``policy(name, aval, name=...)``) are kept; the backward
@@ -514,9 +587,10 @@ def _policy_fwd(primals: Sequence[Any], fun: Callable[..., Any], policy: Callabl
                 vals[j] = _use_saved(vals[j], s)
             return vals
 
-        _, _, bwd = vjp_flat(lambda *xs: _run_jaxpr(closed, xs, substituted),
-                             flat[:len(primals)])
-        return bwd(list(cts))
+        f, diff = fix_unwanted(lambda *xs: _run_jaxpr(closed, xs, substituted),
+                               flat[:len(primals)], mask)
+        _, _, bwd = vjp_flat(f, diff)
+        return spread(bwd(list(cts)), mask)
 
     return outs, backward
 
@@ -560,7 +634,15 @@ checkpoint_p.jvp = _checkpoint_jvp
 checkpoint_p.vjp_fwd = _checkpoint_fwd
 checkpoint_p.vjp_reads = "x"
 checkpoint_p.describe(lax=None, fusion=None, cuda=None, ufunc=None, torch_method=None)
-checkpoint_p.vjp = lambda cts, primals, outs, fun: _checkpoint_fwd(primals, fun=fun)[1](cts)
+checkpoint_p.vjp = lambda cts, primals, outs, fun: _checkpoint_vjp(cts, primals, fun)
+
+
+def _checkpoint_vjp(cts: Sequence[Any], primals: Sequence[Any], fun: Callable[..., Any]
+                    ) -> list[Any]:
+    mask = tuple(wanted(i) for i in range(len(primals)))
+    with offering_mask(mask):
+        backward = _checkpoint_fwd(primals, fun=fun)[1]
+    return list(backward(cts))
 
 
 def _checkpoint_batch(args: Sequence[Any], dims: Sequence[Any], *, fun: Callable[..., Any]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import time
 import types
 import warnings
 import weakref
@@ -27,15 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import dtypes
+from funcgrad import dtypes, monitoring
 from funcgrad.array import ArrayImpl, wrap
 from funcgrad.config import CHECK_VALUES, config
 from funcgrad.core import EvalTrace, Primitive, Tracer, as_buffer, current_trace, get_aval
 from funcgrad.devices import get_backend
-from funcgrad.errors import FuncgradError
+from funcgrad.errors import FuncgradError, NonDifferentiableError
 from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray, ShapeDtypeStruct
-from funcgrad.primitives.rules import all_batched, batch_size, zeros_like_aval
+from funcgrad.primitives.rules import all_batched, batch_size, wanted, zeros_like_aval
 from funcgrad.staging import eval_jaxpr, trace_flat
+from funcgrad.transforms._util import take_mask
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.partial_eval import float_outputs, vjp_split
 from funcgrad.transforms.vmap import vmap_flat
@@ -57,12 +59,16 @@ def executable(jaxpr: ClosedJaxpr, backend: str, donate: tuple[int, ...] = (),
     key: Hashable = (backend, donate) if donate else backend
     exe = per.get(key)
     if exe is None:
+        t0 = time.perf_counter()
         if donate and backend == "numpy":
             from funcgrad.backends.compile_python import compile_jaxpr  # noqa: PLC0415
 
             exe = compile_jaxpr(_inlined(jaxpr), get_backend(backend).xp, donate)
         else:
             exe = get_backend(backend).compile(_inlined(jaxpr))
+        if monitoring.listening():
+            monitoring.record_event_duration_secs(monitoring.COMPILE_EVENT,
+                                                  time.perf_counter() - t0)
         per[key] = exe
         used = set(getattr(exe, "donated_used", ()))
         unusable = [jaxpr.in_avals[i] for i in donate if i not in used]
@@ -166,44 +172,75 @@ def _jit_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJa
     nonzero = tuple(t is not None for t in tangents)
     n = len(primals)
 
-    def build() -> ClosedJaxpr:
+    def build() -> tuple[ClosedJaxpr, tuple[bool, ...]]:
+        # Output tangents that are symbolically zero stay so (JAX's symbolic zeros): a
+        # later rule may refuse an instantiated zero (scatter_mul's multipliers), and
+        # reverse mode need not push a cotangent through them.
+        out_nz: list[bool] = []
+
         def f(*args: Any) -> list[Any]:
             ts = iter(args[n:])
             full = [next(ts) if nz else None for nz in nonzero]
             outs, touts, _ = jvp_flat(lambda *xs: eval_jaxpr(jaxpr, *xs), args[:n], full)
-            return [*outs, *(zeros_like_aval(get_aval(o)) if t is None else t
-                            for o, t in zip(outs, touts))]
+            out_nz[:] = [t is not None for t in touts]
+            return [*outs, *(t for t in touts if t is not None)]
 
         avals = [*jaxpr.in_avals, *(a for a, nz in zip(jaxpr.in_avals, nonzero) if nz)]
-        return trace_flat(f, avals)[0]
+        closed = trace_flat(f, avals)[0]
+        return closed, tuple(out_nz)
 
-    jvp_jaxpr = _derived(jaxpr, ("jvp", nonzero), build)
+    jvp_jaxpr, out_nonzero = _derived(jaxpr, ("jvp", nonzero), build)
     outs = jit_p.bind(*primals, *(t for t in tangents if t is not None), jaxpr=jvp_jaxpr,
                       name=f"jvp({name})", backend=backend)
     m = len(jaxpr.out_avals)
-    return outs[:m], outs[m:]
+    it = iter(outs[m:])
+    return outs[:m], [next(it) if nz else None for nz in out_nonzero]
 
 
 def _jit_vjp_fwd(primals: Sequence[Any], *, jaxpr: ClosedJaxpr, name: str, backend: str
                  ) -> Any:
-    fwd, bwd, n_res = _derived(jaxpr, "vjp", lambda: vjp_split(jaxpr))
+    return _jit_vjp_masked(primals, take_mask(len(primals)), jaxpr, name, backend)
+
+
+def _jit_vjp_masked(primals: Sequence[Any], mask: tuple[bool, ...], jaxpr: ClosedJaxpr,
+                    name: str, backend: str, ct_mask: tuple[bool, ...] | None = None) -> Any:
+    try:
+        fwd, bwd, n_res = _derived(jaxpr, ("vjp", mask, ct_mask),
+                                   lambda: vjp_split(jaxpr, mask, ct_mask))
+    except NonDifferentiableError:
+        if ct_mask is not None:
+            raise
+        # Reverse mode is refused for some output (a while_loop): whether that output's
+        # cotangent is a symbolic zero is known only in the backward pass, which then
+        # recomputes the forward with its residuals (JAX transposes zeros away, too).
+        plain = jit_p.bind(*primals, jaxpr=jaxpr, name=name, backend=backend)
+
+        def deferred(cts: Sequence[Any]) -> list[Any]:
+            given = tuple(c is not None for c in cts)
+            return _jit_vjp_masked(primals, mask, jaxpr, name, backend, given)[1](cts)
+
+        return plain, deferred
     res_outs = jit_p.bind(*primals, jaxpr=fwd, name=f"fwd({name})", backend=backend)
     m = len(jaxpr.out_avals)
     outs, residuals = res_outs[:m], res_outs[m:]
     floats = float_outputs(jaxpr)
+    if ct_mask is not None:
+        floats = [fl and w for fl, w in zip(floats, ct_mask)]
 
     def backward(cts: Sequence[Any]) -> list[Any]:
         given = [zeros_like_aval(a.strip_weak()) if c is None else c
                  for c, a, fl in zip(cts, jaxpr.out_avals, floats) if fl]
-        return list(jit_p.bind(*residuals, *given, jaxpr=bwd, name=f"bwd({name})",
-                               backend=backend))
+        in_cts = jit_p.bind(*residuals, *given, jaxpr=bwd, name=f"bwd({name})",
+                            backend=backend)
+        return [c if m else None for c, m in zip(in_cts, mask)]
 
     return outs, backward
 
 
-def _jit_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], **params: Any
-             ) -> list[Any]:
-    backward = _jit_vjp_fwd(primals, **params)[1]
+def _jit_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
+             jaxpr: ClosedJaxpr, name: str, backend: str) -> list[Any]:
+    mask = tuple(wanted(i) for i in range(len(primals)))
+    backward = _jit_vjp_masked(primals, mask, jaxpr, name, backend)[1]
     return list(backward(cts))
 
 
@@ -306,6 +343,16 @@ def clear_caches() -> None:
     _executables.clear()
 
 
+def _drop_fast_paths() -> None:
+    # The fast path is keyed on argument types only: a change of the trace context
+    # (config.trace_context) sends calls back through the keyed cache.
+    for f in list(_live_functions):
+        f._fast.clear()
+
+
+config.on_change.append(_drop_fast_paths)
+
+
 class JitFunction:
     """The callable ``jit`` returns; ``.lower(*args)`` exposes the staged program."""
 
@@ -366,7 +413,7 @@ class JitFunction:
         avals = tuple(ShapedArray(x.shape, x.dtype, x.weak_type)
                       if type(x) is ShapeDtypeStruct else get_aval(x) for x in leaves)
         backend = _pick_backend(self.backend, leaves)
-        key = (in_tree, avals, statics, backend)
+        key = (in_tree, avals, statics, backend, config.trace_context())
         hit = self._cache.get(key)
         if hit is None:
             self.trace_count += 1
@@ -378,7 +425,14 @@ class JitFunction:
                 out_box.append(_OutTree(out_tree, out_kinds))
                 return out_leaves
 
+            if config.read("jax_no_tracing"):
+                raise RuntimeError(f"re-tracing function {_name(self.fun)} for `jit`, but "
+                                   "'no_tracing' is set")
+            t0 = time.perf_counter()
             closed, _ = trace_flat(traced, avals)
+            if monitoring.listening():
+                monitoring.record_event_duration_secs(monitoring.TRACE_EVENT,
+                                                      time.perf_counter() - t0)
             hit = (closed, out_box[0])
             if not any(isinstance(c, Tracer) for c in closed.consts):
                 # Tracers captured from an enclosing transformation die with it: never cache.
@@ -474,6 +528,9 @@ class JitFunction:
         so the error names the operation that made it (as JAX's de-optimized rerun)."""
         from funcgrad.config import CHECK_VALUES as checks  # noqa: PLC0415
 
+        if "noexec" in checks and isinstance(current_trace(), EvalTrace):
+            raise RuntimeError(f"funcgrad tried to execute function jit({_name(self.fun)}), "
+                               "but the no_execution config option is set")
         saved = list(checks)
         checks.clear()
         try:
@@ -497,6 +554,12 @@ class JitFunction:
         if obj is None:
             return self
         return types.MethodType(self, obj)
+
+    def trace(self, *args: Any, **kwargs: Any) -> Any:
+        """Stage for these arguments: a ``stages.Traced`` (``.jaxpr``, ``.lower()``)."""
+        from funcgrad.transforms.stages import Traced  # noqa: PLC0415
+
+        return Traced(self, args, kwargs)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Stage for these arguments without running: ``.jaxpr``, ``.as_text()``."""

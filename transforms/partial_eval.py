@@ -72,23 +72,32 @@ def float_outputs(jaxpr: ClosedJaxpr) -> list[bool]:
     return [dtypes.is_inexact(a.dtype) for a in jaxpr.out_avals]
 
 
-def vjp_split(jaxpr: ClosedJaxpr) -> tuple[ClosedJaxpr, ClosedJaxpr, int]:
+def vjp_split(jaxpr: ClosedJaxpr, wanted: Sequence[bool] | None = None,
+              ct_wanted: Sequence[bool] | None = None) -> tuple[ClosedJaxpr, ClosedJaxpr, int]:
     """Reverse mode of ``jaxpr`` as two programs.
 
     forward: ``primals -> outs + residuals``; backward: ``residuals + cts -> input cts``
-    (one cotangent per inexact output; zeros for inputs without a derivative).
+    (one cotangent per inexact output; zeros for inputs without a derivative). Inputs
+    that ``wanted`` marks False are not differentiated (symbolic zeros: constants to the
+    forward, zeros from the backward), so what only they reach is not transformed; so are
+    output cotangents ``ct_wanted`` marks False (the backward takes none for them).
     """
     from funcgrad.primitives.rules import zeros_like_aval  # noqa: PLC0415
     from funcgrad.staging import eval_jaxpr, trace_flat  # noqa: PLC0415
+    from funcgrad.transforms._util import fix_unwanted, spread  # noqa: PLC0415
     from funcgrad.transforms.vjp import vjp_flat  # noqa: PLC0415
 
     n = len(jaxpr.in_avals)
     floats = float_outputs(jaxpr)
+    if ct_wanted is not None:
+        floats = [fl and w for fl, w in zip(floats, ct_wanted)]
+    mask = [True] * n if wanted is None else list(wanted)
 
     def f(*args: Any) -> list[Any]:
-        outs, _, backward = vjp_flat(lambda *xs: eval_jaxpr(jaxpr, *xs), args[:n])
+        fun, diff = fix_unwanted(lambda *xs: eval_jaxpr(jaxpr, *xs), args[:n], mask)
+        outs, _, backward = vjp_flat(fun, diff)
         cts = iter(args[n:])
-        in_cts = backward([next(cts) if fl else None for fl in floats])
+        in_cts = spread(backward([next(cts) if fl else None for fl in floats]), mask)
         return [*outs, *(zeros_like_aval(a) if c is None else c
                         for a, c in zip(jaxpr.in_avals, in_cts))]
 

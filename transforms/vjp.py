@@ -43,6 +43,7 @@ from funcgrad.transforms._util import (
     check_holomorphic_inputs,
     check_output_kind,
     normalize_argnums,
+    offering_mask,
     split_aux,
 )
 from funcgrad.transforms.jvp import as_primal_type
@@ -91,7 +92,10 @@ class VJPTrace(Trace):
         rule = None
         vjp_fwd = prim.vjp_fwd
         if vjp_fwd is not None:
-            with set_current_trace(parent):
+            # Untracked operands are symbolic zeros: the rule need not differentiate
+            # them (a loop that only they reach is not transformed).
+            with set_current_trace(parent), offering_mask(tuple([e is not None
+                                                                 for e in parents])):
                 out, rule = vjp_fwd(primals, **params)
         elif prim.vjp is not None:
             out = bind_under(parent, prim, primals, params)

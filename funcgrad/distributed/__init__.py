@@ -48,10 +48,12 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
 
     Also installs an exception hook: a process that raises prints its traceback and
     aborts the whole run (the others exit non-zero instead of waiting forever). A
-    collective that does not complete within ``collective_timeout`` seconds (or
-    ``FUNCGRAD_COLLECTIVE_TIMEOUT``; no limit by default) aborts the run naming it; with
+    collective that does not complete within ``collective_timeout`` seconds (else
+    ``FUNCGRAD_COLLECTIVE_TIMEOUT``, else 30 minutes; 0: no limit) aborts the run naming
+    it (a watchdog thread checks; the collectives themselves do not poll); with
     ``FUNCGRAD_DISTRIBUTED_DEBUG=1`` the processes check before each collective that they
-    all call the same one on the same shape and dtype.
+    all call the same one on the same shape and dtype. Collectives on CuPy arrays go
+    device to device through NCCL when CuPy has it (``pip install 'funcgrad[cuda]'``).
 
     >>> import funcgrad as jax
     >>> jax.distributed.initialize()   # in one process: a run of one
@@ -101,6 +103,7 @@ def shutdown() -> None:
     comm = processes.communicator()
     if comm is not None:
         comm.barrier()
+        comm.close()
     processes.set_communicator(None)
 
 

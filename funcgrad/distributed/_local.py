@@ -49,8 +49,14 @@ class LocalCommunicator(Communicator):
     def isend(self, x: Any, dest: int, tag: int) -> Any:
         return self.send(x, dest, tag)
 
+    def recv_buffer(self, like: Any) -> Any:
+        return like.copy()
+
     def irecv(self, buf: np.ndarray, source: int | None, tag: int | None) -> Any:
         return self.recv(buf, source, tag)
+
+    def split(self, color: int | None, key: int) -> LocalCommunicator | None:
+        return None if color is None else LocalCommunicator()
 
     def barrier(self) -> None:
         return None

@@ -492,7 +492,7 @@ def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: 
     starts[axis] = start
     sizes = list(shape)
     sizes[axis] = int(slice_size)
-    return ix.dynamic_slice(operand, starts, sizes)
+    return ix.dynamic_slice(operand, starts, sizes, allow_negative_indices=False)
 
 
 def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True, *,
@@ -524,7 +524,8 @@ def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axi
     start = _start(start_index, shape[axis], allow_negative_indices)
     starts = [np.zeros((), get_aval(start).dtype)] * len(shape)
     starts[axis] = start
-    return ix.dynamic_update_slice(operand, _asarray(update), starts)
+    return ix.dynamic_update_slice(operand, _asarray(update), starts,
+                                   allow_negative_indices=False)
 
 
 def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int, *,

@@ -21,6 +21,7 @@ import numpy as np
 
 import funcgrad.numpy as jnp
 from funcgrad import lax
+from funcgrad.config import config
 from funcgrad.numpy._core import promote_inexact
 from funcgrad.primitives import elementwise as E
 
@@ -232,6 +233,10 @@ def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     Array([0.33333334, 0.33333334, 0.33333334], dtype=float32)
     """
     x = _inexact(x)
+    if config.read("jax_softmax_custom_jvp"):
+        from funcgrad.nn._softmax_jvp import softmax_custom_jvp  # noqa: PLC0415
+
+        return softmax_custom_jvp(x, axis, where)
     m = lax.stop_gradient(jnp.max(_where_fill(x, where, -np.inf), axis, keepdims=True))
     m = jnp.where(jnp.isfinite(m), m, 0.0)
     e = _where_fill(jnp.exp(x - m), where, 0.0)
@@ -296,11 +301,18 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None,
 
 
 from funcgrad.nn import initializers  # noqa: E402  (builds on funcgrad.random)
+from funcgrad.nn._scaled_matmul import (  # noqa: E402
+    get_scaled_dot_general_config,
+    scaled_dot_general,
+    scaled_matmul,
+)
 
 __all__ = [
-    "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
+    "celu", "dot_product_attention", "elu", "gelu", "get_scaled_dot_general_config", "glu",
+    "hard_sigmoid", "hard_silu",
     "hard_swish", "hard_tanh", "identity", "initializers", "leaky_relu", "log1mexp",
     "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot", "relu",
-    "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus",
+    "relu6", "scaled_dot_general", "scaled_matmul", "selu", "sigmoid", "silu", "soft_sign",
+    "softmax", "softplus", "sparse_plus",
     "sparse_sigmoid", "squareplus", "standardize", "swish", "tanh",
 ]

@@ -577,8 +577,11 @@ def copysign(x: Any, y: Any) -> Any:
     >>> float(fnp.copysign(2.0, -1.0))
     -2.0
     """
+    from funcgrad.numpy._ufuncs_extra import signbit  # noqa: PLC0415 - it imports this module
+
     x, y = promote_inexact(x, y)
-    return where(less(y, 0), negative(absolute(x)), absolute(x))
+    # The sign bit, as NumPy and JAX read it: -0.0 and negative NaNs count as negative.
+    return where(signbit(y), negative(absolute(x)), absolute(x))
 
 
 # ------------------------------------------------------------ where / clip

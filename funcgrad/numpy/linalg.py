@@ -109,8 +109,11 @@ def _batch_eye(like: Any) -> Any:
 def _lu_solve_raw(lu_: Any, perm: Any, b: Any) -> Any:
     """``a^-1 b`` from ``a``'s LU factors (b: (..., n, k), batch axes equal)."""
     n = get_aval(lu_).shape[-1]
-    onehot = (expand_dims(perm, -1) == np.arange(n, dtype=np.int32)).astype(
-        get_aval(b).dtype)
+    # The product with the one-hot permutation matrix (one BLAS call, transposed into
+    # another) measured faster than a gather of rows (a scatter-add when transposed) from
+    # n = 16 to n = 256.
+    onehot = (expand_dims(perm, -1) == D.place_like(np.arange(n, dtype=np.int32), perm)
+              ).astype(get_aval(b).dtype)
     pb = _matmul(onehot, b)
     y = D.triangular_solve(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
     return D.triangular_solve(lu_, y, left_side=True, lower=False)
@@ -308,27 +311,34 @@ def inv(a: Any) -> Any:
     return _solve(a, _batch_eye(a))
 
 
-@custom_jvp
-def _slogdet(a: Any) -> tuple[Any, Any]:
-    lu_, pivots, _ = D.lu(a)
-    n = get_aval(a).shape[-1]
+def _slogdet_from_lu(lu_: Any, pivots: Any) -> tuple[Any, Any]:
+    n = get_aval(lu_).shape[-1]
     diag = _diagonal(lu_, 0, -2, -1)
     is_zero = any(diag == 0, axis=-1)
-    swaps = sum(pivots != np.arange(n, dtype=np.int32), axis=-1)
+    swaps = sum(pivots != D.place_like(np.arange(n, dtype=np.int32), pivots), axis=-1)
     negs = sum(diag < 0, axis=-1)
     parity = (swaps + negs) % 2
-    dt = get_aval(a).dtype
+    dt = get_aval(lu_).dtype
     sgn = where(is_zero, np.zeros((), dt), (1 - 2 * parity).astype(dt))
     logdet = where(is_zero, np.array(-np.inf, dt), sum(log(absolute(diag)), axis=-1))
     return sgn, logdet
 
 
+@custom_jvp
+def _slogdet(a: Any) -> tuple[Any, Any]:
+    lu_, pivots, _ = D.lu(a)
+    return _slogdet_from_lu(lu_, pivots)
+
+
 @_slogdet.defjvp
 def _slogdet_jvp(primals: Any, tangents: Any) -> Any:
     (a,), (da,) = primals, tangents
-    sgn, logdet = _slogdet(a)
+    # One LU serves the value and the tangent trace(a^-1 da); reverse mode transposes the
+    # (linear) triangular solves against the same factors instead of factoring again.
+    lu_, pivots, perm = D.lu(a)
+    sgn, logdet = _slogdet_from_lu(lu_, pivots)
     return (sgn, logdet), (zeros(get_aval(sgn).shape, get_aval(sgn).dtype),
-                           _trace(solve(a, da), 0, -2, -1))
+                           _trace(_lu_solve_raw(lu_, perm, da), 0, -2, -1))
 
 
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:

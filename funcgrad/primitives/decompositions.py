@@ -31,10 +31,17 @@ from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import elementwise as E
+from funcgrad.primitives import small_batches
 from funcgrad.primitives import structural as S
 from funcgrad.primitives.linalg import dot_general
 from funcgrad.primitives.reductions import reduce_sum
-from funcgrad.primitives.rules import add_tangents, all_batched, move_to_front, zeros_like_aval
+from funcgrad.primitives.rules import (
+    add_tangents,
+    all_batched,
+    move_to_front,
+    place_like,
+    zeros_like_aval,
+)
 
 # ------------------------------------------------------------ shape checks
 
@@ -73,8 +80,8 @@ def _const_like(mat: np.ndarray, x: Any) -> Any:
     """A constant (r, c) matrix broadcast over ``x``'s leading axes, in its dtype."""
     aval = get_aval(x)
     shape = (*aval.shape[:-2], *mat.shape)
-    return S.broadcast_in_dim(np.asarray(mat, aval.dtype), shape, (len(shape) - 2,
-                                                                   len(shape) - 1))
+    return S.broadcast_in_dim(place_like(np.asarray(mat, aval.dtype), x), shape,
+                              (len(shape) - 2, len(shape) - 1))
 
 
 def _tri(x: Any, lower: bool, k: int = 0) -> Any:
@@ -94,10 +101,12 @@ def _diag_part(x: Any) -> Any:
     return reduce_sum(E.mul(x, _eye_like(x)), (_nd(x) - 1,))
 
 
-def _diag_embed(v: Any) -> Any:
+def _diag_embed(v: Any, like: Any = None) -> Any:
+    """Square matrices with ``v`` on the diagonal; the identity mask is placed with ``like``
+    (a primal: a cotangent such as a sum's seed can be a host constant)."""
     shape = get_aval(v).shape
     full = S.broadcast_in_dim(v, (*shape, shape[-1]), tuple(range(len(shape))))
-    return E.mul(full, _const_like(np.eye(shape[-1]), full))
+    return E.mul(full, _const_like(np.eye(shape[-1]), full if like is None else like))
 
 
 def _row(v: Any) -> Any:
@@ -156,6 +165,10 @@ def _flat_batch(xp: Any, fn: Callable[..., Any], a: Any, n_out: int) -> list[Any
     return [xp.stack(o).reshape((*batch, *o[0].shape)) for o in outs]
 
 
+def _count(batch: Sequence[int]) -> int:
+    return int(np.prod(batch, dtype=np.int64))
+
+
 def _linalg(xp: Any, name: str) -> Callable[..., Any] | None:
     return getattr(getattr(xp, "linalg", None), name, None)
 
@@ -165,7 +178,8 @@ def _linalg(xp: Any, name: str) -> Callable[..., Any] | None:
 
 def cholesky(x: Any) -> Any:
     """The lower Cholesky factor of each symmetric positive definite matrix of ``x``
-    (from its lower triangle; NaN where the matrix is not positive definite, as in JAX)."""
+    (from its lower triangle). Where a matrix is not positive definite its factor is NaN on
+    and below the diagonal and 0 above, as JAX's."""
     return cholesky_p.bind(x)
 
 
@@ -178,15 +192,28 @@ def _cholesky_one(xp: Any, a: Any) -> Any:
     try:
         return xp.linalg.cholesky(a)
     except Exception:  # noqa: BLE001 - LAPACK's "not positive definite" (NumPy/CuPy types)
-        if a.ndim == 2:
-            return xp.full(a.shape, np.nan, a.dtype)
+        if a.ndim == 2:  # JAX's failed factor: NaN on and below the diagonal, 0 above
+            return xp.tril(xp.full(a.shape, np.nan, a.dtype))
         return _flat_batch(xp, lambda m: [_cholesky_one(xp, m)], a, 1)[0]
 
 
 def _cholesky_impl(xp: Any, x: Any) -> Any:
     lower = xp.tril(x)
     sym = lower + xp.swapaxes(xp.tril(x, -1), -1, -2)
-    return xp.asarray(_cholesky_one(xp, sym), dtype=x.dtype)
+    if xp is np:
+        if small_batches.use_loops("cholesky", _count(x.shape[:-2]), x.shape[-1]):
+            out = small_batches.cholesky_batch(sym)
+            if out is not None:
+                return out
+        return np.asarray(_cholesky_one(np, sym), dtype=x.dtype)
+    # cuSOLVER's potrf (batched in CuPy) reports a matrix that is not positive definite
+    # only in devInfo, which CuPy does not read by default (reading it would be a
+    # device->host copy): the failed pivot is left non-positive or NaN on the diagonal, so
+    # the check that gives JAX's NaN factor stays on the device.
+    low = xp.linalg.cholesky(sym)
+    ok = xp.all(xp.diagonal(low, 0, -2, -1) > 0, axis=-1)
+    failed = xp.tril(xp.full(low.shape[-2:], np.nan, low.dtype))
+    return xp.where(ok[..., None, None], low, failed).astype(x.dtype, copy=False)
 
 
 cholesky_p = Primitive("cholesky", abstract_eval=_cholesky_abstract, impl=_cholesky_impl)
@@ -253,38 +280,50 @@ def _trsolve_abstract(a: ShapedArray, b: ShapedArray, *, left_side: bool, lower:
     return ShapedArray(b.shape, b.dtype)
 
 
-def _solve_left(xp: Any, a: Any, b: Any, lower: bool, trans: bool, unit: bool) -> Any:
-    """``op(a)^-1 b`` for stacks of triangular ``a``."""
-    if xp is np:
-        from scipy.linalg import solve_triangular  # noqa: PLC0415
+def _trsm_host(a: Any, b: Any, lower: bool, trans: bool, unit: bool) -> Any:
+    """``op(a)^-1 b`` for stacks of triangular NumPy matrices, through BLAS trsm.
 
-        def one(m: Any) -> Any:
-            return solve_triangular(m[0], m[1], trans=1 if trans else 0, lower=lower,
-                                    unit_diagonal=unit, check_finite=False)
-    else:
-        try:
-            from cupyx.scipy.linalg import solve_triangular  # noqa: PLC0415
-        except ImportError:
-            solve_triangular = None
-        if solve_triangular is None:
-            t = xp.tril(a) if lower else xp.triu(a)
-            if unit:
-                eye = xp.eye(a.shape[-1], dtype=a.dtype)
-                t = t * (1 - eye) + eye
-            return xp.linalg.solve(xp.swapaxes(t, -1, -2) if trans else t, b)
+    trsm reads one triangle and never checks the diagonal (a zero gives inf/NaN, as
+    XLA's); unlike SciPy's solve_triangular it has no per-call validation, which dominates
+    on batches of small matrices. The system is posed transposed, as the right-side solve
+    ``x^T op(a)^T = b^T``: the transposes of C-ordered matrices are the Fortran-ordered
+    operands BLAS takes, so nothing is copied into Fortran order and the result's
+    transpose is C-ordered again.
+    """
+    from scipy.linalg import get_blas_funcs  # noqa: PLC0415
 
-        def one(m: Any) -> Any:
-            return solve_triangular(m[0], m[1], trans=1 if trans else 0, lower=lower,
-                                    unit_diagonal=unit)
+    a = np.ascontiguousarray(a)
+    b = np.ascontiguousarray(b)
+    trsm = get_blas_funcs("trsm", (a, b))
+    # side = right, then lower, trans_a, diag: positional (f2py parses keywords slower,
+    # which shows on batches of small matrices, one call each)
+    flags = (1, int(not lower), int(trans), int(unit))
     if a.ndim == 2:
-        return one((a, b))
+        return trsm(1.0, a.T, b.T, *flags).T
+    if small_batches.use_loops("trsm", _count(a.shape[:-2]), *b.shape[-2:]):
+        out = small_batches.trsm_batch(a, b, lower, trans, unit)
+        if out is not None:
+            return out
     batch = a.shape[:-2]
     fa = a.reshape((-1, *a.shape[-2:]))
     fb = b.reshape((-1, *b.shape[-2:]))
-    if fa.shape[0] == 0:
-        return xp.zeros(b.shape, b.dtype)
-    return xp.stack([one((fa[i], fb[i])) for i in range(fa.shape[0])]).reshape(
-        (*batch, *b.shape[-2:]))
+    out = np.empty(fb.shape, b.dtype)
+    for i in range(fa.shape[0]):
+        out[i] = trsm(1.0, fa[i].T, fb[i].T, *flags).T
+    return out.reshape((*batch, *b.shape[-2:]))
+
+
+def _solve_left(xp: Any, a: Any, b: Any, lower: bool, trans: bool, unit: bool) -> Any:
+    """``op(a)^-1 b`` for stacks of triangular ``a``."""
+    if xp is np:
+        return _trsm_host(a, b, lower, trans, unit)
+    # CuPy: cupyx.scipy.linalg.solve_triangular takes the whole batch in one cuBLAS
+    # trsmBatched call (the other triangle unread, the diagonal unchecked: inf/NaN at a
+    # zero, as XLA's).
+    from cupyx.scipy.linalg import solve_triangular  # noqa: PLC0415
+
+    return solve_triangular(a, b, trans=1 if trans else 0, lower=lower,
+                            unit_diagonal=unit)
 
 
 def _trsolve_impl(xp: Any, a: Any, b: Any, *, left_side: bool, lower: bool,
@@ -372,14 +411,28 @@ def _lu_abstract(x: ShapedArray) -> tuple[ShapedArray, ...]:
 
 def _pivots_to_perm(xp: Any, pivots: Any, m: int) -> Any:
     batch = pivots.shape[:-1]
-    perm = np.broadcast_to(np.arange(m, dtype=np.int32), (*batch, m)).copy()
-    piv = np.asarray(pivots if xp is np else pivots.get())
-    flat_perm, flat_piv = perm.reshape(-1, m), piv.reshape(-1, piv.shape[-1])
-    for r in range(flat_perm.shape[0]):
-        row = flat_perm[r]
-        for i, p in enumerate(flat_piv[r]):
-            row[i], row[p] = row[p], row[i]
-    return xp.asarray(perm)
+    k = pivots.shape[-1]
+    if xp is np:
+        # Row swaps on Python lists: cheaper than k vectorized passes for the usual sizes.
+        flat_piv = pivots.reshape(-1, k).tolist()
+        rows = []
+        for piv in flat_piv:
+            row = list(range(m))
+            for i, p in enumerate(piv):
+                row[i], row[p] = row[p], row[i]
+            rows.append(row)
+        return np.asarray(rows, np.int32).reshape((*batch, m))
+    # On a device: the same swaps as k batched passes, so the pivots stay there.
+    flat_piv = pivots.reshape(-1, k)
+    nb = flat_piv.shape[0]
+    perm = xp.broadcast_to(xp.arange(m, dtype=np.int32), (nb, m)).copy()
+    rows_ = xp.arange(nb)
+    for i in range(k):
+        p = flat_piv[:, i]
+        top = perm[:, i].copy()
+        perm[:, i] = perm[rows_, p]
+        perm[rows_, p] = top
+    return perm.reshape((*batch, m))
 
 
 def lu_generic(xp: Any, x: Any) -> list[Any]:
@@ -406,19 +459,26 @@ def lu_generic(xp: Any, x: Any) -> list[Any]:
 
 
 def _lu_impl(xp: Any, x: Any) -> list[Any]:
-    m = x.shape[-2]
+    m, n = x.shape[-2:]
     if xp is not np or x.size == 0:
         return lu_generic(xp, x)
+    if small_batches.use_loops("lu", _count(x.shape[:-2]), m, n):
+        out = small_batches.lu_batch(x)
+        if out is not None:
+            return list(out)
     from scipy.linalg import get_lapack_funcs  # noqa: PLC0415
 
     getrf = get_lapack_funcs("getrf", (x,))
-
-    def one(a: Any) -> list[Any]:
-        f, p, _ = getrf(a)   # info > 0 (a zero pivot) is a valid factorization, as in JAX
-        return [f, p.astype(np.int32)]
-
-    lu_, pivots = _flat_batch(xp, one, x, 2)
-    return [xp.asarray(lu_, dtype=x.dtype), pivots, _pivots_to_perm(xp, pivots, m)]
+    # One copy of the whole stack into column-major matrices, then getrf factors each in
+    # place (f2py passes a Fortran-ordered float array through without copying it again).
+    fortran = np.swapaxes(x.reshape((-1, m, n)), -1, -2).copy()
+    pivots = np.empty((fortran.shape[0], min(m, n)), np.int32)
+    for i in range(fortran.shape[0]):
+        # info > 0 (a zero pivot) is a valid factorization, as in JAX
+        _, pivots[i], _ = getrf(fortran[i].T, overwrite_a=1)
+    lu_ = np.swapaxes(fortran, -1, -2).reshape(x.shape)
+    pivots = pivots.reshape((*x.shape[:-2], min(m, n)))
+    return [lu_, pivots, _pivots_to_perm(xp, pivots, m)]
 
 
 lu_p = Primitive("lu", abstract_eval=_lu_abstract, impl=_lu_impl, multiple_results=True)
@@ -446,7 +506,8 @@ def _perm_matrix(perm: Any, like: Any) -> Any:
     full = (*shape, shape[-1])
     nd = len(full)
     p = S.broadcast_in_dim(perm, full, tuple(range(nd - 1)))
-    cols = S.broadcast_in_dim(np.arange(shape[-1], dtype=np.int32), full, (nd - 1,))
+    cols = S.broadcast_in_dim(place_like(np.arange(shape[-1], dtype=np.int32), perm), full,
+                              (nd - 1,))
     return E.convert_element_type(E.eq(p, cols), get_aval(like).dtype)
 
 
@@ -684,7 +745,7 @@ def _svd_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
     _check_svd_differentiable(x, full_matrices, compute_uv)
     s, u, v, f = _svd_parts(x)
     sb = cts[0]
-    dsb = None if sb is None else _diag_embed(sb)
+    dsb = None if sb is None else _diag_embed(sb, u)
     m, n = get_aval(x).shape[-2:]
     inv_s = E.reciprocal(s)
     extra = None
@@ -760,7 +821,7 @@ def _eigh_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *
               lower: bool) -> list[Any]:
     v, w = outs
     vb, wb = cts
-    inner = None if wb is None else _diag_embed(wb)
+    inner = None if wb is None else _diag_embed(wb, v)
     if vb is not None:
         inner = add_tangents(inner, E.mul(_eigh_f(w), _mm(_mT(v), vb)))
     g = _mm(_mm(v, inner), _mT(v))
@@ -796,7 +857,11 @@ def _eig_abstract(x: ShapedArray, *, compute_left_eigenvectors: bool,
 
 def _eig_impl(xp: Any, x: Any, *, compute_left_eigenvectors: bool,
               compute_right_eigenvectors: bool) -> list[Any]:
-    # CuPy has no general eig (JAX too runs eig on the host): LAPACK geev through NumPy.
+    if xp is not np and x.size:
+        try:
+            return _eig_device(xp, x, compute_left_eigenvectors, compute_right_eigenvectors)
+        except (RuntimeError, NotImplementedError):
+            pass  # a CUDA without cusolverDnXgeev (before 12.6), or ROCm: LAPACK on the host
     host = np.asarray(x.get() if hasattr(x, "get") else x)
     cdt = np.result_type(host.dtype, np.complex64)
     if host.size == 0:
@@ -810,6 +875,21 @@ def _eig_impl(xp: Any, x: Any, *, compute_left_eigenvectors: bool,
         vl = vl / np.linalg.norm(vl, axis=-2, keepdims=True)
     outs = [w] + [vl] * compute_left_eigenvectors + [vr] * compute_right_eigenvectors
     return [xp.asarray(o.astype(cdt)) for o in outs]
+
+
+def _eig_device(xp: Any, x: Any, left: bool, right: bool) -> list[Any]:
+    """eig on the device: cupy.linalg.eig (cusolverDnXgeev, always complex), the left
+    eigenvectors from the inverse of the right ones, as on the host."""
+    cdt = np.result_type(x.dtype, np.complex64)
+    w, vr = xp.linalg.eig(x)
+    w, vr = w.astype(cdt, copy=False), vr.astype(cdt, copy=False)
+    outs = [w]
+    if left:
+        vl = xp.conj(xp.swapaxes(xp.linalg.inv(vr), -1, -2))
+        outs.append(vl / xp.linalg.norm(vl, axis=-2, keepdims=True))
+    if right:
+        outs.append(vr)
+    return outs
 
 
 eig_p = Primitive("eig", abstract_eval=_eig_abstract, impl=_eig_impl, multiple_results=True)
@@ -869,5 +949,6 @@ for _p, _node, _fn in ((cholesky_p, "LinalgCholeskyEx", cholesky),
     _p.describe(lax=_p.name, fusion=None, cuda=None, ufunc=None, torch_method=None,
                 torch_node=_node, lax_fn=_fn)
 
-__all__ = ["cholesky", "cholesky_p", "triangular_solve", "triangular_solve_p", "lu", "lu_p",
-           "lu_generic", "qr", "qr_p", "svd", "svd_p", "eigh", "eigh_p", "eig", "eig_p"]
+__all__ = ["place_like", "cholesky", "cholesky_p", "triangular_solve", "triangular_solve_p",
+           "lu", "lu_p", "lu_generic", "qr", "qr_p", "svd", "svd_p", "eigh", "eigh_p", "eig",
+           "eig_p"]

@@ -29,6 +29,7 @@ from funcgrad.primitives.rules import (
     instantiate,
     later,
     linear,
+    place_like,
     require_kind,
     same_shape_dtype,
     scalar_as,
@@ -476,8 +477,24 @@ def _select_abstract(pred: ShapedArray, on_true: ShapedArray, on_false: ShapedAr
     return same_shape_dtype("select", on_true, on_false)
 
 
-select_p = Primitive("select", abstract_eval=_select_abstract,
-                     impl=lambda xp, p, t, f: xp.where(p, t, f))
+def _select_impl(xp: Any, p: Any, t: Any, f: Any) -> Any:
+    if (type(t) is np.ndarray and type(f) is np.ndarray and type(p) is np.ndarray
+            and t.size >= 65536 and t.dtype.itemsize == 4 and t.dtype == f.dtype
+            and t.shape == f.shape == p.shape):
+        # NumPy's where branches per element: on a mask with no pattern (relu's) it runs
+        # ~6x slower than this branch-free bitwise select (exact: the bits are copied).
+        it = np.int32
+        m = p.astype(it)
+        np.negative(m, out=m)
+        out = np.bitwise_and(t.view(it), m)
+        np.invert(m, out=m)
+        np.bitwise_and(f.view(it), m, out=m)
+        np.bitwise_or(out, m, out=out)
+        return out.view(t.dtype)
+    return xp.where(p, t, f)
+
+
+select_p = Primitive("select", abstract_eval=_select_abstract, impl=_select_impl)
 select_p.describe(lax="select", fusion="elementwise", cuda="({0} ? {1} : {2})", ufunc=None,
                   py_scalar="({1} if {0} else {2})",
                   torch_method=None, torch_node="Where", lax_fn=lambda p, t, f: select(p, t, f))
@@ -683,11 +700,24 @@ def _complex_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
 
 
 def _complex_impl(xp: Any, x: Any, y: Any) -> Any:
+    shape = x.shape if x.ndim else y.shape
+    if len(shape) and _host_fill(x) and _host_fill(y):
+        # Two host fills (a seed and a zero in real's or imag's transpose): the result stays
+        # one, so that it follows the device of the arrays it meets next (core's
+        # follow_device) instead of being a host array that a GPU operand refuses.
+        one = np.empty((), complex_dtype_of(x.dtype))
+        one.real, one.imag = x.reshape(-1)[0], y.reshape(-1)[0]
+        return np.broadcast_to(one, shape)
     # Part by part: x + 1j * y would turn an infinite y into a NaN real part.
-    out = xp.empty(x.shape if x.ndim else y.shape, complex_dtype_of(x.dtype))
-    out.real = x
-    out.imag = y
+    out = xp.empty(shape, complex_dtype_of(x.dtype))
+    out.real[...] = x  # the parts are views (NumPy, CuPy); CuPy's emulator has no setters
+    out.imag[...] = y
     return out
+
+
+def _host_fill(a: Any) -> bool:
+    """A host scalar or a host array of one repeated value (all strides zero)."""
+    return isinstance(a, np.ndarray) and a.size > 0 and not any(a.strides)
 
 
 def _complex_transpose(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
@@ -740,6 +770,10 @@ def _abs_vjp(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
     x = primals[0]
     if get_aval(x).dtype.kind != "c":
         return _abs_real_vjp(ct, primals, ans)
+    host = getattr(ct, "_value", ct)
+    if isinstance(host, np.ndarray):
+        # a host seed made complex would be a host array that a GPU x refuses
+        ct = place_like(host, x)
     return [mul(convert_element_type(ct, get_aval(x).dtype), _conj_unit(x))]
 
 

@@ -465,9 +465,33 @@ def _check_starts(name: str, operand: ShapedArray, starts: Sequence[ShapedArray]
             raise DTypeError(f"{name} start indices must be integer scalars, got {s.str_short()}")
 
 
-def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]
-                  ) -> Any:
-    """``operand[s0:s0+k0, ...]`` with traced starts (clamped to stay in bounds)."""
+def _wrap_negative(starts: Sequence[Any], shape: Sequence[int]) -> list[Any]:
+    """JAX's ``allow_negative_indices``: a negative start counts from the end (once)."""
+    from funcgrad.primitives import elementwise as E  # noqa: PLC0415
+
+    out: list[Any] = []
+    for s, n in zip(starts, shape):
+        if isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+            out.append(s + n if s < 0 else s)
+            continue
+        a = get_aval(s)
+        if a.dtype.kind == "i" and a.shape == ():
+            s = E.select(E.lt(s, np.zeros((), a.dtype)), E.add(s, np.asarray(n, a.dtype)), s)
+        out.append(s)
+    return out
+
+
+def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int], *,
+                  allow_negative_indices: bool = True) -> Any:
+    """``operand[s0:s0+k0, ...]`` with traced starts (a negative one counts from the end,
+    then clamped to stay in bounds, as JAX's).
+
+    >>> import numpy as np
+    >>> dynamic_slice(np.arange(4.0, dtype=np.float32), [-1], [1])
+    Array([3.], dtype=float32)
+    """
+    if allow_negative_indices:
+        start_indices = _wrap_negative(start_indices, get_aval(operand).shape)
     return dynamic_slice_p.bind(operand, *start_indices,
                                 slice_sizes=tuple(int(k) for k in slice_sizes))
 
@@ -488,12 +512,21 @@ def _ds_impl(xp: Any, operand: Any, *starts: Any, slice_sizes: tuple[int, ...]) 
 
 dynamic_slice_p = Primitive("dynamic_slice", abstract_eval=_ds_abstract, impl=_ds_impl)
 linear(dynamic_slice_p, lambda ct, primals, ans, slice_sizes: [
-    dynamic_update_slice(zeros_like(primals[0]), ct, primals[1:]),
+    dynamic_update_slice(zeros_like(primals[0]), ct, primals[1:], allow_negative_indices=False),
     *([None] * (len(primals) - 1))])
 
 
-def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Any:
-    """``operand`` with ``update`` written at ``start_indices`` (clamped to stay in bounds)."""
+def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any], *,
+                         allow_negative_indices: bool = True) -> Any:
+    """``operand`` with ``update`` written at ``start_indices`` (a negative one counts from
+    the end, then clamped to stay in bounds, as JAX's).
+
+    >>> import numpy as np
+    >>> dynamic_update_slice(np.zeros(3, np.float32), np.ones(1, np.float32), [-1])
+    Array([0., 0., 1.], dtype=float32)
+    """
+    if allow_negative_indices:
+        start_indices = _wrap_negative(start_indices, get_aval(operand).shape)
     return dynamic_update_slice_p.bind(operand, update, *start_indices)
 
 
@@ -521,8 +554,9 @@ dynamic_update_slice_p = Primitive("dynamic_update_slice", abstract_eval=_dus_ab
 def _dus_transpose(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:
     update = primals[1]
     starts = primals[2:]
-    ct_operand = dynamic_update_slice(ct, zeros_like(update), starts)
-    ct_update = dynamic_slice(ct, starts, get_aval(update).shape)
+    ct_operand = dynamic_update_slice(ct, zeros_like(update), starts,
+                                      allow_negative_indices=False)
+    ct_update = dynamic_slice(ct, starts, get_aval(update).shape, allow_negative_indices=False)
     return [ct_operand, ct_update, *([None] * len(starts))]
 
 
@@ -533,10 +567,14 @@ linear(dynamic_update_slice_p, _dus_transpose, linear_args=(0, 1))
 
 def _with_batch_index(idx: Any) -> Any:
     """Prefix each index tuple of a (B, ..., k) index array with its batch position."""
+    from funcgrad.primitives.elementwise import convert_element_type  # noqa: PLC0415
     from funcgrad.primitives.structural import concatenate, iota  # noqa: PLC0415
 
     aval = get_aval(idx)
     b = iota(aval.dtype, (*aval.shape[:-1], 1), 0)
+    if get_aval(b).dtype != aval.dtype:
+        # iota follows the x64 setting; an int64 NumPy index array does not.
+        idx = convert_element_type(idx, get_aval(b).dtype)
     return concatenate([b, idx], aval.ndim - 1)
 
 
@@ -593,7 +631,8 @@ def _ds_batch(args: Sequence[Any], dims: Sequence[int | None], *,
     starts = args[1:]
     if all(d is None for d in dims[1:]):
         zero = np.zeros((), get_aval(starts[0]).dtype if starts else np.int64)
-        return dynamic_slice(op, (zero, *starts), (size, *slice_sizes)), 0
+        return dynamic_slice(op, (zero, *starts), (size, *slice_sizes),
+                             allow_negative_indices=False), 0
     starts_b = [with_batch(s, d, size) for s, d in zip(starts, dims[1:])]
     idx = _window_indices(starts_b, get_aval(op).shape[1:], slice_sizes)
     return gather(op, idx, "clip"), 0
@@ -606,7 +645,7 @@ def _dus_batch(args: Sequence[Any], dims: Sequence[int | None]) -> Any:
     starts = args[2:]
     if all(d is None for d in dims[2:]):
         zero = np.zeros((), get_aval(starts[0]).dtype if starts else np.int64)
-        return dynamic_update_slice(op, upd, (zero, *starts)), 0
+        return dynamic_update_slice(op, upd, (zero, *starts), allow_negative_indices=False), 0
     starts_b = [with_batch(s, d, size) for s, d in zip(starts, dims[2:])]
     idx = _window_indices(starts_b, get_aval(op).shape[1:], get_aval(upd).shape[1:])
     return scatter(op, idx, upd, "clip"), 0

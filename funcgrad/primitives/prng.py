@@ -25,6 +25,7 @@ from funcgrad import dtypes
 from funcgrad.core import Primitive
 from funcgrad.errors import DTypeError
 from funcgrad.ir import ShapedArray
+from funcgrad.primitives._threefry_cpu import threefry_numpy
 from funcgrad.primitives.rules import elementwise_batch, same_shape_dtype
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -43,6 +44,8 @@ def _threefry_abstract(k1: ShapedArray, k2: ShapedArray, x1: ShapedArray, x2: Sh
 
 
 def _threefry_impl(xp: Any, k1: Any, k2: Any, x1: Any, x2: Any) -> list[Any]:
+    if xp is np:
+        return threefry_numpy(k1, k2, x1, x2)
     with np.errstate(over="ignore"):  # uint32 arithmetic wraps around, as it should
         return _threefry_rounds(xp, k1, k2, x1, x2)
 

@@ -61,7 +61,7 @@ def erf_inv_with(ops: Any, x: Any) -> Any:
     dt = x.dtype
 
     def c(v: float) -> Any:
-        return np.array(v, dt)
+        return dt.type(v)  # a NumPy scalar: CuPy refuses 0-d NumPy arrays as operands
 
     w = -ops.log1p(-x * x)
     small = w < c(5.0)
@@ -122,11 +122,11 @@ def _uniform(xp: Any, keys: Any, dt: np.dtype[Any], lo: Any = None) -> Any:
     else:
         raw = b1 ^ b2
     mant = raw >> raw.dtype.type(info.bits - info.nmant)
-    floats = mant.astype(dt) * np.array(2.0 ** -info.nmant, dt)
+    floats = mant.astype(dt) * dt.type(2.0 ** -info.nmant)
     if lo is None:
         return floats
-    lo = np.array(lo, dt)
-    span = np.array(1.0, dt) - lo
+    lo = dt.type(lo)
+    span = dt.type(1.0) - lo
     if info.bits <= 32:
         # XLA's fused multiply-add, exact through float64 (see random.uniform).
         scaled = (floats.astype(np.float64) * np.float64(span) + np.float64(lo)).astype(dt)
@@ -137,7 +137,7 @@ def _uniform(xp: Any, keys: Any, dt: np.dtype[Any], lo: Any = None) -> Any:
 
 def _normal(xp: Any, keys: Any, dt: np.dtype[Any]) -> Any:
     lo = np.nextafter(np.array(-1.0, dt), np.array(0.0, dt))
-    return np.array(np.sqrt(2), dt) * erf_inv_with(_array_ops(xp), _uniform(xp, keys, dt, lo))
+    return dt.type(np.sqrt(2)) * erf_inv_with(_array_ops(xp), _uniform(xp, keys, dt, lo))
 
 
 def _gamma_one(xp: Any, keys: Any, alpha: Any, log_space: bool) -> Any:
@@ -146,7 +146,8 @@ def _gamma_one(xp: Any, keys: Any, alpha: Any, log_space: bool) -> Any:
     dt = alpha.dtype
 
     def c(v: float) -> Any:
-        return np.array(v, dt)
+        # NumPy scalars, not 0-d arrays: CuPy refuses NumPy arrays as operands.
+        return dt.type(v)
 
     boost_mask = alpha >= c(1.0)
     alpha_b = xp.where(boost_mask, alpha, alpha + c(1.0))

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.config import config
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import ShapeError
 from funcgrad.ir import ShapedArray
@@ -42,6 +43,11 @@ def _reduce_abstract(kinds: str, name: str) -> Any:
     def rule(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
         _check_axes(x, axes)
         require_kind(name, x, kinds, "numeric")
+        if name == "reduce_sum" and x.dtype.name in ("float16", "bfloat16") and \
+                config.read("jax_allow_f16_reductions") is False and \
+                any(x.shape[a] != 1 for a in axes):
+            raise ValueError(f"reduce_sum on operand {x.str_short()} is not allowed when "
+                             "jax_allow_f16_reductions=False.")
         if name in ("reduce_max", "reduce_min") and any(x.shape[a] == 0 for a in axes):
             raise ShapeError(f"{name} over an empty axis has no identity; the axis has size 0")
         return ShapedArray(_reduced_shape(x, axes), x.dtype, x.weak_type)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.core import UNSET, Primitive, get_aval
+from funcgrad.core import UNSET, Primitive, Tracer, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 
@@ -84,6 +84,31 @@ def full(shape: Sequence[int], value: Any, dtype: Any) -> Any:
     from funcgrad.primitives.structural import broadcast_in_dim  # noqa: PLC0415
 
     return broadcast_in_dim(scalar, tuple(shape), ())
+
+
+def place_like(const: np.ndarray, x: Any) -> Any:
+    """A host constant of a rule on the device of ``x``'s value, where that is known and on a
+    GPU (eager evaluation, under jvp/vjp/vmap of eager values); else the host array, which
+    tracing for ``jit`` bakes into the program (uploaded once, at compile time).
+
+    >>> place_like(np.eye(2), np.zeros((2, 2))).tolist()  # a host value: stays on the host
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    v = x
+    while isinstance(v, Tracer):
+        # the value behind transform tracers: a jvp/vjp primal, a vmap batch value
+        nxt = getattr(v, "primal", None)
+        if nxt is None:
+            nxt = getattr(v, "val", None)
+        if nxt is None:
+            return const
+        v = nxt
+    buf = getattr(v, "_value", v)
+    if isinstance(buf, np.ndarray) or not type(buf).__module__.startswith("cupy"):
+        return const
+    from funcgrad.devices import device_of, put_buffer  # noqa: PLC0415
+
+    return put_buffer(const, device_of(buf))
 
 
 def zeros_like_aval(aval: ShapedArray) -> Any:

@@ -225,6 +225,71 @@ def _selected(xp: Any, x: Any, select_prim: str, params: dict[str, Any], out: Se
     return arg, slices
 
 
+def _tiling(x: Any, params: dict[str, Any], out: Sequence[int]) -> tuple[int, ...] | None:
+    """The window sizes when the windows tile ``x`` without overlap, gaps, padding or
+    dilation (pooling's usual case), else None. Trailing elements that no window reaches
+    are allowed."""
+    w, st = params["window_dimensions"], params["window_strides"]
+    if (tuple(w) != tuple(st) or any(d != 1 for d in params["window_dilation"])
+            or any(d != 1 for d in params["base_dilation"])
+            or any(p != (0, 0) for p in params["padding"])):
+        return None
+    return tuple(w)
+
+
+def _tiles(xp: Any, x: Any, w: Sequence[int], out: Sequence[int]) -> Any:
+    """``x``'s windows as a (*out, prod(w)) array (one copy)."""
+    nd = len(w)
+    crop = x[tuple(slice(0, o * k) for o, k in zip(out, w))]
+    split = crop.reshape([v for o, k in zip(out, w) for v in (o, k)])
+    order = [2 * i for i in range(nd)] + [2 * i + 1 for i in range(nd)]
+    return xp.transpose(split, order).reshape(*out, math.prod(w))
+
+
+def _tile_arg(xp: Any, tiles: Any, select_prim: str) -> Any:
+    # argmax/argmin take the first extreme element, and NaN as the most extreme: the
+    # selection rule of _selected.
+    return (xp.argmax if _select_order(select_prim) == "max" else xp.argmin)(tiles, axis=-1)
+
+
+def _sas_tiled(xp: Any, s: Any, x: Any, w: Sequence[int], out: Sequence[int], kind: str
+               ) -> Any:
+    """select_and_scatter_add on tiling windows: each element is in at most one window, so
+    each window's source goes to its pick. Computed with the window offsets as the leading
+    axis (K, *out), where every step is a whole-array operation on contiguous rows (an
+    argmax over a short trailing axis is slow in NumPy)."""
+    nd = len(w)
+    k_all = math.prod(w)
+    crop = x[tuple(slice(0, o * k) for o, k in zip(out, w))]
+    split = crop.reshape([v for o, k in zip(out, w) for v in (o, k)])
+    tk = xp.transpose(split, [2 * i + 1 for i in range(nd)] + [2 * i for i in range(nd)]
+                      ).reshape(k_all, *out)
+    best = (xp.maximum if kind == "max" else xp.minimum).reduce(tk, axis=0)
+    # NaN is the most extreme value (maximum/minimum propagate it): the first NaN wins.
+    nan = dtypes.kind(x.dtype) in "fc" and bool(xp.isnan(best).any())
+    finite = bool(xp.isfinite(s).all()) if dtypes.kind(s.dtype) in "fc" else True
+    remaining = xp.ones(tuple(out), dtype=bool)
+    res = xp.empty((k_all, *out), dtype=s.dtype)
+    zero = s.dtype.type(0)
+    for k in range(k_all):
+        hit = tk[k] == best
+        if nan:
+            hit |= xp.isnan(tk[k]) & xp.isnan(best)
+        hit &= remaining
+        remaining &= ~hit
+        if finite:
+            xp.multiply(s, hit, out=res[k])
+        else:
+            res[k] = xp.where(hit, s, zero)
+    back = xp.transpose(res.reshape(*w, *out), [v for i in range(nd) for v in (nd + i, i)])
+    body = back.reshape([o * k for o, k in zip(out, w)])
+    if tuple(body.shape) == tuple(x.shape):
+        return body
+    full = xp.zeros(x.shape, dtype=s.dtype)
+    full[tuple(slice(0, n) for n in body.shape)] = body
+    return full
+
+
 def _sga_abstract(t: ShapedArray, x: ShapedArray, *, select_prim: str, **params: Any
                   ) -> ShapedArray:
     _select_order(select_prim)
@@ -240,6 +305,10 @@ def _sga_impl(xp: Any, t: Any, x: Any, *, select_prim: str, **params: Any) -> An
     res = xp.zeros(out, dtype=t.dtype)
     if math.prod(out) == 0:
         return res
+    w = _tiling(x, params, out)
+    if w is not None:
+        arg = _tile_arg(xp, _tiles(xp, x, w, out), select_prim)[..., None]
+        return xp.take_along_axis(_tiles(xp, t, w, out), arg, axis=-1)[..., 0]
     arg, slices = _selected(xp, x, select_prim, params, out)
     tpad = dilate_pad(xp, t, 0, params["base_dilation"], params["padding"], 0)
     for k, sl in enumerate(slices):
@@ -262,6 +331,9 @@ def _sas_impl(xp: Any, s: Any, x: Any, *, select_prim: str, **params: Any) -> An
     out = _out_shape(x.shape, **params)
     if math.prod(out) == 0 or x.size == 0:
         return xp.zeros(x.shape, dtype=s.dtype)
+    w = _tiling(x, params, out)
+    if w is not None:
+        return _sas_tiled(xp, s, x, w, out, _select_order(select_prim))
     arg, slices = _selected(xp, x, select_prim, params, out)
     padded_shape, src, dst = placement(x.shape, 0, params["base_dilation"], params["padding"])
     buf = xp.zeros(padded_shape, dtype=s.dtype)

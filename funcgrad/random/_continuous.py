@@ -59,7 +59,9 @@ def uniform_data(data: Any, shape: tuple[int, ...], dt: np.dtype[Any], minval: A
             return convert_element_type_p.bind(x, new_dtype=np.dtype(to), weak_type=False)
 
         shape_ = np.broadcast_shapes(shape, get_aval(span).shape, get_aval(lo).shape)
-        w = [conv(jnp.broadcast_to(v, shape_), np.float64) for v in (floats, span, lo)]
+        # Widened before broadcasting: a host scalar bound stays a broadcast fill, which
+        # follows the key's device (a widened full-size host copy would not).
+        w = [jnp.broadcast_to(conv(v, np.float64), shape_) for v in (floats, span, lo)]
         scaled = conv(add_p.bind(mul_p.bind(w[0], w[1]), w[2]), dt)
     else:
         scaled = floats * span + lo

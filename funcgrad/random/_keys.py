@@ -15,6 +15,8 @@ Array([[1797259609, 2579123966],
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +24,9 @@ import numpy as np
 
 import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
+from funcgrad.config import config
 from funcgrad.core import Tracer, get_aval
+from funcgrad.errors import KeyReuseError
 from funcgrad.ir import HasShape
 from funcgrad.primitives.prng import threefry2x32
 from funcgrad.tree_util import register_pytree_node
@@ -63,11 +67,13 @@ class KeyArray(HasShape):
     Array([0, 0], dtype=uint32)
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_consumed")
     __array_priority__ = 100
 
     def __init__(self, data: Any) -> None:
         self._data = data
+        # jax_debug_key_reuse: the call that used it up (a sampler or split), if any.
+        self._consumed: Any = None
 
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
@@ -120,6 +126,12 @@ def check_key(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bo
     """The key data ``uint32[..., 2]`` of ``key`` and whether ``key`` was typed."""
     if isinstance(key, KeyArray):
         data, typed = key._data, True
+        if config.read("jax_debug_key_reuse") and name not in _NOT_CONSUMING and \
+                not isinstance(data, Tracer):
+            entry = _entry_frame()
+            if key._consumed is not None and key._consumed is not entry:
+                raise KeyReuseError(f"Previously-consumed key passed to {name} at index 0")
+            key._consumed = entry
     else:
         data, typed = key, False
         if not hasattr(data, "shape"):
@@ -128,10 +140,42 @@ def check_key(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bo
         if aval.shape[-1:] != (2,) or aval.dtype != _U32:
             raise TypeError(f"{name}: a raw PRNG key must be uint32[..., 2] key data (as "
                             f"random.PRNGKey gives), got {aval.str_short()}")
+        _legacy_key_used()
+        # JAX's enable_custom_prng: raw keys in, typed keys out.
+        typed = bool(config.read("jax_enable_custom_prng"))
     if not allow_batched and get_aval(data).ndim != 1:
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                          f"{tuple(get_aval(data).shape[:-1])} != (). Use vmap for batching.")
     return data, typed
+
+
+# Functions that read a key without using up its randomness (JAX's key-reuse rules).
+_NOT_CONSUMING = frozenset({"fold_in", "key_data", "key_impl", "clone", "wrap_key_data"})
+
+_LEGACY_MSG = ("Legacy uint32 key array passed as key to jax.random function. Please create "
+               "keys using jax.random.key(). If use of a raw key array was intended, set "
+               'jax_legacy_prng_key="allow".')
+
+
+def _entry_frame() -> Any:
+    """The frame of the random function the user called (a sampler may split or reuse its
+    own key inside that one call: the key is consumed by the call, not by each use)."""
+    f: Any = sys._getframe(2)
+    entry = None
+    while f is not None and str(f.f_globals.get("__name__", "")).startswith("funcgrad.random"):
+        entry, f = f, f.f_back
+    return entry
+
+
+def _legacy_key_used() -> None:
+    mode = config.read("jax_legacy_prng_key")
+    if mode == "error":
+        raise ValueError(_LEGACY_MSG)
+    if mode == "warn":
+        warnings.warn(_LEGACY_MSG, stacklevel=4)
+    elif config.read("jax_enable_custom_prng"):
+        warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. "
+                      "Assuming valid threefry2x32 key for now.", FutureWarning, stacklevel=4)
 
 
 def _rewrap(data: Any, typed: bool) -> Any:
@@ -179,7 +223,8 @@ def PRNGKey(seed: Any) -> Any:  # noqa: N802 - JAX's name
     >>> random.PRNGKey(-1)
     Array([         0, 4294967295], dtype=uint32)
     """
-    return _seed_data(seed)
+    data = _seed_data(seed)
+    return KeyArray(data) if config.read("jax_enable_custom_prng") else data
 
 
 def key(seed: Any, *, impl: Any = None) -> KeyArray:
@@ -258,6 +303,13 @@ def iota_hi_lo(shape: Sequence[int]) -> tuple[Any, Any]:
 
 def _hash_counts(data: Any, shape: Sequence[int]) -> list[Any]:
     hi, lo = iota_hi_lo(shape)
+    buf = getattr(data, "_value", None)
+    if buf is not None and type(buf) is not np.ndarray and not isinstance(data, Tracer):
+        # An eager key on a GPU: the counts are made where the key is (under jit the
+        # compiled program places them).
+        from funcgrad.api import device_put  # noqa: PLC0415
+
+        hi, lo = device_put((hi, lo), data.device)
     return threefry2x32(data[0], data[1], hi, lo)
 
 

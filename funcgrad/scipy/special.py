@@ -24,6 +24,7 @@ from funcgrad.core import get_aval
 from funcgrad.errors import DTypeError
 from funcgrad.numpy._core import promote_inexact
 from funcgrad.primitives import special as _sp
+from funcgrad.scipy._special_host import fresnel, owens_t, sici
 from funcgrad.transforms.custom import custom_jvp
 
 
@@ -669,8 +670,8 @@ def log_softmax(x: Any, axis: Any = None) -> Any:
 __all__ = [
     "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "dawsn",
     "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn",
-    "factorial", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1",
-    "i1e", "kl_div", "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp",
-    "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "softmax", "spence",
-    "xlog1py", "xlogy", "zeta",
+    "factorial", "fresnel", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0",
+    "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp",
+    "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "sici",
+    "softmax", "spence", "xlog1py", "xlogy", "zeta",
 ]

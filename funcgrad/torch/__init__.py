@@ -17,6 +17,11 @@ tensor([[2., 3.],
 import builtins as _builtins
 
 from funcgrad.torch import _dtypes
+from funcgrad.torch._anomaly import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from funcgrad.torch._creation import (
     arange,
     as_tensor,

@@ -123,7 +123,9 @@ clip = clamp
 def masked_select(input: Tensor, mask: Any) -> Tensor:  # noqa: A002
     """The elements of ``input`` where ``mask`` is true, as a 1-D tensor."""
     m = mask if isinstance(mask, Tensor) else Tensor(mask)
-    return input[m.expand(input.shape) if m.shape != input.shape else m]
+    shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(m.shape)))
+    keep = np.broadcast_to(np.asarray(m._host(), bool), shape)
+    return apply_op("MaskedSelect", lambda x: fnp.broadcast_to(x, shape)[keep], input)
 
 
 def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002

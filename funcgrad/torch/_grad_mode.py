@@ -21,6 +21,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 class _Mode(threading.local):
     def __init__(self) -> None:
         self.enabled = True
+        # Inside inference_mode: new tensors are inference tensors, and nothing records.
+        self.inference = False
 
 
 _mode = _Mode()
@@ -114,13 +116,16 @@ class enable_grad(_FixedMode):  # noqa: N801 - PyTorch's name
 
 
 class inference_mode:  # noqa: N801 - PyTorch's name
-    """Like ``no_grad``: no graph is recorded inside; ``inference_mode(False)`` changes
-    nothing. A context manager or a decorator (with or without parentheses).
+    """No graph is recorded inside, and the tensors made inside are inference tensors
+    (``is_inference()``): they cannot be saved for backward later, nor updated in place
+    outside inference mode. ``inference_mode(False)`` turns it off (grad mode on) inside.
+    A context manager or a decorator (with or without parentheses).
 
     >>> import funcgrad.torch as torch
     >>> with torch.inference_mode():
-    ...     torch.is_grad_enabled()
-    False
+    ...     x = torch.ones(2)
+    ...     torch.is_grad_enabled(), x.is_inference()
+    (False, True)
     """
 
     def __new__(cls, mode: Any = True) -> Any:
@@ -132,15 +137,16 @@ class inference_mode:  # noqa: N801 - PyTorch's name
 
     def __init__(self, mode: Any = True) -> None:
         self.mode = True if callable(mode) else bool(mode)
-        self.prev = True
+        self.prev = (True, False)
 
     def __enter__(self) -> None:
-        self.prev = _mode.enabled
-        if self.mode:
-            _mode.enabled = False
+        self.prev = (_mode.enabled, _mode.inference)
+        # As PyTorch's InferenceMode(enabled): grad mode is the opposite of the mode.
+        _mode.enabled = not self.mode
+        _mode.inference = self.mode
 
     def __exit__(self, *exc: object) -> None:
-        _mode.enabled = self.prev
+        _mode.enabled, _mode.inference = self.prev
 
     def __call__(self, fn: F) -> F:
         on = self.mode
@@ -154,4 +160,16 @@ class inference_mode:  # noqa: N801 - PyTorch's name
 
 
 def is_inference_mode_enabled() -> bool:
-    return False
+    """Whether ``inference_mode`` is on.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.is_inference_mode_enabled()
+    False
+    """
+    return _mode.inference
+
+
+def is_recording() -> bool:
+    """Whether Tensor operations record the graph now: grad mode on, inference mode off
+    (``enable_grad`` inside ``inference_mode`` records nothing, as in PyTorch)."""
+    return _mode.enabled and not _mode.inference

@@ -41,6 +41,7 @@ from funcgrad.core import (
 )
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import stop_gradient_p
+from funcgrad.torch import _anomaly
 from funcgrad.torch._grad_mode import is_grad_enabled, set_grad_enabled
 from funcgrad.transforms.reverse import Edge, Hooks, Leaf, Node, record, walk
 
@@ -144,8 +145,13 @@ class GradFn(Node):
                 in_cts = super().backward(cts)
             finally:
                 self.primals, self.outs = kept_p, kept_o
+            if _anomaly.state.nan_check and not self.owned:
+                _anomaly.check_nan(self, self.name(), in_cts)
             return _recorded_backward(self, tape, start, in_cts, reads_graph)
-        return super().backward(cts)
+        in_cts = super().backward(cts)
+        if _anomaly.state.nan_check and not self.owned:
+            _anomaly.check_nan(self, self.name(), in_cts)
+        return in_cts
 
     def release(self) -> None:
         super().release()
@@ -189,6 +195,8 @@ class OpNode(GradFn):
         recording = isinstance(tape, TapeTrace) and tape.recording
         start = len(cast(TapeTrace, tape).created) if recording else 0
         out = self._walk_inner(cts)
+        if _anomaly.state.nan_check and not self.owned:
+            _anomaly.check_nan(self, self.name(), out)
         if recording:
             return _recorded_backward(self, cast(TapeTrace, tape), start, out,
                                       any(e is not None for e in self.parents))
@@ -266,6 +274,8 @@ def name_node(node: GradFn, op: str) -> None:
     if cls is None:
         cls = _classes[(base, op)] = type(_node_name(op), (base,), {"__slots__": ()})
     node.__class__ = cls
+    if _anomaly.state.enabled:
+        _anomaly.record(node)
 
 
 class _SavedChecks(Hooks):
@@ -502,6 +512,12 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
                     at = walk(seeds, hooks)
             else:
                 at = walk(seeds, hooks)
+        except Exception:
+            if _anomaly.state.enabled and hooks.visited:
+                # PyTorch's warning: the node that failed and where its forward ran.
+                node = hooks.visited[-1]
+                _anomaly.warn_failed(node.name(), node)
+            raise
         finally:
             hooks.finish()
     if inputs is not None:

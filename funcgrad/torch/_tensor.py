@@ -49,8 +49,9 @@ from funcgrad.primitives import linalg as _L
 from funcgrad.primitives import structural as _S
 from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch import _grad_mode
 from funcgrad.torch._device import Size, as_device, device, device_of_buffer, to_device
-from funcgrad.torch._grad_mode import is_grad_enabled
+from funcgrad.torch._grad_mode import is_grad_enabled, is_recording
 from funcgrad.torch._graph import (
     X64,
     AccumulateGrad,
@@ -69,6 +70,7 @@ from funcgrad.torch._graph import (
 )
 from funcgrad.torch._random import rng
 from funcgrad.torch._repr import format_tensor_data
+from funcgrad.torch._sign_bounds import clamp_tensors
 from funcgrad.transforms.reverse import Edge
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 from funcgrad.wrappers import register_array_wrapper
@@ -82,7 +84,7 @@ class Tensor:
     """An array with PyTorch's autograd semantics (leaf/non-leaf, ``.grad``, ``backward``)."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_out_index", "_vc",
-                 "_hooks", "_accum", "_is_view", "__weakref__")
+                 "_hooks", "_accum", "_is_view", "_inference", "__weakref__")
     __array_priority__ = 2000
     __array_ufunc__ = None
 
@@ -102,6 +104,7 @@ class Tensor:
         self._hooks: list[Any] = []
         self._accum: weakref.ref[AccumulateGrad] | None = None
         self._is_view = False
+        self._inference = _grad_mode._mode.inference
         if requires_grad:
             self._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
 
@@ -117,6 +120,7 @@ class Tensor:
         t._hooks = []
         t._accum = None
         t._is_view = False
+        t._inference = _grad_mode._mode.inference
         return t
 
     # ------------------------------------------------------------- autograd state
@@ -154,12 +158,17 @@ class Tensor:
             )
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(f"{which} can require gradients")
+        if requires_grad and self._inference and not _grad_mode._mode.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = builtins.bool(requires_grad)
         return self
 
     @property
     def _version(self) -> builtins.int:
         """How many in-place changes this tensor's memory has seen (shared with views)."""
+        if self._inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc[0]
 
     @property
@@ -258,6 +267,7 @@ class Tensor:
         """The same data (shared, with the version counter), cut from the graph."""
         t = Tensor._from_data(self._data)
         t._vc = self._vc
+        t._inference = self._inference
         return t
 
     def detach_(self) -> Tensor:
@@ -515,6 +525,8 @@ class Tensor:
     # --------------------------------------------------------------- in place
 
     def _check_inplace(self, through_view: builtins.bool = False) -> None:
+        if self._inference and not _grad_mode._mode.inference:
+            raise RuntimeError(_INFERENCE_INPLACE)
         if self._requires_grad and self.grad_fn is None and is_grad_enabled():
             what = "a view of a leaf Variable" if through_view else "a leaf Variable"
             raise RuntimeError(f"{what} that requires grad is being used in an in-place "
@@ -594,10 +606,13 @@ class Tensor:
         return self._inplace("Div", lambda a, b: _arith(fnp.divide, a, b), other)
 
     def pow_(self, other: Any) -> Tensor:
-        return self._inplace("Pow", lambda a, b: _arith(fnp.power, a, b), other)
+        return self._inplace(_overload("Pow", other), lambda a, b: _arith(fnp.power, a, b),
+                             other)
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        return self._inplace("Clamp", lambda a: _clamp(a, min, max))
+        if _tensor_bounds("clamp_", min, max):
+            return self._inplace("Clamp", clamp_tensors, min, max)
+        return self._inplace("Clamp:1", lambda a: _clamp(a, min, max))
 
     clip_ = clamp_
 
@@ -629,8 +644,9 @@ class Tensor:
     def __setitem__(self, idx: Any, value: Any) -> None:
         idx = _unwrap_index(idx)
         _check_index_bounds(self, idx)
-        self._inplace("CopySlices", lambda a, v: fnp.index_update(a, idx, v), value,
-                      through_view=True)
+        # PyTorch: advanced indexing of a tensor that is not a view is index_put_.
+        op = "IndexPut" if _advanced(idx) and not self._is_view else "CopySlices"
+        self._inplace(op, lambda a, v: fnp.index_update(a, idx, v), value, through_view=True)
 
     # ------------------------------------------------------------- shape ops
 
@@ -750,28 +766,44 @@ class Tensor:
     def chunk(self, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
         n = self.shape[dim]
         step = -(-n // chunks)
-        return tuple(self[(slice(None),) * (dim % self.ndim) + (slice(i, i + step),)]
-                     for i in range(0, n, step))
+        return self._pieces("Split", dim, [(i, builtins.min(i + step, n))
+                                           for i in range(0, n, step)])
 
     def split(self, split_size: Any, dim: builtins.int = 0) -> tuple[Tensor, ...]:
         n = self.shape[dim]
         sizes = [split_size] * (-(-n // split_size)) if isinstance(split_size, builtins.int) \
             else list(split_size)
-        out, start = [], 0
+        bounds, start = [], 0
         for s in sizes:
             stop = builtins.min(start + s, n)
-            out.append(self[(slice(None),) * (dim % self.ndim) + (slice(start, stop),)])
+            bounds.append((start, stop))
             start = stop
-        return tuple(out)
+        return self._pieces("Split" if isinstance(split_size, builtins.int)
+                            else "SplitWithSizes", dim, bounds)
+
+    def _pieces(self, op: str, dim: builtins.int, bounds: Sequence[tuple[builtins.int, ...]]
+                ) -> tuple[Tensor, ...]:
+        """Views of ``[start, stop)`` (or of one index) along ``dim``, each recorded under
+        PyTorch's node for the whole split (``SplitBackward0``, ``UnbindBackward0``)."""
+        lead = (slice(None),) * (dim % self.ndim)
+        keys = [lead + ((b[0],) if len(b) == 1 else (slice(*b),)) for b in bounds]
+        return tuple(_view_op(op, lambda x, key=key: fnp.getitem(x, key), self)
+                     for key in keys)
 
     def unbind(self, dim: builtins.int = 0) -> tuple[Tensor, ...]:
-        return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+        return self._pieces("Unbind", dim, [(i,) for i in range(self.shape[dim])])
 
     def select(self, dim: builtins.int, index: builtins.int) -> Tensor:
         return self[(slice(None),) * (dim % self.ndim) + (index,)]
 
     def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
-        return self[(slice(None),) * (dim % self.ndim) + (slice(start, start + length),)]
+        n = self.shape[dim]
+        start = start + n if start < 0 else start
+        if start + length > n:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                               f"({n}).")
+        # Always PyTorch's SliceBackward0, even over the whole axis (x[:] is an alias).
+        return self._pieces("Slice", dim, [(start, start + length)])[0]
 
     # ------------------------------------------------------------- reductions
 
@@ -890,19 +922,24 @@ class Tensor:
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         # PyTorch's derivative is 1 on the closed interval, bounds included; the result
         # takes the promoted type of the input and the bounds (int clamped by 0.5: float).
-        dt = result_dtype(self, *(b for b in (min, max) if b is not None))
-        x = self if dt is self.dtype else self._astype(dt)
-        scalar_bounds = not isinstance(min, Tensor) and not isinstance(max, Tensor)
-        return apply_op("Clamp:1" if scalar_bounds else "Clamp", lambda v: _clamp(v, min, max),
-                        x)
+        return self._clamp("Clamp", min, max)
 
     clip = clamp
 
     def clamp_min(self, min: Any) -> Tensor:  # noqa: A002
-        return self.clamp(min=min)
+        return self._clamp("ClampMin", min, None)
 
     def clamp_max(self, max: Any) -> Tensor:  # noqa: A002
-        return self.clamp(max=max)
+        return self._clamp("ClampMax", None, max)
+
+    def _clamp(self, op: str, min: Any, max: Any) -> Tensor:  # noqa: A002
+        dt = result_dtype(self, *(b for b in (min, max) if b is not None))
+        x = self if dt is self.dtype else self._astype(dt)
+        if _tensor_bounds(op.lower(), min, max):
+            # PyTorch's Tensor overloads: clamp.Tensor is ClampBackward0, clamp_min.Tensor
+            # ClampMinBackward1; the bounds get gradients too.
+            return apply_op(op if op == "Clamp" else op + ":1", clamp_tensors, x, min, max)
+        return apply_op("Clamp:1" if op == "Clamp" else op, lambda v: _clamp(v, min, max), x)
 
     def pow(self, exponent: Any) -> Tensor:
         return self ** exponent
@@ -939,11 +976,11 @@ class Tensor:
         if isinstance(value, Tensor) and value.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, "
                                f"but got tensor with {value.ndim} dimension(s).")
-        return apply_op("MaskedFill", lambda x, m, v: fnp.where(m, fnp.astype(v, x.dtype), x),
-                        self, mask, value)
+        return apply_op(_masked_fill_name(value), lambda x, m, v: fnp.where(
+            m, fnp.astype(v, x.dtype), x), self, mask, value)
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
-        return self._inplace("MaskedFill", lambda x, m, v: fnp.where(
+        return self._inplace(_masked_fill_name(value), lambda x, m, v: fnp.where(
             m, fnp.astype(v, x.dtype), x), mask, value)
 
     def where(self, condition: Any, other: Any) -> Tensor:
@@ -1013,8 +1050,10 @@ class Tensor:
 
     def topk(self, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True,
              sorted: builtins.bool = True) -> Any:  # noqa: A002
-        vals, idx = self.sort(dim, descending=largest)
-        return _returns("topk", vals.narrow(dim, 0, k), idx.narrow(dim, 0, k))
+        idx = self.sort(dim, descending=largest)[1].narrow(dim, 0, k)
+        vals = apply_op("Topk", lambda x, i: fnp.take_along_axis(x, i, dim, mode="clip"),
+                        self, idx)
+        return _returns("topk", vals, idx)
 
     def _new(self, shape: Any, value: Any, dtype: Any, device: Any,
              requires_grad: builtins.bool) -> Tensor:
@@ -1184,6 +1223,21 @@ def _scaled(b: Any, alpha: Any) -> Any:
     return b if isinstance(alpha, builtins.int) and alpha == 1 else b * alpha
 
 
+def _masked_fill_name(value: Any) -> str:
+    # masked_fill.Tensor (a 0-d tensor value) is PyTorch's second overload.
+    return "MaskedFill:1" if isinstance(value, Tensor) else "MaskedFill"
+
+
+def _tensor_bounds(name: str, lo: Any, hi: Any) -> builtins.bool:
+    """Whether clamp's bounds take PyTorch's Tensor overload (a number with a Tensor is
+    neither overload: PyTorch's TypeError)."""
+    tensors = [isinstance(b, Tensor) for b in (lo, hi) if b is not None]
+    if builtins.any(tensors) and not builtins.all(tensors):
+        raise TypeError(f"{name}() received an invalid combination of arguments: min and max "
+                        "must both be Tensors or both be numbers")
+    return builtins.any(tensors)
+
+
 def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     if lo is not None:
         x = fnp.where(fnp.less(x, lo), fnp.astype(lo, x.dtype), x)
@@ -1335,7 +1389,7 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
     else:
         leaves, tree = tree_flatten((args, kwargs), is_leaf=_is_tensor)
     tpos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
-    record = is_grad_enabled() and builtins.any(leaves[i]._requires_grad for i in tpos)
+    record = is_recording() and builtins.any(leaves[i]._requires_grad for i in tpos)
     vals = list(leaves)
     tape: TapeTrace | None = None
     if record:
@@ -1362,6 +1416,9 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
     edges = [o.edge if type(o) is TapeTracer and o._trace is tape else None for o in outs]
     values = [o.primal if type(o) is TapeTracer and o._trace is tape else o for o in outs]
     created = tape.created
+    for i in tpos:
+        if leaves[i]._inference:
+            _check_inference_saved(created, [leaves[i]._data])
     node: GradFn
     if len(created) == 1 and builtins.all(e is None or (type(e) is tuple and e[0] is created[0])
                                           for e in edges):
@@ -1396,7 +1453,7 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
     """
     if type(current_trace()) is not EvalTrace:
         return None
-    grad_on = is_grad_enabled()
+    grad_on = is_recording()
     bufs: list[Any] = []
     avals: list[ShapedArray] = []
     parents: list[Edge] = []
@@ -1425,6 +1482,9 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
     primals = [wrap(b, av) for b, av in zip(bufs, avals)]
     node = new_node(prim, params, primals, outs, parents, versions, None, avals,
                     [o._aval for o in outs])
+    inference = [b for a, b in zip(args, bufs) if _is_inference(a)]
+    if inference:
+        _check_inference_saved([node], inference)
     name_node(node, op)
     if shown is not None:
         node.shown_parents = tuple([a._edge() if isinstance(a, Tensor) else None
@@ -1473,6 +1533,39 @@ def _identity_outputs(op: str, outs: list[Any], wrapped: list[Tensor], leaves: l
     return wrapped
 
 
+def _is_inference(a: Any) -> builtins.bool:
+    return type(a) is Tensor and a._inference
+
+
+_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+_INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def _check_inference_saved(nodes: Sequence[GradFn], bufs: Sequence[Any]) -> None:
+    """PyTorch's error when a node keeps an inference tensor's data for its backward.
+    (Only reached when an inference tensor meets a recorded operation: rare.)"""
+    def base(b: Any) -> Any:
+        while getattr(b, "base", None) is not None:
+            b = b.base
+        return b
+
+    roots = {id(base(b)) for b in bufs}
+    for node in nodes:
+        for p in node.primals:
+            if type(p) is Missing:
+                continue
+            buf = buffer_of(p.primal if type(p) is TapeTracer else p)
+            if id(base(buf)) in roots:
+                raise RuntimeError(_INFERENCE_SAVED)
+
+
 def _register_saved_output(node: GradFn, edge: Any, t: Tensor) -> None:
     """If the node that made this output keeps it for backward, in-place changes to the
     output must be caught."""
@@ -1488,6 +1581,8 @@ def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
     if type(a) is np.ndarray and type(b) is np.ndarray and np.shares_memory(a, b):
         out._vc = t._vc
         out._is_view = True
+        # A view is an inference tensor exactly when its base is.
+        out._inference = t._inference
     return out
 
 
@@ -1602,8 +1697,8 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
             # (0-d operands give a NumPy scalar: kept an array).
             out = host(va, vb)
             return Tensor._from_data(out if type(out) is np.ndarray else np.asarray(out))
-    if op in ("FloorDivide", "Remainder") and D.category(dt) <= 1 and isinstance(b, (
-            Tensor, builtins.int)):
+    if op.partition(":")[0] in ("FloorDivide", "Remainder") and D.category(dt) <= 1 and \
+            isinstance(b, (Tensor, builtins.int)):
         _check_integer_divisor(b)
     fa, fb = _fixed_scalar(a, dt), _fixed_scalar(b, dt)
     direct = _PRIM_BINARY.get(f)
@@ -1757,10 +1852,16 @@ def _method(op: str, f: Callable[[Any, Any], Any], reverse: builtins.bool = Fals
             return NotImplemented
         if reverse:
             return binary(_reversed_name(op, other), f, other, self, **kw)
-        return binary("Pow:1" if op == "Pow" and isinstance(other, Tensor) else op, f, self,
-                      other, **kw)
+        return binary(_overload(op, other), f, self, other, **kw)
 
     return method
+
+
+def _overload(op: str, other: Any) -> str:
+    """PyTorch's node for ``tensor <op> other``: pow, remainder and fmod have a Tensor
+    overload of their own (``PowBackward1``), apart from the Scalar one."""
+    return op + ":1" if op in ("Pow", "Remainder", "Fmod") and isinstance(other, Tensor) \
+        else op
 
 
 def _reversed_name(op: str, other: Any) -> str:
@@ -1800,7 +1901,8 @@ Tensor.not_equal = Tensor.ne  # type: ignore[attr-defined]
 def _named_binary(op: str, f: Callable[[Any, Any], Any], **kw: Any
                   ) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-        return binary(op, lambda x, y: f(x, _scaled(y, alpha)), self, other, **kw)
+        return binary(_overload(op, other), lambda x, y: f(x, _scaled(y, alpha)), self, other,
+                      **kw)
 
     return method
 

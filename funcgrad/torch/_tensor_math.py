@@ -28,6 +28,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch import _sign_bounds
 from funcgrad.torch._functions import cat, stack
 from funcgrad.torch._return_types import named_result
 from funcgrad.torch._tensor import (
@@ -173,7 +174,9 @@ def scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any = None, *,
             value: Any = None, reduce: str | None = None) -> Tensor:
     """``self`` with ``src`` (or ``value``) written at ``index`` along ``dim``."""
     s = value if src is None else src
-    return _scatter(self, dim, index, s, reduce, "Scatter")
+    # scatter.value (a number) is PyTorch's second overload.
+    return _scatter(self, dim, index, s, reduce, "Scatter" if isinstance(s, Tensor)
+                    else "Scatter:1")
 
 
 def scatter_add(self: Tensor, dim: builtins.int, index: Tensor, src: Tensor) -> Tensor:
@@ -219,7 +222,9 @@ def take(self: Tensor, index: Tensor) -> Tensor:
 def take_along_dim(self: Tensor, indices: Tensor, dim: builtins.int | None = None) -> Tensor:
     """The entries at ``indices`` along ``dim`` (indices broadcast against ``self``)."""
     if dim is None:
-        return take(self.reshape(-1), _t(indices).reshape(-1))
+        # PyTorch gathers from the flattened tensor: GatherBackward0 either way.
+        return cast(Tensor, apply_op("Gather", lambda x, i: fnp.take(x, i, mode="clip"),
+                                     self.reshape(-1), _t(indices).reshape(-1)))
     d = _dim(dim, self.dim())
 
     def run(x: Any, i: Any) -> Any:
@@ -230,7 +235,7 @@ def take_along_dim(self: Tensor, indices: Tensor, dim: builtins.int | None = Non
         return fnp.take_along_axis(fnp.broadcast_to(x, tuple(xs)),
                                    fnp.broadcast_to(i, tuple(is_)), d, mode="clip")
 
-    return cast(Tensor, apply_op("TakeAlongDim", run, self, _t(indices)))
+    return cast(Tensor, apply_op("Gather", run, self, _t(indices)))
 
 
 def put(self: Tensor, index: Tensor, source: Tensor, accumulate: builtins.bool = False
@@ -273,11 +278,41 @@ def kthvalue(self: Tensor, k: builtins.int, dim: builtins.int = -1,
     n = self.shape[d] if self.dim() else 1
     if not 1 <= k <= n:
         raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
-    vals, idx = cast(Any, self).sort(d)
-    v, i = vals.narrow(d, k - 1, 1), idx.narrow(d, k - 1, 1)
-    if not keepdim and self.dim():
-        v, i = v.squeeze(d), i.squeeze(d)
-    return _returns("kthvalue", v, i)
+    return _kth(self, k, d, keepdim, "kthvalue", "Kthvalue")
+
+
+def _kth(self: Tensor, k: builtins.int, d: builtins.int, keepdim: builtins.bool, name: str,
+         op: str) -> Any:
+    if not self.dim():
+        return _returns(name, apply_op(op, lambda x: x, self),
+                        Tensor._from_data(np.zeros((), np.int64)))
+    i = cast(Any, self).sort(d)[1].narrow(d, k - 1, 1)
+    return _returns(name, *_pick(op, self, i, d, keepdim))
+
+
+def _pick(op: str, self: Tensor, idx: Tensor, d: builtins.int, keepdim: builtins.bool
+          ) -> tuple[Tensor, Tensor]:
+    """``self`` at ``idx`` along ``d`` (``idx`` keeps the axis) as one node named ``op``, as
+    PyTorch records kthvalue/median/mode/cummax (the gradient goes to those positions)."""
+    def run(x: Any, i: Any) -> Any:
+        v = fnp.take_along_axis(x, i, d, mode="clip")
+        return v if keepdim else fnp.squeeze(v, d)
+
+    v = cast(Tensor, apply_op(op, run, self, idx))
+    return v, (idx if keepdim else cast(Any, idx).squeeze(d))
+
+
+def _evenly(op: str, self: Tensor, m: Any) -> Tensor:
+    """The value ``m`` (found without recording) with PyTorch's gradient for median() and
+    nanmedian(): shared evenly by the entries equal to it (NaN ones when it is NaN)."""
+    def run(x: Any) -> Any:
+        c = fnp.asarray(m, x.dtype)
+        hit = (x == c) | (fnp.isnan(x) & fnp.isnan(c))
+        # x - c is exactly 0 at the hits (NaN when c is): the value is c, to the bit.
+        total = fnp.sum(fnp.where(hit, x - c, fnp.zeros_like(x)))
+        return c + total / fnp.maximum(fnp.sum(hit), 1)
+
+    return cast(Tensor, apply_op(op, run, self))
 
 
 def _median_pos(n: builtins.int) -> builtins.int:
@@ -291,15 +326,12 @@ def median(self: Tensor, dim: builtins.int | None = None, keepdim: builtins.bool
         flat = self.reshape(-1)
         if flat.numel() == 0:
             return cast(Any, flat).sum() * np.nan
-        vals = cast(Any, flat).sort()[0]
-        return vals[_median_pos(flat.numel())]
+        host = np.sort(np.asarray(flat._host()))  # NaN sorts last: a NaN gives NaN
+        m = host[-1] if np.isnan(host[-1]) else host[_median_pos(flat.numel())]
+        return _evenly("Median", self, m)
     d = _dim(dim, self.dim())
     k = _median_pos(self.shape[d] if self.dim() else 1) + 1
-    return _renamed("median", kthvalue(self, k, d, keepdim))
-
-
-def _renamed(name: str, pair: Any) -> Any:
-    return _returns(name, pair[0], pair[1])
+    return _kth(self, k, d, keepdim, "median", "Median:1")
 
 
 def nanmedian(self: Tensor, dim: builtins.int | None = None, keepdim: builtins.bool = False
@@ -310,19 +342,14 @@ def nanmedian(self: Tensor, dim: builtins.int | None = None, keepdim: builtins.b
         vals = host[~np.isnan(host)].reshape(-1)
         if vals.size == 0:
             return Tensor._from_data(np.asarray(np.nan, host.dtype))
-        pos = np.flatnonzero(~np.isnan(host.reshape(-1)))[np.argsort(vals, kind="stable")[
-            _median_pos(vals.size)]]
-        return cast(Any, self.reshape(-1))[builtins.int(pos)]
+        return _evenly("Nanmedian", self, np.sort(vals)[_median_pos(vals.size)])
     d = _dim(dim, self.dim())
     order = np.argsort(host, axis=d, kind="stable")  # NaNs sort last
     counts = (~np.isnan(host)).sum(axis=d, keepdims=True)
     k = np.maximum(counts - 1, 0) // 2
     i = np.take_along_axis(order, k, axis=d)
     it = Tensor._from_data(i.astype(np.int64))
-    v = cast(Any, self).gather(d, it)
-    if not keepdim:
-        v, it = v.squeeze(d), it.squeeze(d)
-    return _returns("nanmedian", v, it)
+    return _returns("nanmedian", *_pick("Nanmedian:1", self, it, d, keepdim))
 
 
 def mode(self: Tensor, dim: builtins.int = -1, keepdim: builtins.bool = False) -> Any:
@@ -338,10 +365,9 @@ def mode(self: Tensor, dim: builtins.int = -1, keepdim: builtins.bool = False) -
         idx[r] = np.flatnonzero(row == best)[-1]
     it = Tensor._from_data(idx.reshape((*host.shape[:-1], 1)))
     it = Tensor._from_data(np.moveaxis(it._data, -1, d)) if self.dim() else it.reshape(())
-    v = cast(Any, self).gather(d, it) if self.dim() else self.clone()
-    if not keepdim and self.dim():
-        v, it = v.squeeze(d), it.squeeze(d)
-    return _returns("mode", v, it)
+    if not self.dim():
+        return _returns("mode", apply_op("Mode", lambda x: x, self), it)
+    return _returns("mode", *_pick("Mode", self, it, d, keepdim))
 
 
 def _quantile(self: Tensor, q: Any, dim: Any, keepdim: builtins.bool, interpolation: str,
@@ -492,7 +518,7 @@ def _cum_extreme(self: Tensor, dim: builtins.int, name: str) -> Any:
         bi = np.where(take, k, bi)
         idx[..., k] = bi
     it = Tensor._from_data(np.ascontiguousarray(np.moveaxis(idx, -1, d)))
-    return _returns(name, cast(Any, self).gather(d, it), it)
+    return _returns(name, _pick(name.capitalize(), self, it, d, True)[0], it)
 
 
 def cummax(self: Tensor, dim: builtins.int) -> Any:
@@ -597,7 +623,7 @@ def swapdims(self: Tensor, dim0: builtins.int, dim1: builtins.int) -> Tensor:
 
 def tile(self: Tensor, dims: Any) -> Tensor:
     """Repeated ``dims`` times along each axis (missing leading counts are 1)."""
-    reps = tuple(dims)
+    reps = (dims,) if isinstance(dims, builtins.int) else tuple(dims)
     if len(reps) < self.dim():
         reps = (1,) * (self.dim() - len(reps)) + reps
     return self.repeat(*reps)
@@ -890,6 +916,21 @@ def _xlogy(x: Any, y: Any) -> Any:
 
 def _heaviside(x: Any, v: Any) -> Any:
     return fnp.where(x == 0, v, fnp.astype(x > 0, x.dtype))
+
+
+def copysign(self: Tensor, other: Any) -> Tensor:
+    """``|self|`` with the sign of ``other`` (its sign bit: ``-0.0`` counts as negative).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.tensor([1.0, 2.0]).copysign(torch.tensor([-0.0, 1.0]))
+    tensor([-1.,  2.])
+    """
+    tensor_other = isinstance(other, Tensor)
+    # PyTorch gives a tensor ``other`` a zero gradient (``.grad`` is zeros, not None).
+    to_y = tensor_other and other.requires_grad
+    return binary("Copysign" if tensor_other else "Copysign:1",
+                  lambda x, y: _sign_bounds.copysign(x, y, to_y), self, other, true_div=True,
+                  shown=False)
 
 
 def _gcd(a: Any, b: Any) -> Any:
@@ -1196,7 +1237,7 @@ _METHODS: dict[str, Any] = {
     "logit": logit, "polygamma": polygamma, "mvlgamma": mvlgamma, "nan_to_num": nan_to_num,
     "positive": lambda self: self,
     "xlogy": _binary("Xlogy", _xlogy, True), "heaviside": _binary("Heaviside", _heaviside),
-    "copysign": _binary("Copysign", fnp.copysign, True),
+    "copysign": copysign,
     "fmax": _binary("Fmax", lambda a, b: fnp.where(fnp.isnan(b) | (a >= b), a, b)),
     "fmin": _binary("Fmin", lambda a, b: fnp.where(fnp.isnan(b) | (a <= b), a, b)),
     "logaddexp2": _binary("Logaddexp2", fnp.logaddexp2, True),
@@ -1221,7 +1262,7 @@ _METHODS: dict[str, Any] = {
     "random_": _random_fill(_random_ints), "bernoulli_": _random_fill(_bernoulli_draw),
     "bernoulli": bernoulli, "multinomial": multinomial, "apply_": apply_, "map_": map_,
     "cfloat": _to_complex(D.complex64), "cdouble": _to_complex(D.complex128),
-    "is_inference": lambda self: False, "get_device": lambda self: (
+    "is_inference": lambda self: self._inference, "get_device": lambda self: (
         -1 if self.device.type == "cpu" else self.device.index or 0),
     "storage_offset": lambda self: 0, "dim_order": lambda self: tuple(range(self.dim())),
 }

@@ -77,3 +77,35 @@ def test_a_collective_that_never_completes_times_out_naming_itself(monkeypatch: 
     res = _launch("hang.py", 2, timeout=90.0)
     assert res.returncode != 0
     assert "collective allreduce(sum) (number 1) did not complete within 2 s" in res.stderr
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_torch_face_subgroups(nproc: int) -> None:
+    res = _launch("torch_groups.py", nproc)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    for r in range(nproc):
+        assert f"[rank {r}] OK {r}" in res.stdout, out[-4000:]
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_nccl_backend_on_the_emulator_moves_no_data_through_the_host(nproc: int) -> None:
+    # The CuPy emulator stands in for CuPy; its cupy.cuda.nccl is carried by MPI, so the
+    # NCCL code paths run here as they would on GPUs, and its counters see host copies.
+    import fakecupy  # tests/support, on the path through tests/conftest.py
+
+    if not fakecupy.available():
+        pytest.skip("the CuPy emulator needs CuPy's wheel (NVRTC) and g++")
+    res = _launch("nccl_emulated.py", nproc)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    for r in range(nproc):
+        assert f"[rank {r}] OK {r}" in res.stdout, out[-4000:]
+
+
+def test_init_process_group_timeout_aborts_a_hung_collective() -> None:
+    # init_process_group(timeout=2 s): the watchdog names the collective and aborts.
+    res = _launch("torch_hang.py", 2, timeout=90.0)
+    assert res.returncode != 0
+    assert "collective allreduce(sum) (number 1) did not complete within 2 s" in res.stderr
+    assert "unreachable" not in res.stdout

@@ -1090,8 +1090,10 @@ def run_funcgrad(prog: Prog, c: dict[str, Any], names: Sequence[str]) -> dict[st
     return out
 
 
-def run_jax(prog: Prog, c: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
-    """JAX's results, all transforms in one compilation (raises where JAX refuses)."""
+def run_jax(prog: Prog, c: dict[str, Any], names: Sequence[str], eager: bool = False
+            ) -> dict[str, Any]:
+    """JAX's results, all transforms in one compilation (raises where JAX refuses); with
+    ``eager``, op by op."""
     import jax
 
     from funcgrad.testing import jax_x64_mode
@@ -1099,7 +1101,61 @@ def run_jax(prog: Prog, c: dict[str, Any], names: Sequence[str]) -> dict[str, An
         def everything(case_: dict[str, Any]) -> dict[str, Any]:
             f = build(jax, prog)
             return {n: one_transform(jax, f, n, case_) for n in names}
+        if eager:
+            with jax.disable_jit():
+                return jax.device_get(everything(c))
         return jax.device_get(jax.jit(everything)(c))
+
+
+def _nan_differences_only(got: Any, want: Any) -> bool:
+    """The values differ only where one side is NaN (same shapes)."""
+    for a, b in zip(leaves(got), leaves(want)):
+        if a.shape != b.shape:
+            return False
+        a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        differ = ~np.isclose(a64, b64, rtol=1e-6, atol=1e-9, equal_nan=True)
+        if (differ & ~(np.isnan(a64) | np.isnan(b64))).any():
+            return False
+    return True
+
+
+def _jax_eager_agrees(prog: Prog, c: dict[str, Any], name: str, got: Any) -> bool:
+    """Where a NaN meets a zero (0 * NaN), XLA's compiled program may simplify differently
+    from JAX's op-by-op run (jit(grad(f)) [0, nan] where grad(f) gives [nan, nan]): such a
+    difference (a docs/sharp_bits.md row) is no finding when funcgrad agrees with JAX op
+    by op (jit disabled)."""
+    try:
+        ref = run_jax(prog, c, [name], eager=True)[name]
+    except Exception:
+        return False
+    return compare(got, ref, prog.dtype) is None
+
+
+def _rounding_only(prog: Prog, c: dict[str, Any], name: str, got: Any, want: Any) -> bool:
+    """A float32 difference that is rounding: funcgrad's float32 result is about as close to
+    JAX's float64 result on the same inputs as JAX's own float32 result is (the oracle of
+    float32 vs float64 agreement; e.g. a derivative that is 0 exactly, which JAX's float32
+    gives as 1e-4 noise)."""
+    prog64 = Prog(prog.in_shapes, prog.ops, prog.wrapper, prog.seed, "float64")
+    c64 = {k: [np.asarray(a, np.float64) for a in v] if isinstance(v, list)
+           else np.asarray(v, np.float64) for k, v in c.items()}
+    try:
+        ref = run_jax(prog64, c64, [name])[name]
+    except Exception:
+        return False
+    g, w, r = leaves(got), leaves(want), leaves(ref)
+    if not len(g) == len(w) == len(r):
+        return False
+    for a, b, t in zip(g, w, r):
+        if a.shape != t.shape or not np.isfinite(t).all():
+            return False
+        t = np.asarray(t, np.float64)
+        err_got = float(np.max(np.abs(np.asarray(a, np.float64) - t), initial=0.0))
+        err_want = float(np.max(np.abs(np.asarray(b, np.float64) - t), initial=0.0))
+        scale = 1.0 + float(np.max(np.abs(t), initial=0.0))
+        if not err_got <= 2.0 * err_want + 2e-5 * scale:
+            return False
+    return True
 
 
 def check(prog: Prog, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -1120,25 +1176,37 @@ def check(prog: Prog, names: Sequence[str] | None = None) -> list[dict[str, Any]
                         "want": _to_list(want[name])})
             continue
         why = compare(g, want[name], prog.dtype)
+        if why is not None and prog.dtype == "float32" and "values differ" in why and \
+                _rounding_only(prog, c, name, g, want[name]):
+            why = None
+        if why is not None and "values differ" in why and \
+                _nan_differences_only(g, want[name]) and _jax_eager_agrees(prog, c, name, g):
+            why = None
         if why is not None:
             bad.append({"transform": name, "error": why[:2000], "got": _to_list(g),
                         "want": _to_list(want[name])})
     return bad
 
 
-def _custom_vjp_under_custom_jvp(prog: Prog, bad: dict[str, Any]) -> bool:
-    return prog.wrapper == "custom_jvp" and any(op[0] == "custom_vjp_op" for op in prog.ops)
+def _jax_inf_scatter_extreme_clip(prog: Prog, bad: dict[str, Any]) -> bool:
+    # JAX's derivative of x.at[i].min/max(v, mode="clip") with indices clipped onto the
+    # same element is inf (finite differences: finite; funcgrad's).
+    def clipped(op: Op) -> bool:
+        return op[0] in ("at_min", "at_max") and op[2] == "array" and op[4] == "clip"
+
+    def finite(leaves_: Any) -> bool:
+        return all(np.isfinite(v) for leaf in leaves_ for v in leaf["values"])
+
+    return (any(clipped(op) for op in prog.ops) and "got" in bad
+            and finite(bad["got"]) and not finite(bad["want"]))
 
 
 # Mismatches skipped (and counted) by the tests and the script: (why, predicate). Rows of
 # docs/sharp_bits.md, and open bugs reported to the lead (marked OPEN).
 SKIPS: list[tuple[str, Callable[[Prog, dict[str, Any]], bool]]] = [
-    ("OPEN: reverse mode through a custom_jvp rule that calls jvp of a custom_vjp function "
-     "(JAX defers the custom_vjp's linear part and transposes it; funcgrad refuses its jvp)",
-     _custom_vjp_under_custom_jvp),
-    ("OPEN: forward mode through jit of x.at[int_array].multiply(constant): jit's jvp gives "
-     "the constant an instantiated zero tangent, and scatter_mul's jvp refuses it",
-     lambda prog, bad: "scatter-multiply" in bad.get("error", "")),
+    ("sharp bits: the derivative of x.at[idx].min/max(v, mode='clip') with out-of-range "
+     "indices is inf in JAX, finite (as finite differences say) in funcgrad",
+     _jax_inf_scatter_extreme_clip),
 ]
 
 

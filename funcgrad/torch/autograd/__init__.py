@@ -23,6 +23,7 @@ from funcgrad.torch._grad_mode import (
 )
 from funcgrad.torch._graph import AccumulateGrad, GradFn, run_backward
 from funcgrad.torch._tensor import Tensor, root_grads
+from funcgrad.torch.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from funcgrad.torch.autograd.function import (
     Function,
     FunctionCtx,
@@ -98,9 +99,11 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     run_backward(outs, gs, retain, create_graph)
 
 
-__all__ = ["AccumulateGrad", "Node", "backward", "enable_grad", "grad", "inference_mode",
-           "is_grad_enabled", "no_grad", "set_grad_enabled"]
-from funcgrad.torch.autograd import function, functional  # noqa: E402 - after grad
+__all__ = ["AccumulateGrad", "Node", "backward", "detect_anomaly", "enable_grad", "grad",
+           "inference_mode", "is_grad_enabled", "no_grad", "set_detect_anomaly",
+           "set_grad_enabled"]
+from funcgrad.torch.autograd import anomaly_mode, function, functional  # noqa: E402 - after grad
 
 __all__ += ["Function", "FunctionCtx", "GradcheckError", "InplaceFunction", "NestedIOFunction",
-            "function", "functional", "gradcheck", "gradgradcheck", "once_differentiable"]
+            "anomaly_mode", "function", "functional", "gradcheck", "gradgradcheck",
+            "once_differentiable"]

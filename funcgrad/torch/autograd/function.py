@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from funcgrad.core import current_trace
+from funcgrad.torch import _anomaly
 from funcgrad.torch._grad_mode import is_grad_enabled, no_grad
 from funcgrad.torch._graph import FREED, GradFn, TapeTrace, value_of
 from funcgrad.torch._tensor import Tensor
@@ -66,7 +67,7 @@ class FunctionCtx:
                 raise TypeError("save_for_backward can only save variables, but argument "
                                 f"{tensors.index(t)} is of type {type(t).__name__}")
         self._saved = tuple(tensors)
-        self._saved_versions = tuple(t._version if t is not None else 0 for t in tensors)
+        self._saved_versions = tuple(t._vc[0] if t is not None else 0 for t in tensors)
         self.to_save = self._saved
 
     @property
@@ -75,12 +76,12 @@ class FunctionCtx:
         if node is not None and node.freed:
             raise RuntimeError(FREED)
         for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
-            if t is not None and t._version != v:
+            if t is not None and t._vc[0] != v:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: [{_describe(t)}], which is output {i} of "
                     f"{node.name() if node else 'the function'}, is at version "
-                    f"{t._version}; expected version {v} instead. Hint: the backtrace further "
+                    f"{t._vc[0]}; expected version {v} instead. Hint: the backtrace further "
                     "above shows the operation that failed to compute its gradient. The "
                     "variable in question was changed in there or anywhere later. Good luck!")
         return self._saved
@@ -251,6 +252,8 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple[Any, ...], output: Any) -> 
     node.ctx = ctx
     node.fn_name = f"{cls.__name__}Backward"
     node_ref.append(node)
+    if _anomaly.state.enabled:
+        _anomaly.record(node)
     ctx._node = node
     for j, k in enumerate(out_positions):
         t = results[k]

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import processes
+from funcgrad.distributed._mpi import _MPI_CHARS
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
 
@@ -41,6 +42,11 @@ class ReduceOp(enum.Enum):
 
     def __repr__(self) -> str:
         return f"<RedOpType.{self.name}: {list(ReduceOp).index(self)}>"
+
+
+# Reading an enum member off its class runs a Python-level descriptor in 3.11 (~0.3 us):
+# the fast path compares against this module-level name instead.
+_SUM = ReduceOp.SUM
 
 
 class Backend(str):
@@ -86,30 +92,38 @@ class Work:
 
 
 class ProcessGroup:
-    """The group of all processes (funcgrad has the world group only)."""
+    """A group of processes with its own communicator: the world, or one ``new_group``
+    made (MPI ``Comm_split``; NCCL communicators of its own under the nccl backend)."""
 
-    def __init__(self, backend: str) -> None:
+    def __init__(self, backend: str, comm: Any, ranks: Sequence[int]) -> None:
         self._backend = backend
+        self._comm = comm
+        self._ranks = list(ranks)
+        self._index = {g: i for i, g in enumerate(self._ranks)}
 
     def rank(self) -> int:
-        return processes.process_index()
+        return int(self._comm.rank)
 
     def size(self) -> int:
-        return processes.process_count()
+        return len(self._ranks)
 
     def name(self) -> str:
         return self._backend
 
     def __repr__(self) -> str:
-        return f"<funcgrad.torch.distributed.ProcessGroup {self._backend} size={self.size()}>"
+        return (f"<funcgrad.torch.distributed.ProcessGroup {self._backend} "
+                f"ranks={self._ranks}>")
 
 
 class group:  # noqa: N801 - PyTorch's name
     WORLD: ProcessGroup | None = None
+    NON_GROUP_MEMBER = -100
 
 
 GroupMember = group
-_STATE: dict[str, Any] = {"backend": None}
+_STATE: dict[str, Any] = {"backend": None, "groups": []}
+# The world's in-place SUM all-reduce of a NumPy buffer, when MPI carries it (the fast path).
+_FAST: dict[str, Any] = {"sum": None}
 
 
 def is_available() -> bool:
@@ -130,11 +144,10 @@ is_gloo_available = is_mpi_available
 
 
 def is_nccl_available() -> bool:
-    try:
-        from cupy.cuda import nccl  # noqa: F401, PLC0415
-    except ImportError:
-        return False
-    return True
+    """Whether CuPy's NCCL binding and library load (the ``cuda`` extra)."""
+    from funcgrad.distributed._nccl import nccl_available  # noqa: PLC0415
+
+    return nccl_available()
 
 
 def is_torchelastic_launched() -> bool:
@@ -150,7 +163,33 @@ def _comm() -> Any:
     if not is_initialized():
         raise ValueError("Default process group has not been initialized, please make sure "
                          "to call init_process_group.")
-    return processes.communicator()
+    return group.WORLD._comm  # type: ignore[union-attr]
+
+
+def _pg(grp: Any, warn: bool = True) -> ProcessGroup | None:
+    """The group a collective acts on (the world when None), or None when this process
+    is not a member (PyTorch then skips the call with a warning)."""
+    if grp is None or grp is group.WORLD:
+        _comm()
+        return group.WORLD
+    if isinstance(grp, int) and grp == group.NON_GROUP_MEMBER:
+        if warn:
+            import warnings  # noqa: PLC0415
+
+            warnings.warn("Running a collective on a group this rank is not a member of; "
+                          "it does nothing here.", stacklevel=3)
+        return None
+    if not isinstance(grp, ProcessGroup):
+        raise TypeError(f"group must be a ProcessGroup, got {type(grp).__name__}")
+    if grp._comm is None:
+        raise ValueError("the process group was destroyed")
+    return grp
+
+
+def _default_timeout(backend: str) -> float:
+    from funcgrad.distributed._mpi import DEFAULT_NCCL_TIMEOUT_S, DEFAULT_TIMEOUT_S  # noqa: PLC0415
+
+    return DEFAULT_NCCL_TIMEOUT_S if backend == "nccl" else DEFAULT_TIMEOUT_S
 
 
 def init_process_group(backend: str | None = None, init_method: str | None = None,
@@ -158,8 +197,20 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
                        rank: int = -1, store: Any = None, group_name: str = "",
                        pg_options: Any = None, device_id: Any = None) -> None:
     """Join the run started by ``mpiexec``; ``world_size``/``rank`` are checked against
-    it. ``backend``: "mpi" (default), "gloo" (runs on MPI) or "nccl" (CUDA devices)."""
+    it. ``backend``: "mpi" (default) or "gloo" (both on MPI; CUDA tensors go through host
+    memory), or "nccl" (CUDA tensors device to device through NCCL, the current device
+    per process). A collective running longer than ``timeout`` (default 10 minutes for
+    nccl, 30 for the others, as PyTorch's; ``FUNCGRAD_COLLECTIVE_TIMEOUT`` in seconds
+    when no timeout is given) aborts the whole run, naming it.
+
+    >>> import funcgrad.torch.distributed as dist
+    >>> dist.init_process_group("gloo")
+    >>> dist.get_world_size(), dist.get_rank()
+    (1, 0)
+    >>> dist.destroy_process_group()
+    """
     from funcgrad import distributed  # noqa: PLC0415
+    from funcgrad.distributed._mpi import timeout_from  # noqa: PLC0415
 
     if is_initialized():
         raise ValueError("trying to initialize the default process group twice!")
@@ -169,59 +220,152 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
 
         if not cuda.is_available():
             raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found!")
+        if not is_nccl_available():
+            raise RuntimeError("the nccl backend needs NCCL: pip install 'funcgrad[cuda]' "
+                               "(CuPy and the nvidia-nccl wheel)")
+    seconds = timeout_from(None if timeout is None else timeout.total_seconds(),
+                           _default_timeout(str(name)))
     if processes.communicator() is None:
         distributed.initialize(num_processes=None if world_size in (-1, None) else world_size,
                                process_id=None if rank in (-1, None) else rank,
-                               collective_timeout=None if timeout is None
-                               else timeout.total_seconds())
-    if processes.communicator() is None:
+                               collective_timeout=0 if seconds is None else seconds)
+    comm = processes.communicator()
+    if comm is None:
         # No MPI here: a run of one process still works (as with world_size=1 in torch).
         from funcgrad.distributed._local import LocalCommunicator  # noqa: PLC0415
 
-        processes.set_communicator(LocalCommunicator())
+        comm = LocalCommunicator()
+        processes.set_communicator(comm)
+    if hasattr(comm, "set_timeout"):
+        comm.set_timeout(seconds)
+    from funcgrad.distributed._nccl import NcclCommunicator  # noqa: PLC0415
+
+    if name == "nccl":
+        host = comm.host if isinstance(comm, NcclCommunicator) else comm
+        comm = NcclCommunicator(host)
+        if hasattr(host, "device_collectives"):
+            host.device_collectives = False
+        # The JAX face's collectives and DDP reach the processes through it too.
+        processes.set_communicator(comm)
+    elif hasattr(comm, "device_collectives"):
+        # gloo and mpi carry CUDA tensors through host memory, as PyTorch's gloo does.
+        comm.device_collectives = False
     _STATE["backend"] = str(name)
-    group.WORLD = ProcessGroup(str(name))
+    _STATE["groups"] = []
+    group.WORLD = ProcessGroup(str(name), comm, range(comm.size))
+    make = getattr(comm, "inplace_allreduce", None)
+    _FAST["sum"] = make("sum") if make is not None else None
 
 
 def destroy_process_group(group: Any = None) -> None:
-    """Leave the run; collectives fail afterwards until ``init_process_group``."""
+    """Leave the run (``group`` None: every group; collectives fail afterwards until
+    ``init_process_group``), or release one group made by ``new_group``."""
     from funcgrad import distributed  # noqa: PLC0415
 
+    world = globals()["group"]
     if not is_initialized():
         raise ValueError("Default process group has not been initialized, please make sure "
                          "to call init_process_group.")
+    if group is not None and group is not world.WORLD:
+        if isinstance(group, ProcessGroup) and group._comm is not None:
+            group._comm.close()
+            group._comm = None
+        return
+    for g in _STATE["groups"]:
+        if g._comm is not None:
+            g._comm.close()
+            g._comm = None
     distributed.shutdown()
+    _FAST["sum"] = None
     _STATE["backend"] = None
-    globals()["group"].WORLD = None
+    _STATE["groups"] = []
+    world.WORLD = None
 
 
 def get_rank(group: Any = None) -> int:
-    """This process's rank in the run (0 .. world size - 1)."""
-    _comm()
-    return processes.process_index()
+    """This process's rank in ``group`` (the world when None; -1 outside the group)."""
+    pg = _pg(group, warn=False)
+    return -1 if pg is None else pg.rank()
 
 
 def get_world_size(group: Any = None) -> int:
-    _comm()
-    return processes.process_count()
+    """The number of processes in ``group`` (the world when None; -1 outside it)."""
+    pg = _pg(group, warn=False)
+    return -1 if pg is None else pg.size()
 
 
 def get_backend(group: Any = None) -> str:
-    _comm()
-    return str(_STATE["backend"])
+    pg = _pg(group, warn=False)
+    return str(_STATE["backend"]) if pg is None else pg.name()
 
 
-def get_process_group_ranks(group: Any = None) -> list[int]:
-    return list(range(get_world_size()))
+def get_process_group_ranks(group: Any) -> list[int]:
+    """The global ranks of ``group``'s members, in group-rank order."""
+    pg = _pg(group)
+    if pg is None:
+        raise ValueError("this rank is not a member of the group")
+    return list(pg._ranks)
+
+
+def get_group_rank(group: Any, global_rank: int) -> int:
+    """The rank in ``group`` of the process with world rank ``global_rank``.
+
+    >>> import funcgrad.torch.distributed as dist
+    >>> dist.init_process_group("gloo")
+    >>> dist.get_group_rank(dist.group.WORLD, 0)
+    0
+    >>> dist.destroy_process_group()
+    """
+    pg = _pg(group)
+    if pg is None or global_rank not in pg._index:
+        raise ValueError(f"Global rank {global_rank} is not part of group {group}")
+    return pg._index[global_rank]
+
+
+def get_global_rank(group: Any, group_rank: int) -> int:
+    """The world rank of the process with rank ``group_rank`` in ``group``."""
+    pg = _pg(group)
+    if pg is None or not 0 <= group_rank < len(pg._ranks):
+        raise ValueError(f"Group rank {group_rank} is not part of group {group}")
+    return pg._ranks[group_rank]
 
 
 def new_group(ranks: Sequence[int] | None = None, timeout: Any = None, backend: Any = None,
-              pg_options: Any = None, **_: Any) -> ProcessGroup:
-    """A group of every process (subgroups are not supported: a clear error otherwise)."""
-    if ranks is not None and sorted(ranks) != list(range(get_world_size())):
-        raise ValueError("funcgrad.torch.distributed supports the group of all ranks only; "
-                         f"got ranks {list(ranks)}")
-    return ProcessGroup(get_backend())
+              pg_options: Any = None, use_local_synchronization: bool = False,
+              group_desc: str | None = None, device_id: Any = None) -> Any:
+    """A group of the processes ``ranks`` (world ranks; all of them when None) with its
+    own communicator. Every process of the world calls it, members or not (PyTorch's
+    rule); a non-member gets ``GroupMember.NON_GROUP_MEMBER``. Group ranks follow the
+    sorted world ranks.
+
+    >>> import funcgrad.torch.distributed as dist
+    >>> dist.init_process_group("gloo")
+    >>> g = dist.new_group([0])
+    >>> dist.get_rank(g), dist.get_world_size(g)
+    (0, 1)
+    >>> dist.destroy_process_group()
+    """
+    world = _comm()
+    size = world.size
+    members = list(range(size)) if ranks is None else sorted(int(r) for r in ranks)
+    if len(set(members)) != len(members):
+        raise ValueError(f"new_group: duplicate ranks in {list(ranks or [])}")
+    for r in members:
+        if not 0 <= r < size:
+            raise ValueError(f"new_group: rank {r} is not a rank of the world of {size} "
+                             f"processes")
+    if backend is not None and Backend(str(backend)) != _STATE["backend"]:
+        raise ValueError(f"new_group(backend={backend!r}): funcgrad's groups use the default "
+                         f"group's backend ({_STATE['backend']})")
+    me = world.rank
+    sub = world.split(0 if me in members else None, me)
+    if sub is None:
+        return group.NON_GROUP_MEMBER
+    if timeout is not None and hasattr(sub, "set_timeout"):
+        sub.set_timeout(timeout.total_seconds())
+    pg = ProcessGroup(str(_STATE["backend"]), sub, members)
+    _STATE["groups"].append(pg)
+    return pg
 
 
 def _check(tensor: Any, what: str) -> Tensor:
@@ -253,17 +397,60 @@ def _op(op: Any) -> ReduceOp:
     raise TypeError(f"op must be a torch.distributed.ReduceOp, got {op!r}")
 
 
+def _xp(data: Any) -> Any:
+    """The array module of ``data`` (CuPy for CUDA tensors)."""
+    if type(data).__module__.split(".")[0] == "cupy":
+        import cupy  # noqa: PLC0415
+
+        return cupy
+    return np
+
+
+def _group_peer(pg: ProcessGroup, global_rank: int | None, group_rank: int | None,
+                what: str) -> int:
+    """A peer given as a world rank (``src``/``dst``) or a group rank (``group_src``/
+    ``group_dst``), as a rank of ``pg``."""
+    if group_rank is not None:
+        if not 0 <= group_rank < pg.size():
+            raise ValueError(f"{what}: group rank {group_rank} is not part of the group")
+        return group_rank
+    if global_rank is None or global_rank not in pg._index:
+        raise ValueError(f"{what}: Global rank {global_rank} is not part of group {pg}")
+    return pg._index[global_rank]
+
+
 def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: Any = None,
                async_op: bool = False) -> Work | None:
     """Replace ``tensor`` on every rank by the reduction over all ranks."""
-    comm = _comm()
+    fast = _FAST["sum"]
+    if fast is not None and op is _SUM and group is None and isinstance(tensor, Tensor):
+        # The fast path (MPI's in-place Allreduce on the tensor's own buffer, watched as
+        # MPICommunicator._run watches; see MPICommunicator.inplace_allreduce): a few
+        # hundred nanoseconds of Python, which is what small messages pay.
+        data = tensor._data
+        if type(data) is np.ndarray and data.dtype.char in _MPI_CHARS:
+            comm, mpi_allreduce, inplace, mpi_op, what = fast
+            comm._count += 1
+            comm.busy = what
+            try:
+                mpi_allreduce(inplace, data, mpi_op)
+                tensor._vc[0] += 1
+                return Work() if async_op else None
+            except (BufferError, ValueError):
+                pass  # not contiguous or read-only: mpi4py refused it before communicating
+            finally:
+                comm.busy = None
+    pg = _pg(group)
+    if pg is None:
+        return None
+    comm = pg._comm
     _check(tensor, "all_reduce")
     kind = _op(op)
     data = tensor._data
-    if kind is not ReduceOp.AVG and type(data) is np.ndarray and data.flags.writeable \
-            and data.flags.c_contiguous:
-        # Straight into the tensor's own buffer (no copy), then count the in-place change
-        # as any in-place Tensor operation does.
+    if kind is not ReduceOp.AVG and data.flags.c_contiguous and (
+            type(data) is not np.ndarray or data.flags.writeable):
+        # Straight into the tensor's own buffer (no copy; device to device under NCCL),
+        # then count the in-place change as any in-place Tensor operation does.
         comm.allreduce_inplace(data, kind.value)
         tensor._vc[0] += 1
         return _done(async_op)
@@ -271,21 +458,36 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: Any = None,
     return _done(async_op)
 
 
-def broadcast(tensor: Tensor, src: int = 0, group: Any = None, async_op: bool = False,
-              group_src: int | None = None) -> Work | None:
-    """Replace ``tensor`` on every rank by rank ``src``'s."""
-    comm = _comm()
+def broadcast(tensor: Tensor, src: int | None = None, group: Any = None,
+              async_op: bool = False, group_src: int | None = None) -> Work | None:
+    """Replace ``tensor`` on every rank by rank ``src``'s (a world rank; ``group_src``:
+    a rank of ``group``)."""
+    pg = _pg(group)
+    if pg is None:
+        return None
     _check(tensor, "broadcast")
-    _write(tensor, comm.broadcast(tensor._data, src if group_src is None else group_src))
+    root = _group_peer(pg, 0 if src is None and group_src is None else src, group_src,
+                       "broadcast")
+    _write(tensor, pg._comm.broadcast(tensor._data, root))
     return _done(async_op)
 
 
-def reduce(tensor: Tensor, dst: int = 0, op: Any = ReduceOp.SUM, group: Any = None,
+def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group: Any = None,
            async_op: bool = False, group_dst: int | None = None) -> Work | None:
     """Rank ``dst``'s ``tensor`` becomes the reduction over all ranks (others unchanged)."""
-    comm = _comm()
-    out = _reduce(comm, _check(tensor, "reduce")._data, _op(op))
-    if comm.rank == (dst if group_dst is None else group_dst):
+    pg = _pg(group)
+    if pg is None:
+        return None
+    comm = pg._comm
+    root = _group_peer(pg, 0 if dst is None and group_dst is None else dst, group_dst,
+                       "reduce")
+    kind = _op(op)
+    data = _check(tensor, "reduce")._data
+    if kind is ReduceOp.AVG:
+        out = _reduce(comm, data, kind)
+    else:
+        out = comm.reduce(data, kind.value, root)
+    if comm.rank == root:
         _write(tensor, out)
     return _done(async_op)
 
@@ -293,9 +495,12 @@ def reduce(tensor: Tensor, dst: int = 0, op: Any = ReduceOp.SUM, group: Any = No
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None,
                async_op: bool = False) -> Work | None:
     """Fill ``tensor_list`` (one tensor per rank) with every rank's ``tensor``."""
-    comm = _comm()
+    pg = _pg(group)
+    if pg is None:
+        return None
+    comm = pg._comm
     if len(tensor_list) != comm.size:
-        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors for a world "
+        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors for a group "
                          f"of {comm.size}")
     gathered = comm.allgather(_check(tensor, "all_gather")._data)
     for i, t in enumerate(tensor_list):
@@ -307,8 +512,10 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: A
                            async_op: bool = False) -> Work | None:
     """``output_tensor`` becomes the ranks' ``input_tensor`` concatenated along dim 0 (or
     stacked, when its shape says so)."""
-    comm = _comm()
-    gathered = comm.allgather(_check(input_tensor, "all_gather_into_tensor")._data)
+    pg = _pg(group)
+    if pg is None:
+        return None
+    gathered = pg._comm.allgather(_check(input_tensor, "all_gather_into_tensor")._data)
     _write(output_tensor, gathered.reshape(tuple(output_tensor.shape)))
     return _done(async_op)
 
@@ -316,7 +523,10 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: A
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,  # noqa: A002
                           group: Any = None, async_op: bool = False) -> Work | None:
     """Reduce ``input`` over the ranks; rank ``r`` keeps its block ``r`` of dim 0."""
-    comm = _comm()
+    pg = _pg(group)
+    if pg is None:
+        return None
+    comm = pg._comm
     data = _check(input, "reduce_scatter_tensor")._data
     blocks = data.reshape((comm.size, -1) + tuple(data.shape[1:])) if data.ndim else data
     kind = _op(op)
@@ -327,12 +537,18 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
     return _done(async_op)
 
 
-def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int = 0,
-           group: Any = None, async_op: bool = False) -> Work | None:
+def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | None = None,
+           group: Any = None, async_op: bool = False,
+           group_dst: int | None = None) -> Work | None:
     """Rank ``dst`` receives every rank's ``tensor`` into ``gather_list``."""
-    comm = _comm()
+    pg = _pg(group)
+    if pg is None:
+        return None
+    comm = pg._comm
+    root = _group_peer(pg, 0 if dst is None and group_dst is None else dst, group_dst,
+                       "gather")
     gathered = comm.allgather(_check(tensor, "gather")._data)
-    if comm.rank == dst:
+    if comm.rank == root:
         if gather_list is None or len(gather_list) != comm.size:
             raise ValueError("gather: the destination rank needs a gather_list of "
                              f"{comm.size} tensors")
@@ -341,19 +557,26 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int = 0
     return _done(async_op)
 
 
-def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int = 0,
-            group: Any = None, async_op: bool = False) -> Work | None:
+def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int | None = None,
+            group: Any = None, async_op: bool = False,
+            group_src: int | None = None) -> Work | None:
     """Rank ``r``'s ``tensor`` becomes ``scatter_list[r]`` of rank ``src``."""
-    comm = _comm()
-    _check(tensor, "scatter")
-    if comm.rank == src:
+    pg = _pg(group)
+    if pg is None:
+        return None
+    comm = pg._comm
+    root = _group_peer(pg, 0 if src is None and group_src is None else src, group_src,
+                       "scatter")
+    data = _check(tensor, "scatter")._data
+    xp = _xp(data)
+    if comm.rank == root:
         if scatter_list is None or len(scatter_list) != comm.size:
             raise ValueError(f"scatter: the source rank needs a scatter_list of {comm.size} "
                              f"tensors")
-        stacked = np.stack([np.asarray(t._data) for t in scatter_list])
+        stacked = xp.stack([xp.asarray(t._data) for t in scatter_list])
     else:
-        stacked = np.zeros((comm.size, *tensor.shape), np.asarray(tensor._data).dtype)
-    _write(tensor, comm.broadcast(stacked, src)[comm.rank])
+        stacked = xp.zeros((comm.size, *tensor.shape), data.dtype)
+    _write(tensor, comm.broadcast(stacked, root)[comm.rank])
     return _done(async_op)
 
 
@@ -362,49 +585,81 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: Any = N
                       async_op: bool = False) -> Work | None:
     """Block ``j`` of rank ``i``'s ``input`` (dim 0, equal blocks) becomes block ``i`` of
     rank ``j``'s ``output``."""
-    comm = _comm()
+    pg = _pg(group)
+    if pg is None:
+        return None
+    comm = pg._comm
     if output_split_sizes is not None or input_split_sizes is not None:
         raise ValueError("all_to_all_single with uneven split sizes is not supported by "
                          "funcgrad; pad the blocks to one size")
-    data = np.asarray(_check(input, "all_to_all_single")._data)
-    blocks = data.reshape((comm.size, -1) + data.shape[1:])
+    data = _check(input, "all_to_all_single")._data
+    blocks = data.reshape((comm.size, -1) + tuple(data.shape[1:]))
     _write(output, comm.alltoall(blocks).reshape(tuple(output.shape)))
     return _done(async_op)
 
 
 def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None
             ) -> Work | None:
-    """Wait until every rank gets here."""
-    _comm().barrier()
+    """Wait until every rank of ``group`` gets here."""
+    pg = _pg(group)
+    if pg is None:
+        return None
+    pg._comm.barrier()
     return _done(async_op)
 
 
-def send(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> None:
+def send(tensor: Tensor, dst: int | None = None, group: Any = None, tag: int = 0,
+         group_dst: int | None = None) -> None:
     """Send ``tensor`` to rank ``dst`` (blocks until it may be reused)."""
-    _comm().send(_check(tensor, "send")._data, dst, tag)
+    pg = _pg(group)
+    if pg is None:
+        return
+    pg._comm.send(_check(tensor, "send")._data, _group_peer(pg, dst, group_dst, "send"), tag)
 
 
-def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0) -> int:
-    """Receive into ``tensor`` from rank ``src`` (any rank when None); gives the sender."""
-    data, sender = _comm().recv(_check(tensor, "recv")._data, src, tag)
+def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0,
+         group_src: int | None = None) -> int:
+    """Receive into ``tensor`` from rank ``src`` (any rank when None); gives the sender's
+    world rank."""
+    pg = _pg(group)
+    if pg is None:
+        return -1
+    peer = None if src is None and group_src is None else _group_peer(pg, src, group_src,
+                                                                      "recv")
+    data, sender = pg._comm.recv(_check(tensor, "recv")._data, peer, tag)
     _write(tensor, data)
-    return sender
+    return pg._ranks[sender]
 
 
-def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
+def isend(tensor: Tensor, dst: int | None = None, group: Any = None, tag: int = 0,
+          group_dst: int | None = None) -> Work | None:
     """Start sending ``tensor`` to ``dst``; ``wait()`` on the result finishes it."""
-    return Work(_comm().isend(_check(tensor, "isend")._data, dst, tag))
+    pg = _pg(group)
+    if pg is None:
+        return None
+    return Work(pg._comm.isend(_check(tensor, "isend")._data,
+                               _group_peer(pg, dst, group_dst, "isend"), tag))
 
 
-def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0) -> Work:
+def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0,
+          group_src: int | None = None) -> Work | None:
     """Start receiving into ``tensor``; it holds the data after ``wait()``."""
-    buf = np.empty_like(np.asarray(_check(tensor, "irecv")._data))
-    return Work(_comm().irecv(buf, src, tag), on_done=lambda: _write(tensor, buf))
+    pg = _pg(group)
+    if pg is None:
+        return None
+    comm = pg._comm
+    peer = None if src is None and group_src is None else _group_peer(pg, src, group_src,
+                                                                      "irecv")
+    buf = comm.recv_buffer(_check(tensor, "irecv")._data)
+    return Work(comm.irecv(buf, peer, tag), on_done=lambda: _write(tensor, buf))
 
 
 def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> None:
     """Fill ``object_list`` with every rank's picklable ``obj``."""
-    comm = _comm()
+    pg = _pg(group)
+    if pg is None:
+        return
+    comm = pg._comm.host if hasattr(pg._comm, "host") else pg._comm
     payload = np.frombuffer(pickle.dumps(obj), np.uint8)
     sizes = comm.allgather(np.array([payload.size], np.int64))[:, 0]
     padded = np.zeros(int(sizes.max()), np.uint8)
@@ -414,16 +669,21 @@ def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> No
         object_list[i] = pickle.loads(gathered[i, :int(sizes[i])].tobytes())
 
 
-def broadcast_object_list(object_list: list[Any], src: int = 0, group: Any = None,
-                          device: Any = None) -> None:
+def broadcast_object_list(object_list: list[Any], src: int | None = None, group: Any = None,
+                          device: Any = None, group_src: int | None = None) -> None:
     """Every rank's ``object_list`` becomes rank ``src``'s (picklable objects)."""
-    comm = _comm()
+    pg = _pg(group)
+    if pg is None:
+        return
+    comm = pg._comm.host if hasattr(pg._comm, "host") else pg._comm
+    root = _group_peer(pg, 0 if src is None and group_src is None else src, group_src,
+                       "broadcast_object_list")
     payload = np.frombuffer(pickle.dumps(list(object_list)), np.uint8)
-    size = int(comm.broadcast(np.array([payload.size], np.int64), src)[0])
+    size = int(comm.broadcast(np.array([payload.size], np.int64), root)[0])
     buf = np.zeros(size, np.uint8)
-    if comm.rank == src:
+    if comm.rank == root:
         buf[:] = payload
-    received = pickle.loads(comm.broadcast(buf, src).tobytes())
+    received = pickle.loads(comm.broadcast(buf, root).tobytes())
     object_list[:] = received
 
 
@@ -431,7 +691,8 @@ __all__ = [
     "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather",
     "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all_single",
     "barrier", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
-    "get_backend", "get_process_group_ranks", "get_rank", "get_world_size", "group",
+    "get_backend", "get_global_rank", "get_group_rank", "get_process_group_ranks",
+    "get_rank", "get_world_size", "group",
     "init_process_group", "irecv", "is_available", "is_gloo_available", "is_initialized",
     "is_mpi_available", "is_nccl_available", "is_torchelastic_launched", "isend", "new_group",
     "recv", "reduce", "reduce_scatter_tensor", "scatter", "send",

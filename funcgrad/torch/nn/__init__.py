@@ -110,6 +110,9 @@ from funcgrad.torch.nn.transformer import (
 # isort: split
 from funcgrad.torch.nn import parallel  # noqa: E402, I001 - after Module (it subclasses it)
 from funcgrad.torch.nn import utils  # noqa: E402
+from funcgrad.torch.nn.parallel import DataParallel  # noqa: E402
+from funcgrad.torch.nn.parameter import Buffer  # noqa: E402
+from funcgrad.torch.nn.sync_batchnorm import SyncBatchNorm  # noqa: E402
 
 __all__ = [
     "GELU", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Flatten", "Identity",
@@ -117,6 +120,7 @@ __all__ = [
     "ReLU", "RemovableHandle", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
     "parallel",
 ]
+__all__ += ["Buffer", "DataParallel", "SyncBatchNorm"]
 __all__ += [  # the normalization, sparse, dropout and recurrent layers
     "AlphaDropout", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout1d", "Dropout2d",
     "Dropout3d", "Embedding", "EmbeddingBag", "FeatureAlphaDropout", "GRU", "GRUCell",

@@ -692,3 +692,13 @@ __all__ += ["bilinear", "ctc_loss", "fold", "fractional_max_pool2d",
             "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
             "multilabel_margin_loss", "triplet_margin_with_distance_loss", "unfold",
             "upsample", "upsample_bilinear", "upsample_nearest"]
+
+# (grid_sampler and affine_grid_generator are torch-level names, found here by torch.*.)
+from funcgrad.torch.nn.grid_sample import (  # noqa: E402, F401
+    affine_grid,
+    affine_grid_generator,
+    grid_sample,
+    grid_sampler,
+)
+
+__all__ += ["affine_grid", "grid_sample"]

@@ -29,7 +29,7 @@ import numpy as np
 from funcgrad.torch._dtypes import to_torch
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.nn.parameter import Parameter
+from funcgrad.torch.nn.parameter import Buffer, Parameter
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -197,6 +197,11 @@ class Module:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
             self._modules[name] = value
+        elif isinstance(value, Buffer):
+            # An nn.Buffer registers itself, with its own persistence.
+            self._check_ready("buffer")
+            self._forget(name, keep="_buffers")
+            self.register_buffer(name, value, value.persistent)
         elif name in self.__dict__.get("_buffers", {}):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "

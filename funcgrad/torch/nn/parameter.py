@@ -61,3 +61,51 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         return (Parameter, (self._host().copy(), self.requires_grad))
+
+
+class Buffer(Tensor):
+    """A Tensor that a ``Module`` registers as a buffer when assigned as its attribute
+    (``persistent=False``: left out of ``state_dict``). It shares ``data``'s memory and
+    keeps its ``requires_grad``, cut from any graph.
+
+    >>> import funcgrad.torch as torch
+    >>> m = torch.nn.Module()
+    >>> m.steps = torch.nn.Buffer(torch.zeros(1))
+    >>> [name for name, _ in m.named_buffers()], list(m.state_dict())
+    (['steps'], ['steps'])
+    """
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data: Any = None, *, persistent: bool = True) -> None:
+        if data is None:
+            from funcgrad.torch._creation import empty  # noqa: PLC0415
+
+            data = empty(0)
+        elif not isinstance(data, Tensor):
+            from funcgrad.torch._creation import tensor  # noqa: PLC0415
+
+            data = tensor(data)
+        super().__init__(data._data)
+        self._vc = data._vc
+        self._inference = data._inference
+        self._requires_grad = data.requires_grad
+        self.persistent = persistent
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Buffer:
+        if id(self) in memo:
+            return memo[id(self)]
+        out = Buffer(Tensor(self._data.copy()), persistent=self.persistent)
+        out._requires_grad = self._requires_grad
+        memo[id(self)] = out
+        return out
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (_rebuild_buffer, (self._host().copy(), self.requires_grad, self.persistent))
+
+
+def _rebuild_buffer(data: Any, requires_grad: bool, persistent: bool) -> Buffer:
+    b = Buffer(Tensor(data), persistent=persistent)
+    b._requires_grad = requires_grad
+    return b
+

@@ -16,6 +16,7 @@ import types
 from typing import Any
 
 from fakecupy import _array, _kernels, _module
+from fakecupy import nccl as _nccl
 from fakecupy._array import STATS, Stats, counting, ndarray
 from fakecupy.cupyx import make_modules
 
@@ -26,7 +27,9 @@ _CUPYX = make_modules()
 
 def _stand_ins() -> dict[str, types.ModuleType]:
     cp: Any = _module
+    cp.cuda.nccl = _nccl  # cupy.cuda.nccl, backed by MPI (fakecupy/nccl.py)
     return {"cupy": cp, "cupy.cuda": cp.cuda, "cupy.cuda.runtime": cp.cuda.runtime,
+            "cupy.cuda.nccl": _nccl,
             "cupy.linalg": cp.linalg, "cupy.fft": cp.fft, "cupy.random": cp.random,
             **_CUPYX}
 

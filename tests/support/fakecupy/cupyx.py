@@ -1,4 +1,5 @@
-"""``cupyx`` as the emulator has it: the scatter functions and ``cupyx.scipy.special``."""
+"""``cupyx`` as the emulator has it: the scatter functions, ``cupyx.scipy.special`` and
+``cupyx.scipy.linalg`` (``_linalg``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import scipy.special
 
 from fakecupy._array import ndarray, unwrap
+from fakecupy._linalg import install_overrides
 from fakecupy._module import submodule
 
 
@@ -30,5 +32,8 @@ def make_modules() -> dict[str, types.ModuleType]:
     scipy_mod = types.ModuleType("cupyx.scipy")
     special = submodule("cupyx.scipy.special", scipy.special)
     scipy_mod.special = special  # type: ignore[attr-defined]
+    linalg = install_overrides()
+    scipy_mod.linalg = linalg  # type: ignore[attr-defined]
     cupyx.scipy = scipy_mod  # type: ignore[attr-defined]
-    return {"cupyx": cupyx, "cupyx.scipy": scipy_mod, "cupyx.scipy.special": special}
+    return {"cupyx": cupyx, "cupyx.scipy": scipy_mod, "cupyx.scipy.special": special,
+            "cupyx.scipy.linalg": linalg}

@@ -7,13 +7,33 @@ emulator hands out unchanged.
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import os
 
 import numpy
 
 MODULES = ("cupy", "cupy.linalg", "cupy.fft", "cupy.random", "cupy.cuda", "cupy.cuda.runtime",
-           "cupyx", "cupyx.scipy.special")
+           "cupyx", "cupyx.scipy.linalg", "cupyx.scipy.special")
+
+
+def _public_names(modname: str) -> list[str]:
+    """``dir()`` of the module; where importing it needs CUDA libraries this machine lacks
+    (``cupyx.scipy.linalg`` loads cuBLAS), the names its ``__init__`` imports, read from the
+    source."""
+    try:
+        return sorted(dir(importlib.import_module(modname)))
+    except ImportError:
+        spec = importlib.util.find_spec(modname)
+        if spec is None or spec.origin is None:
+            raise
+        with open(spec.origin) as f:
+            tree = ast.parse(f.read())
+        return sorted(alias.asname or alias.name for node in tree.body
+                      if isinstance(node, ast.ImportFrom) for alias in node.names)
+
+
 PATH = os.path.join(os.path.dirname(__file__), "cupy_api.txt")
 
 
@@ -22,11 +42,12 @@ def snapshot_lines() -> list[str]:
     cupy = importlib.import_module("cupy")
     lines = []
     for modname in MODULES:
-        mod = importlib.import_module(modname)
-        for n in sorted(dir(mod)):
+        names = _public_names(modname)
+        mod = cupy if modname == "cupy" else None
+        for n in names:
             if n.startswith("_"):
                 continue
-            same = (modname == "cupy" and hasattr(numpy, n)
+            same = (mod is not None and hasattr(numpy, n)
                     and getattr(mod, n) is getattr(numpy, n))
             lines.append(f"{modname}.{n}{' =numpy' if same else ''}")
     return [f"# Public names of cupy {cupy.__version__}, from dir() of the installed wheel.",

@@ -5,6 +5,7 @@
 'DistributedDataParallel'
 """
 
+from funcgrad.torch.nn.parallel.data_parallel import DataParallel, data_parallel
 from funcgrad.torch.nn.parallel.distributed import DistributedDataParallel
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]

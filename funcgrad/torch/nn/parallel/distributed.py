@@ -20,6 +20,7 @@ import numpy as np
 from funcgrad import processes
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.distributed import _xp
 from funcgrad.torch.nn.module import Module
 
 
@@ -87,7 +88,7 @@ class DistributedDataParallel(Module):
         buckets: list[list[Tensor]] = [[]]
         size = 0.0
         for p in reversed(self._params):
-            nbytes = float(np.asarray(p._data).nbytes)
+            nbytes = float(p._data.nbytes)
             if buckets[-1] and size + nbytes > cap:
                 buckets.append([])
                 size = 0.0
@@ -147,18 +148,21 @@ class DistributedDataParallel(Module):
         comm = processes.communicator()
         if comm is None or comm.size == 1:
             return
+        # The gradients' own array module: CUDA tensors stay on the device (NCCL reduces
+        # them there), host ones go through MPI.
+        xp = _xp(bucket[0]._data) if bucket else np
         # Parameters without a gradient (unused here) take part with zeros, as in PyTorch.
-        grads = [np.zeros(tuple(p.shape), np.asarray(p._data).dtype) if p.grad is None
-                 else np.asarray(p.grad._data) for p in bucket]
-        flat = np.concatenate([g.ravel() for g in grads]) if grads else np.zeros(0)
+        grads = [xp.zeros(tuple(p.shape), p._data.dtype) if p.grad is None
+                 else xp.asarray(p.grad._data) for p in bucket]
+        flat = xp.concatenate([g.ravel() for g in grads]) if grads else xp.zeros(0)
         total = comm.allreduce(flat, "sum") / comm.size
         offset = 0
         for p, g in zip(bucket, grads):
             piece = total[offset:offset + g.size].reshape(g.shape).astype(g.dtype, copy=False)
             offset += g.size
-            if p.grad is None and not np.any(piece):
+            if p.grad is None and not bool(xp.any(piece)):
                 continue
-            p.grad = Tensor._from_data(np.array(piece))
+            p.grad = Tensor._from_data(xp.array(piece))
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
