@@ -31,27 +31,13 @@ import argparse
 import os
 import pathlib
 import platform
-import sys
 from collections.abc import Callable
 from typing import Any
 
-
-def _threads_from_argv(argv: list[str]) -> int:
-    for i, a in enumerate(argv):
-        if a == "--threads" and i + 1 < len(argv):
-            return int(argv[i + 1])
-        if a.startswith("--threads="):
-            return int(a.split("=", 1)[1])
-    return 1
-
-
-# Thread settings must be in place before NumPy, JAX or torch start their pools.
-_THREADS = _threads_from_argv(sys.argv)
-for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_k] = str(_THREADS)
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-                      f"intra_op_parallelism_threads={_THREADS}")
-
+# isort: off
+# Thread settings (benchmarks/threads.py) before NumPy, JAX or torch start their pools.
+from threads import THREADS as _THREADS
+# isort: on
 import numpy as np  # noqa: E402
 from plotting import add_output_options, write_outputs  # noqa: E402 - benchmarks/plotting.py
 from timing import fmt_time, median_times, versions  # noqa: E402 - benchmarks/timing.py
