@@ -13,6 +13,9 @@ whole GPU surface of funcgrad run under it.
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -136,11 +139,17 @@ def test_snapshot_matches_the_installed_cupy() -> None:
 
     if fakecupy.installed():
         pytest.skip("the emulator is installed as cupy")
-    from fakecupy.snapshot import PATH, snapshot_lines
+    from fakecupy.snapshot import PATH
 
     with open(PATH) as f:
         stored = [line.rstrip("\n") for line in f]
-    assert stored == snapshot_lines()
+    # In a fresh interpreter, as the file was written: dir() of a CuPy module also lists the
+    # submodules that anything in this process happened to import (cupy.cuda.nccl, ...).
+    support = os.path.dirname(os.path.dirname(PATH))
+    code = "from fakecupy.snapshot import snapshot_lines; print('\\n'.join(snapshot_lines()))"
+    fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env={**os.environ, "PYTHONPATH": support})
+    assert stored == fresh.stdout.splitlines()
 
 
 # ---------------------------------------------------------------- raw kernels
