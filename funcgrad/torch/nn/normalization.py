@@ -378,8 +378,9 @@ class _NormBase(Module):
 
 
 class _BatchNorm(_NormBase):
-    def forward(self, input: Any) -> Any:  # noqa: A002
-        self._check_input_dim(input)
+    def _step_statistics(self) -> tuple[float, bool, Any, Any]:
+        """PyTorch's bookkeeping before a batch-norm step (counts the batch): the momentum
+        factor, whether batch statistics are used, and the running buffers to update."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             with no_grad():
@@ -388,8 +389,13 @@ class _BatchNorm(_NormBase):
                       else self.momentum)
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
         keep = not self.training or self.track_running_stats
-        return batch_norm(input, self.running_mean if keep else None,
-                          self.running_var if keep else None, self.weight, self.bias,
+        return (factor, bn_training, self.running_mean if keep else None,
+                self.running_var if keep else None)
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        self._check_input_dim(input)
+        factor, bn_training, running_mean, running_var = self._step_statistics()
+        return batch_norm(input, running_mean, running_var, self.weight, self.bias,
                           bn_training, factor, self.eps)
 
 

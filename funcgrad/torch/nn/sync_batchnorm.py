@@ -167,16 +167,7 @@ class SyncBatchNorm(_BatchNorm):
 
         self._check_input_dim(input)
         self._check_non_zero_input_channels(input)
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with no_grad():
-                self.num_batches_tracked.add_(1)
-            factor = (1.0 / float(self.num_batches_tracked.item()) if self.momentum is None
-                      else self.momentum)
-        bn_training = self.training or (self.running_mean is None and self.running_var is None)
-        keep = not self.training or self.track_running_stats
-        running_mean = self.running_mean if keep else None
-        running_var = self.running_var if keep else None
+        factor, bn_training, running_mean, running_var = self._step_statistics()
         need_sync = bn_training and self.training and dist.is_available() \
             and dist.is_initialized()
         world_size = 1
