@@ -21,6 +21,7 @@ Python ``if``/``while``/``for``, so a loop runs no interpreter between its steps
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
@@ -184,8 +185,8 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any, donate: Collection[int] = ()
             if has_effects(eqn) or "callback" in prim.name:
                 shared.update(ins)  # a callback may keep what it is given
             fn_name = f"p{k}"
-            consts[fn_name] = (lambda *a, _impl=prim.impl, _params=dict(eqn.params), **kw:
-                               _impl(xp, *a, **_params, **kw))
+            # A partial calls the impl from C: no Python frame per equation.
+            consts[fn_name] = functools.partial(prim.impl, xp, **eqn.params)
             targets = ", ".join(into.get(m, "None") for m in range(len(outs)))
             extra = f", outs=({targets},)" if into else ""
             call = f"{fn_name}({', '.join(ins)}{extra})"

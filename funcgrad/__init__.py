@@ -11,6 +11,7 @@ Array([2., 4.], dtype=float32)
 
 from funcgrad import (
     ad_checkpoint,
+    allocator,  # noqa: F401 - tunes glibc's malloc on import (funcgrad/allocator.py)
     custom_batching,
     custom_derivatives,
     debug,

@@ -185,13 +185,30 @@ def _ufunc_at(ufunc: str) -> Callable[..., Any]:
                     xp, ufunc, out, (), u)
             return out
         where, vals = _targets(xp, op, idx, upd, mode)
-        if xp is np:
+        if xp is np and _distinct_slices(op, where):
+            # ufunc.at pays per addressed element (0.6 ms for 256 rows of 256, 6x the
+            # fancy-indexed update); distinct targets make the update one pass, as
+            # the transpose of a row permutation (an LU's) has.
+            out[where] = getattr(np, ufunc)(out[where], vals)
+        elif xp is np:
             getattr(np, ufunc).at(out, where, vals)
         else:
             _cupy_at(xp, ufunc, out, where, vals)
         return out
 
     return impl
+
+
+def _distinct_slices(op: Any, where: tuple[Any, ...]) -> bool:
+    """Whether the (in-range) index columns ``where`` address whole slices of at least
+    16 elements of ``op`` and no slice twice: then a fancy-indexed update equals
+    ufunc.at. Scalar targets stay with ufunc.at, whose 1-D loop is fast already."""
+    k = len(where)
+    if not k or math.prod(op.shape[k:]) < 16 or where[0].size < 2:
+        return False
+    flat = np.ravel_multi_index(where, op.shape[:k]) if k > 1 else where[0]
+    ordered = np.sort(flat, axis=None)
+    return bool((ordered[1:] != ordered[:-1]).all())
 
 
 def _cupy_at(xp: Any, ufunc: str, out: Any, where: Any, vals: Any) -> None:
