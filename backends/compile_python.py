@@ -70,18 +70,20 @@ def _ufunc_name(eqn: Any) -> str | None:
     return name
 
 
-def compile_jaxpr(closed: ClosedJaxpr, xp: Any, donate: Collection[int] = ()
-                  ) -> CompiledPython:
+def compile_jaxpr(closed: ClosedJaxpr, xp: Any, donate: Collection[int] = (),
+                  fusion_threshold: int | None = None) -> CompiledPython:
     """Generate and compile ``def run(*invars): ...`` for ``closed`` over ``xp``.
 
     ``donate`` lists inputs whose buffers the program may overwrite: an elementwise
     result of the same shape and dtype is written into such an input at its last use
-    (``jit(donate_argnums=...)``, which hands over buffers only funcgrad holds)."""
+    (``jit(donate_argnums=...)``, which hands over buffers only funcgrad holds).
+    ``fusion_threshold``: the smallest cluster CPU fusion compiles (default: the
+    ``funcgrad_cpu_fusion_min_size`` setting)."""
     if getattr(xp, "__name__", None) == "numpy":
         # CPU fusion (numba, when installed): fused clusters become calls of compiled loops.
         from funcgrad.backends.numba_fusion import fuse_jaxpr  # noqa: PLC0415
 
-        closed = fuse_jaxpr(closed)
+        closed = fuse_jaxpr(closed, fusion_threshold)
     jaxpr = closed.jaxpr
     names: dict[Var, str] = {}
     consts: dict[str, Any] = {"xp": xp}
@@ -288,7 +290,12 @@ def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     return closed
 
 
-def subprogram(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
+LOOP_BODY_FUSION_SIZE = 4096
+"""Loop bodies (scan, while) run once per step: clusters from this many elements get a CPU
+kernel there (an LSTM step's 32 x 128 gates), its compile time spread over the steps."""
+
+
+def subprogram(closed: ClosedJaxpr, xp: Any, loop: bool = False) -> CompiledPython:
     """The compiled program of a body, branch or nested call over ``xp``, compiled once per
     jaxpr object (bodies are shared by every program that holds the same jaxpr).
 
@@ -299,10 +306,16 @@ def subprogram(closed: ClosedJaxpr, xp: Any) -> CompiledPython:
     ([array([3., 3.])], True)
     """
     per = _subprograms.setdefault(closed, {})
-    key = getattr(xp, "__name__", type(xp).__name__)
+    key = getattr(xp, "__name__", type(xp).__name__) + (" loop" if loop else "")
     prog = per.get(key)
     if prog is None:
-        prog = per[key] = compile_jaxpr(inline_calls(closed), xp)
+        threshold = None
+        if loop:
+            from funcgrad.backends.numba_fusion import min_size  # noqa: PLC0415
+
+            threshold = min(min_size(), LOOP_BODY_FUSION_SIZE)
+        prog = per[key] = compile_jaxpr(inline_calls(closed), xp,
+                                         fusion_threshold=threshold)
     return prog
 
 
@@ -339,7 +352,7 @@ def _emit_while(eqn: Eqn, ins: list[str], outs: list[str], xp: Any, consts: dict
     nc, nb = p["cond_nconsts"], p["body_nconsts"]
     for name, what, jx in ((f"{key}c", "cond of while", p["cond_jaxpr"]),
                            (f"{key}b", "body of while", p["body_jaxpr"])):
-        bodies[name] = (what, subprogram(jx, xp))
+        bodies[name] = (what, subprogram(jx, xp, loop=True))
         consts[name] = bodies[name][1].fn
     cc, bc, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
     lines = [f"{_targets(outs)} = {_targets(init)}"] if outs else []
@@ -352,7 +365,7 @@ def _emit_scan(eqn: Eqn, ins: list[str], outs: list[str], xp: Any, consts: dict[
                bodies: _Bodies, key: str, used: Collection[str]) -> list[str]:
     p = eqn.params
     nc, ncar, length = p["num_consts"], p["num_carry"], p["length"]
-    bodies[key] = ("body of scan", subprogram(p["jaxpr"], xp))
+    bodies[key] = ("body of scan", subprogram(p["jaxpr"], xp, loop=True))
     consts[key] = bodies[key][1].fn
     consts["empty"] = xp.empty
     body_consts, init, xs = ins[:nc], ins[nc:nc + ncar], ins[nc + ncar:]

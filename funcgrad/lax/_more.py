@@ -598,13 +598,7 @@ def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
     if any(s < 0 for s in sizes) or sum(sizes) != shape[axis]:
         raise ShapeError(f"Sum of sizes {sum(sizes)} must be equal to dimension {shape[axis]} "
                          f"of the operand shape {shape} (and every size >= 0), got {sizes}")
-    out, at = [], 0
-    for s in sizes:
-        start, limit = [0] * len(shape), list(shape)
-        start[axis], limit[axis] = at, at + s
-        out.append(st.slice_(operand, start, limit))
-        at += s
-    return out
+    return list(st.split(operand, sizes, axis))
 
 
 def stack(operands: Sequence[Any], axis: int = 0) -> Any:

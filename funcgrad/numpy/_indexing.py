@@ -540,7 +540,31 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: A
     if m == "raise":
         raise NotImplementedError("take(mode='raise') cannot check indices of traced values; "
                                   "use mode='fill', 'clip' or 'wrap'")
+    if _check_mode(m) == "fill":
+        return _take_filled(a, idx, ax, fill_value)
     return _flat_get(a, (slice(None),) * ax + (idx,), m, fill_value)
+
+
+def _take_filled(a: Any, idx: Any, ax: int, fill_value: Any) -> Any:
+    """``take`` in "fill" mode as one gather of whole slices along ``ax`` (JAX's form):
+    negative indices count from the end, others out of range read ``fill_value``. Its
+    transpose scatters whole rows (an embedding's gradient), not single elements."""
+    shape = get_aval(a).shape
+    n = shape[ax]
+    if isinstance(idx, Tracer):
+        i = E.convert_element_type(idx, dtypes.int64)
+        i = E.select(E.lt(i, 0), E.add(i, n), i)
+    else:
+        i = np.where(idx < 0, idx.astype(np.int64) + n, idx)
+    front = a if ax == 0 else S.transpose(a, (ax, *range(ax), *range(ax + 1, len(shape))))
+    fill = None if fill_value is None else _fill_scalar(fill_value, get_aval(a).dtype)
+    k = get_aval(i).ndim
+    out = I.gather(front, S.expand_dims(i, (k,)), "fill", fill)
+    if ax == 0:
+        return out
+    # (idx..., a's axes before ax, after ax) -> (before, idx..., after)
+    perm = (*range(k, k + ax), *range(k), *range(k + ax, k + len(shape) - 1))
+    return S.transpose(out, perm)
 
 
 def _index_operand(indices: Any, where: str) -> Any:

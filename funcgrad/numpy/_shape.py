@@ -454,6 +454,9 @@ def _split(a: Any, indices_or_sections: Any, axis: int, even: bool) -> list[Any]
     shp = get_aval(a).shape
     ax = canonical_axis(axis, len(shp))
     pts = _split_points(shp[ax], indices_or_sections, even)
+    if all(lo <= hi for lo, hi in zip(pts[:-1], pts[1:])) and len(pts) > 2:
+        # Consecutive pieces: one split equation, as JAX's (one concatenate when transposed)
+        return S.split(a, [hi - lo for lo, hi in zip(pts[:-1], pts[1:])], ax)
     return [_slice_axis(a, ax, lo, builtins.max(lo, hi)) for lo, hi in zip(pts[:-1], pts[1:])]
 
 

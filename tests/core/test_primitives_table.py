@@ -455,6 +455,19 @@ def concatenate_args(draw: Any) -> Draw:
 
 
 @st.composite
+def split_args(draw: Any) -> Draw:
+    x = draw(arrays(shapes(min_dims=1)))
+    axis = draw(st.integers(0, x.ndim - 1))
+    cuts = sorted(draw(st.lists(st.integers(0, x.shape[axis]), min_size=0, max_size=3)))
+    sizes = tuple(b - a for a, b in zip([0, *cuts], [*cuts, x.shape[axis]]))
+    return (x,), {"sizes": sizes, "axis": axis}
+
+
+def _split_ref(x: np.ndarray, sizes: tuple[int, ...], axis: int) -> list[np.ndarray]:
+    return np.split(x, np.cumsum(sizes)[:-1], axis)
+
+
+@st.composite
 def pad_args(draw: Any, min_dims: int = 1, max_dims: int = 3) -> Draw:
     x = draw(arrays(shapes(min_dims=min_dims, max_dims=max_dims)))
     config = []
@@ -532,6 +545,10 @@ STRUCTURAL = [
             bad("ranks differ", M23, np.ones(3), dimension=0),
             bad("axis out of range", M23, M23, dimension=2),
             bad("dtypes differ", M23, M23.astype(np.float32), dimension=0, error=DTypeError))),
+    Row("split", split_args(), _split_ref, dtypes=ALL, bad=(
+        bad("sizes do not sum to the axis", M23, sizes=(1, 1), axis=1),
+        bad("a negative size", M23, sizes=(4, -1), axis=1),
+        bad("axis out of range", M23, sizes=(2,), axis=2))),
     Row("pad", pad_args(), _pad_ref, dtypes=NUMERIC, bad=(
         bad("non-scalar padding value", M23, np.ones(1), padding_config=((0, 0, 0),) * 2),
         bad("padding value dtype", M23, np.array(1, np.float32),

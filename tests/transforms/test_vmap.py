@@ -470,6 +470,14 @@ def _concatenate(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
     return (lambda *xs: PRIMITIVES["concatenate"].bind(*xs, dimension=dim)), args
 
 
+def _split(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    shape = _shape(draw, lo=1)
+    axis = draw(st.integers(0, len(shape) - 1))
+    cut = draw(st.integers(0, shape[axis]))
+    sizes = (cut, shape[axis] - cut)
+    return (lambda x: PRIMITIVES["split"].bind(x, sizes=sizes, axis=axis)), [Arg(shape)]
+
+
 def _pad_config(draw: Any, shape: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
     config = []
     for n in shape:
@@ -498,7 +506,7 @@ def _iota(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
 for _name, _case in {
     "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "transpose": _transpose,
     "squeeze": _squeeze, "expand_dims": _expand_dims, "slice": _slice, "rev": _rev,
-    "concatenate": _concatenate, "pad": _pad, "iota": _iota,
+    "concatenate": _concatenate, "split": _split, "pad": _pad, "iota": _iota,
 }.items():
     PRIM_CASES[_name] = _case
 

@@ -19,6 +19,7 @@ tensor([[-0.2144,  0.1753,  0.0391]])
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Any
@@ -32,6 +33,7 @@ from funcgrad.primitives.linalg import dot_general_p
 from funcgrad.torch._creation import rand
 from funcgrad.torch._tensor import Tensor, apply_binary_prim, apply_prim
 from funcgrad.torch.nn import _apply
+from funcgrad.transforms.jit import jit
 
 __all__ = [
     "binary_cross_entropy_with_logits", "cross_entropy", "dropout", "elu", "gelu", "l1_loss",
@@ -427,6 +429,36 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
     return _op("NllLoss", impl, input, target, weight)
 
 
+def _ce_by_index(ignore_index: int, reduction: str, eps: float, n_classes: int,
+                 x: Any, t: Any, w: Any) -> Any:
+    """Cross entropy of logits against class indices (cross_entropy's common case)."""
+    logp = _log_softmax(x, 1 if len(_shape(x)) > 1 else 0)
+    nll = _nll(logp, t, w, ignore_index, reduction)
+    if eps == 0.0:
+        return nll
+    logp, t, unbatched = _batched(logp, t)
+    valid = t != ignore_index
+    lw = logp if w is None else logp * _class_weight(w, len(_shape(logp)))
+    smooth = fnp.where(valid, -fnp.sum(lw, axis=1), 0.0)
+    if reduction == "none":
+        ret = smooth[0] if unbatched else smooth
+    elif reduction == "sum":
+        ret = fnp.sum(smooth)
+    elif w is None:
+        ret = fnp.sum(smooth) / fnp.sum(fnp.astype(valid, logp.dtype))
+    else:
+        tw = fnp.take(w, fnp.where(valid, t, 0)) * fnp.astype(valid, logp.dtype)
+        ret = fnp.sum(smooth) / fnp.sum(tw)
+    return (1 - eps) * nll + ret * (eps / n_classes)
+
+
+
+@functools.cache
+def _ce_by_index_jit(ignore_index: int, reduction: str, eps: float, n_classes: int
+                     ) -> Any:
+    return jit(functools.partial(_ce_by_index, ignore_index, reduction, eps, n_classes))
+
+
 def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
                   size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Any:
@@ -455,26 +487,9 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
     if integral:
         _check_targets(target, n_classes, ignore_index)
 
-        def by_index(x: Any, t: Any, w: Any) -> Any:
-            logp = _log_softmax(x, 1 if len(_shape(x)) > 1 else 0)
-            nll = _nll(logp, t, w, ignore_index, reduction)
-            if eps == 0.0:
-                return nll
-            logp, t, unbatched = _batched(logp, t)
-            valid = t != ignore_index
-            lw = logp if w is None else logp * _class_weight(w, len(_shape(logp)))
-            smooth = fnp.where(valid, -fnp.sum(lw, axis=1), 0.0)
-            if reduction == "none":
-                ret = smooth[0] if unbatched else smooth
-            elif reduction == "sum":
-                ret = fnp.sum(smooth)
-            elif w is None:
-                ret = fnp.sum(smooth) / fnp.sum(fnp.astype(valid, logp.dtype))
-            else:
-                tw = fnp.take(w, fnp.where(valid, t, 0)) * fnp.astype(valid, logp.dtype)
-                ret = fnp.sum(smooth) / fnp.sum(tw)
-            return (1 - eps) * nll + ret * (eps / n_classes)
-
+        # One compiled program per setting and shape (its gradient too): a few dozen
+        # recorded primitives per call become one.
+        by_index = _ce_by_index_jit(ignore_index, reduction, eps, n_classes)
         return _op("NllLoss" if eps == 0.0 else "Add", by_index, input, target, weight)
 
     def by_probs(x: Any, t: Any, w: Any) -> Any:
