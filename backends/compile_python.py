@@ -109,11 +109,20 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any, donate: Collection[int] = (),
             return literal_names[lkey]
         return names[a]
 
-    # Pass 1: names, common subexpressions merged, one entry per emitted equation.
+    # Pass 1: names, common subexpressions merged, equations of constants evaluated now
+    # (folded), one entry per emitted equation.
     emitted: list[tuple[Any, list[str], list[str]]] = []
     n = 0
+    program_outs = {v for v in jaxpr.outvars if isinstance(v, Var)}
     for eqn in live_equations(jaxpr):
         ins = [atom(a) for a in eqn.inputs]
+        folded = _fold(eqn, ins, consts, xp, program_outs)
+        if folded is not None:
+            for v, value in zip(eqn.outputs, folded):
+                names[v] = f"f{n}"
+                consts[f"f{n}"] = value
+                n += 1
+            continue
         cse_key = (eqn.primitive, tuple(ins), eqn.params) \
             if not eqn.primitive.call_like and not has_effects(eqn) else None
         if cse_key is not None and cse_key in seen:
@@ -288,6 +297,36 @@ def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
 
         closed = trace_flat(run, closed.in_avals)[0]
     return closed
+
+
+_FOLD_BYTES = 1 << 16
+
+
+def _fold(eqn: Eqn, ins: Sequence[str], consts: dict[str, Any], xp: Any,
+          returned: Collection[Any]) -> list[Any] | None:
+    """The results of ``eqn`` computed once, at compile time, when all its operands are
+    constants (literals, closed-over arrays, folded results): a gradient's seeds and zeros
+    (``broadcast_in_dim 1.0``), masks and index arithmetic on constants. Not for results the
+    program returns (a caller may own and write them), effects, calls, or results that would
+    hold more than 64 KiB (a broadcast view holds its operand only); None where not folded."""
+    prim = eqn.primitive
+    if getattr(xp, "__name__", None) != "numpy" or prim.call_like or has_effects(eqn) or \
+            prim.impl is None or "callback" in prim.name or \
+            any(v in returned for v in eqn.outputs) or not all(i in consts for i in ins):
+        return None
+    try:
+        out = prim.impl(xp, *(consts[i] for i in ins), **eqn.params)
+    except Exception:  # noqa: BLE001 - evaluated as the program runs, errors included
+        return None
+    outs = list(out) if prim.multiple_results else [out]
+    operands = [consts[i] for i in ins]
+    for o in outs:
+        if not isinstance(o, xp.ndarray) or (o.nbytes > _FOLD_BYTES and 0 not in o.strides):
+            return None
+    for o in outs:
+        if not any(o is a for a in operands):  # never the caller's own array
+            o.flags.writeable = False  # shared by every call: nothing may write into it
+    return outs
 
 
 LOOP_BODY_FUSION_SIZE = 4096

@@ -479,11 +479,12 @@ def _select_abstract(pred: ShapedArray, on_true: ShapedArray, on_false: ShapedAr
 
 def _select_impl(xp: Any, p: Any, t: Any, f: Any) -> Any:
     if (type(t) is np.ndarray and type(f) is np.ndarray and type(p) is np.ndarray
-            and t.size >= 65536 and t.dtype.itemsize == 4 and t.dtype == f.dtype
+            and t.size >= 8192 and t.dtype.itemsize in (4, 8) and t.dtype == f.dtype
             and t.shape == f.shape == p.shape):
         # NumPy's where branches per element: on a mask with no pattern (relu's) it runs
-        # ~6x slower than this branch-free bitwise select (exact: the bits are copied).
-        it = np.int32
+        # 2x (32K elements) to 6x (256K) slower than this branch-free bitwise select
+        # (exact: the bits are copied).
+        it = np.int32 if t.dtype.itemsize == 4 else np.int64
         m = p.astype(it)
         np.negative(m, out=m)
         out = np.bitwise_and(t.view(it), m)

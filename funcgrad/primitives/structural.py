@@ -370,7 +370,7 @@ def _split_impl(xp: Any, x: Any, *, sizes: tuple[int, ...], axis: int) -> list[A
     lead = (slice(None),) * axis
     out, at = [], 0
     for n in sizes:
-        out.append(x[(*lead, slice(at, at + n))])
+        out.append(x[lead + (slice(at, at + n),)])
         at += n
     return out
 
