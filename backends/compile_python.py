@@ -319,13 +319,12 @@ def _fold(eqn: Eqn, ins: Sequence[str], consts: dict[str, Any], xp: Any,
     except Exception:  # noqa: BLE001 - evaluated as the program runs, errors included
         return None
     outs = list(out) if prim.multiple_results else [out]
-    operands = [consts[i] for i in ins]
     for o in outs:
         if not isinstance(o, xp.ndarray) or (o.nbytes > _FOLD_BYTES and 0 not in o.strides):
             return None
-    for o in outs:
-        if not any(o is a for a in operands):  # never the caller's own array
-            o.flags.writeable = False  # shared by every call: nothing may write into it
+    # Shared by every call: like the closed-over constants, never a buffer the program
+    # writes (only fresh results are). Left writable: numba's fused kernels are compiled
+    # for writable arrays.
     return outs
 
 

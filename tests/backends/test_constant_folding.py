@@ -49,3 +49,19 @@ def test_a_closed_over_array_stays_writable() -> None:
     f = fg.jit(lambda x: x + fnp.asarray(table).reshape(3, 2).T)
     np.testing.assert_array_equal(np.asarray(f(np.zeros((2, 3)))), table.reshape(3, 2).T)
     assert table.flags.writeable
+
+
+def test_a_folded_constant_feeds_a_fused_cpu_kernel() -> None:
+    # The gradient of sum(v @ w) is the seed (a constant) times w.T: a product of constants,
+    # folded into a fresh array that the numba cluster of tanh's derivative then reads.
+    w = np.linspace(-1.0, 1.0, 64 * 3, dtype=np.float32).reshape(64, 3)
+    fg.config.update("funcgrad_cpu_fusion_min_size", 0)
+    try:
+        def f(v):
+            return fnp.sum(fnp.tanh(v) * 2.0) + fnp.sum(v @ w)
+
+        x = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
+        np.testing.assert_allclose(np.asarray(fg.jit(fg.grad(f))(x)),
+                                   2.0 / np.cosh(x) ** 2 + w.sum(1), rtol=1e-5, atol=1e-5)
+    finally:
+        fg.config.update("funcgrad_cpu_fusion_min_size", None)
