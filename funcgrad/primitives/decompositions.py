@@ -317,8 +317,8 @@ def _trsm_host(a: Any, b: Any, lower: bool, trans: bool, unit: bool,
     a = np.ascontiguousarray(a)
     b = np.ascontiguousarray(b)
     trsm = get_blas_funcs("trsm", (a, b))
-    # side = right, then lower, trans_a, diag: positional (f2py parses keywords slower,
-    # which shows on batches of small matrices, one call each)
+    # side (1: right, as a left solve is posed), lower, trans_a, diag: positional (f2py
+    # parses keywords slower, which shows on batches of small matrices, one call each)
     flags = (int(left), int(not lower), int(trans), int(unit))
     if a.ndim == 2:
         return trsm(1.0, a.T, b.T, *flags).T
