@@ -63,8 +63,24 @@ def _dot_abstract(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: DimN
     return ShapedArray(shape, lhs.dtype, lhs.weak_type and rhs.weak_type)
 
 
+def _matrix_product(xp: Any, lhs: Any, rhs: Any, lc: int, rc: int) -> Any:
+    """A product of two matrices (one contracted axis each, no batch axes): the operands
+    as views, no reshapes."""
+    a = lhs if lc == 1 else lhs.T
+    c = rhs if rc == 0 else rhs.T
+    if xp is np and a.shape[0] <= 64 < c.shape[1] and c.T.flags.c_contiguous and \
+            a.flags.c_contiguous:
+        # A few rows times a transposed C-ordered matrix (an RNN step's h @ W.T): OpenBLAS's
+        # sgemm is ~1.5x slower on that "NT" form than on W @ h.T, whose transpose is the
+        # product (a view, no copy).
+        return xp.matmul(c.T, a.T).T
+    return xp.matmul(a, c)
+
+
 def _dot_impl(xp: Any, lhs: Any, rhs: Any, *, dimension_numbers: DimNums) -> Any:
     (lc, rc), (lb, rb) = dimension_numbers
+    if lhs.ndim == 2 and rhs.ndim == 2 and len(lc) == 1 and not lb:
+        return _matrix_product(xp, lhs, rhs, lc[0], rc[0])
     lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
     bshape = [lhs.shape[a] for a in lb]
     lfs, rfs = [lhs.shape[a] for a in lf], [rhs.shape[a] for a in rf]
@@ -76,12 +92,8 @@ def _dot_impl(xp: Any, lhs: Any, rhs: Any, *, dimension_numbers: DimNums) -> Any
         # Nothing to contract: an outer product per batch member, cheaper as a broadcast
         # multiply than as many tiny matrix products.
         return (a * c).reshape(bshape + lfs + rfs)
-    if xp is np and b == 1 and m <= 64 < n and c[0].T.flags.c_contiguous and \
-            a[0].flags.c_contiguous:
-        # A few rows times a transposed C-ordered matrix (an RNN step's h @ W.T): OpenBLAS's
-        # sgemm is ~1.5x slower on that "NT" form than on W @ h.T, whose transpose is the
-        # product (a view, no copy).
-        return xp.matmul(c[0].T, a[0].T).T.reshape(bshape + lfs + rfs)
+    if b == 1:
+        return _matrix_product(xp, a[0], c[0], 1, 0).reshape(bshape + lfs + rfs)
     return xp.matmul(a, c).reshape(bshape + lfs + rfs)
 
 

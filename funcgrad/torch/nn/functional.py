@@ -31,7 +31,7 @@ from funcgrad import nn
 from funcgrad.primitives.elementwise import add_p
 from funcgrad.primitives.linalg import dot_general_p
 from funcgrad.torch._creation import rand
-from funcgrad.torch._tensor import Tensor, apply_binary_prim, apply_prim
+from funcgrad.torch._tensor import Tensor, apply_binary_prim, apply_op, apply_prim
 from funcgrad.torch.nn import _apply
 from funcgrad.transforms.jit import jit
 
@@ -244,6 +244,16 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
     """
     if isinstance(input, Tensor) and isinstance(weight, Tensor):
         _check_linear(input, weight, bias)
+        if input.ndim > 2 and weight.ndim == 2:
+            # As PyTorch: the leading axes flattened into one matrix product, viewed back
+            # (grad_fn ViewBackward0 over AddmmBackward0).
+            flat = _linear_direct(input.reshape(-1, input.shape[-1]), weight, bias)
+            if flat is not None:
+                if bias is not None:
+                    return flat.view(*input.shape[:-1], weight.shape[0])
+                # without a bias PyTorch's matmul views its product back (_unsafe_view)
+                shape = (*input.shape[:-1], weight.shape[0])
+                return apply_op("UnsafeView", lambda a: fnp.reshape(a, shape), flat)
         out = _linear_direct(input, weight, bias)
         if out is not None:
             return out
