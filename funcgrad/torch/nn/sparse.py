@@ -27,6 +27,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.lax import stop_gradient
+from funcgrad.primitives.indexing import gather
 from funcgrad.torch._creation import empty
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
@@ -105,7 +106,9 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,  # noqa: 
         _renorm_rows(weight, idx, max_norm, norm_type)
 
     def impl(w: Any, i: Any) -> Any:
-        rows = fnp.take(w, i, axis=0)
+        # The indices are checked above (PyTorch's IndexError): one gather of rows, without
+        # the masking of out-of-range indices that take's default "fill" mode does.
+        rows = gather(w, fnp.expand_dims(i, -1), "clip")
         if scale_grad_by_freq:
             rows = _freq_scaled(rows, idx, w)
         if pad is not None:
