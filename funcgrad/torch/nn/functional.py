@@ -28,7 +28,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import nn
-from funcgrad.primitives.elementwise import add_p
+from funcgrad.primitives.elementwise import add_p, select_p
 from funcgrad.primitives.linalg import dot_general_p
 from funcgrad.torch._creation import rand
 from funcgrad.torch._tensor import Tensor, apply_binary_prim, apply_op, apply_prim
@@ -63,7 +63,22 @@ def relu(input: Any, inplace: bool = False) -> Any:  # noqa: A002 - PyTorch's na
         if not isinstance(input, Tensor):
             raise TypeError("relu(inplace=True) needs a Tensor")
         return input._inplace("Relu", nn.relu)
+    if isinstance(input, Tensor):
+        out = _relu_direct(input)
+        if out is not None:
+            return out
     return _op("Relu", nn.relu, input)
+
+
+def _relu_direct(x: Tensor) -> Tensor | None:
+    """funcgrad.nn.relu's one primitive, ``select(x <= 0, 0, x)``, recorded directly (no
+    per-operation trace): the mask is the one value its backward keeps. None where the
+    general path is needed (under a transformation, a device buffer, integers)."""
+    d = x._data
+    if type(d) is not np.ndarray or d.dtype.kind != "f":
+        return None
+    zeros = np.broadcast_to(np.zeros((), d.dtype), d.shape)
+    return apply_prim("Relu", select_p, (d <= 0, zeros, x), shown=(x,))
 
 
 def tanh(input: Any) -> Any:  # noqa: A002
