@@ -1201,12 +1201,31 @@ def _jax_inf_scatter_extreme_clip(prog: Prog, bad: dict[str, Any]) -> bool:
             and finite(bad["got"]) and not finite(bad["want"]))
 
 
+def _erf_inv_second_order_tail(prog: Prog, bad: dict[str, Any]) -> bool:
+    # Second derivatives through erf_inv are steep near +-1, where XLA's erf_inv polynomial
+    # keeps only its absolute accuracy: tiny Hessian entries (1e-11 of a 0.03 leaf) differ
+    # relatively (program 5983 of seed 0: exact -1.5262e-11, funcgrad -1.5345e-11, JAX
+    # -1.6990e-11, by mpmath). Equal to 1e-9 of the leaf's scale.
+    if not any(op[0] == "erf_inv" for op in prog.ops) or \
+            bad.get("transform") not in ("hessian", "jvp_grad") or "got" not in bad:
+        return False
+    for g, w in zip(bad["got"], bad["want"]):
+        gv, wv = np.asarray(g["values"], float), np.asarray(w["values"], float)
+        scale = float(np.max(np.abs(wv), initial=0.0))
+        if gv.shape != wv.shape or not np.allclose(gv, wv, rtol=1e-6, atol=1e-9 * scale):
+            return False
+    return True
+
+
 # Mismatches skipped (and counted) by the tests and the script: (why, predicate). Rows of
 # docs/sharp_bits.md, and open bugs reported to the lead (marked OPEN).
 SKIPS: list[tuple[str, Callable[[Prog, dict[str, Any]], bool]]] = [
     ("sharp bits: the derivative of x.at[idx].min/max(v, mode='clip') with out-of-range "
      "indices is inf in JAX, finite (as finite differences say) in funcgrad",
      _jax_inf_scatter_extreme_clip),
+    ("sharp bits: second derivatives through erf_inv near +-1 (XLA's polynomial keeps "
+     "absolute, not relative, accuracy there; funcgrad's are closer to the exact value)",
+     _erf_inv_second_order_tail),
 ]
 
 
