@@ -3,6 +3,8 @@ each the fuzzer's shrunk repro made into a fixed check against JAX (or NumPy's v
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from fuzz_programs import Prog, check
@@ -420,3 +422,39 @@ def test_erf_inv_second_order_tail_is_the_documented_difference() -> None:
             0.9 * fnp.tanh(fnp.logaddexp(0.0, 20.0 * v))).sum())(
             np.random.default_rng(1870189123).uniform(-1.5, 1.5, 3)))
     assert abs(h[2, 2] - (-1.52618639277146e-11)) < 2e-13
+
+
+def test_jax_jit_in_place_update_reading_its_operand_is_not_a_finding() -> None:
+    # Program 6629 of seed 0: jax.jit's in-place dynamic_update_slice reads operand values
+    # it already overwrote (JAX op by op and NumPy agree with funcgrad): the oracle is JAX
+    # op by op where JAX's compiled program disagrees with it.
+    jax = _jax()
+    x = np.array([-1.4389, 0.5446, -1.0648, 1.2035, 1.3555, -0.9736, -1.4024, 0.3144])
+    mask = np.arange(8) >= 3
+
+    def f(m: Any, v: Any) -> Any:
+        y = v[mask]
+        return m.lax.dynamic_update_slice(y, 2.0 * m.numpy.sin(y[0:3]), (2,))
+
+    y = x[mask].copy()
+    y[2:5] = 2.0 * np.sin(x[mask][0:3])
+    np.testing.assert_allclose(np.asarray(f(fg, fnp.asarray(x))), y, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(fg.jit(lambda v: f(fg, v))(x)), y, rtol=1e-12)
+    prog = Prog(((1, 1, 1), (1, 1, 1), (2, 2, 2)),
+                (("bool_mask",), ("dynamic_update_slice", (("int", 2),), (3,))), None, 539250076)
+    with jax_x64_mode(jax, True), fg.enable_x64():
+        assert check(prog) == []
+
+
+def test_std_at_zero_spread_is_the_documented_difference() -> None:
+    # Program 2417 of seed 0: std of equal elements; funcgrad's derivative NaN (0/0).
+    from fuzz_programs import skip_reason
+
+    jax = _jax()
+    prog = Prog(((1,),), (("take_repeated", -1), ("ellipsis_reverse",), ("std", 0, False)),
+                None, 154577572)
+    with jax_x64_mode(jax, True), fg.enable_x64():
+        bad = check(prog, ["vmap_grad"])
+        g = fg.grad(lambda v: fnp.std(fnp.stack([v[0], v[0]])))(np.array([0.3]))
+    assert bad and all(skip_reason(prog, b) is not None for b in bad)
+    assert np.isnan(np.asarray(g)).all()

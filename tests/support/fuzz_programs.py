@@ -1179,8 +1179,11 @@ def check(prog: Prog, names: Sequence[str] | None = None) -> list[dict[str, Any]
         if why is not None and prog.dtype == "float32" and "values differ" in why and \
                 _rounding_only(prog, c, name, g, want[name]):
             why = None
-        if why is not None and "values differ" in why and \
-                _nan_differences_only(g, want[name]) and _jax_eager_agrees(prog, c, name, g):
+        if why is not None and "values differ" in why and _jax_eager_agrees(prog, c, name, g):
+            # JAX's compiled program disagrees with JAX op by op, funcgrad with neither
+            # (XLA's simplifier at 0 * NaN, a sharp_bits row; XLA's in-place
+            # dynamic_update_slice that reads its own overwritten operand: program 6629 of
+            # seed 0, a JAX bug): JAX's op-by-op result is the oracle then.
             why = None
         if why is not None:
             bad.append({"transform": name, "error": why[:2000], "got": _to_list(g),
@@ -1217,6 +1220,22 @@ def _erf_inv_second_order_tail(prog: Prog, bad: dict[str, Any]) -> bool:
     return True
 
 
+def _std_at_zero_spread(prog: Prog, bad: dict[str, Any]) -> bool:
+    # std's derivative where all elements are equal is 0/0: funcgrad gives NaN; JAX's
+    # depends on rounding (program 2417 of seed 0: op by op [0, nan], compiled
+    # [-5.1e-17, -1.4e-17]).
+    if not any(op[0].startswith("std") for op in prog.ops) or "got" not in bad:
+        return False
+    for g, w in zip(bad["got"], bad["want"]):
+        gv, wv = np.asarray(g["values"], float), np.asarray(w["values"], float)
+        if gv.shape != wv.shape:
+            return False
+        differ = ~np.isclose(gv, wv, rtol=1e-6, atol=1e-9, equal_nan=True)
+        if not (np.isnan(gv[differ]).all() and (np.abs(wv[differ]) < 1e-12).all()):
+            return False
+    return True
+
+
 # Mismatches skipped (and counted) by the tests and the script: (why, predicate). Rows of
 # docs/sharp_bits.md, and open bugs reported to the lead (marked OPEN).
 SKIPS: list[tuple[str, Callable[[Prog, dict[str, Any]], bool]]] = [
@@ -1226,6 +1245,8 @@ SKIPS: list[tuple[str, Callable[[Prog, dict[str, Any]], bool]]] = [
     ("sharp bits: second derivatives through erf_inv near +-1 (XLA's polynomial keeps "
      "absolute, not relative, accuracy there; funcgrad's are closer to the exact value)",
      _erf_inv_second_order_tail),
+    ("sharp bits: the derivative of std where all elements are equal is NaN (0/0); JAX's "
+     "depends on rounding", _std_at_zero_spread),
 ]
 
 
