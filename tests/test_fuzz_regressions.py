@@ -458,3 +458,18 @@ def test_std_at_zero_spread_is_the_documented_difference() -> None:
         g = fg.grad(lambda v: fnp.std(fnp.stack([v[0], v[0]])))(np.array([0.3]))
     assert bad and all(skip_reason(prog, b) is not None for b in bad)
     assert np.isnan(np.asarray(g)).all()
+
+
+@pytest.mark.parametrize("name", ["median", "quantile", "percentile", "nanmedian",
+                                  "nanquantile", "nanpercentile"])
+def test_quantiles_of_a_0d_array_with_keepdims_have_jaxs_shape(name: str) -> None:
+    # Program 7137 of seed 0: JAX ravels a 0-d input, so keepdims gives shape (1,) (NumPy: ())
+    jax = _jax()
+    x = np.float64(0.3)
+    for q in (0.5, np.array([0.5, 0.7])):
+        args = (x,) if "median" in name else (x, q)
+        for keepdims in (True, False):
+            want = getattr(jax.numpy, name)(*args, axis=None, keepdims=keepdims)
+            got = getattr(fnp, name)(*args, axis=None, keepdims=keepdims)
+            assert got.shape == want.shape
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want))

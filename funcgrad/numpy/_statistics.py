@@ -381,6 +381,8 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
     else:
         axes = canonical_axes(axis, nd)
     keep_shape = [1 if i in axes else s for i, s in enumerate(get_aval(a).shape)]
+    if nd == 0:
+        keep_shape = [1]  # JAX ravels a 0-d input: keepdims gives shape (1,), not NumPy's ()
     # Gather the reduced axes into one trailing axis.
     rest = [i for i in range(nd) if i not in axes]
     a = S.transpose(a, (*rest, *axes)) if nd else a
