@@ -473,3 +473,24 @@ def test_quantiles_of_a_0d_array_with_keepdims_have_jaxs_shape(name: str) -> Non
             got = getattr(fnp, name)(*args, axis=None, keepdims=keepdims)
             assert got.shape == want.shape
             np.testing.assert_allclose(np.asarray(got), np.asarray(want))
+
+
+def test_clipped_at_min_deciding_the_result_has_a_zero_derivative() -> None:
+    # Program 7998 of seed 0: x.at[[0, 1, 2]].min(0.6, mode="clip") on a 1-element x > 0.6
+    # is the constant 0.6 near x: derivative 0 (finite differences); JAX's jvp gives -0.197
+    # (a sharp_bits row, counted by the fuzzer as documented).
+    from fuzz_programs import skip_reason
+
+    def f(v: Any) -> Any:
+        return v.at[np.array([0, 1, 2])].min(0.6, mode="clip")
+
+    x = fnp.array([0.64])
+    _, t = fg.jvp(f, (x,), (fnp.array([1.0]),))
+    fd = (np.asarray(f(x + 1e-6)) - np.asarray(f(x - 1e-6))) / 2e-6
+    assert float(np.asarray(t)[0]) == 0.0 == float(fd[0])
+    jax = _jax()
+    prog = Prog(((2,), (3,)), (("std", -1, True), ("at_min", "min", "array", (0, 1, 2), "clip",
+                                                   True)), None, 2005719520)
+    with jax_x64_mode(jax, True), fg.enable_x64():
+        bad = check(prog, ["jvp"])
+    assert bad and all(skip_reason(prog, b) is not None for b in bad)

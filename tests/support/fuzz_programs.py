@@ -1200,8 +1200,12 @@ def _jax_inf_scatter_extreme_clip(prog: Prog, bad: dict[str, Any]) -> bool:
     def finite(leaves_: Any) -> bool:
         return all(np.isfinite(v) for leaf in leaves_ for v in leaf["values"])
 
-    return (any(clipped(op) for op in prog.ops) and "got" in bad
-            and finite(bad["got"]) and not finite(bad["want"]))
+    if not any(clipped(op) for op in prog.ops) or "got" not in bad or not finite(bad["got"]):
+        return False
+    # inf; or, where the clipped updates tie with the operand, a finite value other than
+    # the derivative (program 7998 of seed 0: min(x, 0.6) with x > 0.6 is the constant
+    # 0.6, derivative 0 in funcgrad, -0.197 in JAX)
+    return not finite(bad["want"]) or bad.get("transform") not in ("eval", "jit", "vmap")
 
 
 def _erf_inv_second_order_tail(prog: Prog, bad: dict[str, Any]) -> bool:
@@ -1240,7 +1244,8 @@ def _std_at_zero_spread(prog: Prog, bad: dict[str, Any]) -> bool:
 # docs/sharp_bits.md, and open bugs reported to the lead (marked OPEN).
 SKIPS: list[tuple[str, Callable[[Prog, dict[str, Any]], bool]]] = [
     ("sharp bits: the derivative of x.at[idx].min/max(v, mode='clip') with out-of-range "
-     "indices is inf in JAX, finite (as finite differences say) in funcgrad",
+     "indices is inf (or another value than finite differences give) in JAX, what finite "
+     "differences say in funcgrad",
      _jax_inf_scatter_extreme_clip),
     ("sharp bits: second derivatives through erf_inv near +-1 (XLA's polynomial keeps "
      "absolute, not relative, accuracy there; funcgrad's are closer to the exact value)",
