@@ -27,6 +27,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
+
 from funcgrad import dtypes as _fdt
 from funcgrad.array import ArrayImpl, wrap
 from funcgrad.config import config
@@ -41,6 +43,7 @@ from funcgrad.core import (
 )
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import stop_gradient_p
+from funcgrad.primitives.rules import place_like
 from funcgrad.torch import _anomaly
 from funcgrad.torch._grad_mode import is_grad_enabled, set_grad_enabled
 from funcgrad.transforms.reverse import Edge, Hooks, Leaf, Node, record, walk
@@ -151,11 +154,32 @@ class GradFn(Node):
         in_cts = super().backward(cts)
         if _anomaly.state.nan_check and not self.owned:
             _anomaly.check_nan(self, self.name(), in_cts)
-        return in_cts
+        return in_cts if self.owned else _reached_zeros(self, cts, in_cts)
 
     def release(self) -> None:
         super().release()
         self.freed = True
+
+
+def _reached_zeros(node: Node, cts: Sequence[Any], in_cts: list[Any]) -> list[Any]:
+    """The cotangents of a node's operands, with zeros where its rule gave none (a symbolic
+    zero: floor, round, sign...) for an operand that requires grad: PyTorch's backward
+    functions return zeros there, so a leaf reached only through them gets a zero ``.grad``,
+    not None."""
+    if all(c is not None for c in in_cts) or len(node.in_avals) != len(in_cts):
+        return in_cts  # (a composite node knows no operand types: its inner nodes did)
+    ref = next((c for c in cts if c is not None), None)
+    out = list(in_cts)
+    seen: set[Any] = set()
+    for i, (c, e) in enumerate(zip(in_cts, node.parents)):
+        if e is None or e in seen:
+            continue
+        seen.add(e)
+        aval = node.in_avals[i]
+        if c is None and _fdt.is_inexact(aval.dtype):
+            zero = np.zeros(aval.shape, aval.dtype)
+            out[i] = wrap(place_like(zero, ref) if ref is not None else zero, aval)
+    return out
 
 
 def _shown(e: Edge) -> tuple[Any, int]:
@@ -212,8 +236,22 @@ class OpNode(GradFn):
                 out.append(None)
                 continue
             seen.add(e)
-            out.append(at.get(e))
+            ct = at.get(e)
+            if ct is None:  # a symbolic zero (trunc's): PyTorch's backward gives zeros
+                ct = self._zeros_for(e, cts)
+            out.append(ct)
         return out
+
+    def _zeros_for(self, e: Edge, cts: Sequence[Any]) -> Any:
+        """Zeros of the type the inner nodes read operand ``e`` as (None if none does)."""
+        for n in self.inner_nodes:
+            for k, p in enumerate(n.parents):
+                if p == e and k < len(n.in_avals) and _fdt.is_inexact(n.in_avals[k].dtype):
+                    ref = next((c for c in cts if c is not None), None)
+                    aval = n.in_avals[k]
+                    zero = np.zeros(aval.shape, aval.dtype)
+                    return wrap(place_like(zero, ref) if ref is not None else zero, aval)
+        return None
 
     def release(self) -> None:
         for n in self.inner_nodes:
