@@ -150,8 +150,18 @@ def equal(a: Tensor, b: Tensor) -> builtins.bool:
     return a.shape == b.shape and builtins.bool(cast(Any, a == b).all())
 
 
+# PyTorch's overloads with a Python number first and a Tensor second (Scalar_Tensor):
+# the reflected operator of the Tensor computes them.
+_SCALAR_FIRST = {"remainder": "__rmod__", "pow": "__rpow__", "sub": "__rsub__",
+                 "add": "__radd__", "mul": "__rmul__", "div": "__rtruediv__"}
+
+
 def _method_function(name: str) -> Callable[..., Any]:
     def fn(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002 - PyTorch's name
+        if name in _SCALAR_FIRST and isinstance(input, (builtins.int, builtins.float)) and \
+                not isinstance(input, builtins.bool) and len(args) == 1 and not kwargs and \
+                isinstance(args[0], Tensor):
+            return getattr(args[0], _SCALAR_FIRST[name])(input)
         return getattr(_need_tensor(name, input), name)(*args, **kwargs)
 
     fn.__name__ = fn.__qualname__ = name

@@ -37,3 +37,11 @@ def test_an_unused_input_still_gets_none() -> None:
     assert y.grad is None
     (gx, gy) = ft.autograd.grad((x * 2.0).sum(), (x, y), allow_unused=True)
     assert gy is None and gx.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ["remainder", "pow", "add", "sub", "mul", "div"])
+def test_a_python_number_first_as_in_torch(name: str) -> None:
+    x = ft.tensor([1.5, -2.5])
+    want = {"remainder": [0.5, -0.5], "pow": [2 ** 1.5, 2 ** -2.5], "add": [3.5, -0.5],
+            "sub": [0.5, 4.5], "mul": [3.0, -5.0], "div": [2 / 1.5, 2 / -2.5]}[name]
+    np.testing.assert_allclose(getattr(ft, name)(2, x).numpy(), want, rtol=1e-6)
