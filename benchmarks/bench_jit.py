@@ -39,27 +39,12 @@ run it as ``env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/bench
 
 from __future__ import annotations
 
-import os
-import sys
-
-
-def _threads_from_argv(argv: list[str]) -> int:
-    for i, a in enumerate(argv):
-        if a == "--threads" and i + 1 < len(argv):
-            return int(argv[i + 1])
-        if a.startswith("--threads="):
-            return int(a.split("=", 1)[1])
-    return 1
-
-
-THREADS = _threads_from_argv(sys.argv[1:])
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, str(THREADS))  # before NumPy / torch / XLA load thread pools
-if THREADS == 1:
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-                                       "intra_op_parallelism_threads=1")
-
+# isort: off
+# Thread settings (benchmarks/threads.py) before NumPy, JAX or torch start their pools.
+from threads import THREADS  # noqa: F401
+# isort: on
 import argparse  # noqa: E402
+import os  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402

@@ -168,7 +168,6 @@ def _reached_zeros(node: Node, cts: Sequence[Any], in_cts: list[Any]) -> list[An
     not None."""
     if all(c is not None for c in in_cts) or len(node.in_avals) != len(in_cts):
         return in_cts  # (a composite node knows no operand types: its inner nodes did)
-    ref = next((c for c in cts if c is not None), None)
     out = list(in_cts)
     seen: set[Any] = set()
     for i, (c, e) in enumerate(zip(in_cts, node.parents)):
@@ -177,9 +176,15 @@ def _reached_zeros(node: Node, cts: Sequence[Any], in_cts: list[Any]) -> list[An
         seen.add(e)
         aval = node.in_avals[i]
         if c is None and _fdt.is_inexact(aval.dtype):
-            zero = np.zeros(aval.shape, aval.dtype)
-            out[i] = wrap(place_like(zero, ref) if ref is not None else zero, aval)
+            out[i] = _zero_cotangent(aval, cts)
     return out
+
+
+def _zero_cotangent(aval: ShapedArray, cts: Sequence[Any]) -> Any:
+    """Zeros of ``aval`` on the device of the node's incoming cotangents."""
+    ref = next((c for c in cts if c is not None), None)
+    zero = np.zeros(aval.shape, aval.dtype)
+    return wrap(place_like(zero, ref) if ref is not None else zero, aval)
 
 
 def _shown(e: Edge) -> tuple[Any, int]:
@@ -247,10 +252,7 @@ class OpNode(GradFn):
         for n in self.inner_nodes:
             for k, p in enumerate(n.parents):
                 if p == e and k < len(n.in_avals) and _fdt.is_inexact(n.in_avals[k].dtype):
-                    ref = next((c for c in cts if c is not None), None)
-                    aval = n.in_avals[k]
-                    zero = np.zeros(aval.shape, aval.dtype)
-                    return wrap(place_like(zero, ref) if ref is not None else zero, aval)
+                    return _zero_cotangent(n.in_avals[k], cts)
         return None
 
     def release(self) -> None:
