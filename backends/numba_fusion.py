@@ -254,9 +254,13 @@ def _elementwise_source(step: FusedStep) -> tuple[
             alloc = f"{alloc} if outs is None or outs[{k}] is None else outs[{k}]"
         driver.append(f"    {name}_whole = {alloc}")
         driver.append(f"    {name} = {name}_whole.reshape(-1)")
+    # One block covers a cluster of up to BLOCK elements: its loops and ufuncs then take
+    # the whole flat arrays (no slice per operand and call, a few us in a loop body).
+    whole = not blocked or size <= BLOCK
     for v, name in buf_name.items():
-        driver.append(f"    {name} = np.empty({BLOCK}, {_scalar_type(v.aval.dtype)})")
-    if blocked:
+        driver.append(f"    {name} = np.empty({size if whole else BLOCK}, "
+                      f"{_scalar_type(v.aval.dtype)})")
+    if not whole:
         driver.append(f"    for s in range(0, {size}, {BLOCK}):")
         driver.append(f"        e = min(s + {BLOCK}, {size})")
         driver.append("        n = e - s")
@@ -268,10 +272,10 @@ def _elementwise_source(step: FusedStep) -> tuple[
     def flat(v: Var) -> str:
         """The block slice of a whole value the driver holds (input, output, buffer)."""
         if v in in_pos:
-            return f"f{in_pos[v]}[s:e]"
+            return f"f{in_pos[v]}" if whole else f"f{in_pos[v]}[s:e]"
         if v in out_name:
-            return f"{out_name[v]}[s:e]"
-        return f"{buf_name[v]}[:n]"
+            return out_name[v] if whole else f"{out_name[v]}[s:e]"
+        return buf_name[v] if whole else f"{buf_name[v]}[:n]"
 
     funcs: list[str] = []
     sigs: dict[str, list[tuple[str, Any, int]]] = {}
@@ -531,9 +535,13 @@ def _input_lines(step: FusedStep, shape: tuple[int, ...]) -> list[str]:
     """The driver's lines that ready its inputs: 0-d ones as scalars (``s{k}``), the others
     contiguous, and flat views (``f{k}``) of those of the cluster's full shape."""
     lines = []
+    read_broadcast = {id(src) for src, _ in step.broadcasts.values()}
     for k, v in enumerate(step.inputs):
         if v.aval.ndim == 0:
             lines.append(f"    s{k} = a{k}[()]")
+        elif v.aval.shape == shape and id(v) not in read_broadcast:
+            # One call: a view when the input is contiguous, else a C-ordered copy.
+            lines.append(f"    f{k} = a{k}.ravel()")
         else:
             lines.append(f"    a{k} = np.ascontiguousarray(a{k})")
             if v.aval.shape == shape:

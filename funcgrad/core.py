@@ -126,6 +126,11 @@ class Primitive:
         self.ufunc: str | None = UNSET
         self.torch_method: str | None = UNSET
         self.py_scalar: str | Callable[..., str | None] | None = None
+        # Optional, for the NumPy code generator: ``f(eqn, var)`` -> a function that lays
+        # out the operand ``var`` (invariant in a loop) as ``eqn``'s impl reads it fastest,
+        # applied once before the loop; None where layout does not matter.
+        self.loop_invariant_layout: Callable[[Any, Any], Callable[[Any], Any] | None] | \
+            None = None
         PRIMITIVES[name] = self
 
     def describe(self, *, lax: str | None = UNSET, fusion: str | None = UNSET,

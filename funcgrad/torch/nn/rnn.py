@@ -48,26 +48,32 @@ __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "R
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _input_projection(mode: str, seq: Any, w: list[Any]) -> Any:
+def _input_projection(mode: str, seq: Any, w: list[Any], scale: Any = None) -> Any:
     """The input's contribution to the gates at every step, as one matrix product over the
     whole sequence (PyTorch's kernels do the same); the hidden bias joins it where it is
-    simply added (every mode but GRU, whose candidate gate scales it by ``r``)."""
+    simply added (every mode but GRU, whose candidate gate scales it by ``r``). ``scale``
+    (per gate row, powers of two: exact) multiplies the weights and biases, not the
+    sequence-long result: no pass over it, and nothing of its size kept for backward."""
     w_ih, _, b_ih, b_hh, _ = w
+    biases = [b_ih] + ([b_hh] if mode != "GRU" else [])
+    if scale is not None:
+        w_ih = w_ih * scale[:, None]
+        biases = [None if b is None else b * scale for b in biases]
     gi = fnp.matmul(seq, fnp.transpose(w_ih))
-    if b_ih is not None:
-        gi = gi + b_ih
-    if mode != "GRU" and b_hh is not None:
-        gi = gi + b_hh
+    for b in biases:
+        if b is not None:
+            gi = gi + b
     return gi
 
 
 def _lstm_scale(z: Any) -> Any:
-    """Per column of the gate rows (PyTorch's order i, f, g, o): 1/2 for the sigmoid gates
-    i, f, o, 1 for g, as ``sigmoid(x) = (1 + tanh(x / 2)) / 2``: all four activations are
-    then ONE ``tanh`` of ``z * scale``, a few whole-row operations per time step instead of
-    three sigmoids (each a dozen NumPy passes), in the forward pass and its reverse. The
-    absolute error stays within an ulp of 1, as PyTorch's own ``1 / (1 + exp(-x))``."""
-    hid = z.shape[-1] // 4
+    """Per gate row of the weight ``z`` (4 x hidden rows, PyTorch's order i, f, g, o): 1/2
+    for the sigmoid gates i, f, o, 1 for g, as ``sigmoid(x) = (1 + tanh(x / 2)) / 2``: all
+    four activations are then ONE ``tanh`` of the scaled gates, a few whole-row operations
+    per time step instead of three sigmoids (each a dozen NumPy passes), in the forward
+    pass and its reverse. The absolute error stays within an ulp of 1, as PyTorch's own
+    ``1 / (1 + exp(-x))``."""
+    hid = z.shape[0] // 4
     half = fnp.full((hid,), 0.5, dtype=z.dtype)
     return fnp.concatenate([half, half, half + half, half])
 
@@ -90,7 +96,8 @@ def _step(mode: str, gi: Any, h: Any, c: Any, w_hh_t: Any, b_hh: Any, w_hr_t: An
         return (1 - z) * n + z * h, None
     if mode == "LSTM":
         z = gi + gh
-        ti, tf, g, to = fnp.split(fnp.tanh(z if scaled else z * _lstm_scale(z)), 4, axis=-1)
+        ti, tf, g, to = fnp.split(fnp.tanh(z if scaled else z * _lstm_scale(w_hh_t.T)), 4,
+                                  axis=-1)
         c_new = (0.5 * tf + 0.5) * c + (0.5 * ti + 0.5) * g
         h_new = (0.5 * to + 0.5) * fnp.tanh(c_new)
         if w_hr_t is not None:
@@ -100,15 +107,18 @@ def _step(mode: str, gi: Any, h: Any, c: Any, w_hh_t: Any, b_hh: Any, w_hr_t: An
     return (fnp.tanh(pre) if mode == "RNN_TANH" else fnp.maximum(pre, 0)), None
 
 
-def _recurrence(mode: str, gis: Any, h: Any, c: Any, w_hh_t: Any, b_hh: Any, w_hr_t: Any,
+def _recurrence(mode: str, seq: Any, w: list[Any], h: Any, c: Any,
                 alive: Any) -> tuple[Any, Any, Any]:
-    """The steps of one layer and direction as a ``scan`` over the sequence (``alive``:
-    which steps of which sequence are inside its length, or None): the outputs, the last
-    ``h`` and ``c``."""
+    """The steps of one layer and direction over ``seq`` as a ``scan`` (``alive``: which
+    steps of which sequence are inside its length, or None): the outputs, the last
+    ``h`` and ``c``. One compiled program with the input projection, so its bias and
+    gate scaling are one fused pass, and its backward one program too."""
+    _, w_hh, _, b_hh, w_hr = w
     scaled = mode == "LSTM"
-    if scaled:
-        scale = _lstm_scale(gis)
-        gis, w_hh_t = gis * scale, w_hh_t * scale
+    scale = _lstm_scale(w_hh) if scaled else None
+    gis = _input_projection(mode, seq, w, scale)
+    w_hh_t = fnp.transpose(w_hh if scale is None else w_hh * scale[:, None])
+    w_hr_t = None if w_hr is None else fnp.transpose(w_hr)
 
     def body(carry: tuple[Any, Any], xs: tuple[Any, Any]) -> tuple[tuple[Any, Any], Any]:
         h, c = carry
@@ -170,11 +180,7 @@ def _run_layers(mode: str, x: Any, h0: Any, c0: Any, weights: list[list[Any]],
             seq = layer_in if d == 0 else backwards(layer_in)
             h = h0[k]
             c = None if c0 is None else c0[k]
-            gis = _input_projection(mode, seq, weights[k])
-            _, w_hh, _, b_hh, w_hr = weights[k]
-            w_hh_t = fnp.transpose(w_hh)
-            w_hr_t = None if w_hr is None else fnp.transpose(w_hr)
-            y, h, c = _RECURRENCE[mode](gis, h, c, w_hh_t, b_hh, w_hr_t, alive)
+            y, h, c = _RECURRENCE[mode](seq, weights[k], h, c, alive)
             outs.append(y if d == 0 else backwards(y))
             h_out.append(h)
             c_out.append(c)
