@@ -23,6 +23,7 @@ tensor([2., 4.])
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -569,9 +570,12 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
         for i, ct in hooks.captured.items():
             out[i] = ct
         return [None if c is None else _as_grad(c, tape) for c in out]
-    for leaf, ct in at.items():
+    while at:
+        # Popped, so that a cotangent nothing else holds can become the .grad as it is.
+        leaf, ct = at.popitem()
         if isinstance(leaf, AccumulateGrad):
             _accumulate(leaf.variable, ct, tape)
+        del ct
     return None
 
 
@@ -586,6 +590,13 @@ def _as_grad(ct: Any, tape: TapeTrace | None) -> Tensor:
 def _accumulate(leaf: Tensor, ct: Any, tape: TapeTrace | None) -> None:
     Tensor = tensor_class.cls  # noqa: N806
 
+    if tape is None and leaf.grad is None and not leaf._hooks and _stealable(ct):
+        # PyTorch's AccumulateGrad steals a new gradient nothing else refers to instead
+        # of copying it (a 784 x 512 weight's: 1.6 MB less at the peak of backward).
+        buf = buffer_of(ct)
+        buf.flags.writeable = True
+        leaf.grad = Tensor._from_data(buf)
+        return
     g = _as_grad(ct, tape)
     for hook in leaf._hooks:
         if type(hook) is PostAccumulateHook:
@@ -613,6 +624,25 @@ class PostAccumulateHook:
 
     def __init__(self, fn: Callable[[Any], None]) -> None:
         self.fn = fn
+
+
+def _stealable(ct: Any) -> bool:
+    """Whether ``ct`` (the caller's only reference, popped from the walk's results) is a
+    C-ordered NumPy buffer that owns its memory and that no other object refers to: the
+    value a vjp rule just computed, not an operand, a seed, a cached constant or a
+    cotangent shared with another leaf."""
+    # References expected: run_backward's local, _accumulate's and this function's
+    # parameters, getrefcount's own argument (and ``buf`` below for a bare buffer).
+    if type(ct) is ArrayImpl:
+        if sys.getrefcount(ct) > 4:
+            return False
+        buf = ct._value
+        expected = 3  # the ArrayImpl's field, ``buf``, getrefcount's argument
+    else:
+        buf, expected = ct, 5
+    # (An engine value is read-only; a buffer it owns alone may be made writable again.)
+    return type(buf) is np.ndarray and buf.flags.c_contiguous and buf.flags.owndata and \
+        sys.getrefcount(buf) <= expected
 
 
 def _fresh(buf: Any) -> Any:

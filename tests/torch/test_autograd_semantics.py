@@ -162,6 +162,53 @@ class TestGradAttribute:
         (d * 2).sum().backward()
         assert d.grad.dtype == ft.float64
 
+    def test_a_cotangent_shared_by_two_leaves_gives_two_buffers(self):
+        # add's vjp hands the same cotangent to both operands: stealing it (as a new
+        # gradient nothing else holds) must not make the two .grad alias
+        a = ft.tensor([1.0, 2.0], requires_grad=True)
+        b = ft.tensor([3.0, 4.0], requires_grad=True)
+        (a * 1.0 + b * 1.0).exp().sum().backward()
+        assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
+        want = np.exp(np.array([4.0, 6.0], np.float32))
+        a.grad.add_(1.0)
+        np.testing.assert_allclose(b.grad.numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(a.grad.numpy(), want + 1.0, rtol=1e-6)
+
+    def test_a_gradient_given_to_backward_is_not_the_leaf_grad(self):
+        a = ft.tensor([1.0, 2.0], requires_grad=True)
+        g = ft.tensor([5.0, 6.0])
+        (a + 0.0).backward(g)  # the given gradient reaches the leaf unchanged
+        g.add_(100.0)
+        assert a.grad.tolist() == [5.0, 6.0]
+        x = ft.tensor([[1.0, 2.0]], requires_grad=True)
+        w = ft.tensor([[3.0], [4.0]], requires_grad=True)
+        (x @ w).backward(ft.tensor([[2.0]]))
+        assert w.grad.tolist() == [[2.0], [4.0]] and x.grad.tolist() == [[6.0, 8.0]]
+        w.grad.mul_(0.0)  # a stolen gradient is writable and owned by .grad alone
+        assert x.grad.tolist() == [[6.0, 8.0]]
+
+    def test_a_new_weight_gradient_is_kept_without_a_copy(self):
+        """PyTorch's AccumulateGrad steals a fresh gradient: backward of a 256 x 512
+        Linear peaks near one weight gradient above the graph, not two."""
+        import tracemalloc
+
+        lin = ft.nn.Linear(512, 256)
+        x = ft.tensor(np.random.default_rng(0).random((8, 512), np.float32))
+        lin(x).sum().backward()  # warm-up
+        lin.zero_grad(set_to_none=True)
+        grad_bytes = 256 * 512 * 4
+        out = lin(x).sum()
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            out.backward()
+            peak = tracemalloc.get_traced_memory()[1] - base
+        finally:
+            tracemalloc.stop()
+        assert peak < 1.5 * grad_bytes, peak
+        assert lin.weight.grad.numpy().flags.writeable
+
     def test_fan_out_accumulates(self):
         x = ft.tensor([2.0], requires_grad=True)
         y = x * x + x.exp() * x + 3 * x
