@@ -70,10 +70,11 @@ def _matrix_product(xp: Any, lhs: Any, rhs: Any, lc: int, rc: int) -> Any:
     c = rhs if rc == 0 else rhs.T
     if xp is np and a.shape[0] <= 64 < c.shape[1] and c.T.flags.c_contiguous and \
             a.flags.c_contiguous:
-        # A few rows times a transposed C-ordered matrix (an RNN step's h @ W.T): OpenBLAS's
-        # sgemm is ~1.5x slower on that "NT" form than on W @ h.T, whose transpose is the
-        # product (a view, no copy).
-        return xp.matmul(c.T, a.T).T
+        # A few rows times a transposed C-ordered matrix (a Linear layer's x @ W.T):
+        # OpenBLAS's sgemm is ~1.25x slower on that "NT" form than on W @ x.T, whose
+        # transpose is the product. Copied to C order (a few us): left in Fortran order, it
+        # would slow every operation after it (the next layer's product by ~1.3x).
+        return xp.ascontiguousarray(xp.matmul(c.T, a.T).T)
     return xp.matmul(a, c)
 
 

@@ -72,9 +72,21 @@ def reduce_prod(x: Any, axes: Sequence[int]) -> Any:
     return reduce_prod_p.bind(x, axes=tuple(sorted(int(a) for a in axes)))
 
 
+def _reduce_impl(np_name: str, ufunc: Any, typed: bool) -> Any:
+    """``xp.<np_name>(x, axis=axes)`` (with ``dtype=x.dtype`` when ``typed``); on NumPy the
+    ufunc's ``reduce`` that it calls, without NumPy's Python wrapper (1 us, not 2)."""
+    def impl(xp: Any, x: Any, axes: tuple[int, ...]) -> Any:
+        if xp is np:
+            return ufunc.reduce(x, axis=axes, dtype=x.dtype) if typed else \
+                ufunc.reduce(x, axis=axes)
+        fn = getattr(xp, np_name)
+        return fn(x, axis=axes, dtype=x.dtype) if typed else fn(x, axis=axes)
+    return impl
+
+
 reduce_sum_p = Primitive(
     "reduce_sum", abstract_eval=_reduce_abstract("biufc", "reduce_sum"),
-    impl=lambda xp, x, axes: xp.sum(x, axis=axes, dtype=x.dtype),
+    impl=_reduce_impl("sum", np.add, True),
 )
 linear(reduce_sum_p, lambda ct, primals, ans, axes: [
     _keep_dims_back(ct, get_aval(primals[0]).shape, axes)])
@@ -82,7 +94,7 @@ linear(reduce_sum_p, lambda ct, primals, ans, axes: [
 
 def _chooser(name: str, np_name: str) -> Primitive:
     prim = Primitive(name, abstract_eval=_reduce_abstract("biuf", name),
-                     impl=lambda xp, x, axes: getattr(xp, np_name)(x, axis=axes))
+                     impl=_reduce_impl(np_name, getattr(np, f"{np_name}imum"), False))
 
     def location_weights(x: Any, ans: Any, axes: tuple[int, ...]) -> Any:
         # Ties share the derivative equally, as in JAX.
@@ -117,7 +129,7 @@ reduce_min_p.batch = shifted_axes_batch(reduce_min_p, "axes")
 
 reduce_prod_p = Primitive(
     "reduce_prod", abstract_eval=_reduce_abstract("biufc", "reduce_prod"),
-    impl=lambda xp, x, axes: xp.prod(x, axis=axes, dtype=x.dtype),
+    impl=_reduce_impl("prod", np.multiply, True),
 )
 
 
