@@ -600,8 +600,9 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
     if len(ishape) != len(shape):
         raise IndexingError(f"indices of rank {len(ishape)} for an array of rank {len(shape)}; "
                             "they must have the same rank")
-    if _check_mode("fill" if mode is None else mode) == "fill":
-        return _take_along_filled(arr, idx, ax, fill_value)
+    checked = _check_mode("fill" if mode is None else mode)
+    if checked == "fill" or (checked == "clip" and shape[ax] > 0):
+        return _take_along_filled(arr, idx, ax, fill_value, clip=checked == "clip")
     full_idx: list[Any] = []
     for d in range(len(shape)):
         if d == ax:
@@ -613,11 +614,13 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
     return _flat_get(arr, tuple(full_idx), "fill" if mode is None else mode, fill_value)
 
 
-def _take_along_filled(arr: Any, idx: Any, ax: int, fill_value: Any) -> Any:
+def _take_along_filled(arr: Any, idx: Any, ax: int, fill_value: Any,
+                       clip: bool = False) -> Any:
     """``take_along_axis`` in "fill" mode as one gather from the flattened array: each
     result element's flat position is its index along ``ax`` (negative ones counted from
     the end; out of range: one past the end, which reads ``fill_value``) plus its
-    coordinates on the other axes, a constant."""
+    coordinates on the other axes, a constant. ``clip``: "clip" mode instead (out of
+    range: the nearest end of the axis)."""
     from funcgrad.numpy import _ufuncs as U  # noqa: PLC0415 - _ufuncs imports this module
 
     shape = get_aval(arr).shape
@@ -634,14 +637,23 @@ def _take_along_filled(arr: Any, idx: Any, ax: int, fill_value: Any) -> Any:
     if isinstance(idx, Tracer):
         i = E.convert_element_type(idx, dtypes.int64)
         i = E.select(E.lt(i, 0), E.add(i, n), i)
-        bad = U.bitwise_or(U.less(i, 0), U.greater_equal(i, n))
-        pos = U.where(bad, np.int64(size), U.add(U.multiply(i, np.int64(strides[ax])), other))
+        if clip:
+            pos = U.add(U.multiply(U.clip(i, 0, max(n - 1, 0)), np.int64(strides[ax])), other)
+        else:
+            bad = U.bitwise_or(U.less(i, 0), U.greater_equal(i, n))
+            pos = U.where(bad, np.int64(size),
+                          U.add(U.multiply(i, np.int64(strides[ax])), other))
         pos = broadcast_to_shape(pos, out_shape)
     else:
         i = np.asarray(idx).astype(np.int64)
         i = np.where(i < 0, i + n, i)
-        pos = np.broadcast_to(np.where((i < 0) | (i >= n), size, i * strides[ax] + other),
-                              out_shape)
+        if clip:
+            pos = np.broadcast_to(np.clip(i, 0, max(n - 1, 0)) * strides[ax] + other,
+                                  out_shape)
+        else:
+            pos = np.broadcast_to(np.where((i < 0) | (i >= n), size, i * strides[ax] + other),
+                                  out_shape)
     fill = None if fill_value is None else _fill_scalar(fill_value, get_aval(arr).dtype)
     flat = S.reshape(arr, (size,))
-    return I.gather(flat, S.expand_dims(pos, (len(out_shape),)), "fill", fill)
+    return I.gather(flat, S.expand_dims(pos, (len(out_shape),)), "clip" if clip else "fill",
+                    fill)

@@ -68,7 +68,13 @@ def _columns(xp: Any, operand: Any, indices: Any, clip: bool) -> tuple[Any, ...]
     k = indices.shape[-1]
     cols = tuple(indices[..., i] for i in range(k))
     if clip:
-        cols = tuple(xp.clip(c, 0, max(operand.shape[i] - 1, 0)) for i, c in enumerate(cols))
+        if xp is np:
+            # Two ufunc calls: np.clip's Python wrapper costs 4 us on a small index.
+            cols = tuple(np.minimum(np.maximum(c, 0), max(operand.shape[i] - 1, 0))
+                         for i, c in enumerate(cols))
+        else:
+            cols = tuple(xp.clip(c, 0, max(operand.shape[i] - 1, 0))
+                         for i, c in enumerate(cols))
     return cols
 
 
@@ -113,6 +119,17 @@ def _gather_impl(xp: Any, op: Any, idx: Any, *, mode: str, fill_value: Any) -> A
     if idx.shape[-1] == 0:
         # Empty index tuples pick the whole operand for every batch position.
         return xp.array(xp.broadcast_to(op, idx.shape[:-1] + op.shape))
+    if xp is np and idx.shape[-1] == 1 and op.shape[0]:
+        # One index column: NumPy's take clips in C (0.4 us; fancy indexing after a clip
+        # is 3 us, the fill mode's masks more).
+        c = idx[..., 0]
+        out = op.take(c, axis=0, mode="clip")
+        if mode == "clip":
+            return out
+        ok = (c >= 0) & (c < op.shape[0])
+        fill = default_fill_value(op.dtype) if fill_value is None else fill_value
+        return np.where(ok.reshape(ok.shape + (1,) * (out.ndim - ok.ndim)), out,
+                        np.asarray(fill, dtype=op.dtype))
     if mode == "clip":
         return op[_columns(xp, op, idx, clip=True)]
     ok = _in_bounds(xp, op, idx)

@@ -416,12 +416,16 @@ def _class_weight(w: Any, ndim: int) -> Any:
     return fnp.reshape(w, (1, -1) + (1,) * (ndim - 2))
 
 
-def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str) -> Any:
+def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
+         checked: bool = False) -> Any:
+    """``checked``: every target is known to be a class or ``ignore_index`` (read on the
+    host by :func:`_check_targets`), so the pick needs no out-of-range handling."""
     logp, target, unbatched = _batched(logp, target)
     lp = fnp.moveaxis(logp, 1, -1)
     valid = target != ignore_index
     safe = fnp.where(valid, target, 0)
-    picked = fnp.take_along_axis(lp, fnp.expand_dims(safe, -1), axis=-1)[..., 0]
+    picked = fnp.take_along_axis(lp, fnp.expand_dims(safe, -1), axis=-1,
+                                 mode="clip" if checked else None)[..., 0]
     mask = fnp.astype(valid, lp.dtype)
     w = mask if weight is None else fnp.take(weight, safe) * mask
     losses = -picked * w
@@ -455,10 +459,10 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
 
 
 def _ce_by_index(ignore_index: int, reduction: str, eps: float, n_classes: int,
-                 x: Any, t: Any, w: Any) -> Any:
+                 checked: bool, x: Any, t: Any, w: Any) -> Any:
     """Cross entropy of logits against class indices (cross_entropy's common case)."""
     logp = _log_softmax(x, 1 if len(_shape(x)) > 1 else 0)
-    nll = _nll(logp, t, w, ignore_index, reduction)
+    nll = _nll(logp, t, w, ignore_index, reduction, checked)
     if eps == 0.0:
         return nll
     logp, t, unbatched = _batched(logp, t)
@@ -479,9 +483,10 @@ def _ce_by_index(ignore_index: int, reduction: str, eps: float, n_classes: int,
 
 
 @functools.cache
-def _ce_by_index_jit(ignore_index: int, reduction: str, eps: float, n_classes: int
-                     ) -> Any:
-    return jit(functools.partial(_ce_by_index, ignore_index, reduction, eps, n_classes))
+def _ce_by_index_jit(ignore_index: int, reduction: str, eps: float, n_classes: int,
+                     checked: bool) -> Any:
+    return jit(functools.partial(_ce_by_index, ignore_index, reduction, eps, n_classes,
+                                 checked))
 
 
 def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
@@ -514,7 +519,8 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
 
         # One compiled program per setting and shape (its gradient too): a few dozen
         # recorded primitives per call become one.
-        by_index = _ce_by_index_jit(ignore_index, reduction, eps, n_classes)
+        by_index = _ce_by_index_jit(ignore_index, reduction, eps, n_classes,
+                                    isinstance(_data(target), np.ndarray))
         return _op("NllLoss" if eps == 0.0 else "Add", by_index, input, target, weight)
 
     def by_probs(x: Any, t: Any, w: Any) -> Any:
