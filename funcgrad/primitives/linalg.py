@@ -21,7 +21,7 @@ from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import structural as S
-from funcgrad.primitives.rules import add_tangents, move_to_front
+from funcgrad.primitives.rules import add_tangents, move_to_front, wanted
 
 DimNums = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]
 
@@ -163,9 +163,13 @@ def _dot_vjp(ct: Any, primals: Sequence[Any], ans: Any, *, dimension_numbers: Di
              ) -> list[Any]:
     (lc, rc), (lb, rb) = dimension_numbers
     lhs, rhs = primals
+    # A Linear layer's input rarely needs a cotangent: its product is skipped (the
+    # costliest part of a first layer's backward) and its weight is not kept for it.
     return [
-        _transpose_operand(ct, rhs, get_aval(lhs).ndim, lc, lb, rc, rb, True),
-        _transpose_operand(ct, lhs, get_aval(rhs).ndim, rc, rb, lc, lb, False),
+        _transpose_operand(ct, rhs, get_aval(lhs).ndim, lc, lb, rc, rb, True)
+        if wanted(0) else None,
+        _transpose_operand(ct, lhs, get_aval(rhs).ndim, rc, rb, lc, lb, False)
+        if wanted(1) else None,
     ]
 
 
@@ -184,6 +188,7 @@ def _dot_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, dimension_numbe
 
 dot_general_p.jvp, dot_general_p.vjp = _dot_jvp, _dot_vjp
 dot_general_p.vjp_reads = "x0,x1"
+dot_general_p.vjp_reads_for = ("x1", "x0")
 
 
 def _dot_batch(args: Sequence[Any], dims: Sequence[int | None], *, dimension_numbers: DimNums

@@ -312,3 +312,30 @@ def test_compiled_step_never_writes_buffers_others_hold() -> None:
     step()
     np.testing.assert_array_equal(held, before)
     assert not np.array_equal(lin.weight.detach().numpy(), before)
+
+
+def test_a_linear_layer_keeps_and_computes_only_what_its_tracked_operands_need(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An input that needs no gradient: the weight is not kept for the input's cotangent,
+    and the product that would make it (a first layer's costliest backward product) never
+    runs."""
+    from funcgrad.primitives import linalg
+
+    rng = np.random.default_rng(2)
+    x0, w0, g0 = (rng.standard_normal(s) for s in ((5, 7), (3, 7), (5, 3)))
+    x = torch.tensor(x0)
+    w = torch.tensor(w0, requires_grad=True)
+    out = torch.nn.functional.linear(x, w)
+    products: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+    impl = linalg.dot_general_p.impl
+
+    def counting(xp: Any, lhs: Any, rhs: Any, **params: Any) -> Any:
+        products.append((lhs.shape, rhs.shape))
+        return impl(xp, lhs, rhs, **params)
+
+    kept = [p for p in out.grad_fn.primals if type(p).__name__ != "Missing"]
+    assert len(kept) == 1 and kept[0]._value is x._data
+    monkeypatch.setattr(linalg.dot_general_p, "impl", counting)
+    (out * torch.tensor(g0)).sum().backward()
+    assert len(products) == 1  # the weight's cotangent g.T @ x, nothing for x
+    np.testing.assert_allclose(w.grad.numpy(), g0.T @ x0, rtol=1e-12)
