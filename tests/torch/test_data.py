@@ -131,6 +131,49 @@ def test_tensor_dataset_and_collate_stack():
         fdata.TensorDataset(x, ft.arange(5))
 
 
+@HYP
+@given(n=st.integers(1, 30), batch_size=st.integers(1, 9), drop_last=st.booleans(),
+       shuffle=st.booleans(), dtype=st.sampled_from(["float32", "float64", "int64", "bool"]),
+       tail=st.sampled_from([(), (3,), (1, 2, 2)]))
+def test_tensor_dataset_batches_equal_stacked_samples(n, batch_size, drop_last, shuffle, dtype,
+                                                       tail):
+    """A TensorDataset's batches are gathered whole: the same tensors (values, dtypes,
+    shapes, structure) default_collate makes of the samples one by one, under any sampler."""
+    rng = np.random.default_rng(n)
+    x = ft.tensor((rng.standard_normal((n, *tail)) * 5).astype(dtype))
+    y = ft.tensor(rng.integers(0, 10, n))
+    ds = fdata.TensorDataset(x, y)
+
+    def per_sample(batch):
+        return fdata.default_collate(batch)  # not default_collate itself: no gather
+
+    def batches(collate):
+        gen = ft.Generator().manual_seed(7)
+        return [to_py(b) for b in fdata.DataLoader(
+            ds, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, generator=gen,
+            collate_fn=collate)]
+
+    gathered = batches(None)
+    assert gathered == batches(per_sample)
+    assert all(kind == "list" for kind, _ in gathered)
+
+
+def test_tensor_dataset_batches_refuse_bad_indices_as_samples_do():
+    ds = fdata.TensorDataset(ft.arange(4.0), ft.arange(4))
+    for index in ([[0, 4]], [[1, -1]]):
+        loader = fdata.DataLoader(ds, batch_sampler=index)
+        if index == [[1, -1]]:
+            (bx, by), = list(loader)  # a negative index counts from the end, as t[-1]
+            assert bx.tolist() == [1.0, 3.0] and by.tolist() == [1, 3]
+        else:
+            with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 0 "
+                                                 "with size 4"):
+                list(loader)
+    w = ft.ones(3, requires_grad=True)
+    (bw,), = list(fdata.DataLoader(fdata.TensorDataset(w * 2), batch_size=3))
+    assert bw.grad_fn is not None and bw.grad_fn.name() == "StackBackward0"
+
+
 def test_shuffle_is_a_permutation_and_reproducible():
     ds = list(range(20))
     seen = [b.tolist() for b in fdata.DataLoader(ds, batch_size=7, shuffle=True)]

@@ -28,8 +28,9 @@ from typing import Any, cast
 import numpy as np
 
 from funcgrad.torch._random import manual_seed
+from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.utils.data._collate import default_collate, default_convert
-from funcgrad.torch.utils.data.dataset import IterableDataset
+from funcgrad.torch.utils.data.dataset import IterableDataset, TensorDataset
 from funcgrad.torch.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -126,10 +127,32 @@ class _Fetcher:
                 self.ended = True
                 raise
         if self.auto:
+            if self.collate is default_collate and type(self.dataset) is TensorDataset:
+                batch = _gathered(self.dataset, index)
+                if batch is not None:
+                    return batch
             getitems = getattr(self.dataset, "__getitems__", None)
             data = getitems(index) if getitems else [self.dataset[i] for i in index]
             return self.collate(data)
         return self.collate(self.dataset[index])
+
+
+def _gathered(dataset: TensorDataset, index: Any) -> list[Tensor] | None:
+    """What default_collate makes of ``[dataset[i] for i in index]`` (one stacked tensor
+    per tensor of the dataset), as one gather per tensor instead of a tensor per sample and
+    a stack. None where the per-sample path is needed: a tensor that records a graph or
+    lives on a device, or an index it would refuse (it then raises PyTorch's error)."""
+    rows = np.asarray(index)
+    if rows.ndim != 1 or rows.dtype.kind not in "iu" or not len(rows):
+        return None
+    out = []
+    for t in dataset.tensors:
+        d = t._data
+        if type(d) is not np.ndarray or t.requires_grad or d.ndim == 0 or \
+                int(rows.max()) >= d.shape[0] or int(rows.min()) < 0:
+            return None
+        out.append(Tensor._from_data(np.take(d, rows, axis=0)))
+    return out
 
 
 def _seed_process(seed: int) -> None:
