@@ -128,9 +128,9 @@ class _Fetcher:
                 raise
         if self.auto:
             if self.collate is default_collate and type(self.dataset) is TensorDataset:
-                batch = _gathered(self.dataset, index)
-                if batch is not None:
-                    return batch
+                gathered = _gathered(self.dataset, index)
+                if gathered is not None:
+                    return gathered
             getitems = getattr(self.dataset, "__getitems__", None)
             data = getitems(index) if getitems else [self.dataset[i] for i in index]
             return self.collate(data)
