@@ -340,6 +340,7 @@ def clear_caches() -> None:
     for f in list(_live_functions):
         f._cache.clear()
         f._fast.clear()
+        f._traced.clear()
     _executables.clear()
 
 
@@ -348,6 +349,7 @@ def _drop_fast_paths() -> None:
     # (config.trace_context) sends calls back through the keyed cache.
     for f in list(_live_functions):
         f._fast.clear()
+        f._traced.clear()
 
 
 config.on_change.append(_drop_fast_paths)
@@ -373,6 +375,9 @@ class JitFunction:
         # Calls with only Arrays as positional arguments skip flattening entirely.
         self._fast: dict[tuple[Any, ...], tuple[Callable[..., list[Any]], _OutTree,
                                                 list[ShapedArray]]] = {}
+        # Calls under a transformation with tracers (or None) as positional arguments:
+        # the staged program by the tracers' abstract values, without flattening.
+        self._traced: dict[tuple[Any, ...], tuple[ClosedJaxpr, _OutTree]] = {}
         self._fast_ok = not (static_argnums or static_argnames or donate_argnums
                              or donate_argnames)
         self.trace_count = 0
@@ -456,7 +461,21 @@ class JitFunction:
                              a.copy() if alias is None or i in alias else a
                              for i, a in enumerate(args)])
                 return tree.unflatten([wrap(o, av) for o, av in zip(outs, out_avals)])
-        closed, out_tree, leaves, backend = self._staged(args, kwargs)
+        traced = _traced_signature(args) if self._fast_ok and not kwargs and key is None \
+            else None
+        if traced is not None:
+            leaves = [a for a in args if a is not None]
+            backend = _pick_backend(self.backend, leaves)
+            tkey = (traced, backend, config.trace_context())
+            staged = self._traced.get(tkey)
+            if staged is None:
+                closed, out_tree, leaves, backend = self._staged(args, kwargs)
+                if not any(isinstance(c, Tracer) for c in closed.consts):
+                    self._traced[tkey] = (closed, out_tree)
+            else:
+                closed, out_tree = staged
+        else:
+            closed, out_tree, leaves, backend = self._staged(args, kwargs)
         if any(isinstance(c, Tracer) for c in closed.consts):
             # The function closes over values of an enclosing transformation: they become
             # explicit inputs of the call, so that transformation sees them.
@@ -587,6 +606,20 @@ def _array_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         elif t is np.ndarray and a.dtype in dtypes.SUPPORTED and \
                 dtypes.canonicalize_dtype(a.dtype) == a.dtype:
             sig.append((a.shape, a.dtype, False))
+        else:
+            return None
+    return tuple(sig)
+
+
+def _traced_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The abstract values of the arguments when each is a tracer or None (a call inside
+    a transformation, as the PyTorch face's recorded operations make), else None."""
+    sig = []
+    for a in args:
+        if a is None:
+            sig.append(None)
+        elif isinstance(a, Tracer):
+            sig.append(a.aval)
         else:
             return None
     return tuple(sig)

@@ -1089,3 +1089,27 @@ def test_debug_nans_names_the_operation_eager_and_under_jit() -> None:
             fnp.divide(fnp.array([1.0]), 0.0)
     finally:
         fg.config.update("jax_debug_infs", False)
+
+
+def test_calls_under_a_transformation_reuse_the_staged_program() -> None:
+    """A jitted function called with tracers (inside grad, vmap...) is staged once per
+    signature of abstract values: shape, dtype, weak type, which arguments are None, and
+    the 64-bit mode."""
+    f = fg.jit(lambda x, w: x * x if w is None else x * w)
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    g = fg.grad(lambda x, w: f(x, w).sum())
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(g(x, None)), 2 * x)
+    assert f.trace_count == 1
+    np.testing.assert_allclose(np.asarray(fg.grad(lambda x: f(x, 2.0 * x).sum())(x)), 4 * x)
+    assert f.trace_count == 2  # a second argument, not None
+    np.testing.assert_allclose(np.asarray(g(x[:2], None)), 2 * x[:2])
+    assert f.trace_count == 3  # another shape
+    assert float(fg.grad(lambda s: f(s, None))(3.0)) == 6.0
+    assert f.trace_count == 4  # a weak-typed scalar
+    np.testing.assert_allclose(np.asarray(fg.vmap(lambda r: f(r, None))(x)), x * x)
+    assert f.trace_count == 5  # per example: rank 0, not weak
+    with fg.experimental.enable_x64():
+        out = fg.grad(lambda x: f(x, None).sum())(x.astype(np.float64))
+        assert out.dtype == np.float64
+    assert f.trace_count == 6
