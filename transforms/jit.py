@@ -614,7 +614,7 @@ def _array_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
 def _traced_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The abstract values of the arguments when each is a tracer or None (a call inside
     a transformation, as the PyTorch face's recorded operations make), else None."""
-    sig = []
+    sig: list[ShapedArray | None] = []
     for a in args:
         if a is None:
             sig.append(None)
