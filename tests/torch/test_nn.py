@@ -14,6 +14,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import funcgrad as fg
 import funcgrad.torch as ft
@@ -847,6 +849,33 @@ def test_cross_entropy_class_indices(reduction, weighted, eps):
     close(xt.grad, grad * (1.0 if g is None else g[:, None]), rtol=1e-12, atol=1e-15)
     if eps == 0.0:
         assert loss.grad_fn.name() == "NllLossBackward0"
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 9), c=st.integers(1, 7), seed=st.integers(0, 2**16),
+       reduction=st.sampled_from(["mean", "sum", "none"]),
+       dtype=st.sampled_from([np.float32, np.float64]), scale=st.sampled_from([1.0, 30.0]))
+def test_cross_entropy_with_no_target_ignored(n, c, seed, reduction, dtype, scale):
+    """No target is ignore_index (the common case, read on the host): the loss skips the
+    masking, with the same values and gradients, bit for bit, as the masked program."""
+    r = np.random.default_rng(seed)
+    x = (r.standard_normal((n, c)) * scale).astype(dtype)
+    t = r.integers(0, c, n)
+    xt = ft.tensor(x, requires_grad=True)
+    loss = F.cross_entropy(xt, ft.tensor(t), reduction=reduction)
+    g = r.standard_normal(n).astype(dtype) if reduction == "none" else None
+    loss.backward(None if g is None else ft.tensor(g))
+    value, grad = _ce_np(x.astype(np.float64), t, None, reduction)
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    close(loss, value, rtol=tol, atol=tol)
+    close(xt.grad, grad * (1.0 if g is None else g[:, None]), rtol=tol, atol=tol)
+    assert loss.grad_fn.name() == "NllLossBackward0" and loss.dtype == xt.dtype
+    masked = F._ce_by_index_jit(-100, reduction, 0.0, c, True)
+    y = ft.tensor(x, requires_grad=True)
+    ref = ft.nn.functional._op("NllLoss", masked, y, ft.tensor(t), None)
+    ref.backward(None if g is None else ft.tensor(g))
+    assert np.array_equal(loss.detach().numpy(), ref.detach().numpy())
+    assert np.array_equal(xt.grad.numpy(), y.grad.numpy())
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
