@@ -485,6 +485,16 @@ def _select_impl(xp: Any, p: Any, t: Any, f: Any) -> Any:
         # 2x (32K elements) to 6x (256K) slower than this branch-free bitwise select
         # (exact: the bits are copied).
         it = np.int32 if t.dtype.itemsize == 4 else np.int64
+        if _zero_broadcast(t):
+            # relu and the rules' zeros: one side is +0.0 everywhere, its bits all clear,
+            # so one mask and one AND make the result (3 passes instead of 6).
+            m = p.astype(it)
+            np.subtract(m, 1, out=m)
+            return np.bitwise_and(f.view(it), m, out=m).view(t.dtype)
+        if _zero_broadcast(f):
+            m = p.astype(it)
+            np.negative(m, out=m)
+            return np.bitwise_and(t.view(it), m, out=m).view(t.dtype)
         m = p.astype(it)
         np.negative(m, out=m)
         out = np.bitwise_and(t.view(it), m)
@@ -493,6 +503,14 @@ def _select_impl(xp: Any, p: Any, t: Any, f: Any) -> Any:
         np.bitwise_or(out, m, out=out)
         return out.view(t.dtype)
     return xp.where(p, t, f)
+
+
+def _zero_broadcast(a: np.ndarray) -> bool:
+    """Whether ``a`` is one +0.0 seen everywhere (a stride-0 broadcast, as ``full`` makes)."""
+    if a.ndim == 0 or any(a.strides):
+        return False
+    v = a[(0,) * a.ndim]
+    return bool(v == 0) and not bool(np.signbit(v))
 
 
 select_p = Primitive("select", abstract_eval=_select_abstract, impl=_select_impl)

@@ -31,6 +31,27 @@ def test_select_equals_numpy_where_bit_for_bit(dtype, size):
                                   want.view(f"u{want.dtype.itemsize}"))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64])
+@pytest.mark.parametrize("zero", ["+0", "-0", "one"])
+@pytest.mark.parametrize("side", ["on_true", "on_false"])
+def test_select_against_a_broadcast_constant_equals_numpy_where(dtype, zero, side):
+    """relu's select and the rules' zeros: one side a stride-0 broadcast (+0.0 takes the
+    one-AND path; -0.0 and other values must not)."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((90, 100)) * 10).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[0, :5] = [np.nan, np.inf, -0.0, -np.inf, 0.0]
+    value = {"+0": 0.0, "-0": -0.0, "one": 1.0}[zero]
+    c = np.broadcast_to(np.asarray(value).astype(dtype), x.shape)
+    p = rng.random(x.shape) < 0.5
+    t, f = (c, x) if side == "on_true" else (x, c)
+    got = E._select_impl(np, p, t, f)
+    want = np.where(p, t, f)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.view(f"u{got.dtype.itemsize}"),
+                                  want.view(f"u{want.dtype.itemsize}"))
+
+
 def test_select_with_strided_operands():
     rng = np.random.default_rng(1)
     t = rng.standard_normal((400, 400)).astype(np.float32)[:, ::2]
