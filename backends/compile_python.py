@@ -36,6 +36,7 @@ from funcgrad.ir import (
     Var,
     has_effects,
     live_equations,
+    use_counts,
 )
 
 
@@ -326,11 +327,7 @@ def transposed_products(closed: ClosedJaxpr) -> ClosedJaxpr:
     ['dot_general']
     """
     jaxpr = closed.jaxpr
-    uses: dict[Var, int] = {}
-    for e in jaxpr.eqns:
-        for a in e.inputs:
-            if isinstance(a, Var):
-                uses[a] = uses.get(a, 0) + 1
+    uses = use_counts(jaxpr.eqns)
     outs = {v for v in jaxpr.outvars if isinstance(v, Var)}
     product = {e.outputs[0]: e for e in jaxpr.eqns if e.primitive.name == "dot_general"}
     swapped: dict[Eqn, Eqn] = {}
@@ -396,14 +393,7 @@ def _hoisted_scan(e: Eqn) -> list[Eqn] | None:
         return None
     carry_in, xs_in = body.invars[nc:nc + ncar], body.invars[nc + ncar:]
     fixed = set(body.invars[:nc + ncar])
-    uses: dict[Var, int] = {}
-    for b in body.eqns:
-        for a in b.inputs:
-            if isinstance(a, Var):
-                uses[a] = uses.get(a, 0) + 1
-    for a in body.outvars:
-        if isinstance(a, Var):
-            uses[a] = uses.get(a, 0) + 1
+    uses = use_counts(body.eqns, body.outvars)
     producer = {v: b for b in body.eqns for v in b.outputs}
     found: dict[int, tuple[Eqn, Eqn]] = {}
     for k in range(ncar):

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from funcgrad.ir import Atom, ClosedJaxpr, Eqn, Literal, Var, live_equations
+from funcgrad.ir import Atom, ClosedJaxpr, Eqn, Literal, Var, live_equations, use_counts
 
 
 @dataclass
@@ -83,14 +83,7 @@ def plan_jaxpr(closed: ClosedJaxpr, fusable: Callable[[Eqn], bool] | None = None
     fuses_reduction = (lambda e: True) if fusable is None else fusable
     jaxpr = closed.jaxpr
     eqns = live_equations(jaxpr)
-    uses: dict[Var, int] = {}
-    for e in eqns:
-        for a in e.inputs:
-            if isinstance(a, Var):
-                uses[a] = uses.get(a, 0) + 1
-    for v in jaxpr.outvars:
-        if isinstance(v, Var):
-            uses[v] = uses.get(v, 0) + 1
+    uses = use_counts(eqns, jaxpr.outvars)
     steps: list[FusedStep | CallStep] = []
     # Open kernels by iteration shape; a kernel is emitted (runs) when it is closed.
     # Closing happens just before the first step that needs one of its values, so an

@@ -283,6 +283,26 @@ def has_effects(eqn: Eqn) -> bool:
     return any(_has_effects(v) for v in eqn.params.values())
 
 
+def use_counts(eqns: Sequence[Eqn], outvars: Sequence[Atom] = ()) -> dict[Var, int]:
+    """How many times each variable is read by ``eqns`` and listed in ``outvars``.
+
+    >>> import numpy as np
+    >>> import funcgrad as fg
+    >>> j = fg.make_jaxpr(lambda x: x * x + 1.0)(np.ones(2)).jaxpr
+    >>> sorted(use_counts(j.eqns, j.outvars).values())
+    [1, 1, 2]
+    """
+    uses: dict[Var, int] = {}
+    for e in eqns:
+        for a in e.inputs:
+            if isinstance(a, Var):
+                uses[a] = uses.get(a, 0) + 1
+    for a in outvars:
+        if isinstance(a, Var):
+            uses[a] = uses.get(a, 0) + 1
+    return uses
+
+
 def live_equations(jaxpr: Jaxpr) -> list[Eqn]:
     """The equations whose results reach the outputs, or that have side effects (see
     :func:`has_effects`), in order (dead code dropped)."""
