@@ -58,7 +58,7 @@ from funcgrad.torch import _random
 from funcgrad.torch._compile_state import Snapshot, State, gather, signature
 from funcgrad.torch._compile_trace import CompileTrace
 from funcgrad.torch._grad_mode import is_grad_enabled
-from funcgrad.torch._graph import X64, buffer_of
+from funcgrad.torch._graph import BACKWARD_RUNS, X64, GradFn, OpNode, buffer_of, name_node
 from funcgrad.torch._tensor import Tensor, apply_op
 from funcgrad.torch.nn.module import Module
 from funcgrad.transforms.jit import _pick_backend, executable, jit_p
@@ -228,7 +228,7 @@ def _user_stack(e: BaseException) -> tuple[list[str], str]:
 class _Program:
     """One staged and compiled call: the program and how its outputs go back."""
 
-    __slots__ = ("closed", "backend", "exe", "writes", "vc", "grads", "opt_new",
+    __slots__ = ("closed", "backend", "exe", "writes", "vc", "grads", "opt_new", "freed_fns",
                  "result_tree", "result", "differentiable", "name")
 
     def __init__(self, closed: ClosedJaxpr, name: str) -> None:
@@ -249,6 +249,10 @@ class _Program:
         # Per result leaf: ("out", k) a new Tensor, ("state", i) a state Tensor, or
         # ("static", value).
         self.result: list[tuple[str, Any]] = []
+        # Results whose graph the step's backward ran through and freed: by result position,
+        # PyTorch's name of the operation that made them (they come back with a freed
+        # grad_fn of that name, as from the eager step).
+        self.freed_fns: dict[int, str] = {}
         self.differentiable = False
 
     def run(self, st: State) -> Any:
@@ -291,10 +295,16 @@ class _Program:
         for oi, pi, key, k in self.opt_new:
             st.optimizers[oi].state[tensors[pi]][key] = Tensor._from_data(_owned(outs[k], taken))
         leaves = []
-        for kind, v in self.result:
+        for j, (kind, v) in enumerate(self.result):
             if kind == "out":
-                leaves.append(out_tensors[v] if out_tensors is not None
-                              else Tensor._from_data(_owned(outs[v], taken)))
+                if out_tensors is not None:
+                    leaves.append(out_tensors[v])
+                    continue
+                t = Tensor._from_data(_owned(outs[v], taken))
+                op = self.freed_fns.get(j)
+                if op is not None and is_grad_enabled():
+                    _attach_freed_node(t, op)
+                leaves.append(t)
             elif kind == "state":
                 leaves.append(tensors[v])
             else:
@@ -319,6 +329,15 @@ class _Program:
         # new values may be written into the old buffers (see _donatable).
         return executable(self.closed, self._backend(tensors),
                           tuple(sorted({i for i, _ in self.writes})), warn=False)
+
+
+def _attach_freed_node(t: Tensor, op: str) -> None:
+    """Give ``t`` the grad_fn its eager step leaves it: PyTorch's node for ``op``, already
+    run by the step's backward (a second backward raises PyTorch's error)."""
+    node = OpNode(op, [], [], [t._data], [])
+    name_node(node, op)
+    node.freed = True
+    t.grad_fn, t._out_index, t._requires_grad = node, 0, True
 
 
 def _tensor_refs(t: Tensor) -> int:
@@ -385,15 +404,19 @@ def _stage(fn: Callable[..., Any], st: State, args: tuple[Any, ...],
             invars: list[Var] = [a._var for a in ins]
             for t, a in zip(st.tensors, ins):
                 t._data = a
+            runs = BACKWARD_RUNS[0]
             out = fn(*args, **kwargs)
-            prog = _outputs(trace, st, snap, invars, out, name)
+            prog = _outputs(trace, st, snap, invars, out, name, BACKWARD_RUNS[0] != runs)
     finally:
         snap.restore()
     return prog
 
 
 def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var], out: Any,
-             name: str) -> _Program:
+             name: str, backward_inside: bool) -> _Program:
+    """The program of a staged step; ``backward_inside``: a backward pass ran in it (its
+    results then come back detached, even where ``zero_grad()`` at the end left no
+    gradient changed)."""
     outs: list[Any] = []
 
     def output(value: Any) -> int:
@@ -404,7 +427,6 @@ def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var], 
         return len(outs) - 1
 
     writes, vcs, grads, opt_new = [], [], [], []
-    backward_inside = False
     for i, (t, _, vc, grad, grad_fn, _, requires_grad) in enumerate(snap.tensors):
         if t.grad_fn is not None and t.grad_fn is not grad_fn:
             raise _Break("a Tensor kept by the step (a parameter, buffer or argument) was "
@@ -451,12 +473,17 @@ def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var], 
     leaves, tree = tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
     result: list[tuple[str, Any]] = []
     wants_grad = False
+    freed_fns: dict[int, str] = {}
     for leaf in leaves:
         if isinstance(leaf, Tensor):
             if id(leaf) in st.index and leaf is st.tensors[st.index[id(leaf)]]:
                 result.append(("state", st.index[id(leaf)]))
             else:
                 wants_grad = wants_grad or leaf._requires_grad
+                fn = leaf.grad_fn
+                if isinstance(fn, GradFn) and fn.freed:
+                    # The step's backward ran through (and freed) its graph.
+                    freed_fns[len(result)] = fn.op
                 result.append(("out", output(leaf._data)))
         elif isinstance(leaf, Tracer):
             raise _Break("the function returned a raw traced array; return Tensors")
@@ -467,6 +494,7 @@ def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var], 
     prog = _Program(closed, name)
     prog.writes, prog.vc, prog.grads, prog.opt_new = writes, vcs, grads, opt_new
     prog.result_tree, prog.result = tree, result
+    prog.freed_fns = freed_fns
     prog.differentiable = wants_grad and not backward_inside and is_grad_enabled()
     return prog
 

@@ -520,6 +520,10 @@ class TorchHooks(Hooks):
         self.deferred.clear()
 
 
+# Backward passes started so far (torch.compile tells a step that ran backward inside).
+BACKWARD_RUNS = [0]
+
+
 def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                  create_graph: bool, inputs: Sequence[Tensor] | None = None
                  ) -> list[Any] | None:
@@ -527,6 +531,7 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
     (``autograd.grad``), return the gradients of those tensors."""
     Tensor = tensor_class.cls  # noqa: N806
 
+    BACKWARD_RUNS[0] += 1
     capture: dict[tuple[int, int], int] | None = None
     leaf_targets: dict[int, int] = {}
     if inputs is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import logging
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -211,6 +212,49 @@ def test_parameters_keep_identity_and_versions_move_as_eager() -> None:
     bufs = [opt.state[p]["momentum_buffer"] for p in params]
     run()
     assert all(opt.state[p]["momentum_buffer"] is b for p, b in zip(params, bufs))
+
+
+@pytest.mark.parametrize("zero_grad_last", [False, True])
+def test_a_step_that_ran_backward_returns_the_loss_as_eager(zero_grad_last: bool) -> None:
+    """The tutorial's order (zero_grad() after step()) leaves no gradient changed, yet the
+    step ran backward: it is staged as one program like the other order (parameters
+    written in place), and its loss comes back as eagerly, with a grad_fn of PyTorch's
+    name that a second backward refuses; what no backward ran through comes back
+    detached."""
+    torch.manual_seed(0)
+    model = nn.Linear(3, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    twin = copy.deepcopy(model)
+    twin_opt = torch.optim.SGD(twin.parameters(), lr=0.1)
+    x, y = torch.randn(4, 3), torch.tensor([0, 1, 0, 1])
+
+    def make_step(m: Any, o: Any) -> Callable[[], Any]:
+        def step() -> Any:
+            if not zero_grad_last:
+                o.zero_grad()
+            loss = nn.functional.cross_entropy(m(x), y)
+            loss.backward()
+            o.step()
+            if zero_grad_last:
+                o.zero_grad()
+            return loss, m(x)
+        return step
+
+    run, eager = torch.compile(make_step(model, opt)), make_step(twin, twin_opt)
+    for _ in range(3):
+        (loss, out), (ref, ref_out) = run(), eager()
+        assert str(loss) == str(ref) and loss.grad_fn.name() == "NllLossBackward0"
+        assert loss.requires_grad and not loss.is_leaf
+        assert out.grad_fn is None and np.array_equal(out.numpy(), ref_out.detach().numpy())
+    buffers = [weakref.ref(p._data) for p in model.parameters()]
+    del loss, out
+    run()
+    assert all(p._data is b() for p, b in zip(model.parameters(), buffers))  # in place
+    loss = run()[0]
+    for t in (loss, ref):
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a "
+                                               "second time"):
+            t.backward()
 
 
 def test_compiled_forward_records_one_node_and_backward_matches() -> None:
