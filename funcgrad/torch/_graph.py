@@ -158,7 +158,10 @@ class GradFn(Node):
         return in_cts if self.owned else _reached_zeros(self, cts, in_cts)
 
     def release(self) -> None:
-        super().release()
+        # Nothing reads a freed node's values (its backward raises first): dropped, no
+        # placeholders made.
+        self.primals = self.outs = ()
+        self.rule = None
         self.freed = True
 
 
@@ -481,7 +484,8 @@ class TorchHooks(Hooks):
         self.deferred: list[GradFn] = []
 
     def output(self, node: Node, k: int, ct: Any) -> Any:
-        if not isinstance(node, GradFn):
+        if not isinstance(node, GradFn) or (self.capture is None and not node.hooks
+                                             and not node.retained):
             return ct
         Tensor = tensor_class.cls  # noqa: N806
 
