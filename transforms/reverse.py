@@ -143,9 +143,12 @@ def record(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
            outs: Sequence[Any], parents: Sequence[Edge],
            rule: Callable[[Any], Sequence[Any]] | None = None,
            node_type: type[Node] = Node, in_avals: Sequence[ShapedArray] | None = None,
-           out_avals: Sequence[ShapedArray] | None = None) -> Node:
+           out_avals: Sequence[ShapedArray] | None = None,
+           wrap_kept: Callable[[Any, ShapedArray], Any] | None = None) -> Node:
     """A node for one application of ``prim``, keeping only what its vjp rule reads
-    (``in_avals``/``out_avals``: the operands' and results' avals, if the caller has them)."""
+    (``in_avals``/``out_avals``: the operands' and results' avals, if the caller has them;
+    ``wrap_kept``: makes a kept operand a value from a raw buffer, for callers that hold
+    buffers and wrap only what is kept)."""
     if rule is not None:
         kept_in: frozenset[int] = frozenset()
         kept_out: frozenset[int] = frozenset()
@@ -160,7 +163,12 @@ def record(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
         in_avals = [get_aval(p) for p in primals]
     if out_avals is None:
         out_avals = [get_aval(o) for o in outs]
-    ps = [p if i in kept_in else Missing(a) for i, (p, a) in enumerate(zip(primals, in_avals))]
+    if wrap_kept is not None:
+        ps = [wrap_kept(p, a) if i in kept_in else Missing(a)
+              for i, (p, a) in enumerate(zip(primals, in_avals))]
+    else:
+        ps = [p if i in kept_in else Missing(a)
+              for i, (p, a) in enumerate(zip(primals, in_avals))]
     os = [o if i in kept_out else Missing(a) for i, (o, a) in enumerate(zip(outs, out_avals))]
     return node_type(prim, params, ps, os, parents, rule, in_avals, out_avals)
 

@@ -438,13 +438,14 @@ def new_node(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
              versions: Sequence[tuple[list[int], Callable[[], str] | None] | None],
              rule: Callable[[Any], Sequence[Any]] | None = None,
              in_avals: Sequence[ShapedArray] | None = None,
-             out_avals: Sequence[ShapedArray] | None = None) -> GradFn:
+             out_avals: Sequence[ShapedArray] | None = None,
+             wrap_kept: Callable[[Any, ShapedArray], Any] | None = None) -> GradFn:
     """The graph node of one primitive applied to tracked values: what its vjp rule reads,
     and the version of each user tensor it keeps (``versions``: the tensor's counter and
     description per operand, None for values that are not user tensors), so that an
     in-place change before backward is caught."""
     node: GradFn = record(prim, params, primals, outs, parents, rule,  # type: ignore[assignment]
-                          GradFn, in_avals, out_avals)
+                          GradFn, in_avals, out_avals, wrap_kept)
     for v, p in zip(versions, node.primals):
         if v is not None and type(p) is not Missing:
             node.saved.append((v[0], v[0][0], v[1] or _anonymous))

@@ -1458,7 +1458,7 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
     avals: list[ShapedArray] = []
     parents: list[Edge] = []
     versions: list[Any] = []
-    tracked = False
+    tracked = inference = False
     for a in args:
         d = a._data if isinstance(a, Tensor) else a
         if type(d) is not np.ndarray:
@@ -1472,6 +1472,8 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
         else:
             parents.append(None)
             versions.append(None)
+        if d is not a and a._inference:
+            inference = True
     out = apply_impl(prim, np, bufs, avals, params)
     if not tracked:
         if prim.multiple_results:
@@ -1479,12 +1481,10 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
         return Tensor._from_data(out._value)
     outs = list(out) if prim.multiple_results else [out]
     # The rules compute on Arrays: the operands they read are kept as Array views.
-    primals = [wrap(b, av) for b, av in zip(bufs, avals)]
-    node = new_node(prim, params, primals, outs, parents, versions, None, avals,
-                    [o._aval for o in outs])
-    inference = [b for a, b in zip(args, bufs) if _is_inference(a)]
+    node = new_node(prim, params, bufs, outs, parents, versions, None, avals,
+                    [o._aval for o in outs], wrap)
     if inference:
-        _check_inference_saved([node], inference)
+        _check_inference_saved([node], [b for a, b in zip(args, bufs) if _is_inference(a)])
     name_node(node, op)
     if shown is not None:
         node.shown_parents = tuple([a._edge() if isinstance(a, Tensor) else None
