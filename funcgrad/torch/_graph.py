@@ -58,6 +58,8 @@ class _TensorClass:
     makes Tensors for gradients, but the Tensor module builds on the graph)."""
 
     cls: Any = None
+    # Its in-place error description of a saved tensor (``_tensor._describe``).
+    describe: Any = None
 
 
 tensor_class = _TensorClass()
@@ -442,13 +444,17 @@ def new_node(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
              wrap_kept: Callable[[Any, ShapedArray], Any] | None = None) -> GradFn:
     """The graph node of one primitive applied to tracked values: what its vjp rule reads,
     and the version of each user tensor it keeps (``versions``: the tensor's counter and
-    description per operand, None for values that are not user tensors), so that an
-    in-place change before backward is caught."""
+    description, or the Tensor to describe, per operand; None for values that are not user
+    tensors), so that an in-place change before backward is caught."""
     node: GradFn = record(prim, params, primals, outs, parents, rule,  # type: ignore[assignment]
                           GradFn, in_avals, out_avals, wrap_kept)
     for v, p in zip(versions, node.primals):
         if v is not None and type(p) is not Missing:
-            node.saved.append((v[0], v[0][0], v[1] or _anonymous))
+            what = v[1]
+            if isinstance(what, tensor_class.cls):
+                # described only now that it is kept (most operands of a chain are not)
+                what = tensor_class.describe(what)
+            node.saved.append((v[0], v[0][0], what or _anonymous))
     return node
 
 

@@ -1468,7 +1468,7 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
         if grad_on and d is not a and a._requires_grad:
             tracked = True
             parents.append(a._edge())
-            versions.append((a._vc, _describe(a)))
+            versions.append((a._vc, a))
         else:
             parents.append(None)
             versions.append(None)
@@ -1616,6 +1616,7 @@ def root_grads(outs: Sequence[Tensor], grads: Any) -> list[Any]:
 
 
 tensor_class.cls = Tensor
+tensor_class.describe = _describe
 # jit stages a Tensor as the array it holds, and returns Tensors for Tensor outputs.
 register_array_wrapper(Tensor, lambda t: t._data, lambda a: Tensor._from_data(_as_buffer(a)))
 def _tensor_as_input(x: Any) -> Any:
