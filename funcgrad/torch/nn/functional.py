@@ -497,10 +497,13 @@ def _ce_plain(reduction: str, x: Any, t: Any) -> Any:
     rows = np.arange(n, dtype=np.int64) * c
     pos = fnp.astype(t, np.int64) + rows
     picked = _gather(fnp.reshape(logp, (n * c,)), fnp.expand_dims(pos, 1), "clip")
+    losses = -picked
     if reduction == "none":
-        return -picked
-    total = fnp.sum(picked)
-    return -total if reduction == "sum" else total / -n
+        return losses
+    # Negated before the sum, as the masked program does: an empty or all-zero batch sums
+    # to +0.0 as in PyTorch, not -0.0.
+    total = fnp.sum(losses)
+    return total if reduction == "sum" else total / n
 
 
 @functools.cache
