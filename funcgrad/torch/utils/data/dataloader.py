@@ -143,13 +143,13 @@ def _gathered(dataset: TensorDataset, index: Any) -> list[Tensor] | None:
     a stack. None where the per-sample path is needed: a tensor that records a graph or
     lives on a device, or an index it would refuse (it then raises PyTorch's error)."""
     rows = np.asarray(index)
-    if rows.ndim != 1 or rows.dtype.kind not in "iu" or not len(rows):
+    if rows.ndim != 1 or rows.dtype.kind not in "iu" or not len(rows) or int(rows.min()) < 0:
         return None
+    top = int(rows.max())
     out = []
     for t in dataset.tensors:
         d = t._data
-        if type(d) is not np.ndarray or t.requires_grad or d.ndim == 0 or \
-                int(rows.max()) >= d.shape[0] or int(rows.min()) < 0:
+        if type(d) is not np.ndarray or t.requires_grad or d.ndim == 0 or top >= d.shape[0]:
             return None
         out.append(Tensor._from_data(np.take(d, rows, axis=0)))
     return out
