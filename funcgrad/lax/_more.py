@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.core import PRIMITIVES, get_aval, is_concrete
+from funcgrad.core import PRIMITIVES, EvalTrace, get_aval, is_concrete, set_current_trace
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.primitives import elementwise as el
 from funcgrad.primitives import indexing as ix
@@ -190,7 +190,13 @@ def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None, *,
         raise ShapeError(f"full: negative dimension in shape {shape}")
     weak = dtype is None and dtypes.is_weakly_typed(fill_value)
     dt = dtypes.canonicalize_dtype(dtypes.result_type(fill_value) if dtype is None else dtype)
-    value = el.convert_element_type(_asarray(fill_value), dt, weak_type=weak)
+    if is_concrete(fill_value) and not weak:
+        # A known fill converted now: a traced program holds one scalar literal (JAX's
+        # ``broadcast_in_dim 0.0:f32[]``), not the conversions of a constant.
+        with set_current_trace(EvalTrace()):
+            value = el.convert_element_type(_asarray(fill_value), dt)
+    else:
+        value = el.convert_element_type(_asarray(fill_value), dt, weak_type=weak)
     return st.broadcast_in_dim(value, shape, ()) if shape else value
 
 

@@ -22,10 +22,8 @@ import numpy as np
 import funcgrad.numpy as jnp
 from funcgrad import lax
 from funcgrad.config import config
-from funcgrad.core import get_aval
 from funcgrad.numpy._core import promote_inexact
 from funcgrad.primitives import elementwise as E
-from funcgrad.primitives.rules import full
 
 
 def _inexact(x: Any) -> Any:
@@ -43,14 +41,7 @@ def relu(x: Any) -> Any:
     x = jnp.asarray(x)
     # A broadcast zero (as JAX's full_like): compiled programs keep it a scalar, and the
     # select against it is one mask and one AND.
-    return jnp.where(x <= 0, _zeros(x), x)
-
-
-def _zeros(x: Any) -> Any:
-    """Zeros shaped and typed as ``x`` (weakly typed with it), as one broadcast scalar."""
-    aval = get_aval(x)
-    out = full(aval.shape, 0, aval.dtype)
-    return E.convert_element_type(out, aval.dtype, weak_type=True) if aval.weak_type else out
+    return jnp.where(x <= 0, lax.full_like(x, 0), x)
 
 
 def relu6(x: Any) -> Any:
