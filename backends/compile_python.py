@@ -82,16 +82,18 @@ def _ufunc_name(eqn: Any) -> str | None:
 
 
 def compile_jaxpr(closed: ClosedJaxpr, xp: Any, donate: Collection[int] = (),
-                  fusion_threshold: int | None = None) -> CompiledPython:
+                  fusion_threshold: int | None = None, rewrite: bool = True) -> CompiledPython:
     """Generate and compile ``def run(*invars): ...`` for ``closed`` over ``xp``.
 
     ``donate`` lists inputs whose buffers the program may overwrite: an elementwise
     result of the same shape and dtype is written into such an input at its last use
     (``jit(donate_argnums=...)``, which hands over buffers only funcgrad holds).
     ``fusion_threshold``: the smallest cluster CPU fusion compiles (default: the
-    ``funcgrad_cpu_fusion_min_size`` setting)."""
-    closed = transposed_products(hoisted_accumulations(closed))
-    if getattr(xp, "__name__", None) == "numpy":
+    ``funcgrad_cpu_fusion_min_size`` setting). ``rewrite=False`` keeps the equations as they
+    are (no matrix product rewrites, no fusion): the impl calls eager evaluation makes."""
+    if rewrite:
+        closed = transposed_products(hoisted_accumulations(closed))
+    if rewrite and getattr(xp, "__name__", None) == "numpy":
         # CPU fusion (numba, when installed): fused clusters become calls of compiled loops.
         from funcgrad.backends.numba_fusion import fuse_jaxpr  # noqa: PLC0415
 

@@ -431,7 +431,24 @@ def ndarray_aval(a: np.ndarray) -> ShapedArray:
 _NDARRAY_AVALS: dict[tuple[Any, ...], ShapedArray] = {}
 
 
+def canonical_aval(aval: ShapedArray) -> ShapedArray:
+    """The one aval object :func:`ndarray_aval` gives for this shape and dtype (``aval``
+    itself when weakly typed): caches keyed by aval identity then hit."""
+    if aval.weak_type:
+        return aval
+    hit = _NDARRAY_AVALS.get((aval.shape, aval.dtype))
+    if hit is None:
+        if len(_NDARRAY_AVALS) >= 10_000:
+            _NDARRAY_AVALS.clear()
+        hit = _NDARRAY_AVALS[(aval.shape, aval.dtype)] = aval
+    return hit
+
+
 def _wrap_exact(prim: Primitive, xp: Any, out: Any, aval: ShapedArray) -> ArrayImpl:
+    return wrap(_checked(prim, xp, out, aval), aval)
+
+
+def _checked(prim: Primitive, xp: Any, out: Any, aval: ShapedArray) -> Any:
     if type(out) is not xp.ndarray:
         out = xp.asarray(out)
     if out.dtype != aval.dtype or out.shape != aval.shape:
@@ -441,7 +458,25 @@ def _wrap_exact(prim: Primitive, xp: Any, out: Any, aval: ShapedArray) -> ArrayI
         )
     if CHECK_VALUES:
         check_values(prim.name, xp, out)
-    return wrap(out, aval)
+    return out
+
+
+def impl_buffers(prim: Primitive, xp: Any, bufs: Sequence[Any], avals: Sequence[ShapedArray],
+                 params: dict[str, Any]) -> tuple[list[Any], Sequence[ShapedArray]]:
+    """:func:`apply_impl` without the Arrays: the results as backend buffers (checked
+    against the shape rule) and their avals, for callers that wrap buffers their own way."""
+    out_avals = abstract_eval(prim, avals, params)
+    return impl_checked(prim, xp, bufs, out_avals, params), out_avals
+
+
+def impl_checked(prim: Primitive, xp: Any, bufs: Sequence[Any],
+                 out_avals: Sequence[ShapedArray], params: dict[str, Any]) -> list[Any]:
+    """``prim``'s impl on buffers whose results' avals the caller knows (its shape rule
+    already ran): the results as buffers, checked against those avals."""
+    out = prim.impl(xp, *bufs, **params)
+    if not prim.multiple_results:
+        return [_checked(prim, xp, out, out_avals[0])]
+    return [_checked(prim, xp, o, av) for o, av in zip(out, out_avals)]
 
 
 def check_values(where: str, xp: Any, out: Any) -> None:

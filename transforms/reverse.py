@@ -28,12 +28,21 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.array import ArrayImpl
-from funcgrad.core import Missing, Primitive, get_aval
+from funcgrad.core import (
+    EvalTrace,
+    Missing,
+    Primitive,
+    _ctx,
+    abstract_eval,
+    canonical_aval,
+    get_aval,
+)
 from funcgrad.errors import NonDifferentiableError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import convert_element_type
 from funcgrad.primitives.rules import _wanted, add_tangents
 from funcgrad.source_info import user_frame
+from funcgrad.transforms.staged_vjp import staged_cotangents
 
 
 class Leaf:
@@ -46,7 +55,7 @@ class Node:
     """One recorded application of a primitive (the base of every graph node)."""
 
     __slots__ = ("prim", "params", "primals", "outs", "parents", "rule", "in_avals",
-                 "out_avals", "__weakref__")
+                 "out_avals", "sig", "__weakref__")
 
     def __init__(self, prim: Primitive | None, params: dict[str, Any], primals: Sequence[Any],
                  outs: Sequence[Any], parents: Sequence[Edge],
@@ -64,6 +73,8 @@ class Node:
             else tuple(in_avals)
         self.out_avals = tuple([get_aval(o) for o in outs]) if out_avals is None \
             else tuple(out_avals)
+        # The signature it was recorded with (record_signed), if any.
+        self.sig: Signature | None = None
 
     @property
     def n_out(self) -> int:
@@ -75,19 +86,34 @@ class Node:
         assert prim is not None
         if self.rule is not None:
             in_cts = self.rule(list(cts) if prim.multiple_results else cts[0])
-        else:
-            # The wanted-cotangents mask, set as rules.wanting does (inlined: once per node).
-            prev = _wanted.mask
-            _wanted.mask = tuple([e is not None for e in self.parents])
-            try:
-                if prim.multiple_results:
-                    in_cts = prim.vjp(list(cts), self.primals, self.outs,  # type: ignore[misc]
-                                      **self.params)
-                else:
-                    in_cts = prim.vjp(cts[0], self.primals, self.outs[0],  # type: ignore[misc]
-                                      **self.params)
-            finally:
-                _wanted.mask = prev
+            return [None if c is None or e is None else fit_cotangent(c, a, prim)
+                    for c, a, e in zip(in_cts, self.in_avals, self.parents)]
+        if prim.multiple_results:
+            return self._run_rule(list(cts), self.primals, self.outs)
+        if type(_ctx.trace) is EvalTrace:
+            staged = staged_cotangents(self, cts[0], self._run_rule)
+            if staged is not None:
+                return staged
+        return self._run_rule(cts[0], self.primals, self.outs)
+
+    def reads(self) -> tuple[frozenset[int], frozenset[int]]:
+        """The operands and results the node's vjp rule reads (what it keeps)."""
+        assert self.prim is not None
+        return _normalized_reads(self.prim, len(self.in_avals), len(self.out_avals),
+                                 self.parents)
+
+    def _run_rule(self, ct: Any, primals: Sequence[Any], outs: Sequence[Any]) -> list[Any]:
+        """The primitive's vjp rule on these values, its cotangents fitted to the operands."""
+        prim = self.prim
+        assert prim is not None and prim.vjp is not None
+        # The wanted-cotangents mask, set as rules.wanting does (inlined: once per node).
+        prev = _wanted.mask
+        _wanted.mask = tuple([e is not None for e in self.parents])
+        try:
+            in_cts = prim.vjp(ct, primals, outs if prim.multiple_results else outs[0],
+                              **self.params)
+        finally:
+            _wanted.mask = prev
         return [None if c is None or e is None else fit_cotangent(c, a, prim)
                 for c, a, e in zip(in_cts, self.in_avals, self.parents)]
 
@@ -147,8 +173,8 @@ def record(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
            wrap_kept: Callable[[Any, ShapedArray], Any] | None = None) -> Node:
     """A node for one application of ``prim``, keeping only what its vjp rule reads
     (``in_avals``/``out_avals``: the operands' and results' avals, if the caller has them;
-    ``wrap_kept``: makes a kept operand a value from a raw buffer, for callers that hold
-    buffers and wrap only what is kept)."""
+    ``wrap_kept``: makes a kept operand or result a value from a raw buffer, for callers
+    that hold buffers and wrap only what is kept)."""
     if rule is not None:
         kept_in: frozenset[int] = frozenset()
         kept_out: frozenset[int] = frozenset()
@@ -166,11 +192,91 @@ def record(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
     if wrap_kept is not None:
         ps = [wrap_kept(p, a) if i in kept_in else Missing(a)
               for i, (p, a) in enumerate(zip(primals, in_avals))]
+        os = [wrap_kept(o, a) if i in kept_out else Missing(a)
+              for i, (o, a) in enumerate(zip(outs, out_avals))]
     else:
         ps = [p if i in kept_in else Missing(a)
               for i, (p, a) in enumerate(zip(primals, in_avals))]
-    os = [o if i in kept_out else Missing(a) for i, (o, a) in enumerate(zip(outs, out_avals))]
+        os = [o if i in kept_out else Missing(a)
+              for i, (o, a) in enumerate(zip(outs, out_avals))]
     return node_type(prim, params, ps, os, parents, rule, in_avals, out_avals)
+
+
+class Signature:
+    """What one application of a primitive is, known from its operands' avals, its params
+    and which operands are tracked (computed once per signature, :func:`signature`): its
+    results' avals, which operands and results its vjp rule reads, and the rule staged for
+    eager backward (:mod:`funcgrad.transforms.staged_vjp`) once it has come back often."""
+
+    __slots__ = ("prim", "params", "in_avals", "out_avals", "keep_in", "keep_out",
+                 "staged", "x64")
+
+    def __init__(self, prim: Primitive, params: dict[str, Any],
+                 in_avals: tuple[ShapedArray, ...], out_avals: tuple[ShapedArray, ...],
+                 keep_in: tuple[bool, ...], keep_out: tuple[bool, ...]) -> None:
+        self.prim = prim
+        self.params = params
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.keep_in = keep_in
+        self.keep_out = keep_out
+        self.staged: Any = None  # uses so far, then the staged rule (or why not)
+        self.x64: bool | None = None
+
+
+_SIGNATURES: dict[tuple[Any, ...], Signature] = {}
+_TRACKED = Leaf()  # stands for "a tracked operand" where only the pattern matters
+
+
+def signature(prim: Primitive, params: dict[str, Any], in_avals: Sequence[ShapedArray],
+              tracked: Sequence[bool]) -> Signature | None:
+    """The signature of ``prim`` applied to operands of ``in_avals`` of which ``tracked``
+    need cotangents (None: params that cannot key a cache). Its shape rule runs here the
+    first time, so a bad operand raises its error as eager evaluation does."""
+    # Keyed by the avals' identities (cheap to hash, and eager callers pass the interned
+    # ones of core.ndarray_aval); a signature keeps its avals alive, so an identity in a
+    # key is never reused by another aval while the key is there.
+    key: tuple[Any, ...] = (prim, *[id(a) for a in in_avals], *tracked)
+    if params:
+        try:
+            key = (*key, *params.items())
+            hash(key)
+        except TypeError:
+            return None
+    sig = _SIGNATURES.get(key)
+    if sig is None:
+        if prim.vjp is None or prim.vjp_reads is None and prim.vjp_reads_for is None:
+            return None  # record() says why it cannot be recorded
+        out_avals = tuple([canonical_aval(a) for a in abstract_eval(prim, in_avals, params)])
+        mask: list[Edge] = [_TRACKED if t else None for t in tracked]
+        kept_in, kept_out = _normalized_reads(prim, len(in_avals), len(out_avals), mask)
+        sig = Signature(prim, params, tuple(in_avals), out_avals,
+                        tuple([i in kept_in for i in range(len(in_avals))]),
+                        tuple([k in kept_out for k in range(len(out_avals))]))
+        if len(_SIGNATURES) >= 10_000:
+            _SIGNATURES.clear()
+        _SIGNATURES[key] = sig
+    return sig
+
+
+def record_signed(sig: Signature, primals: Sequence[Any], outs: Sequence[Any],
+                  parents: Sequence[Edge], node: Node,
+                  wrap_kept: Callable[[Any, ShapedArray], Any]) -> Node:
+    """:func:`record` for a caller that holds the signature and raw buffers: ``node`` (made
+    with ``__new__``, its own fields set by the caller) gets the kept values, wrapped."""
+    in_avals, out_avals = sig.in_avals, sig.out_avals
+    node.prim = sig.prim
+    node.params = sig.params
+    node.primals = tuple([wrap_kept(p, a) if k else Missing(a)
+                          for p, a, k in zip(primals, in_avals, sig.keep_in)])
+    node.outs = tuple([wrap_kept(o, a) if k else Missing(a)
+                       for o, a, k in zip(outs, out_avals, sig.keep_out)])
+    node.parents = tuple(parents)
+    node.rule = None
+    node.in_avals = in_avals
+    node.out_avals = out_avals
+    node.sig = sig
+    return node
 
 
 def fit_cotangent(ct: Any, aval: ShapedArray, prim: Primitive | None) -> Any:
@@ -195,20 +301,12 @@ def fit_cotangent(ct: Any, aval: ShapedArray, prim: Primitive | None) -> Any:
 
 
 class Hooks:
-    """What a caller may do during a walk (the PyTorch face uses all of them)."""
+    """What a caller may do during a walk (the PyTorch face's hooks, saved-value checks and
+    freeing): :meth:`run` runs a node's backward, once per node that receives a cotangent."""
 
-    def output(self, node: Node, k: int, ct: Any) -> Any:
-        """See (and possibly replace) the total cotangent of output ``k`` of ``node``."""
-        return ct
-
-    def before(self, node: Node) -> None:
-        """Called before ``node``'s rule runs (check saved values, say if freed)."""
-
-    def after(self, node: Node) -> None:
-        """Called after ``node``'s rule ran (free what backward kept)."""
-
-
-_NO_HOOKS = Hooks()
+    def run(self, node: Node, cts: list[Any]) -> list[Any]:
+        """The operands' cotangents of ``node`` from its outputs' (None: zero)."""
+        return node.backward(cts)
 
 
 def _order(roots: Sequence[Node], stop: frozenset[Any]) -> dict[Node, int]:
@@ -238,7 +336,7 @@ def _all_none(values: Sequence[Any]) -> bool:
     return True
 
 
-def walk(seeds: Sequence[tuple[Edge, Any]], hooks: Hooks = _NO_HOOKS,
+def walk(seeds: Sequence[tuple[Edge, Any]], hooks: Hooks | None = None,
          stop: frozenset[Any] = frozenset()) -> dict[Any, Any]:
     """Propagate cotangents from ``seeds`` (edge, cotangent) back to the leaves.
 
@@ -248,39 +346,42 @@ def walk(seeds: Sequence[tuple[Edge, Any]], hooks: Hooks = _NO_HOOKS,
     """
     buffers: dict[Node, list[Any]] = {}
     at_leaves: dict[Any, Any] = {}
-
-    def arrive(e: Any, c: Any) -> None:
+    for e, c in seeds:
+        if c is None or e is None:
+            continue
         if type(e) is tuple and e not in stop:
-            nxt, k = e
-            buf = buffers.setdefault(nxt, [None] * nxt.n_out)
-            buf[k] = add_tangents(buf[k], c)
+            buf = buffers.setdefault(e[0], [None] * e[0].n_out)
+            buf[e[1]] = add_tangents(buf[e[1]], c)
         else:
             at_leaves[e] = add_tangents(at_leaves.get(e), c)
-
-    for edge, ct in seeds:
-        if ct is not None and edge is not None:
-            arrive(edge, ct)
     deps = _order(list(buffers), stop)
     ready = [n for n in buffers if deps.get(n, 0) == 0]
+    run = hooks.run if hooks is not None else None
+    stops = bool(stop)
+    # The loop runs once per node of the graph: the edge bookkeeping is written out here.
     while ready:
         node = ready.pop()
-        cts = buffers.pop(node, None) or [None] * node.n_out
-        if hooks is not _NO_HOOKS:
-            cts = [None if c is None else hooks.output(node, k, c) for k, c in enumerate(cts)]
-        if not _all_none(cts):
-            hooks.before(node)
-            in_cts = node.backward(cts)
-            hooks.after(node)
-        else:
-            in_cts = [None] * len(node.parents)
-        for e, c in zip(node.parents, in_cts):
+        cts = buffers.pop(node, None)
+        in_cts = None
+        if cts is not None and not _all_none(cts):
+            in_cts = run(node, cts) if run is not None else node.backward(cts)
+        for i, e in enumerate(node.parents):
             if e is None:
                 continue
-            if c is not None:
-                arrive(e, c)
-            if type(e) is tuple and e not in stop:
-                nxt = e[0]
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
+            c = None if in_cts is None else in_cts[i]
+            if type(e) is tuple and not (stops and e in stop):
+                nxt, k = e
+                if c is not None:
+                    got = buffers.get(nxt)
+                    if got is None:
+                        got = buffers[nxt] = [None] * len(nxt.out_avals)
+                    buf = got
+                    prev = buf[k]
+                    buf[k] = c if prev is None else add_tangents(prev, c)
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
                     ready.append(nxt)
+            elif c is not None:
+                at_leaves[e] = add_tangents(at_leaves.get(e), c)
     return at_leaves

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import sys
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -47,10 +48,22 @@ from funcgrad.primitives.elementwise import stop_gradient_p
 from funcgrad.primitives.rules import place_like
 from funcgrad.torch import _anomaly
 from funcgrad.torch._grad_mode import is_grad_enabled, set_grad_enabled
-from funcgrad.transforms.reverse import Edge, Hooks, Leaf, Node, record, walk
+from funcgrad.transforms.reverse import (
+    Edge,
+    Hooks,
+    Leaf,
+    Node,
+    Signature,
+    record,
+    record_signed,
+    walk,
+)
 
 if TYPE_CHECKING:
     from funcgrad.torch._tensor import Tensor
+
+
+_NONE: Mapping[Any, Any] = MappingProxyType({})
 
 
 class _TensorClass:
@@ -105,9 +118,11 @@ class GradFn(Node):
         prim = self.prim
         self.op = prim.torch_node if prim is not None and prim.torch_node else "Unknown"
         # (version counter, version when saved, description) of each kept user tensor.
-        self.saved: list[tuple[list[int], int, Callable[[], str]]] = []
-        self.hooks: dict[int, list[Callable[[Any], Any]]] = {}
-        self.retained: dict[int, weakref.ref[Tensor]] = {}
+        self.saved: tuple[tuple[list[int], int, Callable[[], str]], ...] = ()
+        # Most nodes never get hooks or retained outputs: one shared empty (read-only)
+        # mapping until they do (hook_list, retain).
+        self.hooks: Mapping[int, list[Callable[[Any], Any]]] = _NONE
+        self.retained: Mapping[int, weakref.ref[Tensor]] = _NONE
         self.freed = False
         # The edges next_functions shows (PyTorch lists one per operand of the op).
         self.shown_parents: tuple[Edge, ...] | None = None
@@ -126,9 +141,25 @@ class GradFn(Node):
     def register_hook(self, hook: Callable[..., Any]) -> Any:
         """``hook(grad_inputs, grad_outputs)`` after this node's backward (PyTorch's
         node hooks); here it receives the output gradients only."""
-        hooks = self.hooks.setdefault(-1, [])
+        hooks = self.hook_list(-1)
         hooks.append(hook)
         return _HookHandle(hooks, hook)
+
+    def hook_list(self, k: int) -> list[Callable[..., Any]]:
+        """The hooks on output ``k`` (-1: the node's own), to add to."""
+        if self.hooks is _NONE:
+            self.hooks = {}
+        return cast(dict[int, list[Callable[..., Any]]], self.hooks).setdefault(k, [])
+
+    def retain(self, k: int, t: Tensor) -> None:
+        """Give output ``k``'s gradient to ``t`` during backward (``retain_grad``)."""
+        if self.retained is _NONE:
+            self.retained = {}
+        cast(dict[int, Any], self.retained)[k] = weakref.ref(t)
+
+    def keep_version(self, counter: list[int], what: Callable[[], str]) -> None:
+        """Check at backward that the tensor of ``counter`` is still at its version now."""
+        self.saved = (*self.saved, (counter, counter[0], what))
 
     def backward(self, cts: Sequence[Any]) -> list[Any]:
         if self.freed:
@@ -172,7 +203,12 @@ def _reached_zeros(node: Node, cts: Sequence[Any], in_cts: list[Any]) -> list[An
     zero: floor, round, sign...) for an operand that requires grad: PyTorch's backward
     functions return zeros there, so a leaf reached only through them gets a zero ``.grad``,
     not None."""
-    if all(c is not None for c in in_cts) or len(node.in_avals) != len(in_cts):
+    for c, e in zip(in_cts, node.parents):
+        if c is None and e is not None:
+            break
+    else:
+        return in_cts
+    if len(node.in_avals) != len(in_cts):
         return in_cts  # (a composite node knows no operand types: its inner nodes did)
     out = list(in_cts)
     seen: set[Any] = set()
@@ -210,9 +246,8 @@ class OpNode(GradFn):
                  out_values: Sequence[Any], inner_nodes: Sequence[GradFn]) -> None:
         Node.__init__(self, None, {}, [], out_values, parents)
         self.op = op
-        self.saved = []
-        self.hooks = {}
-        self.retained = {}
+        self.saved = ()
+        self.hooks = self.retained = _NONE
         self.freed = False
         self.shown_parents = None
         self.owned = False
@@ -310,6 +345,32 @@ def _node_name(op: str) -> str:
     return base if base in _UNSUFFIXED else f"{base}Backward{overload or 0}"
 
 
+def signed_node(op: str, sig: Signature, primals: Sequence[Any], outs: Sequence[Any],
+                parents: Sequence[Edge], versions: Sequence[Any]) -> GradFn:
+    """:func:`new_node` and :func:`name_node` in one, for a caller that holds the
+    operation's signature and its raw buffers (the PyTorch face's one-primitive ops)."""
+    cls = _classes.get((GradFn, op))
+    if cls is None:
+        cls = _classes[(GradFn, op)] = type(_node_name(op), (GradFn,), {"__slots__": ()})
+    node: GradFn = GradFn.__new__(cls)
+    node.owned = False
+    node.op = op
+    node.saved = ()
+    node.hooks = node.retained = _NONE
+    node.freed = False
+    node.shown_parents = None
+    record_signed(sig, primals, outs, parents, node, wrap)
+    for v, keep in zip(versions, sig.keep_in):
+        if v is not None and keep:
+            what = v[1]
+            if isinstance(what, tensor_class.cls):
+                what = tensor_class.describe(what)
+            node.keep_version(v[0], what or _anonymous)
+    if _anomaly.state.enabled:
+        _anomaly.record(node)
+    return node
+
+
 def name_node(node: GradFn, op: str) -> None:
     """Give ``node`` PyTorch's name for the operation: ``op`` and a class named
     ``{op}Backward0`` (``type(y.grad_fn).__name__`` is what PyTorch prints)."""
@@ -325,9 +386,10 @@ def name_node(node: GradFn, op: str) -> None:
 
 
 class _SavedChecks(Hooks):
-    def before(self, node: Node) -> None:
+    def run(self, node: Node, cts: list[Any]) -> list[Any]:
         if isinstance(node, GradFn):
             check_saved(node)
+        return node.backward(cts)
 
 
 _CHECKS = _SavedChecks()
@@ -454,7 +516,7 @@ def new_node(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
             if isinstance(what, tensor_class.cls):
                 # described only now that it is kept (most operands of a chain are not)
                 what = tensor_class.describe(what)
-            node.saved.append((v[0], v[0][0], what or _anonymous))
+            node.keep_version(v[0], what or _anonymous)
     return node
 
 
@@ -490,10 +552,26 @@ class TorchHooks(Hooks):
         self.visited: list[GradFn] = []
         self.deferred: list[GradFn] = []
 
-    def output(self, node: Node, k: int, ct: Any) -> Any:
-        if not isinstance(node, GradFn) or (self.capture is None and not node.hooks
-                                             and not node.retained):
-            return ct
+    def run(self, node: Node, cts: list[Any]) -> list[Any]:
+        if not isinstance(node, GradFn):
+            return node.backward(cts)
+        if self.capture is not None or node.hooks or node.retained:
+            cts = [None if c is None else self._output(node, k, c) for k, c in enumerate(cts)]
+        check_saved(node)
+        self.visited.append(node)
+        in_cts = node.backward(cts)
+        if not self.retain:
+            if node.owned or isinstance(node, OpNode):
+                # A graph made with create_graph can reach a composite's inner nodes both
+                # through the composite and directly: free them when the walk is over.
+                self.deferred.append(node)
+            else:
+                node.release()
+        return in_cts
+
+    def _output(self, node: GradFn, k: int, ct: Any) -> Any:
+        """Tensor hooks, retain_grad and autograd.grad's captures see output ``k``'s total
+        cotangent (a hook may replace it)."""
         Tensor = tensor_class.cls  # noqa: N806
 
         for hook in node.hooks.get(k, ()):
@@ -510,20 +588,6 @@ class TorchHooks(Hooks):
             if i is not None:
                 self.captured[i] = ct
         return ct
-
-    def before(self, node: Node) -> None:
-        if isinstance(node, GradFn):
-            check_saved(node)
-            self.visited.append(node)
-
-    def after(self, node: Node) -> None:
-        if not self.retain and isinstance(node, GradFn):
-            if node.owned or isinstance(node, OpNode):
-                # A graph made with create_graph can reach a composite's inner nodes both
-                # through the composite and directly: free them when the walk is over.
-                self.deferred.append(node)
-            else:
-                node.release()
 
     def finish(self) -> None:
         for node in self.deferred:
@@ -684,4 +748,4 @@ def buffer_of(value: Any) -> Any:
 
 
 __all__ = ["AccumulateGrad", "GradFn", "OpNode", "TapeTrace", "TapeTracer", "X64",
-           "is_grad_enabled", "name_node", "new_node", "run_backward"]
+           "is_grad_enabled", "name_node", "new_node", "run_backward", "signed_node"]

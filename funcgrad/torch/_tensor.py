@@ -38,6 +38,8 @@ from funcgrad.core import (
     Tracer,
     apply_impl,
     current_trace,
+    impl_buffers,
+    impl_checked,
     ndarray_aval,
     set_current_trace,
 )
@@ -65,13 +67,14 @@ from funcgrad.torch._graph import (
     name_node,
     new_node,
     run_backward,
+    signed_node,
     tensor_class,
     value_of,
 )
 from funcgrad.torch._random import rng
 from funcgrad.torch._repr import format_tensor_data
 from funcgrad.torch._sign_bounds import clamp_tensors
-from funcgrad.transforms.reverse import Edge
+from funcgrad.transforms.reverse import Edge, signature
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 from funcgrad.wrappers import register_array_wrapper
 
@@ -216,7 +219,7 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is not None:
-            self.grad_fn.retained[self._out_index] = weakref.ref(self)
+            self.grad_fn.retain(self._out_index, self)
 
     @property
     def retains_grad(self) -> builtins.bool:
@@ -231,7 +234,7 @@ class Tensor:
         if self.grad_fn is None:
             self._hooks.append(hook)
             return _HookHandle(self._hooks, hook)
-        hooks = self.grad_fn.hooks.setdefault(self._out_index, [])
+        hooks = self.grad_fn.hook_list(self._out_index)
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
@@ -1456,47 +1459,67 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
     grad_on = is_recording()
     bufs: list[Any] = []
     avals: list[ShapedArray] = []
-    parents: list[Edge] = []
-    versions: list[Any] = []
     tracked = inference = False
     for a in args:
-        d = a._data if isinstance(a, Tensor) else a
+        if isinstance(a, Tensor):
+            d = a._data
+            if grad_on and a._requires_grad:
+                tracked = True
+            if a._inference:
+                inference = True
+        else:
+            d = a
         if type(d) is not np.ndarray:
             return None
         bufs.append(d)
         avals.append(ndarray_aval(d))
-        if grad_on and d is not a and a._requires_grad:
-            tracked = True
+    if not tracked:
+        outs, _ = impl_buffers(prim, np, bufs, avals, params)
+        if prim.multiple_results:
+            return cast(Tensor, [Tensor._from_data(o) for o in outs])
+        return Tensor._from_data(outs[0])
+    parents: list[Edge] = []
+    versions: list[Any] = []
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
             parents.append(a._edge())
             versions.append((a._vc, a))
         else:
             parents.append(None)
             versions.append(None)
-        if d is not a and a._inference:
-            inference = True
-    out = apply_impl(prim, np, bufs, avals, params)
-    if not tracked:
-        if prim.multiple_results:
-            return cast(Tensor, [Tensor._from_data(o._value) for o in out])
-        return Tensor._from_data(out._value)
-    outs = list(out) if prim.multiple_results else [out]
-    # The rules compute on Arrays: the operands they read are kept as Array views.
-    node = new_node(prim, params, bufs, outs, parents, versions, None, avals,
-                    [o._aval for o in outs], wrap)
+    sig = signature(prim, params, avals, [e is not None for e in parents])
+    node: GradFn
+    out_avals: Sequence[ShapedArray]
+    if sig is not None:
+        out_avals = sig.out_avals
+        outs = impl_checked(prim, np, bufs, out_avals, params)
+        node = signed_node(op, sig, bufs, outs, parents, versions)
+    else:
+        outs, out_avals = impl_buffers(prim, np, bufs, avals, params)
+        # The rules compute on Arrays: the operands and results they read are kept as Arrays.
+        node = new_node(prim, params, bufs, outs, parents, versions, None, avals, out_avals,
+                        wrap)
+        name_node(node, op)
     if inference:
         _check_inference_saved([node], [b for a, b in zip(args, bufs) if _is_inference(a)])
-    name_node(node, op)
-    if shown is not None:
+    if shown is not None and _shown_differs(shown, args):
         node.shown_parents = tuple([a._edge() if isinstance(a, Tensor) else None
                                     for a in shown])
     wrapped = []
-    for k, o in enumerate(outs):
-        t = Tensor._from_data(o._value)
-        if is_inexact(o._aval.dtype):
+    for k, (o, av) in enumerate(zip(outs, out_avals)):
+        t = Tensor._from_data(o)
+        if is_inexact(av.dtype):
             t.grad_fn, t._out_index, t._requires_grad = node, k, True
             _register_saved_output(node, (node, k), t)
         wrapped.append(t)
     return cast(Tensor, wrapped) if prim.multiple_results else wrapped[0]
+
+
+def _shown_differs(shown: Sequence[Any], args: Sequence[Any]) -> builtins.bool:
+    """Whether ``next_functions`` of the operation's node differs from its parents: a
+    tensor operand was replaced (broadcast, cast) on its way to the primitive."""
+    return builtins.any(isinstance(s, Tensor) and s is not a for s, a in zip(shown, args)) \
+        or len(shown) != len(args)
 
 
 def _call(fn: Callable[..., Any], vals: list[Any], tree: Any) -> Any:
@@ -1571,7 +1594,7 @@ def _register_saved_output(node: GradFn, edge: Any, t: Tensor) -> None:
     output must be caught."""
     inner, k = edge
     if isinstance(inner, GradFn) and k < len(inner.outs) and type(inner.outs[k]) is not Missing:
-        inner.saved.append((t._vc, t._vc[0], _describe(t, t.grad_fn)))
+        inner.keep_version(t._vc, _describe(t, t.grad_fn))
 
 
 def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:

@@ -36,11 +36,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import funcgrad
-from funcgrad import lax
+from funcgrad import lax, tree_util
 from funcgrad.core import PRIMITIVES, abstract_eval, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.testing import check_grads
 from funcgrad.testing.strategies import shapes
+from funcgrad.transforms import staged_vjp
 from funcgrad.tree_util import tree_leaves
 
 F64, F32, I64, I32, BOOL = (np.dtype(t) for t in ("float64", "float32", "int64", "int32", "bool"))
@@ -1503,6 +1504,47 @@ def test_grad(row: Row) -> None:
             return PRIMITIVES[row.prim].bind(*full, **kw)
 
         check_grads(f, [ops[i] for i in diff], order=2, modes=("fwd", "rev"))
+
+    run(row, "grad", body, GRAD_SETTINGS)
+
+
+@pytest.mark.parametrize("row", params("grad"))
+def test_staged_vjp(row: Row, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eager backward stages a rule once its signature comes back often
+    (funcgrad.transforms.staged_vjp): the staged rule gives the eager rule's cotangents bit
+    for bit, with respect to each float operand alone and to all of them."""
+    prim = PRIMITIVES[row.prim]
+
+    def body(data: st.DataObject) -> None:
+        ops, kw = draw_operands(row, data, "grad")
+        diff = [i for i, o in enumerate(ops) if o.dtype == F64]
+        subsets = [[i] for i in diff] + ([diff] if len(diff) > 1 else [])
+        for dtype in (F64, F32):
+            ops_d = tuple(np.asarray(o, dtype) if o.dtype == F64 else o for o in ops)
+            for which in subsets:
+                def f(*floats: Any, which: list[int] = which, ops_d: Any = ops_d) -> Any:
+                    full = list(ops_d)
+                    for i, x in zip(which, floats):
+                        full[i] = x
+                    return prim.bind(*full, **kw)
+
+                primals = [ops_d[i] for i in which]
+                out, pull = quiet(funcgrad.vjp, f, *primals)
+                ct = tree_util.tree_map(
+                    lambda o: np.asarray(data.draw(arrays(np.shape(o)), label="ct"),
+                                         np.asarray(o).dtype), out)
+                monkeypatch.setattr(staged_vjp, "STAGE_AFTER", 1 << 30)
+                eager = quiet(pull, ct)
+                monkeypatch.setattr(staged_vjp, "STAGE_AFTER", 1)
+                staged_vjp.clear()
+                staged = quiet(pull, ct)
+                for e, s in zip(tree_leaves(eager), tree_leaves(staged)):
+                    e, s = np.asarray(e), np.asarray(s)
+                    assert (s.dtype, s.shape) == (e.dtype, e.shape)
+                    np.testing.assert_array_equal(s, e, strict=True)
+                # (Zero-derivative primitives record no node; several results: eager.)
+                assert staged_vjp.staged_count(prim) > 0 or prim.zero_derivative or \
+                    prim.multiple_results, "the rule was not staged"
 
     run(row, "grad", body, GRAD_SETTINGS)
 

@@ -17,6 +17,7 @@ from gc_checks import collector_off
 import funcgrad as fg
 import funcgrad.numpy as jnp
 from funcgrad import nn, tree_util
+from funcgrad.transforms import staged_vjp
 
 STEPS = 50
 _refs: list[weakref.ref[Any]] = []
@@ -71,7 +72,9 @@ def _batch(i: int) -> tuple[Any, Any]:
 def test_fifty_steps_are_flat(name: str) -> None:
     step = LOOPS[name]
     params = _init()
-    for i in range(3):  # warm-up: compiling, caches
+    # Warm-up: compiling, caches (eager backward stages a rule after its signature's
+    # STAGE_AFTER-th use).
+    for i in range(staged_vjp.STAGE_AFTER + 2):
         params = step(params, *_batch(i))
     counts: list[int] = []
     buffers: list[int] = []
