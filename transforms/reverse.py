@@ -209,17 +209,21 @@ class Signature:
     eager backward (:mod:`funcgrad.transforms.staged_vjp`) once it has come back often."""
 
     __slots__ = ("prim", "params", "in_avals", "out_avals", "keep_in", "keep_out",
-                 "staged", "x64")
+                 "missing_in", "missing_out", "inexact_out", "staged", "x64")
 
     def __init__(self, prim: Primitive, params: dict[str, Any],
                  in_avals: tuple[ShapedArray, ...], out_avals: tuple[ShapedArray, ...],
-                 keep_in: tuple[bool, ...], keep_out: tuple[bool, ...]) -> None:
+                 keep_in: tuple[int, ...], keep_out: tuple[int, ...]) -> None:
         self.prim = prim
         self.params = params
         self.in_avals = in_avals
         self.out_avals = out_avals
-        self.keep_in = keep_in
+        self.keep_in = keep_in  # the operands and results the vjp rule reads
         self.keep_out = keep_out
+        # What a node keeps of the others: placeholders, immutable, shared by its nodes.
+        self.missing_in = tuple([Missing(a) for a in in_avals])
+        self.missing_out = tuple([Missing(a) for a in out_avals])
+        self.inexact_out = tuple([dtypes.is_inexact(a.dtype) for a in out_avals])
         self.staged: Any = None  # uses so far, then the staged rule (or why not)
         self.x64: bool | None = None
 
@@ -250,13 +254,17 @@ def signature(prim: Primitive, params: dict[str, Any], in_avals: Sequence[Shaped
         out_avals = tuple([canonical_aval(a) for a in abstract_eval(prim, in_avals, params)])
         mask: list[Edge] = [_TRACKED if t else None for t in tracked]
         kept_in, kept_out = _normalized_reads(prim, len(in_avals), len(out_avals), mask)
-        sig = Signature(prim, params, tuple(in_avals), out_avals,
-                        tuple([i in kept_in for i in range(len(in_avals))]),
-                        tuple([k in kept_out for k in range(len(out_avals))]))
+        sig = Signature(prim, params, tuple(in_avals), out_avals, tuple(sorted(kept_in)),
+                        tuple(sorted(kept_out)))
         if len(_SIGNATURES) >= 10_000:
             _SIGNATURES.clear()
         _SIGNATURES[key] = sig
     return sig
+
+
+def clear_signatures() -> None:
+    """Forget every signature (and the rules staged on them: ``funcgrad.clear_caches``)."""
+    _SIGNATURES.clear()
 
 
 def record_signed(sig: Signature, primals: Sequence[Any], outs: Sequence[Any],
@@ -267,10 +275,20 @@ def record_signed(sig: Signature, primals: Sequence[Any], outs: Sequence[Any],
     in_avals, out_avals = sig.in_avals, sig.out_avals
     node.prim = sig.prim
     node.params = sig.params
-    node.primals = tuple([wrap_kept(p, a) if k else Missing(a)
-                          for p, a, k in zip(primals, in_avals, sig.keep_in)])
-    node.outs = tuple([wrap_kept(o, a) if k else Missing(a)
-                       for o, a, k in zip(outs, out_avals, sig.keep_out)])
+    if sig.keep_in:
+        kept = list(sig.missing_in)
+        for i in sig.keep_in:
+            kept[i] = wrap_kept(primals[i], in_avals[i])
+        node.primals = tuple(kept)
+    else:
+        node.primals = sig.missing_in
+    if sig.keep_out:
+        kept = list(sig.missing_out)
+        for k in sig.keep_out:
+            kept[k] = wrap_kept(outs[k], out_avals[k])
+        node.outs = tuple(kept)
+    else:
+        node.outs = sig.missing_out
     node.parents = tuple(parents)
     node.rule = None
     node.in_avals = in_avals

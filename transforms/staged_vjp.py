@@ -159,15 +159,21 @@ def _stage(node: Any, ct_aval: ShapedArray, run_rule: RunRule) -> Any:
         return _UNSTAGEABLE
     # Canonical avals: the next node's signature recognises its cotangent by identity.
     avals = tuple(canonical_aval(v.aval) for v in closed.jaxpr.outvars)
+    _staged[node.prim.name] = _staged.get(node.prim.name, 0) + 1
     keyed = (canonical_aval(ct_aval), *[canonical_aval(a) for a in node.in_avals])
     return _Plan(fn.fn, kept_in, kept_out, tuple(where), avals, keyed)
 
 
 def staged_count(prim: Any) -> int:
-    """How many signatures of ``prim`` have a staged rule now."""
-    return sum(1 for k, v in _plans.items() if k[0] is prim and type(v) is _Plan)
+    """How many rules of ``prim`` were staged since the last :func:`clear`."""
+    return _staged.get(prim.name, 0)
+
+
+_staged: dict[str, int] = {}
 
 
 def clear() -> None:
-    """Forget every staged rule (``funcgrad.clear_caches``)."""
+    """Forget the staged rules keyed here (``funcgrad.clear_caches`` also drops the
+    signatures that hold the others)."""
     _plans.clear()
+    _staged.clear()

@@ -335,6 +335,7 @@ def _recorded_backward(node: GradFn, tape: TapeTrace, start: int, in_cts: list[A
 
 
 _classes: dict[tuple[type, str], type] = {}
+_op_classes: dict[str, type] = {}  # the GradFn subclass of each op (signed_node's lookup)
 # PyTorch's nodes that are not named after a derivative formula.
 _UNSUFFIXED = frozenset({"CopySlices", "AccumulateGrad"})
 
@@ -349,9 +350,12 @@ def signed_node(op: str, sig: Signature, primals: Sequence[Any], outs: Sequence[
                 parents: Sequence[Edge], versions: Sequence[Any]) -> GradFn:
     """:func:`new_node` and :func:`name_node` in one, for a caller that holds the
     operation's signature and its raw buffers (the PyTorch face's one-primitive ops)."""
-    cls = _classes.get((GradFn, op))
+    cls = _op_classes.get(op)
     if cls is None:
-        cls = _classes[(GradFn, op)] = type(_node_name(op), (GradFn,), {"__slots__": ()})
+        cls = _classes.get((GradFn, op))
+        if cls is None:
+            cls = _classes[(GradFn, op)] = type(_node_name(op), (GradFn,), {"__slots__": ()})
+        _op_classes[op] = cls
     node: GradFn = GradFn.__new__(cls)
     node.owned = False
     node.op = op
@@ -360,8 +364,9 @@ def signed_node(op: str, sig: Signature, primals: Sequence[Any], outs: Sequence[
     node.freed = False
     node.shown_parents = None
     record_signed(sig, primals, outs, parents, node, wrap)
-    for v, keep in zip(versions, sig.keep_in):
-        if v is not None and keep:
+    for i in sig.keep_in:
+        v = versions[i]
+        if v is not None:
             what = v[1]
             if isinstance(what, tensor_class.cls):
                 what = tensor_class.describe(what)

@@ -43,6 +43,7 @@ from funcgrad.core import (
     ndarray_aval,
     set_current_trace,
 )
+from funcgrad.core import _ctx as _core_ctx
 from funcgrad.dtypes import is_inexact
 from funcgrad.errors import AxisError
 from funcgrad.ir import ShapedArray
@@ -1454,63 +1455,72 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
     Returns None (the caller then takes :func:`apply_op`) where the general path is
     needed: under a transformation, or for a buffer that is not a NumPy array.
     """
-    if type(current_trace()) is not EvalTrace:
+    if type(_core_ctx.trace) is not EvalTrace:
         return None
-    grad_on = is_recording()
+    mode = _grad_mode._mode
+    grad_on = mode.enabled and not mode.inference
     bufs: list[Any] = []
     avals: list[ShapedArray] = []
-    tracked = inference = False
+    parents: list[Edge] = []
+    versions: list[Any] = []
+    tracked: list[builtins.bool] = []
+    inference = False
+    # One pass over the operands (this runs once per recorded operation).
     for a in args:
         if isinstance(a, Tensor):
             d = a._data
             if grad_on and a._requires_grad:
-                tracked = True
+                parents.append(a._edge())
+                versions.append((a._vc, a))
+                tracked.append(True)
+            else:
+                parents.append(None)
+                versions.append(None)
+                tracked.append(False)
             if a._inference:
                 inference = True
         else:
             d = a
+            parents.append(None)
+            versions.append(None)
+            tracked.append(False)
         if type(d) is not np.ndarray:
             return None
         bufs.append(d)
         avals.append(ndarray_aval(d))
-    if not tracked:
+    if True not in tracked:
         outs, _ = impl_buffers(prim, np, bufs, avals, params)
         if prim.multiple_results:
             return cast(Tensor, [Tensor._from_data(o) for o in outs])
         return Tensor._from_data(outs[0])
-    parents: list[Edge] = []
-    versions: list[Any] = []
-    for a in args:
-        if isinstance(a, Tensor) and a._requires_grad:
-            parents.append(a._edge())
-            versions.append((a._vc, a))
-        else:
-            parents.append(None)
-            versions.append(None)
-    sig = signature(prim, params, avals, [e is not None for e in parents])
+    sig = signature(prim, params, avals, tracked)
     node: GradFn
-    out_avals: Sequence[ShapedArray]
     if sig is not None:
-        out_avals = sig.out_avals
-        outs = impl_checked(prim, np, bufs, out_avals, params)
+        outs = impl_checked(prim, np, bufs, sig.out_avals, params)
         node = signed_node(op, sig, bufs, outs, parents, versions)
+        inexact = sig.inexact_out
+        kept_out = sig.keep_out
     else:
         outs, out_avals = impl_buffers(prim, np, bufs, avals, params)
         # The rules compute on Arrays: the operands and results they read are kept as Arrays.
         node = new_node(prim, params, bufs, outs, parents, versions, None, avals, out_avals,
                         wrap)
         name_node(node, op)
+        inexact = tuple([is_inexact(av.dtype) for av in out_avals])
+        kept_out = tuple([k for k, o in enumerate(node.outs) if type(o) is not Missing])
     if inference:
         _check_inference_saved([node], [b for a, b in zip(args, bufs) if _is_inference(a)])
     if shown is not None and _shown_differs(shown, args):
         node.shown_parents = tuple([a._edge() if isinstance(a, Tensor) else None
                                     for a in shown])
     wrapped = []
-    for k, (o, av) in enumerate(zip(outs, out_avals)):
+    for k, o in enumerate(outs):
         t = Tensor._from_data(o)
-        if is_inexact(av.dtype):
+        if inexact[k]:
             t.grad_fn, t._out_index, t._requires_grad = node, k, True
-            _register_saved_output(node, (node, k), t)
+            if k in kept_out:
+                # The node keeps this output for backward: in-place changes must be caught.
+                node.keep_version(t._vc, _describe(t, node))
         wrapped.append(t)
     return cast(Tensor, wrapped) if prim.multiple_results else wrapped[0]
 
@@ -1518,8 +1528,12 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
 def _shown_differs(shown: Sequence[Any], args: Sequence[Any]) -> builtins.bool:
     """Whether ``next_functions`` of the operation's node differs from its parents: a
     tensor operand was replaced (broadcast, cast) on its way to the primitive."""
-    return builtins.any(isinstance(s, Tensor) and s is not a for s, a in zip(shown, args)) \
-        or len(shown) != len(args)
+    if len(shown) != len(args):
+        return True
+    for s, a in zip(shown, args):  # noqa: SIM110 - a loop: any() of a generator costs more
+        if s is not a and isinstance(s, Tensor):
+            return True
+    return False
 
 
 def _call(fn: Callable[..., Any], vals: list[Any], tree: Any) -> Any:
