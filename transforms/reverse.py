@@ -234,13 +234,15 @@ _TRACKED = Leaf()  # stands for "a tracked operand" where only the pattern matte
 
 def signature(prim: Primitive, params: dict[str, Any], in_avals: Sequence[ShapedArray],
               tracked: Sequence[bool]) -> Signature | None:
-    """The signature of ``prim`` applied to operands of ``in_avals`` of which ``tracked``
-    need cotangents (None: params that cannot key a cache). Its shape rule runs here the
+    """The signature of ``prim`` applied to operands of ``in_avals`` (canonical ones,
+    :func:`funcgrad.core.canonical_aval`) of which ``tracked`` need cotangents (None:
+    params that cannot key a cache). Its shape rule runs here the
     first time, so a bad operand raises its error as eager evaluation does."""
     # Keyed by the avals' identities (cheap to hash, and eager callers pass the interned
     # ones of core.ndarray_aval); a signature keeps its avals alive, so an identity in a
     # key is never reused by another aval while the key is there.
-    key: tuple[Any, ...] = (prim, *[id(a) for a in in_avals], *tracked)
+    key: tuple[Any, ...] = (prim, *[(a.shape, a.dtype) if a.weak_type else id(a)
+                                    for a in in_avals], *tracked)
     if params:
         try:
             key = (*key, *params.items())

@@ -21,14 +21,17 @@ from typing import Any
 import numpy as np
 
 from funcgrad import check_rules, dtypes
-from funcgrad.array import wrap
+from funcgrad.array import ArrayImpl, wrap
 from funcgrad.config import config
 from funcgrad.core import (
+    EvalTrace,
     PrimalTracer,
     Primitive,
     Trace,
     bind_under,
+    canonical_aval,
     get_aval,
+    ndarray_aval,
     new_trace,
     set_current_trace,
 )
@@ -47,7 +50,16 @@ from funcgrad.transforms._util import (
     split_aux,
 )
 from funcgrad.transforms.jvp import as_primal_type
-from funcgrad.transforms.reverse import Edge, Leaf, record, walk
+from funcgrad.transforms.reverse import (
+    Edge,
+    Leaf,
+    Node,
+    Signature,
+    record,
+    record_signed,
+    signature,
+    walk,
+)
 from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
@@ -107,10 +119,41 @@ class VJPTrace(Trace):
         if config.check_rules:
             check_rules.check_primitive(prim, primals, params)
         outs = list(out) if prim.multiple_results else [out]
-        node = record(prim, params, primals, outs, parents, rule)
-        wrapped = [VJPTracer(self, o, (node, k)) if dtypes.is_inexact(a.dtype) else o
-                   for k, (o, a) in enumerate(zip(outs, node.out_avals))]
+        sig = _eager_signature(prim, params, primals, parents) \
+            if rule is None and type(parent) is EvalTrace else None
+        if sig is not None:
+            node = record_signed(sig, primals, outs, parents, Node.__new__(Node), _as_is)
+            inexact = sig.inexact_out
+        else:
+            node = record(prim, params, primals, outs, parents, rule)
+            inexact = tuple([dtypes.is_inexact(a.dtype) for a in node.out_avals])
+        wrapped = [VJPTracer(self, o, (node, k)) if inexact[k] else o
+                   for k, o in enumerate(outs)]
         return wrapped if prim.multiple_results else wrapped[0]
+
+
+def _eager_signature(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
+                     parents: Sequence[Edge]) -> Signature | None:
+    """The signature of an eagerly computed application (its operands NumPy-backed Arrays,
+    buffers or numbers), so that backward finds its staged rule without building a key."""
+    avals = []
+    for p in primals:
+        t = type(p)
+        if t is ArrayImpl:
+            if type(p._value) is not np.ndarray:
+                return None
+            avals.append(canonical_aval(p._aval))
+        elif t is np.ndarray:
+            avals.append(ndarray_aval(p))
+        elif t in (int, float, bool):
+            avals.append(get_aval(p))
+        else:
+            return None
+    return signature(prim, params, avals, [e is not None for e in parents])
+
+
+def _as_is(value: Any, aval: ShapedArray) -> Any:
+    return value
 
 
 def vjp_flat(fun: Callable[..., Any], primals: Sequence[Any]
