@@ -70,7 +70,9 @@ def staged_cotangents(node: Any, ct: Any, run_rule: RunRule) -> list[Any] | None
     ctv = ct._value
     if type(ctv) is not np.ndarray:
         return None
-    x64 = config.config.x64_enabled
+    cfg = config.config
+    stack = cfg._local.x64  # config.x64_enabled, read without the property (once per node)
+    x64 = stack[-1] if stack else cfg._x64
     sig = node.sig
     ct_aval = ct._aval
     if sig is not None and (sig.x64 is None or sig.x64 == x64) and (
@@ -116,7 +118,8 @@ def staged_cotangents(node: Any, ct: Any, run_rule: RunRule) -> list[Any] | None
     res = plan.fn(*args)
     out: list[Any] = [None] * len(node.parents)
     for i, buf, aval in zip(plan.where, res, plan.avals):
-        out[i] = ct if buf is ctv else wrap(buf, aval)
+        # (A cotangent passed on as it is gets the canonical aval, found by identity next.)
+        out[i] = ct if buf is ctv and ct._aval is aval else wrap(buf, aval)
     return out
 
 

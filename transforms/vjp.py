@@ -31,6 +31,7 @@ from funcgrad.core import (
     bind_under,
     canonical_aval,
     get_aval,
+    impl_checked,
     ndarray_aval,
     new_trace,
     set_current_trace,
@@ -54,7 +55,6 @@ from funcgrad.transforms.reverse import (
     Edge,
     Leaf,
     Node,
-    Signature,
     record,
     record_signed,
     signature,
@@ -102,8 +102,21 @@ class VJPTrace(Trace):
         if not tracked or prim.zero_derivative:
             return bind_under(parent, prim, primals, params)
         rule = None
+        sig = None
         vjp_fwd = prim.vjp_fwd
-        if vjp_fwd is not None:
+        if vjp_fwd is None and prim.vjp is not None and type(parent) is EvalTrace \
+                and not prim.call_like:
+            # Eagerly: the impl on the operands' buffers, with the signature's avals (its
+            # shape rule ran once), without a second trace's dispatch.
+            eager = _eager_operands(primals)
+            if eager is not None:
+                sig = signature(prim, params, eager[1], [e is not None for e in parents])
+        if sig is not None:
+            res = [wrap(b, a) for b, a in zip(
+                impl_checked(prim, np, eager[0], sig.out_avals, params),  # type: ignore[index]
+                sig.out_avals)]
+            out = res if prim.multiple_results else res[0]
+        elif vjp_fwd is not None:
             # Untracked operands are symbolic zeros: the rule need not differentiate
             # them (a loop that only they reach is not transformed).
             with set_current_trace(parent), offering_mask(tuple([e is not None
@@ -119,8 +132,6 @@ class VJPTrace(Trace):
         if config.check_rules:
             check_rules.check_primitive(prim, primals, params)
         outs = list(out) if prim.multiple_results else [out]
-        sig = _eager_signature(prim, params, primals, parents) \
-            if rule is None and type(parent) is EvalTrace else None
         if sig is not None:
             node = record_signed(sig, primals, outs, parents, Node.__new__(Node), _as_is)
             inexact = sig.inexact_out
@@ -132,24 +143,29 @@ class VJPTrace(Trace):
         return wrapped if prim.multiple_results else wrapped[0]
 
 
-def _eager_signature(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
-                     parents: Sequence[Edge]) -> Signature | None:
-    """The signature of an eagerly computed application (its operands NumPy-backed Arrays,
-    buffers or numbers), so that backward finds its staged rule without building a key."""
-    avals = []
+def _eager_operands(primals: Sequence[Any]) -> tuple[list[Any], list[ShapedArray]] | None:
+    """The NumPy buffers and canonical avals of eagerly computed operands (Arrays, buffers
+    or numbers, as the eager trace takes them); None for anything else."""
+    bufs: list[Any] = []
+    avals: list[ShapedArray] = []
     for p in primals:
         t = type(p)
         if t is ArrayImpl:
-            if type(p._value) is not np.ndarray:
+            v = p._value
+            if type(v) is not np.ndarray:
                 return None
+            bufs.append(v)
             avals.append(canonical_aval(p._aval))
         elif t is np.ndarray:
+            bufs.append(p)
             avals.append(ndarray_aval(p))
-        elif t in (int, float, bool):
-            avals.append(get_aval(p))
+        elif t is float or t is int or t is bool:
+            av = get_aval(p)
+            bufs.append(np.asarray(p, dtype=av.dtype))
+            avals.append(av)
         else:
             return None
-    return signature(prim, params, avals, [e is not None for e in parents])
+    return bufs, avals
 
 
 def _as_is(value: Any, aval: ShapedArray) -> Any:
