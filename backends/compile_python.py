@@ -69,14 +69,20 @@ _COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_
 
 
 def _ufunc_name(eqn: Any) -> str | None:
-    """The NumPy ufunc to call directly for ``eqn`` (its primitive's ``ufunc``), when the
-    call is exact for these dtypes: floating point operands (comparisons give bools)."""
-    name = eqn.primitive.ufunc
+    """The NumPy ufunc to call directly for ``eqn`` (see :func:`exact_ufunc`)."""
+    return exact_ufunc(eqn.primitive, [a.aval for a in (*eqn.inputs, *eqn.outputs)])
+
+
+def exact_ufunc(prim: Any, avals: Sequence[ShapedArray]) -> str | None:
+    """The NumPy ufunc to call instead of ``prim``'s impl (its ``ufunc``) on operands and
+    results of ``avals``, when the call is exact for these dtypes: floating point operands
+    (comparisons give bools). Also the eager fast paths' (funcgrad.transforms.reverse)."""
+    name = prim.ufunc
     if name is None or name in ("round", "isfinite", "bitwise_and", "bitwise_or",
                                 "bitwise_xor", "remainder", "power"):
         return None
-    if any(a.aval.dtype.kind not in "fc" for a in (*eqn.inputs, *eqn.outputs)
-           if a.aval.dtype.kind != "b" or name not in _COMPARISONS):
+    if any(a.dtype.kind not in "fc" for a in avals
+           if a.dtype.kind != "b" or name not in _COMPARISONS):
         return None
     return name
 

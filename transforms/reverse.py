@@ -28,6 +28,8 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.array import ArrayImpl
+from funcgrad.backends.compile_python import exact_ufunc
+from funcgrad.config import CHECK_VALUES
 from funcgrad.core import (
     EvalTrace,
     Missing,
@@ -36,6 +38,7 @@ from funcgrad.core import (
     abstract_eval,
     canonical_aval,
     get_aval,
+    impl_checked,
 )
 from funcgrad.errors import NonDifferentiableError, ShapeError
 from funcgrad.ir import ShapedArray
@@ -209,7 +212,8 @@ class Signature:
     eager backward (:mod:`funcgrad.transforms.staged_vjp`) once it has come back often."""
 
     __slots__ = ("prim", "params", "in_avals", "out_avals", "keep_in", "keep_out",
-                 "missing_in", "missing_out", "inexact_out", "staged", "x64")
+                 "missing_in", "missing_out", "inexact_out", "exact", "ufunc", "staged",
+                 "x64")
 
     def __init__(self, prim: Primitive, params: dict[str, Any],
                  in_avals: tuple[ShapedArray, ...], out_avals: tuple[ShapedArray, ...],
@@ -224,8 +228,27 @@ class Signature:
         self.missing_in = tuple([Missing(a) for a in in_avals])
         self.missing_out = tuple([Missing(a) for a in out_avals])
         self.inexact_out = tuple([dtypes.is_inexact(a.dtype) for a in out_avals])
+        # The NumPy ufunc that is the impl for these dtypes (called directly once the impl
+        # has been checked against the shape rule on this signature), if there is one.
+        name = None if prim.multiple_results or params else \
+            exact_ufunc(prim, (*in_avals, *out_avals))
+        self.exact: Callable[..., Any] | None = None if name is None else getattr(np, name)
+        self.ufunc: Callable[..., Any] | None = None
         self.staged: Any = None  # uses so far, then the staged rule (or why not)
         self.x64: bool | None = None
+
+
+    def impl(self, bufs: Sequence[Any]) -> list[Any]:
+        """The primitive's impl on NumPy buffers of this signature: the results' buffers.
+        Where the impl is a ufunc, it is called directly once the impl's results have
+        been checked against the shape rule on this signature (they cannot change)."""
+        uf = self.ufunc
+        if uf is not None and not CHECK_VALUES:
+            out = uf(*bufs)
+            return [out if type(out) is np.ndarray else np.asarray(out)]
+        outs = impl_checked(self.prim, np, bufs, self.out_avals, self.params)
+        self.ufunc = self.exact
+        return outs
 
 
 _SIGNATURES: dict[tuple[Any, ...], Signature] = {}

@@ -31,7 +31,6 @@ from funcgrad.core import (
     bind_under,
     canonical_aval,
     get_aval,
-    impl_checked,
     ndarray_aval,
     new_trace,
     set_current_trace,
@@ -112,9 +111,8 @@ class VJPTrace(Trace):
             if eager is not None:
                 sig = signature(prim, params, eager[1], [e is not None for e in parents])
         if sig is not None:
-            res = [wrap(b, a) for b, a in zip(
-                impl_checked(prim, np, eager[0], sig.out_avals, params),  # type: ignore[index]
-                sig.out_avals)]
+            res = [wrap(b, a) for b, a in zip(sig.impl(eager[0]),  # type: ignore[index]
+                                              sig.out_avals)]
             out = res if prim.multiple_results else res[0]
         elif vjp_fwd is not None:
             # Untracked operands are symbolic zeros: the rule need not differentiate

@@ -35,10 +35,12 @@ from funcgrad import dtypes as _fdt
 from funcgrad.array import ArrayImpl, wrap
 from funcgrad.config import config
 from funcgrad.core import (
+    EvalTrace,
     Missing,
     PrimalTracer,
     Primitive,
     Trace,
+    _ctx,
     bind_under,
     current_trace,
     set_current_trace,
@@ -164,8 +166,8 @@ class GradFn(Node):
     def backward(self, cts: Sequence[Any]) -> list[Any]:
         if self.freed:
             raise RuntimeError(FREED)
-        tape = current_trace()
-        if isinstance(tape, TapeTrace) and tape.recording:
+        tape = _ctx.trace
+        if type(tape) is not EvalTrace and isinstance(tape, TapeTrace) and tape.recording:
             # create_graph: the rule's residuals as tracked values, so it records.
             kept_p, kept_o = self.primals, self.outs
             self.primals = tuple(p if type(p) is Missing else tape.lift(p, e)
@@ -185,7 +187,7 @@ class GradFn(Node):
             if _anomaly.state.nan_check and not self.owned:
                 _anomaly.check_nan(self, self.name(), in_cts)
             return _recorded_backward(self, tape, start, in_cts, reads_graph)
-        in_cts = super().backward(cts)
+        in_cts = Node.backward(self, cts)
         if _anomaly.state.nan_check and not self.owned:
             _anomaly.check_nan(self, self.name(), in_cts)
         return in_cts if self.owned else _reached_zeros(self, cts, in_cts)
@@ -554,7 +556,7 @@ class TorchHooks(Hooks):
         self.create = create_graph
         self.capture = capture
         self.captured: dict[int, Any] = {}
-        self.visited: list[GradFn] = []
+        self.current: GradFn | None = None  # the node whose backward runs (anomaly mode)
         self.deferred: list[GradFn] = []
 
     def run(self, node: Node, cts: list[Any]) -> list[Any]:
@@ -562,8 +564,9 @@ class TorchHooks(Hooks):
             return node.backward(cts)
         if self.capture is not None or node.hooks or node.retained:
             cts = [None if c is None else self._output(node, k, c) for k, c in enumerate(cts)]
-        check_saved(node)
-        self.visited.append(node)
+        if node.freed or node.saved:
+            check_saved(node)
+        self.current = node
         in_cts = node.backward(cts)
         if not self.retain:
             if node.owned or isinstance(node, OpNode):
@@ -639,9 +642,9 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
             else:
                 at = walk(seeds, hooks)
         except Exception:
-            if _anomaly.state.enabled and hooks.visited:
+            if _anomaly.state.enabled and hooks.current is not None:
                 # PyTorch's warning: the node that failed and where its forward ran.
-                node = hooks.visited[-1]
+                node = hooks.current
                 _anomaly.warn_failed(node.name(), node)
             raise
         finally:

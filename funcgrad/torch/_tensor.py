@@ -39,7 +39,6 @@ from funcgrad.core import (
     apply_impl,
     current_trace,
     impl_buffers,
-    impl_checked,
     ndarray_aval,
     set_current_trace,
 )
@@ -1496,7 +1495,7 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
     sig = signature(prim, params, avals, tracked)
     node: GradFn
     if sig is not None:
-        outs = impl_checked(prim, np, bufs, sig.out_avals, params)
+        outs = sig.impl(bufs)
         node = signed_node(op, sig, bufs, outs, parents, versions)
         inexact = sig.inexact_out
         kept_out = sig.keep_out
@@ -1766,7 +1765,8 @@ def apply_binary_prim(op: str, prim: Primitive, a: Tensor, b: Any,
     that must grow is first broadcast (its own graph node, which sums the gradient back),
     then the primitive's node is the operation's (shown with the original operands, as
     PyTorch shows ``AddBackward0``). None where the general path is needed."""
-    sa, sb = a._data.shape, b.shape
+    sa = a._data.shape
+    sb = b._data.shape if isinstance(b, Tensor) else b.shape
     if sa != sb and sa and sb:
         try:
             shape = np.broadcast_shapes(sa, sb)
@@ -1881,13 +1881,15 @@ def _compare(op: str, f: Callable[[Any, Any], Any]) -> Callable[[Tensor, Any], T
 def _method(op: str, f: Callable[[Any, Any], Any], reverse: builtins.bool = False,
             reflected: builtins.bool = False, **kw: Any) -> Callable[[Tensor, Any], Tensor]:
     def method(self: Tensor, other: Any) -> Tensor:
-        if reflected and isinstance(other, np.ndarray):
-            # ``array * tensor``: NumPy defers to the tensor, which refuses (PyTorch 2.13).
-            return NotImplemented
-        other = _array_operand(self, other)
-        if not isinstance(other, (Tensor, builtins.bool, builtins.int, builtins.float,
-                                  builtins.complex, np.generic)):
-            return NotImplemented
+        t = type(other)
+        if t is not builtins.float and t is not Tensor and t is not builtins.int:
+            if reflected and isinstance(other, np.ndarray):
+                # ``array * tensor``: NumPy defers to the tensor, which refuses (PyTorch 2.13).
+                return NotImplemented
+            other = _array_operand(self, other)
+            if not isinstance(other, (Tensor, builtins.bool, builtins.int, builtins.float,
+                                      builtins.complex, np.generic)):
+                return NotImplemented
         if reverse:
             return binary(_reversed_name(op, other), f, other, self, **kw)
         return binary(_overload(op, other), f, self, other, **kw)
