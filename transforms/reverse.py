@@ -406,7 +406,7 @@ def walk(seeds: Sequence[tuple[Edge, Any]], hooks: Hooks | None = None,
         node = ready.pop()
         cts = buffers.pop(node, None)
         in_cts = None
-        if cts is not None and not _all_none(cts):
+        if cts is not None and (cts[0] is not None if len(cts) == 1 else not _all_none(cts)):
             in_cts = run(node, cts) if run is not None else node.backward(cts)
         for i, e in enumerate(node.parents):
             if e is None:

@@ -349,9 +349,11 @@ def _node_name(op: str) -> str:
 
 
 def signed_node(op: str, sig: Signature, primals: Sequence[Any], outs: Sequence[Any],
-                parents: Sequence[Edge], versions: Sequence[Any]) -> GradFn:
+                parents: Sequence[Edge], operands: Sequence[Any]) -> GradFn:
     """:func:`new_node` and :func:`name_node` in one, for a caller that holds the
-    operation's signature and its raw buffers (the PyTorch face's one-primitive ops)."""
+    operation's signature and its raw buffers (the PyTorch face's one-primitive ops);
+    ``operands``: the Tensors (or others) the buffers came from, whose versions a kept
+    tracked operand's check reads."""
     cls = _op_classes.get(op)
     if cls is None:
         cls = _classes.get((GradFn, op))
@@ -367,12 +369,9 @@ def signed_node(op: str, sig: Signature, primals: Sequence[Any], outs: Sequence[
     node.shown_parents = None
     record_signed(sig, primals, outs, parents, node, wrap)
     for i in sig.keep_in:
-        v = versions[i]
-        if v is not None:
-            what = v[1]
-            if isinstance(what, tensor_class.cls):
-                what = tensor_class.describe(what)
-            node.keep_version(v[0], what or _anonymous)
+        if parents[i] is not None:
+            t = operands[i]
+            node.keep_version(t._vc, tensor_class.describe(t))
     if _anomaly.state.enabled:
         _anomaly.record(node)
     return node

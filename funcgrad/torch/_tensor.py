@@ -1461,7 +1461,6 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
     bufs: list[Any] = []
     avals: list[ShapedArray] = []
     parents: list[Edge] = []
-    versions: list[Any] = []
     tracked: list[builtins.bool] = []
     inference = False
     # One pass over the operands (this runs once per recorded operation).
@@ -1470,18 +1469,15 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
             d = a._data
             if grad_on and a._requires_grad:
                 parents.append(a._edge())
-                versions.append((a._vc, a))
                 tracked.append(True)
             else:
                 parents.append(None)
-                versions.append(None)
                 tracked.append(False)
             if a._inference:
                 inference = True
         else:
             d = a
             parents.append(None)
-            versions.append(None)
             tracked.append(False)
         if type(d) is not np.ndarray:
             return None
@@ -1496,10 +1492,11 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
     node: GradFn
     if sig is not None:
         outs = sig.impl(bufs)
-        node = signed_node(op, sig, bufs, outs, parents, versions)
+        node = signed_node(op, sig, bufs, outs, parents, args)
         inexact = sig.inexact_out
         kept_out = sig.keep_out
     else:
+        versions = [(a._vc, a) if e is not None else None for a, e in zip(args, parents)]
         outs, out_avals = impl_buffers(prim, np, bufs, avals, params)
         # The rules compute on Arrays: the operands and results they read are kept as Arrays.
         node = new_node(prim, params, bufs, outs, parents, versions, None, avals, out_avals,
