@@ -100,21 +100,26 @@ class VJPTrace(Trace):
         parent: Trace = self.parent  # type: ignore[assignment]
         if not tracked or prim.zero_derivative:
             return bind_under(parent, prim, primals, params)
-        rule = None
-        sig = None
-        vjp_fwd = prim.vjp_fwd
-        if vjp_fwd is None and prim.vjp is not None and type(parent) is EvalTrace \
-                and not prim.call_like:
+        if type(parent) is EvalTrace and not prim.multiple_results and prim.vjp_fwd is None \
+                and prim.vjp is not None and not prim.call_like and not config.check_rules:
             # Eagerly: the impl on the operands' buffers, with the signature's avals (its
-            # shape rule ran once), without a second trace's dispatch.
+            # shape rule ran once), and the node recorded with that signature.
             eager = _eager_operands(primals)
-            if eager is not None:
-                sig = signature(prim, params, eager[1], [e is not None for e in parents])
-        if sig is not None:
-            res = [wrap(b, a) for b, a in zip(sig.impl(eager[0]),  # type: ignore[index]
-                                              sig.out_avals)]
-            out = res if prim.multiple_results else res[0]
-        elif vjp_fwd is not None:
+            sig = None if eager is None else signature(
+                prim, params, eager[1], [e is not None for e in parents])
+            if sig is not None:
+                out = wrap(sig.impl(eager[0])[0], sig.out_avals[0])  # type: ignore[index]
+                node = record_signed(sig, primals, (out,), parents, Node.__new__(Node),
+                                     _as_is)
+                return VJPTracer(self, out, (node, 0)) if sig.inexact_out[0] else out
+        return self._general(prim, primals, parents, params)
+
+    def _general(self, prim: Primitive, primals: list[Any], parents: list[Edge],
+                 params: dict[str, Any]) -> Any:
+        parent: Trace = self.parent  # type: ignore[assignment]
+        rule = None
+        vjp_fwd = prim.vjp_fwd
+        if vjp_fwd is not None:
             # Untracked operands are symbolic zeros: the rule need not differentiate
             # them (a loop that only they reach is not transformed).
             with set_current_trace(parent), offering_mask(tuple([e is not None
@@ -130,14 +135,9 @@ class VJPTrace(Trace):
         if config.check_rules:
             check_rules.check_primitive(prim, primals, params)
         outs = list(out) if prim.multiple_results else [out]
-        if sig is not None:
-            node = record_signed(sig, primals, outs, parents, Node.__new__(Node), _as_is)
-            inexact = sig.inexact_out
-        else:
-            node = record(prim, params, primals, outs, parents, rule)
-            inexact = tuple([dtypes.is_inexact(a.dtype) for a in node.out_avals])
-        wrapped = [VJPTracer(self, o, (node, k)) if inexact[k] else o
-                   for k, o in enumerate(outs)]
+        node = record(prim, params, primals, outs, parents, rule)
+        wrapped = [VJPTracer(self, o, (node, k)) if dtypes.is_inexact(a.dtype) else o
+                   for k, (o, a) in enumerate(zip(outs, node.out_avals))]
         return wrapped if prim.multiple_results else wrapped[0]
 
 
