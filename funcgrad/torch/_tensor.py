@@ -103,8 +103,9 @@ class Tensor:
         self.grad_fn: GradFn | None = None
         self._out_index = 0
         self._vc = [0]
-        # Gradient hooks, and the post-accumulate ones (marked by their type).
-        self._hooks: list[Any] = []
+        # Gradient hooks, and the post-accumulate ones (marked by their type): a list once
+        # one is registered (_hook_list).
+        self._hooks: list[Any] | tuple[()] = ()
         self._accum: weakref.ref[AccumulateGrad] | None = None
         self._is_view = False
         self._inference = _grad_mode._mode.inference
@@ -120,7 +121,7 @@ class Tensor:
         t.grad_fn = None
         t._out_index = 0
         t._vc = [0]
-        t._hooks = []
+        t._hooks = ()
         t._accum = None
         t._is_view = False
         t._inference = _grad_mode._mode.inference
@@ -232,8 +233,9 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
         if self.grad_fn is None:
-            self._hooks.append(hook)
-            return _HookHandle(self._hooks, hook)
+            hooks = self._hook_list()
+            hooks.append(hook)
+            return _HookHandle(hooks, hook)
         hooks = self.grad_fn.hook_list(self._out_index)
         hooks.append(hook)
         return _HookHandle(hooks, hook)
@@ -247,8 +249,15 @@ class Tensor:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
         entry = PostAccumulateHook(hook)
-        self._hooks.append(entry)
-        return _HookHandle(self._hooks, entry)
+        hooks = self._hook_list()
+        hooks.append(entry)
+        return _HookHandle(hooks, entry)
+
+    def _hook_list(self) -> list[Any]:
+        # Most tensors never get a hook: an empty tuple until one is registered.
+        if type(self._hooks) is not list:
+            self._hooks = []
+        return self._hooks
 
     def backward(self, gradient: Any = None, retain_graph: builtins.bool | None = None,
                  create_graph: builtins.bool = False,
@@ -1490,6 +1499,21 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
         return Tensor._from_data(outs[0])
     sig = signature(prim, params, avals, tracked)
     node: GradFn
+    if sig is not None and not prim.multiple_results and not inference:
+        # The common case, written out: one result, one node.
+        out = sig.impl(bufs)[0]
+        node = signed_node(op, sig, bufs, (out,), parents, args)
+        if shown is not None and _shown_differs(shown, args):
+            node.shown_parents = tuple([a._edge() if isinstance(a, Tensor) else None
+                                        for a in shown])
+        t = Tensor._from_data(out)
+        if sig.inexact_out[0]:
+            t.grad_fn = node
+            t._requires_grad = True
+            if sig.keep_out:
+                # The node keeps its output for backward: in-place changes must be caught.
+                node.keep_version(t._vc, _describe(t, node))
+        return t
     if sig is not None:
         outs = sig.impl(bufs)
         node = signed_node(op, sig, bufs, outs, parents, args)
