@@ -27,6 +27,7 @@ from funcgrad.numpy._shape import _arr
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import indexing as I
 from funcgrad.primitives import structural as S
+from funcgrad.primitives.rules import place_like
 from funcgrad.source_info import user_frame
 
 
@@ -304,7 +305,7 @@ def _flat_update(x: Any, idx: Any, values: Any, mode: Any,
         v = broadcast_to_shape(cast(v, aval.dtype), pshape)
     count = math.prod(pshape)
     flat = S.reshape(x, (aval.size,))
-    ids = S.reshape(pos, (count, 1))
+    ids = I.indices_for(S.reshape(pos, (count, 1)), flat)
     upd = S.reshape(v, (count,))
     out = prim(flat, ids, upd, mode="clip" if m == "clip" else "drop", **params)
     return S.reshape(out, aval.shape)
@@ -635,6 +636,7 @@ def _take_along_filled(arr: Any, idx: Any, ax: int, fill_value: Any,
             other = other + (np.arange(shape[d], dtype=np.int64) * strides[d]).reshape(
                 [-1 if j == d else 1 for j in range(nd)])
     if isinstance(idx, Tracer):
+        other = place_like(other, idx)  # the constant offsets go where the indices are
         i = E.convert_element_type(idx, dtypes.int64)
         i = E.select(E.lt(i, 0), E.add(i, n), i)
         if clip:

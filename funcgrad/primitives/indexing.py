@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.array import ArrayImpl
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError
 from funcgrad.ir import ShapedArray
@@ -38,6 +39,7 @@ from funcgrad.primitives.rules import (
     instantiate,
     linear,
     move_to_front,
+    place_like,
     with_batch,
     zeros_like,
 )
@@ -103,7 +105,20 @@ def default_fill_value(dtype: np.dtype[Any]) -> Any:
 
 def gather(operand: Any, indices: Any, mode: str = "clip", fill_value: Any = None) -> Any:
     """``operand`` at each index tuple of ``indices`` (see the module docstring)."""
-    return gather_p.bind(operand, indices, mode=mode, fill_value=fill_value)
+    return gather_p.bind(operand, indices_for(indices, operand), mode=mode,
+                         fill_value=fill_value)
+
+
+def indices_for(indices: Any, operand: Any) -> Any:
+    """Host index arrays (NumPy, or the indexing code's own) go to the operand's device, as
+    JAX commits them to it: ``x_gpu[np.array([2, 0])]`` gathers on the GPU. (Any host
+    constant of the indexing rules is placed so, next to a value on the device.)"""
+    buf = indices._value if type(indices) is ArrayImpl else indices
+    if type(buf) is np.ndarray:
+        placed = place_like(buf, operand)
+        if placed is not buf:
+            return placed
+    return indices
 
 
 def _gather_abstract(operand: ShapedArray, indices: ShapedArray, *, mode: str,
@@ -279,29 +294,29 @@ scatter_max_p = _scatter_prim("scatter_max", _ufunc_at("maximum"))
 
 def scatter_add(operand: Any, indices: Any, updates: Any, mode: str = "drop") -> Any:
     """``operand`` with ``updates`` added at ``indices`` (repeated indices accumulate)."""
-    return scatter_add_p.bind(operand, indices, updates, mode=mode)
+    return scatter_add_p.bind(operand, indices_for(indices, operand), updates, mode=mode)
 
 
 def scatter(operand: Any, indices: Any, updates: Any, mode: str = "drop") -> Any:
     """``operand`` with ``updates`` written at ``indices`` (the last repeated one wins)."""
-    return scatter_p.bind(operand, indices, updates, mode=mode)
+    return scatter_p.bind(operand, indices_for(indices, operand), updates, mode=mode)
 
 
 def scatter_mul(operand: Any, indices: Any, updates: Any, mode: str = "drop",
                 unique_indices: bool = False) -> Any:
     """``operand`` multiplied by ``updates`` at ``indices`` (once per occurrence)."""
-    return scatter_mul_p.bind(operand, indices, updates, mode=mode,
+    return scatter_mul_p.bind(operand, indices_for(indices, operand), updates, mode=mode,
                               unique_indices=bool(unique_indices))
 
 
 def scatter_min(operand: Any, indices: Any, updates: Any, mode: str = "drop") -> Any:
     """``operand`` with ``min(operand, updates)`` at ``indices``."""
-    return scatter_min_p.bind(operand, indices, updates, mode=mode)
+    return scatter_min_p.bind(operand, indices_for(indices, operand), updates, mode=mode)
 
 
 def scatter_max(operand: Any, indices: Any, updates: Any, mode: str = "drop") -> Any:
     """``operand`` with ``max(operand, updates)`` at ``indices``."""
-    return scatter_max_p.bind(operand, indices, updates, mode=mode)
+    return scatter_max_p.bind(operand, indices_for(indices, operand), updates, mode=mode)
 
 
 def full_like_index(x: Any, value: int) -> Any:
@@ -359,8 +374,9 @@ def _winners(op_aval: ShapedArray, idx: Any, mode: str) -> Any:
     from funcgrad.primitives.rules import full  # noqa: PLC0415
 
     ia = get_aval(idx)
-    ids = _flat_ids(ia.shape[:-1])
-    board = full(op_aval.shape[:ia.shape[-1]], -1, get_aval(ids).dtype)
+    # The rule's own constants go where the indices are (a GPU's, eagerly).
+    ids = indices_for(_flat_ids(ia.shape[:-1]), idx)
+    board = indices_for(full(op_aval.shape[:ia.shape[-1]], -1, get_aval(ids).dtype), idx)
     landed = scatter(board, idx, ids, mode)
     return E.eq(gather(landed, idx, _read_mode(mode), -1), ids)
 

@@ -344,6 +344,69 @@ def test_gpu_eager_numpy_ops_with_python_scalars(name: str) -> None:
     np.testing.assert_allclose(_host(got), _host(f(xh)), rtol=1e-12, atol=1e-14)
 
 
+# Indexing a device array: the index (a NumPy array, a list, a mask, or a device array)
+# is committed to the array's device, as JAX does; the result stays there.
+IDX = np.array([2, 0, -1, 2])
+INDEXING: dict[str, Any] = {
+    "host_ints": lambda a, d: a[IDX],
+    "device_ints": lambda a, d: a[d(IDX)],
+    "list": lambda a, d: a[[1, 3]],
+    "mask": lambda a, d: a[np.array([True, False, True, True])],
+    "two_axes": lambda a, d: a[d(IDX), :2][:, np.array([1, 0])],
+    "take": lambda a, d: fnp.take(a, d(IDX), axis=1),
+    "take_along": lambda a, d: fnp.take_along_axis(a, d(np.array([[0], [4], [1], [2]])), 1),
+    "at_set": lambda a, d: a.at[d(IDX)].set(0.5),
+    "at_add_rows": lambda a, d: a.at[IDX, 1].add(1.0),
+    "at_multiply": lambda a, d: a.at[d(np.array([1, 3]))].multiply(2.0),
+    "at_max": lambda a, d: a.at[IDX].max(0.25),
+    "at_get_fill": lambda a, d: a.at[d(np.array([0, 9]))].get(mode="fill", fill_value=-1.0),
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(INDEXING))
+def test_gpu_eager_indexing_with_host_and_device_indices(name: str) -> None:
+    _cupy()
+    xh = np.random.default_rng(5).standard_normal((4, 5))
+    f = INDEXING[name]
+    got = f(fg.device_put(xh, "cuda"), lambda i: fg.device_put(i, "cuda"))
+    assert _on_cuda(got)
+    np.testing.assert_array_equal(_host(got), _host(f(fnp.asarray(xh), lambda i: i)))
+    # Reverse mode through the same indexing, on the device.
+    g = fg.grad(lambda a: fnp.sum(f(a, lambda i: fg.device_put(i, "cuda")) ** 2))(
+        fg.device_put(xh, "cuda"))
+    assert _on_cuda(g)
+    np.testing.assert_allclose(_host(g), _host(fg.grad(
+        lambda a: fnp.sum(f(a, lambda i: i) ** 2))(fnp.asarray(xh))), rtol=1e-12)
+
+
+@pytest.mark.gpu
+def test_gpu_torch_indexing_with_cuda_and_cpu_index_tensors() -> None:
+    _cupy()
+    from funcgrad import torch
+
+    xh = np.random.default_rng(6).standard_normal((3, 4))
+    ops = {
+        "cuda_index": lambda t, dev: t[torch.tensor([2, 0, -1]).to(dev)],
+        "cpu_index": lambda t, dev: t[torch.tensor([2, 0])],
+        "mask": lambda t, dev: t[t > 0.1],
+        "index_select": lambda t, dev: t.index_select(1, torch.tensor([3, 0]).to(dev)),
+        "gather": lambda t, dev: t.gather(1, torch.tensor([[0], [1], [3]]).to(dev)),
+    }
+    for name, op in ops.items():
+        x = torch.tensor(xh).cuda().requires_grad_()
+        y = op(x, "cuda")
+        assert y.device.type == "cuda", name
+        (y * y).sum().backward()
+        xr = torch.tensor(xh, requires_grad=True)
+        yr = op(xr, "cpu")
+        (yr * yr).sum().backward()
+        np.testing.assert_array_equal(y.detach().cpu().numpy(), yr.detach().numpy(),
+                                      err_msg=name)
+        np.testing.assert_allclose(x.grad.cpu().numpy(), xr.grad.numpy(), rtol=1e-12,
+                                   err_msg=name)
+
+
 @pytest.mark.gpu
 def test_gpu_eager_int_ops_and_division_by_zero() -> None:
     _cupy()
