@@ -35,6 +35,13 @@ def _is_int_scalar(i: Any) -> bool:
     return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
 
 
+def _dynamic(i: Any) -> bool:
+    """Whether an index is used where it is (a tracer, or an integer array on a GPU, which is
+    not copied to the host: negative and out-of-range indices are handled on the device)."""
+    return isinstance(i, Tracer) or (type(i) is ArrayImpl and type(i._value) is not np.ndarray
+                                     and i._aval.dtype.kind in "iu")
+
+
 def _concrete(i: Any) -> Any:
     """The NumPy value of a concrete Array (indices are read on the host)."""
     return np.asarray(i) if type(i) is ArrayImpl else i
@@ -42,7 +49,7 @@ def _concrete(i: Any) -> Any:
 
 def _as_index_array(i: Any) -> Any:
     """Advanced index → integer array or tracer (booleans become their nonzero positions)."""
-    if isinstance(i, Tracer):
+    if _dynamic(i):
         dt = i.aval.dtype
         if dt.kind == "b":
             raise NonConcreteBooleanIndexError(
@@ -67,7 +74,7 @@ def _expand_index(idx: Any, ndim: int) -> list[Any]:
     for i in idx:
         if type(i) is ArrayImpl and i.aval.ndim == 0 and i.aval.dtype.kind in "iu":
             i = int(i)
-        elif isinstance(i, (list, np.ndarray, ArrayImpl)) and not isinstance(i, Tracer):
+        elif isinstance(i, (list, np.ndarray, ArrayImpl)) and not _dynamic(i):
             arr = np.asarray(_concrete(i))
             if arr.dtype.kind == "b":
                 entries.extend(np.nonzero(arr))
@@ -160,7 +167,7 @@ def _apply_slices(x: Any, entries: list[Any]) -> Any:
 
 def _normalize_index(i: Any, n: int, axis: int) -> Any:
     """Negative indices wrapped once (the gather clamps what is still out of range)."""
-    if isinstance(i, Tracer):
+    if _dynamic(i):
         i = E.convert_element_type(i, _index_dtype(i))
         return E.select(E.lt(i, 0), E.add(i, n), i)
     arr = np.asarray(i).astype(np.int64)
@@ -179,8 +186,11 @@ def _apply_advanced(x: Any, indices: list[Any], axes: list[int]) -> Any:
     norm = [broadcast_to_shape(i, bshape) for i in norm]
     rest = [a for a in range(len(shape)) if a not in axes]
     x = S.transpose(x, axes + rest)
-    if any(isinstance(i, Tracer) for i in norm):
-        norm = [E.convert_element_type(i, dtypes.int64) for i in norm]
+    dyn = next((i for i in norm if _dynamic(i)), None)
+    if dyn is not None:
+        # Host index arrays join the dynamic ones where those are (a GPU's, eagerly).
+        norm = [E.convert_element_type(place_like(i, dyn) if type(i) is np.ndarray else i,
+                                       dtypes.int64) for i in norm]
     stacked = S.concatenate([S.expand_dims(i, (len(bshape),)) for i in norm], len(bshape))
     if not 0 < len(norm) or any(shape[a] == 0 for a in axes):
         raise IndexingError(f"index is out of bounds for an axis of size 0 (at {user_frame()})")
@@ -536,7 +546,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: A
         from funcgrad.numpy._ufuncs import maximum, minimum  # noqa: PLC0415
 
         last = get_aval(a).shape[ax] - 1
-        idx = (np.clip(idx, 0, last) if not isinstance(idx, Tracer)
+        idx = (np.clip(idx, 0, last) if not _dynamic(idx)
                else minimum(maximum(idx, 0), last))
     if m == "raise":
         raise NotImplementedError("take(mode='raise') cannot check indices of traced values; "
@@ -552,7 +562,7 @@ def _take_filled(a: Any, idx: Any, ax: int, fill_value: Any) -> Any:
     transpose scatters whole rows (an embedding's gradient), not single elements."""
     shape = get_aval(a).shape
     n = shape[ax]
-    if isinstance(idx, Tracer):
+    if _dynamic(idx):
         i = E.convert_element_type(idx, dtypes.int64)
         i = E.select(E.lt(i, 0), E.add(i, n), i)
     else:
@@ -570,7 +580,7 @@ def _take_filled(a: Any, idx: Any, ax: int, fill_value: Any) -> Any:
 
 def _index_operand(indices: Any, where: str) -> Any:
     idx = asarray(indices)
-    if not isinstance(idx, Tracer):
+    if not _dynamic(idx):
         idx = np.asarray(idx)
         if idx.dtype.kind not in "iu":
             raise IndexingError(f"{where} indices must be integers, got {idx.dtype}")
@@ -635,7 +645,7 @@ def _take_along_filled(arr: Any, idx: Any, ax: int, fill_value: Any,
         if d != ax and shape[d] != 1:
             other = other + (np.arange(shape[d], dtype=np.int64) * strides[d]).reshape(
                 [-1 if j == d else 1 for j in range(nd)])
-    if isinstance(idx, Tracer):
+    if _dynamic(idx):
         other = place_like(other, idx)  # the constant offsets go where the indices are
         i = E.convert_element_type(idx, dtypes.int64)
         i = E.select(E.lt(i, 0), E.add(i, n), i)
