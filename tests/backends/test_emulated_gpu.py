@@ -291,6 +291,26 @@ def test_jitted_training_step_moves_nothing_between_host_and_device(fake_cupy: A
         np.testing.assert_allclose(_host(p), _host(q), rtol=1e-10, atol=1e-12)
 
 
+def test_eager_gathers_with_device_indices_copy_nothing_to_the_host(fake_cupy: Any) -> None:
+    x = fg.device_put(np.arange(20.0).reshape(4, 5), "cuda")
+    i = fg.device_put(np.array([3, -1, 0]), "cuda")
+    with fake_cupy_counting() as c:
+        outs = [x[i], x[:, i], fnp.take(x, i, axis=1),
+                fnp.take_along_axis(x[:3], fnp.reshape(i, (3, 1)), axis=1),
+                fg.grad(lambda a: fnp.sum(a[i] ** 2))(x)]
+    assert (c.d2h, c.syncs) == (0, 0)
+    xh = np.arange(20.0).reshape(4, 5)
+    ih = np.array([3, -1, 0])
+    np.testing.assert_array_equal(_host(outs[0]), xh[ih])
+    np.testing.assert_array_equal(_host(outs[1]), xh[:, ih])
+    np.testing.assert_array_equal(_host(outs[2]), np.take(xh, ih, axis=1))
+    np.testing.assert_array_equal(_host(outs[3]),
+                                  np.take_along_axis(xh[:3], ih.reshape(3, 1), axis=1))
+    expected = np.zeros_like(xh)
+    np.add.at(expected, ih, 2 * xh[ih])
+    np.testing.assert_array_equal(_host(outs[4]), expected)
+
+
 # ===================================================================== (b) GPU surface
 
 
