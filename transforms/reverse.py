@@ -300,26 +300,26 @@ def record_signed(sig: Signature, primals: Sequence[Any], outs: Sequence[Any],
     in_avals, out_avals = sig.in_avals, sig.out_avals
     node.prim = sig.prim
     node.params = sig.params
-    if sig.keep_in:
-        kept = list(sig.missing_in)
-        for i in sig.keep_in:
-            kept[i] = wrap_kept(primals[i], in_avals[i])
-        node.primals = tuple(kept)
-    else:
-        node.primals = sig.missing_in
-    if sig.keep_out:
-        kept = list(sig.missing_out)
-        for k in sig.keep_out:
-            kept[k] = wrap_kept(outs[k], out_avals[k])
-        node.outs = tuple(kept)
-    else:
-        node.outs = sig.missing_out
+    node.primals = _kept(primals, in_avals, sig.keep_in, sig.missing_in, wrap_kept)
+    node.outs = _kept(outs, out_avals, sig.keep_out, sig.missing_out, wrap_kept)
     node.parents = tuple(parents)
     node.rule = None
     node.in_avals = in_avals
     node.out_avals = out_avals
     node.sig = sig
     return node
+
+
+def _kept(values: Sequence[Any], avals: Sequence[ShapedArray], keep: tuple[int, ...],
+          missing: tuple[Missing, ...], wrap_kept: Callable[[Any, ShapedArray], Any]
+          ) -> tuple[Any, ...]:
+    """The values at ``keep``, wrapped; the shared placeholders elsewhere."""
+    if not keep:
+        return missing
+    kept: list[Any] = list(missing)
+    for i in keep:
+        kept[i] = wrap_kept(values[i], avals[i])
+    return tuple(kept)
 
 
 def fit_cotangent(ct: Any, aval: ShapedArray, prim: Primitive | None) -> Any:
