@@ -182,15 +182,15 @@ def _index_dtype(i: Any) -> Any:
 def _apply_advanced(x: Any, indices: list[Any], axes: list[int]) -> Any:
     shape = get_aval(x).shape
     norm = [_normalize_index(i, shape[a], a) for i, a in zip(indices, axes)]
-    bshape = broadcast_shapes(*(get_aval(i).shape for i in norm))
-    norm = [broadcast_to_shape(i, bshape) for i in norm]
-    rest = [a for a in range(len(shape)) if a not in axes]
-    x = S.transpose(x, axes + rest)
     dyn = next((i for i in norm if _dynamic(i)), None)
     if dyn is not None:
         # Host index arrays join the dynamic ones where those are (a GPU's, eagerly).
         norm = [E.convert_element_type(place_like(i, dyn) if type(i) is np.ndarray else i,
                                        dtypes.int64) for i in norm]
+    bshape = broadcast_shapes(*(get_aval(i).shape for i in norm))
+    norm = [broadcast_to_shape(i, bshape) for i in norm]
+    rest = [a for a in range(len(shape)) if a not in axes]
+    x = S.transpose(x, axes + rest)
     stacked = S.concatenate([S.expand_dims(i, (len(bshape),)) for i in norm], len(bshape))
     if not 0 < len(norm) or any(shape[a] == 0 for a in axes):
         raise IndexingError(f"index is out of bounds for an axis of size 0 (at {user_frame()})")
@@ -231,7 +231,7 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
     size = math.prod(shape)
     padded = tuple(n + 1 for n in shape)
     fixed: list[Any] = []
-    traced = False
+    traced: Any = False  # a dynamic index (a tracer or a device array), if there is one
     ax = 0
     for e in entries:
         if e is None:
@@ -252,8 +252,8 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
             i = operator.index(e)
             i = i + n if i < 0 else i
             fixed.append(min(max(i, 0), n - 1) if clip else (i if 0 <= i < n else n))
-        elif isinstance(e, Tracer):
-            traced = True
+        elif _dynamic(e):
+            traced = e
             i = E.convert_element_type(e, dtypes.int64)
             i = E.select(E.lt(i, 0), E.add(i, n), i)
             if clip:
@@ -271,7 +271,7 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
     strides = [math.prod(shape[k + 1:]) for k in range(nd)]
     # Indexing zeros of the padded shape gives the result's shape (new axes included).
     zeros = np.broadcast_to(np.zeros((), np.int64), padded)
-    if not traced:
+    if traced is False:
         pos = zeros[tuple(fixed)]
         invalid = np.zeros(pos.shape, bool)
         for k in range(nd):
@@ -281,12 +281,14 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
             pos = pos + ck * strides[k]
             invalid = invalid | (ck == shape[k])
         return np.where(invalid, size, pos), False
-    pos_t: Any = getitem(wrap(zeros, ShapedArray.make(padded, zeros.dtype)), tuple(fixed))
+    # The coordinate tables go where the dynamic indices are (a GPU's, eagerly).
+    fixed = [place_like(e, traced) if type(e) is np.ndarray else e for e in fixed]
+    pos_t: Any = getitem(_placed(zeros, traced), tuple(fixed))
     bad_t: Any = None
     for k in range(nd):
         view = np.broadcast_to(
             np.arange(padded[k]).reshape([-1 if j == k else 1 for j in range(nd)]), padded)
-        coord = wrap(view, ShapedArray.make(padded, view.dtype))
+        coord = _placed(view, traced)
         ck = getitem(coord, tuple(fixed))
         pos_t = E.add(pos_t, E.mul(ck, strides[k]))
         hit = E.eq(ck, shape[k])
@@ -294,6 +296,14 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
     if bad_t is None:
         return pos_t, True
     return E.select(bad_t, I.full_like_index(pos_t, size), pos_t), True
+
+
+def _placed(table: np.ndarray, like: Any) -> Any:
+    """A host table as an Array on the device of ``like`` (the host, unless it is on a GPU)."""
+    placed = place_like(np.ascontiguousarray(table), like)
+    if type(placed) is np.ndarray:
+        return wrap(table, ShapedArray.make(table.shape, table.dtype))
+    return wrap(placed, ShapedArray.make(table.shape, table.dtype))
 
 
 def _positions(x: Any, idx: Any, clip: bool) -> Any:
@@ -471,7 +481,7 @@ def _apply(x: Any, idx: Any, func: Callable[[Any, Any], Any], mode: Any, values:
         if dtypes.python_scalar(v) or get_aval(v).shape != pshape:
             v = broadcast_to_shape(v, pshape)
         vflat = S.reshape(v, (count,))
-    if isinstance(pos, Tracer):
+    if _dynamic(pos):
         # Which updates repeat is only known at run time: one round per update, in order.
         groups = [np.array([j]) for j in range(count)]
         ids_all = S.reshape(pos, (count, 1))
@@ -481,7 +491,7 @@ def _apply(x: Any, idx: Any, func: Callable[[Any, Any], Any], mode: Any, values:
         groups = [np.nonzero(rank == k)[0] for k in range(int(rank.max(initial=-1)) + 1)]
         ids_all = np.asarray(pos).reshape(count, 1)
     for sel in groups:
-        if isinstance(ids_all, Tracer):
+        if _dynamic(ids_all):
             ids = I.gather(ids_all, sel.reshape(-1, 1), "clip", None)
         else:
             ids = ids_all[sel]

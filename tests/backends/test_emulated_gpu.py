@@ -291,13 +291,15 @@ def test_jitted_training_step_moves_nothing_between_host_and_device(fake_cupy: A
         np.testing.assert_allclose(_host(p), _host(q), rtol=1e-10, atol=1e-12)
 
 
-def test_eager_gathers_with_device_indices_copy_nothing_to_the_host(fake_cupy: Any) -> None:
+def test_eager_indexing_with_device_indices_copies_nothing_to_the_host(fake_cupy: Any) -> None:
     x = fg.device_put(np.arange(20.0).reshape(4, 5), "cuda")
     i = fg.device_put(np.array([3, -1, 0]), "cuda")
     with fake_cupy_counting() as c:
         outs = [x[i], x[:, i], fnp.take(x, i, axis=1),
                 fnp.take_along_axis(x[:3], fnp.reshape(i, (3, 1)), axis=1),
-                fg.grad(lambda a: fnp.sum(a[i] ** 2))(x)]
+                fg.grad(lambda a: fnp.sum(a[i] ** 2))(x),
+                x.at[i].set(-1.0), x.at[i, 1].add(10.0),
+                x.at[i].get(mode="fill", fill_value=-2.0)]
     assert (c.d2h, c.syncs) == (0, 0)
     xh = np.arange(20.0).reshape(4, 5)
     ih = np.array([3, -1, 0])
@@ -309,6 +311,13 @@ def test_eager_gathers_with_device_indices_copy_nothing_to_the_host(fake_cupy: A
     expected = np.zeros_like(xh)
     np.add.at(expected, ih, 2 * xh[ih])
     np.testing.assert_array_equal(_host(outs[4]), expected)
+    expected = xh.copy()
+    expected[ih] = -1.0
+    np.testing.assert_array_equal(_host(outs[5]), expected)
+    expected = xh.copy()
+    np.add.at(expected, (ih, 1), 10.0)
+    np.testing.assert_array_equal(_host(outs[6]), expected)
+    np.testing.assert_array_equal(_host(outs[7]), xh[ih])
 
 
 # ===================================================================== (b) GPU surface
