@@ -60,6 +60,7 @@ from funcgrad.transforms.reverse import (
     record_signed,
     walk,
 )
+from funcgrad.transforms.staged_vjp import staged_cotangents
 
 if TYPE_CHECKING:
     from funcgrad.torch._tensor import Tensor
@@ -187,7 +188,13 @@ class GradFn(Node):
             if _anomaly.state.nan_check and not self.owned:
                 _anomaly.check_nan(self, self.name(), in_cts)
             return _recorded_backward(self, tape, start, in_cts, reads_graph)
-        in_cts = Node.backward(self, cts)
+        if self.sig is not None and type(tape) is EvalTrace and len(cts) == 1:
+            # Node.backward's eager path for a signed one-result node, written out.
+            staged = staged_cotangents(self, cts[0], self._run_rule)
+            in_cts = staged if staged is not None else \
+                self._run_rule(cts[0], self.primals, self.outs)
+        else:
+            in_cts = Node.backward(self, cts)
         if _anomaly.state.nan_check and not self.owned:
             _anomaly.check_nan(self, self.name(), in_cts)
         return in_cts if self.owned else _reached_zeros(self, cts, in_cts)

@@ -1738,7 +1738,10 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
             else:
                 vb = None
             if vb is not None:
-                out = apply_binary_prim(op, prim, a, vb, (a, b) if shown else None)
+                sb = vb._data.shape if vb is b else ()
+                out = apply_prim(op, prim, (a, vb), shown=(a, b) if shown else None) \
+                    if sb == da.shape or not sb else \
+                    apply_binary_prim(op, prim, a, vb, (a, b) if shown else None)
                 if out is not None:
                     return out
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.shape != b.shape:
