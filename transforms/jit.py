@@ -37,7 +37,7 @@ from funcgrad.errors import FuncgradError, NonDifferentiableError
 from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray, ShapeDtypeStruct
 from funcgrad.primitives.rules import all_batched, batch_size, wanted, zeros_like_aval
 from funcgrad.staging import eval_jaxpr, trace_flat
-from funcgrad.transforms import reverse, staged_vjp
+from funcgrad.transforms import signatures, staged_vjp
 from funcgrad.transforms._util import take_mask
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.partial_eval import float_outputs, vjp_split
@@ -344,7 +344,7 @@ def clear_caches() -> None:
         f._traced.clear()
     _executables.clear()
     staged_vjp.clear()
-    reverse.clear_signatures()
+    signatures.clear_signatures()
 
 
 def _drop_fast_paths() -> None:

@@ -55,10 +55,9 @@ from funcgrad.transforms.reverse import (
     Leaf,
     Node,
     record,
-    record_signed,
-    signature,
     walk,
 )
+from funcgrad.transforms.signatures import record_signed, signature
 from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 
 

@@ -55,11 +55,10 @@ from funcgrad.transforms.reverse import (
     Hooks,
     Leaf,
     Node,
-    Signature,
     record,
-    record_signed,
     walk,
 )
+from funcgrad.transforms.signatures import Signature, record_signed
 from funcgrad.transforms.staged_vjp import staged_cotangents
 
 if TYPE_CHECKING:

@@ -74,7 +74,8 @@ from funcgrad.torch._graph import (
 from funcgrad.torch._random import rng
 from funcgrad.torch._repr import format_tensor_data
 from funcgrad.torch._sign_bounds import clamp_tensors
-from funcgrad.transforms.reverse import Edge, signature
+from funcgrad.transforms.reverse import Edge
+from funcgrad.transforms.signatures import signature
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 from funcgrad.wrappers import register_array_wrapper
 
