@@ -421,14 +421,18 @@ def ndarray_aval(a: np.ndarray) -> ShapedArray:
         dt = a.dtype
         if dt not in dtypes.SUPPORTED:
             dt = dtypes.to_dtype(dt)
-        aval = ShapedArray.make(a.shape, dt)
-        if len(_NDARRAY_AVALS) >= 10_000:
-            _NDARRAY_AVALS.clear()
-        _NDARRAY_AVALS[key] = aval
+        aval = _intern(key, ShapedArray.make(a.shape, dt))
     return aval
 
 
 _NDARRAY_AVALS: dict[tuple[Any, ...], ShapedArray] = {}
+
+
+def _intern(key: tuple[Any, ...], aval: ShapedArray) -> ShapedArray:
+    if len(_NDARRAY_AVALS) >= 10_000:
+        _NDARRAY_AVALS.clear()
+    _NDARRAY_AVALS[key] = aval
+    return aval
 
 
 def canonical_aval(aval: ShapedArray) -> ShapedArray:
@@ -436,12 +440,9 @@ def canonical_aval(aval: ShapedArray) -> ShapedArray:
     itself when weakly typed): caches keyed by aval identity then hit."""
     if aval.weak_type:
         return aval
-    hit = _NDARRAY_AVALS.get((aval.shape, aval.dtype))
-    if hit is None:
-        if len(_NDARRAY_AVALS) >= 10_000:
-            _NDARRAY_AVALS.clear()
-        hit = _NDARRAY_AVALS[(aval.shape, aval.dtype)] = aval
-    return hit
+    key = (aval.shape, aval.dtype)
+    hit = _NDARRAY_AVALS.get(key)
+    return hit if hit is not None else _intern(key, aval)
 
 
 def _wrap_exact(prim: Primitive, xp: Any, out: Any, aval: ShapedArray) -> ArrayImpl:

@@ -30,6 +30,7 @@ from funcgrad.config import CHECK_VALUES
 from funcgrad.core import Missing, Primitive, abstract_eval, canonical_aval, impl_checked
 from funcgrad.ir import ShapedArray
 from funcgrad.transforms.reverse import Edge, Leaf, Node, _normalized_reads
+from funcgrad.transforms.staged_vjp import identity_key
 
 
 class Signature:
@@ -64,7 +65,6 @@ class Signature:
         self.staged: Any = None  # uses so far, then the staged rule (or why not)
         self.x64: bool | None = None
 
-
     def impl(self, bufs: Sequence[Any]) -> list[Any]:
         """The primitive's impl on NumPy buffers of this signature: the results' buffers.
         Where the impl is a ufunc, it is called directly once the impl's results have
@@ -88,17 +88,10 @@ def signature(prim: Primitive, params: dict[str, Any], in_avals: Sequence[Shaped
     :func:`funcgrad.core.canonical_aval`) of which ``tracked`` need cotangents (None:
     params that cannot key a cache). Its shape rule runs here the
     first time, so a bad operand raises its error as eager evaluation does."""
-    # Keyed by the avals' identities (cheap to hash, and eager callers pass the interned
-    # ones of core.ndarray_aval); a signature keeps its avals alive, so an identity in a
-    # key is never reused by another aval while the key is there.
-    key: tuple[Any, ...] = (prim, *[(a.shape, a.dtype) if a.weak_type else id(a)
-                                    for a in in_avals], *tracked)
-    if params:
-        try:
-            key = (*key, *params.items())
-            hash(key)
-        except TypeError:
-            return None
+    # A signature keeps its avals alive, so an identity in its key is never reused.
+    key = identity_key(prim, in_avals, tracked, params)
+    if key is None:
+        return None
     sig = _SIGNATURES.get(key)
     if sig is None:
         if prim.vjp is None or prim.vjp_reads is None and prim.vjp_reads_for is None:

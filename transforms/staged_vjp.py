@@ -85,20 +85,12 @@ def staged_cotangents(node: Any, ct: Any, run_rule: RunRule) -> list[Any] | None
             if type(plan) is not _Plan:
                 return None
     else:
-        params = node.params
-        # Keyed by the avals' identities (cheaper to hash than their values: this runs once
-        # per node); a plan keeps its avals alive, so an identity in a key is never reused.
-        in_avals = [canonical_aval(a) for a in node.in_avals]
+        # A plan keeps its avals alive, so an identity in its key is never reused.
         ct_aval = canonical_aval(ct_aval)
-        key: tuple[Any, ...] = (node.prim, x64, _aval_key(ct_aval),
-                                *[_aval_key(a) for a in in_avals],
-                                *[e is not None for e in node.parents])
-        if params:
-            try:
-                key = (*key, *params.items())
-                hash(key)
-            except TypeError:  # a param that cannot be hashed
-                return None
+        key = identity_key(node.prim, [ct_aval, *[canonical_aval(a) for a in node.in_avals]],
+                           [x64, *[e is not None for e in node.parents]], node.params)
+        if key is None:
+            return None
         plan = _plans.get(key)
         if type(plan) is not _Plan:
             if len(_plans) >= _MAX_PLANS:
@@ -123,9 +115,21 @@ def staged_cotangents(node: Any, ct: Any, run_rule: RunRule) -> list[Any] | None
     return out
 
 
-def _aval_key(a: ShapedArray) -> Any:
-    # A canonical aval by identity; a weak one (not interned) by value.
-    return (a.shape, a.dtype) if a.weak_type else id(a)
+def identity_key(prim: Any, avals: Sequence[ShapedArray], flags: Sequence[bool],
+                 params: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A cache key for ``prim`` on canonical ``avals`` (core.canonical_aval), with ``flags``
+    and ``params``; None where a param cannot be hashed. Canonical avals are keyed by
+    identity (cheaper to hash than their values: this runs once per node), weak ones (not
+    interned) by value: whoever caches under the key keeps the avals alive."""
+    key: tuple[Any, ...] = (prim, *[(a.shape, a.dtype) if a.weak_type else id(a)
+                                    for a in avals], *flags)
+    if params:
+        try:
+            key = (*key, *params.items())
+            hash(key)
+        except TypeError:
+            return None
+    return key
 
 
 def _counted(state: Any, node: Any, ct_aval: ShapedArray, run_rule: RunRule) -> Any:

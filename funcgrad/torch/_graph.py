@@ -59,7 +59,6 @@ from funcgrad.transforms.reverse import (
     walk,
 )
 from funcgrad.transforms.signatures import Signature, record_signed
-from funcgrad.transforms.staged_vjp import staged_cotangents
 
 if TYPE_CHECKING:
     from funcgrad.torch._tensor import Tensor
@@ -115,10 +114,15 @@ class GradFn(Node):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
+        prim = self.prim
+        self._graph_fields(prim.torch_node if prim is not None and prim.torch_node
+                           else "Unknown")
+
+    def _graph_fields(self, op: str) -> None:
+        """The fields PyTorch's graph adds to an engine node (every constructor sets them)."""
+        self.op = op
         # Part of a composite operation (an OpNode's inner graph).
         self.owned = False
-        prim = self.prim
-        self.op = prim.torch_node if prim is not None and prim.torch_node else "Unknown"
         # (version counter, version when saved, description) of each kept user tensor.
         self.saved: tuple[tuple[list[int], int, Callable[[], str]], ...] = ()
         # Most nodes never get hooks or retained outputs: one shared empty (read-only)
@@ -187,13 +191,7 @@ class GradFn(Node):
             if _anomaly.state.nan_check and not self.owned:
                 _anomaly.check_nan(self, self.name(), in_cts)
             return _recorded_backward(self, tape, start, in_cts, reads_graph)
-        if self.sig is not None and type(tape) is EvalTrace and len(cts) == 1:
-            # Node.backward's eager path for a signed one-result node, written out.
-            staged = staged_cotangents(self, cts[0], self._run_rule)
-            in_cts = staged if staged is not None else \
-                self._run_rule(cts[0], self.primals, self.outs)
-        else:
-            in_cts = Node.backward(self, cts)
+        in_cts = Node.backward(self, cts)
         if _anomaly.state.nan_check and not self.owned:
             _anomaly.check_nan(self, self.name(), in_cts)
         return in_cts if self.owned else _reached_zeros(self, cts, in_cts)
@@ -253,12 +251,7 @@ class OpNode(GradFn):
     def __init__(self, op: str, parents: Sequence[Edge], inner_outputs: Sequence[Edge],
                  out_values: Sequence[Any], inner_nodes: Sequence[GradFn]) -> None:
         Node.__init__(self, None, {}, [], out_values, parents)
-        self.op = op
-        self.saved = ()
-        self.hooks = self.retained = _NONE
-        self.freed = False
-        self.shown_parents = None
-        self.owned = False
+        self._graph_fields(op)
         self.inner_outputs = tuple(inner_outputs)
         self.inner_nodes = tuple(inner_nodes)
         for n in self.inner_nodes:
@@ -343,7 +336,6 @@ def _recorded_backward(node: GradFn, tape: TapeTrace, start: int, in_cts: list[A
 
 
 _classes: dict[tuple[type, str], type] = {}
-_op_classes: dict[str, type] = {}  # the GradFn subclass of each op (signed_node's lookup)
 # PyTorch's nodes that are not named after a derivative formula.
 _UNSUFFIXED = frozenset({"CopySlices", "AccumulateGrad"})
 
@@ -354,25 +346,22 @@ def _node_name(op: str) -> str:
     return base if base in _UNSUFFIXED else f"{base}Backward{overload or 0}"
 
 
+def _node_class(base: type, op: str) -> type:
+    """The subclass of ``base`` named as PyTorch names ``op``'s node (made once)."""
+    cls = _classes.get((base, op))
+    if cls is None:
+        cls = _classes[(base, op)] = type(_node_name(op), (base,), {"__slots__": ()})
+    return cls
+
+
 def signed_node(op: str, sig: Signature, primals: Sequence[Any], outs: Sequence[Any],
                 parents: Sequence[Edge], operands: Sequence[Any]) -> GradFn:
     """:func:`new_node` and :func:`name_node` in one, for a caller that holds the
     operation's signature and its raw buffers (the PyTorch face's one-primitive ops);
     ``operands``: the Tensors (or others) the buffers came from, whose versions a kept
     tracked operand's check reads."""
-    cls = _op_classes.get(op)
-    if cls is None:
-        cls = _classes.get((GradFn, op))
-        if cls is None:
-            cls = _classes[(GradFn, op)] = type(_node_name(op), (GradFn,), {"__slots__": ()})
-        _op_classes[op] = cls
-    node: GradFn = GradFn.__new__(cls)
-    node.owned = False
-    node.op = op
-    node.saved = ()
-    node.hooks = node.retained = _NONE
-    node.freed = False
-    node.shown_parents = None
+    node: GradFn = GradFn.__new__(_node_class(GradFn, op))
+    node._graph_fields(op)
     record_signed(sig, primals, outs, parents, node, wrap)
     for i in sig.keep_in:
         if parents[i] is not None:
@@ -388,11 +377,8 @@ def name_node(node: GradFn, op: str) -> None:
     ``{op}Backward0`` (``type(y.grad_fn).__name__`` is what PyTorch prints)."""
     node.op = op
     base = type(node)
-    base = base.__mro__[1] if base.__name__.endswith("Backward0") else base
-    cls = _classes.get((base, op))
-    if cls is None:
-        cls = _classes[(base, op)] = type(_node_name(op), (base,), {"__slots__": ()})
-    node.__class__ = cls
+    node.__class__ = _node_class(
+        base.__mro__[1] if base.__name__.endswith("Backward0") else base, op)
     if _anomaly.state.enabled:
         _anomaly.record(node)
 

@@ -1500,26 +1500,10 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
         return Tensor._from_data(outs[0])
     sig = signature(prim, params, avals, tracked)
     node: GradFn
-    if sig is not None and not prim.multiple_results and not inference:
-        # The common case, written out: one result, one node.
-        out = sig.impl(bufs)[0]
-        node = signed_node(op, sig, bufs, (out,), parents, args)
-        if shown is not None and _shown_differs(shown, args):
-            node.shown_parents = tuple([a._edge() if isinstance(a, Tensor) else None
-                                        for a in shown])
-        t = Tensor._from_data(out)
-        if sig.inexact_out[0]:
-            t.grad_fn = node
-            t._requires_grad = True
-            if sig.keep_out:
-                # The node keeps its output for backward: in-place changes must be caught.
-                node.keep_version(t._vc, _describe(t, node))
-        return t
     if sig is not None:
         outs = sig.impl(bufs)
         node = signed_node(op, sig, bufs, outs, parents, args)
         inexact = sig.inexact_out
-        kept_out = sig.keep_out
     else:
         versions = [(a._vc, a) if e is not None else None for a, e in zip(args, parents)]
         outs, out_avals = impl_buffers(prim, np, bufs, avals, params)
@@ -1528,7 +1512,6 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
                         wrap)
         name_node(node, op)
         inexact = tuple([is_inexact(av.dtype) for av in out_avals])
-        kept_out = tuple([k for k, o in enumerate(node.outs) if type(o) is not Missing])
     if inference:
         _check_inference_saved([node], [b for a, b in zip(args, bufs) if _is_inference(a)])
     if shown is not None and _shown_differs(shown, args):
@@ -1539,9 +1522,7 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
         t = Tensor._from_data(o)
         if inexact[k]:
             t.grad_fn, t._out_index, t._requires_grad = node, k, True
-            if k in kept_out:
-                # The node keeps this output for backward: in-place changes must be caught.
-                node.keep_version(t._vc, _describe(t, node))
+            _register_saved_output(node, (node, k), t)
         wrapped.append(t)
     return cast(Tensor, wrapped) if prim.multiple_results else wrapped[0]
 
@@ -1739,10 +1720,7 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
             else:
                 vb = None
             if vb is not None:
-                sb = vb._data.shape if vb is b else ()
-                out = apply_prim(op, prim, (a, vb), shown=(a, b) if shown else None) \
-                    if sb == da.shape or not sb else \
-                    apply_binary_prim(op, prim, a, vb, (a, b) if shown else None)
+                out = apply_binary_prim(op, prim, a, vb, (a, b) if shown else None)
                 if out is not None:
                     return out
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.shape != b.shape:
