@@ -59,6 +59,7 @@ from funcgrad.transforms.reverse import (
     walk,
 )
 from funcgrad.transforms.signatures import Signature, record_signed
+from funcgrad.transforms.staged_vjp import staged_cotangents
 
 if TYPE_CHECKING:
     from funcgrad.torch._tensor import Tensor
@@ -191,7 +192,14 @@ class GradFn(Node):
             if _anomaly.state.nan_check and not self.owned:
                 _anomaly.check_nan(self, self.name(), in_cts)
             return _recorded_backward(self, tape, start, in_cts, reads_graph)
-        in_cts = Node.backward(self, cts)
+        if self.sig is not None and type(tape) is EvalTrace and len(cts) == 1:
+            # A recorded one-result primitive: its staged rule without Node.backward's
+            # dispatch (once per node of every backward pass).
+            staged = staged_cotangents(self, cts[0], self._run_rule)
+            in_cts = staged if staged is not None else \
+                self._run_rule(cts[0], self.primals, self.outs)
+        else:
+            in_cts = Node.backward(self, cts)
         if _anomaly.state.nan_check and not self.owned:
             _anomaly.check_nan(self, self.name(), in_cts)
         return in_cts if self.owned else _reached_zeros(self, cts, in_cts)

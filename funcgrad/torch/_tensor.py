@@ -1500,6 +1500,19 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
         return Tensor._from_data(outs[0])
     sig = signature(prim, params, avals, tracked)
     node: GradFn
+    if sig is not None and not prim.multiple_results and not inference:
+        # The common case, without the general loop: one result, one node.
+        out = sig.impl(bufs)[0]
+        node = signed_node(op, sig, bufs, (out,), parents, args)
+        _show(node, shown, args)
+        t = Tensor._from_data(out)
+        if sig.inexact_out[0]:
+            t.grad_fn = node
+            t._requires_grad = True
+            if sig.keep_out:
+                # The node keeps its output for backward: in-place changes must be caught.
+                node.keep_version(t._vc, _describe(t, node))
+        return t
     if sig is not None:
         outs = sig.impl(bufs)
         node = signed_node(op, sig, bufs, outs, parents, args)
@@ -1514,9 +1527,7 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
         inexact = tuple([is_inexact(av.dtype) for av in out_avals])
     if inference:
         _check_inference_saved([node], [b for a, b in zip(args, bufs) if _is_inference(a)])
-    if shown is not None and _shown_differs(shown, args):
-        node.shown_parents = tuple([a._edge() if isinstance(a, Tensor) else None
-                                    for a in shown])
+    _show(node, shown, args)
     wrapped = []
     for k, o in enumerate(outs):
         t = Tensor._from_data(o)
@@ -1527,15 +1538,19 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
     return cast(Tensor, wrapped) if prim.multiple_results else wrapped[0]
 
 
-def _shown_differs(shown: Sequence[Any], args: Sequence[Any]) -> builtins.bool:
-    """Whether ``next_functions`` of the operation's node differs from its parents: a
-    tensor operand was replaced (broadcast, cast) on its way to the primitive."""
-    if len(shown) != len(args):
-        return True
-    for s, a in zip(shown, args):  # noqa: SIM110 - a loop: any() of a generator costs more
+def _show(node: GradFn, shown: Sequence[Any] | None, args: Sequence[Any]) -> None:
+    """``next_functions`` of the node: its parents, unless a tensor operand was replaced
+    (broadcast, cast) on its way to the primitive; then the operands ``shown``."""
+    if shown is None:
+        return
+    differs = len(shown) != len(args)
+    for s, a in zip(shown, args):
         if s is not a and isinstance(s, Tensor):
-            return True
-    return False
+            differs = True
+            break
+    if differs:
+        node.shown_parents = tuple([a._edge() if isinstance(a, Tensor) else None
+                                    for a in shown])
 
 
 def _call(fn: Callable[..., Any], vals: list[Any], tree: Any) -> Any:
@@ -1720,7 +1735,11 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
             else:
                 vb = None
             if vb is not None:
-                out = apply_binary_prim(op, prim, a, vb, (a, b) if shown else None)
+                sb = vb._data.shape if vb is b else ()
+                # Same shapes (or a number): no operand to broadcast first.
+                out = apply_prim(op, prim, (a, vb), shown=(a, b) if shown else None) \
+                    if sb == da.shape or not sb else \
+                    apply_binary_prim(op, prim, a, vb, (a, b) if shown else None)
                 if out is not None:
                     return out
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.shape != b.shape:
