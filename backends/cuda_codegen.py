@@ -1,11 +1,26 @@
 """CUDA source for fused kernels, and its compilation with NVRTC.
 
-``kernel_source(step, name)`` writes one ``extern "C" __global__`` function for a
-``FusedStep``: a grid-stride loop over the iteration shape for elementwise
-kernels, or one block per output element with a shared-memory tree for
-reductions (the elementwise prologue is evaluated inside the reduction loop).
-Inputs are read through strides passed as arguments (non-contiguous and
-broadcast operands need no copies); outputs are written contiguously.
+``kernel_source(step, name)`` turns one ``FusedStep`` into a ``Kernel``: the equations'
+C expressions, and the kernel texts built from them on demand, one per ``Layout``.
+Every size is a kernel argument, never a literal, so one compiled kernel serves every
+shape of a program of the same rank (and 32-bit index arithmetic is used where the sizes
+allow). The layouts (``backends.cuda_launch`` picks one per launch from the real arrays):
+
+* elementwise ``flat``: a grid-stride loop over the elements where each operand is read
+  at ``[i]`` (C-contiguous), at ``[0]`` (one element) or is a by-value argument (a host
+  scalar); no index decoding at all;
+* elementwise ``strided``: the loop index split into one index per axis, operands read
+  through strides (views and broadcasts without copies);
+* reduction ``row`` (the reduced elements of one output are one block's work, combined by
+  a shared-memory tree) and ``col`` (one thread per output: neighbouring threads read
+  neighbouring addresses when the kept axes are the inner ones); the iteration space is
+  (outer, reduced, inner) with three strides per operand, and ``split`` cuts the reduced
+  range over ``gridDim.y`` blocks that write partial results, combined by ``finish_source``
+  (a full reduction uses the whole GPU, not one block);
+* reduction ``nd``: any axes and strides, one index per axis (the general fallback).
+
+Half precision (float16, bfloat16) is stored as ``__half``/``__nv_bfloat16`` and computed
+in ``float``, every result rounded to its type as NumPy does.
 
 >>> import numpy as np
 >>> import funcgrad as fg
@@ -19,12 +34,12 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from funcgrad.backends.fusion import FusedStep
+from funcgrad.backends.fusion import HALF_FLOATS, FusedStep
 from funcgrad.errors import BackendError
 from funcgrad.ir import Atom, Literal, Var
 
@@ -32,8 +47,12 @@ C_TYPES = {
     "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
     "int64": "long long", "uint8": "unsigned char", "uint16": "unsigned short",
     "uint32": "unsigned int", "uint64": "unsigned long long", "float32": "float",
-    "float64": "double",
+    "float64": "double", "float16": "__half", "bfloat16": "__nv_bfloat16",
 }
+# Rounds a float (or double) result to the half type and back: what NumPy does after
+# every operation on float16/bfloat16.
+_ROUND = {"float16": "fg_rh", "bfloat16": "fg_rb"}
+_STORE = {"float16": "fg_sth", "bfloat16": "fg_stb"}
 
 PREAMBLE = r"""
 template <typename T> __device__ inline T fg_floordiv(T a, T b) {
@@ -55,20 +74,51 @@ template <typename T> __device__ inline T fg_logistic(T a) {
   T e = exp(-fabs(a)); return a >= 0 ? (T)1 / ((T)1 + e) : e / ((T)1 + e); }
 template <typename T> __device__ inline T fg_ipow(T a, long long n) {
   T r = 1; while (n > 0) { if (n & 1) r *= a; a *= a; n >>= 1; } return r; }
+template <typename T> __device__ inline T fg_ld(T v) { return v; }
 """
 
+# Only kernels that touch half precision include the headers (NVRTC has them built in;
+# the host harness defines the same names).
+HALF_PREAMBLE = r"""
+#ifdef __CUDACC__
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#endif
+__device__ inline float fg_ld(__half v) { return __half2float(v); }
+__device__ inline float fg_ld(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ inline float fg_rh(T v) {
+  return __half2float(__float2half_rn((float)v)); }
+__device__ inline float fg_rh(double v) { return __half2float(__double2half(v)); }
+template <typename T> __device__ inline float fg_rb(T v) {
+  return __bfloat162float(__float2bfloat16_rn((float)v)); }
+__device__ inline __half fg_sth(float v) { return __float2half_rn(v); }
+__device__ inline __nv_bfloat16 fg_stb(float v) { return __float2bfloat16_rn(v); }
+"""
+
+BLOCK = 256
+"""Threads per block of every generated kernel."""
 
 
-def _ctype(dtype: Any) -> str:
+def is_half(dtype: Any) -> bool:
+    return np.dtype(dtype).name in HALF_FLOATS
+
+
+def storage_type(dtype: Any) -> str:
+    """The C type of an array element of ``dtype`` in memory."""
     name = np.dtype(dtype).name
     if name not in C_TYPES:
         raise BackendError(f"dtype {name} has no CUDA kernel type")
     return C_TYPES[name]
 
 
+def compute_type(dtype: Any) -> str:
+    """The C type values of ``dtype`` are computed in (``float`` for half precision)."""
+    return "float" if is_half(dtype) else storage_type(dtype)
+
+
 def _literal(value: Any, dtype: Any) -> str:
-    t = _ctype(dtype)
-    v = np.asarray(value).item()
+    t = compute_type(dtype)
+    v = np.asarray(value).astype(np.float64 if is_half(dtype) else np.asarray(value).dtype).item()
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
@@ -85,62 +135,240 @@ def _literal(value: Any, dtype: Any) -> str:
 
 def _expression(eqn: Any, args: list[str]) -> str:
     """The C expression of one elementwise equation: its primitive's ``cuda``, a template
-    over the operands (``{0}``...) and the result type (``{T}``) or a function of them."""
+    over the operands (``{0}``...) and the result type (``{T}``) or a function of them.
+    A half-precision result is computed in float and rounded to its type."""
     prim = eqn.primitive
-    t = _ctype(eqn.outputs[0].aval.dtype)
+    dtype = eqn.outputs[0].aval.dtype
+    t = compute_type(dtype)
     code = prim.cuda
     if callable(code):
-        return f"(({t}){code(eqn, args, t)})"
-    if not isinstance(code, str):
+        expr = code(eqn, args, t)
+    elif isinstance(code, str):
+        expr = code.format(*args, T=t)
+    else:
         raise BackendError(f"no CUDA expression for primitive {prim.name}")
-    return f"(({t}){code.format(*args, T=t)})"
+    if is_half(dtype):
+        return f"{_ROUND[np.dtype(dtype).name]}({expr})"
+    return f"(({t}){expr})"
+
+
+def _store(value: str, dtype: Any) -> str:
+    return f"{_STORE[np.dtype(dtype).name]}({value})" if is_half(dtype) else value
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one launch reads its operands, per read slot: ``c`` at ``[i]``, ``0`` at
+    ``[0]``, ``v`` a by-value argument, ``s`` through strides; ``mode`` (``flat``,
+    ``strided``, ``row``, ``col``, ``nd``), the index type, and whether a reduction is
+    split into partial results."""
+
+    mode: str
+    reads: tuple[str, ...]
+    idx: str = "long long"
+    split: bool = False
 
 
 @dataclass
 class Kernel:
-    """A generated kernel: its name, source, argument order and launch shape."""
+    """A fused step ready for code generation. ``slots`` are its reads: (input, the axes of
+    the iteration shape its dims map to); one input read through two different broadcasts
+    is two slots. ``source_for(layout)`` gives (and caches) the text of one variant."""
 
     name: str
-    source: str
-    params: list[tuple[str, str]]
+    kind: str
+    shape: tuple[int, ...]
     inputs: list[Var]
     outputs: list[Var]
-    kind: str
-    n_threads_total: int
-    n_blocks: int
+    slots: list[tuple[Var, tuple[int, ...]]]
+    body: list[tuple[str, str, str]]        # (compute type, name, expression)
+    results: list[tuple[str, Any]]          # (value expression, dtype) per output
+    reduction: Any = None
+    half: bool = False
+    _sources: dict[Layout, str] = field(default_factory=dict)
+    # Launch plans by the shapes and strides of the operands (``cuda_launch``).
+    launch_plans: dict[Any, Any] = field(default_factory=dict)
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return tuple(self.reduction.params["axes"]) if self.reduction is not None else ()
+
+    def kernel_name(self, layout: Layout) -> str:
+        return f"{self.name}_{layout.mode}{'_split' if layout.split else ''}"
+
+    def default_layouts(self) -> list[Layout]:
+        """The variants shown by ``source``: the contiguous and the general one."""
+        n = len(self.slots)
+        if self.reduction is None:
+            return [Layout("flat", tuple("v" if not v.aval.shape else "c"
+                                         for v, _ in self.slots)),
+                    Layout("strided", ("s",) * n)]
+        return [Layout("row", ("s",) * n), Layout("col", ("s",) * n, split=True),
+                Layout("nd", ("s",) * n)]
+
+    @property
+    def source(self) -> str:
+        """The preamble and the main variants (each a kernel of its own name)."""
+        texts = [self.source_for(lay, preamble=False) for lay in self.default_layouts()]
+        return self.preamble + "".join(texts)
+
+    @property
+    def preamble(self) -> str:
+        return PREAMBLE + (HALF_PREAMBLE if self.half else "")
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "source": self.source,
                 "inputs": [v.aval.str_short() for v in self.inputs],
                 "outputs": [v.aval.str_short() for v in self.outputs]}
 
+    def params_for(self, layout: Layout) -> list[tuple[str, str]]:
+        """The (C type, name) of each parameter of a variant, in launch order."""
+        idx, params = layout.idx, []
+        for k, ((v, _), read) in enumerate(zip(self.slots, layout.reads)):
+            if read == "v":
+                params.append((compute_type(v.aval.dtype), f"in{k}"))
+                continue
+            params.append((f"const {storage_type(v.aval.dtype)}* __restrict__", f"in{k}"))
+            if read == "s":
+                n_strides = 3 if layout.mode in ("row", "col") else len(self.shape)
+                params.extend((idx, f"in{k}_s{d}") for d in range(n_strides))
+        if self.reduction is None:
+            params.extend((f"{storage_type(d)}* __restrict__", f"out{j}")
+                          for j, (_, d) in enumerate(self.results))
+            params.append((idx, "n"))
+            if layout.mode == "strided":
+                params.extend((idx, f"n{d}") for d in range(len(self.shape)))
+            return params
+        out_dtype = self.results[0][1]
+        acc = compute_type(out_dtype)
+        params.append((f"{acc if layout.split else storage_type(out_dtype)}* __restrict__",
+                       "out0"))
+        if layout.mode == "nd":
+            params.extend((idx, f"n{d}") for d in range(len(self.shape)))
+            params.extend([(idx, "n_out"), (idx, "n_red")])
+        else:
+            params.extend((idx, n) for n in ("n_outer", "n_red", "n_inner", "chunk"))
+        return params
 
-REDUCE_BLOCK = 256
+    def source_for(self, layout: Layout, preamble: bool = True) -> str:
+        text = self._sources.get(layout)
+        if text is None:
+            text = self._sources[layout] = (self._elementwise(layout)
+                                            if self.reduction is None else
+                                            self._reduce(layout))
+        return self.preamble + text if preamble else text
+
+    # ------------------------------------------------------------------ generation
+
+    def _read(self, k: int, layout: Layout) -> str:
+        """The expression reading slot ``k`` at the current position (``i``, the i<d>, or
+        ``oo``/``r``/``ii``)."""
+        read = layout.reads[k]
+        if read == "v":
+            return f"in{k}"
+        if read == "0":
+            return f"fg_ld(in{k}[0])"
+        if read == "c":
+            return f"fg_ld(in{k}[i])"
+        if layout.mode in ("row", "col"):
+            return f"fg_ld(in{k}[oo * in{k}_s0 + r * in{k}_s1 + ii * in{k}_s2])"
+        terms = " + ".join(f"i{d} * in{k}_s{d}" for d in range(len(self.shape)))
+        return f"fg_ld(in{k}[{terms or '0'}])"
+
+    def _body(self, layout: Layout, indent: str) -> str:
+        return "".join(f"{indent}{t} {name} = {self._value(expr, layout)};\n"
+                       for t, name, expr in self.body)
+
+    def _value(self, expr: str, layout: Layout) -> str:
+        """``expr`` with its slot placeholders (``@k@``) replaced by their reads."""
+        for k in range(len(self.slots)):
+            expr = expr.replace(f"@{k}@", self._read(k, layout))
+        return expr
+
+    def _decode(self, var: str, dims: list[int], indent: str, idx: str) -> str:
+        """Lines that split linear index ``var`` over ``dims`` into i<d> (sizes n<d>)."""
+        if not dims:
+            return ""
+        lines = [f"{idx} {var}_rest = {var};"]
+        for d in reversed(dims):
+            lines.append(f"{idx} i{d} = {var}_rest % n{d}; {var}_rest /= n{d};")
+        lines.append(f"(void){var}_rest;")
+        return "".join(f"{indent}{line}\n" for line in lines)
+
+    def _signature(self, layout: Layout) -> str:
+        params = ", ".join(f"{t} {n}" for t, n in self.params_for(layout))
+        return f'extern "C" __global__ void {self.kernel_name(layout)}({params}) {{\n'
+
+    def _elementwise(self, layout: Layout) -> str:
+        idx = layout.idx
+        decode = self._decode("i", list(range(len(self.shape))), "    ", idx) \
+            if layout.mode == "strided" else ""
+        writes = "".join(f"    out{j}[i] = {_store(self._value(e, layout), d)};\n"
+                         for j, (e, d) in enumerate(self.results))
+        return (self._signature(layout)
+                + f"  for ({idx} i = blockIdx.x * ({idx})blockDim.x + threadIdx.x; i < n; "
+                f"i += ({idx})blockDim.x * gridDim.x) {{\n"
+                + decode + self._body(layout, "    ") + writes + "  }\n}\n")
+
+    def _reduce(self, layout: Layout) -> str:
+        red = self.reduction
+        idx = layout.idx
+        value_expr, out_dtype = self.results[0]
+        acc_t = compute_type(out_dtype)
+        init = _identity(red.primitive.cuda["identity"], out_dtype, acc_t)
+        combine = red.primitive.cuda["combine"]
+        body = self._body(layout, "      ")
+        value = self._value(value_expr, layout)
+        result = "acc" if layout.split else _store("acc", out_dtype)
+        where = "blockIdx.y * n_outer * n_inner + o" if layout.split else "o"
+        # The reduced range [r0, r1) of this block's part (all of it unless split).
+        span = (f"  {idx} r0 = blockIdx.y * chunk;\n"
+                f"  {idx} r1 = r0 + chunk < n_red ? r0 + chunk : n_red;\n")
+        if layout.mode == "col":
+            return (self._signature(layout)
+                    + f"  {idx} n_out = n_outer * n_inner;\n" + span
+                    + f"  for ({idx} o = blockIdx.x * ({idx})blockDim.x + threadIdx.x; o < n_out; "
+                    f"o += ({idx})blockDim.x * gridDim.x) {{\n"
+                    f"    {idx} oo = o / n_inner; {idx} ii = o - oo * n_inner;\n"
+                    f"    {acc_t} acc = {init};\n"
+                    f"    for ({idx} r = r0; r < r1; ++r) {{\n"
+                    + body + f"      acc = {combine.format(a='acc', b=value)};\n    }}\n"
+                    f"    out0[{where}] = {result};\n  }}\n}}\n")
+        tree = _tree(combine, where, "sdata[0]" if layout.split else
+                     _store("sdata[0]", out_dtype))
+        if layout.mode == "row":
+            return (self._signature(layout)
+                    + f"  __shared__ {acc_t} sdata[{BLOCK}];\n" + span
+                    + f"  for ({idx} o = blockIdx.x; o < n_outer; o += gridDim.x) {{\n"
+                    f"    {acc_t} acc = {init};\n    {idx} oo = o; const {idx} ii = 0;\n"
+                    f"    for ({idx} r = r0 + threadIdx.x; r < r1; r += blockDim.x) {{\n"
+                    + body + f"      acc = {combine.format(a='acc', b=value)};\n    }}\n"
+                    + tree)
+        kept = [d for d in range(len(self.shape)) if d not in self.axes]
+        return (self._signature(layout)
+                + f"  __shared__ {acc_t} sdata[{BLOCK}];\n"
+                f"  for ({idx} o = blockIdx.x; o < n_out; o += gridDim.x) {{\n"
+                f"    {acc_t} acc = {init};\n"
+                f"    for ({idx} r = threadIdx.x; r < n_red; r += blockDim.x) {{\n"
+                + self._decode("o", kept, "      ", idx)
+                + self._decode("r", list(self.axes), "      ", idx)
+                + body + f"      acc = {combine.format(a='acc', b=value)};\n    }}\n"
+                + tree)
 
 
 def kernel_source(step: FusedStep, name: str) -> Kernel:
-    """The CUDA source of one fused step."""
+    """The kernel of one fused step (its texts are generated per layout on demand)."""
     shape = step.shape
     nd = len(shape)
-    typed: list[tuple[str, str]] = []
-    for k, v in enumerate(step.inputs):
-        typed.append((f"const {_ctype(v.aval.dtype)}* __restrict__", f"in{k}"))
-        typed.extend(("long long", f"in{k}_s{d}") for d in range(v.aval.ndim))
-    outs = [step.reduction.outputs[0]] if step.reduction is not None else step.outputs
-    for k, v in enumerate(outs):
-        typed.append((f"{_ctype(v.aval.dtype)}* __restrict__", f"out{k}"))
-    params = [f"{t} {n}" for t, n in typed]
-    idx = [f"i{d}" for d in range(nd)]
-    input_pos = {v: k for k, v in enumerate(step.inputs)}
-
-    def read_input(v: Var, axes: tuple[int, ...]) -> str:
-        k = input_pos[v]
-        terms = [f"{idx[ax]} * in{k}_s{j}" for j, ax in enumerate(axes)
-                 if v.aval.shape[j] != 1]
-        return f"in{k}[{' + '.join(terms) if terms else '0'}]"
-
-    body: list[str] = []
+    slots: list[tuple[Var, tuple[int, ...]]] = []
     names: dict[Var, str] = {}
+    body: list[tuple[str, str, str]] = []
+
+    def slot(v: Var, axes: tuple[int, ...]) -> str:
+        key = (v, axes)
+        if key not in slots:
+            slots.append(key)
+        return f"@{slots.index(key)}@"
 
     def atom(a: Atom) -> str:
         if isinstance(a, Literal):
@@ -151,10 +379,10 @@ def kernel_source(step: FusedStep, name: str) -> Kernel:
             operand, dims = step.broadcasts[a]
             if isinstance(operand, Literal):
                 return _literal(operand.val, operand.aval.dtype)
-            return read_input(operand, dims)
-        if a.aval.ndim == 0:
-            return read_input(a, ())
-        return read_input(a, tuple(range(nd)))
+            if operand in names:  # a rank-0 value the kernel computes itself
+                return names[operand]
+            return slot(operand, tuple(dims))
+        return slot(a, () if a.aval.ndim == 0 else tuple(range(nd)))
 
     for j, eqn in enumerate(step.eqns):
         if eqn.primitive.name == "broadcast_in_dim":
@@ -162,49 +390,53 @@ def kernel_source(step: FusedStep, name: str) -> Kernel:
         v = eqn.outputs[0]
         expr = _expression(eqn, [atom(a) for a in eqn.inputs])
         names[v] = f"v{j}"
-        body.append(f"    {_ctype(v.aval.dtype)} v{j} = {expr};")
-
-    size = math.prod(shape)
-    if step.reduction is None:
-        writes = [f"    out{k}[i] = {atom(v)};" for k, v in enumerate(step.outputs)]
-        decode = _decode("i", shape, list(range(nd)))
-        src = (f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
-               f"  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; "
-               f"i < {size}LL; i += (long long)blockDim.x * gridDim.x) {{\n"
-               + "".join(f"    {line}\n" for line in decode) + "\n".join(body + writes)
-               + "\n  }\n}\n")
-        return Kernel(name, PREAMBLE + src, typed, list(step.inputs), list(step.outputs),
-                      "elementwise", size, 0)
+        body.append((compute_type(v.aval.dtype), f"v{j}", expr))
     red = step.reduction
-    axes = tuple(red.params["axes"])
-    kept = [d for d in range(nd) if d not in axes]
-    n_out = math.prod([shape[d] for d in kept])
-    n_red = math.prod([shape[d] for d in axes])
-    x = red.inputs[0]
-    acc_t = _ctype(red.outputs[0].aval.dtype)
-    # The reduction's definition gives its combiner and the identity it starts from.
-    init = _identity(red.primitive.cuda["identity"], red.outputs[0].aval.dtype, acc_t)
+    if red is None:
+        outputs = list(step.outputs)
+        results = [(atom(v), v.aval.dtype) for v in outputs]
+    else:
+        outputs = [red.outputs[0]]
+        results = [(atom(red.inputs[0]), red.outputs[0].aval.dtype)]
+    # Inputs read only through slots of other inputs never appear: keep step's order.
+    used = {v for v, _ in slots}
+    inputs = [v for v in step.inputs if v in used]
+    dtypes = [v.aval.dtype for v in (*inputs, *outputs)] + \
+        [a.aval.dtype for e in step.eqns for a in (*e.inputs, *e.outputs)]
+    return Kernel(name, "reduce" if red is not None else "elementwise", shape, inputs,
+                  outputs, slots, body, results, red, any(is_half(d) for d in dtypes))
+
+
+def finish_source(kernel: Kernel, idx: str) -> tuple[str, str]:
+    """(name, text) of the kernel that combines a split reduction's partial results: one
+    block per output, ``parts`` partials per output at ``p[y * n_out + o]``."""
+    red = kernel.reduction
+    out_dtype = kernel.results[0][1]
+    acc_t = compute_type(out_dtype)
     combine = red.primitive.cuda["combine"]
-    value = atom(x)
-    src = (
-        f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
-        f"  __shared__ {acc_t} sdata[{REDUCE_BLOCK}];\n"
-        f"  for (long long o = blockIdx.x; o < {n_out}LL; o += gridDim.x) {{\n"
-        f"    {acc_t} acc = {init};\n"
-        f"    for (long long r = threadIdx.x; r < {n_red}LL; r += blockDim.x) {{\n"
-        + "".join(f"      {line}\n" for line in _decode("o", shape, kept))
-        + "".join(f"      {line}\n" for line in _decode("r", shape, list(axes)))
-        + "\n".join("  " + b for b in body)
-        + f"\n      acc = {combine.format(a='acc', b=value)};\n    }}\n"
-        f"    sdata[threadIdx.x] = acc;\n    __syncthreads();\n"
-        f"    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {{\n"
-        f"      if (threadIdx.x < s) sdata[threadIdx.x] = "
-        f"{combine.format(a='sdata[threadIdx.x]', b='sdata[threadIdx.x + s]')};\n"
-        f"      __syncthreads();\n    }}\n"
-        f"    if (threadIdx.x == 0) out0[o] = sdata[0];\n    __syncthreads();\n  }}\n}}\n"
-    )
-    return Kernel(name, PREAMBLE + src, typed, list(step.inputs), [red.outputs[0]], "reduce",
-                  n_red, n_out)
+    init = _identity(red.primitive.cuda["identity"], out_dtype, acc_t)
+    name = f"{kernel.name}_finish"
+    text = (f'extern "C" __global__ void {name}(const {acc_t}* __restrict__ p, '
+            f"{storage_type(out_dtype)}* __restrict__ out0, {idx} n_out, {idx} parts) {{\n"
+            f"  __shared__ {acc_t} sdata[{BLOCK}];\n"
+            f"  for ({idx} o = blockIdx.x; o < n_out; o += gridDim.x) {{\n"
+            f"    {acc_t} acc = {init};\n"
+            f"    for ({idx} y = threadIdx.x; y < parts; y += blockDim.x) "
+            f"acc = {combine.format(a='acc', b='p[y * n_out + o]')};\n"
+            + _tree(combine, "o", _store("sdata[0]", out_dtype)))
+    return name, kernel.preamble + text
+
+
+def _tree(combine: str, where: str, result: str) -> str:
+    """The end of a block-per-output reduction: the threads' ``acc`` combined by a
+    shared-memory tree, ``result`` (of ``sdata[0]``) written to ``out0[where]``."""
+    return (f"    sdata[threadIdx.x] = acc;\n    __syncthreads();\n"
+            f"    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {{\n"
+            f"      if (threadIdx.x < s) sdata[threadIdx.x] = "
+            f"{combine.format(a='sdata[threadIdx.x]', b='sdata[threadIdx.x + s]')};\n"
+            f"      __syncthreads();\n    }}\n"
+            f"    if (threadIdx.x == 0) out0[{where}] = {result};\n"
+            f"    __syncthreads();\n  }}\n}}\n")
 
 
 def _identity(which: str, dtype: Any, acc_t: str) -> str:
@@ -212,29 +444,10 @@ def _identity(which: str, dtype: Any, acc_t: str) -> str:
     if which == "zero":
         return f"({acc_t})0"
     sign = -1 if which == "lowest" else 1
-    if dtype.kind == "f":
-        return _literal(sign * np.inf, dtype)
+    if dtype.kind == "f" or is_half(dtype):
+        return _literal(sign * np.inf, np.float32 if is_half(dtype) else dtype)
     info = np.iinfo(dtype)
     return f"({acc_t}){info.min if sign < 0 else info.max}LL"
-
-
-def _decode(var: str, shape: tuple[int, ...], dims: list[int]) -> list[str]:
-    """Lines that split linear index ``var`` over ``dims`` of ``shape`` into i<d>."""
-    if not dims:
-        return []
-    lines = [f"long long {var}_rest = {var};"]
-    for d in reversed(dims):
-        lines.append(f"long long i{d} = {var}_rest % {shape[d]}LL; {var}_rest /= {shape[d]}LL;")
-    lines.append(f"(void){var}_rest;")
-    return lines
-
-
-def launch_shape(kernel: Kernel) -> tuple[tuple[int], tuple[int]]:
-    """The (grid, block) of a kernel's launch: one output element per block for reductions
-    (the block's threads share the reduced axis), a grid-stride loop for elementwise ones."""
-    if kernel.kind == "reduce":
-        return (min(max(kernel.n_blocks, 1), 65535),), (REDUCE_BLOCK,)
-    return (min(max(-(-kernel.n_threads_total // 256), 1), 65535),), (256,)
 
 
 KERNEL_OPTIONS = ("--std=c++14",)

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from funcgrad.backends.compile_python import inline_calls
-from funcgrad.backends.cuda_codegen import KERNEL_OPTIONS, Kernel, kernel_source, launch_shape
+from funcgrad.backends.cuda_codegen import KERNEL_OPTIONS, Kernel, kernel_source
+from funcgrad.backends.cuda_launch import plan_launches
 from funcgrad.backends.fusion import CallStep, Plan, plan_jaxpr
 from funcgrad.devices import Backend, Device
 from funcgrad.errors import BackendError
@@ -69,6 +70,8 @@ class Program:
 
     def run(self, xp: Any, *args: Any,
             launch: Callable[[Kernel, list[Any]], list[Any]] | None = None) -> list[Any]:
+        import numpy as np  # noqa: PLC0415
+
         jaxpr = self.plan.jaxpr.jaxpr
         env: dict[Var, Any] = {v: self._on(xp, c) for v, c in zip(jaxpr.constvars,
                                                                   self.plan.jaxpr.consts)}
@@ -77,6 +80,14 @@ class Program:
 
         def read(a: Any) -> Any:
             return self._on(xp, a.val, a.aval.dtype) if isinstance(a, Literal) else env[a]
+
+        def read_call(a: Any) -> Any:
+            # A host value (a Python scalar given to jit) reaches a kernel by value; an
+            # array-module call needs it on the device.
+            value = read(a)
+            if xp is not np and isinstance(value, (np.ndarray, np.generic)):
+                value = env[a] = xp.asarray(value)
+            return value
 
         for step in self.steps:
             if isinstance(step, Kernel):
@@ -88,7 +99,7 @@ class Program:
             if structured is not None:
                 out = structured(self, xp, e, [read(a) for a in e.inputs], launch)
             else:
-                out = e.primitive.impl(xp, *map(read, e.inputs), **e.params)
+                out = e.primitive.impl(xp, *map(read_call, e.inputs), **e.params)
             outs = out if e.primitive.multiple_results else [out]
             env.update(zip(e.outputs, (xp.asarray(o) for o in outs)))
         return [read(a) for a in jaxpr.outvars]
@@ -181,22 +192,17 @@ _gpu_kernels: dict[tuple[str, str], Any] = {}
 
 
 def _launch_on_gpu(kernel: Kernel, inputs: list[Any]) -> list[Any]:
-    import numpy as np  # noqa: PLC0415
-
     cp = _cupy()
-    fn = _gpu_kernels.get((kernel.name, kernel.source))
-    if fn is None:
-        fn = cp.RawKernel(kernel.source, kernel.name, options=KERNEL_OPTIONS)
-        _gpu_kernels[(kernel.name, kernel.source)] = fn
-    args: list[Any] = []
-    for arr in inputs:
-        arr = cp.asarray(arr)
-        args.append(arr)
-        args.extend(np.int64(s // arr.itemsize) for s in arr.strides)
-    outs = [cp.empty(v.aval.shape, v.aval.dtype) for v in kernel.outputs]
-    args.extend(outs)
-    grid, block = launch_shape(kernel)
-    fn(grid, block, tuple(args))
+    launches, outs = plan_launches(kernel, inputs, cp, lambda a: not BACKEND.owns(a),
+                                   cp.asarray)
+    for launch in launches:
+        key = (launch.name, launch.source)
+        fn = _gpu_kernels.get(key)
+        if fn is None:
+            # One text per layout, not per shape: a new shape reuses the compiled kernel.
+            fn = _gpu_kernels[key] = cp.RawKernel(launch.source, launch.name,
+                                                  options=KERNEL_OPTIONS)
+        fn(launch.grid, launch.block, tuple(launch.args))
     return outs
 
 

@@ -41,6 +41,9 @@ class FusedStep:
     outputs: list[Var] = field(default_factory=list)
     broadcasts: dict[Var, tuple[Atom, tuple[int, ...]]] = field(default_factory=dict)
     reduction: Eqn | None = None
+    # Values of rank 0 computed inside this kernel for its own use (recomputed per element
+    # instead of a launch of their own); never written out by it.
+    inlined: set[Var] = field(default_factory=set)
 
     @property
     def kind(self) -> str:
@@ -59,17 +62,23 @@ class Plan:
     steps: list[FusedStep | CallStep]
 
 
-def kernel_dtype(dtype: Any, kinds: str = "biuf") -> bool:
-    """Whether generated kernels handle ``dtype``: bool, integers, float32 and float64.
-    Half precision (float16, bfloat16) and complex run as calls to the array module."""
+HALF_FLOATS = ("float16", "bfloat16")
+
+
+def kernel_dtype(dtype: Any, kinds: str = "biuf", half: bool = True) -> bool:
+    """Whether generated kernels handle ``dtype``: bool, integers, float32 and float64, and
+    with ``half`` float16 and bfloat16 (CUDA kernels compute them in float and round each
+    result, as NumPy does). Complex runs as calls to the array module."""
+    if dtype.name in HALF_FLOATS:
+        return half and "f" in kinds
     return bool(dtype.kind in kinds and not (dtype.kind == "f" and dtype.itemsize < 4))
 
 
-def _is_fusable(eqn: Eqn) -> bool:
+def _is_fusable(eqn: Eqn, half: bool = True) -> bool:
     """An elementwise primitive (its definition gives a CUDA expression) on kernel dtypes."""
     if eqn.primitive.fusion != "elementwise":
         return False
-    return all(kernel_dtype(a.aval.dtype) for a in (*eqn.inputs, *eqn.outputs))
+    return all(kernel_dtype(a.aval.dtype, half=half) for a in (*eqn.inputs, *eqn.outputs))
 
 
 def plan_jaxpr(closed: ClosedJaxpr, fusable: Callable[[Eqn], bool] | None = None) -> Plan:
@@ -77,9 +86,11 @@ def plan_jaxpr(closed: ClosedJaxpr, fusable: Callable[[Eqn], bool] | None = None
 
     ``fusable(eqn)`` narrows which elementwise and reduction equations a backend can put
     in a kernel (the CPU's numba kernels need the primitive's ``py_scalar``); by default,
-    every one whose definition gives a CUDA expression."""
+    every one whose definition gives a CUDA expression. Half-precision equations join
+    kernels only in that default (CUDA) plan."""
+    cuda = fusable is None  # half precision and pending rank-0 values: CUDA plans only
     is_fusable = _is_fusable if fusable is None else \
-        (lambda e: _is_fusable(e) and fusable(e))
+        (lambda e: _is_fusable(e, half=False) and fusable(e))
     fuses_reduction = (lambda e: True) if fusable is None else fusable
     jaxpr = closed.jaxpr
     eqns = live_equations(jaxpr)
@@ -104,11 +115,42 @@ def plan_jaxpr(closed: ClosedJaxpr, fusable: Callable[[Eqn], bool] | None = None
             if g is not None and g is not keep:
                 close(g)
 
+    # CUDA plans keep rank-0 elementwise equations (a Python scalar's conversion, a
+    # learning rate times a constant) pending: each kernel that uses one computes it
+    # (``inline``); only other uses give it a kernel of its own (``materialise``).
+    pending: dict[Atom, Eqn] = {}
+    position = {id(e): i for i, e in enumerate(eqns)}
+
+    def needed(a: Atom, skip: set[Var]) -> list[Eqn]:
+        """The pending equations ``a`` needs, in program order (no recursion: a nested
+        function that calls itself is a reference cycle, garbage on every compile)."""
+        found: dict[int, Eqn] = {}
+        stack = [a]
+        while stack:
+            e = pending.get(stack.pop())
+            if e is not None and e.outputs[0] not in skip and id(e) not in found:
+                found[id(e)] = e
+                stack.extend(e.inputs)
+        return sorted(found.values(), key=lambda e: position[id(e)])
+
+    def inline(group: FusedStep, a: Atom) -> None:
+        for e in needed(a, group.inlined):
+            close_producers(e, keep=group)
+            group.eqns.append(e)
+            group.inlined.update(e.outputs)
+
+    def materialise(a: Atom) -> None:
+        for e in needed(a, set()):
+            del pending[e.outputs[0]]
+            join(e, ())
+
     def join(eqn: Eqn, shape: tuple[int, ...]) -> FusedStep:
         group = open_groups.get(shape)
         close_producers(eqn, keep=group)
         if group is None:
             group = open_groups[shape] = FusedStep([], shape)
+        for a in eqn.inputs:
+            inline(group, a)
         group.eqns.append(eqn)
         for v in eqn.outputs:
             producer[v] = group
@@ -117,7 +159,11 @@ def plan_jaxpr(closed: ClosedJaxpr, fusable: Callable[[Eqn], bool] | None = None
     for eqn in eqns:
         fusion = eqn.primitive.fusion
         out_shape = eqn.outputs[0].aval.shape if eqn.outputs else ()
-        if fusion == "broadcast" and kernel_dtype(eqn.inputs[0].aval.dtype):
+        if cuda and is_fusable(eqn) and not out_shape and \
+                all(not a.aval.shape for a in eqn.inputs):
+            pending[eqn.outputs[0]] = eqn
+            continue
+        if fusion == "broadcast" and kernel_dtype(eqn.inputs[0].aval.dtype, half=cuda):
             # Folded into the reads of the kernel that consumes it.
             group = join(eqn, out_shape)
             group.broadcasts[eqn.outputs[0]] = (eqn.inputs[0],
@@ -126,20 +172,24 @@ def plan_jaxpr(closed: ClosedJaxpr, fusable: Callable[[Eqn], bool] | None = None
         if is_fusable(eqn):
             join(eqn, out_shape)
             continue
+        for a in eqn.inputs:
+            materialise(a)
         x = eqn.inputs[0] if eqn.inputs else None
         g = producer.get(x) if isinstance(x, Var) else None
         if fusion == "reduction" and g is not None and open_groups.get(g.shape) is g and \
-                fuses_reduction(eqn) and _can_fuse_reduction(g, eqn, uses):
+                fuses_reduction(eqn) and _can_fuse_reduction(g, eqn, uses, cuda):
             close_producers(eqn, keep=g)
             g.reduction = eqn
             close(g)
             continue
         close_producers(eqn)
-        if fusion == "reduction" and kernel_dtype(eqn.inputs[0].aval.dtype, "iuf") and \
-                fuses_reduction(eqn):
+        if fusion == "reduction" and \
+                kernel_dtype(eqn.inputs[0].aval.dtype, "iuf", half=cuda) and fuses_reduction(eqn):
             steps.append(_standalone_reduction(eqn, uses, outvars))
             continue
         steps.append(CallStep(eqn))
+    for a in jaxpr.outvars:
+        materialise(a)
     for group in list(open_groups.values()):
         close(group)
     return Plan(closed, steps)
@@ -151,11 +201,12 @@ def _standalone_reduction(eqn: Eqn, uses: dict[Var, int], outvars: set[Any]) -> 
     return group
 
 
-def _can_fuse_reduction(group: FusedStep, eqn: Eqn, uses: dict[Var, int]) -> bool:
+def _can_fuse_reduction(group: FusedStep, eqn: Eqn, uses: dict[Var, int],
+                        half: bool) -> bool:
     """A reduction absorbs the kernel when the kernel's only result is what it reduces."""
     x = eqn.inputs[0]
     if not isinstance(x, Var) or x.aval.shape != group.shape or \
-            not kernel_dtype(x.aval.dtype, "iuf"):
+            not kernel_dtype(x.aval.dtype, "iuf", half=half):
         return False
     if not any(x in e.outputs for e in group.eqns) or uses.get(x, 0) != 1:
         return False
@@ -164,7 +215,8 @@ def _can_fuse_reduction(group: FusedStep, eqn: Eqn, uses: dict[Var, int]) -> boo
         for a in e.inputs:
             if isinstance(a, Var):
                 inner[a] = inner.get(a, 0) + 1
-    produced = [v for e in group.eqns for v in e.outputs if v is not x]
+    produced = [v for e in group.eqns for v in e.outputs if v is not x and
+                v not in group.inlined]
     return all(uses.get(v, 0) == inner.get(v, 0) for v in produced)
 
 
@@ -190,7 +242,7 @@ def _finish(group: FusedStep, uses: dict[Var, int], outvars: set[Any]) -> None:
         group.outputs = [group.reduction.outputs[0]]
         return
     group.outputs = [v for e in group.eqns for v in e.outputs
-                     if v not in group.broadcasts and
+                     if v not in group.broadcasts and v not in group.inlined and
                      (uses.get(v, 0) > inner_uses.get(v, 0) or v in outvars)]
     # Broadcasts used outside the kernel are materialised by it as well.
     group.outputs += [v for v in group.broadcasts

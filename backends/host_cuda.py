@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.backends.cuda_codegen import Kernel, launch_shape
+from funcgrad.backends.cuda_codegen import Kernel
+from funcgrad.backends.cuda_launch import Launch, plan_launches
 from funcgrad.errors import BackendError
 
 SHIM = r"""
@@ -42,6 +43,20 @@ SHIM = r"""
 using namespace std;
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
+// Half precision as cuda_fp16.h/cuda_bf16.h name it: GCC's _Float16 rounds as the GPU does;
+// bfloat16 is rounded to nearest even by hand.
+struct __half { unsigned short x; };
+struct __nv_bfloat16 { unsigned short x; };
+static inline float __half2float(__half h) { _Float16 f; memcpy(&f, &h.x, 2); return (float)f; }
+static inline __half fg_h(_Float16 f) { __half h; memcpy(&h.x, &f, 2); return h; }
+static inline __half __float2half_rn(float v) { return fg_h((_Float16)v); }
+static inline __half __double2half(double v) { return fg_h((_Float16)v); }
+static inline float __bfloat162float(__nv_bfloat16 b) {
+  unsigned int u = (unsigned int)b.x << 16; float f; memcpy(&f, &u, 4); return f; }
+static inline __nv_bfloat16 __float2bfloat16_rn(float v) {
+  unsigned int u; memcpy(&u, &v, 4); __nv_bfloat16 b;
+  if ((u & 0x7fffffffu) > 0x7f800000u) { b.x = (unsigned short)((u >> 16) | 0x40u); return b; }
+  u += 0x7fffu + ((u >> 16) & 1u); b.x = (unsigned short)(u >> 16); return b; }
 #define __global__
 #define __device__
 #define __shared__ static
@@ -206,19 +221,35 @@ def launch_source_on_host(source: str, name: str, grid: Sequence[int], block: Se
 
 
 
+_C_SCALARS = {np.dtype(k): v for k, v in (
+    (np.bool_, ctypes.c_bool), (np.int8, ctypes.c_int8), (np.uint8, ctypes.c_uint8),
+    (np.int16, ctypes.c_int16), (np.uint16, ctypes.c_uint16), (np.int32, ctypes.c_int32),
+    (np.uint32, ctypes.c_uint32), (np.int64, ctypes.c_int64), (np.uint64, ctypes.c_uint64),
+    (np.float32, ctypes.c_float), (np.float64, ctypes.c_double))}
+
+
+def c_argument(value: Any) -> Any:
+    """A launch argument as ctypes: an array as the address of its first element, a NumPy
+    scalar as its C type."""
+    if isinstance(value, np.ndarray):
+        return ctypes.c_void_p(value.ctypes.data)
+    if isinstance(value, np.generic) and value.dtype in _C_SCALARS:
+        return _C_SCALARS[value.dtype](value.item())
+    raise BackendError(f"cannot pass {type(value).__name__} {value!r} to a kernel")
+
+
+def run_launch(launch: Launch) -> None:
+    launch_source_on_host(launch.source, launch.name, launch.grid, launch.block,
+                          [c_argument(a) for a in launch.args])
+
+
 def launch_on_host(kernel: Kernel, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Run one kernel on NumPy arrays with the grid and block the GPU launch uses."""
-    args: list[Any] = []
-    keep: list[np.ndarray] = []
-    for arr in inputs:
-        arr = np.asarray(arr)
-        keep.append(arr)
-        args.append(ctypes.c_void_p(arr.ctypes.data))
-        args.extend(ctypes.c_longlong(s // arr.itemsize) for s in arr.strides)
-    outs = [np.empty(v.aval.shape, v.aval.dtype) for v in kernel.outputs]
-    args.extend(ctypes.c_void_p(o.ctypes.data) for o in outs)
-    grid, block = launch_shape(kernel)
-    launch_source_on_host(kernel.source, kernel.name, grid, block, args)
+    """Run one kernel on NumPy arrays with the layouts, grids and arguments a GPU launch
+    gets (0-d operands by value, as host scalars are)."""
+    launches, outs = plan_launches(kernel, [np.asarray(a) for a in inputs], np,
+                                   lambda a: np.ndim(a) == 0)
+    for launch in launches:
+        run_launch(launch)
     return outs
 
 

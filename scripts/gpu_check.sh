@@ -30,10 +30,10 @@ TESTS=(tests/backends/test_cuda_codegen.py tests/backends/test_devices.py
        tests/backends/test_emulated_gpu.py)
 TEST_CMD=("$PY" -m pytest -q -p no:cacheprovider -m gpu --fake-cupy=never
           --junitxml="$OUT/gpu_tests.xml" "${TESTS[@]}")
-BENCH_CMD=("$PY" benchmarks/bench_gpu_fusion.py --sizes 1.6777216e7,2.68435456e8
-           --repeat 10 --copy-gib 2)
+BENCH_CMD=("$PY" benchmarks/bench_gpu.py --sizes "2**24,2**26,2**28" --repeat 10
+           --copy-gib 2 --json "$OUT/bench_gpu.json")
 TEST_LIMIT=270
-BENCH_LIMIT=150
+BENCH_LIMIT=200
 
 run_step() {  # name limit command...
   local name="$1" limit="$2"; shift 2
@@ -63,7 +63,7 @@ else
   echo "dry run: no device queried" > "$OUT/device.txt"
 fi
 run_step gpu_tests "$TEST_LIMIT" "${TEST_CMD[@]}"
-run_step bench_gpu_fusion "$BENCH_LIMIT" "${BENCH_CMD[@]}"
+run_step bench_gpu "$BENCH_LIMIT" "${BENCH_CMD[@]}"
 
 "$PY" - "$OUT" "$DRY" <<'EOF'
 import json, os, sys, time
@@ -99,9 +99,9 @@ report = {
     "device": read("device.txt"),
     "gpu_tests": {"exit_status": read("gpu_tests.rc"), "seconds": read("gpu_tests.seconds"),
                   **tests, "log_tail": read("gpu_tests.log")[-4000:]},
-    "bench_gpu_fusion": {"exit_status": read("bench_gpu_fusion.rc"),
-                         "seconds": read("bench_gpu_fusion.seconds"),
-                         "output": read("bench_gpu_fusion.log")[-8000:]},
+    "bench_gpu": {"exit_status": read("bench_gpu.rc"), "seconds": read("bench_gpu.seconds"),
+                  "output": read("bench_gpu.log")[-8000:],
+                  "report": json.loads(read("bench_gpu.json", "null") or "null")},
 }
 with open(os.path.join(out, "gpu_check.json"), "w") as f:
     json.dump(report, f, indent=2)

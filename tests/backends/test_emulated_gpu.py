@@ -550,7 +550,8 @@ def test_gpu_torch_face() -> None:
 
 # ------------------------------------- every fusable primitive x dtype through NVRTC
 
-KERNEL_DTYPES = ("bool", "uint8", "int32", "int64", "float32", "float64")
+KERNEL_DTYPES = ("bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32",
+                 "float64")
 SPECIAL_ARGS: dict[str, Any] = {
     "convert_element_type": lambda lax, x: lax.convert_element_type(
         x, np.float32 if x.dtype != np.float32 else np.int32),
@@ -560,7 +561,7 @@ SPECIAL_ARGS: dict[str, Any] = {
 
 
 def _fusable_kernels() -> tuple[list[Any], set[str]]:
-    """One kernel per fusable primitive and dtype it accepts (float16 falls back to calls)."""
+    """One kernel per fusable primitive and dtype it accepts."""
     from funcgrad import lax
     from funcgrad.backends.cuda_codegen import Kernel
     from funcgrad.backends.cupy_backend import build_program
@@ -573,7 +574,7 @@ def _fusable_kernels() -> tuple[list[Any], set[str]]:
             continue
         fn = getattr(lax, prim.lax if isinstance(prim.lax, str) else name)
         for dt in KERNEL_DTYPES:
-            x = np.ones((3, 2), dt)
+            x = np.ones((3, 2), fg.numpy.dtype(dt))
             for arity in (1, 2, 3):
                 if name in SPECIAL_ARGS:
                     call = lambda *a, n=name: SPECIAL_ARGS[n](lax, *a)
@@ -602,30 +603,101 @@ def test_every_fusable_primitive_and_dtype_compiles_with_cupys_options() -> None
 
     if fakecupy.installed():
         pytest.skip("the real CuPy is hidden by the emulator")
+    from funcgrad.backends.cuda_codegen import HALF_PREAMBLE, Layout
+
     kernels, names = _fusable_kernels()
     fusable = {n for n, p in PRIMITIVES.items() if p.fusion == "elementwise"}
     # stop_gradient is erased when tracing; every other one must reach a kernel
     assert fusable - names <= {"stop_gradient"}, sorted(fusable - names)
     assert len(kernels) > 2 * len(names)
+    assert any(k.half for k in kernels)
     body = {}
     for i, k in enumerate(kernels):
-        src = k.source.replace(PREAMBLE, "").replace(f"void {k.name}(", f"void k{i}(")
-        body[src] = None
-    source = PREAMBLE + "\n".join(body)
+        n = len(k.slots)
+        # every layout of every kernel: flat (contiguous, first-element and by-value reads),
+        # strided, in 32-bit and 64-bit index arithmetic
+        for layout in (Layout("flat", ("c",) * n, "int"), Layout("flat", ("0",) * n),
+                       Layout("flat", ("v",) * n), Layout("strided", ("s",) * n, "int"),
+                       Layout("strided", ("s",) * n)):
+            src = k.source_for(layout, preamble=False).replace(
+                f"void {k.kernel_name(layout)}(", f"void k{i}_{len(body)}(")
+            body[src] = None
+    source = PREAMBLE + HALF_PREAMBLE + "\n".join(body)
     cubin = nvrtc_compile(source, "all_fusable.cu", options=cupy_options())
     assert cubin[:4] == b"\x7fELF"
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32",
+                                   "uint8"])
+def test_every_reduction_layout_compiles_with_cupys_options(dtype: str) -> None:
+    if not HAVE_TOOLS:
+        pytest.skip("NVRTC (cupy_backends) is not installed")
+    import fakecupy
+
+    from funcgrad.backends.cuda_codegen import Layout, cupy_options, finish_source, nvrtc_compile
+    from funcgrad.backends.cupy_backend import build_program
+
+    if fakecupy.installed():
+        pytest.skip("the real CuPy is hidden by the emulator")
+    x = np.ones((4, 6), fg.numpy.dtype(dtype))
+    texts = []
+    for kind in ("sum", "max", "min"):
+        prog = build_program(fg.make_jaxpr(
+            lambda a, k=kind: getattr(fnp, k)(a * a, axis=1))(x))
+        (k,) = [s for s in prog.steps if not hasattr(s, "eqn")]
+        for layout in (Layout("row", ("s",), "int"), Layout("row", ("v",), "long long", True),
+                       Layout("col", ("s",), "int", True), Layout("col", ("0",)),
+                       Layout("nd", ("s",), "int"), Layout("nd", ("s",))):
+            texts.append(k.source_for(layout).replace(f"void {k.kernel_name(layout)}(",
+                                                      f"void {kind}{len(texts)}("))
+        for idx in ("int", "long long"):
+            name, text = finish_source(k, idx)
+            texts.append(text.replace(f"void {name}(", f"void {kind}{len(texts)}("))
+    for i, text in enumerate(texts):
+        assert nvrtc_compile(text, f"r{i}.cu", options=cupy_options())[:4] == b"\x7fELF"
+
+
 @pytest.mark.gpu
-def test_gpu_half_precision_runs_as_calls() -> None:
-    """float16 has no generated kernel type: its equations run as CuPy calls, not an error."""
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gpu_half_precision_runs_in_kernels(dtype: str) -> None:
+    """float16 and bfloat16 chains and reductions are fused kernels that compute in float
+    and round every result to the half type, as NumPy (ml_dtypes) does."""
     _cupy()
-    xh = np.linspace(-2.0, 2.0, 9).astype(np.float16)
+    dt = fg.numpy.dtype(dtype)
+    xh = np.linspace(-2.0, 2.0, 9).astype(dt)
     f = lambda a: fnp.sin(a) * 2.0 + a
     jf = fg.jit(f, backend="cupy")
-    assert all("float16" not in str(k["inputs"]) for k in jf.lower(xh).kernels())
+    short = {"float16": "'f16[", "bfloat16": "'bf16["}[dtype]
+    assert any(short in str(k["inputs"]) for k in jf.lower(xh).kernels())
     got = jf(fg.device_put(xh, "cuda"))
-    assert _on_cuda(got) and got.dtype == np.float16
-    np.testing.assert_allclose(_host(got).astype(np.float64),
-                               (np.sin(xh) * np.float16(2.0) + xh).astype(np.float64),
-                               rtol=2e-3, atol=2e-3)
+    assert _on_cuda(got) and got.dtype == dt
+    ref = (np.sin(xh) * np.asarray(2.0, dt) + xh)
+    np.testing.assert_array_equal(_host(got).astype(np.float64), ref.astype(np.float64))
+    big = np.random.default_rng(0).standard_normal((3, 5000)).astype(dt)
+    s = fg.jit(lambda a: fnp.sum(a * a, axis=1), backend="cupy")(fg.device_put(big, "cuda"))
+    assert s.dtype == dt
+    np.testing.assert_allclose(_host(s).astype(np.float64),
+                               (big.astype(np.float64) ** 2).sum(1), rtol=1e-2)
+
+
+@pytest.mark.slow
+def test_the_gpu_benchmark_script_runs_on_the_emulator(tmp_path: Any) -> None:
+    """benchmarks/bench_gpu.py (what scripts/gpu_check.sh runs on a lent GPU) goes through
+    every row and writes its report; on the emulator its times mean nothing."""
+    if not HAVE_TOOLS:
+        pytest.skip("NVRTC (cupy_backends) is not installed")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = tmp_path / "gpu.json"
+    res = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "bench_gpu.py"),
+                          "--emulate", "--repeat", "1", "--json", str(out)],
+                         capture_output=True, text=True, timeout=600, cwd=root, check=False)
+    assert res.returncode == 0, res.stderr[-3000:]
+    import json
+
+    report = json.loads(out.read_text())
+    assert report["emulated"] is True
+    assert {r["kind"] for r in report["reductions"]} == {"full", "row", "column"}
+    assert report["chain"][0]["kernels"] == 1 and report["chain"][0]["modelled_speedup"] > 5
+    assert len(report["goals"]) == 5
+    assert report["steps"]["mlp_step_s"] > 0 and report["steps"]["cnn_step_s"] > 0

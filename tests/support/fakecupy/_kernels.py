@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from fakecupy._array import STATS, check_guards, ndarray
@@ -29,7 +30,7 @@ C_SCALARS = {
     "short": np.int16, "unsigned short": np.uint16, "int": np.int32, "unsigned int": np.uint32,
     "long": np.int64, "long long": np.int64, "unsigned long long": np.uint64,
     "size_t": np.uint64, "float": np.float32, "double": np.float64, "__half": np.float16,
-    "half": np.float16,
+    "half": np.float16, "__nv_bfloat16": ml_dtypes.bfloat16,
 }
 _CTYPES = {np.dtype(k): v for k, v in (
     (np.bool_, ctypes.c_bool), (np.int8, ctypes.c_int8), (np.uint8, ctypes.c_uint8),

@@ -77,7 +77,9 @@ def _function(name: str, fn: Any) -> Any:
 
 
 def _to_device(host: np.ndarray) -> ndarray:
-    if host.dtype.kind in "OUSV" or host.dtype.itemsize == 0:
+    # CuPy 14 has bfloat16 arrays (ml_dtypes' dtype); other void types it refuses.
+    if (host.dtype.kind in "OUSV" and host.dtype.name != "bfloat16") or \
+            host.dtype.itemsize == 0:
         raise ValueError(f"Unsupported dtype {host.dtype}")
     STATS.h2d += 1
     raw, buf = _garbage(host.shape, host.dtype)
@@ -181,6 +183,10 @@ def submodule(module: str, np_mod: Any) -> types.ModuleType:
 linalg = submodule("cupy.linalg", np.linalg)
 fft = submodule("cupy.fft", np.fft)
 random = submodule("cupy.random", np.random)
+# cupy.lib holds only stride_tricks (as_strided makes views of device memory, as NumPy's).
+lib = types.ModuleType("cupy.lib")
+lib.stride_tricks = submodule(  # type: ignore[attr-defined]
+    "cupy.lib.stride_tricks", np.lib.stride_tricks)
 
 __all__ = ["RawKernel", "RawModule", "array", "asarray", "asanyarray", "asnumpy", "cuda",
            "empty", "empty_like", "fft", "get_array_module", "linalg", "ndarray", "random",

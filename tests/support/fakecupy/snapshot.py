@@ -14,8 +14,9 @@ import os
 
 import numpy
 
-MODULES = ("cupy", "cupy.linalg", "cupy.fft", "cupy.random", "cupy.cuda", "cupy.cuda.runtime",
-           "cupyx", "cupyx.scipy.linalg", "cupyx.scipy.special")
+MODULES = ("cupy", "cupy.linalg", "cupy.fft", "cupy.random", "cupy.lib.stride_tricks",
+           "cupy.cuda", "cupy.cuda.runtime", "cupyx", "cupyx.scipy.linalg",
+           "cupyx.scipy.special")
 
 
 def _public_names(modname: str) -> list[str]:
