@@ -118,7 +118,8 @@ def compute_type(dtype: Any) -> str:
 
 def _literal(value: Any, dtype: Any) -> str:
     t = compute_type(dtype)
-    v = np.asarray(value).astype(np.float64 if is_half(dtype) else np.asarray(value).dtype).item()
+    arr = np.asarray(value)
+    v = (arr.astype(np.float64) if is_half(dtype) else arr).item()
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
@@ -321,39 +322,36 @@ class Kernel:
         value = self._value(value_expr, layout)
         result = "acc" if layout.split else _store("acc", out_dtype)
         where = "blockIdx.y * n_outer * n_inner + o" if layout.split else "o"
-        # The reduced range [r0, r1) of this block's part (all of it unless split).
+        # Every layout: [head] for (o ...) { [prelude] acc = init; for (r ...) { [decode]
+        # body; combine } [end] }. ``span`` is the reduced range [r0, r1) of this block's
+        # part (all of it unless split).
         span = (f"  {idx} r0 = blockIdx.y * chunk;\n"
                 f"  {idx} r1 = r0 + chunk < n_red ? r0 + chunk : n_red;\n")
-        if layout.mode == "col":
-            return (self._signature(layout)
-                    + f"  {idx} n_out = n_outer * n_inner;\n" + span
-                    + f"  for ({idx} o = blockIdx.x * ({idx})blockDim.x + threadIdx.x; o < n_out; "
-                    f"o += ({idx})blockDim.x * gridDim.x) {{\n"
-                    f"    {idx} oo = o / n_inner; {idx} ii = o - oo * n_inner;\n"
-                    f"    {acc_t} acc = {init};\n"
-                    f"    for ({idx} r = r0; r < r1; ++r) {{\n"
-                    + body + f"      acc = {combine.format(a='acc', b=value)};\n    }}\n"
-                    f"    out0[{where}] = {result};\n  }}\n}}\n")
+        shared = f"  __shared__ {acc_t} sdata[{BLOCK}];\n"
         tree = _tree(combine, where, "sdata[0]" if layout.split else
                      _store("sdata[0]", out_dtype))
-        if layout.mode == "row":
-            return (self._signature(layout)
-                    + f"  __shared__ {acc_t} sdata[{BLOCK}];\n" + span
-                    + f"  for ({idx} o = blockIdx.x; o < n_outer; o += gridDim.x) {{\n"
-                    f"    {acc_t} acc = {init};\n    {idx} oo = o; const {idx} ii = 0;\n"
-                    f"    for ({idx} r = r0 + threadIdx.x; r < r1; r += blockDim.x) {{\n"
-                    + body + f"      acc = {combine.format(a='acc', b=value)};\n    }}\n"
-                    + tree)
-        kept = [d for d in range(len(self.shape)) if d not in self.axes]
-        return (self._signature(layout)
-                + f"  __shared__ {acc_t} sdata[{BLOCK}];\n"
-                f"  for ({idx} o = blockIdx.x; o < n_out; o += gridDim.x) {{\n"
-                f"    {acc_t} acc = {init};\n"
-                f"    for ({idx} r = threadIdx.x; r < n_red; r += blockDim.x) {{\n"
-                + self._decode("o", kept, "      ", idx)
-                + self._decode("r", list(self.axes), "      ", idx)
-                + body + f"      acc = {combine.format(a='acc', b=value)};\n    }}\n"
-                + tree)
+        decode = ""
+        if layout.mode == "col":  # a thread per output
+            head = f"  {idx} n_out = n_outer * n_inner;\n" + span
+            o_loop = (f"{idx} o = blockIdx.x * ({idx})blockDim.x + threadIdx.x; o < n_out; "
+                      f"o += ({idx})blockDim.x * gridDim.x")
+            prelude = f"    {idx} oo = o / n_inner; {idx} ii = o - oo * n_inner;\n"
+            r_loop = f"{idx} r = r0; r < r1; ++r"
+            end = f"    out0[{where}] = {result};\n  }}\n}}\n"
+        elif layout.mode == "row":  # a block per output
+            head, prelude, end = shared + span, f"    {idx} oo = o; const {idx} ii = 0;\n", tree
+            o_loop = f"{idx} o = blockIdx.x; o < n_outer; o += gridDim.x"
+            r_loop = f"{idx} r = r0 + threadIdx.x; r < r1; r += blockDim.x"
+        else:  # nd: a block per output, every index decoded
+            kept = [d for d in range(len(self.shape)) if d not in self.axes]
+            head, prelude, end = shared, "", tree
+            o_loop = f"{idx} o = blockIdx.x; o < n_out; o += gridDim.x"
+            r_loop = f"{idx} r = threadIdx.x; r < n_red; r += blockDim.x"
+            decode = (self._decode("o", kept, "      ", idx)
+                      + self._decode("r", list(self.axes), "      ", idx))
+        return (self._signature(layout) + head + f"  for ({o_loop}) {{\n" + prelude
+                + f"    {acc_t} acc = {init};\n    for ({r_loop}) {{\n" + decode + body
+                + f"      acc = {combine.format(a='acc', b=value)};\n    }}\n" + end)
 
 
 def kernel_source(step: FusedStep, name: str) -> Kernel:
@@ -398,7 +396,7 @@ def kernel_source(step: FusedStep, name: str) -> Kernel:
     else:
         outputs = [red.outputs[0]]
         results = [(atom(red.inputs[0]), red.outputs[0].aval.dtype)]
-    # Inputs read only through slots of other inputs never appear: keep step's order.
+    # The step's inputs the kernel reads (each has one slot or more), in the step's order.
     used = {v for v, _ in slots}
     inputs = [v for v in step.inputs if v in used]
     dtypes = [v.aval.dtype for v in (*inputs, *outputs)] + \

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from funcgrad.backends.compile_python import inline_calls
 from funcgrad.backends.cuda_codegen import KERNEL_OPTIONS, Kernel, kernel_source
 from funcgrad.backends.cuda_launch import plan_launches
@@ -70,8 +72,6 @@ class Program:
 
     def run(self, xp: Any, *args: Any,
             launch: Callable[[Kernel, list[Any]], list[Any]] | None = None) -> list[Any]:
-        import numpy as np  # noqa: PLC0415
-
         jaxpr = self.plan.jaxpr.jaxpr
         env: dict[Var, Any] = {v: self._on(xp, c) for v, c in zip(jaxpr.constvars,
                                                                   self.plan.jaxpr.consts)}
@@ -107,8 +107,6 @@ class Program:
     def _on(self, xp: Any, value: Any, dtype: Any = None) -> Any:
         """``value`` (a constant or literal of the program) as an array of ``xp``; device
         copies are made once and kept (CuPy rejects host arrays, and uploads cost)."""
-        import numpy as np  # noqa: PLC0415
-
         if xp is np:
             return np.asarray(value, dtype)
         key = (id(xp), id(value))
@@ -191,10 +189,14 @@ _STRUCTURED: dict[str, _Runner] = {"cond": _run_cond, "while": _run_while, "scan
 _gpu_kernels: dict[tuple[str, str], Any] = {}
 
 
+def _on_host(value: Any) -> bool:
+    """A host value given to a device program: one element of it is passed by value."""
+    return isinstance(value, (np.ndarray, np.generic))
+
+
 def _launch_on_gpu(kernel: Kernel, inputs: list[Any]) -> list[Any]:
     cp = _cupy()
-    launches, outs = plan_launches(kernel, inputs, cp, lambda a: not BACKEND.owns(a),
-                                   cp.asarray)
+    launches, outs = plan_launches(kernel, inputs, cp, _on_host, cp.asarray)
     for launch in launches:
         key = (launch.name, launch.source)
         fn = _gpu_kernels.get(key)

@@ -221,11 +221,13 @@ def launch_source_on_host(source: str, name: str, grid: Sequence[int], block: Se
 
 
 
-_C_SCALARS = {np.dtype(k): v for k, v in (
+C_SCALARS = {np.dtype(k): v for k, v in (
     (np.bool_, ctypes.c_bool), (np.int8, ctypes.c_int8), (np.uint8, ctypes.c_uint8),
     (np.int16, ctypes.c_int16), (np.uint16, ctypes.c_uint16), (np.int32, ctypes.c_int32),
     (np.uint32, ctypes.c_uint32), (np.int64, ctypes.c_int64), (np.uint64, ctypes.c_uint64),
-    (np.float32, ctypes.c_float), (np.float64, ctypes.c_double))}
+    (np.float32, ctypes.c_float), (np.float64, ctypes.c_double),
+    (np.float16, ctypes.c_uint16))}
+"""The ctypes of a by-value kernel argument, by NumPy dtype (float16 as its bits)."""
 
 
 def c_argument(value: Any) -> Any:
@@ -233,8 +235,9 @@ def c_argument(value: Any) -> Any:
     scalar as its C type."""
     if isinstance(value, np.ndarray):
         return ctypes.c_void_p(value.ctypes.data)
-    if isinstance(value, np.generic) and value.dtype in _C_SCALARS:
-        return _C_SCALARS[value.dtype](value.item())
+    if isinstance(value, np.generic) and value.dtype in C_SCALARS:
+        bits = value.view(np.uint16) if value.dtype == np.float16 else value
+        return C_SCALARS[value.dtype](bits.item())
     raise BackendError(f"cannot pass {type(value).__name__} {value!r} to a kernel")
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from fakecupy._array import STATS, check_guards, ndarray
 from funcgrad.backends.cuda_codegen import nvrtc_compile
-from funcgrad.backends.host_cuda import kernel_params, launch_source_on_host
+from funcgrad.backends.host_cuda import c_argument, kernel_params, launch_source_on_host
 
 # Filled by ``install`` (from the real CuPy, before it is hidden): (prefix, suffix) around
 # the user's options in CuPy's NVRTC option tuple.
@@ -32,11 +32,7 @@ C_SCALARS = {
     "size_t": np.uint64, "float": np.float32, "double": np.float64, "__half": np.float16,
     "half": np.float16, "__nv_bfloat16": ml_dtypes.bfloat16,
 }
-_CTYPES = {np.dtype(k): v for k, v in (
-    (np.bool_, ctypes.c_bool), (np.int8, ctypes.c_int8), (np.uint8, ctypes.c_uint8),
-    (np.int16, ctypes.c_int16), (np.uint16, ctypes.c_uint16), (np.int32, ctypes.c_int32),
-    (np.uint32, ctypes.c_uint32), (np.int64, ctypes.c_int64), (np.uint64, ctypes.c_uint64),
-    (np.float32, ctypes.c_float), (np.float64, ctypes.c_double), (np.float16, ctypes.c_uint16))}
+
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK = (1024, 1024, 64)
@@ -128,8 +124,7 @@ class RawKernel:
         if want is None or np.dtype(want) != value.dtype:
             raise TypeError(f"{where} is {c_type} but CuPy would pass {value.dtype} "
                             f"({type(a).__name__} {a!r}): wrong size or type")
-        return _CTYPES[value.dtype](value.view(np.uint16) if value.dtype == np.float16
-                                    else value.item())
+        return c_argument(value)
 
     @property
     def attributes(self) -> dict[str, int]:
