@@ -115,6 +115,9 @@ class Program:
             host = value if type(value).__module__.startswith("cupy") else np.asarray(value,
                                                                                          dtype)
             hit = self._device_values[key] = (value, xp.asarray(host))
+            # The upload is queued on the current stream, but the cached copy serves later
+            # calls on any stream: wait for it once, so no other stream can read it early.
+            xp.cuda.get_current_stream().synchronize()
         return hit[1]
 
     def __call__(self, *args: Any) -> list[Any]:

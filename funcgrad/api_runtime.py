@@ -28,7 +28,7 @@ def effects_barrier() -> None:
     cupy = sys.modules.get("cupy")
     if cupy is not None:
         try:
-            cupy.cuda.get_current_stream().synchronize()
+            cupy.cuda.runtime.deviceSynchronize()  # every stream's work
         except Exception:  # noqa: BLE001 - no CUDA device: nothing was queued
             pass
 

@@ -211,7 +211,9 @@ class ArrayImpl(Array):
         if type(v) is not np.ndarray:
             import cupy  # noqa: PLC0415 - only when CuPy buffers exist
 
-            cupy.cuda.get_current_stream().synchronize()
+            # The whole device: the value may come from another stream than the current one.
+            with cupy.cuda.Device(v.device.id):
+                cupy.cuda.runtime.deviceSynchronize()
         return self
 
     def copy_to_host_async(self) -> None:

@@ -327,21 +327,67 @@ def _check_one_device(args: Sequence[Any]) -> None:
 
 
 def _constant_fill(a: np.ndarray) -> bool:
-    """A host array with no data of its own: a scalar, or one broadcast (all strides zero,
-    as ``full`` and the seeds and zeros of derivatives make them)."""
-    return a.ndim == 0 or a.size == 0 or not any(a.strides)
+    """A host array with no data of its own: one element at most, or one broadcast (all
+    strides zero, as ``full`` and the seeds and zeros of derivatives make them)."""
+    return a.size <= 1 or not any(a.strides)
 
 
 def follow_device(xp: Any, a: np.ndarray) -> Any:
-    """``a`` as an array of ``xp`` when it is a constant fill (one scalar upload), so host
-    scalars and zeros follow the device of the other operands (CuPy refuses NumPy arrays,
-    even 0-d ones); other host arrays stay (``_check_one_device`` has reported them)."""
+    """``a`` as an array of ``xp`` when it is a constant fill (a shared device scalar, or a
+    broadcast of one), so host scalars and zeros follow the device of the other operands
+    (CuPy refuses NumPy arrays, even 0-d ones); other host arrays stay
+    (``_check_one_device`` has reported them)."""
     if not _constant_fill(a):
         return a
     if a.size == 0:
         return xp.zeros(a.shape, a.dtype)
-    one = xp.asarray(a.reshape(-1)[:1].reshape(()))
+    one = device_scalar(xp, a.reshape(-1)[:1].reshape(()))
     return one if a.ndim == 0 else xp.broadcast_to(one, a.shape)
+
+
+# 0-d device copies of host scalars, by (device, stream, dtype, bits): eager code that
+# multiplies by 2.0 or adds an epsilon on every step uploads each value once, not once per
+# operation. One copy per stream: the upload is queued on the current stream, so only work
+# queued after it on that same stream may read it (no synchronisation needed).
+_DEVICE_SCALARS: dict[tuple[Any, ...], Any] = {}
+_SHARED_PTRS: set[int] = set()
+
+
+def device_scalar(xp: Any, host: np.ndarray) -> Any:
+    """The 0-d host array ``host`` as a 0-d array of ``xp`` (a device module), uploaded
+    once per stream and then shared by every operation that takes it as an operand."""
+    key = (xp.cuda.runtime.getDevice(), xp.cuda.get_current_stream().ptr, host.dtype,
+           host.tobytes())
+    hit = _DEVICE_SCALARS.get(key)
+    if hit is None:
+        if len(_DEVICE_SCALARS) >= 4096:
+            _DEVICE_SCALARS.clear()
+            _SHARED_PTRS.clear()
+        hit = _DEVICE_SCALARS[key] = xp.asarray(host)
+        _SHARED_PTRS.add(hit.data.ptr)
+    return hit
+
+
+def _device_operands(xp: Any, bufs: list[Any], avals: Sequence[ShapedArray]) -> list[Any]:
+    """Host scalars and constant fills among ``bufs`` as shared device scalars."""
+    out = []
+    for b, av in zip(bufs, avals):
+        t = type(b)
+        if t is np.ndarray:
+            b = follow_device(xp, b)
+        elif t in _PY_SCALARS:
+            b = device_scalar(xp, np.asarray(b, dtype=av.dtype))
+        out.append(b)
+    return out
+
+
+def _unshared(out: Any) -> Any:
+    """Results that are (views of) a shared device scalar, copied: a result may be written
+    in place later (the PyTorch face's ``add_``), and the shared copy must never change."""
+    for o in out if isinstance(out, list) else (out,):
+        if type(o) is ArrayImpl and o._value.data.ptr in _SHARED_PTRS:
+            o._value = o._value.copy()
+    return out
 
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -385,19 +431,27 @@ class EvalTrace(Trace):
                     on_device = True
                 elif isinstance(a, np.generic):
                     bufs[i] = np.asarray(a)
-        xp = backend_xp(bufs) if on_device else np
-        if xp is not np:
-            bufs = [follow_device(xp, b) if type(b) is np.ndarray else b for b in bufs]
+        if on_device:
+            xp = backend_xp(bufs)
+            bufs = _device_operands(xp, bufs, avals)
+            if prim.call_like:
+                return _unshared(self._call(prim, xp, args, bufs, avals, params))
+            return _unshared(apply_impl(prim, xp, bufs, avals, params))
         if scalars:
             # impls work on arrays: a Python number becomes one of its (weak) dtype.
-            bufs = [xp.asarray(b, dtype=av.dtype) if type(b) in _PY_SCALARS else b
+            bufs = [np.asarray(b, dtype=av.dtype) if type(b) in _PY_SCALARS else b
                     for b, av in zip(bufs, avals)]
         if prim.call_like:
-            if not prim.cheap_abstract_eval:
-                # The body runs user code: Arrays keep their types (weak ones included).
-                bufs = [a if type(a) is ArrayImpl else b for a, b in zip(args, bufs)]
-            return _wrap_call_outputs(prim, xp, bufs, avals, params)
-        return apply_impl(prim, xp, bufs, avals, params)
+            return self._call(prim, np, args, bufs, avals, params)
+        return apply_impl(prim, np, bufs, avals, params)
+
+    @staticmethod
+    def _call(prim: Primitive, xp: Any, args: Sequence[Any], bufs: list[Any],
+              avals: Sequence[ShapedArray], params: dict[str, Any]) -> Any:
+        if not prim.cheap_abstract_eval:
+            # The body runs user code: Arrays keep their types (weak ones included).
+            bufs = [a if type(a) is ArrayImpl else b for a, b in zip(args, bufs)]
+        return _wrap_call_outputs(prim, xp, bufs, avals, params)
 
 
 def apply_impl(prim: Primitive, xp: Any, bufs: Sequence[Any], avals: Sequence[ShapedArray],

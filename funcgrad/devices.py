@@ -128,8 +128,13 @@ def _parse_device(device: Any) -> Device:
     raise DeviceError(f"a device is a string like 'cuda:0' or a Device, got {device!r}")
 
 
-def put_buffer(x: Any, device: Any) -> Any:
-    """One backend buffer copied to ``device`` (the engine's placement)."""
+def require_device(device: Any) -> tuple[Backend, Device]:
+    """The backend of ``device`` and the device, or ``DeviceError`` saying why it is not
+    usable here.
+
+    >>> require_device("cpu")[1]
+    CpuDevice(id=0)
+    """
     dev = _parse_device(device)
     backend = get_backend(dev.platform)
     if not backend.available():
@@ -139,6 +144,12 @@ def put_buffer(x: Any, device: Any) -> Any:
         )
     if dev not in backend.devices():
         raise DeviceError(f"device {dev} does not exist; available: {backend.devices()}")
+    return backend, dev
+
+
+def put_buffer(x: Any, device: Any) -> Any:
+    """One backend buffer copied to ``device`` (the engine's placement)."""
+    backend, dev = require_device(device)
     return backend.device_put(x, dev)
 
 

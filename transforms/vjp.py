@@ -38,7 +38,7 @@ from funcgrad.core import (
 from funcgrad.errors import DTypeError, NonDifferentiableError, NonScalarOutputError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import convert_element_type
-from funcgrad.primitives.rules import full, zeros_like_aval
+from funcgrad.primitives.rules import full, place_like, zeros_like_aval
 from funcgrad.source_info import user_frame
 from funcgrad.transforms._util import (
     as_leaf_array,
@@ -330,7 +330,9 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         scalar = _check_scalar_output(out, where, holomorphic)
         sa = get_aval(scalar)
         # The seed has the output's type, weak included, so the gradient has the input's.
-        one = wrap(np.ones((), sa.dtype), sa) if sa.weak_type else full((), 1.0, sa.dtype)
+        # Made where the output lives: a host seed would keep the backward pass's scalar
+        # arithmetic on the host, and a host array meets device ones in an error.
+        one = wrap(place_like(np.ones((), sa.dtype), scalar), sa)
         grads = f_vjp(tree_unflatten(tree_flatten(out)[1], [one]))
         g = grads[0] if single else grads
         return ((out, aux), g) if has_aux else (out, g)

@@ -91,7 +91,8 @@ def full(shape: Sequence[int], value: Any, dtype: Any) -> Any:
 def place_like(const: np.ndarray, x: Any) -> Any:
     """A host constant of a rule on the device of ``x``'s value, where that is known and on a
     GPU (eager evaluation, under jvp/vjp/vmap of eager values); else the host array, which
-    tracing for ``jit`` bakes into the program (uploaded once, at compile time).
+    tracing for ``jit`` bakes into the program (uploaded once, at compile time). The result
+    is fresh memory of its own (it may become a result that the PyTorch face writes into).
 
     >>> place_like(np.eye(2), np.zeros((2, 2))).tolist()  # a host value: stays on the host
     [[1.0, 0.0], [0.0, 1.0]]
@@ -108,9 +109,19 @@ def place_like(const: np.ndarray, x: Any) -> Any:
     buf = getattr(v, "_value", v)
     if isinstance(buf, np.ndarray) or not type(buf).__module__.startswith("cupy"):
         return const
+    if const.size and not any(const.strides):
+        # A constant fill (a seed, ones, zeros) is made by a fill on the device, not uploaded.
+        with _cupy().cuda.Device(buf.device.id):
+            return _cupy().full(const.shape, const.reshape(-1)[0], const.dtype)
     from funcgrad.devices import device_of, put_buffer  # noqa: PLC0415
 
     return put_buffer(const, device_of(buf))
+
+
+def _cupy() -> Any:
+    import cupy  # noqa: PLC0415 - only where device values exist
+
+    return cupy
 
 
 def zeros_like_aval(aval: ShapedArray) -> Any:

@@ -82,6 +82,19 @@ def engine_device(d: Any) -> str:
     return "cpu" if dev.type == "cpu" else f"cuda:{dev.index or 0}"
 
 
+def array_module(buf: Any) -> Any:
+    """The array module of a tensor's buffer: NumPy, or CuPy for CUDA tensors.
+
+    >>> array_module(np.zeros(2)) is np
+    True
+    """
+    if type(buf).__module__.split(".")[0] == "cupy":
+        import cupy  # noqa: PLC0415 - only where CUDA buffers exist
+
+        return cupy
+    return np
+
+
 def to_device(buf: Any, d: Any) -> Any:
     """``buf`` on device ``d`` (a copy when it moves)."""
     target = engine_device(d)

@@ -52,7 +52,14 @@ from funcgrad.primitives import structural as _S
 from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _grad_mode
-from funcgrad.torch._device import Size, as_device, device, device_of_buffer, to_device
+from funcgrad.torch._device import (
+    Size,
+    array_module,
+    as_device,
+    device,
+    device_of_buffer,
+    to_device,
+)
 from funcgrad.torch._grad_mode import is_grad_enabled, is_recording
 from funcgrad.torch._graph import (
     X64,
@@ -659,6 +666,11 @@ class Tensor:
         _check_index_bounds(self, idx)
         # PyTorch: advanced indexing of a tensor that is not a view is index_put_.
         op = "IndexPut" if _advanced(idx) and not self._is_view else "CopySlices"
+        if isinstance(value, Tensor) and value.device != self.device and \
+                (not _advanced(idx) or value.dim() == 0):
+            # Basic indexing assigns through copy_, which copies across devices, and a CPU
+            # scalar tensor goes anywhere (PyTorch's rules).
+            value = value.to(self.device)
         self._inplace(op, lambda a, v: fnp.index_update(a, idx, v), value, through_view=True)
 
     # ------------------------------------------------------------- shape ops
@@ -1657,8 +1669,9 @@ def root_grads(outs: Sequence[Tensor], grads: Any) -> list[Any]:
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            result.append(Tensor._from_data(to_device(np.ones(t.shape, t._data.dtype),
-                                                      t.device)))
+            # Made where the output lives (a fill on a GPU, not an upload).
+            result.append(Tensor._from_data(array_module(t._data).ones(t.shape,
+                                                                       t._data.dtype)))
         else:
             gd = g if isinstance(g, Tensor) else Tensor._from_data(
                 np.asarray(g, t._data.dtype))

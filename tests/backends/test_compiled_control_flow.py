@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from gpu_values import host as _host
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -327,11 +328,6 @@ def test_unroll_is_accepted_and_checked_as_jax_does() -> None:
 
 
 # ------------------------------------------------------------- CuPy (the emulator)
-
-def _host(x: Any) -> np.ndarray:
-    v = getattr(x, "_value", x)
-    return v.get() if type(v).__module__.startswith("cupy") else np.asarray(v)
-
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(FORMS))

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from gpu_values import host as _host
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -34,15 +35,6 @@ def _cupy() -> Any:
     import cupy
 
     return cupy
-
-
-def _host(x: Any) -> np.ndarray:
-    """An Array, tensor or CuPy array as NumPy, through the explicit device->host copy."""
-    v = getattr(x, "_value", None)
-    if v is None and hasattr(x, "_data"):
-        v = x._data
-    v = x if v is None else v
-    return v.get() if hasattr(v, "get") and not isinstance(v, np.ndarray) else np.asarray(v)
 
 
 def _on_cuda(x: Any) -> bool:

@@ -9,17 +9,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from gpu_values import host as _host
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.devices import get_backend
 
 A = np.random.default_rng(11).standard_normal((2, 3, 3))
-
-
-def _host(x: Any) -> np.ndarray:
-    v = getattr(x, "_value", x)
-    return v.get() if hasattr(v, "get") and not isinstance(v, np.ndarray) else np.asarray(v)
 
 
 def _np_loss(part: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], float]:

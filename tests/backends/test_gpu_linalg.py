@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.linalg
+from gpu_values import host as _host
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -33,11 +34,6 @@ def _cupy() -> Any:
     import cupy  # noqa: PLC0415
 
     return cupy
-
-
-def _host(x: Any) -> np.ndarray:
-    v = getattr(x, "_value", x)
-    return v.get() if hasattr(v, "get") and not isinstance(v, np.ndarray) else np.asarray(v)
 
 
 def _on_cuda(x: Any) -> bool:

@@ -24,6 +24,7 @@ import numpy as np
 
 from funcgrad import processes
 from funcgrad.distributed._mpi import _MPI_CHARS
+from funcgrad.torch._device import array_module as _xp
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
 
@@ -395,15 +396,6 @@ def _op(op: Any) -> ReduceOp:
     if isinstance(op, ReduceOp):
         return op
     raise TypeError(f"op must be a torch.distributed.ReduceOp, got {op!r}")
-
-
-def _xp(data: Any) -> Any:
-    """The array module of ``data`` (CuPy for CUDA tensors)."""
-    if type(data).__module__.split(".")[0] == "cupy":
-        import cupy  # noqa: PLC0415
-
-        return cupy
-    return np
 
 
 def _group_peer(pg: ProcessGroup, global_rank: int | None, group_rank: int | None,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Any
 
-from funcgrad.devices import get_backend
+from funcgrad.torch._device import array_module as _xp
 from funcgrad.torch._grad_mode import enable_grad, no_grad
 from funcgrad.torch._tensor import Tensor
 
@@ -41,13 +41,6 @@ class _RequiredParameter:
 
 
 required: Any = _RequiredParameter()
-
-
-def _xp(arr: Any) -> Any:
-    """The array module of ``arr`` (numpy, or cupy for CUDA arrays)."""
-    if type(arr).__module__.startswith("cupy"):
-        return get_backend("cupy").xp
-    return get_backend("numpy").xp
 
 
 def _scalar(x: Any) -> Any:

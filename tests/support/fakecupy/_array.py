@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from fakecupy import _streams
+
 GUARD = 256
 GUARD_BYTE = 0xA5
 
@@ -30,6 +32,7 @@ class Stats:
     launches: int = 0
     compiles: int = 0
     ops: int = 0
+    null_stream_work: int = 0  # writes made on the legacy default stream
 
     def reset(self) -> None:
         for f in dataclasses.fields(self):
@@ -75,6 +78,7 @@ class Device:
 
     def synchronize(self) -> None:
         STATS.syncs += 1
+        _streams.device_synchronized()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Device) and other.id == self.id
@@ -103,12 +107,15 @@ def _garbage(shape: Any, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
     return raw, body.view(dtype).reshape(shape)
 
 
-def _check_operand(x: Any, where: str) -> None:
+def _check_operand(x: Any, where: str, stream: Any = None) -> None:
     if isinstance(x, np.ndarray):
         raise TypeError(f"Unsupported type {type(x)}")
-    if isinstance(x, ndarray) and x._dev != current_device_id():
-        raise ValueError(f"Array device must be same as the current device: array device = "
-                         f"{x._dev} while current = {current_device_id()} ({where})")
+    if isinstance(x, ndarray):
+        if x._dev != current_device_id():
+            raise ValueError(f"Array device must be same as the current device: array "
+                             f"device = {x._dev} while current = {current_device_id()} "
+                             f"({where})")
+        _streams.read(x._a, where, stream)
 
 
 def unwrap(x: Any, where: str) -> Any:
@@ -141,7 +148,12 @@ def call(fn: Callable[..., Any], name: str, args: tuple[Any, ...],
     a = unwrap(args, name)
     k = {key: unwrap(v, name) for key, v in kwargs.items()}
     STATS.ops += 1
-    return wrap(fn(*a, **k))
+    res = wrap(fn(*a, **k))
+    out = kwargs.get("out")
+    for o in out if isinstance(out, tuple) else (out,):
+        if isinstance(o, ndarray):
+            _streams.wrote(o._a)
+    return res
 
 
 def _ufunc(name: str) -> Callable[..., Any]:
@@ -175,10 +187,16 @@ def _method(name: str) -> Callable[..., Any]:
         a = unwrap(args, name)
         k = {key: unwrap(v, name) for key, v in kwargs.items()}
         STATS.ops += 1
-        return wrap(getattr(self._a, name)(*a, **k))
+        res = wrap(getattr(self._a, name)(*a, **k))
+        if name in _IN_PLACE:
+            _streams.wrote(self._a)
+        return res
 
     m.__name__ = name
     return m
+
+
+_IN_PLACE = frozenset({"put", "sort", "partition"})
 
 
 class ndarray:  # noqa: N801 - CuPy's name
@@ -191,6 +209,7 @@ class ndarray:  # noqa: N801 - CuPy's name
     def __init__(self, shape: Any, dtype: Any = float, order: str = "C") -> None:
         self._raw, self._a = _garbage(shape, dtype)
         self._dev = current_device_id()
+        _streams.allocated(self._a)
 
     @classmethod
     def _from(cls, a: np.ndarray, raw: np.ndarray | None = None) -> ndarray:
@@ -198,6 +217,7 @@ class ndarray:  # noqa: N801 - CuPy's name
         out._a = a
         out._raw = raw
         out._dev = current_device_id()
+        _streams.result(a)
         return out
 
     # ------------------------------------------------------------- properties
@@ -225,9 +245,12 @@ class ndarray:  # noqa: N801 - CuPy's name
     # ------------------------------------------------------- host transfers
     def get(self, stream: Any = None, order: str = "C", out: Any = None,
             blocking: bool = True) -> np.ndarray:
-        """Copy to the host (the explicit way)."""
+        """Copy to the host (the explicit way): on ``stream`` (the current one by default),
+        which the host then waits for."""
+        _check_operand(self, "get", stream)
         STATS.d2h += 1
         STATS.syncs += 1
+        _streams.host_synced(stream)
         if out is not None:
             out[...] = self._a
             return out  # type: ignore[no-any-return]
@@ -236,6 +259,7 @@ class ndarray:  # noqa: N801 - CuPy's name
     def set(self, arr: np.ndarray, stream: Any = None) -> None:
         STATS.h2d += 1
         self._a[...] = np.asarray(arr)
+        _streams.wrote(self._a, stream)
 
     def item(self, *args: Any) -> Any:
         return self.get().item(*args)
@@ -311,6 +335,7 @@ class ndarray:  # noqa: N801 - CuPy's name
         _check_operand(self, "__setitem__")
         STATS.ops += 1
         self._a[_index(idx)] = unwrap(value, "__setitem__")
+        _streams.wrote(self._a)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -328,7 +353,9 @@ class ndarray:  # noqa: N801 - CuPy's name
 
     def fill(self, value: Any) -> None:
         _check_operand(value, "fill")
+        _check_operand(self, "fill")
         self._a.fill(unwrap(value, "fill"))
+        _streams.wrote(self._a)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (2, self._dev)

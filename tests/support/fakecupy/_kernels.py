@@ -6,7 +6,8 @@ block limits, the number of arguments against the kernel's C signature, and each
 against its parameter (a device array for a pointer of the same element type, a scalar of
 exactly the parameter's C type: CuPy passes a Python ``int`` as ``long long`` and a Python
 ``float`` as ``double``, whatever the kernel expects). After it, the guard bytes around
-every array argument must be intact.
+every array argument must be intact. Its array arguments are reads on the current stream,
+and those it changed are writes there (``_streams``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from fakecupy import _streams
 from fakecupy._array import STATS, check_guards, ndarray
 from funcgrad.backends.cuda_codegen import nvrtc_compile
 from funcgrad.backends.host_cuda import c_argument, kernel_params, launch_source_on_host
@@ -97,9 +99,16 @@ class RawKernel:
                             f"({', '.join(t for t, _ in self.params)}), got {len(args)}")
         self.compile()
         c_args = [self._marshal(i, a) for i, a in enumerate(args)]
+        arrays = [a for a in args if isinstance(a, ndarray)]
+        for a in arrays:
+            _streams.read(a._a, f"kernel {self.name}")
+        before = [a._a.tobytes() for a in arrays]
         STATS.launches += 1
         launch_source_on_host(self.code, self.name, grid, block, c_args)
-        check_guards([a for a in args if isinstance(a, ndarray)], self.name)
+        check_guards(arrays, self.name)
+        for a, b in zip(arrays, before):
+            if a._a.tobytes() != b:
+                _streams.wrote(a._a)
 
     def _marshal(self, i: int, a: Any) -> Any:
         c_type, pname = self.params[i]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from fakecupy import _api
+from fakecupy import _api, _streams
 from fakecupy._array import STATS, _garbage, call, ndarray, unwrap, wrap
 from fakecupy._kernels import RawKernel, RawModule
 from fakecupy.cuda import make_module
@@ -60,7 +60,8 @@ class ufunc:  # noqa: N801 - CuPy's name
         if not isinstance(a, ndarray):
             raise TypeError(f"Unsupported type {type(a)}")
         args = (indices,) if b is None else (indices, b)
-        call(lambda *xs: self._u.at(a._a, *xs), self.name, args, {})
+        call(lambda *xs: self._u.at(unwrap(a, self.name), *xs), self.name, args, {})
+        _streams.wrote(a._a)
 
     def __repr__(self) -> str:
         return f"<ufunc '{self.name}'>"
@@ -121,7 +122,7 @@ def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None,
             blocking: bool = True) -> np.ndarray:
     """The explicit device->host copy (host data passes through)."""
     if isinstance(a, ndarray):
-        return a.get(order=order, out=out)
+        return a.get(stream=stream, order=order, out=out)
     return np.asarray(a, order=order)
 
 
@@ -135,6 +136,12 @@ def empty_like(prototype: Any, dtype: Any = None, order: str = "K", subok: Any =
         raise TypeError(f"Unsupported type {type(prototype)}")
     return ndarray(prototype.shape if shape is None else shape,
                    prototype.dtype if dtype is None else dtype)
+
+
+def get_default_memory_pool() -> Any:
+    from fakecupy.cuda import DEFAULT_MEMORY_POOL  # noqa: PLC0415
+
+    return DEFAULT_MEMORY_POOL
 
 
 def get_array_module(*args: Any) -> Any:
@@ -189,5 +196,5 @@ lib.stride_tricks = submodule(  # type: ignore[attr-defined]
     "cupy.lib.stride_tricks", np.lib.stride_tricks)
 
 __all__ = ["RawKernel", "RawModule", "array", "asarray", "asanyarray", "asnumpy", "cuda",
-           "empty", "empty_like", "fft", "get_array_module", "linalg", "ndarray", "random",
-           "ufunc"]
+           "empty", "empty_like", "fft", "get_array_module", "get_default_memory_pool", "linalg",
+           "ndarray", "random", "ufunc"]

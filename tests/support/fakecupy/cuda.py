@@ -1,5 +1,6 @@
-"""``cupy.cuda`` as the emulator has it: devices, streams, the runtime's device count and
-synchronisation, and the error types funcgrad may meet."""
+"""``cupy.cuda`` as the emulator has it: devices, streams and events (with the ordering
+checks of ``_streams``), the runtime's device count and synchronisation, and the error types
+funcgrad may meet."""
 
 from __future__ import annotations
 
@@ -8,6 +9,14 @@ from typing import Any
 
 from fakecupy import _array
 from fakecupy._array import STATS, Device
+from fakecupy._streams import (
+    Event,
+    Stream,
+    current_stream,
+    device_synchronized,
+    get_elapsed_time,
+    live_bytes,
+)
 
 
 class CUDARuntimeError(RuntimeError):
@@ -24,6 +33,7 @@ class CompileException(Exception):
 
 def _count_sync() -> None:
     STATS.syncs += 1
+    device_synchronized()
 
 
 runtime = types.ModuleType("cupy.cuda.runtime")
@@ -40,34 +50,51 @@ compiler = types.ModuleType("cupy.cuda.compiler")
 compiler.CompileException = CompileException  # type: ignore[attr-defined]
 
 
-class Stream:
-    """A stream; work runs in order on the host, so only ``synchronize`` is observable."""
-
-    __module__ = "cupy.cuda"
-    null: Stream
-
-    def __init__(self, null: bool = False, non_blocking: bool = False,
-                 ptr: int = 0) -> None:
-        self.ptr = ptr
-
-    def synchronize(self) -> None:
-        _count_sync()
-
-    def __enter__(self) -> Stream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def use(self) -> Stream:
-        return self
+# The emulated device, as the H200 the GPU sessions are lent reports itself.
+TOTAL_MEMORY = 150_121_545_728
 
 
-Stream.null = Stream(null=True)
+def _device_properties(device: int) -> dict[str, Any]:
+    return {"name": b"NVIDIA H200", "totalGlobalMem": TOTAL_MEMORY, "major": 9, "minor": 0,
+            "multiProcessorCount": 132, "warpSize": 32, "maxThreadsPerBlock": 1024}
+
+
+def _mem_get_info() -> tuple[int, int]:
+    return TOTAL_MEMORY - live_bytes(), TOTAL_MEMORY
+
+
+runtime.getDeviceProperties = _device_properties  # type: ignore[attr-defined]
+runtime.memGetInfo = _mem_get_info  # type: ignore[attr-defined]
+
+
+class MemoryPool:
+    """``cupy.cuda.MemoryPool``: used bytes are those of live arrays; freed blocks stay
+    held (counted in ``total_bytes``) until ``free_all_blocks``."""
+
+    __module__ = "cupy.cuda.memory"
+
+    def __init__(self) -> None:
+        self._held = 0
+
+    def used_bytes(self) -> int:
+        return live_bytes()
+
+    def total_bytes(self) -> int:
+        self._held = max(self._held, live_bytes())
+        return self._held
+
+    def free_bytes(self) -> int:
+        return self.total_bytes() - self.used_bytes()
+
+    def free_all_blocks(self, stream: Any = None) -> None:
+        self._held = live_bytes()
+
+
+DEFAULT_MEMORY_POOL = MemoryPool()
 
 
 def get_current_stream(device_id: int = -1) -> Stream:
-    return Stream.null
+    return current_stream()
 
 
 def is_available() -> bool:
@@ -80,7 +107,9 @@ def get_device_id() -> int:
 
 def make_module() -> Any:
     mod = types.ModuleType("cupy.cuda")
-    for name, value in {"Device": Device, "Stream": Stream, "runtime": runtime,
+    for name, value in {"Device": Device, "Stream": Stream, "Event": Event,
+                        "MemoryPool": MemoryPool,
+                        "get_elapsed_time": get_elapsed_time, "runtime": runtime,
                         "driver": driver, "compiler": compiler,
                         "get_current_stream": get_current_stream,
                         "is_available": is_available, "get_device_id": get_device_id}.items():
