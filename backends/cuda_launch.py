@@ -35,7 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.backends.cuda_codegen import BLOCK, Kernel, Layout, compute_type, finish_source
+from funcgrad.backends.cuda_codegen import (
+    BLOCK,
+    UNROLL,
+    Kernel,
+    Layout,
+    compute_type,
+    finish_source,
+)
 
 MAX_GRID = 65535
 """Blocks of a grid-stride launch (and of gridDim.y)."""
@@ -119,8 +126,8 @@ def _extent(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> 
 
 
 def _fits32(*values: int) -> bool:
-    # The grid-stride increment must not overflow either.
-    return all(v + BLOCK * MAX_GRID < _INT32_LIMIT for v in values)
+    # The grid-stride increment (of an unrolled flat loop, the largest) must not overflow.
+    return all(v + BLOCK * MAX_GRID * UNROLL < _INT32_LIMIT for v in values)
 
 
 def plan_launches(kernel: Kernel, inputs: Sequence[Any], xp: Any,
@@ -191,7 +198,7 @@ def _elementwise(kernel: Kernel, reads: list[str], strides: list[list[int]],
     c_order = [math.prod(shape[d + 1:]) for d in range(nd)]
     flat = all(r != "s" or all(s[d] == c_order[d] for d in range(nd) if shape[d] != 1)
                for r, s in zip(reads, strides))
-    grid = min(-(-n // BLOCK), MAX_GRID)
+    grid = min(-(-n // (BLOCK * (kernel.unroll if flat else 1))), MAX_GRID)
     idx = "int" if _fits32(n, *extents) else "long long"
     layout = Layout("flat" if flat else "strided",
                     tuple("c" if flat and r == "s" else r for r in reads), idx)

@@ -6,7 +6,8 @@ Each row is measured against a peer in the same run and the report gives ratios:
   to the nominal 4.3 TB/s of an H200;
 - ``chain``: the 12-operation elementwise chain of ``bench_jit.py`` as one fused kernel of
   ``jit(backend="cupy")``, at 2^24..2^28 float32 elements: its share of 4.3 TB/s (and of the
-  measured copy rate) for its 8 bytes per element, and its speedup over CuPy eager (one
+  measured copy rate) for its 8 bytes per element (and that of a cheap ``1.5 * x + 0.5``,
+  bound by memory alone), and its speedup over CuPy eager (one
   kernel per operation) against the modelled speedup, the ratio of the bytes eager moves
   (every operation reads its array operands and writes its result) to the fused bytes;
 - ``reductions``: full, row (axis 1) and column (axis 0) sums of the same sizes, 4 bytes
@@ -116,6 +117,9 @@ def bench_chain(cp: Any, fg: Any, fnp: Any, timer: Timer, sizes: list[int], copy
                 ) -> list[dict[str, Any]]:
     rows = []
     jf = fg.jit(lambda a: chain_fn(a, fnp), backend="cupy")
+    # Two cheap operations: bound by memory alone (the chain's transcendentals may make it
+    # bound by arithmetic), so it shows what the flat kernel's loads reach.
+    cheap = fg.jit(lambda a: 1.5 * a + 0.5, backend="cupy")
     for n in sizes:
         x_host = np.random.default_rng(0).standard_normal(n).astype(np.float32)
         x, x_fg = cp.asarray(x_host), fg.device_put(x_host, "cuda")
@@ -123,10 +127,12 @@ def bench_chain(cp: Any, fg: Any, fnp: Any, timer: Timer, sizes: list[int], copy
         np.testing.assert_allclose(got, chain_fn(x_host, np), rtol=1e-4, atol=1e-5)
         fused = timer(lambda a=x_fg: jf(a))
         eager = timer(lambda a=x: chain_fn(a, cp))
+        t_cheap = timer(lambda a=x_fg: cheap(a))
         modelled = eager_bytes(fg, fnp, n) / (8 * n)
         rows.append({"n": n, "kernels": len(jf.lower(x_fg).kernels()), "fused_s": fused,
                      "cupy_eager_s": eager,
                      "of_nominal_bandwidth": 8 * n / fused / NOMINAL_BANDWIDTH,
+                     "cheap_of_nominal_bandwidth": 8 * n / t_cheap / NOMINAL_BANDWIDTH,
                      "of_copy_rate": 8 * n / fused / copy_rate,
                      "speedup": eager / fused, "modelled_speedup": modelled,
                      "speedup_of_model": eager / fused / modelled})

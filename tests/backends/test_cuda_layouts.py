@@ -90,6 +90,36 @@ def test_index_width() -> None:
     assert "int i = " in launch.source and isinstance(launch.args[-1], np.int32)
 
 
+FLAT_BODIES = {
+    # cheap: each thread loads 4 elements before computing them
+    4: lambda a, b, c: (fnp.sin(a) * 2.0 + b.astype(np.float32) * c, b * b),
+    # costly (many math-library calls): one element per thread and turn
+    1: lambda a, b, c: (fnp.tanh(fnp.exp(a) * fnp.cos(a) + fnp.sin(a * c)), fnp.exp(b)),
+}
+
+
+@pytest.mark.parametrize("unroll", sorted(FLAT_BODIES))
+@pytest.mark.parametrize("max_grid", [65535, 2], ids=["one_pass", "grid_stride"])
+@pytest.mark.parametrize("n", [1, 255, 1023, 1024, 1025, 4099])
+def test_flat_unrolled_elementwise(n: int, max_grid: int, unroll: int,
+                                   monkeypatch: Any) -> None:
+    """Every element of a flat kernel is computed once, whatever the size is against a
+    thread's unrolled group and the grid (2 blocks: many turns of the grid-stride loop)."""
+    monkeypatch.setattr(cuda_launch, "MAX_GRID", max_grid)
+    x = RNG.standard_normal(n).astype(np.float32)
+    y = RNG.standard_normal(n).astype(np.float16)
+    one = np.ones((1,), np.float32)
+    f = FLAT_BODIES[unroll]
+    k, inputs = _kernel(f, x, y, one)
+    (launch,), _ = plan_launches(k, inputs, np, lambda a: False)
+    assert k.unroll == unroll and "_flat" in launch.name
+    assert launch.grid[0] == min(-(-n // (256 * unroll)), max_grid)
+    got = _host(f, x, y, one)
+    want = f(x, y, one)
+    np.testing.assert_allclose(got[0], np.asarray(want[0]), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got[1], np.asarray(want[1]))
+
+
 def _reference(kind: str, x: np.ndarray, axis: Any) -> np.ndarray:
     return getattr(np, kind)(x.astype(np.float64) if x.dtype.kind == "f" else x, axis=axis)
 
