@@ -56,6 +56,15 @@ class Program:
             if isinstance(step, CallStep) and step.eqn.primitive.name in _STRUCTURED:
                 for label, closed in _bodies(step.eqn):
                     self.child(closed, f"step {i}: {label}")
+        # One kernel taking the inputs in order and giving the outputs: a call is that
+        # kernel's launch, without the general walk over the steps (the dispatch cost of a
+        # small jitted function).
+        jaxpr = plan.jaxpr.jaxpr
+        only = self.steps[0] if len(self.steps) == 1 else None
+        self._single: Kernel | None = only if (
+            isinstance(only, Kernel) and not jaxpr.constvars
+            and list(only.inputs) == list(jaxpr.invars)
+            and list(only.outputs) == list(jaxpr.outvars)) else None
 
     def kernels(self) -> list[dict[str, Any]]:
         """The fusion plan: one entry per generated kernel, with its CUDA source; the
@@ -72,6 +81,8 @@ class Program:
 
     def run(self, xp: Any, *args: Any,
             launch: Callable[[Kernel, list[Any]], list[Any]] | None = None) -> list[Any]:
+        if self._single is not None:
+            return (launch or _launch_on_gpu)(self._single, list(args))
         jaxpr = self.plan.jaxpr.jaxpr
         env: dict[Var, Any] = {v: self._on(xp, c) for v, c in zip(jaxpr.constvars,
                                                                   self.plan.jaxpr.consts)}
@@ -199,7 +210,10 @@ def _on_host(value: Any) -> bool:
 
 def _launch_on_gpu(kernel: Kernel, inputs: list[Any]) -> list[Any]:
     cp = _cupy()
-    launches, outs = plan_launches(kernel, inputs, cp, _on_host, cp.asarray)
+    device_array = cp.ndarray
+    launches, outs = plan_launches(
+        kernel, inputs, cp, _on_host,
+        lambda a: a if type(a) is device_array else cp.asarray(a))
     for launch in launches:
         key = (launch.name, launch.source)
         fn = _gpu_kernels.get(key)
