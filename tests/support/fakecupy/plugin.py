@@ -1,9 +1,9 @@
 """pytest wiring: ``--fake-cupy`` and the ``fake_cupy`` fixture.
 
-``--fake-cupy=auto`` (the default) runs the ``gpu``-marked tests under the emulator when the
-real CuPy finds no device, ``always`` does so even where one exists, ``never`` leaves them
-to skip. Tests that need the emulator itself (its counters, its checks) ask for the
-``fake_cupy`` fixture.
+``--fake-cupy=auto`` (the default) runs the ``gpu``-marked tests under the emulator, each on
+a non-blocking stream of its own, when the real CuPy finds no device; ``always`` does so
+even where one exists, ``never`` leaves them to skip. Tests that need the emulator itself
+(its counters, its checks) ask for the ``fake_cupy`` fixture.
 """
 
 from __future__ import annotations
@@ -59,8 +59,11 @@ def _gpu_tests_on_emulator(request: pytest.FixtureRequest) -> Iterator[None]:
     if mode == "never" or (mode == "auto" and real_gpu()) or not fakecupy.available():
         yield
         return
-    fakecupy.install()
+    cp = fakecupy.install()
     try:
-        yield
+        # On a stream of their own, unordered with the default one: work funcgrad sent
+        # elsewhere, or data it shared across streams unsafely, is reported as a race.
+        with cp.cuda.Stream(non_blocking=True):
+            yield
     finally:
         fakecupy.uninstall()
