@@ -120,6 +120,21 @@ def test_flat_unrolled_elementwise(n: int, max_grid: int, unroll: int,
     np.testing.assert_array_equal(got[1], np.asarray(want[1]))
 
 
+def test_flat_kernel_issues_its_loads_before_its_stores() -> None:
+    """In the PTX NVRTC makes, a cheap flat kernel loads each thread's group before it
+    stores any of it (a plain grid-stride loop, unrolled by the compiler, alternates a load
+    and a store: one load in flight per thread)."""
+    import re
+
+    from funcgrad.backends.cuda_codegen import UNROLL, nvrtc_compile
+
+    k, _ = _kernel(lambda a, b: a * b + 1.0, F32, F32)
+    flat = k.default_layouts()[0]
+    ptx = nvrtc_compile(k.source_for(flat)).decode()
+    order = re.findall(r"\b(ld|st)\.global", ptx)
+    assert order[:2 * UNROLL] == ["ld"] * (2 * UNROLL) and "st" in order
+
+
 def _reference(kind: str, x: np.ndarray, axis: Any) -> np.ndarray:
     return getattr(np, kind)(x.astype(np.float64) if x.dtype.kind == "f" else x, axis=axis)
 
