@@ -7,8 +7,9 @@ shape of a program of the same rank (and 32-bit index arithmetic is used where t
 allow). The layouts (``backends.cuda_launch`` picks one per launch from the real arrays):
 
 * elementwise ``flat``: a grid-stride loop over the elements where each operand is read
-  at ``[i]`` (C-contiguous), at ``[0]`` (one element) or is a by-value argument (a host
-  scalar); no index decoding at all, and (short bodies) each thread loads ``UNROLL``
+  at ``[i]`` (C-contiguous), ``[i % m]`` or ``[i / m]`` (a contiguous block broadcast along
+  the leading or the trailing axes), at ``[0]`` (one element) or is a by-value argument (a
+  host scalar); no index decoding at all, and (short bodies) each thread loads ``UNROLL``
   elements a block apart (every warp's reads stay coalesced) before computing them;
 * elementwise ``strided``: the loop index split into one index per axis, operands read
   through strides (views and broadcasts without copies);
@@ -173,10 +174,15 @@ def _store(value: str, dtype: Any) -> str:
     return f"{_STORE[np.dtype(dtype).name]}({value})" if is_half(dtype) else value
 
 
+# Where a flat loop reads an operand: contiguous, a broadcast row, a broadcast column.
+_FLAT_INDEX = {"c": "i", "m": "i % in{k}_m", "d": "i / in{k}_d"}
+
+
 @dataclass(frozen=True)
 class Layout:
-    """How one launch reads its operands, per read slot: ``c`` at ``[i]``, ``0`` at
-    ``[0]``, ``v`` a by-value argument, ``s`` through strides; ``mode`` (``flat``,
+    """How one launch reads its operands, per read slot: ``c`` at ``[i]``, ``m`` at
+    ``[i % m]`` and ``d`` at ``[i / m]`` (broadcast rows and columns, ``m`` an argument),
+    ``0`` at ``[0]``, ``v`` a by-value argument, ``s`` through strides; ``mode`` (``flat``,
     ``strided``, ``row``, ``col``, ``nd``), the index type, and whether a reduction is
     split into partial results."""
 
@@ -253,6 +259,8 @@ class Kernel:
                 params.append((compute_type(v.aval.dtype), f"in{k}"))
                 continue
             params.append((f"const {storage_type(v.aval.dtype)}* __restrict__", f"in{k}"))
+            if read in ("m", "d"):
+                params.append((idx, f"in{k}_{read}"))
             if read == "s":
                 n_strides = 3 if layout.mode in ("row", "col") else len(self.shape)
                 params.extend((idx, f"in{k}_s{d}") for d in range(n_strides))
@@ -293,8 +301,9 @@ class Kernel:
             return f"in{k}"
         if read == "0":
             return f"fg_ld(in{k}[0])"
-        if read == "c":
-            return f"fg_ld(in{k}[i])" if loaded is None else f"ld{k}[{loaded}]"
+        if read in ("c", "m", "d"):
+            return f"fg_ld(in{k}[{_FLAT_INDEX[read].format(k=k)}])" if loaded is None \
+                else f"ld{k}[{loaded}]"
         if layout.mode in ("row", "col"):
             return f"fg_ld(in{k}[oo * in{k}_s0 + r * in{k}_s1 + ii * in{k}_s2])"
         terms = " + ".join(f"i{d} * in{k}_s{d}" for d in range(len(self.shape)))
@@ -345,10 +354,10 @@ class Kernel:
         step = f"({idx})blockDim.x"
         loads, slots = [], []
         for k, ((v, _), read) in enumerate(zip(self.slots, layout.reads)):
-            if read == "c":
-                t = compute_type(v.aval.dtype)
+            if read in _FLAT_INDEX:
+                t, at = compute_type(v.aval.dtype), _FLAT_INDEX[read].format(k=k)
                 loads.append(f"    {t} ld{k}[{u}];\n")
-                slots.append(f"      ld{k}[j] = i < n ? ({t})fg_ld(in{k}[i]) : ({t})0;\n")
+                slots.append(f"      ld{k}[j] = i < n ? ({t})fg_ld(in{k}[{at}]) : ({t})0;\n")
         writes = "".join(f"      out{r}[i] = {_store(self._value(e, layout, 'j'), d)};\n"
                          for r, (e, d) in enumerate(self.results))
         return (self._signature(layout)

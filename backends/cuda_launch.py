@@ -6,8 +6,10 @@ The same launches run on a GPU (``cupy_backend``) and on the CPU's harness
 
 * Operands of one element that are host values (a Python scalar given to ``jit``) are
   passed by value: no upload per call.
-* Elementwise kernels whose operands are all C-contiguous (or one element) use the
-  ``flat`` layout, with no index decoding; others the ``strided`` one.
+* Elementwise kernels whose operands are each C-contiguous, one element, or a contiguous
+  block broadcast along the leading axes (a bias row, read at ``i % m``) or the trailing
+  ones (a column, read at ``i / m``) use the ``flat`` layout, with no index decoding;
+  others the ``strided`` one.
 * Reductions whose axes are one run of consecutive axes and whose operands' strides
   merge over (outer, reduced, inner) use ``row`` (inner size 1: a block per output) or
   ``col`` (a thread per output, reads coalesced along the inner axes); when the outputs
@@ -188,24 +190,47 @@ def _make_plan(kernel: Kernel, key: list[Any]) -> _Plan:
     return _reduce(kernel, reads, strides, extents)
 
 
+def _flat_read(s: list[int], shape: tuple[int, ...]) -> tuple[str, int] | None:
+    """How a flat loop reads an operand of iteration strides ``s`` (in elements): ``("c",
+    0)`` at ``[i]``; ``("m", m)`` at ``[i % m]`` when it is contiguous over the trailing
+    axes and broadcast over the others (a bias row); ``("d", m)`` at ``[i / m]`` when it is
+    contiguous over the leading axes and broadcast over the trailing ``m`` elements (a
+    column); None when it needs strides."""
+    nd = len(shape)
+    live = [d for d in range(nd) if shape[d] != 1]
+    for p in range(nd + 1):
+        # trailing block [p, nd): contiguous in itself; leading block: broadcast
+        tail = math.prod(shape[p:])
+        if all(s[d] == 0 for d in live if d < p) and \
+                all(s[d] == math.prod(shape[d + 1:]) for d in live if d >= p):
+            return ("c", 0) if all(s[d] != 0 for d in live) else ("m", tail)
+        # leading block [0, p): contiguous over itself; trailing block: broadcast
+        if all(s[d] == 0 for d in live if d >= p) and \
+                all(s[d] == math.prod(shape[d + 1:p]) for d in live if d < p):
+            return ("d", tail)
+    return None
+
+
 def _elementwise(kernel: Kernel, reads: list[str], strides: list[list[int]],
                  extents: list[int]) -> _Plan:
-    shape, nd = kernel.shape, len(kernel.shape)
+    shape = kernel.shape
     outputs = [(v.aval.shape, v.aval.dtype) for v in kernel.outputs]
     n = math.prod(shape)
     if n == 0:
         return _Plan([], outputs)
-    c_order = [math.prod(shape[d + 1:]) for d in range(nd)]
-    flat = all(r != "s" or all(s[d] == c_order[d] for d in range(nd) if shape[d] != 1)
-               for r, s in zip(reads, strides))
+    maybe = [_flat_read(s, shape) if r == "s" else (r, 0) for r, s in zip(reads, strides)]
+    flat_reads = [f for f in maybe if f is not None]
+    flat = len(flat_reads) == len(reads)
     grid = min(-(-n // (BLOCK * (kernel.unroll if flat else 1))), MAX_GRID)
     idx = "int" if _fits32(n, *extents) else "long long"
-    layout = Layout("flat" if flat else "strided",
-                    tuple("c" if flat and r == "s" else r for r in reads), idx)
+    layout = Layout("flat", tuple(f[0] for f in flat_reads), idx) if flat \
+        else Layout("strided", tuple(reads), idx)
     args: list[Any] = []
     for k, (r, s) in enumerate(zip(reads, strides)):
         args.append(_Ref("slot", k))
-        if r == "s" and not flat:
+        if flat and flat_reads[k][0] in ("m", "d"):
+            args.append(_index(idx, flat_reads[k][1]))
+        elif r == "s" and not flat:
             args.extend(_index(idx, x) for x in s)
     args.extend(_Ref("out", j) for j in range(len(outputs)))
     args.append(_index(idx, n))
