@@ -299,21 +299,19 @@ def leaked_tracer_error(tracer: Tracer, where: str) -> UnexpectedTracerError:
 
 def backend_xp(args: Sequence[Any]) -> Any:
     """The array module of the (non-tracer) buffers: NumPy unless any is a CuPy array."""
-    xp: Any = np
     for a in args:
-        mod = type(a).__module__
-        if mod.startswith("cupy"):
+        if type(a).__module__.startswith("cupy"):
             import cupy  # noqa: PLC0415 - only when CuPy arrays exist
 
-            xp = cupy
-    if xp is not np:
-        _check_one_device(args)
-    return xp
+            return cupy
+    return np
 
 
-def _check_one_device(args: Sequence[Any]) -> None:
+def _check_one_device(args: Sequence[Any], movable: Sequence[int] = ()) -> None:
     places = []
     for i, a in enumerate(args):
+        if i in movable:
+            continue
         if type(a).__module__.startswith("cupy"):
             places.append(f"argument {i}: cuda:{a.device.id}")
         elif isinstance(a, np.ndarray) and a.ndim > 0 and not _constant_fill(a):
@@ -385,7 +383,8 @@ def _unshared(out: Any) -> Any:
     """Results that are (views of) a shared device scalar, copied: a result may be written
     in place later (the PyTorch face's ``add_``), and the shared copy must never change."""
     for o in out if isinstance(out, list) else (out,):
-        if type(o) is ArrayImpl and o._value.data.ptr in _SHARED_PTRS:
+        if type(o) is ArrayImpl and type(o._value).__module__.startswith("cupy") and \
+                o._value.data.ptr in _SHARED_PTRS:
             o._value = o._value.copy()
     return out
 
@@ -414,7 +413,7 @@ class EvalTrace(Trace):
             if t is ArrayImpl:
                 bufs[i] = v = a._value
                 avals.append(a._aval)
-                if type(v) is not np.ndarray:
+                if type(v) is not np.ndarray and not isinstance(v, np.ndarray):
                     on_device = True
             elif t is np.ndarray:
                 avals.append(ndarray_aval(a))
@@ -431,8 +430,16 @@ class EvalTrace(Trace):
                     on_device = True
                 elif isinstance(a, np.generic):
                     bufs[i] = np.asarray(a)
-        if on_device:
-            xp = backend_xp(bufs)
+        xp = backend_xp(bufs) if on_device else np  # (a subclass of ndarray is host data)
+        if xp is not np:
+            # Host data (NumPy arrays, arrays made without a device, the tables of
+            # funcgrad's own functions) goes where the device operands are, as JAX moves
+            # it. (The PyTorch face refuses a CPU tensor with a CUDA one before this.)
+            movable = [i for i, b in enumerate(bufs) if isinstance(b, np.ndarray)]
+            _check_one_device(bufs, movable)
+            for i in movable:
+                if not _constant_fill(bufs[i]):
+                    bufs[i] = xp.asarray(bufs[i])
             bufs = _device_operands(xp, bufs, avals)
             if prim.call_like:
                 return _unshared(self._call(prim, xp, args, bufs, avals, params))

@@ -38,7 +38,7 @@ from funcgrad.core import (
 from funcgrad.errors import DTypeError, NonDifferentiableError, NonScalarOutputError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import convert_element_type
-from funcgrad.primitives.rules import full, place_like, zeros_like_aval
+from funcgrad.primitives.rules import full, gpu_of, place_like, place_on, zeros_like_aval
 from funcgrad.source_info import user_frame
 from funcgrad.transforms._util import (
     as_leaf_array,
@@ -244,6 +244,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
     # free (what backward needs is in the graph).
     out_avals = [get_aval(o) for o in outs]
     in_avals = [get_aval(p) for p in flat_p]
+    in_gpus = [gpu_of(p) for p in flat_p]  # where zero cotangents are made
 
     def vjp_fn(ct: Any) -> tuple[Any, ...]:
         flat_ct, ct_tree = tree_flatten(ct)
@@ -256,8 +257,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
             )
         in_cts = backward(_check_cotangents(out_avals, flat_ct))
         # Each cotangent has its primal's aval, weak type included (as JAX's).
-        filled = [zeros_like_aval(a) if c is None else as_primal_type(c, a)
-                  for a, c in zip(in_avals, in_cts)]
+        filled = [as_primal_type(c, a) if c is not None else zeros_like_aval(a)
+                  if g is None else wrap(place_on(np.broadcast_to(np.zeros((), a.dtype),
+                                                                  a.shape), g), a)
+                  for a, c, g in zip(in_avals, in_cts, in_gpus)]
         return tuple(tree_unflatten(in_tree, filled))
 
     out = tree_unflatten(out_tree, outs)

@@ -282,7 +282,7 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
             invalid = invalid | (ck == shape[k])
         return np.where(invalid, size, pos), False
     # The coordinate tables go where the dynamic indices are (a GPU's, eagerly).
-    fixed = [place_like(e, traced) if type(e) is np.ndarray else e for e in fixed]
+    fixed = [_placed(e, traced) if type(e) is np.ndarray else e for e in fixed]
     pos_t: Any = getitem(_placed(zeros, traced), tuple(fixed))
     bad_t: Any = None
     for k in range(nd):

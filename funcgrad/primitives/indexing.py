@@ -270,6 +270,11 @@ def _scatter_impl(xp: Any, op: Any, idx: Any, upd: Any, *, mode: str, **_: Any) 
     where, vals = _targets(xp, op, idx, upd, mode)
     if xp is not np and vals.shape[0] > 1:
         # CuPy does not say which of repeated indices wins: keep the last, as NumPy does.
+        # (the targets may be an n-d grid of them, as vmap makes: one flat list)
+        lead = xp.broadcast_shapes(*(c.shape for c in where))
+        where = tuple(xp.broadcast_to(c, lead).reshape(-1) for c in where)
+        vals = xp.broadcast_to(vals, (*lead, *vals.shape[len(lead):])).reshape(
+            (-1, *vals.shape[len(lead):]))
         flat = xp.ravel_multi_index(where, op.shape[:len(where)])
         last = xp.full(math.prod(op.shape[:len(where)]), -1, dtype=np.int64)
         import cupyx  # noqa: PLC0415

@@ -311,7 +311,11 @@ def _take_along(x: Any, idx: Any, axis: int) -> Any:
     from funcgrad.primitives.structural import concatenate, iota  # noqa: PLC0415
 
     a = get_aval(idx)
-    cols = [idx if d == axis else iota(a.dtype, a.shape, d) for d in range(a.ndim)]
+    iotas = {d: iota(a.dtype, a.shape, d) for d in range(a.ndim) if d != axis}
+    if iotas:
+        # argsort gives int64 even in 32-bit mode, where iota gives int32: one dtype.
+        idx = E.convert_element_type(idx, get_aval(next(iter(iotas.values()))).dtype)
+    cols = [idx if d == axis else iotas[d] for d in range(a.ndim)]
     grid = concatenate([S.expand_dims(c, (a.ndim,)) for c in cols], a.ndim)
     return gather(x, grid, "clip")
 

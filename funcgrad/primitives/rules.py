@@ -97,6 +97,11 @@ def place_like(const: np.ndarray, x: Any) -> Any:
     >>> place_like(np.eye(2), np.zeros((2, 2))).tolist()  # a host value: stays on the host
     [[1.0, 0.0], [0.0, 1.0]]
     """
+    return place_on(const, gpu_of(x))
+
+
+def gpu_of(x: Any) -> int | None:
+    """The GPU holding ``x``'s value (looking through transform tracers), or None."""
     v = x
     while isinstance(v, Tracer):
         # the value behind transform tracers: a jvp/vjp primal, a vmap batch value
@@ -104,18 +109,24 @@ def place_like(const: np.ndarray, x: Any) -> Any:
         if nxt is None:
             nxt = getattr(v, "val", None)
         if nxt is None:
-            return const
+            return None
         v = nxt
     buf = getattr(v, "_value", v)
     if isinstance(buf, np.ndarray) or not type(buf).__module__.startswith("cupy"):
-        return const
-    if const.size and not any(const.strides):
-        # A constant fill (a seed, ones, zeros) is made by a fill on the device, not uploaded.
-        with _cupy().cuda.Device(buf.device.id):
-            return _cupy().full(const.shape, const.reshape(-1)[0], const.dtype)
-    from funcgrad.devices import device_of, put_buffer  # noqa: PLC0415
+        return None
+    return int(buf.device.id)
 
-    return put_buffer(const, device_of(buf))
+
+def place_on(const: np.ndarray, gpu: int | None) -> Any:
+    """``const`` on GPU ``gpu`` (fresh device memory), or itself for None."""
+    if gpu is None:
+        return const
+    with _cupy().cuda.Device(gpu):
+        if const.size and not any(const.strides):
+            # A constant fill (a seed, ones, zeros) is made by a fill, not uploaded.
+            # (a Python number: CuPy takes it for any dtype, bfloat16 included)
+            return _cupy().full(const.shape, const.reshape(-1)[0].item(), const.dtype)
+        return _cupy().asarray(const)
 
 
 def _cupy() -> Any:

@@ -393,12 +393,13 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None
     shape = tuple(size) if size is not None else np.broadcast(m, s).shape
     arr = _rng().normal(m, s, shape)
     dt = mean.dtype if isinstance(mean, Tensor) else D.get_default_dtype()
-    return _make(arr.astype(dt.np), None, False)
+    like = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
+    return _make(arr.astype(dt.np), like.device if like is not None else None, False)
 
 
 def bernoulli(p: Tensor) -> Tensor:
     """0/1 samples with probabilities ``p``."""
-    return Tensor((_rng().random(p.shape) < p._host()).astype(p.dtype.np))
+    return Tensor((_rng().random(p.shape) < p._host()).astype(p.dtype.np)).to(p.device)
 
 
 def multinomial(probs: Tensor, num_samples: builtins.int,
@@ -408,6 +409,7 @@ def multinomial(probs: Tensor, num_samples: builtins.int,
     rows = p.reshape(-1, p.shape[-1])
     out = np.stack([_rng().choice(rows.shape[1], num_samples, replace=replacement,
                                   p=r / r.sum()) for r in rows])
-    return Tensor(out.reshape(p.shape[:-1] + (num_samples,)).astype(np.int64))
+    return Tensor(out.reshape(p.shape[:-1] + (num_samples,)).astype(np.int64)).to(
+        probs.device)
 
 

@@ -489,7 +489,8 @@ class Tensor:
 
     def type(self, dtype: Any = None) -> Any:
         if dtype is None:
-            return f"torch.{_TENSOR_TYPES.get(self.dtype.name, 'Tensor')}"
+            cuda = "cuda." if self.is_cuda else ""
+            return f"torch.{cuda}{_TENSOR_TYPES.get(self.dtype.name, 'Tensor')}"
         return self._astype(D.to_torch(dtype))
 
     def type_as(self, other: Tensor) -> Tensor:
@@ -1414,6 +1415,8 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
     else:
         leaves, tree = tree_flatten((args, kwargs), is_leaf=_is_tensor)
     tpos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+    if len(tpos) > 1:
+        _one_device([leaves[i] for i in tpos])
     record = is_recording() and builtins.any(leaves[i]._requires_grad for i in tpos)
     vals = list(leaves)
     tape: TapeTrace | None = None
@@ -1465,6 +1468,18 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
             _register_saved_output(node, e, t)
         wrapped.append(t)
     return wrapped[0] if out_tree is None else tree_unflatten(out_tree, wrapped)
+
+
+def _one_device(tensors: Sequence[Tensor]) -> None:
+    """PyTorch's rule: the tensors of one operation share a device, except CPU scalars
+    (0-d tensors), which go anywhere. (The engine would move host data to the GPU.)"""
+    first = type(tensors[0]._data)
+    if builtins.all(type(t._data) is first for t in tensors):
+        return
+    cuda = [t for t in tensors if type(t._data).__module__.startswith("cupy")]
+    if cuda and builtins.any(type(t._data) is np.ndarray and t._data.ndim for t in tensors):
+        raise RuntimeError("Expected all tensors to be on the same device, but found at "
+                           f"least two devices, {cuda[0].device} and cpu!")
 
 
 def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[Any] | None = None,

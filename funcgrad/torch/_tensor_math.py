@@ -250,13 +250,20 @@ def put(self: Tensor, index: Tensor, source: Tensor, accumulate: builtins.bool =
     return cast(Tensor, apply_op("Put", run, self, _t(index), source))
 
 
+def _on_device_of(like: Any, data: Any) -> Tensor:
+    """A result computed on the host, as a tensor on ``like``'s device (PyTorch keeps the
+    results of a CUDA tensor's operations on the GPU)."""
+    t = Tensor._from_data(data)
+    return t.to(like.device) if isinstance(like, Tensor) and like.is_cuda else t
+
+
 def nonzero(self: Tensor, *, as_tuple: builtins.bool = False) -> Any:
     """The indices of the nonzero entries (one row each, or one tensor per axis)."""
     nz = np.nonzero(np.atleast_1d(self._host()))
     if as_tuple:
-        return tuple(Tensor._from_data(np.asarray(a, np.int64)) for a in nz)
-    return Tensor._from_data(np.stack(nz, -1).astype(np.int64) if self.dim() else
-                             np.zeros((len(nz[0]), 0), np.int64))
+        return tuple(_on_device_of(self, np.asarray(a, np.int64)) for a in nz)
+    return _on_device_of(self, np.stack(nz, -1).astype(np.int64) if self.dim() else
+                         np.zeros((len(nz[0]), 0), np.int64))
 
 
 def argwhere(self: Tensor) -> Tensor:
@@ -445,11 +452,11 @@ def unique(self: Tensor, sorted: builtins.bool = True, return_inverse: builtins.
         vals, inv, counts = np.unique(host, return_inverse=True, return_counts=True,
                                       axis=_dim(dim, self.dim()))
         inv = inv.reshape(-1)
-    out: list[Tensor] = [Tensor._from_data(np.asarray(vals, host.dtype))]
+    out: list[Tensor] = [_on_device_of(self, np.asarray(vals, host.dtype))]
     if return_inverse:
-        out.append(Tensor._from_data(inv.astype(np.int64)))
+        out.append(_on_device_of(self, inv.astype(np.int64)))
     if return_counts:
-        out.append(Tensor._from_data(counts.astype(np.int64)))
+        out.append(_on_device_of(self, counts.astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -471,11 +478,11 @@ def unique_consecutive(self: Tensor, return_inverse: builtins.bool = False,
         vals = np.take(host, np.flatnonzero(starts), axis=d)
         inv = np.cumsum(starts) - 1
     counts = np.diff(np.append(np.flatnonzero(starts), len(starts)))
-    out: list[Tensor] = [Tensor._from_data(np.ascontiguousarray(vals))]
+    out: list[Tensor] = [_on_device_of(self, np.ascontiguousarray(vals))]
     if return_inverse:
-        out.append(Tensor._from_data(inv.astype(np.int64)))
+        out.append(_on_device_of(self, inv.astype(np.int64)))
     if return_counts:
-        out.append(Tensor._from_data(counts.astype(np.int64)))
+        out.append(_on_device_of(self, counts.astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -985,7 +992,7 @@ def isclose(self: Tensor, other: Any, rtol: builtins.float = 1e-05,
     if isinstance(other, Tensor) and other.dtype is not self.dtype:
         raise RuntimeError(f"{self.dtype} did not match {other.dtype}")
     a, b = np.asarray(self._host()), np.asarray(_t(other)._host())
-    return Tensor._from_data(np.asarray(np.isclose(a, b, rtol, atol, equal_nan)))
+    return _on_device_of(self, np.asarray(np.isclose(a, b, rtol, atol, equal_nan)))
 
 
 def allclose(self: Tensor, other: Tensor, rtol: builtins.float = 1e-05,
@@ -1519,7 +1526,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: builtins.boo
     else:
         res = np.stack([search(row, vals, side=sd) for row, vals in zip(
             s.reshape(-1, s.shape[-1]), v.reshape(-1, v.shape[-1]))]).reshape(v.shape)
-    return Tensor._from_data(np.asarray(res, np.int32 if out_int32 else np.int64))
+    return _on_device_of(sorted_sequence, np.asarray(res, np.int32 if out_int32 else np.int64))
 
 
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: builtins.bool = False,  # noqa: A002
@@ -1713,9 +1720,10 @@ def gradient(input: Any, *, spacing: Any = 1, dim: Any = None,  # noqa: A002
     return tuple(outs)
 
 
-def _triangle_indices(rc: tuple[np.ndarray, np.ndarray], dtype: Any) -> Tensor:
+def _triangle_indices(rc: tuple[np.ndarray, np.ndarray], dtype: Any, device: Any) -> Tensor:
     dt = D.int64 if dtype is None else D.to_torch(dtype)
-    return Tensor._from_data(np.stack(rc).astype(dt.np))
+    t = Tensor._from_data(np.stack(rc).astype(dt.np))
+    return t if device is None else t.to(device)
 
 
 def tril_indices(row: builtins.int, col: builtins.int, offset: builtins.int = 0, *,
@@ -1727,7 +1735,7 @@ def tril_indices(row: builtins.int, col: builtins.int, offset: builtins.int = 0,
     tensor([[0, 1, 1],
             [0, 0, 1]])
     """
-    return _triangle_indices(np.tril_indices(row, offset, col), dtype)
+    return _triangle_indices(np.tril_indices(row, offset, col), dtype, device)
 
 
 def triu_indices(row: builtins.int, col: builtins.int, offset: builtins.int = 0, *,
@@ -1739,7 +1747,7 @@ def triu_indices(row: builtins.int, col: builtins.int, offset: builtins.int = 0,
     tensor([[0, 0, 1],
             [0, 1, 1]])
     """
-    return _triangle_indices(np.triu_indices(row, offset, col), dtype)
+    return _triangle_indices(np.triu_indices(row, offset, col), dtype, device)
 
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: builtins.bool = False,
@@ -1752,7 +1760,7 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: builtins.bool = Fa
     """
     a = np.asarray(_t(elements)._host())
     b = np.asarray(_t(test_elements)._host())
-    return Tensor._from_data(np.asarray(np.isin(a, b, invert=invert)))
+    return _on_device_of(elements, np.asarray(np.isin(a, b, invert=invert)))
 
 
 def unravel_index(indices: Tensor, shape: Any) -> tuple[Tensor, ...]:
@@ -1783,7 +1791,9 @@ def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None,
     tensor(3.)
     """
     dt = D.get_default_dtype() if dtype is None else D.to_torch(dtype)
-    return Tensor(np.asarray(s, dt.np), requires_grad=requires_grad)
+    t = Tensor(np.asarray(s, dt.np))
+    t = t if device is None else t.to(device)
+    return t.requires_grad_() if requires_grad else t
 
 
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002

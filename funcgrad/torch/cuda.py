@@ -34,8 +34,8 @@ def _index(device: Any = None) -> int:
     if device is None:
         return current_device()
     if isinstance(device, int):
-        return device
-    index = getattr(device, "index", None)
+        return current_device() if device < 0 else device
+    index = None if isinstance(device, str) else getattr(device, "index", None)
     if index is not None or getattr(device, "type", None) == "cuda":
         return current_device() if index is None else int(index)
     text = str(device)
@@ -63,7 +63,10 @@ def current_device() -> int:
 
 
 def set_device(device: Any) -> None:
-    """Make ``device`` (an index or ``"cuda:N"``) the current one."""
+    """Make ``device`` (an index or ``"cuda:N"``) the current one (a negative index: no
+    change, as in PyTorch)."""
+    if isinstance(device, int) and device < 0:
+        return
     _cupy(device).cuda.Device(_index(device)).use()
 
 
@@ -212,11 +215,11 @@ class Event:
     def elapsed_time(self, end_event: Event) -> float:
         """Milliseconds from this event to ``end_event``."""
         if not (self.enable_timing and end_event.enable_timing):
-            raise RuntimeError("Both events must be created with argument "
-                               "'enable_timing=True'.")
+            raise ValueError("Both events must be created with argument "
+                             "'enable_timing=True'.")
         if self._cp is None or end_event._cp is None:
-            raise RuntimeError("Both events must be recorded before calculating elapsed "
-                               "time.")
+            raise ValueError("Both events must be recorded before calculating elapsed "
+                             "time.")
         return float(_cupy().cuda.get_elapsed_time(self._cp, end_event._cp))
 
     def __repr__(self) -> str:
@@ -253,7 +256,8 @@ def stream(stream: Stream | None) -> StreamContext:
 def current_stream(device: Any = None) -> Stream:
     """The stream that GPU work goes to now."""
     cp = _cupy(device)
-    return Stream._of(cp.cuda.get_current_stream(), _index(device))
+    idx = _index(device)
+    return Stream._of(cp.cuda.get_current_stream(idx), idx)
 
 
 def default_stream(device: Any = None) -> Stream:
@@ -262,9 +266,10 @@ def default_stream(device: Any = None) -> Stream:
     return Stream._of(cp.cuda.Stream.null, _index(device))
 
 
-def set_stream(stream: Stream) -> None:
-    """Make ``stream`` the current stream (until changed again)."""
-    stream._cp.use()
+def set_stream(stream: Stream | None) -> None:
+    """Make ``stream`` the current stream (until changed again; None: no change)."""
+    if stream is not None:
+        stream._cp.use()
 
 
 # ------------------------------------------------------------------ device facts, memory

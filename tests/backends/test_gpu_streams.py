@@ -281,7 +281,7 @@ def test_gpu_torch_streams_events_and_memory() -> None:
     assert end.query() and start.elapsed_time(end) >= 0.0 and y.is_cuda
     untimed = cuda.Event()
     untimed.record()
-    with pytest.raises(RuntimeError, match="enable_timing=True"):
+    with pytest.raises(ValueError, match="enable_timing=True"):
         start.elapsed_time(untimed)
     cuda.synchronize()
     assert cuda.memory_allocated() > 0
@@ -343,3 +343,57 @@ def test_torch_cuda_signatures_match_pytorch(name: str) -> None:
     # The arguments PyTorch names, in its order and with its defaults (PyTorch's device
     # and stream defaults are None, as ours).
     assert mine[:len(theirs)] == theirs, (mine, theirs)
+
+
+def test_stream_contexts_are_per_thread(fake_cupy: Any) -> None:
+    import threading
+
+    cp = fake_cupy
+    s = cp.cuda.Stream(non_blocking=True)
+    seen: list[Any] = []
+
+    def other_thread() -> None:
+        with s:
+            seen.append(cp.cuda.get_current_stream())
+        seen.append(cp.cuda.get_current_stream())
+
+    with s:
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+        seen.append(cp.cuda.get_current_stream())
+    assert seen == [s, cp.cuda.Stream.null, s]
+    assert cp.cuda.get_current_stream() == cp.cuda.Stream.null
+
+
+def test_device_path_keeps_host_results_and_ndarray_subclasses(fake_cupy: Any,
+                                                               tmp_path: Any) -> None:
+    """A custom_jvp body may return host data while its operands are on the device, and an
+    ndarray subclass (a memmap) is host data, not a device buffer."""
+
+    @fg.custom_jvp
+    def const(x: Any, y: Any) -> Any:
+        return fnp.ones(3)
+
+    const.defjvp(lambda p, t: (const(*p), fnp.zeros(3)))
+    np.testing.assert_array_equal(_host(const(fg.device_put(np.ones(3), "cuda"), 2.0)),
+                                  np.ones(3))
+    mm = np.memmap(tmp_path / "m.bin", dtype=np.float64, mode="w+", shape=(3,))
+    mm[:] = 2.0
+    np.testing.assert_array_equal(_host(fnp.asarray(mm) * 2.0), [4.0] * 3)
+
+
+@pytest.mark.gpu
+def test_gpu_torch_cuda_device_arguments() -> None:
+    if not get_backend("cupy").available():
+        pytest.skip("no CUDA device and no emulator")
+    torch = pytest.importorskip("funcgrad.torch")
+    cuda = torch.cuda
+    for dev in ("cuda", "cuda:0", 0, torch.device("cuda", 0), None):
+        cuda.synchronize(dev)
+        assert isinstance(cuda.get_device_name(dev), str)
+        assert cuda.current_stream(dev).device.type == "cuda"
+    cuda.set_device("cuda:0")
+    cuda.set_device(-1)  # PyTorch: no change
+    cuda.set_stream(None)
+    assert cuda.Stream(device=-1).device == torch.device("cuda", cuda.current_device())

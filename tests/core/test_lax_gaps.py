@@ -122,3 +122,26 @@ def test_vmap_and_jit_of_the_gaps() -> None:
     for got in (fg.jit(f)(x, y), fg.vmap(f)(x, y)):
         for g, e in zip(got, eager):
             np.testing.assert_array_equal(g, e)
+
+
+@pytest.mark.x32
+@pytest.mark.parametrize("name", ["sort", "median", "quantile"])
+def test_sort_gradients_of_matrices_in_32_bit_mode(name: str) -> None:
+    """argsort gives int64 indices even in 32-bit mode, where iota gives int32: the
+    gradient's gather grid takes one of them (it used to fail on 2-d operands)."""
+    import funcgrad.numpy as fnp
+
+    x = np.array([[3.0, 1.0, 2.0, 0.0], [0.0, 1.0, 2.0, 3.0], [2.0, 2.5, -1.0, 4.0]],
+                 np.float32)
+    w = np.arange(4.0, dtype=np.float32)
+    f = {"sort": lambda a: fnp.sum(fnp.sort(a, axis=1) * w),
+         "median": lambda a: fnp.sum(fnp.median(a, axis=1)),
+         "quantile": lambda a: fnp.sum(fnp.quantile(a, 0.3, axis=1))}[name]
+    g = np.asarray(fg.grad(f)(x))
+    assert g.dtype == np.float32 and g.shape == x.shape
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    ref = {"sort": lambda a: jnp.sum(jnp.sort(a, axis=1) * w),
+           "median": lambda a: jnp.sum(jnp.median(a, axis=1)),
+           "quantile": lambda a: jnp.sum(jnp.quantile(a, 0.3, axis=1))}[name]
+    np.testing.assert_allclose(g, np.asarray(jax.grad(ref)(x)), rtol=1e-6)

@@ -341,10 +341,12 @@ class ndarray:  # noqa: N801 - CuPy's name
 
     def astype(self, dtype: Any, order: str = "K", casting: Any = None, subok: Any = None,
                copy: bool = True) -> ndarray:
+        _check_operand(self, "astype")
         STATS.ops += 1
         return ndarray._from(self._a.astype(dtype, order=order, copy=copy))
 
     def copy(self, order: str = "C") -> ndarray:
+        _check_operand(self, "copy")
         STATS.ops += 1
         return ndarray._from(self._a.copy(order=order))
 

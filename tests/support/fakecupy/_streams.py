@@ -11,8 +11,14 @@ write, and every read on another stream must be ordered after that write, by one
 - an event recorded on the writing stream after the write that the reading stream waited
   for (``Stream.wait_event``).
 Anything else raises ``StreamRaceError``. Reads are checked at every operand of a CuPy
-function, ufunc, method, copy and kernel launch; writes are recorded for every new result,
-``out=``, item assignment, upload and every array a kernel changed.
+function, ufunc, array method, ``copy``/``astype``, host copy and kernel launch; writes are
+recorded for every new result, ``out=``, item assignment, upload and every array a kernel
+changed.
+
+Not modelled: a write after a read on another stream and memory the pool reuses across
+streams (not reported), and ordering that is only transitive, such as an event chain or two
+blocking streams ordered through the default stream (reported as races: the safe side for
+funcgrad, which only ever uses the current stream).
 """
 
 from __future__ import annotations
@@ -52,7 +58,6 @@ class Stream:
         self.device_id = 0 if null else _device_id()
         self.synced = 0  # tick up to which the host has seen this stream's work complete
         self.waited: dict[int, int] = {}  # other stream's ptr -> tick this one waits for
-        self._prev: list[Stream] = []
 
     def synchronize(self) -> None:
         from fakecupy._array import STATS  # noqa: PLC0415
@@ -81,12 +86,16 @@ class Stream:
         return self
 
     def __enter__(self) -> Stream:
-        self._prev.append(current_stream())
+        # The streams to return to are the thread's, as CuPy keeps them.
+        stack = getattr(_local, "stack", None)
+        if stack is None:
+            stack = _local.stack = []
+        stack.append(current_stream())
         _local.base = self
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _local.base = self._prev.pop()
+        _local.base = _local.stack.pop()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Stream) and other.ptr == self.ptr
