@@ -1472,12 +1472,15 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
 
 def _one_device(tensors: Sequence[Tensor]) -> None:
     """PyTorch's rule: the tensors of one operation share a device, except CPU scalars
-    (0-d tensors), which go anywhere. (The engine would move host data to the GPU.)"""
+    (0-d tensors), which go anywhere, and CPU index tensors (integer or bool), which
+    PyTorch takes for indexing and ``index_put_``. (The engine would move host data to
+    the GPU.)"""
     first = type(tensors[0]._data)
     if builtins.all(type(t._data) is first for t in tensors):
         return
     cuda = [t for t in tensors if type(t._data).__module__.startswith("cupy")]
-    if cuda and builtins.any(type(t._data) is np.ndarray and t._data.ndim for t in tensors):
+    if cuda and builtins.any(type(t._data) is np.ndarray and t._data.ndim
+                             and t._data.dtype.kind not in "biu" for t in tensors):
         raise RuntimeError("Expected all tensors to be on the same device, but found at "
                            f"least two devices, {cuda[0].device} and cpu!")
 

@@ -123,6 +123,10 @@ def test_gpu_torch_device_rules() -> None:
                                                "device, but found at least two devices, "
                                                "cuda:0 and cpu!"):
             x + other
+    # CPU index tensors index a CUDA tensor, as in PyTorch
+    idx = torch.tensor([2, 0])
+    assert x[idx].is_cuda and x.index_put_((idx,), torch.tensor(5.0)).is_cuda
+    np.testing.assert_array_equal(x.cpu().numpy()[:, 0], [5.0, 1.0, 5.0])
     assert x.type() == "torch.cuda.FloatTensor" and x.cpu().type() == "torch.FloatTensor"
     p = torch.full((4,), 0.5, device="cuda")
     for sample in (torch.bernoulli(p), torch.multinomial(p, 2), torch.normal(p, 1.0)):
