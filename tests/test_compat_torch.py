@@ -901,6 +901,29 @@ def inplace_version_error(torch: Any) -> None:
     _attempt(lambda: modified("sigmoid"))
 
 
+def rounding_shifts_and_where(torch: Any) -> None:
+    """div's rounding modes (integers stay integers), shift operators, where with the
+    condition alone, sort's stable flag, normal's keywords."""
+    a = torch.tensor([[7.0, -7.0, 0.5], [-2.5, 9.0, -1.0]])
+    b = torch.tensor([[2, -3, 4], [5, -6, 7]])
+    for mode in ("floor", "trunc", None):
+        print(torch.div(a, 2, rounding_mode=mode), a.div(-3, rounding_mode=mode))
+        print(torch.div(b, 3, rounding_mode=mode) if mode else b.div(3))
+        print(torch.div(-b, torch.tensor(4), rounding_mode=mode))
+    c = b.clone()
+    c.div_(2, rounding_mode="floor")
+    print(c)
+    _attempt(lambda: torch.div(a, 2, rounding_mode="round"))
+    i = torch.tensor([1, 2, -8, 5])
+    print(i << 1, i >> 1, 1 << torch.tensor([0, 3]), i << torch.tensor([2, 0, 1, 3]))
+    print(torch.where(a > 0), torch.where(torch.tensor([0, 3, 0, 1])))
+    print(torch.sort(torch.tensor([2, 1, 2, 1, 0]), stable=True))
+    print(torch.argsort(torch.tensor([[3, 1, 3], [0, 0, 1]]), dim=1, stable=True,
+                        descending=True))
+    n = torch.normal(0.0, 1.0, (2, 3), dtype=torch.float64, requires_grad=True)
+    print(n.shape, n.dtype, n.requires_grad)
+
+
 def _bug(program: Callable[[Any], None], reason: str) -> Any:
     return pytest.param(program, marks=pytest.mark.xfail(strict=True, reason="bug: " + reason))
 
@@ -940,6 +963,7 @@ PROGRAMS: list[Any] = [
     dtype_error_messages,
     loss_target_errors,
     inplace_version_error,
+    rounding_shifts_and_where,
 ]
 
 # ------------------------------------------------------------------ comparing

@@ -45,7 +45,7 @@ def install() -> None:
         "add": fnp.add, "sub": fnp.subtract, "mul": fnp.multiply, "truediv": fnp.divide,
         "floordiv": fnp.floor_divide, "mod": fnp.remainder, "pow": fnp.power,
         "matmul": fnp.matmul, "and": fnp.bitwise_and, "or": fnp.bitwise_or,
-        "xor": fnp.bitwise_xor,
+        "xor": fnp.bitwise_xor, "lshift": fnp.left_shift, "rshift": fnp.right_shift,
     }
     attrs: dict[str, Any] = {}
     for name, f in binary.items():

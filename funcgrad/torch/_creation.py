@@ -386,15 +386,20 @@ def randperm(n: builtins.int, *, generator: Any = None, dtype: Any = None,
     return _make(_rng().permutation(n).astype(dt.np), device, requires_grad)
 
 
-def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None) -> Tensor:
+def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None, *,
+           generator: Any = None, dtype: Any = None, device: Any = None,
+           requires_grad: builtins.bool = False) -> Tensor:
     """Samples from normal distributions with the given means and standard deviations."""
     m = mean._host() if isinstance(mean, Tensor) else mean
     s = std._host() if isinstance(std, Tensor) else std
     shape = tuple(size) if size is not None else np.broadcast(m, s).shape
     arr = _rng().normal(m, s, shape)
-    dt = mean.dtype if isinstance(mean, Tensor) else D.get_default_dtype()
+    dt = D.to_torch(dtype) if dtype is not None else mean.dtype if isinstance(mean, Tensor) \
+        else D.get_default_dtype()
     like = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
-    return _make(arr.astype(dt.np), like.device if like is not None else None, False)
+    if device is None and like is not None:
+        device = like.device
+    return _make(arr.astype(dt.np), device, requires_grad)
 
 
 def bernoulli(p: Tensor) -> Tensor:

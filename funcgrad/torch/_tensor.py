@@ -623,7 +623,9 @@ class Tensor:
     def mul_(self, other: Any) -> Tensor:
         return self._inplace("Mul", lambda a, b: _arith(fnp.multiply, a, b), other)
 
-    def div_(self, other: Any) -> Tensor:
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        if rounding_mode is not None:
+            return self.copy_(_div(self, other, rounding_mode=rounding_mode))
         return self._inplace("Div", lambda a, b: _arith(fnp.divide, a, b), other)
 
     def pow_(self, other: Any) -> Tensor:
@@ -1064,14 +1066,17 @@ class Tensor:
         return apply_op("Gather", lambda x, i: fnp.take_along_axis(x, i, dim, mode="clip"),
                         self, index)
 
-    def sort(self, dim: builtins.int = -1, descending: builtins.bool = False) -> Any:
+    def sort(self, dim: builtins.int = -1, descending: builtins.bool = False, *,
+             stable: builtins.bool = False) -> Any:
+        # Always stable (equal entries keep their order), which stable=False also allows.
         idx = apply_op("Sort", lambda x: fnp.astype(fnp.argsort(x, dim, descending=descending),
                                                     np.int64), self)
         vals = apply_op("Sort", lambda x, i: fnp.take_along_axis(x, i, dim, mode="clip"),
                         self, idx)
         return _returns("sort", vals, idx)
 
-    def argsort(self, dim: builtins.int = -1, descending: builtins.bool = False) -> Tensor:
+    def argsort(self, dim: builtins.int = -1, descending: builtins.bool = False, *,
+                stable: builtins.bool = False) -> Tensor:
         return self.sort(dim, descending)[1]
 
     def topk(self, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True,
@@ -1973,6 +1978,8 @@ for _name, _op, _rop, _fn, _kw in [
     ("and", "BitwiseAnd", "BitwiseAnd", fnp.bitwise_and, {}),
     ("or", "BitwiseOr", "BitwiseOr", fnp.bitwise_or, {}),
     ("xor", "BitwiseXor", "BitwiseXor", fnp.bitwise_xor, {}),
+    ("lshift", "BitwiseLeftShift", "BitwiseLeftShift", fnp.left_shift, {}),
+    ("rshift", "BitwiseRightShift", "BitwiseRightShift", fnp.right_shift, {}),
 ]:
     setattr(Tensor, f"__{_name}__", _method(_op, _fn, **_kw))
     # PyTorch computes ``2 * x`` as ``x.mul(2)``: commutative ops keep the tensor first.
@@ -2000,6 +2007,29 @@ def _named_binary(op: str, f: Callable[[Any, Any], Any], **kw: Any
     return method
 
 
+def _div(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """``self / other``; ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient (and
+    keeps integer operands integer), as PyTorch's ``div``."""
+    if rounding_mode is None:
+        return binary("Div", fnp.divide, self, other, true_div=True)
+    if rounding_mode == "floor":
+        return binary("Div", fnp.floor_divide, self, other)
+    if rounding_mode == "trunc":
+        return binary("Div", _trunc_divide, self, other)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                       f"but found '{rounding_mode}'")
+
+
+def _trunc_divide(a: Any, b: Any) -> Any:
+    """The quotient rounded toward zero (C's integer division; ``trunc(a / b)`` for
+    floats)."""
+    if fnp.issubdtype(fnp.result_type(a, b), fnp.inexact):
+        return fnp.trunc(fnp.divide(a, b))
+    q = fnp.floor_divide(a, b)
+    inexact = (fnp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+    return fnp.where(inexact, q + 1, q)
+
+
 for _name, _op, _fn, _kw in [
     ("add", "Add", fnp.add, {}), ("sub", "Sub", fnp.subtract, {}),
     ("subtract", "Sub", fnp.subtract, {}), ("mul", "Mul", fnp.multiply, {}),
@@ -2019,6 +2049,7 @@ for _name, _op, _fn, _kw in [
     ("logical_xor", "LogicalXor", fnp.logical_xor, {}),
 ]:
     setattr(Tensor, _name, _named_binary(_op, _fn, **_kw))
+Tensor.div = Tensor.divide = _div  # type: ignore[attr-defined]
 
 
 def _primitive_unary() -> list[tuple[str, str, Callable[[Any], Any], builtins.bool]]:
@@ -2193,8 +2224,14 @@ def minimum(a: Any, b: Any) -> Tensor:
     return binary("Minimum", fnp.minimum, a, b, shown=False)
 
 
-def where(condition: Any, x: Any, y: Any) -> Tensor:
-    """``x`` where ``condition`` else ``y`` (broadcast, PyTorch's promotion)."""
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """``x`` where ``condition`` else ``y`` (broadcast, PyTorch's promotion); with the
+    condition alone, the indices of its nonzero entries (``nonzero(as_tuple=True)``)."""
+    if x is None and y is None:
+        return condition.nonzero(as_tuple=True)
+    if x is None or y is None:
+        raise TypeError("where() takes the condition alone, or the condition, input and "
+                        "other")
     dt = result_dtype(x, y)
     return apply_op("Where", lambda c, a, b: fnp.where(c, _cast_to(a, dt), _cast_to(b, dt)),
                     condition, _fixed_scalar(x, dt), _fixed_scalar(y, dt))

@@ -145,3 +145,18 @@ def test_sort_gradients_of_matrices_in_32_bit_mode(name: str) -> None:
            "median": lambda a: jnp.sum(jnp.median(a, axis=1)),
            "quantile": lambda a: jnp.sum(jnp.quantile(a, 0.3, axis=1))}[name]
     np.testing.assert_allclose(g, np.asarray(jax.grad(ref)(x)), rtol=1e-6)
+
+
+@pytest.mark.x32
+def test_shift_operators_on_arrays_match_jax() -> None:
+    import funcgrad.numpy as fnp
+
+    x = fnp.array([1, 2, -8, 5])
+    got = [x << 1, x >> 1, 2 << fnp.arange(3), x >> fnp.array([0, 1, 2, 1])]
+    want = [np.left_shift(np.array([1, 2, -8, 5]), 1), np.right_shift([1, 2, -8, 5], 1),
+            np.left_shift(2, np.arange(3)), np.right_shift([1, 2, -8, 5], [0, 1, 2, 1])]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    jnp = pytest.importorskip("jax.numpy")
+    j = jnp.array([1, 2, -8, 5])
+    assert (x << 1).dtype == (j << 1).dtype
