@@ -35,6 +35,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -216,7 +217,7 @@ class Kernel:
     def axes(self) -> tuple[int, ...]:
         return tuple(self.reduction.params["axes"]) if self.reduction is not None else ()
 
-    @property
+    @functools.cached_property
     def unroll(self) -> int:
         """Elements per thread and turn of a ``flat`` kernel's loop."""
         cost = sum(1 + 4 * sum(name not in _CHEAP_CALLS for name in _CALL.findall(expr))
@@ -301,7 +302,7 @@ class Kernel:
             return f"in{k}"
         if read == "0":
             return f"fg_ld(in{k}[0])"
-        if read in ("c", "m", "d"):
+        if read in _FLAT_INDEX:
             return f"fg_ld(in{k}[{_FLAT_INDEX[read].format(k=k)}])" if loaded is None \
                 else f"ld{k}[{loaded}]"
         if layout.mode in ("row", "col"):

@@ -208,12 +208,14 @@ def _on_host(value: Any) -> bool:
     return isinstance(value, (np.ndarray, np.generic))
 
 
+def _to_gpu(value: Any) -> Any:
+    """An operand on the device: device arrays as they are, host values uploaded."""
+    return value if type(value).__module__.startswith("cupy") else _cupy().asarray(value)
+
+
 def _launch_on_gpu(kernel: Kernel, inputs: list[Any]) -> list[Any]:
     cp = _cupy()
-    device_array = cp.ndarray
-    launches, outs = plan_launches(
-        kernel, inputs, cp, _on_host,
-        lambda a: a if type(a) is device_array else cp.asarray(a))
+    launches, outs = plan_launches(kernel, inputs, cp, _on_host, _to_gpu)
     for launch in launches:
         key = (launch.name, launch.source)
         fn = _gpu_kernels.get(key)

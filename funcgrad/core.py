@@ -307,15 +307,10 @@ def backend_xp(args: Sequence[Any]) -> Any:
     return np
 
 
-def _check_one_device(args: Sequence[Any], movable: Sequence[int] = ()) -> None:
-    places = []
-    for i, a in enumerate(args):
-        if i in movable:
-            continue
-        if type(a).__module__.startswith("cupy"):
-            places.append(f"argument {i}: cuda:{a.device.id}")
-        elif isinstance(a, np.ndarray) and a.ndim > 0 and not _constant_fill(a):
-            places.append(f"argument {i}: cpu")
+def _check_one_device(args: Sequence[Any]) -> None:
+    """Device buffers of one operation must share their GPU (host data follows them)."""
+    places = [f"argument {i}: cuda:{a.device.id}" for i, a in enumerate(args)
+              if type(a).__module__.startswith("cupy")]
     devs = {p.split(": ")[1] for p in places}
     if len(devs) > 1:
         raise DeviceError(
@@ -331,12 +326,11 @@ def _constant_fill(a: np.ndarray) -> bool:
 
 
 def follow_device(xp: Any, a: np.ndarray) -> Any:
-    """``a`` as an array of ``xp`` when it is a constant fill (a shared device scalar, or a
-    broadcast of one), so host scalars and zeros follow the device of the other operands
-    (CuPy refuses NumPy arrays, even 0-d ones); other host arrays stay
-    (``_check_one_device`` has reported them)."""
+    """Host data ``a`` as an array of ``xp``, the device of the other operands (CuPy refuses
+    NumPy arrays, even 0-d ones), as JAX moves uncommitted data: a constant fill becomes a
+    shared device scalar (or a broadcast of one), anything else is uploaded."""
     if not _constant_fill(a):
-        return a
+        return xp.asarray(a)
     if a.size == 0:
         return xp.zeros(a.shape, a.dtype)
     one = device_scalar(xp, a.reshape(-1)[:1].reshape(()))
@@ -367,13 +361,12 @@ def device_scalar(xp: Any, host: np.ndarray) -> Any:
 
 
 def _device_operands(xp: Any, bufs: list[Any], avals: Sequence[ShapedArray]) -> list[Any]:
-    """Host scalars and constant fills among ``bufs`` as shared device scalars."""
+    """The host data among ``bufs`` (arrays, Python scalars) on the device of ``xp``."""
     out = []
     for b, av in zip(bufs, avals):
-        t = type(b)
-        if t is np.ndarray:
+        if isinstance(b, np.ndarray):
             b = follow_device(xp, b)
-        elif t in _PY_SCALARS:
+        elif type(b) in _PY_SCALARS:
             b = device_scalar(xp, np.asarray(b, dtype=av.dtype))
         out.append(b)
     return out
@@ -435,11 +428,7 @@ class EvalTrace(Trace):
             # Host data (NumPy arrays, arrays made without a device, the tables of
             # funcgrad's own functions) goes where the device operands are, as JAX moves
             # it. (The PyTorch face refuses a CPU tensor with a CUDA one before this.)
-            movable = [i for i, b in enumerate(bufs) if isinstance(b, np.ndarray)]
-            _check_one_device(bufs, movable)
-            for i in movable:
-                if not _constant_fill(bufs[i]):
-                    bufs[i] = xp.asarray(bufs[i])
+            _check_one_device(bufs)
             bufs = _device_operands(xp, bufs, avals)
             if prim.call_like:
                 return _unshared(self._call(prim, xp, args, bufs, avals, params))

@@ -47,7 +47,7 @@ def _index(device: Any = None) -> int:
 
 def _cupy(device: Any = None) -> Any:
     """CuPy, once ``device`` is known to be usable (``DeviceError`` says why not)."""
-    require_device(f"cuda:{_index(device) if device is not None else 0}")
+    require_device(f"cuda:{_index(device)}")
     import cupy  # noqa: PLC0415
 
     return cupy

@@ -15,19 +15,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from gpu_values import host
+from gpu_values import host, need_device
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.devices import get_backend
 
 pytestmark = pytest.mark.gpu
-
-
-def _need_device() -> None:
-    if not get_backend("cupy").available():
-        pytest.skip("no CUDA device and no emulator (CuPy's wheel and g++ are needed)")
 
 
 RNG = np.random.default_rng(7)
@@ -54,7 +48,7 @@ JAX_CASES: dict[str, Callable[[Any], Any]] = {
 
 @pytest.mark.parametrize("name", sorted(JAX_CASES))
 def test_gpu_jax_host_data_follows_the_device(name: str) -> None:
-    _need_device()
+    need_device()
     f = JAX_CASES[name]
     got = f(fg.device_put(A, "cuda"))
     assert got.device.platform == "cuda"
@@ -105,7 +99,7 @@ def _grad(torch: Any, f: Callable[[Any], Any], x: Any) -> Any:
 
 @pytest.mark.parametrize("name", sorted(TORCH_CASES))
 def test_gpu_torch_results_stay_on_the_device(name: str) -> None:
-    _need_device()
+    need_device()
     torch = pytest.importorskip("funcgrad.torch")
     f = TORCH_CASES[name]
     cpu = torch.tensor(SQ)
@@ -115,7 +109,7 @@ def test_gpu_torch_results_stay_on_the_device(name: str) -> None:
 
 
 def test_gpu_torch_device_rules() -> None:
-    _need_device()
+    need_device()
     torch = pytest.importorskip("funcgrad.torch")
     x = torch.ones(3, 3, device="cuda")
     for other in (torch.ones(3), torch.ones(3, 3)):

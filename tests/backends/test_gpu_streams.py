@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pytest
 from gpu_values import host as _host
+from gpu_values import need_device
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad.devices import get_backend
 from funcgrad.errors import DeviceError
 
 
@@ -209,8 +209,7 @@ EAGER_LOSSES = {
 def test_gpu_eager_grad_with_python_scalars(name: str) -> None:
     """The seed is made on the output's device, so the backward pass's scalar arithmetic
     (a cotangent times 2.0) stays there too."""
-    if not get_backend("cupy").available():
-        pytest.skip("no CUDA device and no emulator")
+    need_device()
     f = EAGER_LOSSES[name]
     xh = np.random.default_rng(3).standard_normal((4, 5))
     g = fg.grad(f)(fg.device_put(xh, "cuda"))
@@ -220,8 +219,7 @@ def test_gpu_eager_grad_with_python_scalars(name: str) -> None:
 
 @pytest.mark.gpu
 def test_gpu_assignments_with_host_scalars_and_cpu_tensors() -> None:
-    if not get_backend("cupy").available():
-        pytest.skip("no CUDA device and no emulator")
+    need_device()
     torch = pytest.importorskip("funcgrad.torch")
     x = fg.device_put(np.zeros((3, 4)), "cuda")
     ref = np.zeros((3, 4))
@@ -245,8 +243,7 @@ def test_gpu_assignments_with_host_scalars_and_cpu_tensors() -> None:
 
 @pytest.mark.gpu
 def test_gpu_torch_streams_events_and_memory() -> None:
-    if not get_backend("cupy").available():
-        pytest.skip("no CUDA device and no emulator")
+    need_device()
     torch = pytest.importorskip("funcgrad.torch")
     cuda = torch.cuda
     default = cuda.current_stream()  # the emulator runs gpu tests on a stream of their own
@@ -385,8 +382,7 @@ def test_device_path_keeps_host_results_and_ndarray_subclasses(fake_cupy: Any,
 
 @pytest.mark.gpu
 def test_gpu_torch_cuda_device_arguments() -> None:
-    if not get_backend("cupy").available():
-        pytest.skip("no CUDA device and no emulator")
+    need_device()
     torch = pytest.importorskip("funcgrad.torch")
     cuda = torch.cuda
     for dev in ("cuda", "cuda:0", 0, torch.device("cuda", 0), None):
