@@ -377,7 +377,10 @@ def test_random_elementwise_programs(prog: Program) -> None:
 def test_random_half_precision_programs(prog: Program) -> None:
     """float16/bfloat16 kernels compute in float and round each result as NumPy does."""
     compiled = check_program(prog)
-    assert all(s.kind != "call" for s in compiled.plan.steps), compiled.plan.steps
+    # Half-precision arithmetic runs in kernels; structural steps (a keepdims reshape of a
+    # reduction's result) may stay calls.
+    assert all(s.kind != "call" or s.eqn.primitive.fusion != "elementwise"
+               for s in compiled.plan.steps), compiled.plan.steps
 
 
 @settings(max_examples=20, deadline=None,
