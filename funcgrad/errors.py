@@ -33,6 +33,11 @@ class DTypeError(FuncgradError, TypeError):
     """Operands whose dtypes do not fit the operation."""
 
 
+class UnsupportedDTypeError(DTypeError, NotImplementedError):
+    """A dtype the operation has no implementation for (JAX raises NotImplementedError,
+    which this is too): half-precision matrix decompositions."""
+
+
 class IndexingError(FuncgradError, IndexError):
     """An index that is out of bounds or of an unsupported kind."""
 
@@ -113,6 +118,7 @@ __all__ = [
     "BackendError",
     "ConcretizationTypeError",
     "DTypeError",
+    "UnsupportedDTypeError",
     "DeviceError",
     "FuncgradError",
     "GradError",

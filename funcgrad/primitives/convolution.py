@@ -255,7 +255,10 @@ def _conv_impl(xp: Any, lhs: Any, rhs: Any, *, window_strides: tuple[int, ...], 
     out = _conv_canonical(xp, xp.transpose(lhs, lhs_spec), xp.transpose(rhs, rhs_spec),
                           window_strides, padding, lhs_dilation, rhs_dilation,
                           feature_group_count, batch_group_count)
-    return xp.ascontiguousarray(xp.transpose(out, tuple(np.argsort(out_spec))))
+    out = xp.ascontiguousarray(xp.transpose(out, tuple(np.argsort(out_spec))))
+    # Products of bfloat16 operands come back float32 from NumPy's matmul (ml_dtypes):
+    # rounded back to the operands' type, as XLA and PyTorch do.
+    return out if out.dtype == lhs.dtype else out.astype(lhs.dtype)
 
 
 # -------------------------------------------------------------- the shape rule

@@ -28,7 +28,12 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.core import Primitive, get_aval
-from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError
+from funcgrad.errors import (
+    DTypeError,
+    NonDifferentiableError,
+    ShapeError,
+    UnsupportedDTypeError,
+)
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import small_batches
@@ -46,15 +51,30 @@ from funcgrad.primitives.rules import (
 # ------------------------------------------------------------ shape checks
 
 
-def _float_matrix(name: str, x: ShapedArray, square: bool = False) -> None:
+_HALF = frozenset({np.dtype(np.float16), np.dtype(dtypes.bfloat16)})
+
+
+def _float_matrix(name: str, x: ShapedArray, square: bool = False, lapack: bool = False
+                  ) -> None:
     if dtypes.kind(x.dtype) != "f":
         raise DTypeError(f"{name} needs a real floating point operand, got {x.dtype}; "
                          "convert integers with .astype(float)")
+    if lapack:
+        _not_half(name, x)
     if x.ndim < 2:
         raise ShapeError(f"{name} needs a matrix (rank >= 2, batched over leading axes), "
                          f"got rank {x.ndim}")
     if square and x.shape[-1] != x.shape[-2]:
         raise ShapeError(f"{name} needs square matrices, got {x.shape[-2]}x{x.shape[-1]}")
+
+
+def _not_half(name: str, x: ShapedArray) -> None:
+    # JAX raises NotImplementedError("Unsupported dtype ...") for these on the CPU: LAPACK
+    # has no half-precision routines (and neither NumPy nor CuPy's solvers take them).
+    if x.dtype in _HALF:
+        raise UnsupportedDTypeError(
+            f"Unsupported dtype {x.dtype} for {name} (its LAPACK/cuSOLVER routines have no "
+            "half-precision form); cast to float32 first, e.g. x.astype(jnp.float32)")
 
 
 # ------------------------------------------------- matrix helpers for the rules
@@ -574,7 +594,7 @@ def qr(x: Any, full_matrices: bool = True) -> list[Any]:
 
 
 def _qr_abstract(x: ShapedArray, *, full_matrices: bool) -> tuple[ShapedArray, ShapedArray]:
-    _float_matrix("qr", x)
+    _float_matrix("qr", x, lapack=True)
     m, n = x.shape[-2:]
     k = m if full_matrices else min(m, n)
     batch = x.shape[:-2]
@@ -684,7 +704,7 @@ def svd(x: Any, full_matrices: bool = True, compute_uv: bool = True) -> list[Any
 
 def _svd_abstract(x: ShapedArray, *, full_matrices: bool, compute_uv: bool
                   ) -> tuple[ShapedArray, ...]:
-    _float_matrix("svd", x)
+    _float_matrix("svd", x, lapack=True)
     m, n = x.shape[-2:]
     k = min(m, n)
     batch = x.shape[:-2]
@@ -805,7 +825,7 @@ def eigh(x: Any, lower: bool = True) -> list[Any]:
 
 
 def _eigh_abstract(x: ShapedArray, *, lower: bool) -> tuple[ShapedArray, ShapedArray]:
-    _float_matrix("eigh", x, square=True)
+    _float_matrix("eigh", x, square=True, lapack=True)
     return ShapedArray(x.shape, x.dtype), ShapedArray(x.shape[:-1], x.dtype)
 
 
@@ -872,6 +892,7 @@ def _eig_abstract(x: ShapedArray, *, compute_left_eigenvectors: bool,
     if dtypes.kind(x.dtype) not in "fc":
         raise DTypeError(f"eig needs a floating point or complex operand, got {x.dtype}; "
                          "convert integers with .astype(float)")
+    _not_half("eig", x)
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ShapeError(f"The input to eig must be a square matrix. Got shape {x.shape}.")
     cdt = np.result_type(x.dtype, np.complex64)

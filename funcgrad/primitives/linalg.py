@@ -107,6 +107,13 @@ def _contracted_rows_last(w: Any) -> Any:
 
 
 def _dot_impl(xp: Any, lhs: Any, rhs: Any, *, dimension_numbers: DimNums) -> Any:
+    out = _dot_any(xp, lhs, rhs, dimension_numbers)
+    # NumPy's matmul on ml_dtypes' bfloat16 accumulates and returns float32; XLA (and
+    # PyTorch) round that float32 sum back to the operands' type.
+    return out if out.dtype == lhs.dtype else out.astype(lhs.dtype)
+
+
+def _dot_any(xp: Any, lhs: Any, rhs: Any, dimension_numbers: DimNums) -> Any:
     (lc, rc), (lb, rb) = dimension_numbers
     if lhs.ndim == 2 and rhs.ndim == 2 and len(lc) == 1 and not lb:
         return _matrix_product(xp, lhs, rhs, lc[0], rc[0])

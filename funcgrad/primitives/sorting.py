@@ -36,7 +36,7 @@ def _top_k_abstract(x: ShapedArray, *, k: int, axis: int) -> tuple[ShapedArray, 
 def _descending_key(xp: Any, x: Any) -> Any:
     # A stable ascending sort of this key is a descending sort of x with ties in index
     # order (JAX's rule); NaN counts as the largest, as in XLA's total order.
-    if x.dtype.kind == "f":
+    if dtypes.kind(x.dtype) == "f":  # bfloat16 included (NumPy's kind "V")
         return xp.where(xp.isnan(x), -np.inf, -x.astype(np.float64))
     if x.dtype.kind == "b":
         return ~x

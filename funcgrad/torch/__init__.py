@@ -133,8 +133,10 @@ def is_nonzero(input: Tensor) -> object:  # noqa: A002
 
 from funcgrad.torch import (  # noqa: E402  # noqa: E402  # noqa: E402
     _dynamo,
+    amp,
     autograd,
     compiler,
+    cpu,
     cuda,
     distributed,
     fft,  # noqa: E402
@@ -149,9 +151,12 @@ from funcgrad.torch._compile import compile  # noqa: E402, A004
 from funcgrad.torch._functions import method_functions as _method_functions  # noqa: E402
 from funcgrad.torch._tensor_linalg import FUNCTIONS as _LINALG_FUNCTIONS  # noqa: E402
 from funcgrad.torch._tensor_math import FUNCTIONS as _MATH_FUNCTIONS  # noqa: E402
+from funcgrad.torch.amp import autocast  # noqa: E402
+from funcgrad.torch.amp.autocast_mode import STATE_FUNCTIONS as _AUTOCAST_STATE  # noqa: E402
 from funcgrad.torch.serialization import load, save  # noqa: E402
 
 globals().update(_LINALG_FUNCTIONS)
+globals().update(_AUTOCAST_STATE)
 globals().update(_MATH_FUNCTIONS)
 
 _method_functions(globals())

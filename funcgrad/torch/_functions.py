@@ -19,6 +19,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._tensor import Tensor, apply_op, matmul, maximum, minimum, where
 
@@ -132,6 +133,7 @@ def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002
     return input.expand(size)
 
 
+@autocast_op("einsum")
 def einsum(equation: str, *operands: Any) -> Tensor:
     ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) \
         else list(operands)

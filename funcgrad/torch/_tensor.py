@@ -52,6 +52,8 @@ from funcgrad.primitives import structural as _S
 from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _grad_mode
+from funcgrad.torch._autocast import CUDA as CUDA_POLICY
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._device import (
     Size,
     array_module,
@@ -835,6 +837,7 @@ class Tensor:
 
     # ------------------------------------------------------------- reductions
 
+    @autocast_op("sum")
     def sum(self, dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None) -> Tensor:
         dt = _sum_dtype(self.dtype, dtype)
         return apply_op(_with_dim("Sum", dim), lambda x: fnp.sum(fnp.astype(x, dt.np), _dims(dim),
@@ -853,6 +856,7 @@ class Tensor:
         return apply_op(_with_dim("Mean", dim), lambda x: fnp.mean(
             fnp.astype(x, dt.np), _dims(dim), keepdims=keepdim), self)
 
+    @autocast_op("prod")
     def prod(self, dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None
              ) -> Tensor:
         dt = _sum_dtype(self.dtype, dtype)
@@ -902,14 +906,17 @@ class Tensor:
     def any(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
         return apply_op("Any", lambda x: fnp.any(x, dim, keepdims=keepdim), self)
 
+    @autocast_op("logsumexp")
     def logsumexp(self, dim: Any, keepdim: builtins.bool = False) -> Tensor:
         x = _float_input(self)
         return apply_op("Logsumexp", lambda v: fnp.logsumexp(v, _dims(dim), keepdim), x)
 
+    @autocast_op("cumsum")
     def cumsum(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         dt = _sum_dtype(self.dtype, dtype)
         return apply_op("Cumsum", lambda x: fnp.cumsum(fnp.astype(x, dt.np), dim), self)
 
+    @autocast_op("norm")
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
         # PyTorch computes Tensor.norm as linalg.vector_norm (the Frobenius norm of a matrix
         # is the 2-norm of its entries).
@@ -924,19 +931,23 @@ class Tensor:
     def matmul(self, other: Any) -> Tensor:
         return matmul(self, other)
 
+    @autocast_op("mm")
     def mm(self, other: Any) -> Tensor:
         if self.ndim != 2 or getattr(other, "ndim", 0) != 2:
             raise RuntimeError("self must be a matrix")
         return matmul(self, other)
 
+    @autocast_op("bmm")
     def bmm(self, other: Any) -> Tensor:
         if self.ndim != 3 or getattr(other, "ndim", 0) != 3:
             raise RuntimeError("batch1 must be a 3D tensor")
         return matmul(self, other)
 
+    @autocast_op("mv")
     def mv(self, other: Any) -> Tensor:
         return matmul(self, other)
 
+    @autocast_op("dot")
     def dot(self, other: Any) -> Tensor:
         if self.ndim != 1 or getattr(other, "ndim", 0) != 1:
             raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and "
@@ -988,12 +999,14 @@ class Tensor:
 
         return apply_op("Relu", nn.relu, self)
 
+    @autocast_op("softmax")
     def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         from funcgrad import nn  # noqa: PLC0415
 
         x = _float_input(self) if dtype is None else self._astype(D.to_torch(dtype))
         return apply_op("Softmax", lambda v: nn.softmax(v, axis=dim), x)
 
+    @autocast_op("log_softmax")
     def log_softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         from funcgrad import nn  # noqa: PLC0415
 
@@ -1038,6 +1051,7 @@ class Tensor:
     def lerp(self, end: Any, weight: Any) -> Tensor:
         return self + (end - self) * weight
 
+    @autocast_op("addmm")
     def addmm(self, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
         return self * beta + matmul(mat1, mat2) * alpha
 
@@ -1121,6 +1135,16 @@ _CPP = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int6
         "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "float16": "Half",
         "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "bool": "Bool",
         "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def cpp_type_name(dt: D.dtype) -> str:
+    """The C++ name PyTorch's kernels print for ``dt`` (``float``, ``long int``,
+    ``c10::BFloat16``)."""
+    name = _CPP[dt.name]
+    special = {"Long": "long int", "Half": "c10::Half", "BFloat16": "c10::BFloat16",
+               "ComplexFloat": "c10::complex<float>",
+               "ComplexDouble": "c10::complex<double>"}
+    return special.get(name, name.lower())
 
 
 _NON_LEAF_GRAD = (
@@ -1988,6 +2012,9 @@ for _name, _op, _rop, _fn, _kw in [
     else:
         setattr(Tensor, f"__r{_name}__", _method(_rop, _fn, reverse=True, reflected=True,
                                                  **_kw))
+# Autocast: ``x ** y`` is pow; ``2 / x`` is PyTorch's ``x.reciprocal() * 2``.
+for _name, _aten in (("__pow__", "pow"), ("__rpow__", "pow"), ("__rtruediv__", "reciprocal")):
+    setattr(Tensor, _name, autocast_op(_aten)(getattr(Tensor, _name)))
 
 for _name, _fn in [("eq", fnp.equal), ("ne", fnp.not_equal), ("lt", fnp.less),
                    ("le", fnp.less_equal), ("gt", fnp.greater), ("ge", fnp.greater_equal)]:
@@ -2049,6 +2076,7 @@ for _name, _op, _fn, _kw in [
     ("logical_xor", "LogicalXor", fnp.logical_xor, {}),
 ]:
     setattr(Tensor, _name, _named_binary(_op, _fn, **_kw))
+Tensor.atan2 = autocast_op("atan2")(Tensor.atan2)  # type: ignore[attr-defined]
 Tensor.div = Tensor.divide = _div  # type: ignore[attr-defined]
 
 
@@ -2115,8 +2143,14 @@ def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: buil
     return method, inplace
 
 
+# The unary methods autocast runs in float32 on CUDA, under PyTorch's operator names.
+_AUTOCAST_UNARY = {"arccos": "acos", "arcsin": "asin"}
+
 for _uname, _uop, _ufn, _ufloat in _UNARY:
     _m, _i = _unary_method(_uname, _uop, _ufn, _ufloat)
+    _aten = _AUTOCAST_UNARY.get(_uname, _uname)
+    if _aten in CUDA_POLICY:
+        _m = autocast_op(_aten)(_m)
     setattr(Tensor, _uname, _m)
     if not _uname.startswith("is"):
         setattr(Tensor, _uname + "_", _i)
@@ -2172,6 +2206,7 @@ def _matmul_shape_error(sa: tuple[builtins.int, ...], sb: tuple[builtins.int, ..
             f"{sa[-1]}] but got: [{batch}, {k_b}].")
 
 
+@autocast_op("matmul")
 def matmul(a: Any, b: Any) -> Tensor:
     """Matrix product (PyTorch's ``@``): both operands must have one dtype."""
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is not b.dtype:
@@ -2184,7 +2219,7 @@ def matmul(a: Any, b: Any) -> Tensor:
                                f"{_CPP[b.dtype.name]}")
         if a.ndim == 2 and b.ndim == 2:
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                               f"{_CPP[a.dtype.name].lower()} != {_CPP[b.dtype.name].lower()}")
+                               f"{cpp_type_name(a.dtype)} != {cpp_type_name(b.dtype)}")
         raise RuntimeError(f"expected scalar type {_CPP[a.dtype.name]} but found "
                            f"{_CPP[b.dtype.name]}")
     na, nb = getattr(a, "ndim", 0), getattr(b, "ndim", 0)

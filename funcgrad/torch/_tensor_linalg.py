@@ -21,6 +21,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import linalg as L
+from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import _need_tensor, matmul
 from funcgrad.torch._return_types import named_result
 from funcgrad.torch._tensor import Tensor, apply_op
@@ -250,6 +251,7 @@ _METHODS = {
     "diag_embed": diag_embed, "diagflat": diagflat,
 }
 
+autocast_namespace(_METHODS)
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 
@@ -257,6 +259,7 @@ for _name, _fn in _METHODS.items():
 # ------------------------------------------------------------ free functions
 
 
+@autocast_op("tensordot")
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
     """The sum of products over ``dims`` axes (an int: the last of ``a``, the first of
     ``b``; or two lists of axes).
@@ -290,6 +293,7 @@ def vander(x: Tensor, N: builtins.int | None = None,  # noqa: N803
     return v if increasing else v.flip(-1)
 
 
+@autocast_op("chain_matmul")
 def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
     """The product of a chain of matrices (deprecated for ``torch.linalg.multi_dot``).
 

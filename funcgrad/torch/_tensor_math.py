@@ -29,6 +29,7 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _sign_bounds
+from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import cat, stack
 from funcgrad.torch._return_types import named_result
 from funcgrad.torch._tensor import (
@@ -1281,6 +1282,7 @@ _PROPERTIES = {
     "H": property(lambda self: conj(self.transpose(0, 1)) if self.dim() == 2 else self),
 }
 
+autocast_namespace(_METHODS)
 for _name, _fn in _METHODS.items():
     if _fn is not None:
         setattr(Tensor, _name, _fn)
@@ -1477,6 +1479,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     return tuple(out)
 
 
+@autocast_op("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: builtins.float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The ``p``-norm distance between each row of ``x1`` and each row of ``x2``.
@@ -2086,5 +2089,6 @@ def _functions() -> dict[str, Any]:
 
 
 FUNCTIONS: dict[str, Any] = _functions()
+autocast_namespace(FUNCTIONS)
 
 __all__ = ["FUNCTIONS"]

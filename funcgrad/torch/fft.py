@@ -20,6 +20,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.numpy import fft as _fft
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch._autocast import autocast_namespace
 from funcgrad.torch._functions import _need_tensor
 from funcgrad.torch._tensor import Tensor, apply_op
 
@@ -172,3 +173,6 @@ def ifftshift(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn",
            "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq",
            "rfftn"]
+
+# Autocast: these functions under PyTorch's operator names (``fft_<name>``).
+autocast_namespace(globals(), prefix="fft_", names=__all__)

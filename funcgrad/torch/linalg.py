@@ -25,6 +25,7 @@ from funcgrad import lax
 from funcgrad.lax import linalg as lax_linalg
 from funcgrad.scipy import linalg as scipy_linalg
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch._autocast import autocast_namespace
 from funcgrad.torch._functions import _need_tensor, matmul
 from funcgrad.torch._grad_mode import is_grad_enabled, no_grad
 from funcgrad.torch._return_types import named_result
@@ -1058,3 +1059,6 @@ __all__ = [
     "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
     "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
 ]
+
+# Autocast: these functions under PyTorch's operator names (``linalg_<name>``).
+autocast_namespace(globals(), prefix="linalg_", names=__all__)

@@ -160,3 +160,32 @@ def test_shift_operators_on_arrays_match_jax() -> None:
     jnp = pytest.importorskip("jax.numpy")
     j = jnp.array([1, 2, -8, 5])
     assert (x << 1).dtype == (j << 1).dtype
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, database=None)
+@given(st.integers(1, 5), st.integers(1, 6), st.integers(1, 5),
+       st.sampled_from(["bfloat16", "float16"]), st.integers(0, 2 ** 16))
+def test_half_precision_products_match_jax(m: int, k: int, n: int, dtype: str,
+                                           seed: int) -> None:
+    """Matrix products and convolutions of bfloat16/float16 operands stay in that dtype
+    (NumPy's bfloat16 matmul returns float32) and round JAX's float32-accumulated result."""
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    import funcgrad.numpy as fnp  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    img = rng.standard_normal((1, 2, m + 2, n + 2)).astype(np.float32)
+    ker = rng.standard_normal((3, 2, 2, 2)).astype(np.float32)
+    for ours, theirs in [
+        (fnp.matmul(fnp.asarray(a, dtype), fnp.asarray(b, dtype)),
+         jnp.matmul(jnp.asarray(a, dtype), jnp.asarray(b, dtype))),
+        (fnp.einsum("ij,jk->ik", fnp.asarray(a, dtype), fnp.asarray(b, dtype)),
+         jnp.einsum("ij,jk->ik", jnp.asarray(a, dtype), jnp.asarray(b, dtype))),
+        (lax.conv(fnp.asarray(img, dtype), fnp.asarray(ker, dtype), (1, 1), "VALID"),
+         jax.lax.conv(jnp.asarray(img, dtype), jnp.asarray(ker, dtype), (1, 1), "VALID")),
+    ]:
+        assert ours.dtype == theirs.dtype
+        np.testing.assert_allclose(np.asarray(ours, np.float32), np.asarray(theirs, np.float32),
+                                   rtol=1e-2, atol=1e-2)

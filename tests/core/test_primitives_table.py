@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import funcgrad
+import funcgrad.numpy
 from funcgrad import lax, tree_util
 from funcgrad.core import PRIMITIVES, abstract_eval, get_aval
 from funcgrad.errors import DTypeError, ShapeError
@@ -1477,6 +1478,34 @@ def test_abstract_eval(row: Row) -> None:
         assert [(a.shape, a.dtype) for a in avals] == [(o.shape, o.dtype) for o in outs]
 
     run(row, "abstract_eval", body)
+
+
+HALF = (np.dtype(funcgrad.numpy.bfloat16), np.dtype(np.float16))
+
+
+@pytest.mark.parametrize("row", [p for p in params("half") if F32 in p.values[0].dtypes])
+def test_half_precision(row: Row) -> None:
+    """On bfloat16 and float16 operands each primitive either gives the dtype its
+    abstract_eval promises, eagerly and jitted, or refuses the dtype with a named error
+    (never an internal error: NumPy's bfloat16 matmul, for one, returns float32)."""
+    prim = PRIMITIVES[row.prim]
+
+    def body(data: st.DataObject) -> None:
+        ops, kw = data.draw(row.strategy("impl"), label="operands, params")
+        for dtype in HALF:
+            half = tuple(cast(o, dtype) for o in ops)
+            try:
+                avals = abstract_eval(prim, [get_aval(o) for o in half], kw)
+            except (DTypeError, ShapeError):
+                continue
+            for f in (lambda *a: bind(row, *a, **kw),
+                      funcgrad.jit(lambda *a: bind(row, *a, **kw))):
+                outs = f(*half)
+                outs = outs if prim.multiple_results else [outs]
+                assert [(a.shape, a.dtype) for a in avals] == \
+                    [(o.shape, o.dtype) for o in outs], dtype
+
+    run(row, "half", body)
 
 
 @pytest.mark.parametrize("row", params("staged"))

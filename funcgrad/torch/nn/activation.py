@@ -89,7 +89,9 @@ Threshold = _pointwise("Threshold", A.threshold, {"threshold": 0.0, "value": 0.0
                        doc="``x`` above ``threshold``, else ``value``.")
 GLU = _pointwise("GLU", A.glu, {"dim": -1}, doc="Gated linear unit over ``dim``.")
 Softmin = _pointwise("Softmin", A.softmin, {"dim": None}, doc="``softmax(-x, dim)``.")
-Softplus = _pointwise("Softplus", F.softplus, {"beta": 1.0, "threshold": 20.0},
+# (mypy cannot type the decorated F.softplus through the import cycle with nn.functional)
+Softplus = _pointwise("Softplus", F.softplus,  # type: ignore[has-type]
+                      {"beta": 1.0, "threshold": 20.0},
                       doc="``log(1 + exp(beta x)) / beta``.")
 
 

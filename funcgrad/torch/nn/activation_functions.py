@@ -18,6 +18,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad import nn as jnn
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._random import rng
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._apply import floating, op
@@ -151,6 +152,7 @@ def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A
     return op("Softmax", lambda x: jnn.softmax(-x, axis=dim), floating(input))
 
 
+@autocast_op("prelu")
 def prelu(input: Any, weight: Any) -> Any:  # noqa: A002
     """``x`` where ``x >= 0``, else ``weight * x`` (one weight, or one per channel: dim 1)."""
     def impl(x: Any, w: Any) -> Any:

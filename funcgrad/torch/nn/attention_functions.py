@@ -23,6 +23,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import rand
 from funcgrad.torch.nn._apply import data, on_device_of, op, shape
 
@@ -43,6 +44,7 @@ def _as_bias(mask: Any, dtype: Any, masked_is_true: bool) -> Any:
     return fnp.astype(mask, dtype)
 
 
+@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: float | None = None, enable_gqa: bool = False) -> Any:
@@ -150,6 +152,7 @@ def _mha_math(q: Any, k: Any, v: Any, w_in: Any, b_in: Any, w_q: Any, w_k: Any, 
     return out, (fnp.mean(weights, axis=1) if average else weights)
 
 
+@autocast_op("multi_head_attention_forward")
 def multi_head_attention_forward(
         query: Any, key: Any, value: Any, embed_dim_to_check: int, num_heads: int,
         in_proj_weight: Any, in_proj_bias: Any, bias_k: Any, bias_v: Any, add_zero_attn: bool,

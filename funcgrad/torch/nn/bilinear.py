@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 import funcgrad.numpy as fnp
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import empty
 from funcgrad.torch.nn import init
 from funcgrad.torch.nn._apply import op, shape
@@ -22,6 +23,7 @@ from funcgrad.torch.nn.parameter import Parameter
 __all__ = ["Bilinear", "bilinear"]
 
 
+@autocast_op("bilinear")
 def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
     """``x1 @ weight[k] @ x2 + bias[k]`` for each output ``k``, over any leading axes."""
     s1, s2, sw = shape(input1), shape(input2), shape(weight)

@@ -25,6 +25,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import empty
 from funcgrad.torch._tensor import Tensor, apply_op
 from funcgrad.torch.nn import init
@@ -151,6 +152,7 @@ def conv_padding(padding: Any, kernel: Sequence[int], strides: Sequence[int],
     return [(p, p) for p in ntuple(padding, nd)]
 
 
+@autocast_op("conv1d")
 def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,  # noqa: A002
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Any:
     """1-d convolution (cross-correlation) of (N, C, L) with (O, C/groups, K).
@@ -163,6 +165,7 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,  # noqa: 
     return _conv(1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv2d")
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,  # noqa: A002
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Any:
     """2-d convolution (cross-correlation) of (N, C, H, W) with (O, C/groups, kH, kW).
@@ -178,6 +181,7 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,  # noqa: 
     return _conv(2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv3d")
 def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,  # noqa: A002
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Any:
     """3-d convolution (cross-correlation) of (N, C, D, H, W) with (O, C/groups, kD, kH, kW).
@@ -225,6 +229,7 @@ def _conv_transpose(nd: int, input: Any, weight: Any, bias: Any, stride: Any,  #
     return _run(name, nd, fn, input, weight, bias, batched)
 
 
+@autocast_op("conv_transpose1d")
 def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,  # noqa: A002
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Any:
@@ -239,6 +244,7 @@ def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                            dilation)
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,  # noqa: A002
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Any:
@@ -253,6 +259,7 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                            dilation)
 
 
+@autocast_op("conv_transpose3d")
 def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,  # noqa: A002
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Any:

@@ -21,6 +21,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._apply import op
 from funcgrad.torch.nn.modules import _Loss
@@ -59,6 +60,7 @@ def _targets(targets: np.ndarray, target_lengths: np.ndarray, n: int) -> list[np
     return [targets[s:s + k] for s, k in zip(starts, target_lengths)]
 
 
+@autocast_op("ctc_loss")
 def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any,
              blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Any:
     """The CTC loss of ``log_probs`` (T, N, C) (or (T, C)) against ``targets``: padded

@@ -31,6 +31,7 @@ from funcgrad import nn
 from funcgrad.primitives.elementwise import add_p, select_p
 from funcgrad.primitives.indexing import gather as _gather
 from funcgrad.primitives.linalg import dot_general_p
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import rand
 from funcgrad.torch._tensor import Tensor, apply_binary_prim, apply_op, apply_prim
 from funcgrad.torch.nn import _apply
@@ -118,6 +119,7 @@ def silu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     return _op("Silu", nn.silu, _floating(input))
 
 
+@autocast_op("softplus")
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # noqa: A002
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
     def impl(x: Any) -> Any:
@@ -149,6 +151,7 @@ def _log_softmax(x: Any, dim: int) -> Any:
     return nn.log_softmax(x, axis=dim)
 
 
+@autocast_op("softmax")
 def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
             dtype: Any = None) -> Any:
     """``exp(x) / sum(exp(x))`` along ``dim``.
@@ -167,6 +170,7 @@ def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A
     return _op("Softmax", impl, _floating(input))
 
 
+@autocast_op("log_softmax")
 def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
                 dtype: Any = None) -> Any:
     """``x - logsumexp(x)`` along ``dim``."""
@@ -233,22 +237,21 @@ def dropout(input: Any, p: float = 0.5, training: bool = True,  # noqa: A002
 
 def _check_linear(x: Tensor, w: Tensor, bias: Any) -> None:
     """PyTorch's errors for a linear layer on mismatched dtypes or sizes."""
-    from funcgrad.torch._tensor import _CPP  # noqa: PLC0415
+    from funcgrad.torch._tensor import _CPP, cpp_type_name  # noqa: PLC0415
 
     if x.dtype is not w.dtype:
         if bias is not None:
             raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
                                f"{_CPP[x.dtype.name]} and {_CPP[w.dtype.name]}")
-        names = {"Long": "long int"}
-        a, b = _CPP[x.dtype.name], _CPP[w.dtype.name]
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{names.get(a, a.lower())} != {names.get(b, b.lower())}")
+                           f"{cpp_type_name(x.dtype)} != {cpp_type_name(w.dtype)}")
     if x.ndim >= 1 and w.ndim == 2 and x.shape[-1] != w.shape[1]:
         rows = math.prod(x.shape[:-1]) if x.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} "
                            f"and {w.shape[1]}x{w.shape[0]})")
 
 
+@autocast_op("linear")
 def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
     """``input @ weight.T + bias``.
 
@@ -352,6 +355,7 @@ def _check_same_size(input: Any, target: Any) -> None:  # noqa: A002
                       UserWarning, stacklevel=3)
 
 
+@autocast_op("mse_loss")
 def mse_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
              reduce: Any = None, reduction: str = "mean") -> Any:
     """Mean (or sum, or elementwise) squared error.
@@ -371,6 +375,7 @@ def mse_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
     return _op("MseLoss", impl, input, target)
 
 
+@autocast_op("l1_loss")
 def l1_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
             reduce: Any = None, reduction: str = "mean") -> Any:
     """Mean (or sum, or elementwise) absolute error; the derivative at 0 is 0."""
@@ -441,6 +446,7 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     return fnp.sum(losses) / fnp.sum(w)
 
 
+@autocast_op("nll_loss")
 def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
              ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Any:
     """Negative log likelihood of class indices, given log-probabilities along axis 1.
@@ -518,6 +524,7 @@ def _ce_by_index_jit(ignore_index: int, reduction: str, eps: float, n_classes: i
                                  checked))
 
 
+@autocast_op("cross_entropy")
 def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
                   size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Any:
@@ -575,6 +582,7 @@ def _neg_log_sigmoid(x: Any) -> Any:
     return fnp.log1p(fnp.exp(fnp.where(pos, -x, x))) - fnp.where(pos, 0.0, x)
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None,  # noqa: A002
                                      size_average: Any = None, reduce: Any = None,
                                      reduction: str = "mean", pos_weight: Any = None) -> Any:

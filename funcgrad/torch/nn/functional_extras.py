@@ -23,6 +23,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._random import rng
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._apply import floating, on_device_of, op, shape
@@ -238,6 +239,7 @@ def _safe_root(total: Any, p: float) -> Any:
     return fnp.where(positive, safe ** (1.0 / p), fnp.zeros_like(total))
 
 
+@autocast_op("pdist")
 def pdist(input: Any, p: float = 2) -> Any:  # noqa: A002
     """The ``p``-norm distances between the rows of (N, M): the upper triangle of
     ``cdist(x, x)`` row by row, N (N - 1) / 2 values."""

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._apply import op
 
@@ -302,6 +303,7 @@ def _scalar_name(t: Any) -> str:
                                                  str(t.dtype))
 
 
+@autocast_op("grid_sample")
 def grid_sample(input: Any, grid: Any, mode: str = "bilinear",  # noqa: A002
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` (N, C, H, W) or (N, C, D, H, W) at the points of ``grid``

@@ -23,6 +23,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
 from funcgrad.lax import stop_gradient
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch.nn import _apply
 from funcgrad.torch.nn._apply import data, floating, op, shape
 
@@ -48,6 +49,7 @@ def _same_size(input: Any, target: Any) -> None:  # noqa: A002
                       UserWarning, stacklevel=3)
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Any:
@@ -77,6 +79,7 @@ def _size(x: Any) -> str:
     return f"torch.Size({list(shape(x))})"
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
                    reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Any:
     """``0.5 d**2 / beta`` where ``|d| < beta``, ``|d| - beta / 2`` elsewhere."""
@@ -94,6 +97,7 @@ def smooth_l1_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A
     return op("SmoothL1Loss", impl, input, target)
 
 
+@autocast_op("huber_loss")
 def huber_loss(input: Any, target: Any, reduction: str = "mean",  # noqa: A002
                delta: float = 1.0, weight: Any = None) -> Any:
     """``0.5 d**2`` where ``|d| < delta``, ``delta (|d| - delta / 2)`` elsewhere (times
@@ -111,6 +115,7 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean",  # noqa: A002
     return op("HuberLoss", impl, input, target, weight)
 
 
+@autocast_op("kl_div")
 def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
            reduction: str = "mean", log_target: bool = False) -> Any:
     """``target * (log target - input)`` for log-probabilities ``input``
@@ -151,6 +156,7 @@ def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None
     return op(names.get(red, "Sub"), impl, input, target)
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(input: Any, target: Any, log_input: bool = True,  # noqa: A002
                      full: bool = False, size_average: Any = None, eps: float = 1e-8,
                      reduce: Any = None, reduction: str = "mean") -> Any:
@@ -228,6 +234,7 @@ def _pnorm(d: Any, p: float, keepdim: bool) -> Any:
     return fnp.power(fnp.sum(fnp.power(a, p), axis=-1, keepdims=keepdim), 1.0 / p)
 
 
+@autocast_op("cosine_similarity")
 def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
     """``x1 . x2 / max(||x1|| ||x2||, eps)`` along ``dim``.
 
@@ -244,6 +251,7 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
     return op("Div", impl, floating(x1), floating(x2))
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float = 0,
                           size_average: Any = None, reduce: Any = None,
                           reduction: str = "mean") -> Any:
@@ -262,6 +270,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     return op(_name(red, "Add"), impl, input1, input2, target)
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0,
                         size_average: Any = None, reduce: Any = None,
                         reduction: str = "mean") -> Any:
@@ -278,6 +287,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
     return op(_name(red, "ClampMin"), impl, input1, input2, target)
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float = 1.0,
                         p: float = 2, eps: float = 1e-6, swap: bool = False,
                         size_average: Any = None, reduce: Any = None,
@@ -302,6 +312,7 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float
     return op(_name(red, "ClampMin"), impl, anchor, positive, negative)
 
 
+@autocast_op("multilabel_soft_margin_loss")
 def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None,  # noqa: A002
                                 size_average: Any = None, reduce: Any = None,
                                 reduction: str = "mean") -> Any:
@@ -317,6 +328,7 @@ def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None,  # 
     return op(_name(red, "Div"), impl, input, target, weight)
 
 
+@autocast_op("multi_margin_loss")
 def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,  # noqa: A002
                       weight: Any = None, size_average: Any = None, reduce: Any = None,
                       reduction: str = "mean") -> Any:
@@ -349,6 +361,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, 
     return op("MultiMarginLoss", impl, input, target, weight)
 
 
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
                      reduce: Any = None, reduction: str = "mean") -> Any:
     """``log(1 + exp(-y x))``."""
@@ -360,6 +373,7 @@ def soft_margin_loss(input: Any, target: Any, size_average: Any = None,  # noqa:
     return op("SoftMarginLoss", impl, input, target)
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,  # noqa: A002
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Any:

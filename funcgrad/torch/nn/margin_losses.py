@@ -17,6 +17,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch.nn import _apply
 from funcgrad.torch.nn._apply import floating, op, shape
 from funcgrad.torch.nn.activation import PairwiseDistance
@@ -29,6 +30,7 @@ __all__ = ["MultiLabelMarginLoss", "NLLLoss2d", "TripletMarginWithDistanceLoss",
 _REDUCED = {"mean": "Mean", "sum": "Sum"}
 
 
+@autocast_op("multilabel_margin_loss")
 def multilabel_margin_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
                            reduce: Any = None, reduction: str = "mean") -> Any:
     """``sum over targets j, non-targets i of max(0, 1 - (x[j] - x[i])) / C``; each row of

@@ -582,8 +582,10 @@ def _check_name(name: Any, what: str) -> None:
 
 def _is_device(a: Any) -> bool:
     from funcgrad.devices import Device  # noqa: PLC0415
+    from funcgrad.torch._device import device  # noqa: PLC0415
 
-    return isinstance(a, Device) or (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda"))
+    return isinstance(a, (Device, device)) or (
+        isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda"))
 
 
 # --------------------------------------------------------------------- containers

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import empty, ones, tensor, zeros
 from funcgrad.torch._device import Size
 from funcgrad.torch._grad_mode import no_grad
@@ -175,6 +176,7 @@ def _check_normalized(shp: tuple[int, ...], norm: tuple[int, ...]) -> None:
                            f"{list(shp)}")
 
 
+@autocast_op("layer_norm")
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A002
                bias: Any = None, eps: float = 1e-5) -> Any:
     """Normalize over the trailing ``normalized_shape`` axes, then ``* weight + bias``.
@@ -226,6 +228,7 @@ def rms_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A00
     return op("Mul", impl, x_in, weight)
 
 
+@autocast_op("group_norm")
 def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None,  # noqa: A002
                eps: float = 1e-5) -> Any:
     """Split the channels (axis 1) into ``num_groups`` groups and normalize each group of

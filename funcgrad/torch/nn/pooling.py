@@ -25,6 +25,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch.nn.conv import check_input_rank, ntuple, op
 from funcgrad.torch.nn.module import Module
 
@@ -158,6 +159,7 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
                      return_indices)
 
 
+@autocast_op("max_pool3d")
 def max_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """3-d max pooling over (N, C, D, H, W) (or (C, D, H, W)).
@@ -258,6 +260,7 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
                      divisor_override)
 
 
+@autocast_op("avg_pool3d")
 def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Any:
@@ -345,6 +348,7 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:  # noqa: A002
     return _adaptive_avg(2, input, output_size)
 
 
+@autocast_op("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input: Any, output_size: Any) -> Any:  # noqa: A002
     """3-d average pooling to ``output_size``.
 
@@ -416,6 +420,7 @@ def adaptive_max_pool2d(input: Any, output_size: Any,  # noqa: A002
     return _adaptive_max(2, input, output_size, return_indices)
 
 
+@autocast_op("adaptive_max_pool3d")
 def adaptive_max_pool3d(input: Any, output_size: Any,  # noqa: A002
                         return_indices: bool = False) -> Any:
     """3-d max pooling to ``output_size``.

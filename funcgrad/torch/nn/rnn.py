@@ -34,6 +34,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad import nn as jnn
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import empty, rand, zeros
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import init
@@ -509,9 +510,8 @@ class RNNCell(RNNCellBase):
     def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
         x, hx, unbatched = self._prepare(input, hx)
         h = self._zeros(x) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
-        mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
-        out = op("Tanh" if mode == "RNN_TANH" else "Relu",
-                 lambda xv, hv, w: _cell_step(mode, xv, hv, None, w)[0], x, h, self._weights())
+        cell = _rnn_tanh_cell if self.nonlinearity == "tanh" else _rnn_relu_cell
+        out = cell(x, h, self._weights())
         return out.squeeze(0) if unbatched else out
 
 
@@ -528,8 +528,7 @@ class LSTMCell(RNNCellBase):
             h, c = self._zeros(x), self._zeros(x)
         else:
             h, c = (hx[0].unsqueeze(0), hx[1].unsqueeze(0)) if unbatched else hx
-        h1, c1 = op("Mul", lambda xv, hv, cv, w: _cell_step("LSTM", xv, hv, cv, w), x, h, c,
-                    self._weights())
+        h1, c1 = _lstm_cell(x, h, c, self._weights())
         return (h1.squeeze(0), c1.squeeze(0)) if unbatched else (h1, c1)
 
 
@@ -543,6 +542,28 @@ class GRUCell(RNNCellBase):
     def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
         x, hx, unbatched = self._prepare(input, hx)
         h = self._zeros(x) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
-        out = op("Add", lambda xv, hv, w: _cell_step("GRU", xv, hv, None, w)[0], x, h,
-                 self._weights())
+        out = _gru_cell(x, h, self._weights())
         return out.squeeze(0) if unbatched else out
+
+
+# The cells as PyTorch's operators (autocast casts their inputs and weights by name).
+
+
+@autocast_op("rnn_tanh_cell")
+def _rnn_tanh_cell(x: Any, h: Any, w: list[Any]) -> Any:
+    return op("Tanh", lambda xv, hv, wv: _cell_step("RNN_TANH", xv, hv, None, wv)[0], x, h, w)
+
+
+@autocast_op("rnn_relu_cell")
+def _rnn_relu_cell(x: Any, h: Any, w: list[Any]) -> Any:
+    return op("Relu", lambda xv, hv, wv: _cell_step("RNN_RELU", xv, hv, None, wv)[0], x, h, w)
+
+
+@autocast_op("lstm_cell")
+def _lstm_cell(x: Any, h: Any, c: Any, w: list[Any]) -> Any:
+    return op("Mul", lambda xv, hv, cv, wv: _cell_step("LSTM", xv, hv, cv, wv), x, h, c, w)
+
+
+@autocast_op("gru_cell")
+def _gru_cell(x: Any, h: Any, w: list[Any]) -> Any:
+    return op("Add", lambda xv, hv, wv: _cell_step("GRU", xv, hv, None, wv)[0], x, h, w)

@@ -346,6 +346,8 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
 
 __all__ = ["Event", "Stream", "StreamContext", "current_device", "current_stream",
            "default_stream", "device", "device_count", "empty_cache", "get_device_capability",
-           "get_device_name", "get_device_properties", "is_available", "is_bf16_supported",
+           "amp", "get_device_name", "get_device_properties", "is_available", "is_bf16_supported",
            "manual_seed", "manual_seed_all", "mem_get_info", "memory_allocated",
            "memory_reserved", "set_device", "set_stream", "stream", "synchronize"]
+
+from funcgrad.torch.cuda import amp  # noqa: E402 - it reads this module's is_available
