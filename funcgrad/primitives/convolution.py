@@ -28,6 +28,7 @@ from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import structural as S
+from funcgrad.primitives.linalg import device_matmul_precision
 from funcgrad.primitives.rules import add_tangents, wanted, zeros_like_aval
 
 Pads = tuple[tuple[int, int], ...]
@@ -252,6 +253,7 @@ def _conv_impl(xp: Any, lhs: Any, rhs: Any, *, window_strides: tuple[int, ...], 
                dimension_numbers: ConvDimensionNumbers, feature_group_count: int,
                batch_group_count: int) -> Any:
     lhs_spec, rhs_spec, out_spec = dimension_numbers
+    device_matmul_precision(xp, lhs.dtype)
     out = _conv_canonical(xp, xp.transpose(lhs, lhs_spec), xp.transpose(rhs, rhs_spec),
                           window_strides, padding, lhs_dilation, rhs_dilation,
                           feature_group_count, batch_group_count)

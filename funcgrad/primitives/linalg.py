@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.config import config
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
@@ -106,7 +107,31 @@ def _contracted_rows_last(w: Any) -> Any:
     return np.ascontiguousarray(w.T).T
 
 
+# jax_default_matmul_precision values that allow TF32 for float32 products on a GPU (the
+# PyTorch face sets them through set_float32_matmul_precision / allow_tf32). Unset, products
+# are exact float32 (docs/sharp_bits.md: JAX's GPU default is TF32).
+_TF32 = frozenset({"default", "fastest", "high", "bfloat16", "tensorfloat32", "bfloat16_3x",
+                   "tensorfloat32_3x"})
+_COMPUTE_TYPE: list[Any] = [None]  # whether cuBLAS was last told to use TF32
+
+
+def device_matmul_precision(xp: Any, dtype: Any) -> None:
+    """Before a float32 product on a GPU: set CuPy's cuBLAS compute type (process-wide) to
+    TF32 or to exact float32 as ``jax_default_matmul_precision`` asks."""
+    if xp is np or dtype != np.float32:
+        return
+    want = config.read("jax_default_matmul_precision") in _TF32
+    if _COMPUTE_TYPE[0] is not want:
+        import importlib  # noqa: PLC0415
+
+        routines = importlib.import_module("cupy._core._routines_linalg")
+        routines.set_compute_type(np.float32, routines.COMPUTE_TYPE_TF32 if want
+                                  else routines.COMPUTE_TYPE_DEFAULT)
+        _COMPUTE_TYPE[0] = want
+
+
 def _dot_impl(xp: Any, lhs: Any, rhs: Any, *, dimension_numbers: DimNums) -> Any:
+    device_matmul_precision(xp, lhs.dtype)
     out = _dot_any(xp, lhs, rhs, dimension_numbers)
     # NumPy's matmul on ml_dtypes' bfloat16 accumulates and returns float32; XLA (and
     # PyTorch) round that float32 sum back to the operands' type.

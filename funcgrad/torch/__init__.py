@@ -135,6 +135,7 @@ from funcgrad.torch import (  # noqa: E402  # noqa: E402  # noqa: E402
     _dynamo,
     amp,
     autograd,
+    backends,
     compiler,
     cpu,
     cuda,

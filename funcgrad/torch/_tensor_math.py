@@ -1982,7 +1982,8 @@ def get_deterministic_debug_mode() -> builtins.int:
 
 
 def set_float32_matmul_precision(precision: str) -> None:
-    """Record the float32 matmul precision ("highest", "high" or "medium").
+    """The float32 matmul precision: "highest" (exact float32), or "high"/"medium", which
+    allow TF32 products on a GPU.
 
     >>> import funcgrad.torch as torch
     >>> torch.set_float32_matmul_precision("highest")
@@ -1990,6 +1991,12 @@ def set_float32_matmul_precision(precision: str) -> None:
     if precision not in ("highest", "high", "medium"):
         raise RuntimeError(f"Invalid precision: {precision}")
     _SETTINGS["matmul"] = precision
+    # The engine's setting (JAX's option): TF32 for float32 products on a GPU unless
+    # "highest"; the CPU computes in float32 either way.
+    from funcgrad.config import config  # noqa: PLC0415
+
+    config.update("jax_default_matmul_precision",
+                  "highest" if precision == "highest" else "tensorfloat32")
 
 
 def get_float32_matmul_precision() -> str:

@@ -29,7 +29,8 @@ def _stand_ins() -> dict[str, types.ModuleType]:
     cp: Any = _module
     cp.cuda.nccl = _nccl  # cupy.cuda.nccl, backed by MPI (fakecupy/nccl.py)
     return {"cupy": cp, "cupy.cuda": cp.cuda, "cupy.cuda.runtime": cp.cuda.runtime,
-            "cupy.cuda.nccl": _nccl,
+            "cupy.cuda.nccl": _nccl, "cupy._core": cp._core,
+            "cupy._core._routines_linalg": cp._core._routines_linalg,
             "cupy.linalg": cp.linalg, "cupy.fft": cp.fft, "cupy.random": cp.random,
             **_CUPYX}
 

@@ -138,6 +138,49 @@ def empty_like(prototype: Any, dtype: Any = None, order: str = "K", subok: Any =
                    prototype.dtype if dtype is None else dtype)
 
 
+# cuBLAS's compute type for float32 products (cupy._core._routines_linalg): with TF32, the
+# tensor cores read each operand with a 10-bit mantissa, as emulated here.
+_routines_linalg = types.ModuleType("cupy._core._routines_linalg")
+for _i, _n in enumerate(["TBD", "DEFAULT", "PEDANTIC", "FP16", "FP32", "FP64", "BF16", "TF32"]):
+    setattr(_routines_linalg, f"COMPUTE_TYPE_{_n}", _i)
+_COMPUTE_TYPES: dict[Any, int] = {}
+
+
+def _set_compute_type(dtype: Any, compute_type: int) -> None:
+    _COMPUTE_TYPES[np.dtype(dtype)] = int(compute_type)
+
+
+def _get_compute_type(dtype: Any) -> int:
+    return _COMPUTE_TYPES.get(np.dtype(dtype), 1)
+
+
+_routines_linalg.set_compute_type = _set_compute_type  # type: ignore[attr-defined]
+_routines_linalg.get_compute_type = _get_compute_type  # type: ignore[attr-defined]
+_core = types.ModuleType("cupy._core")
+_core._routines_linalg = _routines_linalg  # type: ignore[attr-defined]
+_core.set_compute_type = _set_compute_type  # type: ignore[attr-defined]
+_core.get_compute_type = _get_compute_type  # type: ignore[attr-defined]
+
+
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """float32 values rounded (to nearest even) to TF32's 10-bit mantissa."""
+    u = np.ascontiguousarray(x).view(np.uint32)
+    r = (u + np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1))) & np.uint32(0xFFFFE000)
+    return np.where(np.isfinite(x), r.view(np.float32), x)
+
+
+def _np_matmul(a: Any, b: Any, **kwargs: Any) -> Any:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype == b.dtype == np.float32 and _get_compute_type(np.float32) == 7:
+        a, b = _tf32(a), _tf32(b)
+    return np.matmul(a, b, **kwargs)
+
+
+def matmul(*args: Any, **kwargs: Any) -> Any:
+    """cupy.matmul: cuBLAS, in TF32 for float32 where the compute type says so."""
+    return call(_np_matmul, "matmul", args, kwargs)
+
+
 def get_default_memory_pool() -> Any:
     from fakecupy.cuda import DEFAULT_MEMORY_POOL  # noqa: PLC0415
 
@@ -197,4 +240,5 @@ lib.stride_tricks = submodule(  # type: ignore[attr-defined]
 
 __all__ = ["RawKernel", "RawModule", "array", "asarray", "asanyarray", "asnumpy", "cuda",
            "empty", "empty_like", "fft", "get_array_module", "get_default_memory_pool", "linalg",
+           "matmul",
            "ndarray", "random", "ufunc"]

@@ -1,0 +1,105 @@
+"""``torch.backends.cuda``: ``matmul.allow_tf32`` lets float32 matrix products on a GPU use
+TF32 (it is ``set_float32_matmul_precision("high")``); the SDP-kernel switches are kept
+(funcgrad's ``scaled_dot_product_attention`` has one implementation)."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["cudnn_sdp_enabled", "enable_cudnn_sdp", "enable_flash_sdp", "enable_math_sdp",
+           "enable_mem_efficient_sdp", "flash_sdp_enabled", "is_built", "math_sdp_enabled",
+           "matmul", "mem_efficient_sdp_enabled", "sdp_kernel"]
+
+
+class cuBLASModule:  # noqa: N801 - PyTorch's name
+    """``torch.backends.cuda.matmul``."""
+
+    _KEPT = ("allow_fp16_reduced_precision_reduction",
+             "allow_bf16_reduced_precision_reduction", "allow_fp16_accumulation")
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_kept", dict.fromkeys(self._KEPT, True))
+        self._kept["allow_fp16_accumulation"] = False
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "allow_tf32":
+            from funcgrad.torch._tensor_math import get_float32_matmul_precision  # noqa: PLC0415
+
+            return get_float32_matmul_precision() != "highest"
+        if name in self._KEPT:
+            return self._kept[name]
+        raise AttributeError(f"Unknown attribute {name}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "allow_tf32":
+            from funcgrad.torch._tensor_math import set_float32_matmul_precision  # noqa: PLC0415
+
+            set_float32_matmul_precision("high" if value else "highest")
+        elif name in self._KEPT:
+            self._kept[name] = bool(value)
+        else:
+            raise AttributeError(f"Unknown attribute {name}")
+
+
+matmul = cuBLASModule()
+_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+
+
+def is_built() -> bool:
+    """Whether the CUDA path is installed (CuPy importable: the ``cuda`` extra)."""
+    import importlib.util  # noqa: PLC0415
+
+    return importlib.util.find_spec("cupy") is not None
+
+
+def enable_flash_sdp(enabled: bool) -> None:
+    _SDP["flash"] = bool(enabled)
+
+
+def flash_sdp_enabled() -> bool:
+    return _SDP["flash"]
+
+
+def enable_mem_efficient_sdp(enabled: bool) -> None:
+    _SDP["mem_efficient"] = bool(enabled)
+
+
+def mem_efficient_sdp_enabled() -> bool:
+    return _SDP["mem_efficient"]
+
+
+def enable_math_sdp(enabled: bool) -> None:
+    _SDP["math"] = bool(enabled)
+
+
+def math_sdp_enabled() -> bool:
+    return _SDP["math"]
+
+
+def enable_cudnn_sdp(enabled: bool) -> None:
+    _SDP["cudnn"] = bool(enabled)
+
+
+def cudnn_sdp_enabled() -> bool:
+    return _SDP["cudnn"]
+
+
+@contextlib.contextmanager
+def sdp_kernel(enable_flash: bool = True, enable_math: bool = True,
+               enable_mem_efficient: bool = True, enable_cudnn: bool = True
+               ) -> Iterator[None]:
+    """PyTorch's deprecated context for the SDP switches."""
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this "
+                  "context manager will be removed. Please see "
+                  "`torch.nn.attention.sdpa_kernel()` for the new context manager, with "
+                  "updated signature.", FutureWarning, stacklevel=3)
+    old = dict(_SDP)
+    _SDP.update(flash=enable_flash, math=enable_math, mem_efficient=enable_mem_efficient,
+                cudnn=enable_cudnn)
+    try:
+        yield
+    finally:
+        _SDP.update(old)

@@ -1,0 +1,110 @@
+"""``torch.backends`` against PyTorch 2.13, and the float32 matmul precision on a GPU (TF32
+or exact float32), which ``allow_tf32`` / ``set_float32_matmul_precision`` (PyTorch face) and
+``jax_default_matmul_precision`` (JAX face) choose."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+import funcgrad.torch as ft
+
+try:
+    import torch as real_torch
+except ImportError:  # pragma: no cover - the compat extra is not installed
+    real_torch = None
+
+needs_torch = pytest.mark.skipif(real_torch is None, reason="PyTorch 2.13 is not installed")
+
+
+@pytest.fixture(autouse=True)
+def _precision_restored() -> Iterator[None]:
+    before = ft.get_float32_matmul_precision()
+    yield
+    ft.set_float32_matmul_precision(before)
+    if real_torch is not None:
+        real_torch.set_float32_matmul_precision(before)
+
+
+@needs_torch
+def test_switches_and_their_links_match_torch() -> None:
+    def probe(L: Any) -> list[Any]:
+        b = L.backends
+        out: list[Any] = [b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32, b.cudnn.benchmark,
+                          b.cudnn.deterministic, b.cudnn.enabled, b.mps.is_available(),
+                          b.mps.is_built(), b.opt_einsum.enabled, b.opt_einsum.strategy,
+                          b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+                          b.cuda.flash_sdp_enabled(), b.cuda.math_sdp_enabled()]
+        b.cuda.matmul.allow_tf32 = True
+        out.append(L.get_float32_matmul_precision())
+        L.set_float32_matmul_precision("highest")
+        out.append(b.cuda.matmul.allow_tf32)
+        L.set_float32_matmul_precision("medium")
+        out.append(b.cuda.matmul.allow_tf32)
+        for bad in (lambda: b.cuda.matmul.no_such, lambda: setattr(b.cuda.matmul, "x", 1)):
+            try:
+                bad()
+            except AttributeError as e:
+                out.append(str(e))
+        with b.cudnn.flags(enabled=False, deterministic=True):
+            out.append((b.cudnn.enabled, b.cudnn.deterministic))
+        out.append((b.cudnn.enabled, b.cudnn.deterministic))
+        b.cuda.enable_flash_sdp(False)
+        out.append(b.cuda.flash_sdp_enabled())
+        b.cuda.enable_flash_sdp(True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with b.cuda.sdp_kernel(enable_math=False):
+                out.append(b.cuda.math_sdp_enabled())
+        out.append([(x.category.__name__, str(x.message)) for x in w])
+        out.append(b.cuda.math_sdp_enabled())
+        return out
+
+    assert probe(ft) == probe(real_torch)
+
+
+def test_cpu_capability_and_availability() -> None:
+    assert ft.backends.cpu.get_cpu_capability() in ("AVX512", "AVX2", "DEFAULT")
+    assert ft.backends.cudnn.is_available() is False and ft.backends.cudnn.version() is None
+    with pytest.raises(RuntimeError, match="Invalid precision"):
+        ft.set_float32_matmul_precision("low")
+
+
+def _bound(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """TF32 keeps 10 mantissa bits: each operand is off by at most 2^-10 relative (2^-11
+    where it rounds to nearest), plus float32 accumulation."""
+    return (2.0 ** -9 + 2.0 ** -20) * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
+
+
+@pytest.mark.gpu
+def test_gpu_float32_products_follow_the_precision_setting() -> None:
+    from gpu_values import host, need_device  # noqa: PLC0415
+
+    need_device()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 8)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    x, w = ft.tensor(a, device="cuda"), ft.tensor(b, device="cuda")
+    ft.set_float32_matmul_precision("highest")
+    np.testing.assert_allclose(host(x @ w), exact, rtol=1e-5, atol=1e-5)
+    ft.backends.cuda.matmul.allow_tf32 = True
+    tf32 = host(x @ w).astype(np.float64)
+    assert np.all(np.abs(tf32 - exact) <= _bound(a, b))
+    assert np.abs(tf32 - exact).max() > 1e-5  # the products really were rounded
+    ft.backends.cuda.matmul.allow_tf32 = False
+    np.testing.assert_allclose(host(x @ w), exact, rtol=1e-5, atol=1e-5)
+    # The JAX face's option: the same engine setting (jit and eager alike).
+    xa, wa = fg.device_put(a, "cuda"), fg.device_put(b, "cuda")
+    with fg.default_matmul_precision("tensorfloat32"):
+        for f in (fnp.matmul, fg.jit(fnp.matmul)):
+            got = host(f(xa, wa)).astype(np.float64)
+            assert np.all(np.abs(got - exact) <= _bound(a, b))
+            assert np.abs(got - exact).max() > 1e-5
+    np.testing.assert_allclose(host(fnp.matmul(xa, wa)), exact, rtol=1e-5, atol=1e-5)
