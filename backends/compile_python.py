@@ -475,6 +475,7 @@ def _fold(eqn: Eqn, ins: Sequence[str], consts: dict[str, Any], xp: Any,
     prim = eqn.primitive
     if getattr(xp, "__name__", None) != "numpy" or prim.call_like or has_effects(eqn) or \
             prim.impl is None or "callback" in prim.name or \
+            getattr(prim, "places_result", False) or \
             any(v in returned for v in eqn.outputs) or not all(i in consts for i in ins):
         return None
     try:
@@ -637,5 +638,13 @@ def _emit_call(eqn: Eqn, ins: list[str], outs: list[str], xp: Any, consts: dict[
     return _assign(outs, f"{key}({', '.join(ins)})")
 
 
+def _emit_device_put(eqn: Eqn, ins: list[str], outs: list[str], xp: Any,
+                     consts: dict[str, Any], bodies: _Bodies, key: str,
+                     used: Collection[str]) -> list[str]:
+    # A program runs on one device: a transfer inside it is the identity.
+    return [f"{outs[0]} = {ins[0]}"] if outs else []
+
+
 _STRUCTURED: dict[str, _Emitter] = {"cond": _emit_cond, "while": _emit_while,
-                                    "scan": _emit_scan, "jit": _emit_call}
+                                    "scan": _emit_scan, "jit": _emit_call,
+                                    "device_put": _emit_device_put}

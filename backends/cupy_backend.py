@@ -150,6 +150,8 @@ def _bodies(eqn: Any) -> list[tuple[str, ClosedJaxpr]]:
         return [(f"cond branch {j}", b) for j, b in enumerate(p["branches"])]
     if eqn.primitive.name == "while":
         return [("while cond", p["cond_jaxpr"]), ("while body", p["body_jaxpr"])]
+    if "jaxpr" not in p:  # device_put: no body
+        return []
     return [(f"{eqn.primitive.name} body", p["jaxpr"])]
 
 
@@ -196,8 +198,10 @@ def _run_call(prog: Program, xp: Any, eqn: Any, args: list[Any], launch: Any) ->
     return prog.child(eqn.params["jaxpr"]).run(xp, *args, launch=launch)
 
 
-_STRUCTURED: dict[str, _Runner] = {"cond": _run_cond, "while": _run_while, "scan": _run_scan,
-                                   "jit": _run_call}
+_STRUCTURED: dict[str, _Runner] = {
+    "cond": _run_cond, "while": _run_while, "scan": _run_scan, "jit": _run_call,
+    # One program, one device: a transfer inside it is the identity.
+    "device_put": lambda prog, xp, e, args, launch: args[0]}
 
 
 _gpu_kernels: dict[tuple[str, str], Any] = {}

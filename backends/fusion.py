@@ -263,6 +263,9 @@ def run_plan_numpy(plan: Plan, *args: Any) -> list[Any]:
     for step in plan.steps:
         if isinstance(step, CallStep):
             e = step.eqn
+            if getattr(e.primitive, "places_result", False):  # device_put: one program, one device
+                env[e.outputs[0]] = read(e.inputs[0], env)
+                continue
             out = e.primitive.impl(np, *[read(a, env) for a in e.inputs], **e.params)
             outs = out if e.primitive.multiple_results else [out]
             env.update(zip(e.outputs, (np.asarray(o) for o in outs)))

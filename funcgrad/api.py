@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.array import ArrayImpl
-from funcgrad.core import get_aval
+from funcgrad.core import Tracer, get_aval
 from funcgrad.ir import ShapedArray, ShapeDtypeStruct
 from funcgrad.tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -270,6 +270,12 @@ def device_put(x: Any, device: Any = None) -> Any:
         device = device._device()
 
     def put(a: Any) -> Any:
+        if isinstance(a, Tracer):
+            # A traced value moves through the primitive: differentiable, and the
+            # identity inside a compiled program (one program, one device).
+            from funcgrad.primitives.transfer import device_put as traced_put  # noqa: PLC0415
+
+            return a if device is None else traced_put(a, device)
         arr = asarray(a)
         if type(arr) is not ArrayImpl:
             from funcgrad.numpy._creation import array  # noqa: PLC0415

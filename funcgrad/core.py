@@ -126,6 +126,9 @@ class Primitive:
         self.ufunc: str | None = UNSET
         self.torch_method: str | None = UNSET
         self.py_scalar: str | Callable[..., str | None] | None = None
+        # The impl returns its result on the device its params name, not on its operands'
+        # backend (device_put): eager evaluation keeps the buffer where it is.
+        self.places_result = False
         # Optional, for the NumPy code generator: ``f(eqn, var)`` -> a function that lays
         # out the operand ``var`` (invariant in a loop) as ``eqn``'s impl reads it fastest,
         # applied once before the loop; None where layout does not matter.
@@ -500,7 +503,7 @@ def _wrap_exact(prim: Primitive, xp: Any, out: Any, aval: ShapedArray) -> ArrayI
 
 
 def _checked(prim: Primitive, xp: Any, out: Any, aval: ShapedArray) -> Any:
-    if type(out) is not xp.ndarray:
+    if type(out) is not xp.ndarray and not prim.places_result:
         out = xp.asarray(out)
     if out.dtype != aval.dtype or out.shape != aval.shape:
         raise FuncgradError(

@@ -25,6 +25,7 @@ from funcgrad.primitives.reductions import *  # noqa: F403
 from funcgrad.primitives.sorting import *  # noqa: F403
 from funcgrad.primitives.special import *  # noqa: F403
 from funcgrad.primitives.structural import *  # noqa: F403
+from funcgrad.primitives.transfer import *  # noqa: F403
 from funcgrad.primitives.windows import *  # noqa: F403
 
 __all__ = ["PRIMITIVES"]

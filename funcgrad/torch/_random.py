@@ -50,14 +50,49 @@ class Generator:
     samplers) is PyTorch's Mersenne Twister, so the same seed gives PyTorch's order.
     """
 
-    def __init__(self, seed: int = 0) -> None:
-        self._seed = seed
-        # The generator's own streams, for the samplers and random_split given it.
-        self._rng = np.random.default_rng(seed)
-        self._mt = np.random.RandomState(seed & 0xFFFFFFFF)
+    def __init__(self, device: Any = "cpu") -> None:
+        from funcgrad.torch._device import as_device  # noqa: PLC0415
+
+        self.device = as_device(device)
+        if self.device.type == "cuda":
+            from funcgrad.torch import cuda  # noqa: PLC0415
+
+            if not cuda.is_available():
+                raise RuntimeError("Cannot get CUDA generator: no CUDA device is available "
+                                   "(funcgrad's CUDA path needs CuPy and an NVIDIA GPU)")
+            if self.device.index is None:
+                from funcgrad.torch._device import device as make  # noqa: PLC0415
+
+                self.device = make("cuda", cuda.current_device())
+        # PyTorch's default seed; the streams are the samplers' and random_split's.
+        self.manual_seed(67280421310721)
 
     def initial_seed(self) -> int:
         return self._seed
+
+    def seed(self) -> int:
+        """Reseed from the operating system; returns the new seed."""
+        s = int(np.random.SeedSequence().entropy) % (2 ** 63)  # type: ignore[arg-type]
+        self.manual_seed(s)
+        return s
+
+    def get_state(self) -> Any:
+        """The generator's state as a uint8 tensor (for ``set_state``)."""
+        import pickle  # noqa: PLC0415
+
+        from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
+
+        blob = pickle.dumps((self._seed, self._rng.bit_generator.state, self._mt.get_state()))
+        return Tensor._from_data(np.frombuffer(blob, np.uint8).copy())
+
+    def set_state(self, new_state: Any) -> Generator:
+        import pickle  # noqa: PLC0415
+
+        seed, rng, mt = pickle.loads(np.asarray(new_state._host(), np.uint8).tobytes())
+        self._seed = seed
+        self._rng.bit_generator.state = rng
+        self._mt.set_state(mt)
+        return self
 
     def __repr__(self) -> str:
         return f"<torch._C.Generator object at {id(self):#x}>"
@@ -78,7 +113,7 @@ def manual_seed(seed: int) -> Any:
     True
     """
     _generator[0] = np.random.default_rng(seed)
-    return Generator(seed)
+    return Generator().manual_seed(seed)
 
 
 def seed() -> int:

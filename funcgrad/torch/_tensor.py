@@ -60,6 +60,7 @@ from funcgrad.torch._device import (
     as_device,
     device,
     device_of_buffer,
+    engine_device,
     to_device,
 )
 from funcgrad.torch._grad_mode import is_grad_enabled, is_recording
@@ -1171,7 +1172,11 @@ def _as_buffer(v: Any) -> Any:
 
 def _moved(x: Any, target: device) -> Any:
     from funcgrad.array import wrap  # noqa: PLC0415
+    from funcgrad.primitives.transfer import device_put  # noqa: PLC0415
 
+    if isinstance(x, Tracer):
+        # Recorded (or under a transformation): the differentiable transfer primitive.
+        return device_put(x, engine_device(target))
     buf = to_device(buffer_of(x), target)
     return wrap(buf, ShapedArray.make(tuple(buf.shape), buf.dtype))
 

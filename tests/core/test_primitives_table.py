@@ -538,6 +538,10 @@ STRUCTURAL = [
         bad("zero stride", M23, start_indices=(0, 0), limit_indices=(2, 3),
             strides=(0, 1)))),
     Row("slice", slice_args(min_dims=0, max_dims=0), _slice_ref, variant="rank-0"),
+    # On the host both ways (tests/backends/test_gpu_transfer.py moves between devices).
+    Row("device_put", one_operand(device=lambda s: st.just("cpu:0"),
+                                  source=lambda s: st.sampled_from(["cpu:0", None])),
+        lambda x, device, source: np.array(x), dtypes=ALL),
     Row("rev", one_operand(dimensions=lambda s: _axes(len(s))),
         lambda x, dimensions: np.flip(x, dimensions), dtypes=ALL,
         bad=(bad("axis out of range", M23, dimensions=(2,)),)),

@@ -108,3 +108,53 @@ def test_gpu_float32_products_follow_the_precision_setting() -> None:
             assert np.all(np.abs(got - exact) <= _bound(a, b))
             assert np.abs(got - exact).max() > 1e-5
     np.testing.assert_allclose(host(fnp.matmul(xa, wa)), exact, rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------ pinned memory, data_ptr
+
+
+@needs_torch
+def test_pinning_and_addresses_without_a_gpu_match_torch() -> None:
+    def probe(L: Any) -> list[Any]:
+        t = L.arange(12.0).reshape(3, 4)
+        out: list[Any] = [t.is_pinned(), t[1:].data_ptr() - t.data_ptr(),
+                          t[:, 2].data_ptr() - t.data_ptr(), t.view(12).data_ptr() == t.data_ptr(),
+                          t.clone().data_ptr() == t.data_ptr()]
+        try:
+            t.pin_memory()
+        except RuntimeError as e:
+            out.append(str(e))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            loader = L.utils.data.DataLoader(L.utils.data.TensorDataset(t), batch_size=2,
+                                             pin_memory=True)
+            out.append([b[0].is_pinned() for b in loader])
+        out.append([str(x.message) for x in w])
+        return out
+
+    assert probe(ft) == probe(real_torch)
+
+
+@pytest.mark.gpu
+def test_gpu_pinned_batches_and_tensors() -> None:
+    from gpu_values import host, need_device  # noqa: PLC0415
+
+    need_device()
+    t = ft.arange(6.0, requires_grad=True)
+    p = t.pin_memory()
+    assert p.is_pinned() and not t.is_pinned() and p.pin_memory() is p
+    (p * 2).sum().backward()
+    np.testing.assert_array_equal(host(t.grad), np.full(6, 2.0))
+    moved = p.detach().to("cuda", non_blocking=True)
+    np.testing.assert_array_equal(host(moved), np.arange(6.0))
+    assert moved.data_ptr() != 0
+    with pytest.raises(RuntimeError, match="only dense CPU tensors can be pinned"):
+        moved.pin_memory()
+    data = ft.utils.data.TensorDataset(ft.arange(8.0).reshape(4, 2), ft.arange(4))
+    for workers in (0, 2):
+        loader = ft.utils.data.DataLoader(data, batch_size=2, pin_memory=True,
+                                          num_workers=workers)
+        batches = list(loader)
+        assert all(x.is_pinned() and y.is_pinned() for x, y in batches)
+        np.testing.assert_array_equal(np.concatenate([host(x) for x, _ in batches]),
+                                      np.arange(8.0).reshape(4, 2))

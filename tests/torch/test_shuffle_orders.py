@@ -65,3 +65,21 @@ def test_without_pytorch_orders_are_permutations() -> None:
     p = ft.randperm(20, generator=g).tolist()
     assert sorted(p) == list(range(20)) and p != list(range(20))
     assert ft.randperm(5, generator=ft.Generator().manual_seed(0)).tolist() == [4, 0, 1, 3, 2]
+
+
+def test_generator_constructor_default_seed_and_state_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    for L in (ft, torch):
+        g = L.Generator("cpu")
+        assert str(g.device) == "cpu" and g.initial_seed() == 67280421310721
+    ours, theirs = ft.Generator(), torch.Generator(device="cpu")
+    assert ft.randperm(9, generator=ours).tolist() == torch.randperm(9, generator=theirs).tolist()
+    state = ours.get_state()
+    first = ft.randperm(9, generator=ours).tolist()
+    assert first == torch.randperm(9, generator=theirs).tolist()
+    ours.set_state(state)
+    assert ft.randperm(9, generator=ours).tolist() == first
+    s = ours.seed()
+    assert ours.initial_seed() == s
+    assert ft.randperm(9, generator=ours).tolist() == \
+        torch.randperm(9, generator=torch.Generator().manual_seed(s)).tolist()

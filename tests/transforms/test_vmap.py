@@ -458,6 +458,12 @@ def _rev(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
     return (lambda x: PRIMITIVES["rev"].bind(x, dimensions=dims)), [Arg(shape)]
 
 
+def _device_put(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    shape = _shape(draw)
+    return (lambda x: PRIMITIVES["device_put"].bind(x, device="cpu:0", source=None)), \
+        [Arg(shape)]
+
+
 def _concatenate(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
     shape = _shape(draw, lo=1)
     dim = draw(st.integers(0, len(shape) - 1))
@@ -507,6 +513,7 @@ for _name, _case in {
     "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "transpose": _transpose,
     "squeeze": _squeeze, "expand_dims": _expand_dims, "slice": _slice, "rev": _rev,
     "concatenate": _concatenate, "split": _split, "pad": _pad, "iota": _iota,
+    "device_put": _device_put,
 }.items():
     PRIM_CASES[_name] = _case
 

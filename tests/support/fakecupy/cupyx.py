@@ -24,8 +24,37 @@ def _scatter(u: np.ufunc, name: str) -> Any:
     return f
 
 
+class PinnedMemoryPointer(bytearray):
+    """Page-locked host memory (host bytes here): CuPy's pinned arrays are NumPy arrays
+    over one of these, their ``base``."""
+
+    __module__ = "cupy.cuda.pinned_memory"
+
+
+def empty_pinned(shape: Any, dtype: Any = float, order: str = "C") -> np.ndarray:
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    dt = np.dtype(dtype)
+    mem = PinnedMemoryPointer(max(int(np.prod(shape)) * dt.itemsize, 1))
+    return np.ndarray(shape, dt, buffer=mem, order=order)
+
+
+def empty_like_pinned(a: Any, dtype: Any = None, order: str = "K", subok: Any = None,
+                      shape: Any = None) -> np.ndarray:
+    return empty_pinned(a.shape if shape is None else shape, a.dtype if dtype is None else dtype)
+
+
+def zeros_like_pinned(a: Any, dtype: Any = None, order: str = "K", subok: Any = None,
+                      shape: Any = None) -> np.ndarray:
+    out = empty_like_pinned(a, dtype, order, subok, shape)
+    out[...] = 0
+    return out
+
+
 def make_modules() -> dict[str, types.ModuleType]:
     cupyx = types.ModuleType("cupyx")
+    cupyx.empty_pinned = empty_pinned  # type: ignore[attr-defined]
+    cupyx.empty_like_pinned = empty_like_pinned  # type: ignore[attr-defined]
+    cupyx.zeros_like_pinned = zeros_like_pinned  # type: ignore[attr-defined]
     cupyx.scatter_add = _scatter(np.add, "scatter_add")  # type: ignore[attr-defined]
     cupyx.scatter_max = _scatter(np.maximum, "scatter_max")  # type: ignore[attr-defined]
     cupyx.scatter_min = _scatter(np.minimum, "scatter_min")  # type: ignore[attr-defined]

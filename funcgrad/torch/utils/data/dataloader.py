@@ -217,7 +217,7 @@ class _SingleProcessIter:
 
     def __next__(self) -> Any:
         index = next(self.indices)
-        return self.fetcher.fetch(index)
+        return self.loader._pinned(self.fetcher.fetch(index))
 
     def __len__(self) -> int:
         return len(self.loader)
@@ -325,7 +325,7 @@ class _MultiProcessIter:
         self._put_index()
         if isinstance(data, _ExceptionWrapper):
             data.reraise()
-        return data
+        return self.loader._pinned(data)
 
     def _get(self) -> tuple[int, int, Any]:
         timeout = self.loader.timeout
@@ -414,10 +414,14 @@ class DataLoader:
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
+        # Batches are copied to pinned memory in this process (as PyTorch's pin thread does)
+        # when a GPU is there to copy them to.
+        self._pin = False
         if pin_memory:
             from funcgrad.torch import cuda  # noqa: PLC0415
 
-            if not cuda.is_available():
+            self._pin = cuda.is_available()
+            if not self._pin:
                 warnings.warn("'pin_memory' argument is set as true but no accelerator is "
                               "found, then device pinned memory won't be used.", stacklevel=2)
         if isinstance(dataset, IterableDataset):
@@ -480,6 +484,13 @@ class DataLoader:
             # The workers fetch from their own streams; an index is a batch size.
             return _IterableIndices(self.batch_size if self._auto_collation else None)
         return self.batch_sampler if self._auto_collation else self.sampler
+
+    def _pinned(self, batch: Any) -> Any:
+        if not self._pin:
+            return batch
+        from funcgrad.torch._pinned import pin_batch  # noqa: PLC0415
+
+        return pin_batch(batch)
 
     def __iter__(self) -> Any:
         if self.num_workers == 0:
