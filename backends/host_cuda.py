@@ -57,6 +57,38 @@ static inline __nv_bfloat16 __float2bfloat16_rn(float v) {
   unsigned int u; memcpy(&u, &v, 4); __nv_bfloat16 b;
   if ((u & 0x7fffffffu) > 0x7f800000u) { b.x = (unsigned short)((u >> 16) | 0x40u); return b; }
   u += 0x7fffu + ((u >> 16) & 1u); b.x = (unsigned short)(u >> 16); return b; }
+// CUDA's device functions that C++ lacks: bit counts, and erfinv (Giles' single-precision
+// approximation refined by Newton steps in double: the device's values to the last bit or
+// so).
+static inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
+static inline int __clzll(long long x) {
+  return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static inline double erfinv(double y) {
+  if (!(y > -1.0 && y < 1.0)) {
+    if (y == 1.0) return HUGE_VAL;
+    if (y == -1.0) return -HUGE_VAL;
+    return NAN; }
+  double w = -log((1.0 - y) * (1.0 + y)), p;
+  if (w < 5.0) {
+    w -= 2.5; p = 2.81022636e-08; p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w; p = 0.00021858087 + p * w; p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w; p = 0.246640727 + p * w; p = 1.50140941 + p * w;
+  } else {
+    w = sqrt(w) - 3.0; p = -0.000200214257; p = 0.000100950558 + p * w;
+    p = 0.00134934322 + p * w; p = -0.00367342844 + p * w; p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w; p = 0.00943887047 + p * w; p = 1.00167406 + p * w;
+    p = 2.83297682 + p * w; }
+  // Newton on erf near 0; near +-1 on log(erfc) (1 - |y| is exact there, erf(x) is not,
+  // and erfc's slope changes too fast for Newton on erfc itself).
+  double a = fabs(y), x = p * a, q = 1.0 - a;
+  for (int k = 0; k < 4; ++k) {
+    double slope = 1.1283791670955126 * exp(-x * x);
+    if (a > 0.5) { double c = erfc(x); x += (log(c) - log(q)) * c / slope; }
+    else x += (a - erf(x)) / slope; }
+  return y < 0 ? -x : x; }
+static inline float erfinvf(float y) { return (float)erfinv((double)y); }
 #define __global__
 #define __device__
 #define __shared__ static

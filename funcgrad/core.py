@@ -14,6 +14,7 @@ Array([2., 2.], dtype=float64)
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -120,7 +121,7 @@ class Primitive:
         self.torch_node = "".join(w.capitalize() for w in name.split("_"))
         self.lax: str | None = UNSET
         # The funcgrad.lax function itself (set with the primitive's wrapper).
-        self.lax_fn: Callable[..., Any] | None = None
+        self._lax_fn: Callable[..., Any] | None = None
         self.fusion: str | None = UNSET
         self.cuda: str | Callable[..., str] | None = UNSET
         self.ufunc: str | None = UNSET
@@ -135,6 +136,15 @@ class Primitive:
         self.loop_invariant_layout: Callable[[Any, Any], Callable[[Any], Any] | None] | \
             None = None
         PRIMITIVES[name] = self
+
+    @property
+    def lax_fn(self) -> Callable[..., Any] | None:
+        """The ``funcgrad.lax`` function (NumPy operands canonicalized, as JAX's are)."""
+        return self._lax_fn
+
+    @lax_fn.setter
+    def lax_fn(self, fn: Callable[..., Any] | None) -> None:
+        self._lax_fn = None if fn is None else _canonical_operands(fn)
 
     def describe(self, *, lax: str | None = UNSET, fusion: str | None = UNSET,
                  cuda: Any = UNSET, ufunc: str | None = UNSET, torch_node: str = UNSET,
@@ -157,6 +167,30 @@ class Primitive:
 
 
 PRIMITIVES: dict[str, Primitive] = {}
+
+
+def _canonical(a: Any) -> Any:
+    if type(a) is np.ndarray or isinstance(a, np.generic):
+        dt = dtypes.canonicalize_dtype(a.dtype)
+        return a if dt == a.dtype else np.asarray(a, dt)
+    if type(a) in (list, tuple) and any(type(x) is np.ndarray or isinstance(x, np.generic)
+                                        for x in a):
+        return type(a)(_canonical(x) for x in a)
+    return a
+
+
+def _canonical_operands(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with its NumPy operands in the JAX face's dtypes (float64 arrays are float32
+    unless x64 is on), as JAX puts NumPy values on a device before a primitive sees them."""
+    if getattr(fn, "__wrapped_lax__", False):
+        return fn
+
+    @functools.wraps(fn)
+    def lax_function(*args: Any, **kwargs: Any) -> Any:
+        return fn(*(_canonical(a) for a in args), **kwargs)
+
+    lax_function.__wrapped_lax__ = True  # type: ignore[attr-defined]
+    return lax_function
 
 
 def bind(prim: Primitive, *args: Any, **params: Any) -> Any:

@@ -7,8 +7,8 @@ adding a primitive adds its lax function.
 
 >>> import numpy as np
 >>> from funcgrad import lax
->>> lax.add(np.ones(2), np.ones(2))
-Array([2., 2.], dtype=float64)
+>>> lax.add(np.ones(2), np.ones(2))  # NumPy's float64 is float32 unless x64 is on
+Array([2., 2.], dtype=float32)
 >>> lax.tanh(np.zeros(1, np.float32))
 Array([0.], dtype=float32)
 """

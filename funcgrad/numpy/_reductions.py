@@ -404,22 +404,43 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     return R.cumsum(a, ax)
 
 
-def average(a: Any, axis: Any = None, weights: Any = None) -> Any:
-    """Weighted average along ``axis`` (the plain mean without weights).
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
+            keepdims: bool = False) -> Any:
+    """Weighted average along ``axis`` (the plain mean without weights); ``weights`` have
+    ``a``'s shape, or the shape of ``a`` along ``axis``; with ``returned``, also the sum of
+    the weights (broadcast to the average's shape).
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.average(fnp.array([1.0, 3.0]), weights=fnp.array([3.0, 1.0])))
     1.5
+    >>> fnp.average(fnp.ones((2, 3)), axis=1, weights=fnp.array([1.0, 2.0, 3.0]))
+    Array([1., 1.], dtype=float32)
     """
     if weights is None:
-        return mean(a, axis)
+        avg = mean(a, axis, keepdims=keepdims)
+        total = get_aval(a).size // builtins.max(get_aval(avg).size, 1)
+        wsum = from_buffer(np.full(get_aval(avg).shape, total, get_aval(avg).dtype))
+        return (avg, wsum) if returned else avg
     a, w = promote_inexact(a, weights)
-    if get_aval(a).shape != get_aval(w).shape:
-        raise ShapeError(
-            f"weights of shape {get_aval(w).shape} must have the shape of a, "
-            f"{get_aval(a).shape}"
-        )
-    return divide(sum(multiply(a, w), axis), sum(w, axis))
+    shape, wshape = get_aval(a).shape, get_aval(w).shape
+    if shape != wshape:
+        if axis is None:
+            raise ShapeError("Axis must be specified when shapes of a and weights differ.")
+        axes = tuple(canonical_axis(ax, len(shape))
+                     for ax in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+        if wshape != tuple(shape[ax] for ax in axes):
+            raise ShapeError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        # The weights' axes in a's order, then broadcast over a's other axes.
+        order = sorted(range(len(axes)), key=lambda k: axes[k])
+        w = S.transpose(w, order)
+        w = S.broadcast_in_dim(w, shape, tuple(sorted(axes)))
+    wsum = sum(w, axis, keepdims=keepdims)
+    avg = divide(sum(multiply(a, w), axis, keepdims=keepdims), wsum)
+    if returned:
+        return avg, S.broadcast_in_dim(wsum, get_aval(avg).shape,
+                                       tuple(range(get_aval(avg).ndim)))
+    return avg
 
 
 def _along_axis(a: Any, axis: Any) -> tuple[Any, int]:

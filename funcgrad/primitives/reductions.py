@@ -305,6 +305,37 @@ def argsort(x: Any, axis: int = -1) -> Any:
     return argsort_p.bind(x, axis=int(axis) % max(get_aval(x).ndim, 1))
 
 
+def lax_sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
+             ) -> Any:
+    """``jax.lax.sort``: one array sorted along ``dimension``, or a sequence of arrays of one
+    shape permuted together by the lexicographic order of the first ``num_keys`` (a stable
+    sort; differentiable in every operand).
+
+    >>> import numpy as np
+    >>> lax_sort((np.array([2, 1, 2, 1]), np.array([4.0, 3.0, 2.0, 1.0])), num_keys=2)
+    (Array([1, 1, 2, 2], dtype=int64), Array([1., 3., 2., 4.], dtype=float64))
+    """
+    if not isinstance(operand, (tuple, list)):
+        if num_keys != 1:
+            raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
+        return sort(operand, dimension)
+    ops = list(operand)
+    if not 1 <= num_keys <= len(ops):
+        raise ValueError(f"num_keys={num_keys} must be between 1 and len(operand)={len(ops)}")
+    shapes = [get_aval(o).shape for o in ops]
+    if any(sh != shapes[0] for sh in shapes):
+        raise TypeError("Arguments to sort must have equal shapes, got: "
+                        + " ".join(str(sh) for sh in shapes))
+    axis = int(dimension) % max(len(shapes[0]), 1)
+    # Stable sorts by the last key first, then each earlier one: the lexicographic order.
+    perm = None
+    for key in reversed(ops[:num_keys]):
+        k = key if perm is None else _take_along(key, perm, axis)
+        order = argsort(k, axis)
+        perm = order if perm is None else _take_along(perm, order, axis)
+    return tuple(_take_along(o, perm, axis) for o in ops)
+
+
 def _take_along(x: Any, idx: Any, axis: int) -> Any:
     """``x`` read at in-range indices ``idx`` along ``axis`` (other axes matched)."""
     from funcgrad.primitives.indexing import gather  # noqa: PLC0415
@@ -342,7 +373,7 @@ argsort_p.vjp = lambda ct, primals, ans, axis: [None]
 argsort_p.vjp_reads = ""
 argsort_p.batch = shifted_axes_batch(argsort_p, "axis")
 
-__all__ += ["sort", "sort_p", "argsort", "argsort_p"]
+__all__ += ["sort", "sort_p", "argsort", "argsort_p", "lax_sort"]
 
 # Sum, max and min fuse with an elementwise prologue into one CUDA kernel: their combiner
 # and the identity it starts from ("zero", "lowest" or "highest" of the dtype).
@@ -362,6 +393,6 @@ reduce_min_p.describe(lax="reduce_min", fusion="reduction", ufunc=None, torch_me
                       lax_fn=reduce_min)
 for _p, _node, _fn in ((reduce_prod_p, "Prod", reduce_prod), (argmax_p, "Argmax", argmax),
                        (argmin_p, "Argmin", argmin), (cumsum_p, "Cumsum", cumsum),
-                       (sort_p, "Sort", sort), (argsort_p, "Sort", argsort)):
+                       (sort_p, "Sort", lax_sort), (argsort_p, "Sort", argsort)):
     _p.describe(lax=_p.name, fusion=None, cuda=None, ufunc=None, torch_method=None,
                 torch_node=_node, lax_fn=_fn)

@@ -108,6 +108,8 @@ class _State(threading.local):
 
 
 STATE = _State()
+# The Tensor class, registered by funcgrad.torch._tensor (which imports this module).
+TENSOR: list[type] = []
 # Regions open in any thread (a fast check before the thread-local state is read).
 _open = 0
 
@@ -149,8 +151,7 @@ def _cast(t: Any, to: D.dtype, device_type: str) -> Any:
 
 
 def _tensors(args: Iterable[Any]) -> Iterable[Any]:
-    from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
-
+    Tensor = TENSOR[0]  # noqa: N806
     for a in args:
         if isinstance(a, Tensor):
             yield a
@@ -160,7 +161,7 @@ def _tensors(args: Iterable[Any]) -> Iterable[Any]:
 
 def _map(args: tuple[Any, ...], kwargs: dict[str, Any], f: Callable[[Any], Any]
          ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
+    Tensor = TENSOR[0]  # noqa: N806
 
     def one(a: Any) -> Any:
         if isinstance(a, Tensor):

@@ -61,6 +61,13 @@ class device:  # noqa: N801 - PyTorch's name
 CPU = device("cpu")
 
 
+def cuda_available() -> bool:
+    """``torch.cuda.is_available()``: CuPy finds a CUDA device."""
+    from funcgrad.devices import get_backend  # noqa: PLC0415
+
+    return bool(get_backend("cupy").available())
+
+
 def device_of_buffer(buf: Any) -> device:
     if type(buf) is np.ndarray:
         return CPU

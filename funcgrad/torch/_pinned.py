@@ -32,10 +32,10 @@ def is_pinned(self: Any, device: Any = None) -> bool:
 
 def pin_memory(self: Any, device: Any = None) -> Any:
     """A copy of this CPU tensor in pinned memory (itself if it is pinned already)."""
-    from funcgrad.torch import cuda  # noqa: PLC0415
+    from funcgrad.torch._device import cuda_available  # noqa: PLC0415
     from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
 
-    if not cuda.is_available():
+    if not cuda_available():
         raise RuntimeError(_NO_ACCELERATOR)
     if type(self._data) is not np.ndarray:
         raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")

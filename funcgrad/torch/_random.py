@@ -43,6 +43,10 @@ def mt_randperm(n: int, stream: np.random.RandomState) -> list[int]:
     return r
 
 
+# The Tensor class, registered by funcgrad.torch._tensor (which imports this module).
+TENSOR: list[Any] = []
+
+
 class Generator:
     """The object ``manual_seed`` returns (PyTorch's ``torch.Generator``).
 
@@ -55,15 +59,17 @@ class Generator:
 
         self.device = as_device(device)
         if self.device.type == "cuda":
-            from funcgrad.torch import cuda  # noqa: PLC0415
+            from funcgrad.torch._device import cuda_available  # noqa: PLC0415
 
-            if not cuda.is_available():
+            if not cuda_available():
                 raise RuntimeError("Cannot get CUDA generator: no CUDA device is available "
                                    "(funcgrad's CUDA path needs CuPy and an NVIDIA GPU)")
             if self.device.index is None:
+                import cupy  # noqa: PLC0415
+
                 from funcgrad.torch._device import device as make  # noqa: PLC0415
 
-                self.device = make("cuda", cuda.current_device())
+                self.device = make("cuda", cupy.cuda.Device().id)
         # PyTorch's default seed; the streams are the samplers' and random_split's.
         self.manual_seed(67280421310721)
 
@@ -80,10 +86,8 @@ class Generator:
         """The generator's state as a uint8 tensor (for ``set_state``)."""
         import pickle  # noqa: PLC0415
 
-        from funcgrad.torch._tensor import Tensor  # noqa: PLC0415
-
         blob = pickle.dumps((self._seed, self._rng.bit_generator.state, self._mt.get_state()))
-        return Tensor._from_data(np.frombuffer(blob, np.uint8).copy())
+        return TENSOR[0]._from_data(np.frombuffer(blob, np.uint8).copy())
 
     def set_state(self, new_state: Any) -> Generator:
         import pickle  # noqa: PLC0415

@@ -53,6 +53,7 @@ from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _grad_mode
 from funcgrad.torch._autocast import CUDA as CUDA_POLICY
+from funcgrad.torch._autocast import TENSOR as autocast_tensor_type
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._device import (
     Size,
@@ -81,6 +82,7 @@ from funcgrad.torch._graph import (
     tensor_class,
     value_of,
 )
+from funcgrad.torch._random import TENSOR as random_tensor_type
 from funcgrad.torch._random import rng
 from funcgrad.torch._repr import format_tensor_data
 from funcgrad.torch._sign_bounds import clamp_tensors
@@ -1405,6 +1407,10 @@ def _take_at(x: Any, idx: Any, dim: builtins.int, keepdim: builtins.bool) -> Any
     out = fnp.take_along_axis(x, i, dim, mode="clip")
     return out if keepdim else fnp.squeeze(out, dim)
 
+
+# The modules below this one that meet Tensors at run time (they cannot import this one).
+autocast_tensor_type.append(Tensor)
+random_tensor_type.append(Tensor)
 
 # --------------------------------------------------------------------- recording
 

@@ -21,9 +21,13 @@ from typing import Any
 import numpy as np
 import pytest
 from gpu_values import host as _host
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from funcgrad import lax
 from funcgrad.devices import get_backend
 
 HAVE_TOOLS = importlib.util.find_spec("cupy_backends") is not None
@@ -693,3 +697,26 @@ def test_the_gpu_benchmark_script_runs_on_the_emulator(tmp_path: Any) -> None:
     assert report["chain"][0]["kernels"] == 1 and report["chain"][0]["modelled_speedup"] > 5
     assert len(report["goals"]) == 5
     assert report["steps"]["mlp_step_s"] > 0 and report["steps"]["cnn_step_s"] > 0
+
+
+@pytest.mark.gpu
+@settings(max_examples=10, deadline=None, derandomize=True, database=None)
+@given(hnp.arrays(np.float64, hnp.array_shapes(max_dims=2, max_side=6),
+                  elements=st.floats(-1.0, 1.0)),
+       hnp.arrays(np.int32, hnp.array_shapes(max_dims=2, max_side=6)))
+def test_gpu_kernels_with_cuda_only_functions(v: np.ndarray, bits: np.ndarray) -> None:
+    """erfinv, __popc and __clz in fused kernels (C++ has none of them: the host harness
+    defines them as CUDA does) give the host's values."""
+    _cupy()
+    import scipy.special  # noqa: PLC0415
+
+    with fg.enable_x64():
+        for dtype, tol in ((np.float64, 1e-13), (np.float32, 2e-6)):
+            x = v.astype(dtype)
+            got = _host(fg.jit(lambda a: lax.erf_inv(a) * 2.0, backend="cupy")(
+                fg.device_put(x, "cuda")))
+            want = scipy.special.erfinv(x.astype(np.float64)) * 2.0
+            np.testing.assert_allclose(got, want.astype(dtype), rtol=tol, atol=tol)
+        f = lambda a: lax.population_count(a) * 100 + lax.clz(a)  # noqa: E731
+        np.testing.assert_array_equal(
+            _host(fg.jit(f, backend="cupy")(fg.device_put(bits, "cuda"))), _host(f(bits)))

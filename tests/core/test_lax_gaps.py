@@ -189,3 +189,70 @@ def test_half_precision_products_match_jax(m: int, k: int, n: int, dtype: str,
         assert ours.dtype == theirs.dtype
         np.testing.assert_allclose(np.asarray(ours, np.float32), np.asarray(theirs, np.float32),
                                    rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.x32
+def test_lax_functions_take_numpy_values_in_the_default_dtypes() -> None:
+    """NumPy float64/int64 operands of lax functions become float32/int32 unless x64 is
+    on (JAX puts them on a device first), scalars included."""
+    jlax = jax.lax
+    cases = [lambda L, f: L.mul(f(np.float32(2)), np.float64(3)),
+             lambda L, f: L.mul(f(np.ones(2, np.float32)), np.float64(3)),
+             lambda L, f: L.sin(np.ones(2)), lambda L, f: L.add(np.ones(2), np.ones(2)),
+             lambda L, f: L.reduce_sum(np.arange(3), (0,)),
+             lambda L, f: L.concatenate([np.ones(2), np.zeros(1)], 0)]
+    for case in cases:
+        ours, theirs = case(lax, fg.numpy.asarray), case(jlax, jax.numpy.asarray)
+        assert ours.dtype == theirs.dtype
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+    with fg.enable_x64():
+        assert lax.add(np.ones(2), np.ones(2)).dtype == np.float64
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@given(st.integers(1, 3), st.integers(1, 6), st.integers(0, 2 ** 16), st.integers(1, 3),
+       st.booleans())
+def test_lax_sort_with_several_keys_matches_jax(rows: int, n: int, seed: int, num_keys: int,
+                                                along_rows: bool) -> None:
+    rng = np.random.default_rng(seed)
+    ops = (rng.integers(0, 3, (rows, n)).astype(np.int32),
+           rng.integers(0, 2, (rows, n)).astype(np.float32),
+           rng.standard_normal((rows, n)).astype(np.float32))
+    dim = 0 if along_rows else -1
+    ours = lax.sort(ops, dimension=dim, num_keys=num_keys)
+    theirs = jax.lax.sort(ops, dimension=dim, num_keys=num_keys)
+    for a, b in zip(ours, theirs):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # Differentiable in the values it permutes: JAX's gradient.
+    def f(L: Any, v: Any) -> Any:
+        return (L.sort((ops[0], v), dimension=dim, num_keys=1)[1] * np.arange(n)).sum()
+
+    np.testing.assert_array_equal(np.asarray(fg.grad(lambda v: f(lax, v))(ops[2])),
+                                  np.asarray(jax.grad(lambda v: f(jax.lax, v))(ops[2])))
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@given(st.integers(0, 2 ** 16), st.sampled_from([None, 0, 1, -1, (0, 2), (2, 1)]),
+       st.sampled_from(["none", "full", "axis"]), st.booleans(), st.booleans())
+def test_average_matches_jax(seed: int, axis: Any, weights: str, returned: bool,
+                             keepdims: bool) -> None:
+    import funcgrad.numpy as fnp  # noqa: PLC0415
+
+    jnp = jax.numpy
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    if weights == "axis" and axis is None:
+        weights = "full"
+    if weights == "none":
+        w = None
+    elif weights == "full":
+        w = rng.uniform(0.5, 2, a.shape).astype(np.float32)
+    else:
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        w = rng.uniform(0.5, 2, tuple(a.shape[x] for x in axes)).astype(np.float32)
+    ours = fnp.average(a, axis, w, returned=returned, keepdims=keepdims)
+    theirs = jnp.average(a, axis, w, returned=returned, keepdims=keepdims)
+    for o, t in zip(ours if returned else [ours], theirs if returned else [theirs]):
+        assert o.shape == t.shape and o.dtype == t.dtype
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=1e-5, atol=1e-6)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from funcgrad.torch import _autocast as A
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch._device import cuda_available
 from funcgrad.torch._device import device as _device
 
 __all__ = ["autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]
@@ -61,15 +62,12 @@ class autocast:  # noqa: N801 - PyTorch's name
             bool(cache_enabled)
         if enabled:
             if self.device == "cuda":
-                from funcgrad.torch import cuda  # noqa: PLC0415
-
-                if not cuda.is_available():
+                # (bfloat16 is supported, natively or emulated, wherever CUDA is: PyTorch's
+                # is_bf16_supported() default)
+                if not cuda_available():
                     warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
                                   "autocast.", stacklevel=2)
                     enabled = False
-                elif self.fast_dtype is D.bfloat16 and not cuda.is_bf16_supported():
-                    raise RuntimeError("Current CUDA Device does not support bfloat16. Please "
-                                       "switch dtype to float16.")
             elif self.fast_dtype not in (D.bfloat16, D.float16):
                 warnings.warn("In CPU autocast, but the target dtype is not supported. "
                               "Disabling autocast.\nCPU Autocast only supports dtypes of "

@@ -49,9 +49,9 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if device == "cuda" and enabled:
-            from funcgrad.torch import cuda  # noqa: PLC0415
+            from funcgrad.torch._device import cuda_available  # noqa: PLC0415
 
-            if not cuda.is_available():
+            if not cuda_available():
                 warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not "
                               "available.  Disabling.", stacklevel=2)
                 self._enabled = False
@@ -81,7 +81,7 @@ class GradScaler:
         return self._scale, self._growth_tracker
 
     def _lazy_init(self, dev: Any) -> None:
-        from funcgrad.torch import full  # noqa: PLC0415
+        from funcgrad.torch._creation import full  # noqa: PLC0415
 
         self._scale = full((), self._init_scale, dtype=D.float32, device=dev)
         self._growth_tracker = full((), self._init_growth_tracker, dtype=D.int32, device=dev)
@@ -134,7 +134,7 @@ class GradScaler:
     def unscale_(self, optimizer: Any) -> None:
         """Divide ``optimizer``'s gradients by the scale in place (once per step), e.g.
         before clipping them."""
-        from funcgrad.torch import full  # noqa: PLC0415
+        from funcgrad.torch._creation import full  # noqa: PLC0415
 
         if not self._enabled:
             return

@@ -17,11 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from funcgrad.devices import get_backend, require_device
+from funcgrad.torch._device import cuda_available
 
 
 def is_available() -> bool:
     """True when CuPy finds a CUDA device."""
-    return bool(get_backend("cupy").available())
+    return cuda_available()
 
 
 def device_count() -> int:

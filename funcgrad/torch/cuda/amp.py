@@ -19,9 +19,9 @@ def _warn(old: str, new: str) -> None:
 
 
 def amp_definitely_not_available() -> bool:
-    from funcgrad.torch import cuda  # noqa: PLC0415
+    from funcgrad.torch._device import cuda_available  # noqa: PLC0415
 
-    return not cuda.is_available()
+    return not cuda_available()
 
 
 class autocast(_amp.autocast):  # noqa: N801 - PyTorch's name
