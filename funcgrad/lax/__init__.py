@@ -158,7 +158,11 @@ __all__ += ["associative_scan", "cumlogsumexp", "cummax", "cummin", "cumprod",
             "reduce", "reduce_and", "reduce_or", "reduce_precision", "reduce_xor", "select_n",
             "split", "stack", "tile", "unstack"]
 
-from funcgrad.lax._solvers import custom_linear_solve, custom_root  # noqa: E402
+from funcgrad.lax._solvers import custom_root  # noqa: E402
+from funcgrad.lax._solvers import linear_solve_p as _linear_solve_p  # noqa: E402
+
+# The primitive's lax function (its NumPy operands canonicalized, as every lax function's).
+custom_linear_solve = _linear_solve_p.lax_fn
 
 __all__ += ["custom_linear_solve", "custom_root", "linear_solve_p"]
 linear_solve_p = _PRIMITIVES["linear_solve"]

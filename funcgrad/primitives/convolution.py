@@ -11,7 +11,7 @@ spatial...) axes, ``out_spec`` the result's (batch, feature, spatial...) axes. L
 >>> from funcgrad import lax
 >>> x = np.arange(5.0).reshape(1, 1, 5)
 >>> lax.conv_general_dilated(x, np.ones((1, 1, 2)), (1,), "VALID")
-Array([[[1., 3., 5., 7.]]], dtype=float64)
+Array([[[1., 3., 5., 7.]]], dtype=float32)
 """
 
 from __future__ import annotations

@@ -161,7 +161,7 @@ def polygamma(m: Any, x: Any) -> Any:
 
     >>> import numpy as np
     >>> polygamma(np.array([1.0]), np.array([1.0]))  # pi**2 / 6
-    Array([1.64493407], dtype=float64)
+    Array([1.644934], dtype=float32)
     """
     return _call(polygamma_p, m, x)
 
@@ -290,7 +290,7 @@ def igamma(a: Any, x: Any) -> Any:
 
     >>> import numpy as np
     >>> igamma(np.array([1.0]), np.array([2.0]))  # 1 - exp(-2)
-    Array([0.86466472], dtype=float64)
+    Array([0.86466473], dtype=float32)
     """
     return _call(igamma_p, a, x)
 
@@ -300,7 +300,7 @@ def igammac(a: Any, x: Any) -> Any:
 
     >>> import numpy as np
     >>> igammac(np.array([1.0]), np.array([2.0]))  # exp(-2)
-    Array([0.13533528], dtype=float64)
+    Array([0.13533528], dtype=float32)
     """
     return _call(igammac_p, a, x)
 
@@ -310,7 +310,7 @@ def igamma_grad_a(a: Any, x: Any) -> Any:
 
     >>> import numpy as np
     >>> igamma_grad_a(np.array([1.0]), np.array([1.0]))
-    Array([-0.43172971], dtype=float64)
+    Array([-0.43172967], dtype=float32)
     """
     return _call(igamma_grad_a_p, a, x)
 
@@ -442,7 +442,7 @@ def zeta(x: Any, q: Any) -> Any:
 
     >>> import numpy as np
     >>> zeta(np.array([2.0]), np.array([1.0]))  # pi**2 / 6
-    Array([1.64493407], dtype=float64)
+    Array([1.644934], dtype=float32)
     """
     return _call(zeta_p, x, q)
 
@@ -476,7 +476,7 @@ def nextafter(x1: Any, x2: Any) -> Any:
 
     >>> import numpy as np
     >>> nextafter(np.array([1.0]), np.array([2.0])) - 1.0
-    Array([2.22044605e-16], dtype=float64)
+    Array([1.1920929e-07], dtype=float32)
     """
     return _call(nextafter_p, x1, x2)
 
@@ -568,7 +568,7 @@ def expn(n: Any, x: Any) -> Any:
 
     >>> import numpy as np
     >>> expn(np.array([1.0]), np.array([1.0]))
-    Array([0.21938393], dtype=float64)
+    Array([0.21938394], dtype=float32)
     """
     return _call(expn_p, n, x)
 

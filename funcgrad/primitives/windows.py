@@ -158,7 +158,7 @@ def _reduce_window_sum(operand: Any, window_dimensions: Sequence[int],
     >>> import numpy as np
     >>> from funcgrad import lax
     >>> lax.reduce_window_sum(np.arange(4.0), (2,), (1,), [(0, 0)])
-    Array([1., 3., 5.], dtype=float64)
+    Array([1., 3., 5.], dtype=float32)
     """
     return reduce_window_sum_p.bind(operand, **_canon(
         operand, window_dimensions, window_strides, padding, base_dilation, window_dilation))
@@ -173,7 +173,7 @@ def _reduce_window_max(operand: Any, window_dimensions: Sequence[int],
     >>> import numpy as np
     >>> from funcgrad import lax
     >>> lax.reduce_window_max(np.array([1.0, 3.0, 2.0]), (2,), (1,), [(0, 1)])
-    Array([3., 3., 2.], dtype=float64)
+    Array([3., 3., 2.], dtype=float32)
     """
     return reduce_window_max_p.bind(operand, **_canon(
         operand, window_dimensions, window_strides, padding, base_dilation, window_dilation))
@@ -188,7 +188,7 @@ def _reduce_window_min(operand: Any, window_dimensions: Sequence[int],
     >>> import numpy as np
     >>> from funcgrad import lax
     >>> lax.reduce_window_min(np.array([1.0, 3.0, 2.0]), (2,), (1,), "VALID")
-    Array([1., 2.], dtype=float64)
+    Array([1., 2.], dtype=float32)
     """
     return reduce_window_min_p.bind(operand, **_canon(
         operand, window_dimensions, window_strides, padding, base_dilation, window_dilation))
@@ -363,7 +363,7 @@ def select_and_gather_add(tangents: Any, operand: Any, select_prim: str,
     >>> from funcgrad import lax
     >>> lax.select_and_gather_add(np.array([10.0, 20.0, 30.0]), np.array([1.0, 3.0, 2.0]),
     ...                           "ge", (2,), (1,), "VALID")
-    Array([20., 20.], dtype=float64)
+    Array([20., 20.], dtype=float32)
     """
     return select_and_gather_add_p.bind(tangents, operand, select_prim=select_prim, **_canon(
         operand, window_dimensions, window_strides, padding, base_dilation, window_dilation))
@@ -380,7 +380,7 @@ def select_and_scatter_add(source: Any, operand: Any, select_prim: str,
     >>> from funcgrad import lax
     >>> lax.select_and_scatter_add(np.array([1.0, 1.0]), np.array([1.0, 3.0, 2.0]),
     ...                            "ge", (2,), (1,), "VALID")
-    Array([0., 2., 0.], dtype=float64)
+    Array([0., 2., 0.], dtype=float32)
     """
     return select_and_scatter_add_p.bind(source, operand, select_prim=select_prim, **_canon(
         operand, window_dimensions, window_strides, padding, base_dilation, window_dilation))

@@ -135,12 +135,16 @@ def _cast(t: Any, to: D.dtype, device_type: str) -> Any:
         return t
     # PyTorch caches the lower-precision copy of a float32 leaf that requires grad (a
     # weight) for the region; here only while grad is on, so a copy made under no_grad
-    # (no graph) is never reused where a gradient must flow through it.
+    # (no graph) is never reused where a gradient must flow through it, and only eagerly:
+    # a copy made while torch.compile or a transformation traces is a traced value, and
+    # one made eagerly would be a stale constant inside a trace.
+    from funcgrad.core import EvalTrace, current_trace  # noqa: PLC0415
     from funcgrad.torch._grad_mode import is_grad_enabled  # noqa: PLC0415
 
     cache = STATE.cache
     if STATE.cache_enabled and to is STATE.dtype[device_type] and t.dtype is D.float32 \
-            and t.requires_grad and t.grad_fn is None and is_grad_enabled():
+            and t.requires_grad and t.grad_fn is None and is_grad_enabled() and \
+            type(current_trace()) is EvalTrace:
         hit = cache.get(id(t))
         if hit is not None and hit[0]() is t and hit[1] == t._vc[0]:
             return hit[2]

@@ -22,6 +22,7 @@ import types
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from funcgrad.torch import _autocast
 from funcgrad.torch._dtypes import get_default_dtype
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._tensor import Tensor
@@ -182,6 +183,12 @@ def _static(v: Any) -> Hashable:
     return (type(v), v)
 
 
+def autocast_key() -> Hashable:
+    """The autocast state a trace bakes in (its casts): part of the guard key."""
+    s = _autocast.STATE
+    return (s.enabled["cpu"], s.enabled["cuda"], s.dtype["cpu"].name, s.dtype["cuda"].name)
+
+
 def signature(st: State) -> Hashable:
     """The guard key: a compiled program is reused only for calls with an equal key."""
     arg_pos = {i for i in st.arg_slots if i >= 0}
@@ -199,7 +206,7 @@ def signature(st: State) -> Hashable:
         for o in st.optimizers)
     training = tuple(m.training for m in st.modules)
     return (st.arg_tree, tuple(st.arg_slots), statics, tuple(sig), training, opts,
-            is_grad_enabled(), get_default_dtype())
+            is_grad_enabled(), get_default_dtype(), autocast_key())
 
 
 class Snapshot:

@@ -431,3 +431,32 @@ def test_cuda_binary_cross_entropy_is_refused_and_scaler_trains() -> None:
         scaler.update()
     assert scaler.get_scale() == 8.0
     assert float(loss) < first
+
+
+def test_compiled_functions_follow_the_autocast_state() -> None:
+    """torch.compile keys its programs on the autocast state (a trace bakes the casts in),
+    and a compiled training step under autocast gives the eager step's numbers."""
+    m = _seeded(ft, lambda: ft.nn.Linear(4, 3))
+    x = ft.tensor(SQ)
+    f = ft.compile(lambda v: m(v))
+    assert f(x).dtype is ft.float32
+    with ft.autocast("cpu"):
+        assert f(x).dtype is ft.bfloat16 and m(x).dtype is ft.bfloat16
+    assert f(x).dtype is ft.float32
+
+    def run(compiled: bool) -> list[float]:
+        model = _seeded(ft, lambda: ft.nn.Linear(4, 3))
+        opt = ft.optim.SGD(model.parameters(), lr=0.01)
+
+        def step(v: Any) -> Any:
+            opt.zero_grad()
+            with ft.autocast("cpu"):
+                loss = model(v).float().pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        fn = ft.compile(step) if compiled else step
+        return [float(fn(x)) for _ in range(4)]
+
+    np.testing.assert_allclose(run(True), run(False), rtol=1e-6)

@@ -55,36 +55,22 @@ def is_built() -> bool:
     return importlib.util.find_spec("cupy") is not None
 
 
-def enable_flash_sdp(enabled: bool) -> None:
-    _SDP["flash"] = bool(enabled)
+def _switch(name: str) -> tuple[Any, Any]:
+    """An SDP kernel's setter and getter (``enable_flash_sdp`` and ``flash_sdp_enabled``)."""
+    def enable(enabled: bool) -> None:
+        _SDP[name] = bool(enabled)
+
+    def is_enabled() -> bool:
+        return _SDP[name]
+
+    enable.__name__, is_enabled.__name__ = f"enable_{name}_sdp", f"{name}_sdp_enabled"
+    return enable, is_enabled
 
 
-def flash_sdp_enabled() -> bool:
-    return _SDP["flash"]
-
-
-def enable_mem_efficient_sdp(enabled: bool) -> None:
-    _SDP["mem_efficient"] = bool(enabled)
-
-
-def mem_efficient_sdp_enabled() -> bool:
-    return _SDP["mem_efficient"]
-
-
-def enable_math_sdp(enabled: bool) -> None:
-    _SDP["math"] = bool(enabled)
-
-
-def math_sdp_enabled() -> bool:
-    return _SDP["math"]
-
-
-def enable_cudnn_sdp(enabled: bool) -> None:
-    _SDP["cudnn"] = bool(enabled)
-
-
-def cudnn_sdp_enabled() -> bool:
-    return _SDP["cudnn"]
+enable_flash_sdp, flash_sdp_enabled = _switch("flash")
+enable_mem_efficient_sdp, mem_efficient_sdp_enabled = _switch("mem_efficient")
+enable_math_sdp, math_sdp_enabled = _switch("math")
+enable_cudnn_sdp, cudnn_sdp_enabled = _switch("cudnn")
 
 
 @contextlib.contextmanager
