@@ -40,6 +40,7 @@ from funcgrad.torch._creation import (
     normal,
     ones,
     ones_like,
+    poisson,
     rand,
     rand_like,
     randint,
@@ -151,12 +152,15 @@ from funcgrad.torch import (  # noqa: E402  # noqa: E402  # noqa: E402
 from funcgrad.torch._compile import compile  # noqa: E402, A004
 from funcgrad.torch._functions import method_functions as _method_functions  # noqa: E402
 from funcgrad.torch._pinned import METHODS as _PINNED_METHODS  # noqa: E402
+from funcgrad.torch._spectral import istft, stft  # noqa: E402
 from funcgrad.torch._tensor_linalg import FUNCTIONS as _LINALG_FUNCTIONS  # noqa: E402
 from funcgrad.torch._tensor_math import FUNCTIONS as _MATH_FUNCTIONS  # noqa: E402
 from funcgrad.torch.amp import autocast  # noqa: E402
 from funcgrad.torch.amp.autocast_mode import STATE_FUNCTIONS as _AUTOCAST_STATE  # noqa: E402
 from funcgrad.torch.serialization import load, save  # noqa: E402
 
+Tensor.stft = stft  # type: ignore[attr-defined]
+Tensor.istft = istft  # type: ignore[attr-defined]
 for _name, _method in _PINNED_METHODS.items():
     setattr(Tensor, _name, _method)
 globals().update(_LINALG_FUNCTIONS)

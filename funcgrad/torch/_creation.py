@@ -20,8 +20,9 @@ from funcgrad.array import ArrayImpl
 from funcgrad.core import Tracer
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._device import Size, as_device, to_device
+from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._random import Generator, manual_seed, rng, seed  # noqa: F401
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, apply_op
 
 # The generator lives in _random (the Tensor module draws from it too).
 _rng = rng
@@ -405,6 +406,34 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None
 def bernoulli(p: Tensor) -> Tensor:
     """0/1 samples with probabilities ``p``."""
     return Tensor((_rng().random(p.shape) < p._host()).astype(p.dtype.np)).to(p.device)
+
+
+def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
+    """Poisson samples with rates ``input`` (same dtype and device; no gradient flows).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.poisson(torch.zeros(3))
+    tensor([0., 0., 0.])
+    """
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"poisson_cpu" not implemented for '
+                                  f"'{_CPP_NAMES.get(input.dtype.name, input.dtype.name)}'")
+    rates = np.asarray(input._host(), np.float64)
+    if np.any(rates < 0) or np.any(np.isnan(rates)):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    g = generator._rng if generator is not None else _rng()
+    draws = Tensor(g.poisson(rates).astype(input.dtype.np)).to(input.device)
+    if not (input.requires_grad and is_grad_enabled()):
+        return draws
+    # PyTorch records the draw (PoissonBackward0) with a zero derivative.
+    from funcgrad import lax  # noqa: PLC0415
+
+    return cast(Tensor, apply_op("Poisson", lambda r, d: (r - lax.stop_gradient(r)) * 0 + d,
+                                 input, draws))
+
+
+_CPP_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+              "uint8": "Byte", "bool": "Bool"}
 
 
 def multinomial(probs: Tensor, num_samples: builtins.int,
