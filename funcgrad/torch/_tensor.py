@@ -1478,6 +1478,7 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
     outs, out_tree = ([out], None) if single else tree_flatten(out)
     if tape is None or not tape.created:
         wrapped = [_plain_output(o, tape) for o in outs]
+        _fresh_contiguous(wrapped, leaves, tpos)
         if tape is not None:
             wrapped = _identity_outputs(op, outs, wrapped, leaves, tpos, shown)
         return wrapped[0] if out_tree is None else tree_unflatten(out_tree, wrapped)
@@ -1507,7 +1508,37 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
             t.grad_fn, t._out_index, t._requires_grad = node, k, True
             _register_saved_output(node, e, t)
         wrapped.append(t)
+    _fresh_contiguous(wrapped, leaves, tpos)
     return wrapped[0] if out_tree is None else tree_unflatten(out_tree, wrapped)
+
+
+def _fresh_contiguous(outs: list[Tensor], leaves: list[Any], tpos: list[builtins.int]) -> None:
+    """PyTorch's layout rule: an operation's results are contiguous, or laid out as its
+    operands are (elementwise operations on a transposed tensor), or views of an operand
+    (transpose, expand, slices). An engine result laid out otherwise (a gather between two
+    transposes, a reversed view for ``flip``) is copied to C order, so ``view`` and
+    ``stride()`` behave as in PyTorch."""
+    for t in outs:
+        buf = t._data
+        if getattr(buf, "flags", None) is None or buf.flags.c_contiguous or buf.ndim < 2:
+            continue
+        order = _stride_order(buf)
+        if order is not None and builtins.any(
+                type(leaves[i]._data) is type(buf) and (
+                    _stride_order(leaves[i]._data) == order
+                    or array_module(buf).may_share_memory(buf, leaves[i]._data))
+                for i in tpos):
+            continue
+        t._data = array_module(buf).ascontiguousarray(buf)
+
+
+def _stride_order(buf: Any) -> tuple[builtins.int, ...] | None:
+    """The axes (of size > 1) from the largest stride to the smallest; None where a stride
+    is negative (PyTorch has no reversed layouts: its flip copies)."""
+    axes = [(s, k) for k, (s, n) in enumerate(zip(buf.strides, buf.shape)) if n > 1]
+    if builtins.any(s < 0 for s, _ in axes):
+        return None
+    return tuple(k for _, k in sorted(axes, key=lambda a: -a[0]))
 
 
 def _one_device(tensors: Sequence[Tensor]) -> None:

@@ -1100,11 +1100,16 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None
 
 
 def stride(self: Tensor, dim: builtins.int | None = None) -> Any:
-    """The step, in elements, between neighbours along each axis (row-major layout)."""
+    """The step, in elements, between neighbours along each axis (the buffer's layout:
+    row-major, or a view's; row-major for a value being traced)."""
     shp = tuple(self.shape)
-    st = [1] * len(shp)
-    for k in range(len(shp) - 2, -1, -1):
-        st[k] = st[k + 1] * builtins.max(shp[k + 1], 1)
+    buf = self._data
+    if hasattr(buf, "strides") and hasattr(buf, "itemsize"):
+        st = [builtins.int(s) // buf.itemsize for s in buf.strides]
+    else:
+        st = [1] * len(shp)
+        for k in range(len(shp) - 2, -1, -1):
+            st[k] = st[k + 1] * builtins.max(shp[k + 1], 1)
     return tuple(st) if dim is None else st[_dim(dim, len(shp))]
 
 
@@ -1881,7 +1886,10 @@ def _window(name: str, sym: Callable[[builtins.int], np.ndarray]) -> Callable[..
         dt = D.get_default_dtype() if dtype is None else D.to_torch(dtype)
         n = window_length
         vals = np.ones(n) if n == 1 else (sym(n + 1)[:-1] if periodic else sym(n))
-        return Tensor(np.asarray(vals[:n], dt.np), requires_grad=requires_grad)
+        out = Tensor(np.asarray(vals[:n], dt.np))
+        if device is not None:
+            out = out.to(device)
+        return out.requires_grad_(requires_grad) if requires_grad else out
 
     fn.__name__ = fn.__qualname__ = name
     title = name.split("_", maxsplit=1)[0].capitalize()
@@ -1901,7 +1909,7 @@ def kaiser_window(window_length: builtins.int, periodic: builtins.bool = True,
     tensor([1.])
     """
     return _window("kaiser_window", lambda n: np.kaiser(n, beta))(
-        window_length, periodic, dtype=dtype, requires_grad=requires_grad)
+        window_length, periodic, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 _SETTINGS: dict[str, Any] = {"threads": 1, "interop": 1, "deterministic": False,

@@ -107,3 +107,30 @@ def test_argument_errors_match_torch(name: str) -> None:
         return type(None), ""
 
     assert outcome(ft) == outcome(torch)
+
+
+@pytest.mark.gpu
+def test_gpu_stft_istft_and_windows_stay_on_the_device() -> None:
+    from gpu_values import host, need_device  # noqa: PLC0415
+
+    need_device()
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((2, 32)).astype(np.float32)
+    for name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                 "kaiser_window"):
+        w = getattr(ft, name)(8, device="cuda")
+        assert w.device.type == "cuda"
+        np.testing.assert_array_equal(host(w), getattr(ft, name)(8).numpy())
+    x = ft.tensor(data, device="cuda", requires_grad=True)
+    w = ft.hann_window(8, device="cuda")
+    s = ft.stft(x, 8, hop_length=2, window=w, return_complex=True)
+    (s.abs() ** 2).sum().backward()
+    assert s.device.type == "cuda" and x.grad.device.type == "cuda"
+    ref_x = torch.tensor(data, requires_grad=True)
+    ref = torch.stft(ref_x, 8, hop_length=2, window=torch.hann_window(8), return_complex=True)
+    (ref.abs() ** 2).sum().backward()
+    np.testing.assert_allclose(host(s), ref.detach().numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(host(x.grad), ref_x.grad.numpy(), rtol=1e-4, atol=1e-3)
+    y = ft.istft(s.detach(), 8, hop_length=2, window=w, length=32)
+    np.testing.assert_allclose(host(y), data, rtol=1e-5, atol=1e-5)
+    assert ft.poisson(ft.ones(3, device="cuda")).device.type == "cuda"
