@@ -23,6 +23,7 @@ import funcgrad.numpy as fnp
 from funcgrad.torch import linalg as L
 from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import _need_tensor, matmul
+from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._return_types import named_result
 from funcgrad.torch._tensor import Tensor, apply_op
 
@@ -207,7 +208,16 @@ def vdot(self: Tensor, other: Tensor) -> Tensor:
 
 def diagonal(self: Tensor, offset: builtins.int = 0, dim1: builtins.int = 0,
              dim2: builtins.int = 1) -> Tensor:
-    """The diagonal over axes ``dim1`` and ``dim2`` (moved to the end)."""
+    """The diagonal over axes ``dim1`` and ``dim2`` (moved to the end); a view, as in
+    PyTorch, where nothing is recorded (``x.diagonal().add_(eps)`` changes ``x``)."""
+    data = self._data
+    if type(data) is np.ndarray and not (self._requires_grad and is_grad_enabled()):
+        view = np.diagonal(data, offset, dim1, dim2)
+        if data.flags.writeable:
+            view.flags.writeable = True  # NumPy's diagonal views are read-only by default
+        out = Tensor._from_data(view)
+        out._vc, out._is_view, out._inference = self._vc, True, self._inference
+        return out
     return cast(Tensor, apply_op("Diagonal", lambda x: fnp.diagonal(x, offset, dim1, dim2),
                                  self))
 

@@ -50,3 +50,19 @@ def test_contiguity_matches_torch(name: str, grad: bool) -> None:
     out = CASES[name](ft, ft.tensor(X, requires_grad=grad))
     if out.is_contiguous():
         assert tuple(out.view(-1).shape) == (out.numel(),)
+
+
+def test_writes_through_diagonal_views_reach_the_base_as_in_torch() -> None:
+    def run(L: Any) -> list[Any]:
+        x = L.ones(3, 3)
+        x.diagonal().fill_(0)
+        x.diagonal(1).add_(5)
+        b = L.ones(2, 3, 3)
+        b.diagonal(dim1=1, dim2=2).mul_(3)
+        w = L.ones(2, 2, requires_grad=True)
+        with L.no_grad():
+            w.diagonal().zero_()
+        return [x.tolist(), b.tolist(), w.tolist(), x.diagonal().is_contiguous(),
+                list(x.diagonal().stride())]
+
+    assert run(ft) == run(torch)
