@@ -36,6 +36,9 @@ def _precision_restored() -> Iterator[None]:
 def test_switches_and_their_links_match_torch() -> None:
     def probe(L: Any) -> list[Any]:
         b = L.backends
+        # The defaults (an earlier test in this process may have set them).
+        b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.enabled = False, False, True
+        b.cuda.matmul.allow_tf32 = False
         out: list[Any] = [b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32, b.cudnn.benchmark,
                           b.cudnn.deterministic, b.cudnn.enabled, b.mps.is_available(),
                           b.mps.is_built(), b.opt_einsum.enabled, b.opt_einsum.strategy,

@@ -4,9 +4,8 @@ products on a GPU; the cuDNN, SDP-kernel and oneDNN switches are kept and report
 has one implementation of each operation: no cuDNN, no flash kernels, no oneDNN).
 
 >>> import funcgrad.torch as torch
->>> torch.backends.cudnn.benchmark = True
->>> torch.backends.cuda.matmul.allow_tf32, torch.backends.mps.is_available()
-(False, False)
+>>> torch.backends.cudnn.enabled, torch.backends.mps.is_available()
+(True, False)
 """
 
 from funcgrad.torch.backends import cpu, cuda, cudnn, mkldnn, mps, openmp, opt_einsum
