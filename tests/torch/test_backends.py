@@ -161,3 +161,34 @@ def test_gpu_pinned_batches_and_tensors() -> None:
         assert all(x.is_pinned() and y.is_pinned() for x, y in batches)
         np.testing.assert_array_equal(np.concatenate([host(x) for x, _ in batches]),
                                       np.arange(8.0).reshape(4, 2))
+
+
+@pytest.mark.gpu
+def test_gpu_peak_memory_figures() -> None:
+    from gpu_values import need_device  # noqa: PLC0415
+
+    need_device()
+    cuda = ft.cuda
+    cuda.reset_peak_memory_stats()
+    base = cuda.memory_allocated()
+    assert cuda.max_memory_allocated() == base
+    n = 1 << 16
+    a = ft.ones(n, device="cuda")
+    b = a * 2.0
+    c = b + 1.0
+    live3 = cuda.memory_allocated()
+    assert live3 - base >= 3 * 4 * n
+    del b
+    after = cuda.memory_allocated()
+    assert after <= live3 - 4 * n
+    peak = cuda.max_memory_allocated()
+    assert peak >= live3 >= after
+    stats = cuda.memory_stats()
+    assert stats["allocated_bytes.all.peak"] == peak
+    assert stats["allocated_bytes.all.current"] == after
+    cuda.reset_peak_memory_stats()
+    assert cuda.max_memory_allocated() == after
+    assert cuda.max_memory_reserved() >= cuda.memory_reserved() >= after
+    with pytest.warns(FutureWarning, match="reset_peak_memory_stats"):
+        cuda.reset_max_memory_allocated()
+    del a, c

@@ -331,6 +331,73 @@ def memory_reserved(device: Any = None) -> int:
     return int(_pool().total_bytes()) if is_available() else 0
 
 
+# Peaks of the pool's used and held bytes, counted by an allocator hook installed by the
+# first call that asks for a peak (a Python call per allocation is not paid before).
+_PEAKS: list[int] = [0, 0]
+_TRACKING: list[bool] = [False]
+
+
+def _track() -> Any:
+    pool = _pool()
+    if not _TRACKING[0]:
+        import cupy  # noqa: PLC0415
+
+        def malloc(size: int) -> Any:
+            used = pool.used_bytes()  # the new block is not counted yet
+            mem = pool.malloc(size)
+            _PEAKS[0] = max(_PEAKS[0], used + size)
+            _PEAKS[1] = max(_PEAKS[1], pool.total_bytes())
+            return mem
+
+        cupy.cuda.set_allocator(malloc)
+        _TRACKING[0] = True
+        _PEAKS[:] = [pool.used_bytes(), pool.total_bytes()]
+    return pool
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    """The most bytes live arrays held since the last ``reset_peak_memory_stats`` (counted
+    from the first call of a peak function; 0 without a device)."""
+    if not is_available():
+        return 0
+    pool = _track()
+    return max(_PEAKS[0], int(pool.used_bytes()))
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    """The most bytes the memory pool held since the last ``reset_peak_memory_stats``."""
+    if not is_available():
+        return 0
+    pool = _track()
+    return max(_PEAKS[1], int(pool.total_bytes()))
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    """Start the peaks again from the current figures."""
+    if is_available():
+        pool = _track()
+        _PEAKS[:] = [int(pool.used_bytes()), int(pool.total_bytes())]
+
+
+def reset_max_memory_allocated(device: Any = None) -> None:
+    import warnings  # noqa: PLC0415
+
+    warnings.warn("torch.cuda.reset_max_memory_allocated now calls "
+                  "torch.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+                  FutureWarning, stacklevel=2)
+    reset_peak_memory_stats(device)
+
+
+def memory_stats(device: Any = None) -> dict[str, int]:
+    """PyTorch's memory statistics that a CuPy pool can give (current and peak bytes
+    allocated and reserved)."""
+    return {"allocated_bytes.all.current": memory_allocated(device),
+            "allocated_bytes.all.peak": max_memory_allocated(device),
+            "reserved_bytes.all.current": memory_reserved(device),
+            "reserved_bytes.all.peak": max_memory_reserved(device),
+            "num_alloc_retries": 0, "num_ooms": 0}
+
+
 def empty_cache() -> None:
     """Give the pool's cached free blocks back to the driver."""
     if is_available():
@@ -348,7 +415,9 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
 __all__ = ["Event", "Stream", "StreamContext", "current_device", "current_stream",
            "default_stream", "device", "device_count", "empty_cache", "get_device_capability",
            "amp", "get_device_name", "get_device_properties", "is_available", "is_bf16_supported",
-           "manual_seed", "manual_seed_all", "mem_get_info", "memory_allocated",
-           "memory_reserved", "set_device", "set_stream", "stream", "synchronize"]
+           "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
+           "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats",
+           "reset_max_memory_allocated", "reset_peak_memory_stats", "set_device",
+           "set_stream", "stream", "synchronize"]
 
 from funcgrad.torch.cuda import amp  # noqa: E402 - it reads this module's is_available

@@ -89,8 +89,32 @@ class MemoryPool:
     def free_all_blocks(self, stream: Any = None) -> None:
         self._held = live_bytes()
 
+    def malloc(self, size: int) -> Any:
+        """A block of ``size`` bytes (accounting only: the memory is the array's own)."""
+        return MemoryPointer(int(size), _array.current_device_id())
+
+
+class MemoryPointer:
+    """What an allocator returns (``cupy.cuda.MemoryPointer``): a size and a device."""
+
+    __module__ = "cupy.cuda.memory"
+
+    def __init__(self, size: int, device_id: int) -> None:
+        self.size, self.device_id, self.ptr = size, device_id, 0
+
 
 DEFAULT_MEMORY_POOL = MemoryPool()
+# cupy.cuda.set_allocator: called with the size of each new device array (before the array
+# counts as live, as CuPy's allocator runs before the array exists).
+ALLOCATOR: list[Any] = [None]
+
+
+def set_allocator(allocator: Any = None) -> None:
+    ALLOCATOR[0] = allocator
+
+
+def get_allocator() -> Any:
+    return ALLOCATOR[0] if ALLOCATOR[0] is not None else DEFAULT_MEMORY_POOL.malloc
 
 
 def get_current_stream(device_id: int = -1) -> Stream:
@@ -112,6 +136,8 @@ def make_module() -> Any:
                         "get_elapsed_time": get_elapsed_time, "runtime": runtime,
                         "driver": driver, "compiler": compiler,
                         "get_current_stream": get_current_stream,
+                        "set_allocator": set_allocator, "get_allocator": get_allocator,
+                        "MemoryPointer": MemoryPointer,
                         "is_available": is_available, "get_device_id": get_device_id}.items():
         setattr(mod, name, value)
     return mod
