@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -23,11 +24,53 @@ def _dt(dtype: Any, where: str, default: Any = None) -> Any:
     return requested_dtype(dtype, where) if dtype is not None else default
 
 
+def _on_device(use_default: bool = True) -> Any:
+    """Give a creation function JAX's ``device=`` keyword; without it the result goes to
+    ``jax_default_device`` when that is set (``funcgrad.default_device(...)``), as JAX
+    places uncommitted arrays (``*_like`` functions keep their operand's device)."""
+    def wrap(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def create(*args: Any, device: Any = None, **kwargs: Any) -> Any:
+            out = fn(*args, **kwargs)
+            if device is None and use_default:
+                from funcgrad.config import config  # noqa: PLC0415
+
+                device = config.read("jax_default_device")
+            if device is None or type(out) is not ArrayImpl or _staging():
+                return out
+            from funcgrad.devices import device_of, put_buffer, require_device  # noqa: PLC0415
+
+            target = require_device(device)[1]
+            here = device_of(out._value)
+            if (here.platform, here.id) == (target.platform, target.id):
+                return out
+            return from_buffer(put_buffer(out._value, target), out.weak_type)
+
+        return create
+
+    return wrap
+
+
+def _staging() -> bool:
+    """Whether a program is being staged (jit): its constants stay on the host and the
+    program places them on its own device."""
+    from funcgrad.core import current_trace  # noqa: PLC0415
+    from funcgrad.staging import StagingTrace  # noqa: PLC0415
+
+    t: Any = current_trace()
+    while t is not None:
+        if isinstance(t, StagingTrace):
+            return True
+        t = t.parent
+    return False
+
+
 def _shape(shape: Any) -> tuple[int, ...]:
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(
         int(d) for d in shape)
 
 
+@_on_device()
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
     """An Array from data (a traced value stays traced); Python scalars give weakly typed
     arrays, as in JAX.
@@ -45,6 +88,7 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
     return x
 
 
+@_on_device()
 def asarray(obj: Any, dtype: Any = None) -> Any:
     """Like :func:`array` (Arrays are immutable, so nothing needs copying twice).
 
@@ -55,6 +99,7 @@ def asarray(obj: Any, dtype: Any = None) -> Any:
     return array(obj, dtype, copy=False)
 
 
+@_on_device()
 def zeros(shape: Any, dtype: Any = None) -> Any:
     """Zeros of ``shape`` (the default float unless ``dtype`` is given).
 
@@ -66,6 +111,7 @@ def zeros(shape: Any, dtype: Any = None) -> Any:
                                                           dtypes.default_float())))
 
 
+@_on_device()
 def ones(shape: Any, dtype: Any = None) -> Any:
     """Ones of ``shape``.
 
@@ -76,6 +122,7 @@ def ones(shape: Any, dtype: Any = None) -> Any:
     return from_buffer(np.ones(_shape(shape), dtype=_dt(dtype, "ones", dtypes.default_float())))
 
 
+@_on_device()
 def empty(shape: Any, dtype: Any = None) -> Any:
     """An array of ``shape`` (zero-filled: funcgrad never exposes uninitialised memory).
 
@@ -86,6 +133,7 @@ def empty(shape: Any, dtype: Any = None) -> Any:
     return zeros(shape, dtype)
 
 
+@_on_device()
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """``shape`` filled with ``fill_value`` (which may be traced).
 
@@ -107,6 +155,7 @@ def _like(a: Any, dtype: Any, shape: Any, where: str) -> tuple[tuple[int, ...], 
     return shp, aval.dtype, aval.weak_type
 
 
+@_on_device(use_default=False)
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Zeros with the shape and dtype of ``a``.
 
@@ -118,6 +167,7 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     return _placed_like(a, from_buffer(np.zeros(shp, dt), weak))
 
 
+@_on_device(use_default=False)
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Ones with the shape and dtype of ``a``.
 
@@ -129,6 +179,7 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     return _placed_like(a, from_buffer(np.ones(shp, dt), weak))
 
 
+@_on_device(use_default=False)
 def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Zeros with the shape and dtype of ``a``.
 
@@ -139,6 +190,7 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     return zeros_like(a, dtype, shape)
 
 
+@_on_device(use_default=False)
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
     """``fill_value`` with the shape and dtype of ``a``.
 
@@ -163,6 +215,7 @@ def _placed_like(a: Any, out: Any) -> Any:
     return from_buffer(put_buffer(out._value, device_of(a._value)), out.weak_type)
 
 
+@_on_device()
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
     """Evenly spaced values in ``[start, stop)``.
 
@@ -183,6 +236,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     return from_buffer(np.arange(start, stop, step, dtype=_dt(dtype, "arange")))
 
 
+@_on_device()
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop``.
@@ -216,6 +270,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     return out
 
 
+@_on_device()
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # noqa: N803
     """Ones on the k-th diagonal.
 
@@ -226,6 +281,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # 
     return from_buffer(np.eye(N, M, k, dtype=_dt(dtype, "eye", dtypes.default_float())))
 
 
+@_on_device()
 def identity(n: int, dtype: Any = None) -> Any:
     """The n-by-n identity.
 

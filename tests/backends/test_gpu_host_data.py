@@ -125,3 +125,49 @@ def test_gpu_torch_device_rules() -> None:
     p = torch.full((4,), 0.5, device="cuda")
     for sample in (torch.bernoulli(p), torch.multinomial(p, 2), torch.normal(p, 1.0)):
         assert sample.is_cuda
+
+
+CREATORS: dict[str, Callable[..., Any]] = {
+    "zeros": lambda L, **kw: L.zeros((2, 3), **kw), "ones": lambda L, **kw: L.ones(3, **kw),
+    "empty": lambda L, **kw: L.empty(2, **kw).shape,
+    "full": lambda L, **kw: L.full(2, 1.5, **kw), "arange": lambda L, **kw: L.arange(4, **kw),
+    "linspace": lambda L, **kw: L.linspace(0, 1, 5, **kw), "eye": lambda L, **kw: L.eye(3, **kw),
+    "array": lambda L, **kw: L.array([1.0, 2.0], **kw),
+    "asarray": lambda L, **kw: L.asarray(np.arange(3.0), **kw),
+}
+
+
+def _platform(x: Any) -> str:
+    return next(iter(x.devices())).platform
+
+
+@pytest.mark.parametrize("name", sorted(set(CREATORS) - {"empty"}))
+def test_gpu_jax_creation_takes_device_and_the_default_device(name: str) -> None:
+    """``device=`` and ``jax.default_device(...)`` place created arrays (JAX's keyword and
+    context); without either they stay on the host; the values do not change."""
+    need_device()
+    make = CREATORS[name]
+    on_host = make(fnp)
+    assert _platform(on_host) == "cpu"
+    gpu = fg.devices("cuda")[0]
+    for placed in (make(fnp, device=gpu), make(fnp, device="cuda")):
+        assert _platform(placed) == "cuda"
+        np.testing.assert_array_equal(host(placed), host(on_host))
+        assert placed.dtype == on_host.dtype
+    with fg.default_device(gpu):
+        assert _platform(make(fnp)) == "cuda"
+        assert _platform(make(fnp, device="cpu")) == "cpu"
+    assert _platform(fnp.zeros_like(make(fnp, device="cuda"))) == "cuda"
+
+
+@pytest.mark.x32
+@pytest.mark.parametrize("name", sorted(CREATORS))
+def test_jax_creation_takes_the_device_keyword_as_jax_does(name: str) -> None:
+    jax = pytest.importorskip("jax")
+    ours = CREATORS[name](fnp, device=fg.devices("cpu")[0])
+    theirs = CREATORS[name](jax.numpy, device=jax.devices("cpu")[0])
+    if isinstance(theirs, tuple):
+        assert ours == theirs
+        return
+    assert _platform(ours) == "cpu" and ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
