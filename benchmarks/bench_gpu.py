@@ -227,6 +227,47 @@ def bench_steps(cp: Any, fg: Any, fnp: Any, timer: Timer, scale: int) -> dict[st
             "cnn_input": list(img.shape)}
 
 
+def bench_mixed_precision(cp: Any, timer: Timer, scale: int) -> dict[str, Any]:
+    """The PyTorch face's eager training step on the device in float32 and under
+    ``torch.autocast`` (float16 products) with a GradScaler, and one float32 matrix product
+    exact and in TF32 (``allow_tf32``): what the tensor cores give."""
+    import funcgrad.torch as torch  # noqa: PLC0415
+
+    d = 2048 // scale
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(d, d), torch.nn.ReLU(),
+                                torch.nn.Linear(d, 10)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    scaler = torch.amp.GradScaler("cuda")
+    x = torch.randn(512 // min(scale, 8), d, device="cuda")
+    y = torch.randint(0, 10, (x.shape[0],), device="cuda")
+
+    def step(amp: bool) -> None:
+        opt.zero_grad()
+        with torch.autocast("cuda", enabled=amp):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        if amp:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
+
+    t32 = timer(lambda: step(False))
+    t16 = timer(lambda: step(True))
+    n = 4096 // scale
+    a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    exact = timer(lambda: a @ b)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    tf32 = timer(lambda: a @ b)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return {"mlp_width": d, "step_float32_s": t32, "step_autocast_float16_s": t16,
+            "autocast_speedup": t32 / t16, "matmul_n": n, "matmul_float32_s": exact,
+            "matmul_tf32_s": tf32, "tf32_speedup": exact / tf32}
+
+
 def measure_copy_rate(cp: Any, timer: Timer, n: int) -> float:
     """Bytes per second of a device-to-device copy of ``n`` float32 (read + write)."""
     src = cp.ones(n, cp.float32)
@@ -285,6 +326,10 @@ def main(argv: list[str] | None = None) -> int:
     report["dispatch"] = bench_dispatch(cp, fg, timer)
     report["compile"] = bench_compile(cp, fg, fnp, timer)
     report["steps"] = bench_steps(cp, fg, fnp, timer, scale)
+    try:
+        report["mixed_precision"] = bench_mixed_precision(cp, timer, scale)
+    except Exception as e:  # noqa: BLE001 - an informative row: the goals do not need it
+        report["mixed_precision"] = {"error": f"{type(e).__name__}: {e}"}
     big = [r for r in report["chain"] if r["n"] >= 2 ** 24] or report["chain"]
     big_red = [r for r in report["reductions"] if r["n"] >= 2 ** 24] or report["reductions"]
     goals = {
@@ -305,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         for row in report[section]:
             print(section, {k: (f"{v:.3g}" if isinstance(v, float) else v)
                             for k, v in row.items()})
-    for section in ("dispatch", "compile", "steps"):
+    for section in ("dispatch", "compile", "steps", "mixed_precision"):
         print(section, report[section])
     for name, g in report["goals"].items():
         print(f"{'met' if g['met'] else 'NOT met'}: {name}: {g['value']:.3g} "
