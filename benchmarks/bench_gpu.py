@@ -231,7 +231,7 @@ def bench_mixed_precision(cp: Any, timer: Timer, scale: int) -> dict[str, Any]:
     """The PyTorch face's eager training step on the device in float32 and under
     ``torch.autocast`` (float16 products) with a GradScaler, and one float32 matrix product
     exact and in TF32 (``allow_tf32``): what the tensor cores give."""
-    import funcgrad.torch as torch  # noqa: PLC0415
+    import funcgrad.torch as torch  # noqa: PLC0415, PLR0402 - the PyTorch spelling
 
     d = 2048 // scale
     torch.manual_seed(0)
