@@ -494,3 +494,18 @@ def test_clipped_at_min_deciding_the_result_has_a_zero_derivative() -> None:
     with jax_x64_mode(jax, True), fg.enable_x64():
         bad = check(prog, ["jvp"])
     assert bad and all(skip_reason(prog, b) is not None for b in bad)
+
+
+def test_std_of_an_unread_input_jacfwd_and_jacrev_differ_as_in_jax() -> None:
+    # Found by the README's randomized run (test_fuzz_jax.test_self_consistent): with an
+    # input std does not read, jacfwd gives NaN (std's 0/0 meets the zero tangent) and
+    # jacrev 0, in JAX as here; the self-consistency test accepts exactly that.
+    jax = _jax()
+    f_fg = lambda a, b: fnp.std(b)  # noqa: E731
+    f_jax = lambda a, b: jax.numpy.std(b)  # noqa: E731
+    with jax_x64_mode(jax, True):
+        x = np.asarray(0.7)
+        for t_fg, t_jax in ((fg.jacfwd, jax.jacfwd), (fg.jacrev, jax.jacrev)):
+            ours = [float(v) for v in t_fg(f_fg, argnums=(0, 1))(x, x)]
+            theirs = [float(v) for v in t_jax(f_jax, argnums=(0, 1))(x, x)]
+            np.testing.assert_array_equal(ours, theirs)
