@@ -1228,10 +1228,19 @@ def _std_at_zero_spread(prog: Prog, bad: dict[str, Any]) -> bool:
     # std's derivative where all elements are equal is 0/0: funcgrad gives NaN; JAX's
     # depends on rounding (program 2417 of seed 0: op by op [0, nan], compiled
     # [-5.1e-17, -1.4e-17]).
-    if not any(op[0].startswith("std") for op in prog.ops) or "got" not in bad:
+    if "got" not in bad:
         return False
-    for g, w in zip(bad["got"], bad["want"]):
-        gv, wv = np.asarray(g["values"], float), np.asarray(w["values"], float)
+    return nan_where_std_spread_is_zero(
+        prog, [(g["values"], w["values"]) for g, w in zip(bad["got"], bad["want"])])
+
+
+def nan_where_std_spread_is_zero(prog: Prog, pairs: Any) -> bool:
+    """Whether a program with std gives NaN (in the first of each pair of values) exactly
+    where the other gives 0: std's derivative at zero spread, 0/0."""
+    if not any(op[0].startswith("std") for op in prog.ops):
+        return False
+    for g, w in pairs:
+        gv, wv = np.asarray(g, float), np.asarray(w, float)
         if gv.shape != wv.shape:
             return False
         differ = ~np.isclose(gv, wv, rtol=1e-6, atol=1e-9, equal_nan=True)
