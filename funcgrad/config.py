@@ -85,6 +85,12 @@ class Config:
         # The current values of make_user_context contexts, and who to tell on a change.
         self.user_contexts: list[Any] = []
         self.on_change: list[Any] = []
+        # State of a face that a staged program bakes in (the PyTorch face's autocast
+        # regions): functions giving a hashable key, part of trace_context. That state may be
+        # per thread, so while ``open_regions`` is nonzero jit's argument-type fast path (not
+        # keyed on it) is bypassed.
+        self.trace_key_hooks: list[Any] = []
+        self.open_regions = 0
         # Bumped on every change: caches keyed on dtype rules include it.
         self.generation = 0
 
@@ -142,7 +148,8 @@ class Config:
 
     def trace_context(self) -> tuple[Any, ...]:
         """The option values a staged program depends on (part of jit's cache key)."""
-        return (*(self._values.get(k) for k in self._JIT_KEYED), *self.user_contexts)
+        return (*(self._values.get(k) for k in self._JIT_KEYED), *self.user_contexts,
+                *(hook() for hook in self.trace_key_hooks))
 
     def changed(self) -> None:
         """Tell the caches keyed on ``trace_context`` that it changed."""

@@ -453,6 +453,8 @@ class JitFunction:
         if CHECK_VALUES:
             return self._checked_call(args, kwargs)
         key = _array_signature(args) if self._fast_ok and not kwargs else None
+        if key is not None and config.open_regions:
+            key = None  # a face's region is open: the keyed path reads its state
         if key is not None and isinstance(current_trace(), EvalTrace):
             hit = self._fast.get(key)
             if hit is not None:

@@ -20,9 +20,10 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, Hashable, Iterable, MutableMapping
 from typing import Any, TypeVar
 
+from funcgrad.config import config
 from funcgrad.torch import _dtypes as D
 
 LOWER = "lower"          # cast to the region's dtype (float16/bfloat16)
@@ -119,6 +120,19 @@ def set_enabled(device_type: str, enabled: bool) -> None:
     was = STATE.enabled[device_type]
     STATE.enabled[device_type] = bool(enabled)
     _open += bool(enabled) - was
+    config.open_regions += bool(enabled) - was
+
+
+def autocast_key() -> Hashable:
+    """The autocast state a trace bakes in (its casts): part of the compiled programs' keys
+    (``torch.compile``'s guard, ``jit``'s trace context)."""
+    if not _open:
+        return None
+    s = STATE
+    return (s.enabled["cpu"], s.enabled["cuda"], s.dtype["cpu"].name, s.dtype["cuda"].name)
+
+
+config.trace_key_hooks.append(autocast_key)
 
 
 def device_type_of(t: Any) -> str:

@@ -183,12 +183,6 @@ def _static(v: Any) -> Hashable:
     return (type(v), v)
 
 
-def autocast_key() -> Hashable:
-    """The autocast state a trace bakes in (its casts): part of the guard key."""
-    s = _autocast.STATE
-    return (s.enabled["cpu"], s.enabled["cuda"], s.dtype["cpu"].name, s.dtype["cuda"].name)
-
-
 def signature(st: State) -> Hashable:
     """The guard key: a compiled program is reused only for calls with an equal key."""
     arg_pos = {i for i in st.arg_slots if i >= 0}
@@ -206,7 +200,7 @@ def signature(st: State) -> Hashable:
         for o in st.optimizers)
     training = tuple(m.training for m in st.modules)
     return (st.arg_tree, tuple(st.arg_slots), statics, tuple(sig), training, opts,
-            is_grad_enabled(), get_default_dtype(), autocast_key())
+            is_grad_enabled(), get_default_dtype(), _autocast.autocast_key())
 
 
 class Snapshot:

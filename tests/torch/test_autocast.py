@@ -460,3 +460,34 @@ def test_compiled_functions_follow_the_autocast_state() -> None:
         return [float(fn(x)) for _ in range(4)]
 
     np.testing.assert_allclose(run(True), run(False), rtol=1e-6)
+
+
+@needs_torch
+def test_jitted_functions_follow_the_autocast_state_per_thread() -> None:
+    """``funcgrad.jit`` over PyTorch-face code keys its programs on the autocast state
+    (as ``torch.compile`` does), also when another thread runs the same function outside a
+    region; the dtypes and values are real torch's under the same regions."""
+    import funcgrad as fg  # noqa: PLC0415
+
+    f = fg.jit(lambda a, b: (a @ b).relu())
+    x, w = ft.tensor(SQ), ft.tensor(SQ.T.copy())
+    rx, rw = real_torch.tensor(SQ), real_torch.tensor(SQ.T.copy())
+
+    def both(region: bool) -> tuple[Any, Any]:
+        if not region:
+            return f(x, w), (rx @ rw).relu()
+        with ft.autocast("cpu"), real_torch.autocast("cpu"):
+            return f(x, w), (rx @ rw).relu()
+
+    for region in (False, True, False, True):
+        got, want = both(region)
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=1e-2)
+    seen: list[Any] = []
+    with ft.autocast("cpu"):
+        t = threading.Thread(target=lambda: seen.append(f(x, w).dtype))
+        t.start()
+        t.join()
+        assert f(x, w).dtype is ft.bfloat16
+    assert seen == [ft.float32]
+    assert f(x, w).dtype is ft.float32
