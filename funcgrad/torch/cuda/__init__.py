@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from funcgrad.devices import get_backend, require_device
+from funcgrad.torch import _cuda_random
 from funcgrad.torch._device import cuda_available
 
 
@@ -97,12 +98,34 @@ def synchronize(device: Any = None) -> None:
 
 
 def manual_seed(seed: int) -> None:
-    from funcgrad.torch._creation import manual_seed as _seed  # noqa: PLC0415
+    """Seed the current GPU's generator (random CUDA tensors and dropout masks of CUDA
+    tensors are drawn there); the CPU's is left alone, as in PyTorch.
 
-    _seed(seed)
+    >>> import funcgrad.torch as torch
+    >>> torch.cuda.manual_seed(0)  # kept for when a GPU draws (ignored without one)
+    """
+    _cuda_random.manual_seed(seed, current_device())
 
 
-manual_seed_all = manual_seed
+def manual_seed_all(seed: int) -> None:
+    """Seed every GPU's generator."""
+    _cuda_random.manual_seed(seed)
+
+
+def seed() -> None:
+    """Seed the current GPU's generator from the operating system."""
+    _cuda_random.manual_seed(_cuda_random.fresh_seed(), current_device())
+
+
+def seed_all() -> None:
+    """Seed every GPU's generator from the operating system (one seed for all)."""
+    _cuda_random.manual_seed(_cuda_random.fresh_seed())
+
+
+def initial_seed() -> int:
+    """The seed of the current GPU's generator (``DeviceError`` without a GPU)."""
+    _cupy()
+    return _cuda_random.initial_seed(current_device())
 
 
 # ------------------------------------------------------------------ streams and events
@@ -412,12 +435,12 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
     return int(free), int(total)
 
 
-__all__ = ["Event", "Stream", "StreamContext", "current_device", "current_stream",
+__all__ = ["Event", "Stream", "StreamContext", "amp", "current_device", "current_stream",
            "default_stream", "device", "device_count", "empty_cache", "get_device_capability",
-           "amp", "get_device_name", "get_device_properties", "is_available", "is_bf16_supported",
-           "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
-           "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats",
-           "reset_max_memory_allocated", "reset_peak_memory_stats", "set_device",
-           "set_stream", "stream", "synchronize"]
+           "get_device_name", "get_device_properties", "initial_seed", "is_available",
+           "is_bf16_supported", "manual_seed", "manual_seed_all", "max_memory_allocated",
+           "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_reserved",
+           "memory_stats", "reset_max_memory_allocated", "reset_peak_memory_stats", "seed",
+           "seed_all", "set_device", "set_stream", "stream", "synchronize"]
 
 from funcgrad.torch.cuda import amp  # noqa: E402 - it reads this module's is_available

@@ -27,7 +27,8 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.torch._tensor import Tensor, apply_op
 
-__all__ = ["data", "floating", "on_device_of", "op", "reduce", "reduction", "shape"]
+__all__ = ["data", "floating", "keep_mask", "on_device_of", "op", "reduce", "reduction",
+           "shape", "uniform_noise"]
 
 
 def op(name: str, impl: Callable[..., Any], *args: Any) -> Any:
@@ -74,6 +75,40 @@ def on_device_of(arr: np.ndarray, x: Any) -> Any:
     from funcgrad.devices import device_of, put_buffer  # noqa: PLC0415
 
     return put_buffer(arr, device_of(buf))
+
+
+def cuda_index(x: Any) -> int | None:
+    """The CUDA device index of ``x``'s buffer, or None when it is on the host."""
+    buf = data(x)
+    if isinstance(buf, np.ndarray) or not type(buf).__module__.startswith("cupy"):
+        return None
+    return int(buf.device.id)
+
+
+def keep_mask(mask_shape: tuple[int, ...], p: float, like: Any) -> Any:
+    """A dropout mask (True with probability ``1 - p``) where ``like`` lives: on a GPU,
+    drawn there by that device's generator; on the host, by the global generator (as
+    PyTorch's CUDA and CPU generators make them)."""
+    index = cuda_index(like)
+    if index is None:
+        from funcgrad.torch._creation import rand  # noqa: PLC0415
+
+        return rand(mask_shape, dtype=np.float64)._host() >= p
+    from funcgrad.torch import _cuda_random  # noqa: PLC0415
+
+    return _cuda_random.keep_mask(mask_shape, p, index)
+
+
+def uniform_noise(noise_shape: tuple[int, ...], low: float, high: float, like: Any) -> Any:
+    """Float64 samples of U[low, high) where ``like`` lives (its GPU's generator there)."""
+    index = cuda_index(like)
+    if index is None:
+        from funcgrad.torch._random import rng  # noqa: PLC0415
+
+        return rng().uniform(low, high, noise_shape)
+    from funcgrad.torch import _cuda_random  # noqa: PLC0415
+
+    return _cuda_random.uniform(noise_shape, np.float64, index) * (high - low) + low
 
 
 def reduction(size_average: Any, reduce: Any, reduction: str) -> str:  # noqa: A002

@@ -19,9 +19,8 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad import nn as jnn
 from funcgrad.torch._autocast import autocast_op
-from funcgrad.torch._random import rng
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.nn._apply import floating, op
+from funcgrad.torch.nn._apply import floating, op, uniform_noise
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -170,7 +169,7 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A
     if not training:
         slope: Any = (lower + upper) / 2
     else:
-        slope = Tensor(rng().uniform(lower, upper, tuple(input.shape)).astype(
+        slope = Tensor(uniform_noise(tuple(input.shape), lower, upper, input).astype(
             input.dtype.np if hasattr(input.dtype, "np") else "float32"))
     return op("RreluWithNoise", lambda x, s: fnp.where(x > 0, x, x * s), floating(input),
               slope)

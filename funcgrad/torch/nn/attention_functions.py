@@ -24,16 +24,16 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
 from funcgrad.torch._autocast import autocast_op
-from funcgrad.torch._creation import rand
-from funcgrad.torch.nn._apply import data, on_device_of, op, shape
+from funcgrad.torch.nn._apply import data, keep_mask, on_device_of, op, shape
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 
 def _dropout_scale(mask_shape: tuple[int, ...], p: float, like: Any) -> Any:
-    keep = rand(mask_shape, dtype=np.float64)._host() >= p
-    scale = keep / (1.0 - p) if p < 1.0 else np.zeros(mask_shape)
-    return on_device_of(scale.astype(data(like).dtype), like)
+    dt = data(like).dtype
+    if p >= 1.0:
+        return on_device_of(np.zeros(mask_shape, dt), like)
+    return (keep_mask(mask_shape, p, like) * (1.0 / (1.0 - p))).astype(dt)
 
 
 def _as_bias(mask: Any, dtype: Any, masked_is_true: bool) -> Any:

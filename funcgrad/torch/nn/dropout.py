@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.torch._creation import rand
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.nn._apply import data, on_device_of, op, shape
+from funcgrad.torch.nn._apply import data, keep_mask, on_device_of, op, shape
 from funcgrad.torch.nn.module import Module
 
 __all__ = [
@@ -39,27 +38,23 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _keep_mask(mask_shape: tuple[int, ...], p: float) -> np.ndarray:
-    return rand(mask_shape, dtype=np.float64)._host() >= p
-
-
 def _apply_noise(input: Any, mask_shape: tuple[int, ...], p: float,  # noqa: A002
                  alpha: bool, inplace: bool) -> Any:
     """``x * mask / (1 - p)`` (or alpha dropout's affine form) with a Bernoulli mask of
     ``mask_shape`` broadcast over the input: PyTorch's ``_dropout_impl``."""
     dt = data(input).dtype if isinstance(input, Tensor) else np.float32
+    shift_d: Any = None
     if p == 1.0:
-        scale, shift = np.zeros(mask_shape), np.zeros(mask_shape)
+        scale_d = shift_d = on_device_of(np.zeros(mask_shape, dt), input)
     else:
-        keep = _keep_mask(mask_shape, p)
+        # Drawn where the input lives (a GPU's generator for a CUDA tensor).
+        keep = keep_mask(mask_shape, p, input)
         if alpha:
             a = 1.0 / np.sqrt((_SELU_NEG * _SELU_NEG * p + 1) * (1 - p))
-            scale = keep * a
-            shift = (keep - 1.0) * (_SELU_NEG * a) + _SELU_NEG * a * p
+            scale_d = (keep * a).astype(dt)
+            shift_d = ((keep - 1.0) * (_SELU_NEG * a) + _SELU_NEG * a * p).astype(dt)
         else:
-            scale, shift = keep / (1.0 - p), np.zeros(mask_shape)
-    scale_d = on_device_of(scale.astype(dt), input)
-    shift_d = on_device_of(shift.astype(dt), input)
+            scale_d = (keep * (1.0 / (1.0 - p))).astype(dt)
     if inplace:
         if not isinstance(input, Tensor):
             raise TypeError("dropout(inplace=True) needs a Tensor")

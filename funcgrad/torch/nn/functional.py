@@ -32,7 +32,6 @@ from funcgrad.primitives.elementwise import add_p, select_p
 from funcgrad.primitives.indexing import gather as _gather
 from funcgrad.primitives.linalg import dot_general_p
 from funcgrad.torch._autocast import autocast_op
-from funcgrad.torch._creation import rand
 from funcgrad.torch._tensor import Tensor, apply_binary_prim, apply_op, apply_prim
 from funcgrad.torch.nn import _apply
 from funcgrad.transforms.jit import jit
@@ -190,13 +189,7 @@ def _np_dtype(d: Any) -> Any:
     return to_numpy(d)
 
 
-def _on_device_of(arr: np.ndarray, x: Any) -> Any:
-    data = _data(x)
-    if isinstance(data, np.ndarray) or not type(data).__module__.startswith("cupy"):
-        return arr
-    from funcgrad.devices import device_of, put_buffer  # noqa: PLC0415
-
-    return put_buffer(arr, device_of(data))
+_on_device_of = _apply.on_device_of
 
 
 def dropout(input: Any, p: float = 0.5, training: bool = True,  # noqa: A002
@@ -218,13 +211,10 @@ def dropout(input: Any, p: float = 0.5, training: bool = True,  # noqa: A002
     if not training or p == 0.0:
         return input
     shape = _shape(input)
-    if p == 1.0:
-        scale = np.zeros(shape)
-    else:
-        keep = rand(shape, dtype=np.float64)._host() >= p
-        scale = keep / (1.0 - p)
     dt = input._data.dtype if isinstance(input, Tensor) else np.float32
-    scale = _on_device_of(scale.astype(dt), input)
+    # A GPU tensor's mask is drawn on its device (nothing drawn on the host and uploaded).
+    scale = _on_device_of(np.zeros(shape, dt), input) if p == 1.0 else \
+        (_apply.keep_mask(shape, p, input) * (1.0 / (1.0 - p))).astype(dt)
     if inplace:
         if not isinstance(input, Tensor):
             raise TypeError("dropout(inplace=True) needs a Tensor")

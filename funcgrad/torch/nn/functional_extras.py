@@ -26,7 +26,7 @@ from funcgrad import nn as jnn
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._random import rng
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.nn._apply import floating, on_device_of, op, shape
+from funcgrad.torch.nn._apply import cuda_index, floating, op, shape, uniform_noise
 from funcgrad.torch.nn.activation import channel_shuffle
 from funcgrad.torch.nn.activation_functions import _SELU_ALPHA, _SELU_SCALE, _celu, _elu, _hardtanh
 
@@ -224,7 +224,7 @@ def rrelu_(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: 
     if not training:
         slope = (lower + upper) / 2
         return _inplace("RreluWithNoise:1", lambda x: fnp.where(x > 0, x, x * slope), input)
-    noise = on_device_of(rng().uniform(lower, upper, tuple(input.shape)), input)
+    noise = uniform_noise(tuple(input.shape), lower, upper, input)
     return _inplace("RreluWithNoise:1",
                     lambda x: fnp.where(x > 0, x, x * fnp.asarray(noise, dtype=x.dtype)), input)
 
@@ -267,7 +267,11 @@ def gumbel_softmax(logits: Any, tau: float = 1, hard: bool = False, eps: float =
                    dim: int = -1) -> Any:
     """A sample of the Gumbel-softmax distribution (``hard``: one-hot values with the soft
     sample's gradient, the straight-through estimator)."""
-    gumbels = on_device_of(-np.log(rng().exponential(size=tuple(shape(logits)))), logits)
+    if cuda_index(logits) is None:
+        gumbels = -np.log(rng().exponential(size=tuple(shape(logits))))
+    else:  # drawn on the GPU: -log(E), E = -log(1 - U) exponential
+        u = uniform_noise(tuple(shape(logits)), 0.0, 1.0, logits)
+        gumbels = -fnp.log(-fnp.log1p(-fnp.asarray(u)))
 
     def soft(x: Any) -> Any:
         return jnn.softmax((x + fnp.asarray(gumbels, dtype=x.dtype)) / tau, axis=dim)

@@ -35,10 +35,10 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad import nn as jnn
 from funcgrad.torch._autocast import autocast_op
-from funcgrad.torch._creation import empty, rand, zeros
+from funcgrad.torch._creation import empty, zeros
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import init
-from funcgrad.torch.nn._apply import data, on_device_of, op
+from funcgrad.torch.nn._apply import data, keep_mask, on_device_of, op
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.parameter import Parameter
 from funcgrad.torch.nn.utils.rnn import PackedSequence
@@ -290,9 +290,9 @@ class RNNBase(Module):
                 masks.append(None)
                 continue
             p = self.dropout
-            keep = rand((steps, batch, width), dtype=np.float64)._host() >= p
-            scale = keep / (1.0 - p) if p < 1.0 else np.zeros(keep.shape)
-            masks.append(on_device_of(scale.astype(data(like).dtype), like))
+            dt, mshape = data(like).dtype, (steps, batch, width)
+            masks.append(on_device_of(np.zeros(mshape, dt), like) if p >= 1.0 else
+                         (keep_mask(mshape, p, like) * (1.0 / (1.0 - p))).astype(dt))
         return masks
 
     def _check_hidden(self, hx: Any, expected: tuple[int, ...], what: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from fakecupy import _api, _streams
+from fakecupy import _api, _random, _streams
 from fakecupy._array import STATS, _garbage, call, ndarray, unwrap, wrap
 from fakecupy._kernels import RawKernel, RawModule
 from fakecupy.cuda import make_module
@@ -233,6 +233,7 @@ def submodule(module: str, np_mod: Any) -> types.ModuleType:
 linalg = submodule("cupy.linalg", np.linalg)
 fft = submodule("cupy.fft", np.fft)
 random = submodule("cupy.random", np.random)
+random.RandomState = _random.RandomState  # type: ignore[attr-defined]
 # cupy.lib holds only stride_tricks (as_strided makes views of device memory, as NumPy's).
 lib = types.ModuleType("cupy.lib")
 lib.stride_tricks = submodule(  # type: ignore[attr-defined]

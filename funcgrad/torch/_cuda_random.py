@@ -1,0 +1,113 @@
+"""The PyTorch face's CUDA generators: one per device, drawing on the device.
+
+Random tensors and dropout masks of CUDA tensors are drawn there by CuPy's cuRAND
+generator (``cupy.random.RandomState``), as PyTorch draws them with its CUDA generators:
+nothing is drawn on the host and uploaded. ``torch.manual_seed`` seeds every device,
+``torch.cuda.manual_seed`` the current one, ``manual_seed_all`` all of them; the default
+seed is PyTorch's. The distributions are PyTorch's, the bits are cuRAND's (PyTorch draws
+with Philox in its own kernels).
+
+>>> from funcgrad.torch import _cuda_random
+>>> _cuda_random.initial_seed(0)
+67280421310721
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+DEFAULT_SEED = 67280421310721
+# Seeds set for devices (a device without one uses DEFAULT_SEED or the last seed given to
+# all devices), and the generators made from them.
+_seeds: dict[int, int] = {}
+_all_seed = [DEFAULT_SEED]
+_states: dict[int, Any] = {}
+
+
+def initial_seed(index: int) -> int:
+    """The seed device ``index``'s generator was last seeded with."""
+    return _seeds.get(index, _all_seed[0])
+
+
+def fresh_seed() -> int:
+    """A seed from the operating system's entropy (``torch.seed``'s kind)."""
+    return int(np.random.SeedSequence().entropy) % 2 ** 63  # type: ignore[arg-type]
+
+
+def manual_seed(seed: int, index: int | None = None) -> None:
+    """Seed device ``index``'s generator, or every device's (``index=None``)."""
+    seed = int(seed) % 2 ** 64
+    if index is None:
+        _all_seed[0] = seed
+        _seeds.clear()
+        _states.clear()
+    else:
+        _seeds[index] = seed
+        _states.pop(index, None)
+
+
+def state(index: int) -> Any:
+    """Device ``index``'s generator (a CuPy ``RandomState``), made on first use."""
+    st = _states.get(index)
+    if st is None:
+        import cupy  # noqa: PLC0415
+
+        with cupy.cuda.Device(index):
+            st = cupy.random.RandomState(initial_seed(index))
+        _states[index] = st
+    return st
+
+
+def _draw_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    # cuRAND makes float32 and float64; half precision is drawn in float32 and rounded.
+    return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
+
+
+def uniform(shape: tuple[int, ...], dtype: Any, index: int, gen: Any = None) -> Any:
+    """Samples of U[0, 1) of ``dtype`` on device ``index`` (``gen``: a RandomState of the
+    caller's own, e.g. a ``torch.Generator``'s)."""
+    import cupy  # noqa: PLC0415
+
+    dt = np.dtype(dtype)
+    with cupy.cuda.Device(index):
+        u = (gen or state(index)).random_sample(shape, _draw_dtype(dt))
+        if u.dtype != dt:
+            # Rounding up to 1.0 in half precision would leave [0, 1): keep below one.
+            u = cupy.minimum(u, float(np.nextafter(dt.type(1), dt.type(0)))).astype(dt)
+        return u
+
+
+def normal(shape: tuple[int, ...], dtype: Any, index: int, gen: Any = None) -> Any:
+    """Standard normal samples of ``dtype`` on device ``index``."""
+    import cupy  # noqa: PLC0415
+
+    dt = np.dtype(dtype)
+    with cupy.cuda.Device(index):
+        z = (gen or state(index)).standard_normal(shape, _draw_dtype(dt))
+        return z if z.dtype == dt else z.astype(dt)
+
+
+def integers(low: int, high: int, shape: tuple[int, ...], dtype: Any, index: int,
+             gen: Any = None) -> Any:
+    """Integers uniform in ``[low, high)`` of ``dtype`` on device ``index``, without a host
+    read (CuPy's ``randint`` rejects samples and counts them on the host)."""
+    import cupy  # noqa: PLC0415
+
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                           f"from={low} >= to={high}")
+    span = high - low
+    if span > 2 ** 53:
+        raise RuntimeError(f"randint on a CUDA device draws ranges up to 2**53 wide; "
+                           f"[{low}, {high}) is wider (draw it on the CPU and move it)")
+    with cupy.cuda.Device(index):
+        u = (gen or state(index)).random_sample(shape, np.float64)
+        k = cupy.minimum(cupy.floor(u * span), span - 1)
+        return (k + low).astype(np.dtype(dtype))
+
+
+def keep_mask(shape: tuple[int, ...], p: float, index: int) -> Any:
+    """Booleans that are True with probability ``1 - p`` (a dropout mask) on the device."""
+    return uniform(shape, np.float32, index) >= float(p)

@@ -1,0 +1,134 @@
+"""Randomness of CUDA tensors is drawn on the device (``gpu``-marked: the CuPy emulator
+where no GPU is found): dropout masks, RReLU slopes and Gumbel noise of CUDA tensors come
+from the device's generator, with no host-to-device copy; ``torch.cuda.manual_seed`` seeds
+that generator alone, as in PyTorch (checked against torch 2.13 on the CPU side)."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from gpu_values import host, need_device
+
+import funcgrad.torch.nn.functional as F
+from funcgrad import torch
+from funcgrad.torch import nn
+
+try:
+    import torch as real_torch
+except ImportError:  # pragma: no cover - the compat extra is not installed
+    real_torch = None
+
+
+@contextlib.contextmanager
+def _transfers() -> Iterator[Any]:
+    """The emulator's counters over the block (None on a real GPU: nothing to count)."""
+    import fakecupy  # noqa: PLC0415
+
+    if not fakecupy.installed():
+        yield None
+        return
+    with fakecupy.counting() as c:
+        yield c
+
+
+P = 0.3
+
+
+def _sdpa(x: Any) -> Any:
+    q = x.reshape(2, 4, 32, 32)
+    return F.scaled_dot_product_attention(q, q, q, dropout_p=P)
+
+
+# name -> (program on a (64, 128) CUDA tensor of ones, whether it is elementwise dropout)
+CASES: dict[str, tuple[Callable[[Any], Any], bool]] = {
+    "F.dropout": (lambda x: F.dropout(x, P), True),
+    "nn.Dropout": (lambda x: nn.Dropout(P)(x), True),
+    "dropout_inplace": (lambda x: F.dropout(x.clone(), P, inplace=True), True),
+    "dropout1d": (lambda x: F.dropout1d(x[None], P)[0], False),
+    "AlphaDropout": (lambda x: nn.AlphaDropout(P)(x), False),
+    "feature_alpha_dropout": (lambda x: F.feature_alpha_dropout(x[None], P)[0], False),
+    "sdpa_dropout": (_sdpa, False),
+    "rrelu_training": (lambda x: F.rrelu(x - 2.0, training=True), False),
+    "gumbel_softmax": (lambda x: F.gumbel_softmax(x, tau=0.5), False),
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gpu_noise_is_drawn_on_the_device(name: str) -> None:
+    need_device()
+    fn, elementwise = CASES[name]
+    x = torch.ones(64, 128, device="cuda", requires_grad=True)
+    fn(x)  # the first call may compile kernels
+    with _transfers() as c:
+        y = fn(x)
+    if c is not None:
+        assert (c.h2d, c.d2h, c.syncs) == (0, 0, 0), c
+    assert y.device.type == "cuda"
+    out = host(y.detach())
+    assert np.isfinite(out).all()
+    if elementwise:
+        # Values 0 or 1/(1-p); the kept fraction within 6 sigma of 1 - p.
+        scale = np.float32(1 / (1 - P))
+        assert set(np.unique(out)) <= {0.0, scale}
+        kept = (out != 0).mean()
+        assert abs(kept - (1 - P)) < 6 * math.sqrt(P * (1 - P) / out.size)
+        y.sum().backward()
+        np.testing.assert_array_equal(host(x.grad), out)
+
+
+@pytest.mark.gpu
+def test_gpu_rrelu_slopes_and_gumbel_noise_have_their_distributions() -> None:
+    need_device()
+    x = -torch.ones(200_000, device="cuda")
+    slopes = -host(F.rrelu(x, lower=0.1, upper=0.4, training=True))
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.4
+    assert abs(slopes.mean() - 0.25) < 6 * (0.3 / math.sqrt(12)) / math.sqrt(slopes.size)
+    # A hard Gumbel-softmax sample over two equal logits picks each class half the time.
+    z = torch.zeros(100_000, 2, device="cuda")
+    picks = host(F.gumbel_softmax(z, hard=True))[:, 0]
+    assert abs(picks.mean() - 0.5) < 6 * 0.5 / math.sqrt(picks.size)
+
+
+@pytest.mark.gpu
+def test_gpu_cuda_manual_seed_repeats_the_draws_and_the_cpu_stream_is_separate() -> None:
+    need_device()
+    x = torch.ones(4096, device="cuda")
+    torch.cuda.manual_seed(123)
+    first = host(F.dropout(x, 0.5))
+    second = host(F.dropout(x, 0.5))
+    torch.cuda.manual_seed(123)
+    np.testing.assert_array_equal(host(F.dropout(x, 0.5)), first)
+    torch.rand(100)  # a CPU draw between does not move the CUDA stream
+    np.testing.assert_array_equal(host(F.dropout(x, 0.5)), second)
+    assert torch.cuda.initial_seed() == 123
+    torch.cuda.manual_seed_all(7)
+    assert torch.cuda.initial_seed() == 7
+    third = host(F.dropout(x, 0.5))
+    torch.cuda.manual_seed_all(7)
+    np.testing.assert_array_equal(host(F.dropout(x, 0.5)), third)
+    assert not np.array_equal(first, third)
+
+
+@pytest.mark.skipif(real_torch is None, reason="PyTorch 2.13 is not installed")
+def test_cuda_seeding_leaves_the_cpu_generator_alone_as_in_pytorch() -> None:
+    """``torch.cuda.manual_seed``/``manual_seed_all``/``seed``/``seed_all`` change nothing
+    on the CPU side (also without a GPU), in both libraries."""
+    def draws(L: Any) -> list[bool]:
+        L.manual_seed(1)
+        a = L.rand(5).numpy().copy()
+        L.manual_seed(1)
+        L.cuda.manual_seed(99)
+        L.cuda.manual_seed_all(98)
+        L.cuda.seed()
+        L.cuda.seed_all()
+        b = L.rand(5).numpy().copy()
+        return [bool(np.array_equal(a, b))]
+
+    assert draws(torch) == draws(real_torch) == [True]
+    assert torch.cuda.seed() is None and real_torch.cuda.seed() is None
