@@ -281,21 +281,52 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
             pos = pos + ck * strides[k]
             invalid = invalid | (ck == shape[k])
         return np.where(invalid, size, pos), False
-    # The coordinate tables go where the dynamic indices are (a GPU's, eagerly).
-    fixed = [_placed(e, traced) if type(e) is np.ndarray else e for e in fixed]
-    pos_t: Any = getitem(_placed(zeros, traced), tuple(fixed))
+    # One small coordinate table per axis (its length, shaped to broadcast along it), never
+    # a table of x's whole (padded) shape: that would be a constant of x's size in every
+    # program indexing x with a traced index. For axis k, every other axis is addressed at
+    # its first entry by an entry of the same kind (so NumPy's placement of the advanced
+    # dimensions is kept), and the coordinates broadcast to the result's shape. The tables
+    # go where the dynamic indices are (a GPU's, eagerly).
+    placed = [_placed(e, traced) if type(e) is np.ndarray else e for e in fixed]
+    stand_ins = [e if e is None or isinstance(e, (slice, int)) else
+                 np.zeros(get_aval(e).shape, np.int8) for e in placed]
+    out_shape = np.broadcast_to(np.zeros((), np.int8), padded)[tuple(stand_ins)].shape
+    firsts = [e if e is None else slice(0, 1) if isinstance(e, slice) else
+              0 if isinstance(e, int) else E.mul(e, 0) for e in placed]
+    axis_at = [j for j, e in enumerate(placed) if e is not None]
+    pos_t: Any = None
     bad_t: Any = None
-    for k in range(nd):
-        view = np.broadcast_to(
-            np.arange(padded[k]).reshape([-1 if j == k else 1 for j in range(nd)]), padded)
-        coord = _placed(view, traced)
-        ck = getitem(coord, tuple(fixed))
-        pos_t = E.add(pos_t, E.mul(ck, strides[k]))
+    for k, j in enumerate(axis_at):
+        axis_entries = (*firsts[:j], placed[j], *firsts[j + 1:])
+        ck = broadcast_to_shape(getitem(_axis_table(padded[k], k, nd, traced), axis_entries),
+                                out_shape)
+        term = E.mul(ck, strides[k]) if strides[k] != 1 else ck
+        pos_t = term if pos_t is None else E.add(pos_t, term)
         hit = E.eq(ck, shape[k])
         bad_t = hit if bad_t is None else E.or_p.bind(bad_t, hit)
-    if bad_t is None:
-        return pos_t, True
     return E.select(bad_t, I.full_like_index(pos_t, size), pos_t), True
+
+
+# Axis tables already placed, by (length, axis, rank, device): an eager update indexed by a
+# GPU array would otherwise upload them on every call. They are only ever read by a gather
+# (never handed out, so never written).
+_AXIS_TABLES: dict[tuple[Any, ...], Any] = {}
+
+
+def _axis_table(n: int, k: int, nd: int, like: Any) -> Any:
+    """``arange(n)`` along axis ``k`` of ``nd`` (size 1 on the others) where ``like`` is."""
+    buf = like._value if type(like) is ArrayImpl else None
+    where = None if buf is None or type(buf) is np.ndarray else \
+        (type(buf), getattr(getattr(buf, "device", None), "id", None))
+    key = (n, k, nd, where)
+    table = _AXIS_TABLES.get(key)
+    if table is None:
+        if len(_AXIS_TABLES) >= 256:
+            _AXIS_TABLES.clear()
+        table = _placed(np.arange(n).reshape([-1 if a == k else 1 for a in range(nd)]), like)
+        if where is not None or not isinstance(like, Tracer):
+            _AXIS_TABLES[key] = table
+    return table
 
 
 def _placed(table: np.ndarray, like: Any) -> Any:

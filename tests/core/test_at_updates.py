@@ -636,3 +636,25 @@ def test_backward_slice_from_before_the_start(kind: str) -> None:
             p = _fixed_problem(case)
             for values in (p["values"], 1.5):
                 _run_eager(kind, mode, {**p, "values": values}, as_arrays=False)
+
+
+@pytest.mark.parametrize("index", ["rows", "rows_col", "col_rows", "rows_newaxis_slice"])
+def test_traced_index_programs_carry_no_table_of_x_size(index: str) -> None:
+    """An update or read at a traced index stages per-axis tables (their lengths), never a
+    coordinate table of x's whole shape (it made ``jit(x.at[i].set)`` on a 2048x2048 array
+    carry three 2049x2049 int64 constants); the values are NumPy's."""
+    shape = (40, 30)
+    idx = {"rows": lambda i: i, "rows_col": lambda i: (i, 3), "col_rows": lambda i: (2, i),
+           "rows_newaxis_slice": lambda i: (i, None, slice(2, 9, 3))}[index]
+    x = np.arange(1200.0).reshape(shape)
+    i = np.array([3, -1, 7, 0])
+
+    def upd(v: Any, j: Any) -> Any:
+        return v.at[idx(j)].add(1.0)
+
+    closed = fg.make_jaxpr(upd)(x, i)
+    assert sum(np.size(c) for c in closed.consts) <= sum(s + 1 for s in shape)
+    want = x.copy()
+    np.add.at(want, idx(i), 1.0)
+    np.testing.assert_array_equal(fg.jit(upd)(x, i), want)
+    np.testing.assert_array_equal(fg.jit(lambda v, j: v[idx(j)])(x, i), x[idx(i)])
