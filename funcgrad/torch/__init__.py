@@ -29,9 +29,11 @@ from funcgrad.torch._creation import (
     bernoulli,
     empty,
     empty_like,
+    empty_strided,
     eye,
     from_dlpack,
     from_numpy,
+    frombuffer,
     full,
     full_like,
     linspace,
@@ -48,6 +50,7 @@ from funcgrad.torch._creation import (
     randn,
     randn_like,
     randperm,
+    range,
     tensor,
     zeros,
     zeros_like,
@@ -104,7 +107,15 @@ from funcgrad.torch._grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from funcgrad.torch._random import Generator, manual_seed, seed
+from funcgrad.torch._random import (
+    Generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from funcgrad.torch._repr import set_printoptions
 from funcgrad.torch._tensor import Tensor
 
 float = float32  # noqa: A001 - PyTorch's aliases
@@ -168,5 +179,44 @@ globals().update(_AUTOCAST_STATE)
 globals().update(_MATH_FUNCTIONS)
 
 _method_functions(globals())
+
+# The functions below are defined after the method functions: where a name is also a
+# Tensor method (alias_copy...), the dedicated function wins.
+from funcgrad.torch._copy_functions import FUNCTIONS as _COPY_FUNCTIONS  # noqa: E402
+from funcgrad.torch._device import get_default_device, set_default_device  # noqa: E402
+from funcgrad.torch._higher_order import cond, vmap  # noqa: E402
+from funcgrad.torch._nn_functions import (  # noqa: E402
+    alpha_dropout_,
+    binomial,
+    celu_,
+    constant_pad_nd,
+    convolution,
+    dropout_,
+    feature_alpha_dropout_,
+    feature_dropout,
+    feature_dropout_,
+    frobenius_norm,
+    gru_cell,
+    histogramdd,
+    lstm_cell,
+    native_batch_norm,
+    native_dropout,
+    native_group_norm,
+    native_layer_norm,
+    nuclear_norm,
+    rnn_relu_cell,
+    rnn_tanh_cell,
+    rrelu_,
+    selu_,
+    threshold_,
+)
+from funcgrad.torch._utility_functions import (  # noqa: E402
+    fill,
+    get_device_module,
+    is_distributed,
+    to_dlpack,
+)
+
+globals().update(_COPY_FUNCTIONS)
 
 __version__ = "2.13.0"

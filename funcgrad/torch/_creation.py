@@ -18,8 +18,9 @@ import numpy as np
 
 from funcgrad.array import ArrayImpl
 from funcgrad.core import Tracer
+from funcgrad.torch import _cuda_random
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch._device import Size, as_device, to_device
+from funcgrad.torch._device import Size, as_device, default_device, engine_device, to_device
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._random import Generator, manual_seed, rng, seed  # noqa: F401
 from funcgrad.torch._tensor import Tensor, apply_op
@@ -34,10 +35,33 @@ def _shape_args(size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
     return tuple(builtins.int(s) for s in size)
 
 
-def _make(arr: Any, device: Any, requires_grad: builtins.bool) -> Tensor:
+def _make(arr: Any, device: Any, requires_grad: builtins.bool,
+          honour_default: builtins.bool = True) -> Tensor:
+    if device is None and honour_default:
+        device = default_device()  # set_default_device's, as PyTorch's factory functions
     if device is not None and as_device(device).type != "cpu":
         arr = to_device(arr, device)
     return Tensor(arr, requires_grad=requires_grad)
+
+
+def _gpu_index(device: Any, honour_default: builtins.bool = True) -> builtins.int | None:
+    """The CUDA device a factory's result goes to (None: the CPU); ``DeviceError`` when
+    that device is not usable."""
+    if device is None and honour_default:
+        device = default_device()
+    if device is None or as_device(device).type == "cpu":
+        return None
+    from funcgrad.devices import require_device  # noqa: PLC0415
+
+    return builtins.int(require_device(engine_device(device))[1].id)
+
+
+def _made_on_gpu(index: builtins.int, make: Any, requires_grad: builtins.bool) -> Tensor:
+    """A tensor of the CuPy array ``make(cupy)`` builds on device ``index`` (no host copy)."""
+    import cupy  # noqa: PLC0415
+
+    with cupy.cuda.Device(index):
+        return Tensor(make(cupy), requires_grad=requires_grad)
 
 
 def _visit_kinds(x: Any, kinds: set[str]) -> None:
@@ -104,7 +128,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None,
         if dt is None:
             dt = data.dtype
         if device is None:
-            device = data.device
+            device = default_device() or data.device
     elif isinstance(data, np.ndarray):
         arr = data.copy()
         if dt is None:
@@ -144,6 +168,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     >>> a = np.zeros(2); t = torch.as_tensor(a); a[0] = 1.0; t
     tensor([1., 0.], dtype=torch.float64)
     """
+    if device is None:
+        device = default_device()
     if isinstance(data, Tensor):
         out = data if dtype is None else data.to(dtype)
         return out if device is None else out.to(device)
@@ -209,7 +235,16 @@ def _default_dtype_for(value: Any, dtype: Any) -> D.dtype:
 def _filled(value: Any, size: tuple[Any, ...], dtype: Any, device: Any,
             requires_grad: builtins.bool) -> Tensor:
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
-    return _make(np.full(_shape_args(size), value, dt.np), device, requires_grad)
+    return _full(_shape_args(size), value, dt, device, requires_grad)
+
+
+def _full(shape: tuple[builtins.int, ...], value: Any, dt: D.dtype, device: Any,
+          requires_grad: builtins.bool) -> Tensor:
+    index = _gpu_index(device)
+    if index is not None and dt is not D.bfloat16:
+        # Filled on the device (CuPy's bfloat16 fill is not relied on: that one is uploaded).
+        return _made_on_gpu(index, lambda cp: cp.full(shape, value, dt.np), requires_grad)
+    return _make(np.full(shape, value, dt.np), device, requires_grad)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None,
@@ -236,7 +271,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dt = _default_dtype_for(fill_value, dtype)
-    return _make(np.full(_shape_args((size,)), fill_value, dt.np), device, requires_grad)
+    return _full(_shape_args((size,)), fill_value, dt, device, requires_grad)
 
 
 def _like(t: Any, dtype: Any, device: Any) -> tuple[tuple[builtins.int, ...], Any, Any]:
@@ -349,6 +384,10 @@ def randn(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: builtins.bool = False, generator: Any = None) -> Tensor:
     """Standard normal samples."""
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    index = _gpu_index(device)
+    if index is not None:  # drawn on the device by its generator
+        return Tensor(_cuda_random.normal(_shape_args(size), dt.np, index),
+                      requires_grad=requires_grad)
     arr = _rng().standard_normal(_shape_args(size)).astype(dt.np)
     return _make(arr, device, requires_grad)
 
@@ -357,6 +396,10 @@ def rand(*size: Any, dtype: Any = None, device: Any = None,
          requires_grad: builtins.bool = False, generator: Any = None) -> Tensor:
     """Uniform samples in [0, 1)."""
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    index = _gpu_index(device)
+    if index is not None:  # drawn on the device by its generator
+        return Tensor(_cuda_random.uniform(_shape_args(size), dt.np, index),
+                      requires_grad=requires_grad)
     arr = _rng().random(_shape_args(size)).astype(dt.np)
     return _make(arr, device, requires_grad)
 
@@ -371,6 +414,10 @@ def randint(low: builtins.int, high: Any = None, size: Any = (), *, dtype: Any =
         # randint(high, size), as PyTorch allows.
         low, high, size = 0, low, high
     dt = D.to_torch(dtype) if dtype is not None else D.int64
+    index = _gpu_index(device)
+    if index is not None:  # drawn on the device by its generator
+        return Tensor(_cuda_random.integers(builtins.int(low), builtins.int(high),
+                                            _shape_args(tuple(size)), dt.np, index))
     arr = _rng().integers(low, high, size=tuple(size)).astype(dt.np)
     return _make(arr, device, False)
 
@@ -391,20 +438,33 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None
            generator: Any = None, dtype: Any = None, device: Any = None,
            requires_grad: builtins.bool = False) -> Tensor:
     """Samples from normal distributions with the given means and standard deviations."""
-    m = mean._host() if isinstance(mean, Tensor) else mean
-    s = std._host() if isinstance(std, Tensor) else std
-    shape = tuple(size) if size is not None else np.broadcast(m, s).shape
-    arr = _rng().normal(m, s, shape)
     dt = D.to_torch(dtype) if dtype is not None else mean.dtype if isinstance(mean, Tensor) \
         else D.get_default_dtype()
     like = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
     if device is None and like is not None:
         device = like.device
-    return _make(arr.astype(dt.np), device, requires_grad)
+    index = _gpu_index(device, honour_default=False)
+    if index is not None:
+        # On the device: mean + std * z, z from its generator (no host round trip).
+        m = mean._data if isinstance(mean, Tensor) else mean
+        sd = std._data if isinstance(std, Tensor) else std
+        shape = tuple(size) if size is not None else \
+            np.broadcast_shapes(tuple(getattr(m, "shape", ())), tuple(getattr(sd, "shape", ())))
+        z = _cuda_random.normal(tuple(shape), dt.np, index)
+        return Tensor((z * sd + m).astype(dt.np), requires_grad=requires_grad)
+    m = mean._host() if isinstance(mean, Tensor) else mean
+    s = std._host() if isinstance(std, Tensor) else std
+    shape = tuple(size) if size is not None else np.broadcast(m, s).shape
+    arr = _rng().normal(m, s, shape)
+    return _make(arr.astype(dt.np), device, requires_grad, honour_default=False)
 
 
 def bernoulli(p: Tensor) -> Tensor:
     """0/1 samples with probabilities ``p``."""
+    index = _gpu_index(p.device, honour_default=False)
+    if index is not None:  # drawn on p's device by its generator
+        u = _cuda_random.uniform(tuple(p.shape), np.float64, index)
+        return Tensor((u < p._data).astype(p.dtype.np))
     return Tensor((_rng().random(p.shape) < p._host()).astype(p.dtype.np)).to(p.device)
 
 
@@ -447,3 +507,117 @@ def multinomial(probs: Tensor, num_samples: builtins.int,
         probs.device)
 
 
+
+
+_RANGE_DEPRECATED = (
+    "torch.range is deprecated and will be removed in a future release because its "
+    "behavior is inconsistent with Python's range builtin. Instead, use torch.arange, which "
+    "produces values in [start, end).")
+
+
+def range(start: Any = 0, end: Any = None, step: Any = 1, *, out: Any = None,  # noqa: A001
+          dtype: Any = None, layout: Any = None, device: Any = None,
+          requires_grad: builtins.bool = False) -> Tensor:
+    """Deprecated: the values ``start, start + step, ...`` up to ``end`` INCLUSIVE, in the
+    default float dtype whatever the bounds' types (use ``arange``).
+
+    >>> import warnings, funcgrad.torch as torch
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     torch.range(1, 4)
+    tensor([1., 2., 3., 4.])
+    """
+    import math  # noqa: PLC0415
+    import warnings  # noqa: PLC0415
+
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    warnings.warn(_RANGE_DEPRECATED, UserWarning, stacklevel=2)
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    lo, hi, st = (builtins.float(v) for v in vals)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"unsupported range: {vals[0]} -> {vals[1]}")
+    if st == 0:
+        raise RuntimeError("step must be nonzero")
+    if (st > 0 and hi < lo) or (st < 0 and hi > lo):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    n = builtins.int((hi - lo) / st) + 1
+    if dt.is_floating_point:
+        arr = (lo + np.arange(n, dtype=np.float64) * st).astype(dt.np)
+    else:
+        i0, i1 = builtins.int(vals[0]), builtins.int(vals[2])
+        arr = (i0 + np.arange(n, dtype=np.int64) * i1).astype(dt.np)
+    return _make(arr, device, requires_grad)
+
+
+_warned_readonly_buffer = [False]
+
+
+def frombuffer(buffer: Any, *, dtype: Any, count: builtins.int = -1,
+               offset: builtins.int = 0, requires_grad: builtins.bool = False) -> Tensor:
+    """A 1-D tensor over the memory of an object that exposes the buffer protocol
+    (``bytearray``, ``array.array``, ``memoryview``...): writes through the tensor change
+    the buffer. ``count`` elements (-1: all) from byte ``offset``.
+
+    >>> import array, funcgrad.torch as torch
+    >>> a = array.array("i", [1, 2, 3])
+    >>> t = torch.frombuffer(a, dtype=torch.int32); t[0] = 7; a[0]
+    7
+    """
+    dt = D.to_torch(dtype)
+    view = memoryview(buffer)
+    length = view.nbytes
+    size = dt.np.itemsize
+    if length <= 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if offset < 0 or offset >= length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset "
+                             f"({offset} bytes) must be a multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({length} bytes)")
+    if view.readonly and not _warned_readonly_buffer[0]:
+        import warnings  # noqa: PLC0415
+
+        _warned_readonly_buffer[0] = True
+        warnings.warn(
+            "The given buffer is not writable, and PyTorch does not support non-writable "
+            "tensors. This means you can write to the underlying (supposedly non-writable) "
+            "buffer using the tensor. You may want to copy the buffer to protect its data or "
+            "make it writable before converting it to a tensor. This type of warning will be "
+            "suppressed for the rest of this program.", UserWarning, stacklevel=2)
+    arr = np.frombuffer(view.cast("B"), dtype=dt.np, count=count, offset=offset)
+    return Tensor(arr, requires_grad=requires_grad)
+
+
+def empty_strided(size: Sequence[builtins.int], stride: Sequence[builtins.int], *,
+                  dtype: Any = None, layout: Any = None, device: Any = None,
+                  requires_grad: builtins.bool = False,
+                  pin_memory: builtins.bool = False) -> Tensor:
+    """A tensor of shape ``size`` laid out with ``stride`` (in elements) over fresh memory
+    (zero-filled in funcgrad; PyTorch leaves it uninitialised).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
+    shape, steps = tuple(builtins.int(s) for s in size), tuple(builtins.int(s) for s in stride)
+    if len(shape) != len(steps):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match "
+                           f"dimensionality of strides ({len(steps)})")
+    dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    extent = 0 if 0 in shape else 1 + builtins.sum((n - 1) * s for n, s in zip(shape, steps))
+    storage = np.zeros(extent, dt.np)
+    item = storage.itemsize
+    arr = np.lib.stride_tricks.as_strided(storage, shape, tuple(s * item for s in steps))
+    if (device is None and default_device() is not None) or \
+            (device is not None and as_device(device).type != "cpu"):
+        return _make(np.ascontiguousarray(arr), device, requires_grad)
+    return Tensor(arr, requires_grad=requires_grad)

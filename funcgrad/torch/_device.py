@@ -57,8 +57,58 @@ class device:  # noqa: N801 - PyTorch's name
     def __hash__(self) -> builtins.int:
         return hash((self.type, self.index or 0))
 
+    def __enter__(self) -> device:
+        """``with torch.device(d):`` makes ``d`` the default device inside the block."""
+        _DEFAULT_STACK.append(_DEFAULT[0])
+        _DEFAULT[0] = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _DEFAULT[0] = _DEFAULT_STACK.pop()
+
 
 CPU = device("cpu")
+
+# The device that the factory functions use when given none (``set_default_device``):
+# None is the CPU, left untouched; the stack holds the values ``with device`` replaced.
+_DEFAULT: list[device | None] = [None]
+_DEFAULT_STACK: list[device | None] = []
+
+
+def set_default_device(device: Any) -> None:  # noqa: A002 - PyTorch's name
+    """Make the factory functions (``zeros``, ``tensor``, ``arange``, ``randn``...) allocate
+    on ``device`` when called without one; None restores the CPU. The ``*_like``
+    functions, ``from_numpy`` and ``frombuffer`` are unaffected, as in PyTorch.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.set_default_device("cpu")
+    >>> torch.get_default_device()
+    device(type='cpu')
+    >>> torch.set_default_device(None)
+    """
+    _DEFAULT[0] = None if device is None else as_device(device)
+
+
+def get_default_device() -> device:
+    """The device new tensors are made on (``set_default_device``; the CPU by default).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.get_default_device()
+    device(type='cpu')
+    """
+    d = _DEFAULT[0]
+    if d is None:
+        return CPU
+    if d.type == "cuda" and d.index is None:
+        import cupy  # noqa: PLC0415 - only where a CUDA default is set
+
+        return device("cuda", cupy.cuda.Device().id)
+    return d
+
+
+def default_device() -> device | None:
+    """The device a factory function given ``device=None`` uses (None: the CPU)."""
+    return _DEFAULT[0]
 
 
 def cuda_available() -> bool:

@@ -12,7 +12,15 @@ from typing import Any
 
 import numpy as np
 
-_generator: list[np.random.Generator] = [np.random.default_rng()]
+from funcgrad.torch import _cuda_random
+
+_os_seed = _cuda_random.fresh_seed
+
+
+# The default generator and the seed it started from (``initial_seed``): a fresh seed from
+# the operating system in each process, as PyTorch's CPU generator has.
+_seed: list[int] = [_os_seed()]
+_generator: list[np.random.Generator] = [np.random.default_rng(_seed[0])]
 
 
 def rng() -> np.random.Generator:
@@ -116,12 +124,79 @@ def manual_seed(seed: int) -> Any:
     >>> _ = torch.manual_seed(0); bool((torch.rand(2) == a).all())
     True
     """
+    _seed[0] = int(seed)
     _generator[0] = np.random.default_rng(seed)
+    _cuda_random.manual_seed(seed)  # every GPU's too, as PyTorch's manual_seed
     return Generator().manual_seed(seed)
 
 
 def seed() -> int:
     """Seed the generator from the operating system; return the seed."""
-    s = int(np.random.SeedSequence().entropy) % (2 ** 63)  # type: ignore[arg-type]
+    s = _os_seed()
+    _seed[0] = s
     _generator[0] = np.random.default_rng(s)
+    _cuda_random.manual_seed(s)
     return s
+
+
+def initial_seed() -> int:
+    """The seed the default generator started from (``manual_seed``'s or ``seed``'s).
+
+    >>> import funcgrad.torch as torch
+    >>> state = torch.get_rng_state()
+    >>> _ = torch.manual_seed(7); torch.initial_seed()
+    7
+    >>> torch.set_rng_state(state)
+    """
+    return _seed[0]
+
+
+# PyTorch's CPU generator state is a uint8 tensor of 5056 bytes; funcgrad's holds the
+# seed and the PCG64 state in the same size, so size checks read as PyTorch's.
+_STATE_BYTES = 5056
+
+
+def get_rng_state() -> Any:
+    """The default generator's state, a uint8 tensor: ``set_rng_state`` of it replays the
+    same draws.
+
+    >>> import funcgrad.torch as torch
+    >>> state = torch.get_rng_state(); a = torch.rand(2)
+    >>> torch.set_rng_state(state); bool((torch.rand(2) == a).all())
+    True
+    """
+    st = _generator[0].bit_generator.state
+    if st.get("bit_generator") != "PCG64":
+        raise RuntimeError("get_rng_state: the default generator is not funcgrad's PCG64")
+    words = [_seed[0], st["state"]["state"], st["state"]["inc"], st["has_uint32"],
+             st["uinteger"]]
+    blob = b"".join(int(w).to_bytes(16, "little") for w in words)
+    out = np.zeros(_STATE_BYTES, np.uint8)
+    out[:len(blob)] = np.frombuffer(blob, np.uint8)
+    return TENSOR[0]._from_data(out)
+
+
+def set_rng_state(new_state: Any) -> None:
+    """Restore the default generator to a state ``get_rng_state`` returned.
+
+    >>> import funcgrad.torch as torch
+    >>> state = torch.get_rng_state(); a = torch.randn(3)
+    >>> torch.set_rng_state(state); bool((torch.randn(3) == a).all())
+    True
+    """
+    if not isinstance(new_state, TENSOR[0]):
+        raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+    if new_state.dtype.name != "uint8":
+        raise TypeError("RNG state must be a torch.ByteTensor")
+    data = np.asarray(new_state._host(), np.uint8).reshape(-1)
+    if data.size != _STATE_BYTES:
+        raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but "
+                           f"found the input RNG state size to be {data.size}")
+    raw = data[:80].tobytes()
+    seed_, state, inc, has32, uint = (int.from_bytes(raw[i:i + 16], "little")
+                                      for i in range(0, 80, 16))
+    gen = np.random.default_rng(0)
+    gen.bit_generator.state = {"bit_generator": "PCG64", "state": {"state": state, "inc": inc},
+                               "has_uint32": has32, "uinteger": uint}
+    _seed[0] = seed_
+    _generator[0] = gen

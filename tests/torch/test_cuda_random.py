@@ -132,3 +132,70 @@ def test_cuda_seeding_leaves_the_cpu_generator_alone_as_in_pytorch() -> None:
 
     assert draws(torch) == draws(real_torch) == [True]
     assert torch.cuda.seed() is None and real_torch.cuda.seed() is None
+
+
+# name -> factory call on the GPU
+FACTORIES: dict[str, Callable[[], Any]] = {
+    "zeros": lambda: torch.zeros(3, 4, device="cuda"),
+    "ones_int": lambda: torch.ones(5, dtype=torch.int32, device="cuda"),
+    "full": lambda: torch.full((2, 3), 1.5, device="cuda"),
+    "empty": lambda: torch.empty(7, device="cuda"),
+    "zeros_like": lambda: torch.zeros_like(torch.ones(2, 2, device="cuda")),
+    "full_like_f16": lambda: torch.full_like(torch.ones(3, device="cuda").half(), 2.0),
+    "rand": lambda: torch.rand(1000, device="cuda"),
+    "rand_f16": lambda: torch.rand(1000, dtype=torch.float16, device="cuda"),
+    "randn": lambda: torch.randn(1000, device="cuda"),
+    "randn_like": lambda: torch.randn_like(torch.ones(10, 10, device="cuda")),
+    "randint": lambda: torch.randint(-3, 9, (1000,), device="cuda"),
+    "normal": lambda: torch.normal(torch.full((500,), 3.0, device="cuda"), 0.5),
+    "bernoulli": lambda: torch.bernoulli(torch.full((1000,), 0.25, device="cuda")),
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_gpu_factories_make_their_values_on_the_device(name: str) -> None:
+    """No host copy for a factory on the GPU, and the values have the factory's kind and
+    distribution (6-sigma bounds on 1000 samples)."""
+    need_device()
+    make = FACTORIES[name]
+    make()
+    with _transfers() as c:
+        t = make()
+    if c is not None:
+        assert (c.h2d, c.d2h, c.syncs) == (0, 0, 0), c
+    assert t.device.type == "cuda"
+    v = host(t).astype(np.float64)
+    n = v.size
+    if name.startswith("rand_") or name == "rand":
+        assert t.dtype is (torch.float16 if name == "rand_f16" else torch.float32)
+        assert v.min() >= 0 and v.max() < 1
+        assert abs(v.mean() - 0.5) < 6 * math.sqrt(1 / 12 / n)
+    elif name.startswith("randn"):
+        assert abs(v.mean()) < 6 / math.sqrt(n) and abs(v.std() - 1) < 0.2
+    elif name == "randint":
+        assert t.dtype is torch.int64 and v.min() >= -3 and v.max() <= 8
+        assert set(np.unique(v)) == set(range(-3, 9))
+    elif name == "normal":
+        assert abs(v.mean() - 3.0) < 6 * 0.5 / math.sqrt(n)
+    elif name == "bernoulli":
+        assert set(np.unique(v)) <= {0.0, 1.0}
+        assert abs(v.mean() - 0.25) < 6 * math.sqrt(0.25 * 0.75 / n)
+    else:
+        want = {"zeros": 0.0, "ones_int": 1.0, "full": 1.5, "empty": 0.0,
+                "zeros_like": 0.0, "full_like_f16": 2.0}[name]
+        assert (v == want).all()
+        assert t.dtype is {"ones_int": torch.int32, "full_like_f16": torch.float16}.get(
+            name, torch.float32)
+
+
+@pytest.mark.gpu
+def test_gpu_manual_seed_seeds_the_device_generators_too() -> None:
+    need_device()
+    torch.manual_seed(11)
+    a = host(torch.randn(64, device="cuda"))
+    b = host(torch.rand(64, device="cuda"))
+    torch.manual_seed(11)
+    np.testing.assert_array_equal(host(torch.randn(64, device="cuda")), a)
+    np.testing.assert_array_equal(host(torch.rand(64, device="cuda")), b)
+    assert torch.cuda.initial_seed() == 11
