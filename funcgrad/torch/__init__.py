@@ -139,10 +139,6 @@ def result_type(tensor1: object, tensor2: object) -> dtype:
     return result_dtype(tensor1, tensor2)
 
 
-def is_nonzero(input: Tensor) -> object:  # noqa: A002
-    return input.item() != 0
-
-
 from funcgrad.torch import (  # noqa: E402  # noqa: E402  # noqa: E402
     _dynamo,
     amp,
@@ -209,6 +205,17 @@ from funcgrad.torch._nn_functions import (  # noqa: E402
     rrelu_,
     selu_,
     threshold_,
+)
+from funcgrad.torch._tensor_storage import (  # noqa: E402
+    _mkldnn,
+    jagged,
+    layout,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+    strided,
 )
 from funcgrad.torch._utility_functions import (  # noqa: E402
     fill,

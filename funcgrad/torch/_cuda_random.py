@@ -8,7 +8,7 @@ seed is PyTorch's. The distributions are PyTorch's, the bits are cuRAND's (PyTor
 with Philox in its own kernels).
 
 >>> from funcgrad.torch import _cuda_random
->>> _cuda_random.initial_seed(0)
+>>> _cuda_random.DEFAULT_SEED  # PyTorch's default seed, until a seed is set
 67280421310721
 """
 

@@ -345,7 +345,7 @@ def _recorded_backward(node: GradFn, tape: TapeTrace, start: int, in_cts: list[A
 
 _classes: dict[tuple[type, str], type] = {}
 # PyTorch's nodes that are not named after a derivative formula.
-_UNSUFFIXED = frozenset({"CopySlices", "AccumulateGrad"})
+_UNSUFFIXED = frozenset({"CopySlices", "AccumulateGrad", "CondAutogradOpBackward"})
 
 
 def _node_name(op: str) -> str:

@@ -65,4 +65,4 @@ def cond(pred: Any, true_fn: Any, false_fn: Any, operands: Any = ()) -> Any:
     if isinstance(pred._data, Tracer) or builtins.any(isinstance(t._data, Tracer)
                                                       for t in leaves):
         return _tensors(both(_values(pred), *_values(leaves)))
-    return apply_op("CondAutogradOp", both, pred, *leaves)
+    return apply_op("CondAutogradOpBackward", both, pred, *leaves)

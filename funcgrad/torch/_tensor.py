@@ -52,6 +52,7 @@ from funcgrad.primitives import structural as _S
 from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _grad_mode
+from funcgrad.torch import _repr as _repr_module
 from funcgrad.torch._autocast import CUDA as CUDA_POLICY
 from funcgrad.torch._autocast import TENSOR as autocast_tensor_type
 from funcgrad.torch._autocast import autocast_op
@@ -578,6 +579,8 @@ class Tensor:
             # The recorded operation keeps the old values: its backward may need them.
             src = self._snapshot()
         new = apply_op(op, fn, src, *others)
+        if new._data.shape != self._data.shape:
+            _check_inplace_shape(tuple(self.shape), tuple(new.shape))
         if new.dtype is not self.dtype:
             if D.category(new.dtype) > D.category(self.dtype):
                 raise RuntimeError(
@@ -770,7 +773,13 @@ class Tensor:
         sz = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], builtins.int) \
             else sizes
         lead = len(sz) - self.ndim
+        if lead < 0:
+            raise RuntimeError(f"expand({self.type()}{{{list(self.shape)}}}, "
+                               f"size={list(sz)}): the number of sizes provided ({len(sz)}) "
+                               "must be greater or equal to the number of dimensions in the "
+                               f"tensor ({self.ndim})")
         target = tuple(s if s != -1 else self.shape[i - lead] for i, s in enumerate(sz))
+        check_expand(tuple(self.shape), target)
         return _view_op("Expand", lambda x: fnp.broadcast_to(x, target), self)
 
     def expand_as(self, other: Tensor) -> Tensor:
@@ -1181,6 +1190,31 @@ def _moved(x: Any, target: device) -> Any:
         return device_put(x, engine_device(target))
     buf = to_device(buffer_of(x), target)
     return wrap(buf, ShapedArray.make(tuple(buf.shape), buf.dtype))
+
+
+def _check_inplace_shape(own: tuple[builtins.int, ...], result: tuple[builtins.int, ...]
+                         ) -> None:
+    """PyTorch's error when an in-place result is larger than the tensor it goes into."""
+    try:
+        wide = tuple(np.broadcast_shapes(own, result))
+    except ValueError:
+        wide = result
+    if wide != own:
+        raise RuntimeError(f"output with shape {list(own)} doesn't match the broadcast shape "
+                           f"{list(wide)}")
+
+
+def check_expand(shape: tuple[builtins.int, ...], target: tuple[builtins.int, ...]) -> None:
+    """PyTorch's error when ``shape`` cannot be expanded to ``target`` (the last axis that
+    does not fit is named, as PyTorch's loop from the last axis does)."""
+    lead = len(target) - len(shape)
+    for i in range(len(target) - 1, lead - 1, -1):
+        n = shape[i - lead]
+        if n != 1 and n != target[i]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[i]}) must match the existing size "
+                f"({n}) at non-singleton dimension {i}.  Target sizes: {list(target)}.  "
+                f"Tensor sizes: {list(shape)}")
 
 
 def _ddof(unbiased: Any, correction: Any) -> Any:
@@ -2325,7 +2359,8 @@ def _repr(t: Tensor) -> str:
         arr = t._host()
     except RuntimeError:
         return f"tensor(<traced {t.dtype} {list(t.shape)}>)"
-    extras = []
+    # PyTorch's order: the device, then the size, then the dtype and the graph.
+    extras = [f"device='{t.device}'"] if t.device.type != "cpu" else []
     if arr.size == 0:
         body = "[]"
         if arr.shape != (0,):
@@ -2333,8 +2368,8 @@ def _repr(t: Tensor) -> str:
     else:
         shown = arr.astype(np.float32) if t.dtype is D.bfloat16 else arr
         body = format_tensor_data(shown, len("tensor("))
-    if t.device.type != "cpu":
-        extras.append(f"device='{t.device}'")
+        if not _repr_module.PRINT_OPTS.edgeitems:
+            extras.append(f"size={tuple(arr.shape)}")
     dt = t.dtype
     default = dt is D.get_default_dtype() or dt is D.default_complex()
     if not (default or dt.name in _DEFAULT_SHOWN) or (arr.size == 0 and not default):
@@ -2347,11 +2382,12 @@ def _repr(t: Tensor) -> str:
 
 
 def _add_suffixes(text: str, suffixes: list[str], indent: builtins.int) -> str:
-    # PyTorch's rule: a suffix that would pass the line width (80) starts a new line.
+    # PyTorch's rule: a suffix that would pass the line width starts a new line.
+    width = _repr_module.PRINT_OPTS.linewidth
     parts = [text]
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > 80:
+        if last_line_len + len(suffix) + 2 > width:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
         else:

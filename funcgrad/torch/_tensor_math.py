@@ -35,6 +35,7 @@ from funcgrad.torch._return_types import named_result
 from funcgrad.torch._tensor import (
     _CPP,
     Tensor,
+    _check_broadcast,
     _float_input,
     _returns,
     _sum_dtype,
@@ -555,57 +556,375 @@ def logcumsumexp(self: Tensor, dim: builtins.int) -> Tensor:
 # ------------------------------------------------------------- matrix products
 
 
-def addmv(self: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    """``beta * self + alpha * (mat @ vec)``."""
-    return cast(Tensor, apply_op("Addmv", lambda b, m, v: _ba(b, fnp.matmul(m, v), beta,
-                                                               alpha), self, mat, vec))
+def _cpp_of(t: Tensor) -> str:
+    return _CPP[t.dtype.name]
+
+
+def _coef(c: Any, dt: D.dtype) -> Any:
+    """A Python coefficient (``alpha``, ``beta``, ``value``) as PyTorch's kernels take it:
+    truncated to an integer for an integer result."""
+    if isinstance(c, (builtins.bool, builtins.int, builtins.float)) and not (
+            dt.is_floating_point or dt.is_complex):
+        return builtins.int(c)
+    return c
+
+
+def _as(x: Any, dt: D.dtype) -> Any:
+    return x if x.dtype == dt.np else fnp.astype(x, dt.np)
+
+
+def _no_bool(kernel: str, t: Tensor) -> None:
+    if t.dtype is D.bool:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _same_size_inplace(self: Tensor, out: tuple[builtins.int, ...]) -> None:
+    if tuple(self.shape) != out:
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output "
+                           f"tensor size {list(out)} should match")
 
 
 def _ba(b: Any, p: Any, beta: Any, alpha: Any) -> Any:
-    scaled = p if alpha == 1 else p * alpha
-    if beta == 0:
-        return fnp.broadcast_to(scaled, np.broadcast_shapes(b.shape, p.shape))
-    return (b if beta == 1 else b * beta) + scaled
+    """``beta * b + alpha * p``; ``b`` is not read when ``beta`` is 0 (its NaNs vanish)."""
+    scaled = p if builtins.isinstance(alpha, (builtins.int, builtins.float)) and alpha == 1 \
+        else p * alpha
+    if builtins.isinstance(beta, (builtins.int, builtins.float)) and beta == 0:
+        # A select, not 0 * b: NaNs of b vanish, and b still gets its (zero) gradient.
+        shape = np.broadcast_shapes(b.shape, p.shape)
+        return fnp.where(True, fnp.broadcast_to(scaled, shape), fnp.broadcast_to(b, shape))
+    return (b if builtins.isinstance(beta, (builtins.int, builtins.float)) and beta == 1
+            else b * beta) + scaled
 
 
-def addr(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    """``beta * self + alpha * outer(vec1, vec2)``."""
-    return cast(Tensor, apply_op("Addr", lambda b, u, v: _ba(b, fnp.outer(u, v), beta, alpha),
-                                 self, vec1, vec2))
+def _product(op: str, self: Tensor, a: Tensor, b: Tensor, beta: Any, alpha: Any,
+             dt: D.dtype, out: tuple[builtins.int, ...], inplace: builtins.bool,
+             prod: Callable[[Any, Any], Any]) -> Tensor:
+    """``beta * self + alpha * prod(a, b)`` in dtype ``dt``: out of place, or written into
+    ``self`` through the in-place mechanism (``Tensor._inplace``), recorded as PyTorch's
+    node ``op`` either way."""
+    beta, alpha = _coef(beta, dt), _coef(alpha, dt)
+
+    def run(s: Any, x: Any, y: Any) -> Any:
+        return _ba(_as(s, dt), prod(_as(x, dt), _as(y, dt)), beta, alpha)
+
+    if inplace:
+        return self._inplace(op, run, a, b)
+    from funcgrad.torch._tensor import check_expand  # noqa: PLC0415
+
+    check_expand(tuple(self.shape), out)
+    return cast(Tensor, apply_op(op, run, self, a, b))
 
 
-def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
-           ) -> Tensor:
-    """``beta * self + alpha * sum_i batch1[i] @ batch2[i]``."""
-    return cast(Tensor, apply_op("Addbmm", lambda b, x, y: _ba(b, fnp.sum(fnp.matmul(x, y), 0),
-                                                                beta, alpha),
-                                 self, batch1, batch2))
+def _addmm_checks(self: Tensor, mat1: Any, mat2: Any, names: tuple[str, str] = ("mat1", "mat2")
+                  ) -> None:
+    """PyTorch's checks of ``addmm`` (and of ``addbmm``'s summed product), in its order."""
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_cpp_of(mat1)} and "
+                           f"{_cpp_of(mat2)}")
+    if self.dtype is not mat2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_cpp_of(self)} and "
+                           f"{_cpp_of(mat2)}")
 
 
-def baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
-            ) -> Tensor:
-    """``beta * self + alpha * (batch1 @ batch2)``."""
-    return cast(Tensor, apply_op("Baddbmm", lambda b, x, y: _ba(b, fnp.matmul(x, y), beta,
-                                                                 alpha), self, batch1, batch2))
+def _addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any, alpha: Any,
+           inplace: builtins.bool) -> Tensor:
+    mat1, mat2 = _t(mat1), _t(mat2)
+    _addmm_checks(self, mat1, mat2)
+    for nm, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.dim() != 2:
+            raise RuntimeError(f"{nm} must be a matrix, got {m.dim()}-D tensor")
+    (n, k), (k2, p) = mat1.shape, mat2.shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{p})")
+    _no_bool("addmm_impl_cpu_", self)
+    if inplace:
+        _same_size_inplace(self, (n, p))
+    return _product("Addmm", self, mat1, mat2, beta, alpha, self.dtype, (n, p), inplace,
+                    fnp.matmul)
 
 
 def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
           ) -> Tensor:
-    """``beta * self + alpha * (mat1 @ mat2)``."""
-    return cast(Tensor, apply_op("Addmm", lambda b, x, y: _ba(b, fnp.matmul(x, y), beta,
-                                                               alpha), self, mat1, mat2))
+    """``beta * self + alpha * (mat1 @ mat2)``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.ones(2, 2).addmm(torch.eye(2), torch.full((2, 2), 3.0), beta=0.5)
+    tensor([[3.5000, 3.5000],
+            [3.5000, 3.5000]])
+    """
+    return _addmm(self, mat1, mat2, beta, alpha, False)
+
+
+def addmm_(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
+           ) -> Tensor:
+    """``addmm`` written into this tensor (recorded as ``AddmmBackward0``).
+
+    >>> import funcgrad.torch as torch
+    >>> b = torch.ones(2, 2)
+    >>> b.addmm_(torch.eye(2), torch.eye(2), alpha=2)
+    tensor([[3., 1.],
+            [1., 3.]])
+    """
+    return _addmm(self, mat1, mat2, beta, alpha, True)
+
+
+def _addmv(self: Tensor, mat: Tensor, vec: Tensor, beta: Any, alpha: Any,
+           inplace: builtins.bool) -> Tensor:
+    mat, vec = _t(mat), _t(vec)
+    if mat.dim() != 2 or vec.dim() != 1 or self.dim() > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self.dim()}, {mat.dim()}, "
+                           f"{vec.dim()}")
+    n, k = mat.shape
+    if k != vec.shape[0] or (self.dim() == 1 and self.shape[0] not in (1, n)):
+        got = "x".join(str(d) for d in self.shape)
+        raise RuntimeError(f"size mismatch, got input ({got}), mat ({n}x{k}), vec "
+                           f"({vec.shape[0]})")
+    if not (self.dtype is mat.dtype is vec.dtype):
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_cpp_of(self)}, {_cpp_of(mat)}, and {_cpp_of(vec)}")
+    _no_bool("addmv_impl_cpu", self)
+    if inplace:
+        _same_size_inplace(self, (n,))
+    return _product("Addmv", self, mat, vec, beta, alpha, self.dtype, (n,), inplace,
+                    fnp.matmul)
+
+
+def addmv(self: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * self + alpha * (mat @ vec)``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.ones(2).addmv(torch.eye(2), torch.tensor([1.0, 2.0]), alpha=3)
+    tensor([4., 7.])
+    """
+    return _addmv(self, mat, vec, beta, alpha, False)
+
+
+def addmv_(self: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``addmv`` written into this tensor (recorded as ``AddmvBackward0``).
+
+    >>> import funcgrad.torch as torch
+    >>> v = torch.ones(2)
+    >>> v.addmv_(torch.eye(2), torch.tensor([1.0, 2.0]), beta=0)
+    tensor([1., 2.])
+    """
+    return _addmv(self, mat, vec, beta, alpha, True)
+
+
+def _addr(self: Tensor, vec1: Tensor, vec2: Tensor, beta: Any, alpha: Any,
+          inplace: builtins.bool) -> Tensor:
+    vec1, vec2 = _t(vec1), _t(vec2)
+    for nm, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.dim() != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {nm}, but got {v.dim()}-D")
+    out = (vec1.shape[0], vec2.shape[0])
+    if inplace and tuple(self.shape) != out:
+        raise RuntimeError(f"size mismatch, input: {list(self.shape)}, v1: {list(vec1.shape)}, "
+                           f"v2: {list(vec2.shape)}")
+    dt = result_dtype(self, vec1, vec2)
+    return _product("Addr", self, vec1, vec2, beta, alpha, dt, out, inplace, fnp.outer)
+
+
+def addr(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * self + alpha * outer(vec1, vec2)``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.zeros(2, 2).addr(torch.tensor([1.0, 2.0]), torch.tensor([1.0, -1.0]))
+    tensor([[ 1., -1.],
+            [ 2., -2.]])
+    """
+    return _addr(self, vec1, vec2, beta, alpha, False)
+
+
+def addr_(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``addr`` written into this tensor (recorded as ``AddrBackward0``).
+
+    >>> import funcgrad.torch as torch
+    >>> m = torch.eye(2)
+    >>> m.addr_(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]), alpha=5)
+    tensor([[1., 5.],
+            [0., 1.]])
+    """
+    return _addr(self, vec1, vec2, beta, alpha, True)
+
+
+def _batch_checks(batch1: Tensor, batch2: Tensor) -> None:
+    if batch2.dim() < 3:
+        n = builtins.max(batch2.dim(), 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         "but got 2)")
+    for nm, b in (("batch1", batch1), ("batch2", batch2)):
+        if b.dim() != 3:
+            raise RuntimeError(f"{nm} must be a 3D tensor")
+
+
+def _baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: Any, alpha: Any,
+             inplace: builtins.bool) -> Tensor:
+    from funcgrad.torch._tensor import cpp_type_name  # noqa: PLC0415
+
+    batch1, batch2 = _t(batch1), _t(batch2)
+    _batch_checks(batch1, batch2)
+    bs, n, k = batch1.shape
+    if tuple(batch2.shape[:2]) != (bs, k):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{bs}, {k}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
+    if self.dtype is batch1.dtype and batch1.dtype is not batch2.dtype:
+        raise RuntimeError(f"expected scalar type {_cpp_of(batch1)} but found "
+                           f"{_cpp_of(batch2)}")
+    if not (self.dtype is batch1.dtype is batch2.dtype):
+        raise RuntimeError(f"Input dtypes must be the same, got: input "
+                           f"{cpp_type_name(self.dtype)}, batch1: {cpp_type_name(batch1.dtype)}, "
+                           f"batch2: {cpp_type_name(batch2.dtype)}")
+    _no_bool("baddbmm_cpu", self)
+    out = (bs, n, batch2.shape[2])
+    if inplace:
+        _same_size_inplace(self, out)
+    return _product("Baddbmm", self, batch1, batch2, beta, alpha, self.dtype, out, inplace,
+                    fnp.matmul)
+
+
+def baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+            ) -> Tensor:
+    """``beta * self + alpha * (batch1 @ batch2)``, matrix by matrix.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.zeros(1, 2, 2).baddbmm(torch.ones(1, 2, 3), torch.ones(1, 3, 2))
+    tensor([[[3., 3.],
+             [3., 3.]]])
+    """
+    return _baddbmm(self, batch1, batch2, beta, alpha, False)
+
+
+def baddbmm_(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+             ) -> Tensor:
+    """``baddbmm`` written into this tensor (recorded as ``BaddbmmBackward0``).
+
+    >>> import funcgrad.torch as torch
+    >>> b = torch.ones(1, 2, 2)
+    >>> b.baddbmm_(torch.ones(1, 2, 3), torch.ones(1, 3, 2), beta=2, alpha=-1)
+    tensor([[[-1., -1.],
+             [-1., -1.]]])
+    """
+    return _baddbmm(self, batch1, batch2, beta, alpha, True)
+
+
+def _addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, beta: Any, alpha: Any,
+            inplace: builtins.bool) -> Tensor:
+    batch1, batch2 = _t(batch1), _t(batch2)
+    _batch_checks(batch1, batch2)
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+    (_, n, k), (_, k2, p) = batch1.shape, batch2.shape
+    if k != k2:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({n}x{k} and {k2}x{p})")
+    _addmm_checks(self, batch1, batch2)
+    _no_bool("addbmm_cpu", self)
+    if inplace:
+        _same_size_inplace(self, (n, p))
+    return _product("Addbmm", self, batch1, batch2, beta, alpha, self.dtype, (n, p), inplace,
+                    lambda x, y: fnp.sum(fnp.matmul(x, y), 0))
+
+
+def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+           ) -> Tensor:
+    """``beta * self + alpha * sum_i batch1[i] @ batch2[i]``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.zeros(2, 2).addbmm(torch.ones(3, 2, 1), torch.ones(3, 1, 2))
+    tensor([[3., 3.],
+            [3., 3.]])
+    """
+    return _addbmm(self, batch1, batch2, beta, alpha, False)
+
+
+def addbmm_(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+            ) -> Tensor:
+    """``addbmm`` written into this tensor (recorded as ``AddbmmBackward0``).
+
+    >>> import funcgrad.torch as torch
+    >>> s = torch.ones(2, 2)
+    >>> s.addbmm_(torch.ones(3, 2, 1), torch.ones(3, 1, 2), beta=-1)
+    tensor([[2., 2.],
+            [2., 2.]])
+    """
+    return _addbmm(self, batch1, batch2, beta, alpha, True)
+
+
+def _addc(op: str, self: Tensor, tensor1: Any, tensor2: Any, value: Any,
+          inplace: builtins.bool) -> Tensor:
+    t1, t2 = _t(tensor1), _t(tensor2)
+    if op == "Addcdiv" and not (t1.dtype.is_floating_point or t1.dtype.is_complex) and not (
+            t2.dtype.is_floating_point or t2.dtype.is_complex):
+        raise RuntimeError(_ADDCDIV_INTEGER)
+    if op == "Addcmul":
+        _no_bool("addcmul_cpu_out", self)
+    shape = tuple(self.shape)
+    for t in (t1, t2):
+        _check_broadcast(shape, tuple(t.shape))
+        shape = tuple(np.broadcast_shapes(shape, tuple(t.shape)))
+    dt = result_dtype(self, t1, t2)
+    v = _coef(value, dt)
+    combine = fnp.multiply if op == "Addcmul" else fnp.divide
+
+    def run(a: Any, x: Any, y: Any) -> Any:
+        return _as(a, dt) + v * combine(_as(x, dt), _as(y, dt))
+
+    if inplace:
+        return self._inplace(op, run, t1, t2)
+    return cast(Tensor, apply_op(op, run, self, t1, t2))
+
+
+_ADDCDIV_INTEGER = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+    "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+    "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+    "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+    "for all dtypes.")
 
 
 def addcmul(self: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
-    """``self + value * tensor1 * tensor2``."""
-    return cast(Tensor, apply_op("Addcmul", lambda a, x, y: a + value * x * y, self, tensor1,
-                                 tensor2))
+    """``self + value * tensor1 * tensor2``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.ones(2).addcmul(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]), value=0.5)
+    tensor([2.5000, 5.0000])
+    """
+    return _addc("Addcmul", self, tensor1, tensor2, value, False)
+
+
+def addcmul_(self: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """``addcmul`` written into this tensor (Adam's second moment:
+    ``v.mul_(b2).addcmul_(g, g, value=1 - b2)``).
+
+    >>> import funcgrad.torch as torch
+    >>> v = torch.ones(2)
+    >>> v.addcmul_(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0]), value=0.1)
+    tensor([1.1000, 1.4000])
+    """
+    return _addc("Addcmul", self, tensor1, tensor2, value, True)
 
 
 def addcdiv(self: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
-    """``self + value * tensor1 / tensor2``."""
-    return cast(Tensor, apply_op("Addcdiv", lambda a, x, y: a + value * x / y, self, tensor1,
-                                 tensor2))
+    """``self + value * tensor1 / tensor2``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.zeros(2).addcdiv(torch.tensor([1.0, 2.0]), torch.tensor([4.0, 4.0]), value=2)
+    tensor([0.5000, 1.0000])
+    """
+    return _addc("Addcdiv", self, tensor1, tensor2, value, False)
+
+
+def addcdiv_(self: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """``addcdiv`` written into this tensor (Adam's step:
+    ``p.addcdiv_(m, v.sqrt().add_(eps), value=-lr)``).
+
+    >>> import funcgrad.torch as torch
+    >>> p = torch.ones(2)
+    >>> p.addcdiv_(torch.tensor([1.0, 2.0]), torch.tensor([2.0, 2.0]), value=-1)
+    tensor([0.5000, 0.0000])
+    """
+    return _addc("Addcdiv", self, tensor1, tensor2, value, True)
 
 
 # ------------------------------------------------------------------- shapes
@@ -1212,6 +1531,139 @@ def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> T
     return self._fill_random(vals.reshape(self.shape))
 
 
+def broadcast_to(self: Tensor, *size: Any) -> Tensor:
+    """The tensor expanded to ``size`` (a view, as ``expand``).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.tensor([1, 2]).broadcast_to((2, 2))
+    tensor([[1, 2],
+            [1, 2]])
+    """
+    return self.expand(*size)
+
+
+def _float_kernel(kernel: str, t: Tensor) -> None:
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_CPP[t.dtype.name]}\'')
+
+
+def hardshrink(self: Tensor, lambd: Any = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0 (``torch.nn.functional.hardshrink``).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.tensor([-1.0, 0.25, 0.75]).hardshrink()
+    tensor([-1.0000,  0.0000,  0.7500])
+    """
+    from funcgrad.torch.nn import activation_functions as A  # noqa: PLC0415
+
+    _float_kernel("hardshrink_cpu", self)
+    return cast(Tensor, A.hardshrink(self, lambd))
+
+
+def prelu(self: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where ``x >= 0``, else ``weight * x``: one weight, or one per channel (dim 1).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.tensor([[-1.0, 2.0], [-3.0, -4.0]]).prelu(torch.tensor([0.5, 0.25]))
+    tensor([[-0.5000,  2.0000],
+            [-1.5000, -1.0000]])
+    """
+    from funcgrad.torch.nn import activation_functions as A  # noqa: PLC0415
+
+    weight = _t(weight)
+    _float_kernel("prelu_cpu", self)
+    channels = self.shape[1] if self.dim() >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {weight.numel()} and channel size = "
+                           f"{channels}.")
+    return cast(Tensor, A.prelu(self, weight))
+
+
+def chalf(self: Tensor, memory_format: Any = None) -> Tensor:
+    """``self.to(torch.complex32)``: not available in funcgrad (NumPy and CuPy have no
+    complex half type), so it raises; ``cfloat()`` is the nearest.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.ones(1).chalf()
+    Traceback (most recent call last):
+    ...
+    TypeError: complex32 (ComplexHalf, torch.chalf) is not supported by funcgrad: ...
+    """
+    raise TypeError("complex32 (ComplexHalf, torch.chalf) is not supported by funcgrad: NumPy "
+                    "and CuPy have no complex half type; use .cfloat() (complex64)")
+
+
+def _new_signature_error(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
+    got = ", ".join([type(a).__name__ for a in args] +
+                    [f"{k}={'torch.dtype' if k == 'dtype' else type(v).__name__}"
+                     for k, v in kwargs.items()])
+    return TypeError(
+        f"new() received an invalid combination of arguments - got ({got}), but expected one "
+        "of:\n * (*, torch.device device = None)\n      didn't match because some of the "
+        "keywords were incorrect: " + ", ".join(kwargs) + "\n * (torch.Storage storage)\n"
+        " * (Tensor other)\n * (tuple of ints size, *, torch.device device = None)\n"
+        " * (object data, *, torch.device device = None)\n")
+
+
+def new(self: Tensor, *args: Any, device: Any = None, **kwargs: Any) -> Tensor:
+    """The legacy constructor: ``t.new()`` (empty), ``t.new(2, 3)`` or ``t.new(size)``
+    (unspecified values: zeros here), ``t.new(data)`` (a list, tuple or array, in this
+    tensor's dtype), ``t.new(other)`` (an alias of a tensor of the same dtype). Only
+    ``device=`` is taken, as in PyTorch.
+
+    >>> import funcgrad.torch as torch
+    >>> t = torch.ones(1, dtype=torch.int32)
+    >>> t.new([1, 2]), t.new(2, 1).shape, t.new()
+    (tensor([1, 2], dtype=torch.int32), torch.Size([2, 1]), tensor([], dtype=torch.int32))
+    """
+    from funcgrad.torch._device import Size  # noqa: PLC0415
+
+    if kwargs:
+        raise _new_signature_error(args, kwargs)
+    if not args:
+        return cast(Any, self).new_zeros((0,), device=device)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        other = args[0]
+        if other.dtype is not self.dtype:
+            raise TypeError(f"expected {_options(self)} (got {_options(other)})")
+        return other.detach()
+    if builtins.all(isinstance(a, (builtins.int, np.integer)) and not isinstance(a, builtins.bool)
+                    for a in args):
+        return cast(Any, self).new_zeros(tuple(args), device=device)
+    if len(args) == 1 and isinstance(args[0], Size):
+        return cast(Any, self).new_zeros(tuple(args[0]), device=device)
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
+        return new_tensor(self, args[0], device=device)
+    if len(args) == 1:
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+    raise _new_signature_error(args, {})
+
+
+def _options(t: Tensor) -> str:
+    from funcgrad.torch._tensor import cpp_type_name  # noqa: PLC0415
+
+    dev = "cpu" if t.device.type == "cpu" else str(t.device)
+    return (f"TensorOptions(dtype={cpp_type_name(t.dtype)}, device={dev}, layout=Strided, "
+            "requires_grad=false (default), pinned_memory=false (default), "
+            "memory_format=(nullopt))")
+
+
+def is_nonzero(self: Tensor) -> builtins.bool:
+    """Whether the one element of the tensor is not zero (an error for any other size).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.tensor([0.5]).is_nonzero(), torch.tensor(0).is_nonzero()
+    (True, False)
+    """
+    n = self.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return builtins.bool(self._host().reshape(()) != 0)
+
+
 def _to_complex(dt: D.dtype) -> Callable[[Tensor], Tensor]:
     def method(self: Tensor) -> Tensor:
         return self.to(dt)
@@ -1230,7 +1682,11 @@ _METHODS: dict[str, Any] = {
     "unique_consecutive": unique_consecutive, "cumprod": cumprod, "cummax": cummax,
     "cummin": cummin, "logcumsumexp": logcumsumexp, "addmv": addmv, "addr": addr,
     "addbmm": addbmm, "baddbmm": baddbmm, "addmm": addmm, "addcmul": addcmul,
-    "addcdiv": addcdiv, "ravel": ravel, "reshape_as": reshape_as, "movedim": movedim,
+    "addcdiv": addcdiv, "addmm_": addmm_, "addmv_": addmv_, "addr_": addr_,
+    "addbmm_": addbmm_, "baddbmm_": baddbmm_, "addcmul_": addcmul_, "addcdiv_": addcdiv_,
+    "broadcast_to": broadcast_to, "hardshrink": hardshrink, "prelu": prelu, "chalf": chalf,
+    "new": new, "is_nonzero": is_nonzero,
+    "ravel": ravel, "reshape_as": reshape_as, "movedim": movedim,
     "moveaxis": movedim, "swapdims": swapdims, "tile": tile, "tensor_split": tensor_split,
     "split_with_sizes": split_with_sizes, "unsafe_split_with_sizes": split_with_sizes,
     "hsplit": _hvdsplit("hsplit", lambda t: 0 if t.dim() == 1 else 1),
@@ -1315,6 +1771,9 @@ for _name in ("t", "transpose", "squeeze", "unsqueeze", "swapaxes", "swapdims"):
     if not hasattr(Tensor, _name + "_"):
         setattr(Tensor, _name + "_", _shape_inplace(_name))
 
+
+# Methods kept in their own modules (they use the helpers above).
+from funcgrad.torch import _tensor_scatter_ops, _tensor_storage  # noqa: E402, F401
 
 # ------------------------------------------------------------ free functions
 
@@ -2046,18 +2505,6 @@ def is_storage(obj: Any) -> builtins.bool:
     return False
 
 
-def get_default_device() -> Any:
-    """The device new tensors are made on.
-
-    >>> import funcgrad.torch as torch
-    >>> torch.get_default_device()
-    device(type='cpu')
-    """
-    from funcgrad.torch._device import device  # noqa: PLC0415
-
-    return device("cpu")
-
-
 _FN_ONLY.update({
     "hann_window": _window("hann_window", np.hanning),
     "hamming_window": _window("hamming_window", np.hamming),
@@ -2073,7 +2520,7 @@ _FN_ONLY.update({
     "set_float32_matmul_precision": set_float32_matmul_precision,
     "get_float32_matmul_precision": get_float32_matmul_precision,
     "set_warn_always": set_warn_always, "is_warn_always_enabled": is_warn_always_enabled,
-    "is_storage": is_storage, "get_default_device": get_default_device,
+    "is_storage": is_storage,
 })
 
 

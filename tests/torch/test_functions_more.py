@@ -77,13 +77,7 @@ VALUES = [
 ]
 
 
-# PyTorch adds ", size=(...)" to every non-empty tensor's repr when edgeitems is 0; that
-# suffix belongs to Tensor.__repr__ (funcgrad/torch/_tensor.py), not yet changed.
-_NO_EDGES = pytest.mark.xfail(strict=True, reason="size= suffix for edgeitems=0 not in repr")
-
-
-@pytest.mark.parametrize("opts", [pytest.param(o, marks=_NO_EDGES) if o.get("edgeitems") == 0
-                                  else o for o in PRINT_CASES])
+@pytest.mark.parametrize("opts", PRINT_CASES)
 @pytest.mark.parametrize("make", VALUES)
 def test_set_printoptions_matches_torch(opts, make, restore_printoptions):
     torch.set_printoptions(**opts)
