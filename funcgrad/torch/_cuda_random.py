@@ -14,6 +14,7 @@ with Philox in its own kernels).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -111,3 +112,81 @@ def integers(low: int, high: int, shape: tuple[int, ...], dtype: Any, index: int
 def keep_mask(shape: tuple[int, ...], p: float, index: int) -> Any:
     """Booleans that are True with probability ``1 - p`` (a dropout mask) on the device."""
     return uniform(shape, np.float32, index) >= float(p)
+
+
+def _values(x: Any) -> Any:
+    """A Tensor argument's buffer (a CUDA tensor's stays on its device); others as given."""
+    return getattr(x, "_data", x)
+
+
+def sample(kind: str, shape: tuple[int, ...], dtype: Any, index: int, gen: Any,
+           *args: Any, **kwargs: Any) -> Any:
+    """The values of the in-place fill ``Tensor.<kind>_(*args, **kwargs)`` for a tensor of
+    ``shape`` and ``dtype`` on device ``index``, drawn there (PyTorch's parameters and
+    defaults for each distribution).
+
+    >>> sample("nope", (2,), "f4", 0, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: no device sampler for 'nope'
+    """
+    if kind not in _SAMPLERS:
+        raise ValueError(f"no device sampler for {kind!r}")
+    import cupy  # noqa: PLC0415
+
+    dt = np.dtype(dtype)
+    work = _draw_dtype(dt)
+    with cupy.cuda.Device(index):
+        out = _SAMPLERS[kind](cupy, lambda: uniform(shape, work, index, gen),
+                              lambda: normal(shape, work, index, gen), shape, index, gen,
+                              *args, **kwargs)
+        return out.astype(dt)
+
+
+def _uniform(cp: Any, u: Any, z: Any, shape: Any, index: int, gen: Any,
+             a: float = 0.0, b: float = 1.0) -> Any:
+    return u() * (b - a) + a
+
+
+def _normal(cp: Any, u: Any, z: Any, shape: Any, index: int, gen: Any,
+            mean: float = 0.0, std: float = 1.0) -> Any:
+    return z() * std + mean
+
+
+def _exponential(cp: Any, u: Any, z: Any, shape: Any, index: int, gen: Any,
+                 lambd: float = 1.0) -> Any:
+    return -cp.log1p(-u()) / lambd
+
+
+def _geometric(cp: Any, u: Any, z: Any, shape: Any, index: int, gen: Any, p: float) -> Any:
+    # The number of trials up to the first success: ceil(log(1 - U) / log(1 - p)), >= 1.
+    return cp.maximum(cp.ceil(cp.log1p(-u()) / math.log1p(-p)), 1)
+
+
+def _log_normal(cp: Any, u: Any, z: Any, shape: Any, index: int, gen: Any,
+                mean: float = 1.0, std: float = 2.0) -> Any:
+    return cp.exp(z() * std + mean)
+
+
+def _cauchy(cp: Any, u: Any, z: Any, shape: Any, index: int, gen: Any,
+            median: float = 0.0, sigma: float = 1.0) -> Any:
+    return cp.tan((u() - 0.5) * math.pi) * sigma + median
+
+
+def _random(cp: Any, u: Any, z: Any, shape: Any, index: int, gen: Any,
+            low: Any = None, high: Any = None) -> Any:
+    if high is None:
+        low, high = (0, 2 ** 24) if low is None else (0, low)
+    return integers(int(low), int(high), shape, np.int64, index, gen)
+
+
+def _bernoulli(cp: Any, u: Any, z: Any, shape: Any, index: int, gen: Any,
+               p: Any = 0.5) -> Any:
+    return u() < _values(p)
+
+
+_SAMPLERS: dict[str, Any] = {
+    "uniform": _uniform, "normal": _normal, "exponential": _exponential,
+    "geometric": _geometric, "log_normal": _log_normal, "cauchy": _cauchy,
+    "random": _random, "bernoulli": _bernoulli,
+}

@@ -62,6 +62,10 @@ class Generator:
     samplers) is PyTorch's Mersenne Twister, so the same seed gives PyTorch's order.
     """
 
+    _rng: np.random.Generator
+    _mt: np.random.RandomState
+    _cuda: Any  # the CuPy generator of a CUDA generator, made on first use
+
     def __init__(self, device: Any = "cpu") -> None:
         from funcgrad.torch._device import as_device  # noqa: PLC0415
 
@@ -109,7 +113,21 @@ class Generator:
     def __repr__(self) -> str:
         return f"<torch._C.Generator object at {id(self):#x}>"
 
+    def device_state(self, index: int) -> Any:
+        """The CuPy generator (cuRAND) drawing for this CUDA generator on device ``index``;
+        a CPU generator given for a CUDA tensor is refused, as in PyTorch."""
+        if self.device.type != "cuda":
+            raise RuntimeError(f"Expected a 'cuda' device type for generator but found "
+                               f"'{self.device.type}'")
+        if self._cuda is None:
+            import cupy  # noqa: PLC0415
+
+            with cupy.cuda.Device(index):
+                self._cuda = cupy.random.RandomState(self._seed % 2 ** 64)
+        return self._cuda
+
     def manual_seed(self, seed: int) -> Generator:
+        self._cuda = None
         self._seed = seed
         self._rng = np.random.default_rng(seed)
         self._mt = np.random.RandomState(seed & 0xFFFFFFFF)

@@ -662,15 +662,32 @@ class Tensor:
         return self._inplace("Copy", lambda a, s: fnp.broadcast_to(fnp.astype(s, a.dtype),
                                                                    a.shape), src)
 
-    def uniform_(self, a: builtins.float = 0.0, b: builtins.float = 1.0) -> Tensor:
-        return self._fill_random(rng().uniform(a, b, self._data.shape))
+    def uniform_(self, a: builtins.float = 0.0, b: builtins.float = 1.0, *,
+                 generator: Any = None) -> Tensor:
+        if self.device.type == "cuda":
+            return self._fill_on_device("uniform", generator, a, b)
+        return self._fill_random(_draws(generator).uniform(a, b, self._data.shape))
 
-    def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0) -> Tensor:
-        return self._fill_random(rng().normal(mean, std, self._data.shape))
+    def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *,
+                generator: Any = None) -> Tensor:
+        if self.device.type == "cuda":
+            return self._fill_on_device("normal", generator, mean, std)
+        return self._fill_random(_draws(generator).normal(mean, std, self._data.shape))
 
-    def _fill_random(self, values: np.ndarray) -> Tensor:
+    def _fill_random(self, values: Any) -> Tensor:
         return self._inplace("Fill", lambda a, v: v, Tensor._from_data(
             to_device(values.astype(self._data.dtype), self.device)))
+
+    def _fill_on_device(self, kind: str, generator: Any, *args: Any, **kwargs: Any
+                        ) -> Tensor:
+        """A random in-place fill of a CUDA tensor, drawn on its device (by ``generator``,
+        a CUDA ``torch.Generator``, or the device's generator)."""
+        from funcgrad.torch import _cuda_random  # noqa: PLC0415
+
+        index = self.device.index or 0
+        gen = generator.device_state(index) if generator is not None else None
+        return self._fill_random(_cuda_random.sample(kind, tuple(self.shape), self._data.dtype,
+                                                     index, gen, *args, **kwargs))
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         idx = _unwrap_index(idx)
@@ -2346,6 +2363,11 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     dt = result_dtype(x, y)
     return apply_op("Where", lambda c, a, b: fnp.where(c, _cast_to(a, dt), _cast_to(b, dt)),
                     condition, _fixed_scalar(x, dt), _fixed_scalar(y, dt))
+
+
+def _draws(generator: Any) -> np.random.Generator:
+    """The host generator a CPU tensor's random fill draws from."""
+    return rng() if generator is None else cast(np.random.Generator, generator._rng)
 
 
 # ----------------------------------------------------------------- repr

@@ -1454,10 +1454,14 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: builtins.bool = False) -
         fnp.astype(fnp.asarray(fill_value), a.dtype)))
 
 
-def _random_fill(draw: Callable[..., np.ndarray]) -> Callable[..., Tensor]:
+def _random_fill(draw: Callable[..., np.ndarray], kind: str) -> Callable[..., Tensor]:
+    """The in-place fill ``Tensor.<kind>_``: ``draw`` makes a CPU tensor's values on the
+    host; a CUDA tensor's are drawn on its device."""
     def method(self: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
         from funcgrad.torch._random import rng  # noqa: PLC0415
 
+        if self.device.type == "cuda":
+            return self._fill_on_device(kind, generator, *args, **kwargs)
         g = generator._rng if generator is not None else rng()
         return self._fill_random(draw(g, tuple(self.shape), *args, **kwargs))
 
@@ -1499,6 +1503,9 @@ def bernoulli(self: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
     """0/1 samples with probability ``self`` (or ``p``) of a 1."""
     from funcgrad.torch._random import rng  # noqa: PLC0415
 
+    if self.device.type == "cuda":  # drawn on the device, p read there
+        out_d = Tensor._from_data(self._data.copy())
+        return out_d._fill_on_device("bernoulli", generator, self if p is None else p)
     g = generator._rng if generator is not None else rng()
     probs = np.asarray(self._host() if p is None else (p._host() if isinstance(p, Tensor)
                                                        else p), np.float64)
@@ -1726,9 +1733,11 @@ _METHODS: dict[str, Any] = {
     "is_neg": lambda self: False, "angle": angle, "is_signed": is_signed,
     "is_same_size": is_same_size, "new_tensor": new_tensor, "stride": stride,
     "sum_to_size": sum_to_size, "fill_diagonal_": fill_diagonal_,
-    "exponential_": _random_fill(_exponential), "geometric_": _random_fill(_geometric),
-    "log_normal_": _random_fill(_log_normal), "cauchy_": _random_fill(_cauchy),
-    "random_": _random_fill(_random_ints), "bernoulli_": _random_fill(_bernoulli_draw),
+    "exponential_": _random_fill(_exponential, "exponential"),
+    "geometric_": _random_fill(_geometric, "geometric"),
+    "log_normal_": _random_fill(_log_normal, "log_normal"),
+    "cauchy_": _random_fill(_cauchy, "cauchy"), "random_": _random_fill(_random_ints, "random"),
+    "bernoulli_": _random_fill(_bernoulli_draw, "bernoulli"),
     "bernoulli": bernoulli, "multinomial": multinomial, "apply_": apply_, "map_": map_,
     "cfloat": _to_complex(D.complex64), "cdouble": _to_complex(D.complex128),
     "is_inference": lambda self: self._inference, "get_device": lambda self: (

@@ -199,3 +199,57 @@ def test_gpu_manual_seed_seeds_the_device_generators_too() -> None:
     np.testing.assert_array_equal(host(torch.randn(64, device="cuda")), a)
     np.testing.assert_array_equal(host(torch.rand(64, device="cuda")), b)
     assert torch.cuda.initial_seed() == 11
+
+
+# name -> (fill, check of the float64 values) on a CUDA tensor of 4000 elements
+FILLS: dict[str, tuple[Callable[[Any], Any], Callable[[np.ndarray], bool]]] = {
+    "uniform_": (lambda t: t.uniform_(-2.0, 3.0),
+                 lambda v: v.min() >= -2 and v.max() <= 3 and abs(v.mean() - 0.5) < 0.2),
+    "normal_": (lambda t: t.normal_(4.0, 0.5),
+                lambda v: abs(v.mean() - 4) < 0.05 and abs(v.std() - 0.5) < 0.05),
+    "exponential_": (lambda t: t.exponential_(2.0),
+                     lambda v: v.min() >= 0 and abs(v.mean() - 0.5) < 0.05),
+    "geometric_": (lambda t: t.geometric_(0.25),
+                   lambda v: v.min() >= 1 and (v == np.round(v)).all()
+                   and abs(v.mean() - 4) < 0.4),
+    "log_normal_": (lambda t: t.log_normal_(0.0, 0.25),
+                    lambda v: v.min() > 0 and abs(np.log(v).mean()) < 0.05),
+    "cauchy_": (lambda t: t.cauchy_(1.0, 2.0),
+                lambda v: abs(np.median(v) - 1) < 0.3),
+    "random_": (lambda t: t.random_(3, 7),
+                lambda v: set(np.unique(v)) == {3.0, 4.0, 5.0, 6.0}),
+    "bernoulli_": (lambda t: t.bernoulli_(0.75),
+                   lambda v: set(np.unique(v)) == {0.0, 1.0} and abs(v.mean() - 0.75) < 0.05),
+    "bernoulli_tensor_p": (lambda t: t.bernoulli_(torch.full((4000,), 0.1, device="cuda")),
+                           lambda v: abs(v.mean() - 0.1) < 0.03),
+    "bernoulli": (lambda t: torch.full((4000,), 0.3, device="cuda").bernoulli(),
+                  lambda v: abs(v.mean() - 0.3) < 0.05),
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(FILLS))
+def test_gpu_random_fills_draw_on_the_device(name: str) -> None:
+    """PyTorch's in-place samplers of a CUDA tensor: no host copy, their distributions."""
+    need_device()
+    fill, check = FILLS[name]
+    t = torch.empty(4000, device="cuda")
+    fill(t)
+    with _transfers() as c:
+        out = fill(t)
+    if c is not None:
+        assert (c.h2d, c.d2h, c.syncs) == (0, 0, 0), c
+    assert out.device.type == "cuda" and out.dtype is torch.float32
+    assert check(host(out).astype(np.float64))
+
+
+@pytest.mark.gpu
+def test_gpu_cuda_generators_seed_their_own_draws() -> None:
+    need_device()
+    g = torch.Generator(device="cuda")
+    g.manual_seed(5)
+    a = host(torch.empty(100, device="cuda").normal_(generator=g))
+    g.manual_seed(5)
+    np.testing.assert_array_equal(host(torch.empty(100, device="cuda").normal_(generator=g)), a)
+    with pytest.raises(RuntimeError, match="Expected a 'cuda' device type for generator"):
+        torch.empty(3, device="cuda").uniform_(generator=torch.Generator())
