@@ -155,7 +155,8 @@ def _gather_impl(xp: Any, op: Any, idx: Any, *, mode: str, fill_value: Any) -> A
         out = op[_columns(xp, op, safe, clip=False)]
     fill = default_fill_value(op.dtype) if fill_value is None else fill_value
     mask = ok.reshape(ok.shape + (1,) * (out.ndim - ok.ndim))
-    return xp.where(mask, out, xp.asarray(fill, dtype=op.dtype))
+    # The fill as a scalar of op's dtype: a 0-d array would be a host-to-device copy.
+    return xp.where(mask, out, op.dtype.type(fill))
 
 
 def _gather_transpose(ct: Any, primals: Sequence[Any], ans: Any, *, mode: str,

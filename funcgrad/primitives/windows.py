@@ -266,8 +266,12 @@ def _sas_tiled(xp: Any, s: Any, x: Any, w: Sequence[int], out: Sequence[int], ki
                       ).reshape(k_all, *out)
     best = (xp.maximum if kind == "max" else xp.minimum).reduce(tk, axis=0)
     # NaN is the most extreme value (maximum/minimum propagate it): the first NaN wins.
-    nan = dtypes.kind(x.dtype) in "fc" and bool(xp.isnan(best).any())
-    finite = bool(xp.isfinite(s).all()) if dtypes.kind(s.dtype) in "fc" else True
+    # The two checks below only pick faster NumPy steps; on a device they would be host
+    # reads (a sync per call), so the general steps run there.
+    on_host = xp is np
+    nan = dtypes.kind(x.dtype) in "fc" and (not on_host or bool(xp.isnan(best).any()))
+    finite = on_host and (bool(xp.isfinite(s).all()) if dtypes.kind(s.dtype) in "fc"
+                          else True)
     remaining = xp.ones(tuple(out), dtype=bool)
     res = xp.empty((k_all, *out), dtype=s.dtype)
     zero = s.dtype.type(0)

@@ -32,15 +32,14 @@ from funcgrad.torch._creation import empty
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import init
-from funcgrad.torch.nn._apply import data, on_device_of, op, shape
+from funcgrad.torch.nn._apply import cuda_index, data, on_device_of, op, shape
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.parameter import Parameter
 
 __all__ = ["Embedding", "EmbeddingBag", "embedding", "embedding_bag"]
 
 
-def _host_indices(indices: Any, num: int) -> np.ndarray:
-    """The indices on the host, checked as PyTorch checks them."""
+def _check_index_dtype(indices: Any) -> None:
     buf = data(indices)
     if not hasattr(buf, "dtype") or np.dtype(buf.dtype).kind not in "iu":
         from funcgrad.torch._tensor import _TENSOR_TYPES  # noqa: PLC0415
@@ -50,7 +49,12 @@ def _host_indices(indices: Any, num: int) -> np.ndarray:
                            f"following scalar types: Long, Int; but got "
                            f"torch.{_TENSOR_TYPES.get(kind, 'Tensor')} instead "
                            "(while checking arguments for embedding)")
-    host = indices._host() if isinstance(indices, Tensor) else np.asarray(buf)
+
+
+def _host_indices(indices: Any, num: int) -> np.ndarray:
+    """The indices on the host, checked as PyTorch checks them."""
+    _check_index_dtype(indices)
+    host = indices._host() if isinstance(indices, Tensor) else np.asarray(data(indices))
     if host.size and (host.min() < 0 or host.max() >= num):
         raise IndexError("index out of range in self")
     return host
@@ -100,15 +104,22 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,  # noqa: 
             [0., 1.]])
     """
     num = shape(weight)[0]
-    idx = _host_indices(input, num)
     pad = _padding_index(padding_idx, num)
-    if max_norm is not None:
-        _renorm_rows(weight, idx, max_norm, norm_type)
+    # CUDA indices are not read back to check them (a sync every step): PyTorch checks
+    # them with a device-side assert; here out-of-range ones read NaN rows (sharp_bits).
+    on_device = cuda_index(input) is not None and max_norm is None and \
+        not scale_grad_by_freq
+    if on_device:
+        _check_index_dtype(input)
+    else:
+        idx = _host_indices(input, num)
+        if max_norm is not None:
+            _renorm_rows(weight, idx, max_norm, norm_type)
 
     def impl(w: Any, i: Any) -> Any:
-        # The indices are checked above (PyTorch's IndexError): one gather of rows, without
-        # the masking of out-of-range indices that take's default "fill" mode does.
-        rows = gather(w, fnp.expand_dims(i, -1), "clip")
+        # Host indices are checked above (PyTorch's IndexError): one gather of rows, without
+        # the masking of out-of-range indices that the "fill" mode does.
+        rows = gather(w, fnp.expand_dims(i, -1), "fill" if on_device else "clip")
         if scale_grad_by_freq:
             rows = _freq_scaled(rows, idx, w)
         if pad is not None:
