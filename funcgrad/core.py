@@ -367,6 +367,11 @@ def follow_device(xp: Any, a: np.ndarray) -> Any:
     NumPy arrays, even 0-d ones), as JAX moves uncommitted data: a constant fill becomes a
     shared device scalar (or a broadcast of one), anything else is uploaded."""
     if not _constant_fill(a):
+        if a.size > 1 and 0 in a.strides:
+            # A broadcast (a host table met a device operand of a larger shape, as one_hot's
+            # classes do): upload the table once and broadcast it on the device.
+            base = a[tuple(slice(0, 1) if st == 0 else slice(None) for st in a.strides)]
+            return xp.broadcast_to(xp.asarray(np.ascontiguousarray(base)), a.shape)
         return xp.asarray(a)
     if a.size == 0:
         return xp.zeros(a.shape, a.dtype)

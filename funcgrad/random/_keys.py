@@ -301,15 +301,32 @@ def iota_hi_lo(shape: Sequence[int]) -> tuple[Any, Any]:
     return jnp.asarray((counts >> 32).astype(_U32)), jnp.asarray(counts.astype(_U32))
 
 
+def _device_counts(buf: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
+    """``iota_hi_lo(shape)`` made on the GPU of the buffer ``buf`` (nothing uploaded)."""
+    from funcgrad.array import wrap  # noqa: PLC0415
+    from funcgrad.core import backend_xp  # noqa: PLC0415
+    from funcgrad.ir import ShapedArray  # noqa: PLC0415
+
+    xp = backend_xp([buf])
+    n = math.prod(shape)
+    with xp.cuda.Device(buf.device.id):
+        if n < (1 << 32):
+            hi, lo = xp.zeros(shape, _U32), xp.arange(n, dtype=_U32).reshape(shape)
+        else:
+            counts = xp.arange(n, dtype=np.uint64).reshape(shape)
+            hi, lo = (counts >> 32).astype(_U32), counts.astype(_U32)
+    aval = ShapedArray(shape, np.dtype(_U32))
+    return wrap(hi, aval), wrap(lo, aval)
+
+
 def _hash_counts(data: Any, shape: Sequence[int]) -> list[Any]:
-    hi, lo = iota_hi_lo(shape)
     buf = getattr(data, "_value", None)
     if buf is not None and type(buf) is not np.ndarray and not isinstance(data, Tracer):
         # An eager key on a GPU: the counts are made where the key is (under jit the
-        # compiled program places them).
-        from funcgrad.api import device_put  # noqa: PLC0415
-
-        hi, lo = device_put((hi, lo), data.device)
+        # compiled program makes them).
+        hi, lo = _device_counts(buf, tuple(int(s) for s in shape))
+    else:
+        hi, lo = iota_hi_lo(shape)
     return threefry2x32(data[0], data[1], hi, lo)
 
 

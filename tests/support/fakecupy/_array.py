@@ -27,6 +27,7 @@ class Stats:
     """What the program asked of the "device" since the last ``reset``."""
 
     h2d: int = 0
+    h2d_bytes: int = 0  # bytes copied to the device
     d2h: int = 0
     syncs: int = 0
     launches: int = 0
@@ -258,6 +259,7 @@ class ndarray:  # noqa: N801 - CuPy's name
 
     def set(self, arr: np.ndarray, stream: Any = None) -> None:
         STATS.h2d += 1
+        STATS.h2d_bytes += np.asarray(arr).nbytes
         self._a[...] = np.asarray(arr)
         _streams.wrote(self._a, stream)
 

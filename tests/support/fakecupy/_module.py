@@ -83,6 +83,7 @@ def _to_device(host: np.ndarray) -> ndarray:
             host.dtype.itemsize == 0:
         raise ValueError(f"Unsupported dtype {host.dtype}")
     STATS.h2d += 1
+    STATS.h2d_bytes += host.nbytes
     raw, buf = _garbage(host.shape, host.dtype)
     buf[...] = host
     return ndarray._from(buf, raw)
