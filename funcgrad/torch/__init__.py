@@ -139,8 +139,12 @@ def result_type(tensor1: object, tensor2: object) -> dtype:
     return result_dtype(tensor1, tensor2)
 
 
-from funcgrad.torch import (  # noqa: E402  # noqa: E402  # noqa: E402
+# (_tensor_scatter_ops and _tensor_storage attach Tensor methods of their own on import,
+# before the free functions are made from the methods.)
+from funcgrad.torch import (  # noqa: E402
     _dynamo,
+    _tensor_scatter_ops,
+    _tensor_storage,
     amp,
     autograd,
     backends,
@@ -148,8 +152,8 @@ from funcgrad.torch import (  # noqa: E402  # noqa: E402  # noqa: E402
     cpu,
     cuda,
     distributed,
-    fft,  # noqa: E402
-    func,  # noqa: E402
+    fft,
+    func,
     linalg,
     nn,
     optim,

@@ -51,9 +51,10 @@ def _view_fn(view: str) -> Callable[..., Any]:
     if view == "view_as":
         return lambda x: x.view_as(x)
     if view.startswith("torch."):
-        from funcgrad import torch  # noqa: PLC0415
+        from funcgrad.torch._tensor_math import FUNCTIONS  # noqa: PLC0415
 
-        return lambda x, *a, **k: getattr(torch, view[len("torch."):])(x, *a, **k)
+        fn = FUNCTIONS[view[len("torch."):]]
+        return lambda x, *a, **k: fn(x, *a, **k)
     return lambda x, *a, **k: getattr(x, view)(*a, **k)
 
 

@@ -1781,9 +1781,6 @@ for _name in ("t", "transpose", "squeeze", "unsqueeze", "swapaxes", "swapdims"):
         setattr(Tensor, _name + "_", _shape_inplace(_name))
 
 
-# Methods kept in their own modules (they use the helpers above).
-from funcgrad.torch import _tensor_scatter_ops, _tensor_storage  # noqa: E402, F401
-
 # ------------------------------------------------------------ free functions
 
 

@@ -66,7 +66,8 @@ def get_device_module(device: Any = None) -> Any:
     >>> torch.get_device_module("cpu") is torch.cpu
     True
     """
-    from funcgrad import torch  # noqa: PLC0415
+    import importlib  # noqa: PLC0415
+
     from funcgrad.torch._device import cuda_available  # noqa: PLC0415
     from funcgrad.torch._device import device as make
 
@@ -79,7 +80,10 @@ def get_device_module(device: Any = None) -> Any:
     else:
         raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or "
                            "None")
-    module = getattr(torch, name, None)
+    try:  # by name: the package imports this module (a static import would be a cycle)
+        module = importlib.import_module(f"funcgrad.torch.{name}")
+    except ImportError:
+        module = None
     if module is None:
         raise RuntimeError(f"Device '{name}' does not have a corresponding module registered "
                            f"as 'torch.{name}'.")
