@@ -13,6 +13,7 @@ Array([2., 2.], dtype=float32)
 Array([0.], dtype=float32)
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from funcgrad.core import PRIMITIVES as _PRIMITIVES
@@ -181,3 +182,43 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'funcgrad.lax' has no attribute {name!r}")
 
 from funcgrad.lax import linalg  # noqa: E402 - jax.lax.linalg, after the primitives
+from funcgrad.lax._names_more import (  # noqa: E402 - compositions of the primitives
+    RandomAlgorithm,
+    composite,
+    conv_general_dilated_patches,
+    conv_general_shape_tuple,
+    conv_shape_tuple,
+    conv_transpose_shape_tuple,
+    dtype,
+    reduce_window_shape_tuple,
+    scatter_apply,
+    scatter_sub,
+    with_sharding_constraint,
+)
+from funcgrad.primitives.elementwise import RoundingMethod  # noqa: E402 - lax.round's enum
+from funcgrad.primitives.general_gather_scatter import (  # noqa: E402
+    GatherDimensionNumbers,
+    GatherScatterMode,
+    ScatterDimensionNumbers,
+)
+from funcgrad.primitives.precision import (  # noqa: E402 - precision= of the products
+    AccuracyMode,
+    DotAlgorithm,
+    DotAlgorithmPreset,
+    Precision,
+    PrecisionLike,
+    Tolerance,
+)
+
+# The dimension numbers of dot_general: ((lhs_contract, rhs_contract), (lhs_batch,
+# rhs_batch)); a type, as JAX's lax.DotDimensionNumbers.
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
+                            tuple[Sequence[int], Sequence[int]]]
+
+__all__ += ["AccuracyMode", "DotAlgorithm", "DotAlgorithmPreset", "DotDimensionNumbers",
+            "GatherDimensionNumbers", "GatherScatterMode", "Precision", "PrecisionLike",
+            "RandomAlgorithm", "RoundingMethod", "ScatterDimensionNumbers", "Tolerance",
+            "composite", "conv_general_dilated_patches", "conv_general_shape_tuple",
+            "conv_shape_tuple", "conv_transpose_shape_tuple", "dtype",
+            "reduce_window_shape_tuple", "scatter_apply", "scatter_sub",
+            "with_sharding_constraint"]

@@ -38,6 +38,7 @@ from funcgrad.primitives.bits import (
     shift_right_arithmetic,
     shift_right_logical,
 )
+from funcgrad.primitives.precision import check_dot_precision
 
 
 def _lax(name: str) -> Callable[..., Any]:
@@ -693,8 +694,7 @@ def dot(lhs: Any, rhs: Any, *, dimension_numbers: Any = None, precision: Any = N
                 f" got lhs_shape={ls} rhs_shape={rs}")
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
-    return la.dot_general(_preferred(lhs, preferred_element_type),
-                          _preferred(rhs, preferred_element_type), dn)
+    return la.dot_general(lhs, rhs, dn, precision, preferred_element_type)
 
 
 def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
@@ -713,7 +713,7 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
         raise ShapeError(f"batch_matmul requires equal batch dimensions, got {ls} and {rs}")
     n = len(ls)
     batch = tuple(range(n - 2))
-    return la.dot_general(lhs, rhs, (((n - 1,), (n - 2,)), (batch, batch)))
+    return la.dot_general(lhs, rhs, (((n - 1,), (n - 2,)), (batch, batch)), precision)
 
 
 def ragged_dot(lhs: Any, rhs: Any, group_sizes: Any, precision: Any = None,
@@ -730,6 +730,8 @@ def ragged_dot(lhs: Any, rhs: Any, group_sizes: Any, precision: Any = None,
            [2., 2.],
            [2., 2.]], dtype=float32)
     """
+    if precision is not None:
+        check_dot_precision(precision)
     if group_offset is not None:
         raise ValueError("ragged_dot: group_offset is not supported (as in JAX); pass None")
     lhs, rhs, group_sizes = _asarray(lhs), _asarray(rhs), _asarray(group_sizes)

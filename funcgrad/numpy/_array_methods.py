@@ -173,7 +173,8 @@ def install() -> None:
 
     def dot(self: Any, b: Any, *, precision: Any = None,
             preferred_element_type: Any = None) -> Any:
-        return fnp.dot(self, b)
+        return fnp.dot(self, b, precision=precision,
+                       preferred_element_type=preferred_element_type)
 
     def ravel(self: Any, order: str = "C") -> Any:
         return fnp.ravel(self, order)

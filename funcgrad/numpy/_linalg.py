@@ -13,14 +13,17 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes
 from funcgrad.core import get_aval
 from funcgrad.errors import ShapeError
 from funcgrad.numpy._core import broadcast_shapes, broadcast_to_shape, canonical_axis, promote_args
 from funcgrad.numpy._shape import _arr, moveaxis, ravel, reshape
 from funcgrad.numpy._ufuncs import multiply, where
+from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import linalg as L
 from funcgrad.primitives import reductions as R
 from funcgrad.primitives import structural as S
+from funcgrad.primitives.precision import algorithm_types, check_dot_precision
 from funcgrad.source_info import user_frame
 
 
@@ -29,7 +32,7 @@ def _pair(a: Any, b: Any) -> tuple[Any, Any]:
     return _arr(a), _arr(b)
 
 
-def matmul(a: Any, b: Any) -> Any:
+def _matmul(a: Any, b: Any) -> Any:
     """Matrix product with NumPy's rules (1-D promotion, broadcast batch axes).
 
     >>> import funcgrad.numpy as fnp
@@ -60,7 +63,7 @@ def matmul(a: Any, b: Any) -> Any:
     return L.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))))
 
 
-def dot(a: Any, b: Any) -> Any:
+def _dot(a: Any, b: Any) -> Any:
     """NumPy's ``dot``: inner product, matrix product, or contraction of a's last axis
     with b's second-to-last.
 
@@ -78,7 +81,7 @@ def dot(a: Any, b: Any) -> Any:
     return L.dot_general(a, b, (((len(sa) - 1,), (kb,)), ((), ())))
 
 
-def vdot(a: Any, b: Any) -> Any:
+def _vdot(a: Any, b: Any) -> Any:
     """Dot product of the flattened arrays, conjugating the first when it is complex.
 
     >>> import funcgrad.numpy as fnp
@@ -88,10 +91,10 @@ def vdot(a: Any, b: Any) -> Any:
     from funcgrad.numpy._ufuncs import conjugate  # noqa: PLC0415
 
     a, b = promote_args(a, b)
-    return dot(ravel(conjugate(a)), ravel(b))
+    return _dot(ravel(conjugate(a)), ravel(b))
 
 
-def inner(a: Any, b: Any) -> Any:
+def _inner(a: Any, b: Any) -> Any:
     """Contraction over the last axes of both.
 
     >>> import funcgrad.numpy as fnp
@@ -118,7 +121,7 @@ def outer(a: Any, b: Any) -> Any:
                          (((1,), (0,)), ((), ())))
 
 
-def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+def _tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     """Contract ``axes`` of a with ``axes`` of b (an int N means a's last N with b's first N).
 
     >>> import funcgrad.numpy as fnp
@@ -189,7 +192,7 @@ def _diagonal_letters(x: Any, term: str) -> tuple[Any, str]:
     return x, term
 
 
-def einsum(subscripts: str, *operands: Any) -> Any:
+def _einsum(subscripts: str, *operands: Any) -> Any:
     """Einstein summation, e.g. ``"bij,bjk->bik"``; ``...`` and repeated letters work.
 
     >>> import funcgrad.numpy as fnp
@@ -360,3 +363,109 @@ def kron(a: Any, b: Any) -> Any:
     big_a = S.broadcast_in_dim(a, shape, tuple(range(0, 2 * nd, 2)))
     big_b = S.broadcast_in_dim(b, shape, tuple(range(1, 2 * nd, 2)))
     return reshape(multiply(big_a, big_b), tuple(x * y for x, y in zip(sa, sb)))
+
+
+# JAX's keyword options of the products: ``precision`` is checked as JAX checks it (the
+# backends compute at the operands' precision); ``preferred_element_type`` is the result's
+# dtype, accumulated in the wider of it and the operands' promoted dtype.
+
+
+def _with_options(ops: Sequence[Any], precision: Any, preferred_element_type: Any
+                  ) -> tuple[list[Any], Any]:
+    if precision is not None:
+        check_dot_precision(precision)
+    if preferred_element_type is None and precision is None:
+        return list(ops), None
+    ops = [_arr(o) for o in promote_args(*ops)]
+    if not ops:
+        return ops, None
+    common = dtypes.canonicalize_dtype(get_aval(ops[0]).dtype)
+    want = common if preferred_element_type is None else \
+        dtypes.canonicalize_dtype(preferred_element_type)
+    types = None if precision is None else algorithm_types(precision, common, common, want)
+    if types is not None:
+        # A DotAlgorithmPreset: operands rounded to its input type, accumulated in its own.
+        return [E.convert_element_type(E.convert_element_type(o, types[0]), types[2])
+                for o in ops], want
+    acc = dtypes.canonicalize_dtype(dtypes.promote_types(common, want))
+    return [E.convert_element_type(o, acc) for o in ops], want
+
+
+def _as(out: Any, want: Any) -> Any:
+    return out if want is None or get_aval(out).dtype == want else \
+        E.convert_element_type(out, want)
+
+
+def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None,
+           out_sharding: Any = None) -> Any:
+    """Matrix product with NumPy's rules (1-D promotion, broadcast batch axes).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.matmul(fnp.ones((5, 2, 3)), fnp.ones((3, 4)), precision="highest").shape
+    (5, 2, 4)
+    """
+    (a, b), want = _with_options((a, b), precision, preferred_element_type)
+    return _as(_matmul(a, b), want)
+
+
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None,
+        out_sharding: Any = None) -> Any:
+    """NumPy's ``dot``: inner product, matrix product, or contraction of a's last axis
+    with b's second-to-last.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.dot(fnp.ones(3), fnp.ones(3), precision="highest"))
+    3.0
+    """
+    (a, b), want = _with_options((a, b), precision, preferred_element_type)
+    return _as(_dot(a, b), want)
+
+
+def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Dot product of the flattened arrays, conjugating the first when it is complex.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.vdot(fnp.ones((2, 2)), fnp.ones((2, 2))))
+    4.0
+    """
+    (a, b), want = _with_options((a, b), precision, preferred_element_type)
+    return _as(_vdot(a, b), want)
+
+
+def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Contraction over the last axes of both.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.inner(fnp.ones((2, 3)), fnp.ones((4, 3))).shape
+    (2, 4)
+    """
+    (a, b), want = _with_options((a, b), precision, preferred_element_type)
+    return _as(_inner(a, b), want)
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
+              preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """Contract ``axes`` of a with ``axes`` of b (an int N means a's last N with b's first N).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.tensordot(fnp.ones((2, 3, 4)), fnp.ones((3, 4, 5))).shape
+    (2, 5)
+    """
+    (a, b), want = _with_options((a, b), precision, preferred_element_type)
+    return _as(_tensordot(a, b, axes), want)
+
+
+def einsum(subscripts: str, /, *operands: Any, out: Any = None, optimize: Any = "auto",
+           precision: Any = None, preferred_element_type: Any = None,
+           _dot_general: Any = None, out_sharding: Any = None) -> Any:
+    """Einstein summation, e.g. ``"bij,bjk->bik"``; ``...`` and repeated letters work.
+    ``optimize`` is accepted (funcgrad picks its own contraction order).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.einsum("ii", fnp.eye(3), precision="highest"))
+    3.0
+    """
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
+    ops, want = _with_options(operands, precision, preferred_element_type)
+    return _as(_einsum(subscripts, *ops), want)

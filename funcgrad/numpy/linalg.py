@@ -667,8 +667,7 @@ def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
     >>> fnp.linalg.matmul(fnp.eye(2), fnp.ones(2)).tolist()
     [1.0, 1.0]
     """
-    out = _matmul(x1, x2)
-    return out if preferred_element_type is None else out.astype(preferred_element_type)
+    return _matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def matrix_transpose(x: Any, /) -> Any:
@@ -706,8 +705,8 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
     >>> float(fnp.linalg.tensordot(fnp.ones((2, 3)), fnp.ones((2, 3))))
     6.0
     """
-    out = _tensordot(x1, x2, axes)
-    return out if preferred_element_type is None else out.astype(preferred_element_type)
+    return _tensordot(x1, x2, axes, precision=precision,
+                      preferred_element_type=preferred_element_type)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,

@@ -29,6 +29,7 @@ from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import structural as S
 from funcgrad.primitives.linalg import device_matmul_precision
+from funcgrad.primitives.precision import check_dot_precision
 from funcgrad.primitives.rules import add_tangents, wanted, zeros_like_aval
 
 Pads = tuple[tuple[int, int], ...]
@@ -358,8 +359,8 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
 
     ``padding`` is 'SAME', 'SAME_LOWER', 'VALID' or (low, high) pairs; ``lhs_dilation``
     spreads the input (transposed convolution), ``rhs_dilation`` the kernel (atrous).
-    ``precision`` is accepted and ignored (NumPy and CuPy compute at the operands' own
-    precision); ``preferred_element_type`` converts the operands first.
+    ``precision`` is checked as JAX checks it and otherwise ignored (NumPy and CuPy compute
+    at the operands' own precision); ``preferred_element_type`` converts the operands first.
 
     >>> import numpy as np
     >>> from funcgrad import lax
@@ -368,6 +369,8 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     ...                          dimension_numbers=("NHWC", "HWIO", "NHWC")).shape
     (1, 4, 4, 2)
     """
+    if precision is not None:
+        check_dot_precision(precision)
     lshape, rshape = get_aval(lhs).shape, get_aval(rhs).shape
     dnums = conv_dimension_numbers(lshape, rshape, dimension_numbers)
     nd = len(lshape) - 2

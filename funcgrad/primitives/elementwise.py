@@ -8,6 +8,7 @@ Array([6.], dtype=float64)
 
 from __future__ import annotations
 
+import enum
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -252,6 +253,41 @@ logistic_p = unary("logistic", lambda xp, x: _logistic(xp, x),
                    cuda="fg_logistic({0})", torch="sigmoid",
                    py="(({T}(1) if {0} >= 0 else np.exp(-np.abs({0}))) / "
                       "({T}(1) + np.exp(-np.abs({0}))))")
+
+class RoundingMethod(enum.IntEnum):
+    """How ``lax.round`` breaks ties (JAX's ``lax.RoundingMethod``): ``AWAY_FROM_ZERO``
+    (lax.round's default) or ``TO_NEAREST_EVEN`` (``round_p``, NumPy's ``rint``)."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round_(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:
+    """``jax.lax.round``: to the nearest integer, ties away from zero unless
+    ``rounding_method`` is ``RoundingMethod.TO_NEAREST_EVEN`` (round_p's own rule).
+
+    >>> import numpy as np
+    >>> round_(np.array([0.5, 2.5, -0.5], np.float32)).tolist()
+    [1.0, 3.0, -1.0]
+    """
+    method = RoundingMethod(rounding_method)
+    dt = dtypes.canonicalize_dtype(get_aval(x).dtype)
+    if not dtypes.is_float(dt):
+        raise DTypeError(f"round does not accept dtype {dt}. Accepted dtypes are subtypes of "
+                         "floating.")
+    if method is RoundingMethod.TO_NEAREST_EVEN:
+        return round_p.bind(x)
+    finite = is_finite_p.bind(x)
+    xf = select(finite, x, 0.0)  # inf and NaN pass through, untouched by the arithmetic
+    a = abs_p.bind(xf)
+    whole = floor_p.bind(a)  # a - whole is exact: the fraction decides the tie
+    r = select(ge(sub(a, whole), 0.5), add(whole, 1.0), whole)
+    out = select(lt(xf, 0.0), neg(r), r)
+    # A result of zero keeps x's sign (-0.3 and -0.0 give -0.0), as XLA's round does.
+    return select(finite, select(eq(r, 0.0), mul(xf, 0.0), out), x)
+
+
+round_p.lax_fn = round_
 
 
 def _special(fn: str) -> Any:

@@ -720,11 +720,72 @@ dynamic_slice_p.batch = _ds_batch
 dynamic_update_slice_p.batch = _dus_batch
 
 
-for _p, _node, _fn in ((gather_p, "Gather", gather), (scatter_p, "Scatter", scatter),
-                       (scatter_add_p, "ScatterAdd", scatter_add),
-                       (scatter_mul_p, "ScatterMul", scatter_mul),
-                       (scatter_min_p, "ScatterReduce", scatter_min),
-                       (scatter_max_p, "ScatterReduce", scatter_max),
+def _short_mode(mode: Any, default: str) -> str:
+    """funcgrad's short-form mode for a JAX mode (a string or a GatherScatterMode)."""
+    name = getattr(mode, "name", mode)
+    if name is None:
+        return default
+    return {"CLIP": "clip", "PROMISE_IN_BOUNDS": "clip" if default == "clip" else "drop",
+            "FILL_OR_DROP": "fill" if default == "clip" else "drop"}.get(name, name)
+
+
+def lax_gather(operand: Any, start_indices: Any, dimension_numbers: Any = None,
+               slice_sizes: Any = None, *, unique_indices: bool = False,
+               indices_are_sorted: bool = False, mode: Any = None,
+               fill_value: Any = None) -> Any:
+    """``jax.lax.gather`` (XLA's Gather, with a ``GatherDimensionNumbers``), or with no
+    dimension numbers funcgrad's short form: ``operand`` at each index tuple of
+    ``start_indices`` (its third and fourth positional arguments are then ``mode`` and
+    ``fill_value``).
+
+    >>> import numpy as np
+    >>> from funcgrad import lax
+    >>> lax.gather(np.arange(5, dtype=np.float32), np.array([[3], [1]]))
+    Array([3., 1.], dtype=float32)
+    """
+    if dimension_numbers is None or isinstance(dimension_numbers, str):
+        if isinstance(dimension_numbers, str):
+            mode, fill_value = dimension_numbers, slice_sizes if fill_value is None \
+                else fill_value
+        return gather(operand, start_indices, _short_mode(mode, "clip"), fill_value)
+    from funcgrad.primitives.general_gather_scatter import general_gather  # noqa: PLC0415
+
+    return general_gather(operand, start_indices, dimension_numbers, slice_sizes, mode=mode,
+                          fill_value=fill_value)
+
+
+def _lax_scatter(name: str, short: Callable[..., Any]) -> Callable[..., Any]:
+    def lax_scatter(operand: Any, scatter_indices: Any, updates: Any,
+                    dimension_numbers: Any = None, *, indices_are_sorted: bool = False,
+                    unique_indices: bool = False, mode: Any = None) -> Any:
+        if dimension_numbers is None or isinstance(dimension_numbers, str):
+            if isinstance(dimension_numbers, str):
+                mode = dimension_numbers
+            extra = {"unique_indices": unique_indices} if name == "scatter_mul" else {}
+            return short(operand, scatter_indices, updates, _short_mode(mode, "drop"),
+                         **extra)
+        from funcgrad.primitives.general_gather_scatter import (  # noqa: PLC0415
+            general_scatter,
+        )
+
+        return general_scatter(name, operand, scatter_indices, updates, dimension_numbers,
+                               mode=mode)
+
+    lax_scatter.__name__ = lax_scatter.__qualname__ = name
+    lax_scatter.__doc__ = (
+        f"``jax.lax.{name}`` (XLA's Scatter, with a ``ScatterDimensionNumbers``), or with no "
+        "dimension numbers funcgrad's short form: ``updates`` combined into ``operand`` at "
+        "the index tuples of ``scatter_indices`` (a fourth positional argument is then "
+        "``mode``).")
+    return lax_scatter
+
+
+for _p, _node, _fn in ((gather_p, "Gather", lax_gather),
+                       (scatter_p, "Scatter", _lax_scatter("scatter", scatter)),
+                       (scatter_add_p, "ScatterAdd", _lax_scatter("scatter_add", scatter_add)),
+                       (scatter_mul_p, "ScatterMul", _lax_scatter("scatter_mul", scatter_mul)),
+                       (scatter_min_p, "ScatterReduce", _lax_scatter("scatter_min", scatter_min)),
+                       (scatter_max_p, "ScatterReduce", _lax_scatter("scatter_max", scatter_max)),
                        (dynamic_slice_p, "Slice", dynamic_slice),
                        (dynamic_update_slice_p, "SliceScatter", dynamic_update_slice)):
     _p.describe(lax=_p.name, fusion=None, cuda=None, ufunc=None, torch_method=None,

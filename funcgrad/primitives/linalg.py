@@ -17,11 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes
 from funcgrad.config import config
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
+from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import structural as S
+from funcgrad.primitives.precision import algorithm_types, check_dot_precision
 from funcgrad.primitives.rules import add_tangents, move_to_front, wanted
 
 DimNums = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]
@@ -32,8 +35,40 @@ def _canon(dimension_numbers: Any) -> DimNums:
     return ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
 
 
-def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any) -> Any:
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=_canon(dimension_numbers))
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
+                preferred_element_type: Any = None, *, out_sharding: Any = None) -> Any:
+    """``jax.lax.dot_general``. ``precision`` is checked as JAX checks it (the product is
+    computed at the operands' precision); ``preferred_element_type`` is the result's dtype,
+    accumulated in the wider of it and the operands' dtype."""
+    del out_sharding  # one device: nothing to place
+    if precision is not None:
+        check_dot_precision(precision)
+    dims = _canon(dimension_numbers)
+    ld, rd = get_aval(lhs).dtype, get_aval(rhs).dtype
+    if precision is not None:
+        # A DotAlgorithmPreset rounds the operands to the types it takes and accumulates
+        # in its own type, as JAX converts them.
+        out_dt = dtypes.canonicalize_dtype(dtypes.promote_types(ld, rd) if
+                                           preferred_element_type is None else
+                                           preferred_element_type)
+        types = algorithm_types(precision, dtypes.canonicalize_dtype(ld),
+                                dtypes.canonicalize_dtype(rd), out_dt)
+        if types is not None:
+            lt, rt, acc = types
+            lhs = E.convert_element_type(E.convert_element_type(lhs, lt), acc)
+            rhs = E.convert_element_type(E.convert_element_type(rhs, rt), acc)
+            out = dot_general_p.bind(lhs, rhs, dimension_numbers=dims)
+            return out if acc == out_dt else E.convert_element_type(out, out_dt)
+    if preferred_element_type is None and ld == rd:
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dims)
+    # Mixed operand dtypes meet at their promoted type (as JAX's dot_general takes them).
+    common = dtypes.promote_types(ld, rd)
+    want = common if preferred_element_type is None else \
+        dtypes.canonicalize_dtype(preferred_element_type)
+    acc = dtypes.canonicalize_dtype(dtypes.promote_types(common, want))
+    lhs, rhs = E.convert_element_type(lhs, acc), E.convert_element_type(rhs, acc)
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dims)
+    return out if acc == want else E.convert_element_type(out, want)
 
 
 def _free(ndim: int, contract: Sequence[int], batch: Sequence[int]) -> tuple[int, ...]:

@@ -552,6 +552,8 @@ SPECIAL_ARGS: dict[str, Any] = {
     "convert_element_type": lambda lax, x: lax.convert_element_type(
         x, np.float32 if x.dtype != np.float32 else np.int32),
     "integer_pow": lambda lax, x: lax.integer_pow(x, 3),
+    # lax.round's default (ties away from zero) composes floor & co.; round_p is to-even
+    "round": lambda lax, x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN),
     "select": lambda lax, x: lax.select(x == x, x, x),  # noqa: PLR0124 - a mask of x's shape
 }
 
