@@ -25,6 +25,7 @@ from funcgrad.primitives import elementwise as el
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structural as st
 from funcgrad.primitives.convolution import (
+    _conv_transpose_padding,
     conv_dimension_numbers,
     conv_general_dilated,
     conv_general_permutations,
@@ -143,21 +144,6 @@ def conv_general_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
     out = conv_shape_tuple(_permuted(lhs_shape, lp), _permuted(rhs_shape, rp), window_strides,
                            padding)
     return _unpermuted(out, op)
-
-
-def _conv_transpose_padding(k: int, s: int, padding: Any) -> tuple[int, int]:
-    if padding == "SAME":
-        pad_len = k + s - 2
-        pad_a = k - 1 if s > k - 1 else math.ceil(pad_len / 2)
-    elif padding == "VALID":
-        pad_len = k + s - 2 + max(k - s, 0)
-        pad_a = k - 1
-    elif isinstance(padding, tuple):
-        pads = tuple(k - p - 1 for p in padding)
-        pad_a, pad_len = pads[0], sum(pads)
-    else:
-        raise ValueError(f"Invalid padding mode: {padding}")
-    return pad_a, pad_len - pad_a
 
 
 def conv_transpose_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
