@@ -84,9 +84,13 @@ class ShapedArray(HasShape):
             h = self._hash = hash((self.shape, self.dtype, self.weak_type))
             return h
 
+    def __str__(self) -> str:
+        """JAX's form: ``float32[2,3]``, ``~float32[]`` when weakly typed."""
+        return f"{'~' if self.weak_type else ''}{self.dtype.name}[{','.join(map(str, self.shape))}]"
+
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.shape}, {self.dtype}{weak})"
+        return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}]{weak})"
 
 
 class Var:

@@ -142,12 +142,19 @@ def trace_flat(fun: Callable[..., Any], in_avals: Sequence[ShapedArray],
     return ClosedJaxpr(jaxpr, trace.consts), outs
 
 
+def canonical_aval(aval: ShapedArray) -> ShapedArray:
+    """An input's abstract value at the dtypes in use (a float64 NumPy argument is float32
+    in 32-bit mode), as ``jit`` sees the argument."""
+    dt = dtypes.canonicalize_dtype(aval.dtype)
+    return aval if dt == aval.dtype else ShapedArray(aval.shape, dt, aval.weak_type)
+
+
 def stage(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any] | None = None,
           fold_constants: bool = False) -> tuple[ClosedJaxpr, PyTreeDef]:
     """Stage ``fun(*args, **kwargs)`` (pytrees in and out) into a ClosedJaxpr and out tree."""
     kwargs = kwargs or {}
     flat_args, in_tree = tree_flatten((tuple(args), kwargs))
-    in_avals = [get_aval(a) for a in flat_args]
+    in_avals = [canonical_aval(get_aval(a)) for a in flat_args]
     out_tree_box: list[PyTreeDef] = []
 
     def flat_fun(*flat: Any) -> list[Any]:

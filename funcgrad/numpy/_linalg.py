@@ -326,9 +326,25 @@ def tril(m: Any, k: int = 0) -> Any:
     >>> fnp.tril(fnp.ones((2, 2))).tolist()
     [[1.0, 0.0], [1.0, 1.0]]
     """
+    return _triangle(m, k, lower=True)
+
+
+def _triangle(m: Any, k: int, lower: bool) -> Any:
+    """``m`` with the elements off the triangle zeroed. The mask is compared from a row and
+    a column index (lengths n and m) where ``m`` lives, not a host table of m's shape: that
+    would be a constant of that size in a program, or a copy to the GPU on each call."""
+    from funcgrad.primitives.rules import place_like  # noqa: PLC0415
+
     m = _arr(m)
     shp = get_aval(m).shape
-    mask = np.tri(shp[-2], shp[-1], k, dtype=bool)
+    if len(shp) < 2:
+        raise ValueError(f"Argument to jax.numpy.{'tril' if lower else 'triu'} must be at "
+                         "least 2D")
+    # Row i keeps columns j <= i + k (tril) or j >= i + k (triu).
+    rows = place_like(np.arange(shp[-2]).reshape(-1, 1) + k, m)
+    cols = place_like(np.arange(shp[-1]).reshape(1, -1), m)
+    mask = broadcast_to_shape((E.ge if lower else E.le)(
+        broadcast_to_shape(rows, shp[-2:]), broadcast_to_shape(cols, shp[-2:])), shp[-2:])
     return where(mask, m, np.zeros((), get_aval(m).dtype))
 
 
@@ -339,10 +355,7 @@ def triu(m: Any, k: int = 0) -> Any:
     >>> fnp.triu(fnp.ones((2, 2))).tolist()
     [[1.0, 1.0], [0.0, 1.0]]
     """
-    m = _arr(m)
-    shp = get_aval(m).shape
-    mask = ~np.tri(shp[-2], shp[-1], k - 1, dtype=bool)
-    return where(mask, m, np.zeros((), get_aval(m).dtype))
+    return _triangle(m, k, lower=False)
 
 
 def kron(a: Any, b: Any) -> Any:
