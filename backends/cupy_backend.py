@@ -266,6 +266,13 @@ class CupyBackend(Backend):
         with cp.cuda.Device(device.id):
             return cp.asarray(x)
 
+    def full(self, shape: tuple[int, ...], value: Any, dtype: Any, device: Device) -> Any:
+        if np.dtype(dtype).name == "bfloat16":  # CuPy's bfloat16 fill is not relied on
+            return super().full(shape, value, dtype, device)
+        cp = _cupy()
+        with cp.cuda.Device(device.id):
+            return cp.full(shape, value, dtype)
+
     def compile(self, closed_jaxpr: ClosedJaxpr) -> Callable[..., list[Any]]:
         return build_program(closed_jaxpr)
 

@@ -18,6 +18,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from funcgrad.errors import BackendError, DeviceError
 from funcgrad.ir import ClosedJaxpr
 
@@ -68,6 +70,11 @@ class Backend(ABC):
     @abstractmethod
     def device_put(self, x: Any, device: Device) -> Any:
         """Copy one array to ``device``."""
+
+    def full(self, shape: tuple[int, ...], value: Any, dtype: Any, device: Device) -> Any:
+        """A new array of ``shape`` holding ``value`` on ``device``: made there, where the
+        backend can (nothing copied from the host but the value)."""
+        return self.device_put(np.full(shape, value, dtype), device)
 
     @abstractmethod
     def owns(self, x: Any) -> bool:

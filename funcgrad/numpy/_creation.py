@@ -24,10 +24,12 @@ def _dt(dtype: Any, where: str, default: Any = None) -> Any:
     return requested_dtype(dtype, where) if dtype is not None else default
 
 
-def _on_device(use_default: bool = True) -> Any:
+def _on_device(use_default: bool = True, constant: bool = False) -> Any:
     """Give a creation function JAX's ``device=`` keyword; without it the result goes to
     ``jax_default_device`` when that is set (``funcgrad.default_device(...)``), as JAX
-    places uncommitted arrays (``*_like`` functions keep their operand's device)."""
+    places uncommitted arrays (``*_like`` functions keep their operand's device).
+    ``constant``: the function's host results hold one value, made on the device instead
+    of copied there."""
     def wrap(fn: Any) -> Any:
         @functools.wraps(fn)
         def create(*args: Any, device: Any = None, **kwargs: Any) -> Any:
@@ -38,17 +40,28 @@ def _on_device(use_default: bool = True) -> Any:
                 device = config.read("jax_default_device")
             if device is None or type(out) is not ArrayImpl or _staging():
                 return out
-            from funcgrad.devices import device_of, put_buffer, require_device  # noqa: PLC0415
-
-            target = require_device(device)[1]
-            here = device_of(out._value)
-            if (here.platform, here.id) == (target.platform, target.id):
-                return out
-            return from_buffer(put_buffer(out._value, target), out.weak_type)
+            return _put(out, device, constant)
 
         return create
 
     return wrap
+
+
+def _put(out: Any, device: Any, constant: bool) -> Any:
+    """The Array ``out`` on ``device`` (itself when it is there)."""
+    from funcgrad.devices import device_of, require_device  # noqa: PLC0415
+
+    backend, target = require_device(device)
+    buf = out._value
+    here = device_of(buf)
+    if (here.platform, here.id) == (target.platform, target.id):
+        return out
+    # One value repeated: what ``constant`` functions make, or a broadcast of one element.
+    if type(buf) is np.ndarray and (constant or (buf.size and not any(buf.strides))):
+        made = backend.full(buf.shape, buf.reshape(-1)[0] if buf.size else 0, buf.dtype, target)
+    else:
+        made = backend.device_put(buf, target)
+    return from_buffer(made, out.weak_type)
 
 
 def _staging() -> bool:
@@ -99,7 +112,7 @@ def asarray(obj: Any, dtype: Any = None) -> Any:
     return array(obj, dtype, copy=False)
 
 
-@_on_device()
+@_on_device(constant=True)
 def zeros(shape: Any, dtype: Any = None) -> Any:
     """Zeros of ``shape`` (the default float unless ``dtype`` is given).
 
@@ -111,7 +124,7 @@ def zeros(shape: Any, dtype: Any = None) -> Any:
                                                           dtypes.default_float())))
 
 
-@_on_device()
+@_on_device(constant=True)
 def ones(shape: Any, dtype: Any = None) -> Any:
     """Ones of ``shape``.
 
@@ -122,7 +135,7 @@ def ones(shape: Any, dtype: Any = None) -> Any:
     return from_buffer(np.ones(_shape(shape), dtype=_dt(dtype, "ones", dtypes.default_float())))
 
 
-@_on_device()
+@_on_device(constant=True)
 def empty(shape: Any, dtype: Any = None) -> Any:
     """An array of ``shape`` (zero-filled: funcgrad never exposes uninitialised memory).
 
@@ -155,7 +168,7 @@ def _like(a: Any, dtype: Any, shape: Any, where: str) -> tuple[tuple[int, ...], 
     return shp, aval.dtype, aval.weak_type
 
 
-@_on_device(use_default=False)
+@_on_device(use_default=False, constant=True)
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Zeros with the shape and dtype of ``a``.
 
@@ -167,7 +180,7 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     return _placed_like(a, from_buffer(np.zeros(shp, dt), weak))
 
 
-@_on_device(use_default=False)
+@_on_device(use_default=False, constant=True)
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Ones with the shape and dtype of ``a``.
 
@@ -179,7 +192,7 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     return _placed_like(a, from_buffer(np.ones(shp, dt), weak))
 
 
-@_on_device(use_default=False)
+@_on_device(use_default=False, constant=True)
 def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Zeros with the shape and dtype of ``a``.
 
@@ -202,17 +215,18 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
 
     shp, dt, weak = _like(a, dtype, shape, "full_like")
     v = _asarray(fill_value)
-    return _placed_like(a, broadcast_to(cast(v, dt, weak), shp))
+    return _placed_like(a, broadcast_to(cast(v, dt, weak), shp), constant=False)
 
 
-def _placed_like(a: Any, out: Any) -> Any:
-    """``out`` on the device of ``a`` (as JAX's ``*_like`` place their result)."""
+def _placed_like(a: Any, out: Any, constant: bool = True) -> Any:
+    """``out`` on the device of ``a`` (as JAX's ``*_like`` place their result); made there
+    when it holds one value (``constant``, or a broadcast of one element)."""
     if type(a) is not ArrayImpl or type(a._value) is np.ndarray or \
             type(out) is not ArrayImpl or type(out._value) is not np.ndarray:
         return out
-    from funcgrad.devices import device_of, put_buffer  # noqa: PLC0415
+    from funcgrad.devices import device_of  # noqa: PLC0415
 
-    return from_buffer(put_buffer(out._value, device_of(a._value)), out.weak_type)
+    return _put(out, device_of(a._value), constant)
 
 
 @_on_device()
