@@ -16,7 +16,11 @@ Each row is measured against a peer in the same run and the report gives ratios:
   (``x * 2``), host time per call including the launch;
 - ``compile``: the first call of programs whose kernels are new (a fresh CuPy kernel cache),
   minus a steady call, per kernel launched;
-- ``steps``: a jitted MLP training step and a CNN training step on the device.
+- ``steps``: a jitted MLP training step and a CNN training step on the device;
+- ``mixed_precision`` (informative): the PyTorch face's eager step in float32 and under
+  autocast float16, and a float32 product exact and in TF32;
+- ``eager_steps`` (informative): the PyTorch face's eager step of an MLP with dropout and
+  LayerNorm under Adam.
 
 The goals of the issue are checked at the end (``goals`` in the JSON report). Times are
 medians of ``--repeat`` calls, each followed by a stream synchronisation (CUDA events where
@@ -268,6 +272,29 @@ def bench_mixed_precision(cp: Any, timer: Timer, scale: int) -> dict[str, Any]:
             "matmul_tf32_s": tf32, "tf32_speedup": exact / tf32}
 
 
+def bench_eager_steps(cp: Any, timer: Timer, scale: int) -> dict[str, Any]:
+    """The PyTorch face's eager training step on the device (an MLP with dropout and
+    LayerNorm, Adam): its time. That it copies nothing and waits for nothing is held by
+    tests/torch/test_gpu_eager_steps.py under the emulator's counters."""
+    import funcgrad.torch as torch  # noqa: PLC0415, PLR0402 - the PyTorch spelling
+
+    d = 1024 // scale
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Dropout(0.1), nn.LayerNorm(d),
+                          nn.Linear(d, 10)).cuda()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.randn(256 // min(scale, 8), d, device="cuda")
+    y = torch.randint(0, 10, (x.shape[0],), device="cuda")
+
+    def step() -> None:
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    return {"mlp_width": d, "batch": x.shape[0], "dropout_adam_step_s": timer(step)}
+
+
 def measure_copy_rate(cp: Any, timer: Timer, n: int) -> float:
     """Bytes per second of a device-to-device copy of ``n`` float32 (read + write)."""
     src = cp.ones(n, cp.float32)
@@ -330,6 +357,10 @@ def main(argv: list[str] | None = None) -> int:
         report["mixed_precision"] = bench_mixed_precision(cp, timer, scale)
     except Exception as e:  # noqa: BLE001 - an informative row: the goals do not need it
         report["mixed_precision"] = {"error": f"{type(e).__name__}: {e}"}
+    try:
+        report["eager_steps"] = bench_eager_steps(cp, timer, scale)
+    except Exception as e:  # noqa: BLE001 - an informative row: the goals do not need it
+        report["eager_steps"] = {"error": f"{type(e).__name__}: {e}"}
     big = [r for r in report["chain"] if r["n"] >= 2 ** 24] or report["chain"]
     big_red = [r for r in report["reductions"] if r["n"] >= 2 ** 24] or report["reductions"]
     goals = {
@@ -350,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         for row in report[section]:
             print(section, {k: (f"{v:.3g}" if isinstance(v, float) else v)
                             for k, v in row.items()})
-    for section in ("dispatch", "compile", "steps", "mixed_precision"):
+    for section in ("dispatch", "compile", "steps", "mixed_precision", "eager_steps"):
         print(section, report[section])
     for name, g in report["goals"].items():
         print(f"{'met' if g['met'] else 'NOT met'}: {name}: {g['value']:.3g} "
