@@ -65,18 +65,18 @@ class RandomState:
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None,
                dtype: Any = float) -> ndarray:
-        dt = _float_dtype(dtype)
-        lo, sc = unwrap(loc, "normal"), unwrap(scale, "normal")
-        shape = _shape(size) if size is not None else np.broadcast_shapes(
-            np.shape(lo), np.shape(sc))
-        z = self._rng.standard_normal(shape, dtype=dt)
-        return self._out((z * sc + lo).astype(dt))
+        return self._affine(self._rng.standard_normal, loc, scale, size, dtype, "normal")
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None,
                 dtype: Any = float) -> ndarray:
-        dt = _float_dtype(dtype)
         lo, hi = unwrap(low, "uniform"), unwrap(high, "uniform")
+        return self._affine(self._rng.random, lo, hi - lo, size, dtype, "uniform")
+
+    def _affine(self, draw: Any, shift: Any, scale: Any, size: Any, dtype: Any,
+                name: str) -> ndarray:
+        """``shift + scale * draw(...)``: of ``size``, else of the parameters' shape."""
+        dt = _float_dtype(dtype)
+        lo, sc = unwrap(shift, name), unwrap(scale, name)
         shape = _shape(size) if size is not None else np.broadcast_shapes(
-            np.shape(lo), np.shape(hi))
-        u = self._rng.random(shape, dtype=dt)
-        return self._out((lo + u * (hi - lo)).astype(dt))
+            np.shape(lo), np.shape(sc))
+        return self._out((lo + draw(shape, dtype=dt) * sc).astype(dt))
