@@ -14,7 +14,7 @@ records the node (:func:`record_signed`) without running the shape rule, parsing
 >>> x = np.ones(3, np.float32)
 >>> sig = signature(mul_p, {}, [ndarray_aval(x), ndarray_aval(x)], [True, False])
 >>> sig.out_avals, sig.keep_in
-((ShapedArray((3,), float32),), (1,))
+((ShapedArray(float32[3]),), (1,))
 """
 
 from __future__ import annotations
