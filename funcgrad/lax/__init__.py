@@ -185,6 +185,7 @@ from funcgrad.lax import linalg  # noqa: E402 - jax.lax.linalg, after the primit
 from funcgrad.lax._names_more import (  # noqa: E402 - compositions of the primitives
     RandomAlgorithm,
     composite,
+    conv_general_dilated_local,
     conv_general_dilated_patches,
     conv_general_shape_tuple,
     conv_shape_tuple,

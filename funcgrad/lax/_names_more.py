@@ -223,6 +223,44 @@ def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
         feature_group_count=channels, preferred_element_type=preferred_element_type)
 
 
+def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int],
+                               padding: Any, filter_shape: Sequence[int],
+                               lhs_dilation: Sequence[int] | None = None,
+                               rhs_dilation: Sequence[int] | None = None,
+                               dimension_numbers: Any = None, precision: Any = None) -> Any:
+    """An unshared (locally connected) convolution: a kernel of its own at each output
+    position. ``rhs``'s spatial axes are the output's positions, and its ``I`` axis holds
+    the input channels times the receptive window (channel-major), as in JAX.
+
+    >>> import numpy as np
+    >>> from funcgrad import lax
+    >>> x, w = np.ones((1, 2, 4, 4), np.float32), np.ones((3, 2 * 2 * 2, 3, 3), np.float32)
+    >>> lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2)).shape
+    (1, 3, 3, 3)
+    """
+    from funcgrad.numpy import moveaxis  # noqa: PLC0415
+    from funcgrad.primitives.linalg import dot_general  # noqa: PLC0415
+    from funcgrad.primitives.precision import canonicalize_precision  # noqa: PLC0415
+
+    canon = canonicalize_precision(precision)
+    if canon is not None and not (isinstance(canon, tuple) and len(canon) == 2):
+        raise ValueError(f"Unsupported precision for conv_general_dilated_local: {precision}")
+    lhs = _asarray(lhs)
+    patches = conv_general_dilated_patches(
+        lhs, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
+        dimension_numbers, precision=None if canon is None else canon[0])
+    _, rhs_spec, out_spec = conv_dimension_numbers(
+        get_aval(lhs).shape, (1, 1, *(int(f) for f in filter_shape)), dimension_numbers)
+    # Contract the patch features with rhs's I axis, position by position: the output's
+    # spatial axes (in order) are batch axes of the product, paired with rhs's.
+    out_spatial, rhs_spatial = list(out_spec[2:]), list(rhs_spec[2:])
+    order = sorted(range(len(out_spatial)), key=lambda k: out_spatial[k])
+    dn = (((out_spec[1],), (rhs_spec[1],)),
+          (tuple(sorted(out_spatial)), tuple(rhs_spatial[k] for k in order)))
+    out = dot_general(patches, rhs, dn, precision=precision)
+    return moveaxis(out, (-2, -1), (out_spec[0], out_spec[1]))
+
+
 def dtype(x: Any) -> np.dtype[Any]:
     """The dtype of ``x`` (an array, a Python scalar, or a dtype-like), canonicalized by the
     64-bit switch, as ``jax.lax.dtype``.
@@ -281,7 +319,8 @@ def composite(decomposition: Callable[..., Any], name: str,
     return _composite
 
 
-__all__ = ["RandomAlgorithm", "composite", "conv_general_dilated_patches",
+__all__ = ["RandomAlgorithm", "composite", "conv_general_dilated_local",
+           "conv_general_dilated_patches",
            "conv_general_shape_tuple", "conv_shape_tuple", "conv_transpose_shape_tuple",
            "dtype", "reduce_window_shape_tuple", "scatter_apply", "scatter_sub",
            "with_sharding_constraint"]

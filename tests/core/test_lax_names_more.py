@@ -358,6 +358,46 @@ def test_conv_patches_match_jax(dn: Any, seed: int, stride: int, pad: str) -> No
     _same(g, gw)
 
 
+def _local_kernel_shape(x_shape: tuple[int, ...], window: tuple[int, ...], strides: Any,
+                        pad: str, dn: Any, features: int) -> list[int]:
+    """rhs's shape for conv_general_dilated_local: O, I = C * prod(window) and the output's
+    spatial sizes, laid out by rhs_spec (JAX's own shape helpers)."""
+    lhs_spec, rhs_spec, out_spec = jax.lax.conv_dimension_numbers(x_shape, (1, 1, *window),
+                                                                  dn)
+    out = jax.eval_shape(lambda v: jax.lax.conv_general_dilated_patches(
+        v, window, strides, pad, dimension_numbers=dn),
+        jax.ShapeDtypeStruct(x_shape, np.float32)).shape
+    shape = [0] * len(x_shape)
+    shape[rhs_spec[0]], shape[rhs_spec[1]] = features, out[out_spec[1]]
+    for k, d in enumerate(rhs_spec[2:]):
+        shape[d] = out[out_spec[2 + k]]
+    return shape
+
+
+@pytest.mark.parametrize("dn", [None, ("NHWC", "HWIO", "NHWC"), ("NCHW", "OIHW", "NHWC"),
+                                ("NHWC", "WHOI", "CNHW")])
+@SETTINGS
+@given(seed=st.integers(0, 99), stride=st.integers(1, 2), pad=st.sampled_from(["SAME",
+                                                                               "VALID"]))
+def test_conv_local_matches_jax(dn: Any, seed: int, stride: int, pad: str) -> None:
+    """Values and both gradients of the unshared convolution, against JAX's."""
+    rng = np.random.default_rng(seed)
+    shape = (2, 5, 4, 3) if dn and dn[0] == "NHWC" else (2, 3, 5, 4)
+    x = rng.normal(size=shape)
+    args = ((stride, 1), pad, (2, 3))
+    w = rng.normal(size=_local_kernel_shape(shape, (2, 3), (stride, 1), pad, dn, 4))
+    got = lax.conv_general_dilated_local(x, w, *args, dimension_numbers=dn)
+    want = _jax(jax.lax.conv_general_dilated_local, x, w, *args, dimension_numbers=dn)
+    _same(got, want)
+    ct = rng.normal(size=want.shape)
+    g = fg.grad(lambda v, k: (lax.conv_general_dilated_local(
+        v, k, *args, dimension_numbers=dn) * ct).sum(), (0, 1))(x, w)
+    gw = _jax(jax.grad(lambda v, k: (jax.lax.conv_general_dilated_local(
+        v, k, *args, dimension_numbers=dn) * ct).sum(), (0, 1)), x, w)
+    _same(g[0], gw[0])
+    _same(g[1], gw[1])
+
+
 DTYPE_VALUES = [1, 1.0, True, 1j, np.float32(2), np.ones(2, np.int16), "float32", np.uint8,
                 np.ones(2)]
 
