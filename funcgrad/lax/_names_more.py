@@ -32,6 +32,7 @@ from funcgrad.primitives.convolution import (
     padtype_to_pads,
 )
 from funcgrad.primitives.general_gather_scatter import ScatterDimensionNumbers, general_scatter
+from funcgrad.primitives.precision import Precision
 
 
 class RandomAlgorithm(enum.IntEnum):
@@ -219,7 +220,7 @@ def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
     return conv_general_dilated(
         lhs, np.ascontiguousarray(rhs), window_strides, padding, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=dn,
-        precision=None if precision is None else (precision, "default"),
+        precision=None if precision is None else (precision, Precision.DEFAULT),
         feature_group_count=channels, preferred_element_type=preferred_element_type)
 
 

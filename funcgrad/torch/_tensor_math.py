@@ -2465,11 +2465,12 @@ def set_float32_matmul_precision(precision: str) -> None:
         raise RuntimeError(f"Invalid precision: {precision}")
     _SETTINGS["matmul"] = precision
     # The engine's setting (JAX's option): TF32 for float32 products on a GPU unless
-    # "highest"; the CPU computes in float32 either way.
+    # "highest", which is the option's default (unset: exact float32); the CPU computes in
+    # float32 either way.
     from funcgrad.config import config  # noqa: PLC0415
 
     config.update("jax_default_matmul_precision",
-                  "highest" if precision == "highest" else "tensorfloat32")
+                  None if precision == "highest" else "tensorfloat32")
 
 
 def get_float32_matmul_precision() -> str:

@@ -435,3 +435,24 @@ def test_composite_and_sharding_constraint_are_their_functions() -> None:
     assert out["a"] is tree["a"] and out["b"][0] is tree["b"][0]
     assert [a.name for a in lax.RandomAlgorithm] == [a.name for a in jax.lax.RandomAlgorithm]
     assert [a.value for a in lax.RandomAlgorithm] == [a.value for a in jax.lax.RandomAlgorithm]
+
+
+@pytest.mark.parametrize("precision", [None, "highest", "high", "float32"])
+def test_patches_and_local_conv_take_precision_as_jax_does(precision: Any) -> None:
+    """A ``Precision`` goes to the patches' product paired with DEFAULT (a string alone is
+    refused there, as in JAX), also when it comes from ``jax_default_matmul_precision``."""
+    x = np.ones((1, 2, 4, 4))
+    w = np.ones((3, 8, 3, 3))
+    with fg.default_matmul_precision(precision), jax.default_matmul_precision(precision):
+        _same(lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2)),
+              _jax(jax.lax.conv_general_dilated_local, x, w, (1, 1), "VALID", (2, 2)))
+    if precision is None:
+        return
+    _same(lax.conv_general_dilated_patches(x, (2, 2), (1, 1), "VALID",
+                                           precision=lax.Precision(precision)),
+          _jax(jax.lax.conv_general_dilated_patches, x, (2, 2), (1, 1), "VALID",
+               precision=jax.lax.Precision(precision)))
+    with pytest.raises(ValueError):
+        jax.lax.conv_general_dilated_patches(x, (2, 2), (1, 1), "VALID", precision=precision)
+    with pytest.raises(ValueError):
+        lax.conv_general_dilated_patches(x, (2, 2), (1, 1), "VALID", precision=precision)
