@@ -24,11 +24,11 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
     Arguments may be arrays or ``ShapeDtypeStruct``s.
     """
-    from funcgrad.staging import canonical_aval, trace_flat  # noqa: PLC0415
+    from funcgrad.staging import aval_in_use, trace_flat  # noqa: PLC0415
 
     leaves, in_tree = tree_flatten((args, kwargs))
     avals = [ShapedArray(x.shape, x.dtype, x.weak_type) if isinstance(x, ShapeDtypeStruct)
-             else canonical_aval(get_aval(x)) for x in leaves]
+             else aval_in_use(get_aval(x)) for x in leaves]
     box: list[Any] = []
 
     def flat(*xs: Any) -> list[Any]:

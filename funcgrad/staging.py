@@ -142,7 +142,7 @@ def trace_flat(fun: Callable[..., Any], in_avals: Sequence[ShapedArray],
     return ClosedJaxpr(jaxpr, trace.consts), outs
 
 
-def canonical_aval(aval: ShapedArray) -> ShapedArray:
+def aval_in_use(aval: ShapedArray) -> ShapedArray:
     """An input's abstract value at the dtypes in use (a float64 NumPy argument is float32
     in 32-bit mode), as ``jit`` sees the argument."""
     dt = dtypes.canonicalize_dtype(aval.dtype)
@@ -154,7 +154,7 @@ def stage(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any] |
     """Stage ``fun(*args, **kwargs)`` (pytrees in and out) into a ClosedJaxpr and out tree."""
     kwargs = kwargs or {}
     flat_args, in_tree = tree_flatten((tuple(args), kwargs))
-    in_avals = [canonical_aval(get_aval(a)) for a in flat_args]
+    in_avals = [aval_in_use(get_aval(a)) for a in flat_args]
     out_tree_box: list[PyTreeDef] = []
 
     def flat_fun(*flat: Any) -> list[Any]:
