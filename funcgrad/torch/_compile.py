@@ -11,9 +11,14 @@ and the state after it. The Tensors get their real buffers back, and this call a
 later one with the same key run the compiled program (NumPy code on the CPU, fused CUDA
 kernels on the GPU) and write the new state into the same Tensor objects.
 
+Random numbers (dropout in training mode, ``torch.rand``, a ``torch.Generator``'s draws)
+are staged as inputs of the program: each call first draws them from the generators the
+eager step would use, in the same order (:mod:`funcgrad.torch._draws`), so the compiled
+step draws exactly the eager step's numbers (on a GPU, by that GPU's generator).
+
 What cannot be staged is a graph break: ``.item()``, ``bool(tensor)`` (data-dependent
-Python control flow), ``print``, random numbers from the global generator (dropout in
-training mode), optimizer state kept as Python numbers. The reason and the user's
+Python control flow), ``print``, seeding or reading a generator's state, a draw whose
+parameters the step computes, optimizer state kept as Python numbers. The reason and the user's
 source line are logged (``logging.getLogger("funcgrad.torch.compile")``) and kept for
 ``explain``, and calls with that key run ``fn`` eagerly (the whole function: PyTorch
 would split it into graphs around the break). ``fullgraph=True`` raises instead.
@@ -45,16 +50,16 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Hashable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from funcgrad.core import EvalTrace, Tracer, current_trace, get_aval, new_trace
 from funcgrad.errors import ConcretizationTypeError, TracerArrayConversionError
-from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from funcgrad.source_info import _is_internal
 from funcgrad.staging import eval_jaxpr
-from funcgrad.torch import _random
+from funcgrad.torch import _draws
 from funcgrad.torch._compile_state import Snapshot, State, gather, signature
 from funcgrad.torch._compile_trace import CompileTrace
 from funcgrad.torch._grad_mode import is_grad_enabled
@@ -62,7 +67,7 @@ from funcgrad.torch._graph import BACKWARD_RUNS, X64, GradFn, OpNode, buffer_of,
 from funcgrad.torch._tensor import Tensor, apply_op
 from funcgrad.torch.nn.module import Module
 from funcgrad.transforms.jit import _pick_backend, executable, jit_p
-from funcgrad.tree_util import tree_flatten, tree_unflatten
+from funcgrad.tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 __all__ = ["BreakReason", "CompiledFunction", "ExplainOutput", "InvalidBackend",
            "OptimizedModule", "Unsupported", "compile", "config", "explain", "reset"]
@@ -94,7 +99,7 @@ class InvalidBackend(RuntimeError):
 
 
 class _Break(Exception):
-    """Raised inside a trace by what cannot be staged (printing, the global generator)."""
+    """Raised inside a trace by what cannot be staged (printing, seeding a generator)."""
 
 
 class BreakReason:
@@ -155,50 +160,60 @@ def is_compiling() -> bool:
     return _tracing.depth > 0
 
 
-class _NoGlobalGenerator:
-    """Stands in for the global generator while staging: its draws would be frozen into
-    the program as constants, so using it breaks the graph."""
-
-    def __getattr__(self, name: str) -> Any:
-        raise _Break("random numbers drawn from funcgrad.torch's global generator (dropout "
-                     "in training mode, torch.rand...) cannot be staged: the generator is "
-                     "NumPy's, on the host")
-
-
 def _print_breaks(*args: Any, **kwargs: Any) -> None:
     raise _Break("print() inside the compiled function (it must print on every call)")
 
 
 class _HostEffects:
-    """While staging: ``print`` and the global generator break the graph."""
+    """While staging: ``print`` breaks the graph; random draws become program inputs."""
+
+    def __init__(self, trace: CompileTrace, device: int | None) -> None:
+        self.trace = trace
+        self.device = device
+        self.draws: list[_draws.Draw] = []
+        self.draw_vars: list[Var] = []
+
+    def _record(self, draw: _draws.Draw) -> Any:
+        if any(isinstance(leaf, (Tracer, Tensor)) for leaf in tree_leaves(
+                (draw.args, draw.kwargs))):
+            raise _Break(f"a random draw ({draw.method}) whose parameters the step computes "
+                         "(draw with fixed parameters and transform the numbers instead)")
+        sample = draw.trial()
+        aval = ShapedArray(tuple(getattr(sample, "shape", ())),
+                           np.dtype(getattr(sample, "dtype", None) or np.asarray(sample).dtype))
+        staged = self.trace.new_arg(aval)
+        self.draws.append(draw)
+        self.draw_vars.append(staged._var)
+        return staged
 
     def __enter__(self) -> None:
         import builtins  # noqa: PLC0415
 
         self.print = builtins.print
-        self.gen = _random._generator[0]
         builtins.print = _print_breaks
-        _random._generator[0] = cast(Any, _NoGlobalGenerator())
+        self.recording = _draws.recording(self._record, self.device)
+        self.recording.__enter__()
         _tracing.depth += 1
 
     def __exit__(self, *exc: object) -> None:
         import builtins  # noqa: PLC0415
 
         builtins.print = self.print
-        if isinstance(_random._generator[0], _NoGlobalGenerator):
-            _random._generator[0] = self.gen
+        self.recording.__exit__(None, None, None)
         _tracing.depth -= 1
 
 
 def _is_break(e: BaseException) -> bool:
-    if isinstance(e, (_Break, ConcretizationTypeError, TracerArrayConversionError)):
+    if isinstance(e, (_Break, _draws.Unstageable, ConcretizationTypeError,
+                      TracerArrayConversionError)):
         return True
     # Tensor.item() / tolist() / numpy() of a staged value (funcgrad.torch's words).
     return isinstance(e, RuntimeError) and "it is being traced" in str(e)
 
 
 def _reason(e: BaseException) -> str:
-    text = str(e).split(". ")[0] if not isinstance(e, _Break) else str(e)
+    text = str(e).split(". ")[0] if not isinstance(e, (_Break, _draws.Unstageable)) \
+        else str(e)
     if isinstance(e, RuntimeError) and "it is being traced" in str(e):
         text = ("a Python value of a Tensor is needed (.item(), .tolist(), bool(), an `if` "
                 "on a Tensor): data-dependent Python control flow")
@@ -229,7 +244,7 @@ class _Program:
     """One staged and compiled call: the program and how its outputs go back."""
 
     __slots__ = ("closed", "backend", "exe", "writes", "vc", "grads", "opt_new", "freed_fns",
-                 "result_tree", "result", "differentiable", "name")
+                 "result_tree", "result", "differentiable", "name", "draws")
 
     def __init__(self, closed: ClosedJaxpr, name: str) -> None:
         self.closed = closed
@@ -254,17 +269,20 @@ class _Program:
         # grad_fn of that name, as from the eager step).
         self.freed_fns: dict[int, str] = {}
         self.differentiable = False
+        # The random draws the step makes, in order: inputs after the state's.
+        self.draws: list[_draws.Draw] = []
 
     def run(self, st: State) -> Any:
         tensors = st.tensors
         out_tensors: list[Tensor] | None = None
         donated: set[int] = set()
+        drawn = [d.replay() for d in self.draws]
         if self.differentiable and is_grad_enabled():
             closed, name, backend = self.closed, self.name, self._backend(tensors)
             res = apply_op("CompiledFunction",
                            lambda *vals: list(jit_p.bind(*vals, jaxpr=closed, name=name,
                                                          backend=backend)),
-                           *tensors)
+                           *tensors, *(Tensor._from_data(_buffer(v)) for v in drawn))
             out_tensors = list(res)
             outs = [t._data for t in out_tensors]
         else:
@@ -273,7 +291,7 @@ class _Program:
                 exe = self.exe = self._compile(tensors)
             bufs = [t._data for t in tensors]
             donated = _donatable(tensors, bufs, getattr(exe, "donated_used", ()))
-            outs = exe(*bufs)
+            outs = exe(*bufs, *map(_buffer, drawn))
             del bufs
         taken = _taken(tensors)
         # Buffers the program wrote in place become the new data of their Tensors.
@@ -329,6 +347,11 @@ class _Program:
         # new values may be written into the old buffers (see _donatable).
         return executable(self.closed, self._backend(tensors),
                           tuple(sorted({i for i, _ in self.writes})), warn=False)
+
+
+def _buffer(drawn: Any) -> Any:
+    """A draw's result as an array (a draw of one number gives a Python number)."""
+    return drawn if hasattr(drawn, "shape") else np.asarray(drawn)
 
 
 def _attach_freed_node(t: Tensor, op: str) -> None:
@@ -398,25 +421,37 @@ def _stage(fn: Callable[..., Any], st: State, args: tuple[Any, ...],
     """Run ``fn`` once on staged state; build the program. The state is put back."""
     snap = Snapshot(st)
     trace = CompileTrace()
+    effects = _HostEffects(trace, _gpu_of(st))
     try:
-        with _HostEffects(), X64, new_trace(trace):
+        with effects, X64, new_trace(trace):
             ins = [trace.new_arg(get_aval(t._data)) for t in st.tensors]
             invars: list[Var] = [a._var for a in ins]
             for t, a in zip(st.tensors, ins):
                 t._data = a
             runs = BACKWARD_RUNS[0]
             out = fn(*args, **kwargs)
-            prog = _outputs(trace, st, snap, invars, out, name, BACKWARD_RUNS[0] != runs)
+            prog = _outputs(trace, st, snap, invars, effects.draw_vars, out, name,
+                            BACKWARD_RUNS[0] != runs)
     finally:
         snap.restore()
+    prog.draws = effects.draws
     return prog
 
 
-def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var], out: Any,
-             name: str, backward_inside: bool) -> _Program:
-    """The program of a staged step; ``backward_inside``: a backward pass ran in it (its
-    results then come back detached, even where ``zero_grad()`` at the end left no
-    gradient changed)."""
+def _gpu_of(st: State) -> int | None:
+    """The GPU the step's state lives on (its draws are made there), or None."""
+    for t in st.tensors:
+        d = t._data
+        if type(d).__module__.startswith("cupy"):
+            return int(d.device.id)
+    return None
+
+
+def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var],
+             draw_vars: list[Var], out: Any, name: str, backward_inside: bool) -> _Program:
+    """The program of a staged step (inputs: the state, then the random draws);
+    ``backward_inside``: a backward pass ran in it (its results then come back detached,
+    even where ``zero_grad()`` at the end left no gradient changed)."""
     outs: list[Any] = []
 
     def output(value: Any) -> int:
@@ -489,8 +524,8 @@ def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var], 
             raise _Break("the function returned a raw traced array; return Tensors")
         else:
             result.append(("static", leaf))
-    closed = ClosedJaxpr(_exact_simplified(Jaxpr(invars, outs, trace.eqns, trace.constvars)),
-                         trace.consts)
+    closed = ClosedJaxpr(_exact_simplified(Jaxpr(invars + draw_vars, outs, trace.eqns,
+                                                 trace.constvars)), trace.consts)
     prog = _Program(closed, name)
     prog.writes, prog.vc, prog.grads, prog.opt_new = writes, vcs, grads, opt_new
     prog.result_tree, prog.result = tree, result

@@ -56,6 +56,21 @@ def _gpu_index(device: Any, honour_default: builtins.bool = True) -> builtins.in
     return builtins.int(require_device(engine_device(device))[1].id)
 
 
+def _host_stream(generator: Any) -> Any:
+    """The host stream a factory draws from: ``generator``'s, or the global one."""
+    if generator is None:
+        return _rng()
+    if generator.device.type != "cpu":
+        raise RuntimeError(f"Expected a 'cpu' device type for generator but found "
+                           f"'{generator.device.type}'")
+    return generator._rng
+
+
+def _device_stream(generator: Any, index: builtins.int) -> Any:
+    """The device stream a factory draws from on GPU ``index`` (None: the device's own)."""
+    return None if generator is None else generator.device_state(index)
+
+
 def _made_on_gpu(index: builtins.int, make: Any, requires_grad: builtins.bool) -> Tensor:
     """A tensor of the CuPy array ``make(cupy)`` builds on device ``index`` (no host copy)."""
     import cupy  # noqa: PLC0415
@@ -386,9 +401,10 @@ def randn(*size: Any, dtype: Any = None, device: Any = None,
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
-        return Tensor(_cuda_random.normal(_shape_args(size), dt.np, index),
+        return Tensor(_cuda_random.normal(_shape_args(size), dt.np, index,
+                                          _device_stream(generator, index)),
                       requires_grad=requires_grad)
-    arr = _rng().standard_normal(_shape_args(size)).astype(dt.np)
+    arr = _host_stream(generator).standard_normal(_shape_args(size)).astype(dt.np)
     return _make(arr, device, requires_grad)
 
 
@@ -398,9 +414,10 @@ def rand(*size: Any, dtype: Any = None, device: Any = None,
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
-        return Tensor(_cuda_random.uniform(_shape_args(size), dt.np, index),
+        return Tensor(_cuda_random.uniform(_shape_args(size), dt.np, index,
+                                           _device_stream(generator, index)),
                       requires_grad=requires_grad)
-    arr = _rng().random(_shape_args(size)).astype(dt.np)
+    arr = _host_stream(generator).random(_shape_args(size)).astype(dt.np)
     return _make(arr, device, requires_grad)
 
 
@@ -417,8 +434,9 @@ def randint(low: builtins.int, high: Any = None, size: Any = (), *, dtype: Any =
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
         return Tensor(_cuda_random.integers(builtins.int(low), builtins.int(high),
-                                            _shape_args(tuple(size)), dt.np, index))
-    arr = _rng().integers(low, high, size=tuple(size)).astype(dt.np)
+                                            _shape_args(tuple(size)), dt.np, index,
+                                            _device_stream(generator, index)))
+    arr = _host_stream(generator).integers(low, high, size=tuple(size)).astype(dt.np)
     return _make(arr, device, False)
 
 
@@ -450,12 +468,12 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None
         sd = std._data if isinstance(std, Tensor) else std
         shape = tuple(size) if size is not None else \
             np.broadcast_shapes(tuple(getattr(m, "shape", ())), tuple(getattr(sd, "shape", ())))
-        z = _cuda_random.normal(tuple(shape), dt.np, index)
+        z = _cuda_random.normal(tuple(shape), dt.np, index, _device_stream(generator, index))
         return Tensor((z * sd + m).astype(dt.np), requires_grad=requires_grad)
     m = mean._host() if isinstance(mean, Tensor) else mean
     s = std._host() if isinstance(std, Tensor) else std
     shape = tuple(size) if size is not None else np.broadcast(m, s).shape
-    arr = _rng().normal(m, s, shape)
+    arr = _host_stream(generator).normal(m, s, shape)
     return _make(arr.astype(dt.np), device, requires_grad, honour_default=False)
 
 
@@ -465,7 +483,7 @@ def bernoulli(p: Tensor) -> Tensor:
     if index is not None:  # drawn on p's device by its generator
         u = _cuda_random.uniform(tuple(p.shape), np.float64, index)
         return Tensor((u < p._data).astype(p.dtype.np))
-    return Tensor((_rng().random(p.shape) < p._host()).astype(p.dtype.np)).to(p.device)
+    return Tensor((_rng().random(tuple(p.shape)) < p._data).astype(p.dtype.np))
 
 
 def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002

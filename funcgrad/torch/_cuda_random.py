@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.torch import _draws
+
 DEFAULT_SEED = 67280421310721
 # Seeds set for devices (a device without one uses DEFAULT_SEED or the last seed given to
 # all devices), and the generators made from them.
@@ -39,6 +41,7 @@ def fresh_seed() -> int:
 
 def manual_seed(seed: int, index: int | None = None) -> None:
     """Seed device ``index``'s generator, or every device's (``index=None``)."""
+    _draws.refuse_state_access("seeding a CUDA generator")
     seed = int(seed) % 2 ** 64
     if index is None:
         _all_seed[0] = seed
@@ -50,7 +53,12 @@ def manual_seed(seed: int, index: int | None = None) -> None:
 
 
 def state(index: int) -> Any:
-    """Device ``index``'s generator (a CuPy ``RandomState``), made on first use."""
+    """Device ``index``'s generator (a CuPy ``RandomState``), made on first use (its
+    recorder while ``torch.compile`` stages a step: see :mod:`._draws`)."""
+    return _draws.generator(lambda: _state(index), index)
+
+
+def _state(index: int) -> Any:
     st = _states.get(index)
     if st is None:
         import cupy  # noqa: PLC0415

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.torch import _cuda_random
+from funcgrad.torch import _cuda_random, _draws
 
 _os_seed = _cuda_random.fresh_seed
 
@@ -24,7 +24,13 @@ _generator: list[np.random.Generator] = [np.random.default_rng(_seed[0])]
 
 
 def rng() -> np.random.Generator:
-    """The generator that ``randn``, ``rand``, ``randint``, the inits and dropout draw from."""
+    """The generator that ``randn``, ``rand``, ``randint``, the inits and dropout draw from
+    (while ``torch.compile`` stages a step, its recorder: see :mod:`._draws`)."""
+    return _draws.generator(_global)
+
+
+def _global() -> np.random.Generator:
+    # Looked up on each draw: manual_seed replaces the generator object.
     return _generator[0]
 
 
@@ -62,8 +68,8 @@ class Generator:
     samplers) is PyTorch's Mersenne Twister, so the same seed gives PyTorch's order.
     """
 
-    _rng: np.random.Generator
-    _mt: np.random.RandomState
+    _np: np.random.Generator
+    _np_mt: np.random.RandomState
     _cuda: Any  # the CuPy generator of a CUDA generator, made on first use
 
     def __init__(self, device: Any = "cpu") -> None:
@@ -85,6 +91,16 @@ class Generator:
         # PyTorch's default seed; the streams are the samplers' and random_split's.
         self.manual_seed(67280421310721)
 
+    @property
+    def _rng(self) -> np.random.Generator:
+        """The stream of its draws (recorded while ``torch.compile`` stages a step)."""
+        return _draws.generator(lambda: self._np)
+
+    @property
+    def _mt(self) -> np.random.RandomState:
+        """The Mersenne Twister stream of ``randperm`` and the samplers."""
+        return _draws.generator(lambda: self._np_mt)
+
     def initial_seed(self) -> int:
         return self._seed
 
@@ -98,16 +114,18 @@ class Generator:
         """The generator's state as a uint8 tensor (for ``set_state``)."""
         import pickle  # noqa: PLC0415
 
-        blob = pickle.dumps((self._seed, self._rng.bit_generator.state, self._mt.get_state()))
+        _draws.refuse_state_access("Generator.get_state()")
+        blob = pickle.dumps((self._seed, self._np.bit_generator.state, self._np_mt.get_state()))
         return TENSOR[0]._from_data(np.frombuffer(blob, np.uint8).copy())
 
     def set_state(self, new_state: Any) -> Generator:
         import pickle  # noqa: PLC0415
 
+        _draws.refuse_state_access("Generator.set_state()")
         seed, rng, mt = pickle.loads(np.asarray(new_state._host(), np.uint8).tobytes())
         self._seed = seed
-        self._rng.bit_generator.state = rng
-        self._mt.set_state(mt)
+        self._np.bit_generator.state = rng
+        self._np_mt.set_state(mt)
         return self
 
     def __repr__(self) -> str:
@@ -119,6 +137,9 @@ class Generator:
         if self.device.type != "cuda":
             raise RuntimeError(f"Expected a 'cuda' device type for generator but found "
                                f"'{self.device.type}'")
+        return _draws.generator(lambda: self._cuda_state(index), index)
+
+    def _cuda_state(self, index: int) -> Any:
         if self._cuda is None:
             import cupy  # noqa: PLC0415
 
@@ -127,10 +148,13 @@ class Generator:
         return self._cuda
 
     def manual_seed(self, seed: int) -> Generator:
+        # A generator made or seeded inside a compiled step would be seeded once, at
+        # staging, where the eager step seeds it on every call.
+        _draws.refuse_state_access("seeding a generator")
         self._cuda = None
         self._seed = seed
-        self._rng = np.random.default_rng(seed)
-        self._mt = np.random.RandomState(seed & 0xFFFFFFFF)
+        self._np = np.random.default_rng(seed)
+        self._np_mt = np.random.RandomState(seed & 0xFFFFFFFF)
         return self
 
 
@@ -142,6 +166,7 @@ def manual_seed(seed: int) -> Any:
     >>> _ = torch.manual_seed(0); bool((torch.rand(2) == a).all())
     True
     """
+    _draws.refuse_state_access("torch.manual_seed()")
     _seed[0] = int(seed)
     _generator[0] = np.random.default_rng(seed)
     _cuda_random.manual_seed(seed)  # every GPU's too, as PyTorch's manual_seed
@@ -150,6 +175,7 @@ def manual_seed(seed: int) -> Any:
 
 def seed() -> int:
     """Seed the generator from the operating system; return the seed."""
+    _draws.refuse_state_access("torch.seed()")
     s = _os_seed()
     _seed[0] = s
     _generator[0] = np.random.default_rng(s)
@@ -183,6 +209,7 @@ def get_rng_state() -> Any:
     >>> torch.set_rng_state(state); bool((torch.rand(2) == a).all())
     True
     """
+    _draws.refuse_state_access("torch.get_rng_state()")
     st = _generator[0].bit_generator.state
     if st.get("bit_generator") != "PCG64":
         raise RuntimeError("get_rng_state: the default generator is not funcgrad's PCG64")
@@ -202,6 +229,7 @@ def set_rng_state(new_state: Any) -> None:
     >>> torch.set_rng_state(state); bool((torch.randn(3) == a).all())
     True
     """
+    _draws.refuse_state_access("torch.set_rng_state()")
     if not isinstance(new_state, TENSOR[0]):
         raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
     if new_state.dtype.name != "uint8":

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.core import Tracer
 from funcgrad.torch._tensor import Tensor, apply_op
 
 __all__ = ["data", "floating", "keep_mask", "on_device_of", "op", "reduce", "reduction",
@@ -80,6 +81,11 @@ def on_device_of(arr: np.ndarray, x: Any) -> Any:
 def cuda_index(x: Any) -> int | None:
     """The CUDA device index of ``x``'s buffer, or None when it is on the host."""
     buf = data(x)
+    if isinstance(buf, Tracer):
+        # Staged by torch.compile: the device its program runs on.
+        from funcgrad.torch._draws import staging_device  # noqa: PLC0415
+
+        return staging_device()
     if isinstance(buf, np.ndarray) or not type(buf).__module__.startswith("cupy"):
         return None
     return int(buf.device.id)
@@ -91,9 +97,9 @@ def keep_mask(mask_shape: tuple[int, ...], p: float, like: Any) -> Any:
     PyTorch's CUDA and CPU generators make them)."""
     index = cuda_index(like)
     if index is None:
-        from funcgrad.torch._creation import rand  # noqa: PLC0415
+        from funcgrad.torch._random import rng  # noqa: PLC0415
 
-        return rand(mask_shape, dtype=np.float64)._host() >= p
+        return rng().random(mask_shape) >= p
     from funcgrad.torch import _cuda_random  # noqa: PLC0415
 
     return _cuda_random.keep_mask(mask_shape, p, index)
