@@ -11,6 +11,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from jax_oracle import jax_x64 as _jax
+from jax_oracle import same as _same
 
 import funcgrad as fg
 from funcgrad import lax
@@ -20,21 +22,6 @@ from funcgrad.testing import check_grads
 jax = pytest.importorskip("jax")
 SETTINGS = settings(max_examples=6, deadline=None, database=None)
 FLOATS = st.floats(-3, 3, allow_nan=False, width=64)
-
-
-def _jax(fn: Any, *args: Any, **kw: Any) -> Any:
-    with jax.enable_x64(True):
-        return jax.tree_util.tree_map(np.asarray, fn(*args, **kw))
-
-
-def _same(got: Any, want: Any, exact: bool = False) -> None:
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    if exact:
-        np.testing.assert_array_equal(got, want)
-    else:
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 def arrays(min_dims: int = 1, max_dims: int = 3, dtype: Any = np.float64) -> Any:

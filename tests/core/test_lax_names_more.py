@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jax_oracle import jax_x64 as _jax
+from jax_oracle import same as _same
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -18,21 +20,6 @@ from funcgrad import lax
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 SETTINGS = settings(max_examples=8, deadline=None, database=None)
-
-
-def _jax(fn: Any, *args: Any, **kw: Any) -> Any:
-    with jax.enable_x64(True):
-        return jax.tree_util.tree_map(np.asarray, fn(*args, **kw))
-
-
-def _same(got: Any, want: Any, exact: bool = False) -> None:
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    if exact:
-        np.testing.assert_array_equal(got, want)
-    else:
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 def _error(fn: Any, jfn: Any) -> None:

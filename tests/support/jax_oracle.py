@@ -1,0 +1,27 @@
+"""Helpers of the tests that compare funcgrad with JAX in 64-bit mode: run a JAX function
+with x64 on, and compare values, dtypes and shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def jax_x64(fn: Any, *args: Any, **kw: Any) -> Any:
+    """``fn(*args, **kw)`` under JAX's 64-bit mode, its leaves as NumPy arrays."""
+    import jax  # noqa: PLC0415
+
+    with jax.enable_x64(True):
+        return jax.tree_util.tree_map(np.asarray, fn(*args, **kw))
+
+
+def same(got: Any, want: Any, exact: bool = False) -> None:
+    """``got`` has ``want``'s dtype and shape, and its values (exactly, or to 1e-12)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if exact:
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
