@@ -20,7 +20,7 @@ Each row is measured against a peer in the same run and the report gives ratios:
 - ``mixed_precision`` (informative): the PyTorch face's eager step in float32 and under
   autocast float16, and a float32 product exact and in TF32;
 - ``eager_steps`` (informative): the PyTorch face's eager step of an MLP with dropout and
-  LayerNorm under Adam.
+  LayerNorm under Adam, and the same step under ``torch.compile``.
 
 The goals of the issue are checked at the end (``goals`` in the JSON report). Times are
 medians of ``--repeat`` calls, each followed by a stream synchronisation (CUDA events where
@@ -292,7 +292,17 @@ def bench_eager_steps(cp: Any, timer: Timer, scale: int) -> dict[str, Any]:
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
 
-    return {"mlp_width": d, "batch": x.shape[0], "dropout_adam_step_s": timer(step)}
+    eager_s = timer(step)
+    # The same step under torch.compile: one program, its dropout masks drawn on the
+    # device before each call (tests/torch/test_compile_random.py holds it to no copies).
+    compiled = torch.compile(step)
+    compiled()
+    compiled()  # staged twice: without, then with gradients
+    compiled_s = timer(compiled)
+    return {"mlp_width": d, "batch": x.shape[0], "dropout_adam_step_s": eager_s,
+            "compiled_dropout_adam_step_s": compiled_s,
+            "compiled_speedup": eager_s / compiled_s,
+            "compiled_graph_breaks": compiled.explain().graph_break_count}
 
 
 def measure_copy_rate(cp: Any, timer: Timer, n: int) -> float:
