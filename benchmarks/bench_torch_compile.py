@@ -58,8 +58,8 @@ def _model(lib: Any, sizes: tuple[int, ...], weights: list[np.ndarray], p: float
         layers += [lib.nn.Linear(a, b), lib.nn.ReLU()] + ([lib.nn.Dropout(p)] if p else [])
     model = lib.nn.Sequential(*layers[:-2 if p else -1])
     with lib.no_grad():
-        for p, w in zip(model.parameters(), weights):
-            p.copy_(lib.tensor(w))
+        for param, w in zip(model.parameters(), weights):
+            param.copy_(lib.tensor(w))
     return model
 
 
