@@ -62,6 +62,7 @@ from funcgrad.staging import eval_jaxpr
 from funcgrad.torch import _draws
 from funcgrad.torch._compile_state import Snapshot, State, gather, signature
 from funcgrad.torch._compile_trace import CompileTrace
+from funcgrad.torch._device import engine_device
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._graph import BACKWARD_RUNS, X64, GradFn, OpNode, buffer_of, name_node
 from funcgrad.torch._tensor import Tensor, apply_op
@@ -244,7 +245,7 @@ class _Program:
     """One staged and compiled call: the program and how its outputs go back."""
 
     __slots__ = ("closed", "backend", "exe", "writes", "vc", "grads", "opt_new", "freed_fns",
-                 "result_tree", "result", "differentiable", "name", "draws")
+                 "result_tree", "result", "differentiable", "name", "draws", "moves")
 
     def __init__(self, closed: ClosedJaxpr, name: str) -> None:
         self.closed = closed
@@ -271,6 +272,9 @@ class _Program:
         self.differentiable = False
         # The random draws the step makes, in order: inputs after the state's.
         self.draws: list[_draws.Draw] = []
+        # By result position: the device a result was staged on, where that is not the
+        # program's (a ``.cpu()`` of a value of a GPU step): it is moved there.
+        self.moves: dict[int, str] = {}
 
     def run(self, st: State) -> Any:
         tensors = st.tensors
@@ -315,10 +319,14 @@ class _Program:
         leaves = []
         for j, (kind, v) in enumerate(self.result):
             if kind == "out":
+                where = self.moves.get(j)
                 if out_tensors is not None:
-                    leaves.append(out_tensors[v])
+                    t = out_tensors[v]
+                    leaves.append(t if where is None else t.to(where))
                     continue
                 t = Tensor._from_data(_owned(outs[v], taken))
+                if where is not None:
+                    t = t.to(where)
                 op = self.freed_fns.get(j)
                 if op is not None and is_grad_enabled():
                     _attach_freed_node(t, op)
@@ -420,13 +428,17 @@ def _stage(fn: Callable[..., Any], st: State, args: tuple[Any, ...],
            kwargs: dict[str, Any], name: str) -> _Program:
     """Run ``fn`` once on staged state; build the program. The state is put back."""
     snap = Snapshot(st)
-    trace = CompileTrace()
-    effects = _HostEffects(trace, _gpu_of(st))
+    gpu = _gpu_of(st)
+    trace = CompileTrace("cpu" if gpu is None else f"cuda:{gpu}")
+    effects = _HostEffects(trace, gpu)
     try:
         with effects, X64, new_trace(trace):
             ins = [trace.new_arg(get_aval(t._data)) for t in st.tensors]
             invars: list[Var] = [a._var for a in ins]
             for t, a in zip(st.tensors, ins):
+                where = engine_device(t.device)
+                if where != trace.device:
+                    trace.devices[a._var] = where
                 t._data = a
             runs = BACKWARD_RUNS[0]
             out = fn(*args, **kwargs)
@@ -509,6 +521,7 @@ def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var],
     result: list[tuple[str, Any]] = []
     wants_grad = False
     freed_fns: dict[int, str] = {}
+    moves: dict[int, str] = {}
     for leaf in leaves:
         if isinstance(leaf, Tensor):
             if id(leaf) in st.index and leaf is st.tensors[st.index[id(leaf)]]:
@@ -519,6 +532,9 @@ def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var],
                 if isinstance(fn, GradFn) and fn.freed:
                     # The step's backward ran through (and freed) its graph.
                     freed_fns[len(result)] = fn.op
+                where = engine_device(leaf.device)
+                if where != trace.device:
+                    moves[len(result)] = where
                 result.append(("out", output(leaf._data)))
         elif isinstance(leaf, Tracer):
             raise _Break("the function returned a raw traced array; return Tensors")
@@ -530,6 +546,7 @@ def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var],
     prog.writes, prog.vc, prog.grads, prog.opt_new = writes, vcs, grads, opt_new
     prog.result_tree, prog.result = tree, result
     prog.freed_fns = freed_fns
+    prog.moves = moves
     prog.differentiable = wants_grad and not backward_inside and is_grad_enabled()
     return prog
 

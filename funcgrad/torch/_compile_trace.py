@@ -129,9 +129,25 @@ def _finish(like: CompileTracer, result: Any, out: Any) -> Any:
 
 
 class CompileTrace(StagingTrace):
-    """A staging trace whose values are :class:`CompileTracer` objects."""
+    """A staging trace whose values are :class:`CompileTracer` objects.
+
+    It knows the device each staged value stands for (``Tensor.device`` of a staged Tensor
+    reads it): ``device``, where the step's program runs, unless the value came from a
+    ``.to()`` / ``.cpu()`` / ``.cuda()`` (a ``device_put``) or from operands that did. A
+    compiled program runs on one device; results staged on another are moved there after
+    the call."""
 
     label = "torch.compile staging"
+
+    def __init__(self, device: str = "cpu") -> None:
+        super().__init__()
+        self.device = device
+        # Values staged on another device than ``device``.
+        self.devices: dict[Var, str] = {}
+
+    def device_of(self, value: StagingTracer) -> str:
+        """The engine's name of the device ``value`` stands for (``"cpu"``, ``"cuda:0"``)."""
+        return self.devices.get(value._var, self.device)
 
     def new_arg(self, aval: ShapedArray) -> CompileTracer:
         return CompileTracer(self, Var(aval))
@@ -150,6 +166,13 @@ class CompileTrace(StagingTrace):
     def process_primitive(self, prim: Primitive, args: Sequence[Any],
                           params: dict[str, Any]) -> Any:
         out = super().process_primitive(prim, args, params)
+        outs = out if prim.multiple_results else [out]
+        placed = params["device"] if prim.name == "device_put" else next(
+            (self.devices[a._var] for a in args if isinstance(a, StagingTracer)
+             and a._trace is self and a._var in self.devices), None)
+        if placed is not None and placed != self.device:
+            for o in outs:
+                self.devices[o._var] = placed
         if prim.multiple_results:
             return [CompileTracer(self, o._var) for o in out]
         return CompileTracer(self, out._var)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.devices import Device, device_of, put_buffer
+from funcgrad.torch._compile_trace import CompileTracer
 
 
 class device:  # noqa: N801 - PyTorch's name
@@ -121,6 +122,10 @@ def cuda_available() -> bool:
 def device_of_buffer(buf: Any) -> device:
     if type(buf) is np.ndarray:
         return CPU
+    if isinstance(buf, CompileTracer):
+        # Staged by torch.compile: the device the value stands for.
+        name = buf._trace.device_of(buf)  # type: ignore[attr-defined]
+        return CPU if name == "cpu" else as_device(name)
     d = device_of(buf)
     return CPU if d.platform == "cpu" else device(d.platform, d.id)
 
