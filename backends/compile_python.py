@@ -251,7 +251,8 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any, donate: Collection[int] = (),
     consts["asarray"] = xp.asarray
     lines.append(f"    return [{', '.join(f'asarray({o})' for o in out_names)}]")
     source = "\n".join(lines)
-    namespace: dict[str, Any] = dict(consts)
+    # Named as a funcgrad module: warnings raised in it are attributed to funcgrad.
+    namespace: dict[str, Any] = {**consts, "__name__": "funcgrad.backends.generated"}
     exec(compile(source, "<funcgrad-jit>", "exec"), namespace)  # noqa: S102
     # The code never calls itself: taking ``run`` out of its own globals leaves no cycle
     # (function -> globals -> function), so a dropped program is freed without the gc.

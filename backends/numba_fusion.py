@@ -527,6 +527,9 @@ def _compile(source: str, sigs: dict[str, Any], names: dict[str, Any]
                     namespace[fname])
     except Exception:  # noqa: BLE001 - any numba failure means: run the NumPy code
         return None
+    # Named as a funcgrad module once compiled (numba resolves names through ``__name__``):
+    # NumPy's warnings raised in the driver are then attributed to funcgrad.
+    namespace["__name__"] = "funcgrad.backends.generated"
     run: Callable[..., list[Any]] = namespace["run"]
     return run
 

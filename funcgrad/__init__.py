@@ -20,6 +20,7 @@ from funcgrad import (
     dtypes,
     errors,
     experimental,
+    float_warnings,  # noqa: F401 - silences NumPy's nan/inf warnings in funcgrad's code
     image,
     ir,
     lax,
