@@ -19,7 +19,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
          "funcgrad.source_info", "funcgrad.tree_util", "funcgrad.array", "funcgrad.devices",
          "funcgrad.wrappers", "funcgrad.visualize", "funcgrad.processes",
          "funcgrad.var_names", "funcgrad.monitoring", "funcgrad.sharding",
-         "funcgrad.numba_switch", "funcgrad.allocator")),
+         "funcgrad.numba_switch", "funcgrad.allocator", "funcgrad.float_warnings")),
     (1, ("funcgrad.core", "funcgrad.leak_check")),
     (2, ("funcgrad.primitives", "funcgrad.staging", "funcgrad.conversion")),
     (3, ("funcgrad.transforms", "funcgrad.backends", "funcgrad.check_rules")),

@@ -22,6 +22,7 @@ from funcgrad.primitives.linalg import *  # noqa: F403
 from funcgrad.primitives.prng import *  # noqa: F403
 from funcgrad.primitives.random_gamma import *  # noqa: F403
 from funcgrad.primitives.reductions import *  # noqa: F403
+from funcgrad.primitives.schur_forms import *  # noqa: F403
 from funcgrad.primitives.sorting import *  # noqa: F403
 from funcgrad.primitives.special import *  # noqa: F403
 from funcgrad.primitives.structural import *  # noqa: F403

@@ -40,12 +40,14 @@ from funcgrad.numpy._shape import (
 from funcgrad.numpy._ufuncs import absolute, ceil, log2, where
 from funcgrad.primitives import decompositions as D
 from funcgrad.primitives.elementwise import stop_gradient
+from funcgrad.scipy._linalg_more import dft, funm, hessenberg, qr_multiply, rsf2csf, schur, sqrtm
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
-           "convolution_matrix", "det", "eigh", "eigh_tridiagonal", "expm", "expm_frechet",
-           "fiedler", "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert", "inv",
-           "invhilbert", "invpascal", "leslie", "lu", "lu_factor", "lu_solve", "pascal",
-           "polar", "qr", "solve", "solve_sylvester", "solve_triangular", "svd", "toeplitz"]
+           "convolution_matrix", "det", "dft", "eigh", "eigh_tridiagonal", "expm",
+           "expm_frechet", "fiedler", "fiedler_companion", "funm", "hadamard", "hankel",
+           "helmert", "hessenberg", "hilbert", "inv", "invhilbert", "invpascal", "leslie", "lu",
+           "lu_factor", "lu_solve", "pascal", "polar", "qr", "qr_multiply", "rsf2csf", "schur",
+           "solve", "solve_sylvester", "solve_triangular", "sqrtm", "svd", "toeplitz"]
 
 
 def _mT(x: Any) -> Any:  # noqa: N802

@@ -667,11 +667,21 @@ def log_softmax(x: Any, axis: Any = None) -> Any:
     return _nn.log_softmax(x, axis=axis)
 
 
+# Defined there (this module is near its size limit); they read gamma from here lazily.
+from funcgrad.scipy._special_more import (  # noqa: E402
+    bessel_jn,
+    hyp1f1,
+    hyp2f1,
+    sph_harm_y,
+    wofz,
+)
+
 __all__ = [
-    "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "dawsn",
-    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn",
-    "factorial", "fresnel", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0",
-    "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp",
-    "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "sici",
-    "softmax", "spence", "xlog1py", "xlogy", "zeta",
+    "bernoulli", "bessel_jn", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb",
+    "dawsn", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit",
+    "expn", "factorial", "fresnel", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn",
+    "hyp1f1", "hyp2f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax",
+    "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "owens_t", "poch",
+    "polygamma", "rel_entr", "sici", "softmax", "spence", "sph_harm_y", "wofz", "xlog1py",
+    "xlogy", "zeta",
 ]

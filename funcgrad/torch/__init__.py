@@ -180,10 +180,54 @@ globals().update(_MATH_FUNCTIONS)
 
 _method_functions(globals())
 
+# Householder QR (geqrf/orgqr/ormqr) and more Tensor methods, attached on import; the
+# storage classes and the two of those PyTorch also has as functions.
+from funcgrad.torch._householder import geqrf, orgqr, ormqr  # noqa: E402
+from funcgrad.torch._tensor_more_methods import FUNCTIONS as _MORE_METHOD_FUNCTIONS  # noqa: E402
+
+globals().update(_MORE_METHOD_FUNCTIONS)
+
 # The functions below are defined after the method functions: where a name is also a
 # Tensor method (alias_copy...), the dedicated function wins.
 from funcgrad.torch._copy_functions import FUNCTIONS as _COPY_FUNCTIONS  # noqa: E402
 from funcgrad.torch._device import get_default_device, set_default_device  # noqa: E402
+from funcgrad.torch._functions_extra import (  # noqa: E402
+    batch_norm_backward_elemt,
+    batch_norm_backward_reduce,
+    batch_norm_elemt,
+    batch_norm_gather_stats,
+    batch_norm_gather_stats_with_counts,
+    batch_norm_stats,
+    batch_norm_update_stats,
+    conv_tbc,
+    eig,
+    embedding_bag,
+    embedding_renorm_,
+    empty_permuted,
+    grid_sampler_2d,
+    grid_sampler_3d,
+    init_num_threads,
+    lstsq,
+    matrix_rank,
+    max_pool1d_with_indices,
+    native_channel_shuffle,
+    norm_except_dim,
+    segment_reduce,
+    set_deterministic_debug_mode,
+    set_flush_denormal,
+    set_num_interop_threads,
+    solve,
+    sym_float,
+    sym_int,
+    sym_ite,
+    sym_max,
+    sym_min,
+    sym_not,
+    sym_sqrt,
+    sym_sum,
+    symeig,
+    while_loop,
+)
 from funcgrad.torch._higher_order import cond, vmap  # noqa: E402
 from funcgrad.torch._nn_functions import (  # noqa: E402
     alpha_dropout_,
@@ -210,6 +254,7 @@ from funcgrad.torch._nn_functions import (  # noqa: E402
     selu_,
     threshold_,
 )
+from funcgrad.torch._rnn_functions import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
 from funcgrad.torch._tensor_storage import (  # noqa: E402
     _mkldnn,
     jagged,

@@ -141,7 +141,12 @@ def as_device(d: Any) -> device:
 def engine_device(d: Any) -> str:
     """The engine's name for a device: ``"cpu"`` or ``"cuda:N"``."""
     dev = as_device(d)
-    return "cpu" if dev.type == "cpu" else f"cuda:{dev.index or 0}"
+    if dev.type == "cpu":
+        return "cpu"
+    if dev.type != "cuda":
+        raise RuntimeError(f"funcgrad has no '{dev.type}' device: tensors live on 'cpu' or "
+                           "'cuda' (there are no meta tensors; see docs/sharp_bits.md)")
+    return f"cuda:{dev.index or 0}"
 
 
 def array_module(buf: Any) -> Any:

@@ -345,7 +345,8 @@ def _recorded_backward(node: GradFn, tape: TapeTrace, start: int, in_cts: list[A
 
 _classes: dict[tuple[type, str], type] = {}
 # PyTorch's nodes that are not named after a derivative formula.
-_UNSUFFIXED = frozenset({"CopySlices", "AccumulateGrad", "CondAutogradOpBackward"})
+_UNSUFFIXED = frozenset({"CopySlices", "AccumulateGrad", "CondAutogradOpBackward",
+                         "WhileLoopAutogradOpBackward"})
 
 
 def _node_name(op: str) -> str:

@@ -51,7 +51,7 @@ from funcgrad.primitives import linalg as _L
 from funcgrad.primitives import structural as _S
 from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch import _grad_mode
+from funcgrad.torch import _functionalize, _grad_mode
 from funcgrad.torch import _repr as _repr_module
 from funcgrad.torch._autocast import CUDA as CUDA_POLICY
 from funcgrad.torch._autocast import TENSOR as autocast_tensor_type
@@ -599,6 +599,9 @@ class Tensor:
             self.grad_fn = new.grad_fn
             self._out_index = new._out_index
             self._requires_grad = True
+        tracker = _functionalize.active()
+        if tracker is not None:  # inside torch.func.functionalize: reach the base
+            tracker.mutated(self)
         return self
 
     def _snapshot(self) -> Tensor:
@@ -1789,6 +1792,9 @@ def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
         out._is_view = True
         # A view is an inference tensor exactly when its base is.
         out._inference = t._inference
+    tracker = _functionalize.active()
+    if tracker is not None:  # inside torch.func.functionalize: remember the base
+        tracker.view(op, fn, out, t)
     return out
 
 

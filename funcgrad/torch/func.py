@@ -196,10 +196,14 @@ def _over_values(func: Any) -> Any:
 
 
 def _transform(jax_transform: Any, func: Any, *a: Any, **kw: Any) -> Any:
+    from funcgrad.torch._graph import X64  # noqa: PLC0415
+
     inner = jax_transform(_over_values(func), *a, **kw)
 
     def run(*args: Any, **kwargs: Any) -> Any:
-        return _tensors(inner(*_values(args), **_values(kwargs)))
+        # float64 Tensors stay float64 (the JAX face's x64 switch is not this face's)
+        with X64:
+            return _tensors(inner(*_values(args), **_values(kwargs)))
 
     return run
 
@@ -232,23 +236,28 @@ def grad_and_value(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
 
 def vjp(func: Any, *primals: Any, has_aux: bool = False) -> Any:
     """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangent)`` gives one Tensor per primal."""
+    from funcgrad.torch._graph import X64  # noqa: PLC0415
     from funcgrad.transforms.vjp import vjp as _vjp  # noqa: PLC0415
 
-    out = _vjp(_over_values(func), *_values(primals), has_aux=has_aux)
+    with X64:
+        out = _vjp(_over_values(func), *_values(primals), has_aux=has_aux)
     fn = out[1]
 
     def vjp_fn(ct: Any) -> Any:
-        return _tensors(fn(_values(ct)))
+        with X64:
+            return _tensors(fn(_values(ct)))
 
     return (_tensors(out[0]), vjp_fn, *(_tensors(out[2:])))
 
 
 def jvp(func: Any, primals: Any, tangents: Any, *, has_aux: bool = False) -> Any:
     """``(func(*primals), J @ tangents)`` for Tensors."""
+    from funcgrad.torch._graph import X64  # noqa: PLC0415
     from funcgrad.transforms.jvp import jvp as _jvp  # noqa: PLC0415
 
-    return _tensors(_jvp(_over_values(func), _values(tuple(primals)),
-                         _values(tuple(tangents)), has_aux=has_aux))
+    with X64:
+        return _tensors(_jvp(_over_values(func), _values(tuple(primals)),
+                             _values(tuple(tangents)), has_aux=has_aux))
 
 
 def jacrev(func: Any, argnums: Any = 0, *, has_aux: bool = False) -> Any:
@@ -283,3 +292,196 @@ def vmap(func: Any, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "erro
     from funcgrad.transforms.vmap import vmap as _vmap  # noqa: PLC0415
 
     return _transform(_vmap, func, in_dims, out_dims)
+
+
+def linearize(func: Any, *primals: Any) -> tuple[Any, Any]:
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product at
+    ``primals``, its linear part staged once by the engine's ``linearize``.
+
+    As in PyTorch, ``func`` runs twice: once as given (so the output is what ``func``
+    returns eagerly) and once traced for the linear part. Tangents must have the primals'
+    structure, shapes, devices and dtypes.
+
+    >>> import funcgrad.torch as torch
+    >>> out, jvp_fn = torch.func.linearize(torch.sin, torch.zeros(3))
+    >>> jvp_fn(torch.ones(3))
+    tensor([1., 1., 1.])
+    """
+    from funcgrad.torch._graph import X64  # noqa: PLC0415
+    from funcgrad.transforms.jvp import linearize as _linearize  # noqa: PLC0415
+
+    output = func(*primals)
+    flat_primals, primals_spec = tree_flatten(primals, is_leaf=lambda x: isinstance(x, Tensor))
+    metas = [(p.shape, p.device, p.dtype) for p in flat_primals]
+    with X64:
+        _, fn = _linearize(_over_values(func), *_values(primals))
+
+    def jvp_fn(*tangents: Any) -> Any:
+        flat, spec = tree_flatten(tangents, is_leaf=lambda x: isinstance(x, Tensor))
+        if spec != primals_spec:
+            raise RuntimeError(f"Expected the tangents {spec} to have the same argspec as the "
+                               f"primals {primals_spec}")
+        for idx, (t, (shape, device, dtype)) in enumerate(zip(flat, metas)):
+            for what, have, want in (("shape", t.shape, shape), ("device", t.device, device),
+                                     ("dtype", t.dtype, dtype)):
+                if have != want:
+                    raise RuntimeError(
+                        f"tangent:{idx} with {what} {have} in flattened pytree doesn't match "
+                        f"the {what} {want} of the corresponding primal.")
+        with X64:
+            return _tensors(fn(*_values(tangents)))
+
+    return output, jvp_fn
+
+
+_BAD_REMOVE = (
+    "functionalize(f, remove='mutations'): received invalid argument for remove={}. Valid "
+    "options are:\n"
+    "     remove='mutations': all inplace and out= operators will be removed from the "
+    "program, and replaced with their out-of-place equivalents.\n"
+    "     remove='mutations_and_views': In addition to the above, all aliasing operators "
+    "{{view}} will be replaced with their non-aliasing counterparts, {{view}}_copy.\n")
+
+
+def functionalize(func: Any, *, remove: str = "mutations") -> Any:
+    """``func`` with its in-place operations made functional: the same results, and correct
+    under the other ``torch.func`` transforms even where ``func`` writes through views.
+
+    funcgrad's traced programs are already functional, so what this adds is the aliasing
+    PyTorch's functionalization keeps: inside the call, an in-place op on a view of a
+    traced Tensor updates the view's base and the base's other views. Mutations of inputs
+    reach the caller's Tensors; outputs are new Tensors (an input returned as is comes back
+    as a copy). ``remove='mutations_and_views'`` also returns copies for outputs that would
+    be views of inputs.
+
+    >>> import funcgrad.torch as torch
+    >>> def f(a):
+    ...     b = a + 1
+    ...     b.view(-1).mul_(2)  # writes into b
+    ...     return b
+    >>> torch.func.vmap(torch.func.functionalize(f))(torch.ones(2, 2))
+    tensor([[4., 4.],
+            [4., 4.]])
+    """
+    import functools  # noqa: PLC0415
+
+    from funcgrad.torch._functionalize import Tracker, tracking  # noqa: PLC0415
+
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(_BAD_REMOVE.format(remove))
+    copy_views = remove == "mutations_and_views"
+
+    @functools.wraps(func)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        inputs = [x for x in tree_flatten((args, kwargs),
+                                          is_leaf=lambda x: isinstance(x, Tensor))[0]
+                  if isinstance(x, Tensor)]
+        with tracking(Tracker()):
+            out = func(*args, **kwargs)
+
+        def fresh(x: Any) -> Any:
+            if not isinstance(x, Tensor):
+                return x
+            if any(x is i for i in inputs) or (copy_views and any(
+                    type(x._data) is np.ndarray and type(i._data) is np.ndarray
+                    and np.shares_memory(x._data, i._data) for i in inputs)):
+                return x.clone()
+            return x
+
+        return _map_leaves(fresh, out)
+
+    return wrapped
+
+
+def stack_module_state(models: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The parameters and buffers of same-class ``models`` stacked along a new first
+    dimension, as two ``{name: Tensor}`` dicts (for ``functional_call`` under ``vmap``:
+    model ensembling). Stacked parameters are new leaves that require grad.
+
+    >>> import funcgrad.torch as torch
+    >>> params, buffers = torch.func.stack_module_state([torch.nn.Linear(3, 2)] * 4)
+    >>> params["weight"].shape, params["weight"].is_leaf, buffers
+    (torch.Size([4, 2, 3]), True, {})
+    """
+    from funcgrad.torch._functions import stack  # noqa: PLC0415
+
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval mode.")
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(tensors: list[Any], name: str) -> Any:
+        grads = [t.requires_grad for t in tensors]
+        if any(grads) and not all(grads):
+            raise RuntimeError(f"Expected {name} from each model to have the same "
+                               ".requires_grad")
+        result = stack(tensors)
+        return result.detach().requires_grad_() if all(grads) else result
+
+    all_params = [dict(m.named_parameters()) for m in models]
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    return ({k: stacked([p[k] for p in all_params], k) for k in all_params[0]},
+            {k: stacked([b[k] for b in all_buffers], k) for k in all_buffers[0]})
+
+
+def replace_all_batch_norm_modules_(root: Module) -> Module:
+    """Make every batch norm in ``root`` (``root`` included) stop tracking running
+    statistics, in place: ``running_mean``, ``running_var`` and ``num_batches_tracked``
+    become None and ``track_running_stats`` False, so they normalize by the batch's own
+    statistics (what ``vmap`` over a model needs). Returns ``root``.
+
+    >>> import funcgrad.torch as torch
+    >>> bn = torch.func.replace_all_batch_norm_modules_(torch.nn.BatchNorm1d(3))
+    >>> bn.running_mean, bn.track_running_stats
+    (None, False)
+    """
+    from funcgrad.torch.nn.normalization import _BatchNorm  # noqa: PLC0415
+
+    for m in (root, *root.modules()):
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root
+
+
+def _unwrapped(value: Any) -> Any:
+    """The value one transform level below ``value`` (None: not a transform's tracer)."""
+    from funcgrad.core import PrimalTracer  # noqa: PLC0415
+    from funcgrad.transforms.vmap import BatchTracer  # noqa: PLC0415
+
+    if isinstance(value, BatchTracer):
+        return value.val  # the batch dimension stays where it is, as in functorch
+    if isinstance(value, PrimalTracer):
+        return value.primal
+    return None
+
+
+def debug_unwrap(tensor: Any, *, recurse: bool = True) -> Any:
+    """The Tensor underneath a Tensor traced by a ``torch.func`` transform (for debugging):
+    under ``vmap`` it has the batch dimension, under ``grad``/``jvp`` it is the primal.
+    ``recurse=False`` unwraps one transform level; an untraced Tensor comes back as is.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.func.vmap(lambda x: torch.func.debug_unwrap(x).sum())(torch.ones(3, 2))
+    tensor([6., 6., 6.])
+    """
+    from funcgrad.torch._graph import buffer_of  # noqa: PLC0415
+
+    if not isinstance(tensor, Tensor):
+        raise TypeError("is_functorch_wrapped_tensor(): incompatible function arguments. The "
+                        "following argument types are supported:\n    1. (arg0: torch.Tensor) "
+                        f"-> bool\n\nInvoked with: {tensor!r}")
+    inner = _unwrapped(tensor._data)
+    if inner is None:
+        return tensor
+    result = Tensor._from_data(buffer_of(inner))
+    return debug_unwrap(result) if recurse else result
+
+
+__all__ += ["debug_unwrap", "functionalize", "linearize", "replace_all_batch_norm_modules_",
+            "stack_module_state"]

@@ -904,35 +904,18 @@ def vander(x: Tensor, *, N: builtins.int | None = None) -> Tensor:  # noqa: N803
 
 
 def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:  # noqa: N803
-    """The first ``n`` columns of ``H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^T`` and
-    ``v_i`` the ``i``-th column of ``A`` below the diagonal (1 on it): LAPACK's ``orgqr``.
+    """The first ``n`` columns of ``H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^H`` and
+    ``v_i`` the ``i``-th column of ``A`` below the diagonal (1 on it): LAPACK's ``orgqr``
+    (``torch.orgqr``: PyTorch's checks, complex inputs, ``out=``).
 
     >>> import funcgrad.torch as torch
     >>> torch.linalg.householder_product(torch.zeros(2, 2), torch.tensor([0.0, 0.0]))
     tensor([[1., 0.],
             [0., 1.]])
     """
-    _no_out("householder_product", out)
-    a = _matrix("householder_product", A, square=False)
-    t = _tensor("householder_product", tau)
-    m, n = a.shape[-2:]
-    k = t.shape[-1]
-    if n > m:
-        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater "
-                           "than or equal to input.shape[-1]")
-    if k > n:
-        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater "
-                           "than or equal to tau.shape[-1]")
+    from funcgrad.torch._householder import orgqr  # noqa: PLC0415
 
-    def run(x: Any, tt: Any) -> Any:
-        v = jnp.tril(x, -1)[..., :, :k] + jnp.eye(m, k, dtype=x.dtype)
-        q = jnp.broadcast_to(jnp.eye(m, n, dtype=x.dtype), (*x.shape[:-2], m, n))
-        for i in reversed(range(k)):
-            vi = v[..., :, i:i + 1]
-            q = q - tt[..., i, None, None] * jnp.matmul(vi, jnp.matmul(_mT(vi), q))
-        return q
-
-    return cast(Tensor, apply_op("LinalgHouseholderProduct", run, a, t))
+    return orgqr(A, tau, out=out)
 
 
 def _sytrf(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -869,6 +869,26 @@ def _eig_ref(x: np.ndarray, compute_left_eigenvectors: bool,
     return [o.astype(cdt) for o in outs]
 
 
+def _schur_ref(x: np.ndarray, compute_schur_vectors: bool) -> list[np.ndarray]:
+    import scipy.linalg  # noqa: PLC0415
+
+    t, z = _per_matrix(lambda a: scipy.linalg.schur(a, output="real"), x)
+    return [t.astype(x.dtype), z.astype(x.dtype)][:1 + compute_schur_vectors]
+
+
+def _hessenberg_ref(x: np.ndarray) -> list[np.ndarray]:
+    from scipy.linalg import lapack  # noqa: PLC0415
+
+    n = x.shape[-1]
+
+    def one(a: np.ndarray) -> list[np.ndarray]:
+        h, tau, _ = lapack.get_lapack_funcs("gehrd", (a,))(a, lo=0, hi=n - 1)
+        return [h, tau[:n - 1]]
+
+    h, tau = _per_matrix(one, x)
+    return [h.astype(x.dtype), tau.astype(x.dtype)]
+
+
 SQUARE_BAD = (bad("not square", M23), bad("rank 1", np.ones(3)),
               bad("integers", np.eye(2, dtype=np.int64), error=DTypeError))
 DECOMPOSITIONS = [
@@ -901,6 +921,12 @@ DECOMPOSITIONS = [
                         compute_right_eigenvectors=st.booleans()), _eig_ref, grad=False,
         bad=tuple(bad(b.label, *b.operands, error=b.error, compute_left_eigenvectors=False,
                       compute_right_eigenvectors=True) for b in SQUARE_BAD)),
+    # As in JAX, schur and hessenberg have no derivatives (the error is checked against
+    # JAX's in tests/test_scipy_linalg_special_more.py).
+    Row("schur", matrices(compute_schur_vectors=st.booleans()), _schur_ref, grad=False,
+        bad=tuple(bad(b.label, *b.operands, error=b.error, compute_schur_vectors=True)
+                  for b in SQUARE_BAD)),
+    Row("hessenberg", matrices(), _hessenberg_ref, grad=False, bad=SQUARE_BAD),
 ]
 
 

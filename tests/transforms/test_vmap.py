@@ -728,6 +728,9 @@ PRIM_CASES["svd"] = _decomposition("svd", "f", False, full_matrices=st.booleans(
 PRIM_CASES["eigh"] = _decomposition("eigh", "f", True, lower=st.booleans())
 PRIM_CASES["eig"] = _decomposition("eig", "f", True, compute_left_eigenvectors=st.booleans(),
                                    compute_right_eigenvectors=st.booleans())
+PRIM_CASES["schur"] = _decomposition("schur", "f", True,
+                                     compute_schur_vectors=st.booleans())
+PRIM_CASES["hessenberg"] = _decomposition("hessenberg", "f", True)
 
 
 

@@ -107,3 +107,25 @@ from funcgrad.torch.autograd import anomaly_mode, function, functional  # noqa: 
 __all__ += ["Function", "FunctionCtx", "GradcheckError", "InplaceFunction", "NestedIOFunction",
             "anomaly_mode", "function", "functional", "gradcheck", "gradgradcheck",
             "once_differentiable"]
+from funcgrad.torch.autograd import grad_mode  # noqa: E402
+from funcgrad.torch.autograd.grad_mode import set_multithreading_enabled  # noqa: E402
+from funcgrad.torch.autograd.variable import Variable  # noqa: E402
+
+
+def variable(*args: Any, **kwargs: Any) -> Any:
+    """Removed from PyTorch long ago; calling it raises PyTorch's error.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.autograd.variable(1.0)
+    Traceback (most recent call last):
+    RuntimeError: torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead
+    """
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) "
+                       "instead")
+
+
+# As in PyTorch, which keeps ``variable.Variable`` for code generated against the module
+# name the function shadows.
+variable.Variable = Variable  # type: ignore[attr-defined]
+
+__all__ += ["Variable", "grad_mode", "set_multithreading_enabled", "variable"]

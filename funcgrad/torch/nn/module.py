@@ -585,7 +585,12 @@ def _is_device(a: Any) -> bool:
     from funcgrad.torch._device import device  # noqa: PLC0415
 
     return isinstance(a, (Device, device)) or (
-        isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda"))
+        isinstance(a, str) and a.split(":")[0] in _DEVICE_TYPES)
+
+
+# PyTorch's device type names: a string among them names a device, not a dtype (funcgrad
+# has only the first two; the others are refused when used).
+_DEVICE_TYPES = ("cpu", "cuda", "meta", "mps", "xpu", "hpu", "xla", "mtia", "ipu", "privateuseone")
 
 
 # --------------------------------------------------------------------- containers

@@ -1,8 +1,9 @@
 """Optimizers for the Tensor facade, with PyTorch's names, defaults and update formulas.
 
 ``SGD`` (momentum, Nesterov, weight decay), ``Adam`` and ``AdamW`` (bias
-correction, AMSGrad), on the ``Optimizer`` base class (parameter groups,
-per-parameter state, ``state_dict`` / ``load_state_dict`` in PyTorch's format).
+correction, AMSGrad), the other optimizers of ``torch.optim`` (Adafactor, Muon,
+RMSprop, ...), ``lr_scheduler`` and ``swa_utils``, on the ``Optimizer`` base class
+(parameter groups, per-parameter state, ``state_dict`` / ``load_state_dict`` in PyTorch's format).
 Updates are made in place on the parameter Tensors, under ``no_grad``.
 
 >>> import funcgrad.torch as torch
@@ -18,17 +19,21 @@ Updates are made in place on the parameter Tensors, under ``no_grad``.
 tensor([1.2500], requires_grad=True)
 """
 
-from funcgrad.torch.optim import lr_scheduler
+from funcgrad.torch.optim import lr_scheduler, swa_utils
+from funcgrad.torch.optim._stateless import swap_in_optimizer_params_and_state
 from funcgrad.torch.optim.adadelta import Adadelta
+from funcgrad.torch.optim.adafactor import Adafactor
 from funcgrad.torch.optim.adagrad import Adagrad
 from funcgrad.torch.optim.adam import Adam, AdamW
 from funcgrad.torch.optim.adamax import Adamax
 from funcgrad.torch.optim.asgd import ASGD, Rprop
 from funcgrad.torch.optim.lbfgs import LBFGS
+from funcgrad.torch.optim.muon import Muon
 from funcgrad.torch.optim.nadam import NAdam, RAdam
 from funcgrad.torch.optim.optimizer import Optimizer, required
 from funcgrad.torch.optim.rmsprop import RMSprop
 from funcgrad.torch.optim.sgd import SGD
 
-__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "required"]
+__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax",
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "required",
+           "swa_utils", "swap_in_optimizer_params_and_state"]
