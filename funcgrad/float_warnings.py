@@ -3,7 +3,9 @@
 ``0/0``, ``log(0)`` or an overflowing ``exp`` make NumPy warn (``RuntimeWarning: divide by
 zero encountered in log``); JAX and PyTorch return nan/inf without a word, and so does
 funcgrad, eager or jitted. The filter matches warnings attributed to funcgrad's modules
-(generated programs are named as one): the user's own NumPy calls still warn.
+(generated programs are named as one): the user's own NumPy calls still warn. pytest puts
+back the warning filters after collecting a test module, dropping this one if funcgrad was
+first imported there: a test suite that wants it calls ``install()`` (in a ``conftest.py``).
 
 >>> import warnings
 >>> import funcgrad.numpy as jnp

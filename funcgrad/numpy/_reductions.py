@@ -129,6 +129,11 @@ def _mean_dtype(dt: np.dtype[Any], dtype: Any) -> np.dtype[Any]:
     return to_inexact_dtype(dt)
 
 
+def _work_dtype(dt: np.dtype[Any]) -> np.dtype[Any]:
+    """16-bit floats are summed and divided in float32 and rounded once, as JAX does."""
+    return np.dtype(np.float32) if dt in (np.dtype(np.float16), dtypes.bfloat16) else dt
+
+
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
          keepdims: bool = False, *, where: Any = None) -> Any:
     """Arithmetic mean over ``axis`` (of the entries ``where`` selects).
@@ -142,13 +147,17 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
     out_dt = _mean_dtype(aval.dtype, dtype)
-    total = R.reduce_sum(_masked(cast(a, out_dt), where, 0), axes)
+    work = _work_dtype(out_dt)
+    total = R.reduce_sum(_masked(cast(a, work), where, 0), axes)
     if where is None:
         count: Any = float(_count(aval.shape, axes))
     else:
         mask = _broadcast_mask(where, aval.shape)
-        count = R.reduce_sum(cast(mask, out_dt), axes)
-    return _keepdims(divide(total, count), aval.ndim, axes, keepdims)
+        count = R.reduce_sum(cast(mask, work), axes)
+    result = divide(total, count)
+    if work != out_dt:
+        result = cast(result, out_dt)
+    return _keepdims(result, aval.ndim, axes, keepdims)
 
 
 def _broadcast_mask(where_: Any, shape: tuple[int, ...]) -> Any:
@@ -171,7 +180,8 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     a = _prepare(a)
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
-    a = cast(a, _mean_dtype(aval.dtype, dtype))
+    out_dt = _mean_dtype(aval.dtype, dtype)
+    a = cast(a, _work_dtype(out_dt))
     centered = subtract(a, mean(a, axes, keepdims=True, where=where))
     if get_aval(centered).dtype.kind == "c":
         # |z - mean|^2, a real variance (as NumPy and JAX), not the square of z - mean.
@@ -186,7 +196,10 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     else:
         n = subtract(R.reduce_sum(cast(_broadcast_mask(where, aval.shape),
                                        get_aval(squared).dtype), axes), float(ddof))
-    return _keepdims(divide(total, n), aval.ndim, axes, keepdims)
+    result = divide(total, n)
+    if _work_dtype(out_dt) != out_dt:
+        result = cast(result, out_dt)
+    return _keepdims(result, aval.ndim, axes, keepdims)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
