@@ -87,19 +87,22 @@ def _reshape_is_view(pos: np.ndarray, new_shape: tuple[int, ...]) -> bool:
 
 
 class Tracker:
-    """The views made during one functionalized call, by the root tensor they alias."""
+    """The views made while tracking, by the root tensor they alias. A view's positions in
+    its root are computed only when a write needs them (most views are never written)."""
 
     def __init__(self) -> None:
-        # id(view) -> (the view, weakly; its root; its positions in the root's elements)
-        self._views: dict[int, tuple[weakref.ref[Any], Any, np.ndarray]] = {}
+        # id(view) -> its record (below)
+        self._views: dict[int, _View] = {}
         # id(root) -> its live views, weakly
         self._by_root: dict[int, list[weakref.ref[Any]]] = {}
 
     def _forget(self, key: int) -> None:
         entry = self._views.pop(key, None)
         if entry is not None:
-            views = self._by_root.get(id(entry[1]), [])
+            views = self._by_root.get(id(entry.root), [])
             views[:] = [r for r in views if r() is not None]
+            if not views:
+                self._by_root.pop(id(entry.root), None)
 
     def view(self, op: str, fn: Callable[[Any], Any], out: Any, base: Any) -> None:
         """``out = fn(base)`` was made by a view op named ``op`` (PyTorch's node name)."""
@@ -108,26 +111,17 @@ class Tracker:
         traced = isinstance(out._data, Tracer) or isinstance(base._data, Tracer)
         if not traced and not out._is_view:
             return  # a concrete copy (NumPy said the memory is not shared)
-        entry = self._views.get(id(base))
-        if entry is not None and entry[0]() is base:
-            root, pos = entry[1], entry[2]
-        else:
-            root, pos = base, np.arange(int(np.prod(base._data.shape)),
-                                        dtype=np.int64).reshape(base._data.shape)
-        if op == "View" and traced and not _reshape_is_view(pos, tuple(out._data.shape)):
-            return
-        from funcgrad.torch._graph import X64  # noqa: PLC0415
-
-        with X64:
-            out_pos = np.asarray(fn(pos))
-        if out_pos.shape != tuple(out._data.shape):
-            return
+        parent = self._views.get(id(base))
+        if parent is not None and parent.ref() is not base:
+            parent = None
+        root = base if parent is None else parent.root
         key = id(out)
 
         def dropped(_ref: weakref.ref[Any]) -> None:
             self._forget(key)
 
-        self._views[key] = (weakref.ref(out, dropped), root, out_pos.astype(np.int64))
+        self._views[key] = _View(weakref.ref(out, dropped), root, parent, op, fn,
+                                 tuple(base._data.shape), tuple(out._data.shape), traced)
         self._by_root.setdefault(id(root), []).append(weakref.ref(out))
 
     def mutated(self, t: Any) -> None:
@@ -141,8 +135,9 @@ class Tracker:
         entry = self._views.get(id(t))
         root: Any
         with X64:
-            if entry is not None and entry[0]() is t:
-                root, pos = entry[1], entry[2]
+            pos = entry.positions() if entry is not None and entry.ref() is t else None
+            if pos is not None and entry is not None:
+                root = entry.root
                 flat = pos.reshape(-1)
                 if np.unique(flat).size != flat.size:
                     raise RuntimeError(_OVERLAP)
@@ -155,11 +150,66 @@ class Tracker:
                 root = t
             else:
                 return
-            for ref in self._by_root.get(id(root), []):
-                v: Any = ref()
+            values: Any = root._data
+            for ref in list(self._by_root.get(id(root), [])):
+                v = ref()
                 ventry = self._views.get(id(v))
-                if v is None or v is t or ventry is None or id(ventry[0]()) != id(v):
+                if v is None or v is t or ventry is None or ventry.ref() is not v:
                     continue
-                vpos = ventry[2]
-                v._data = fnp.reshape(fnp.take(fnp.ravel(root._data), vpos.reshape(-1)),
-                                      vpos.shape)
+                vpos = ventry.positions()
+                if vpos is not None:
+                    _set_data(v, fnp.reshape(fnp.take(fnp.ravel(values), vpos.reshape(-1)),
+                                             vpos.shape))
+
+
+def _set_data(t: Any, value: Any) -> None:
+    t._data = value
+
+
+class _View:
+    """How a view was made from its base (itself a view, ``parent``, or the root)."""
+
+    __slots__ = ("ref", "root", "parent", "op", "fn", "base_shape", "shape", "traced", "_pos")
+
+    def __init__(self, ref: weakref.ref[Any], root: Any, parent: _View | None, op: str,
+                 fn: Callable[[Any], Any], base_shape: tuple[int, ...],
+                 shape: tuple[int, ...], traced: bool) -> None:
+        self.ref, self.root, self.parent, self.op, self.fn = ref, root, parent, op, fn
+        self.base_shape, self.shape, self.traced = base_shape, shape, traced
+        self._pos: np.ndarray | None | bool = False  # False: not computed yet
+
+    def positions(self) -> np.ndarray | None:
+        """Where the view's elements sit in its root's flattened elements; None where the
+        op copied instead (a ``reshape`` the strides do not allow)."""
+        if self._pos is False:
+            self._pos = self._compute()
+        return self._pos if isinstance(self._pos, np.ndarray) else None
+
+    def _compute(self) -> np.ndarray | None:
+        if self.parent is None:
+            base = np.arange(int(np.prod(self.base_shape)), dtype=np.int64).reshape(
+                self.base_shape)
+        else:
+            base = self.parent.positions()  # type: ignore[assignment]
+            if base is None:
+                return None
+        if self.op == "View" and self.traced and not _reshape_is_view(base, self.shape):
+            return None
+        from funcgrad.torch._graph import X64  # noqa: PLC0415
+
+        with X64:
+            out = np.asarray(self.fn(base))
+        return out.astype(np.int64) if out.shape == self.shape else None
+
+
+_default = threading.local()
+
+
+def default() -> Tracker:
+    """This thread's tracker of views of traced Tensors outside ``functionalize``: under
+    ``torch.func`` transforms and ``torch.compile`` a write through a view must reach its
+    base, as eager NumPy memory does."""
+    tracker: Tracker | None = getattr(_default, "tracker", None)
+    if tracker is None:
+        tracker = _default.tracker = Tracker()
+    return tracker

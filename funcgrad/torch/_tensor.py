@@ -600,7 +600,10 @@ class Tensor:
             self._out_index = new._out_index
             self._requires_grad = True
         tracker = _functionalize.active()
-        if tracker is not None:  # inside torch.func.functionalize: reach the base
+        if tracker is None and isinstance(self._data, Tracer):
+            # Under a transform or torch.compile: the write must reach the view's base.
+            tracker = _functionalize.default()
+        if tracker is not None:
             tracker.mutated(self)
         return self
 
@@ -1793,7 +1796,11 @@ def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
         # A view is an inference tensor exactly when its base is.
         out._inference = t._inference
     tracker = _functionalize.active()
-    if tracker is not None:  # inside torch.func.functionalize: remember the base
+    if tracker is None and isinstance(a, Tracer):
+        # Under a transform or torch.compile a view is a new value: remember its base, for
+        # writes through it (torch.func.functionalize has its own tracker).
+        tracker = _functionalize.default()
+    if tracker is not None:
         tracker.view(op, fn, out, t)
     return out
 
