@@ -38,7 +38,7 @@ from funcgrad.torch.optim.optimizer import (
     _bump,
     _grad_data,
     _lerp_,
-    _params_with_grad,
+    _real_params_with_grad,
     _scalar,
     _scalar_state,
     _scale_,
@@ -92,11 +92,7 @@ class Adafactor(Optimizer):
                     st["step"] = _scalar_state(float(st["step"]))
 
     def _update_group(self, group: dict[str, Any]) -> None:
-        params = list(_params_with_grad(group))
-        for p in params:
-            # PyTorch checks every parameter of the group before updating any.
-            if p.dtype.is_complex:
-                raise RuntimeError("Adafactor does not support complex parameters")
+        params = _real_params_with_grad(group, "Adafactor")
         lr = float(_scalar(group["lr"]))
         beta2_decay, d = float(group["beta2_decay"]), float(group["d"])
         weight_decay, maximize = float(group["weight_decay"]), group["maximize"]

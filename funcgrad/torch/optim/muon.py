@@ -38,7 +38,7 @@ from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _grad_data,
     _lerp_,
-    _params_with_grad,
+    _real_params_with_grad,
     _scalar,
     _scale_,
     _state_tensor,
@@ -91,10 +91,7 @@ class Muon(Optimizer):
                                      f"parameter with size: {p.size()}")
 
     def _update_group(self, group: dict[str, Any]) -> None:
-        params = list(_params_with_grad(group))
-        for p in params:
-            if p.dtype.is_complex:
-                raise RuntimeError("Muon does not support complex parameters")
+        params = _real_params_with_grad(group, "Muon")
         lr = float(_scalar(group["lr"]))
         weight_decay, momentum = float(group["weight_decay"]), float(group["momentum"])
         for p in params:

@@ -338,6 +338,15 @@ def _params_with_grad(group: dict[str, Any]) -> Iterable[Tensor]:
     return (p for p in group["params"] if p.grad is not None)
 
 
+def _real_params_with_grad(group: dict[str, Any], optimizer: str) -> list[Tensor]:
+    """The group's parameters with gradients, all checked to be real before any is updated
+    (PyTorch's order, for the optimizers that refuse complex parameters)."""
+    params = list(_params_with_grad(group))
+    if any(p.dtype.is_complex for p in params):
+        raise RuntimeError(f"{optimizer} does not support complex parameters")
+    return params
+
+
 # ------------------------------------------------- helpers of the update rules
 
 
