@@ -286,3 +286,24 @@ def test_special_values_and_grads_match_jax(a: np.ndarray, x: float, xb: float) 
               jax.grad(lambda v: jax.numpy.abs(JS.wofz(v)).sum())(a), 1e-10)
         close(fg.jit(fg.vmap(lambda v: FS.hyp1f1(v, 1.5, 2.0)))(a), JS.hyp1f1(a, 1.5, 2.0),
               1e-10)
+
+
+@settings(max_examples=6, deadline=None, database=None)
+@given(n=st.integers(1, 5), seed=st.integers(0, 2 ** 16))
+def test_lax_linalg_schur_and_hessenberg_match_jax(n: int, seed: int) -> None:
+    jax = pytest.importorskip("jax")
+    from jax_oracle import jax_x64, same  # noqa: PLC0415
+
+    from funcgrad import lax as flax  # noqa: PLC0415
+
+    a = np.random.default_rng(seed).standard_normal((2, n, n))
+    for got, want in [
+            (flax.linalg.schur(a), jax_x64(jax.lax.linalg.schur, a)),
+            (flax.linalg.schur(a, compute_schur_vectors=False),
+             jax_x64(lambda x: jax.lax.linalg.schur(x, compute_schur_vectors=False), a)),
+            (flax.linalg.hessenberg(a), jax_x64(jax.lax.linalg.hessenberg, a))]:
+        got_t = got if isinstance(got, tuple) else (got,)
+        want_t = tuple(want) if isinstance(want, (tuple, list)) else (want,)
+        assert len(got_t) == len(want_t)
+        for g, w in zip(got_t, want_t):
+            same(np.asarray(g), w)

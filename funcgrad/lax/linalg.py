@@ -22,8 +22,8 @@ from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import structural as S
 from funcgrad.primitives.reductions import reduce_sum
 
-__all__ = ["cholesky", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd", "symmetrize",
-           "triangular_solve"]
+__all__ = ["cholesky", "eigh", "hessenberg", "lu", "lu_pivots_to_permutation", "qr", "schur",
+           "svd", "symmetrize", "triangular_solve"]
 
 
 def symmetrize(x: Any) -> Any:
@@ -168,3 +168,34 @@ def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
             zero, shape, ())), (nd - 1,)), shape, tuple(range(nd - 1)))
         perm = E.select(at_i, there, E.select(at_p, here, perm))
     return perm
+
+
+def schur(x: Any, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
+          select_callable: Any = None) -> Any:
+    """``(t, q)`` with ``x == q @ t @ q^H`` (only ``t`` without the vectors); JAX ignores
+    ``sort_eig_vals`` and ``select_callable``, and so does funcgrad.
+
+    >>> import funcgrad.numpy as fnp
+    >>> t, q = schur(fnp.array([[1.0, 2.0], [0.0, 3.0]]))
+    >>> t.tolist()
+    [[1.0, 2.0], [0.0, 3.0]]
+    """
+    from funcgrad.primitives.schur_forms import schur as schur_form  # noqa: PLC0415
+
+    out = schur_form(x, compute_schur_vectors)
+    return (out[0], out[1]) if compute_schur_vectors else out[0]
+
+
+def hessenberg(a: Any) -> tuple[Any, Any]:
+    """``(a, taus)``: LAPACK's packed Hessenberg reduction (the upper Hessenberg matrix in
+    the upper triangle and first subdiagonal, the reflectors below and in ``taus``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> h, taus = hessenberg(fnp.eye(3))
+    >>> h.shape, taus.shape
+    ((3, 3), (2,))
+    """
+    from funcgrad.primitives.schur_forms import hessenberg as hessenberg_form  # noqa: PLC0415
+
+    out = hessenberg_form(a)
+    return out[0], out[1]
