@@ -196,11 +196,30 @@ def _over_values(func: Any) -> Any:
 
 
 def _transform(jax_transform: Any, func: Any, *a: Any, **kw: Any) -> Any:
+    from funcgrad.torch._grad_mode import is_recording  # noqa: PLC0415
     from funcgrad.torch._graph import X64  # noqa: PLC0415
+    from funcgrad.torch._tensor import apply_op  # noqa: PLC0415
 
     inner = jax_transform(_over_values(func), *a, **kw)
+    # The node of the outer autograd graph a transformed call records ("VmapBackward0").
+    op = {"vmap": "Vmap", "grad": "Grad", "value_and_grad": "GradAndValue"}.get(
+        getattr(jax_transform, "__name__", ""), "FuncTransform")
 
     def run(*args: Any, **kwargs: Any) -> Any:
+        leaves, spec = tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
+        tpos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+        if is_recording() and any(leaves[i]._requires_grad for i in tpos):
+            # Inputs that require grad: the transformed call is one operation of the outer
+            # graph (as PyTorch's transforms compose with autograd), its derivative the
+            # engine's derivative of the transformed program.
+            def impl(*vals: Any) -> Any:
+                now = list(leaves)
+                for i, v in zip(tpos, vals):
+                    now[i] = v
+                call_args, call_kwargs = tree_unflatten(spec, now)
+                return inner(*_values(call_args), **_values(call_kwargs))
+
+            return apply_op(op, impl, *(leaves[i] for i in tpos))
         # float64 Tensors stay float64 (the JAX face's x64 switch is not this face's)
         with X64:
             return _tensors(inner(*_values(args), **_values(kwargs)))
