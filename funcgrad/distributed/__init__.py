@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -83,12 +84,20 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         _abort_on_uncaught(comm)
 
 
+# How long a process that failed with a DistributedError waits before aborting the run: the
+# others usually find the same disagreement at the same collective, and each should get to
+# say what it saw before the abort kills it.
+_ABORT_GRACE_S = 2.0
+
+
 def _abort_on_uncaught(comm: Any) -> None:
     def hook(kind: Any, value: Any, tb: Any) -> None:
         text = "".join(traceback.format_exception(kind, value, tb))
         sys.stderr.write(f"[funcgrad process {comm.rank}] uncaught exception; aborting the "
                          f"run\n{text}")
         sys.stderr.flush()
+        if isinstance(value, DistributedError):
+            time.sleep(_ABORT_GRACE_S)
         comm.abort(1)
 
     sys.excepthook = hook

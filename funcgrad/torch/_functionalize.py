@@ -30,7 +30,7 @@ import numpy as np
 from funcgrad.core import Tracer
 
 # PyTorch's error for a write to an expanded (self-overlapping) tensor.
-_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to "
+OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to "
             "a single memory location. Please clone() the tensor before performing the "
             "operation.")
 
@@ -140,7 +140,7 @@ class Tracker:
                 root = entry.root
                 flat = pos.reshape(-1)
                 if np.unique(flat).size != flat.size:
-                    raise RuntimeError(_OVERLAP)
+                    raise RuntimeError(OVERLAP)
                 shape = root._data.shape
                 root._data = fnp.reshape(fnp.index_update(
                     fnp.ravel(root._data), flat,
@@ -169,7 +169,8 @@ def _set_data(t: Any, value: Any) -> None:
 class _View:
     """How a view was made from its base (itself a view, ``parent``, or the root)."""
 
-    __slots__ = ("ref", "root", "parent", "op", "fn", "base_shape", "shape", "traced", "_pos")
+    __slots__ = ("ref", "root", "parent", "op", "fn", "base_shape", "shape", "traced", "_pos",
+                 "no_grad")
 
     def __init__(self, ref: weakref.ref[Any], root: Any, parent: _View | None, op: str,
                  fn: Callable[[Any], Any], base_shape: tuple[int, ...],
@@ -177,6 +178,9 @@ class _View:
         self.ref, self.root, self.parent, self.op, self.fn = ref, root, parent, op, fn
         self.base_shape, self.shape, self.traced = base_shape, shape, traced
         self._pos: np.ndarray | None | bool = False  # False: not computed yet
+        # Made with grad mode off from a tensor that requires grad (PyTorch then refuses an
+        # in-place operation on it with grad mode on).
+        self.no_grad = False
 
     def positions(self) -> np.ndarray | None:
         """Where the view's elements sit in its root's flattened elements; None where the
@@ -203,6 +207,16 @@ class _View:
 
 
 _default = threading.local()
+
+# Eager views of recorded tensors (NumPy views sharing their base's memory), kept so that an
+# in-place operation on one can rewrite its base's graph (PyTorch's CopySlices).
+EAGER = Tracker()
+
+
+def eager_record(t: Any) -> _View | None:
+    """How the eager view ``t`` was made from its root, if it was recorded in ``EAGER``."""
+    rec = EAGER._views.get(id(t))
+    return rec if rec is not None and rec.ref() is t else None
 
 
 def default() -> Tracker:

@@ -564,18 +564,17 @@ class Tensor:
         """Write ``fn(self, *others)`` into this tensor's memory, recording it if needed."""
         self._check_inplace(through_view)
         src = self
-        tracked = is_grad_enabled() and (self._requires_grad or builtins.any(
+        grad_on = is_grad_enabled()
+        tracked = grad_on and (self._requires_grad or builtins.any(
             isinstance(o, Tensor) and o._requires_grad for o in others))
+        if grad_on and self._is_view:
+            rec = _functionalize.eager_record(self)
+            if rec is not None and rec.no_grad and rec.root._requires_grad:
+                raise RuntimeError(_NO_GRAD_VIEW)
+        view_of: Any = None
         if tracked:
             if self._is_view:
-                # PyTorch rewrites the base's graph here (CopySlices); funcgrad does not, and
-                # a silently wrong gradient is worse than an error.
-                raise RuntimeError(
-                    f"an in-place operation ({op.lower()}_) on a view of another tensor is not "
-                    "supported while recording gradients: the base tensor's graph would not "
-                    "see it. Modify the base tensor itself (e.g. base[idx] = value), or use "
-                    "an out-of-place operation on a .clone() of the view."
-                )
+                view_of = _eager_view_root(self, op)
             # The recorded operation keeps the old values: its backward may need them.
             src = self._snapshot()
         new = apply_op(op, fn, src, *others)
@@ -587,6 +586,9 @@ class Tensor:
                     f"result type {_CPP[new.dtype.name]} can't be cast to the desired output "
                     f"type {_CPP[self.dtype.name]}")
             new = new._astype(self.dtype)
+        if view_of is not None:
+            _copy_slices(self, new, *view_of)
+            return self
         buf = self._data
         if isinstance(buf, Tracer) or isinstance(new._data, Tracer):
             self._data = new._data
@@ -599,6 +601,8 @@ class Tensor:
             self.grad_fn = new.grad_fn
             self._out_index = new._out_index
             self._requires_grad = True
+            if id(self) in _functionalize.EAGER._by_root and not isinstance(self._data, Tracer):
+                _refresh_views(self)
         tracker = _functionalize.active()
         if tracker is None and isinstance(self._data, Tracer):
             # Under a transform or torch.compile: the write must reach the view's base.
@@ -1215,6 +1219,75 @@ def _moved(x: Any, target: device) -> Any:
     return wrap(buf, ShapedArray.make(tuple(buf.shape), buf.dtype))
 
 
+def _eager_view_root(view: Tensor, op: str) -> tuple[Tensor, np.ndarray]:
+    """The root tensor an eager view aliases and where the view's elements sit in it, for
+    an in-place operation on the view while recording; PyTorch's errors where it refuses."""
+    rec = _functionalize.eager_record(view)
+    pos = rec.positions() if rec is not None else None
+    if rec is None or pos is None:
+        # Views are remembered only when made with grad mode on (PyTorch's text).
+        raise RuntimeError(_NO_GRAD_VIEW)
+    root: Tensor = rec.root
+    if root._requires_grad and root.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    flat = pos.reshape(-1)
+    if np.unique(flat).size != flat.size:
+        raise RuntimeError(_functionalize.OVERLAP)
+    return root, pos
+
+
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked).")
+
+
+def _copy_slices(view: Tensor, new: Tensor, root: Tensor, pos: np.ndarray) -> None:
+    """An in-place operation on an eager view while recording, as PyTorch rewrites it: the
+    root's new value is its old one with the view's elements replaced by ``new`` (a node
+    named CopySlices), written into the root's memory (which the view shares), and the view
+    becomes a view of that new value."""
+    flat = pos.reshape(-1)
+
+    def copy_slices(r: Any, v: Any) -> Any:
+        return fnp.reshape(fnp.index_update(fnp.ravel(r), flat,
+                                            fnp.astype(fnp.ravel(v), r.dtype)), r.shape)
+
+    updated = apply_op("CopySlices", copy_slices, root._snapshot(), new)
+    buf = root._data
+    if type(buf) is np.ndarray and buf.flags.writeable:
+        buf[...] = updated._data
+    else:
+        root._data = updated._data
+    root._vc[0] += 1
+    if view._vc is not root._vc:
+        view._vc[0] += 1
+    root.grad_fn, root._out_index = updated.grad_fn, updated._out_index
+    root._requires_grad = updated._requires_grad
+    _refresh_views(root)
+
+
+def _refresh_views(root: Tensor) -> None:
+    """After ``root`` was changed in place while recording, its live eager views read the
+    new value through the graph too (PyTorch regenerates a view's grad_fn when its base's
+    version moved): each becomes a recorded view of the new ``root``."""
+    for ref in list(_functionalize.EAGER._by_root.get(id(root), [])):
+        v = ref()
+        rec = _functionalize.eager_record(v)
+        pos = rec.positions() if rec is not None else None
+        if v is None or pos is None:
+            continue
+        flat, shape = pos.reshape(-1), pos.shape
+        again = apply_op("AsStrided",
+                         lambda r, f=flat, s=shape: fnp.reshape(fnp.take(fnp.ravel(r), f), s),
+                         root)
+        v.grad_fn, v._out_index = again.grad_fn, again._out_index
+        v._requires_grad = again._requires_grad
+
+
 def _check_inplace_shape(own: tuple[builtins.int, ...], result: tuple[builtins.int, ...]
                          ) -> None:
     """PyTorch's error when an in-place result is larger than the tensor it goes into."""
@@ -1795,6 +1868,14 @@ def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
         out._is_view = True
         # A view is an inference tensor exactly when its base is.
         out._inference = t._inference
+        recording = is_grad_enabled()
+        if op != "Index" and (recording or t._requires_grad):
+            # Kept for an in-place operation on the view while recording (CopySlices).
+            _functionalize.EAGER.view(op, fn, out, t)
+            if not recording:
+                rec = _functionalize.eager_record(out)
+                if rec is not None:
+                    rec.no_grad = True
     tracker = _functionalize.active()
     if tracker is None and isinstance(a, Tracer):
         # Under a transform or torch.compile a view is a new value: remember its base, for

@@ -802,27 +802,34 @@ class TestInPlace:
         expected = run(torch)
         close(run(ft), expected)
 
-    @pytest.mark.xfail(strict=True, raises=RuntimeError, reason="missing: PyTorch rebases "
-                       "the base's graph (grad_fn=<CopySlices>) and gives [2., 2.]; funcgrad "
-                       "refuses in-place ops on views while recording (see the next test)")
     def test_in_place_through_a_view_updates_the_base_graph(self):
         x = ft.tensor([1.0, 2.0], requires_grad=True)
         a = x * 1
         v = a.view(2, 1)
         v.mul_(2)
         assert a.tolist() == [2.0, 4.0]
+        assert type(a.grad_fn).__name__ == "CopySlices"
         a.sum().backward()
         assert x.grad.tolist() == [2.0, 2.0]
 
-    def test_in_place_on_a_view_while_recording_is_a_clear_error(self):
+    def test_in_place_on_a_view_made_under_no_grad_is_pytorchs_error(self):
         x = ft.tensor([1.0, 2.0], requires_grad=True)
-        v = (x * 1).view(2, 1)
-        with pytest.raises(RuntimeError, match="in-place operation .* on a view"):
+        a = x * 1
+        with ft.no_grad():
+            v = a.view(2, 1)
+        with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is "
+                           "being modified inplace with grad mode enabled"):
             v.mul_(2)
         with ft.no_grad():
             w = ft.zeros(4)
             w.view(2, 2).add_(1)  # no graph: allowed, and the base sees it
         assert w.tolist() == [1.0, 1.0, 1.0, 1.0]
+
+    def test_in_place_on_a_view_of_a_leaf_is_pytorchs_error(self):
+        w = ft.tensor([1.0, 2.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad "
+                           "is being used in an in-place operation"):
+            w[0].mul_(2)
 
     def test_augmented_assignment_is_in_place(self):
         w = ft.tensor([1.0, 2.0], requires_grad=True)

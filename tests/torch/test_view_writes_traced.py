@@ -1,8 +1,9 @@
-"""Writes through views under ``torch.func`` transforms and ``torch.compile``: eagerly a
-view shares its base's memory, so writing through it changes the base; under a transform
-(or while a step is staged) Tensors hold immutable traced values, and the write must still
-reach the base and the base's other views. Compared with torch 2.13 under ``vmap``,
-``grad`` and ``compile`` on drawn inputs (values and gradients)."""
+"""Writes through views: eagerly a view shares its base's memory, so writing through it
+changes the base, and while recording gradients the base's graph is rewritten (PyTorch's
+CopySlices); under a transform (or while a step is staged) Tensors hold immutable traced
+values, and the write must still reach the base and the base's other views. Compared with
+torch 2.13 eagerly (values, and gradients through the rewritten graph) and under ``vmap``,
+``grad`` and ``compile`` on drawn inputs."""
 
 from __future__ import annotations
 
@@ -71,6 +72,12 @@ def _run(lib: Any, name: str, data: np.ndarray, how: str) -> Any:
         return lib.func.vmap(lambda a: fn(lib, a))(x)
     if how == "grad":
         return lib.func.grad(lambda a: (fn(lib, a) * a).sum())(x[0])
+    if how == "eager_grad":
+        # Recorded eagerly: the write through the view rewrites the base's graph
+        # (PyTorch's CopySlices) and the gradient goes through it.
+        leaf = lib.tensor(data[0], requires_grad=True)
+        (fn(lib, leaf) * leaf).sum().backward()
+        return leaf.grad
     if how == "compile":
         compiled = lib.compile(lambda a: fn(lib, a), backend="eager") if lib is not ft \
             else lib.compile(lambda a: fn(lib, a))
@@ -80,7 +87,7 @@ def _run(lib: Any, name: str, data: np.ndarray, how: str) -> Any:
 
 @SETTINGS
 @given(values=VALUES)
-@pytest.mark.parametrize("how", ["eager", "vmap", "grad", "compile"])
+@pytest.mark.parametrize("how", ["eager", "eager_grad", "vmap", "grad", "compile"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_writes_through_views_reach_the_base_as_in_torch(name: str, how: str,
                                                           values: list[float]) -> None:
