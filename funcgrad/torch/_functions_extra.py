@@ -841,17 +841,17 @@ def eig(self: Any, eigenvectors: builtins.bool = False, *, e: Any = None,
 
 
 def set_flush_denormal(mode: builtins.bool) -> builtins.bool:
-    """Ask the CPU to flush denormal floats to zero; returns whether that is supported
-    (True, as PyTorch on x86 with SSE3; funcgrad's NumPy kernels keep denormals).
+    """Ask the CPU to flush denormal floats to zero; returns whether that is supported:
+    False here, as PyTorch answers on a CPU without the flag (funcgrad's NumPy kernels
+    keep denormals, so claiming support would be untrue).
 
     >>> import funcgrad.torch as torch
-    >>> torch.set_flush_denormal(False)
-    True
+    >>> torch.set_flush_denormal(True)
+    False
     """
     if not isinstance(mode, builtins.bool):
-        raise TypeError(f"set_flush_denormal expects a bool, but got "
-                        f"{type(mode).__name__}")
-    return True
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return False
 
 
 def set_num_interop_threads(n: builtins.int) -> None:

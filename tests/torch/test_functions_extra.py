@@ -541,7 +541,13 @@ def test_removed_linalg_functions_raise_torch_text(name, args):
 
 def test_process_settings_match_torch():
     torch = pytest.importorskip("torch")
-    assert ft.set_flush_denormal(False) is torch.set_flush_denormal(False) is True
+    # PyTorch flushes on this CPU; funcgrad cannot, and says so as PyTorch does on a CPU
+    # without the flag (docs/sharp_bits.md).
+    assert torch.set_flush_denormal(False) is True
+    assert ft.set_flush_denormal(True) is False and ft.set_flush_denormal(False) is False
+    for lib in (ft, torch):
+        with pytest.raises(RuntimeError, match="flush_denormal expects a bool, but got int"):
+            lib.set_flush_denormal(1)
     assert ft.init_num_threads() is None
     ft.set_num_interop_threads(2)
     assert ft.get_num_interop_threads() == 2
