@@ -308,9 +308,58 @@ def vmap(func: Any, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "erro
     >>> torch.func.vmap(lambda x: x.sum())(torch.ones(3, 2))
     tensor([2., 2., 2.])
     """
+    from funcgrad.transforms.vmap import _broadcast_prefix  # noqa: PLC0415
     from funcgrad.transforms.vmap import vmap as _vmap  # noqa: PLC0415
 
-    return _transform(_vmap, func, in_dims, out_dims)
+    plain = _transform(_vmap, func, in_dims, out_dims)
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        leaves, _ = tree_flatten(args, is_leaf=lambda x: isinstance(x, Tensor))
+        # Arguments whose in-place updates come back (those that require grad are outputs
+        # of the recorded call's graph, and are not written in place).
+        tpos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor) and
+                not x._requires_grad]
+        if kwargs or not tpos:
+            return plain(*args, **kwargs)
+        try:  # the in-dim of each argument leaf (the mapping's own errors come from plain)
+            dims = [d for spec, a in zip(in_dims, args)
+                    for d in _broadcast_prefix(spec, a, "in_dims")] \
+                if isinstance(in_dims, (tuple, list)) else \
+                _broadcast_prefix(in_dims, args, "in_dims")
+        except Exception:  # noqa: BLE001 - a bad in_dims: the mapped call reports it
+            return plain(*args)
+        changed: list[int] = []
+
+        def with_writes(*targs: Any) -> Any:
+            # The arguments' in-place updates come back as outputs in their own layout, as
+            # PyTorch's vmap writes them into the caller's tensors.
+            inner_leaves = tree_flatten(targs, is_leaf=lambda x: isinstance(x, Tensor))[0]
+            before = [inner_leaves[i]._data for i in tpos]
+            out = func(*targs)
+            changed[:] = [k for k, i in enumerate(tpos) if inner_leaves[i]._data is not before[k]]
+            return out, [inner_leaves[i] for i in tpos]
+
+        from funcgrad.errors import ShapeError  # noqa: PLC0415
+
+        try:
+            out, updated = _transform(_vmap, with_writes, in_dims,
+                                      (out_dims, [dims[i] for i in tpos]))(*args)
+        except ShapeError as e:
+            unbatched = [tpos[k] for k in changed if dims[tpos[k]] is None]
+            if not unbatched:
+                raise
+            # A per-example value written into an argument that is not mapped (PyTorch's
+            # in-place shape error).
+            t = leaves[unbatched[0]]
+            size = next(x.shape[d] for x, d in zip(leaves, dims)
+                        if isinstance(x, Tensor) and d is not None)
+            raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the "
+                               f"broadcast shape {[size, *t.shape]}") from e
+        for k in changed:
+            leaves[tpos[k]].copy_(updated[k])
+        return out
+
+    return run
 
 
 def linearize(func: Any, *primals: Any) -> tuple[Any, Any]:

@@ -449,3 +449,55 @@ def test_backward_through_torch_func_grad_matches_torch() -> None:
 
     for got, want in zip(run(ft), run(torch)):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _vmap_writes(lib: Any, data: np.ndarray, case: str) -> list[Any]:
+    x = lib.tensor(data)
+    if case == "add_to_input":
+        out = lib.func.vmap(lambda v: v.add_(1))(x)
+        return [x, out]
+    if case == "per_example_accumulator":
+        acc = lib.zeros(data.shape[0], dtype=lib.float64)
+
+        def f(v: Any, a: Any) -> Any:
+            a.add_(v.sum())
+            return v * 2
+        out = lib.func.vmap(f)(x, acc)
+        return [acc, out]
+    if case == "mapped_over_axis_1":
+        lib.func.vmap(lambda v: v.mul_(2), in_dims=1)(x)
+        return [x]
+    if case == "unmapped_argument":
+        acc = lib.zeros(data.shape[1:], dtype=lib.float64)
+
+        def g(v: Any, a: Any) -> Any:
+            a.add_(1.0)
+            return v
+        lib.func.vmap(g, in_dims=(0, None))(x, acc)
+        return [acc]
+    try:
+        lib.func.vmap(lambda v, a: a.add_(v), in_dims=(0, None))(
+            x, lib.zeros(data.shape[1:], dtype=lib.float64))
+    except RuntimeError as e:
+        return [str(e)]
+    return []
+
+
+@settings(max_examples=5, deadline=None, database=None)
+@given(rows=st.integers(1, 4), cols=st.integers(1, 4), seed=st.integers(0, 99))
+@pytest.mark.parametrize("case", ["add_to_input", "per_example_accumulator",
+                                  "mapped_over_axis_1", "unmapped_argument",
+                                  "per_example_into_unmapped"])
+def test_vmap_writes_in_place_updates_back_into_the_arguments(case: str, rows: int, cols: int,
+                                                               seed: int) -> None:
+    """As PyTorch's vmap: an argument changed in place inside the mapped function is
+    changed for the caller (it was left as it was: a silent difference)."""
+    torch = pytest.importorskip("torch")
+    data = np.random.default_rng(seed).standard_normal((rows, cols))
+    ours, theirs = _vmap_writes(ft, data, case), _vmap_writes(torch, data, case)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        if isinstance(b, str):
+            assert a == b
+        else:
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
