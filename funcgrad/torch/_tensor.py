@@ -1219,6 +1219,20 @@ def _moved(x: Any, target: device) -> Any:
     return wrap(buf, ShapedArray.make(tuple(buf.shape), buf.dtype))
 
 
+def _device_views(a: Any, b: Any) -> builtins.bool:
+    """Whether the GPU buffer ``a`` is a view into ``b``'s memory (CuPy's views share memory
+    as NumPy's do, and in-place operations through them must rewrite the base's graph)."""
+    if a is b or not _on_gpu(a) or not _on_gpu(b):
+        return False
+    import cupy  # noqa: PLC0415
+
+    return builtins.bool(cupy.may_share_memory(a, b))
+
+
+def _on_gpu(buf: Any) -> builtins.bool:
+    return type(buf).__module__.startswith("cupy")
+
+
 def _eager_view_root(view: Tensor, op: str) -> tuple[Tensor, np.ndarray]:
     """The root tensor an eager view aliases and where the view's elements sit in it, for
     an in-place operation on the view while recording; PyTorch's errors where it refuses."""
@@ -1258,8 +1272,8 @@ def _copy_slices(view: Tensor, new: Tensor, root: Tensor, pos: np.ndarray) -> No
 
     updated = apply_op("CopySlices", copy_slices, root._snapshot(), new)
     buf = root._data
-    if type(buf) is np.ndarray and buf.flags.writeable:
-        buf[...] = updated._data
+    if (type(buf) is np.ndarray and buf.flags.writeable) or _on_gpu(buf):
+        buf[...] = updated._data  # the view shares this memory
     else:
         root._data = updated._data
     root._vc[0] += 1
@@ -1863,7 +1877,8 @@ def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
     """A shape operation whose result shares memory (and the version counter) with ``t``."""
     out = apply_op(op, fn, t)
     a, b = out._data, t._data
-    if type(a) is np.ndarray and type(b) is np.ndarray and np.shares_memory(a, b):
+    if (type(a) is np.ndarray and type(b) is np.ndarray and np.shares_memory(a, b)) or \
+            _device_views(a, b):
         out._vc = t._vc
         out._is_view = True
         # A view is an inference tensor exactly when its base is.

@@ -109,3 +109,22 @@ def test_vmap_of_a_view_write_is_the_eager_result_per_example(name: str,
     for i in range(4):
         np.testing.assert_allclose(batched[i], _run(ft, name, data[i:i + 1], "eager").numpy(),
                                    rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_writes_through_cuda_views_rewrite_the_graph_as_on_the_cpu(name: str) -> None:
+    """CuPy views share memory as NumPy's do: an in-place operation through one rewrites
+    the base's graph on the GPU too (it gave wrong gradients there)."""
+    from gpu_values import host, need_device  # noqa: PLC0415
+
+    need_device()
+    data = np.random.default_rng(3).standard_normal((3, 3))
+    grads = []
+    for dev in ("cpu", "cuda"):
+        leaf = ft.tensor(data, device=dev, requires_grad=True)
+        out = CASES[name](ft, leaf)
+        (out * leaf).sum().backward()
+        grads.append((host(out.detach()), host(leaf.grad)))
+    for cpu, gpu in zip(*grads):
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-12, atol=1e-12)
