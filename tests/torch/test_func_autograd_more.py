@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from finite_differences import central_grad as fd_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,16 +28,6 @@ def arr(t):
 def close(a, b, rtol=1e-6, atol=1e-7):
     np.testing.assert_allclose(np.asarray(arr(a), np.float64), np.asarray(arr(b), np.float64),
                                rtol=rtol, atol=atol)
-
-
-def fd_grad(f, x, eps=1e-6):
-    """Central differences of a scalar NumPy function."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
 
 
 def raises_like(oracle_call, ours_call):

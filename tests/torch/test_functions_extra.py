@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from finite_differences import central_grad as _fd_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,15 +35,6 @@ def _err(f):
         else:
             got.append(None)
     return got
-
-
-def _fd_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return g
 
 
 # ---------------------------------------------------------------- batch norm blocks
