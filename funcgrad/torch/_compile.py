@@ -168,9 +168,8 @@ def _print_breaks(*args: Any, **kwargs: Any) -> None:
 class _HostEffects:
     """While staging: ``print`` breaks the graph; random draws become program inputs."""
 
-    def __init__(self, trace: CompileTrace, device: int | None) -> None:
+    def __init__(self, trace: CompileTrace) -> None:
         self.trace = trace
-        self.device = device
         self.draws: list[_draws.Draw] = []
         self.draw_vars: list[Var] = []
 
@@ -192,7 +191,7 @@ class _HostEffects:
 
         self.print = builtins.print
         builtins.print = _print_breaks
-        self.recording = _draws.recording(self._record, self.device)
+        self.recording = _draws.recording(self._record)
         self.recording.__enter__()
         _tracing.depth += 1
 
@@ -430,7 +429,7 @@ def _stage(fn: Callable[..., Any], st: State, args: tuple[Any, ...],
     snap = Snapshot(st)
     gpu = _gpu_of(st)
     trace = CompileTrace("cpu" if gpu is None else f"cuda:{gpu}")
-    effects = _HostEffects(trace, gpu)
+    effects = _HostEffects(trace)
     try:
         with effects, X64, new_trace(trace):
             ins = [trace.new_arg(get_aval(t._data)) for t in st.tensors]

@@ -12,7 +12,7 @@ draws exactly what the eager step draws.
 >>> import numpy as np
 >>> gen = np.random.default_rng(0)
 >>> seen = []
->>> with recording(seen.append, None):
+>>> with recording(seen.append):
 ...     rec = generator(lambda: gen)
 ...     _ = rec.random((2, 3))
 >>> seen[0].method, seen[0].args, gen.random() == np.random.default_rng(0).random()
@@ -104,33 +104,26 @@ class Unstageable(RuntimeError):
 
 class _Recording(threading.local):
     sink: Callable[[Draw], Any] | None = None
-    device: int | None = None
 
 
 _now = _Recording()
 
 
 @contextmanager
-def recording(sink: Callable[[Draw], Any], device: int | None) -> Iterator[None]:
-    """Record this thread's draws with ``sink`` (which returns what the draw stands for);
-    ``device``: the GPU the staged step runs on (None: the host)."""
-    before = (_now.sink, _now.device)
-    _now.sink, _now.device = sink, device
+def recording(sink: Callable[[Draw], Any]) -> Iterator[None]:
+    """Record this thread's draws with ``sink`` (which returns what the draw stands for)."""
+    before = _now.sink
+    _now.sink = sink
     try:
         yield
     finally:
-        _now.sink, _now.device = before
+        _now.sink = before
 
 
 def generator(source: Callable[[], Any], device: int | None = None) -> Any:
     """The generator ``source()`` returns, or its recorder while a step is staged."""
     sink = _now.sink
     return source() if sink is None else Recorder(source, device, sink)
-
-
-def staging_device() -> int | None:
-    """The GPU the step being staged runs on (None: the host or no staging)."""
-    return _now.device
 
 
 def refuse_state_access(what: str) -> None:
@@ -142,4 +135,4 @@ def refuse_state_access(what: str) -> None:
 
 
 __all__ = ["Draw", "Recorder", "Unstageable", "generator", "recording",
-           "refuse_state_access", "staging_device"]
+           "refuse_state_access"]

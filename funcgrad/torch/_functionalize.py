@@ -104,6 +104,20 @@ class Tracker:
             if not views:
                 self._by_root.pop(id(entry.root), None)
 
+    def has_views(self, t: Any) -> bool:
+        """Whether ``t`` is the root of live views recorded here."""
+        return id(t) in self._by_root
+
+    def live_views(self, root: Any) -> list[tuple[Any, _View]]:
+        """The live views of ``root`` recorded here, with their records."""
+        out = []
+        for ref in list(self._by_root.get(id(root), [])):
+            v = ref()
+            rec = self._views.get(id(v))
+            if v is not None and rec is not None and rec.ref() is v:
+                out.append((v, rec))
+        return out
+
     def view(self, op: str, fn: Callable[[Any], Any], out: Any, base: Any) -> None:
         """``out = fn(base)`` was made by a view op named ``op`` (PyTorch's node name)."""
         if out is base or op == "Index":  # advanced indexing copies, as in PyTorch
@@ -146,24 +160,16 @@ class Tracker:
                     fnp.ravel(root._data), flat,
                     fnp.astype(fnp.ravel(written), root._data.dtype)), shape)
                 root._vc[0] += 1
-            elif id(t) in self._by_root:
+            elif self.has_views(t):
                 root = t
             else:
                 return
             values: Any = root._data
-            for ref in list(self._by_root.get(id(root), [])):
-                v = ref()
-                ventry = self._views.get(id(v))
-                if v is None or v is t or ventry is None or ventry.ref() is not v:
-                    continue
+            for v, ventry in self.live_views(root):
                 vpos = ventry.positions()
-                if vpos is not None:
-                    _set_data(v, fnp.reshape(fnp.take(fnp.ravel(values), vpos.reshape(-1)),
-                                             vpos.shape))
-
-
-def _set_data(t: Any, value: Any) -> None:
-    t._data = value
+                if v is not t and vpos is not None:
+                    v._data = fnp.reshape(fnp.take(fnp.ravel(values), vpos.reshape(-1)),
+                                          vpos.shape)
 
 
 class _View:

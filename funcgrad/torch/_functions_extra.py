@@ -22,6 +22,7 @@ from funcgrad.core import Tracer
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor, apply_op
+from funcgrad.torch._tensor_more_methods import _EIG, _LSTSQ, _SOLVE, _SYMEIG
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
 __all__ = [
@@ -757,15 +758,7 @@ def solve(input: Any, A: Any, *, out: Any = None) -> tuple[Tensor, Tensor]:  # n
     ...     print(str(e).splitlines()[-1])
     X = torch.linalg.solve(A, B)
     """
-    raise RuntimeError(
-        "This function was deprecated since version 1.9 and is now removed. "
-        "`torch.solve` is deprecated in favor of `torch.linalg.solve`. "
-        "`torch.linalg.solve` has its arguments reversed and does not return the LU "
-        "factorization.\n\n"
-        "To get the LU factorization see `torch.lu`, which can be used with `torch.lu_solve` "
-        "or `torch.lu_unpack`.\n"
-        "X = torch.solve(B, A).solution should be replaced with:\n"
-        "X = torch.linalg.solve(A, B)")
+    raise RuntimeError(_SOLVE)
 
 
 def lstsq(input: Any, A: Any, *, out: Any = None) -> tuple[Tensor, Tensor]:  # noqa: A002, N803
@@ -778,19 +771,7 @@ def lstsq(input: Any, A: Any, *, out: Any = None) -> tuple[Tensor, Tensor]:  # n
     ...     print(str(e).splitlines()[-1])
     X = torch.linalg.lstsq(A, B).solution
     """
-    raise RuntimeError(
-        "This function was deprecated since version 1.9 and is now removed. "
-        "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n"
-        "`torch.linalg.lstsq` has reversed arguments and does not return the QR decomposition "
-        "in the returned tuple (although it returns other information about the problem).\n\n"
-        "To get the QR decomposition consider using `torch.linalg.qr`.\n\n"
-        "The returned solution in `torch.lstsq` stored the residuals of the solution in the "
-        "last m - n columns of the returned value whenever m > n. In torch.linalg.lstsq, "
-        "the residuals are in the field 'residuals' of the returned named tuple.\n\n"
-        "The unpacking of the solution, as in\n"
-        "X, _ = torch.lstsq(B, A).solution[:A.size(1)]\n"
-        "should be replaced with:\n"
-        "X = torch.linalg.lstsq(A, B).solution")
+    raise RuntimeError(_LSTSQ)
 
 
 def symeig(input: Any, eigenvectors: builtins.bool = False,  # noqa: A002
@@ -804,15 +785,7 @@ def symeig(input: Any, eigenvectors: builtins.bool = False,  # noqa: A002
     ...     print(str(e).splitlines()[-1])
     L, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')
     """
-    raise RuntimeError(
-        "This function was deprecated since version 1.9 and is now removed. "
-        "The default behavior has changed from using the upper triangular portion of the "
-        "matrix by default to using the lower triangular portion.\n\n"
-        "L, _ = torch.symeig(A, upper=upper) should be replaced with:\n"
-        "L = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\n"
-        "and\n\n"
-        "L, V = torch.symeig(A, eigenvectors=True) should be replaced with:\n"
-        "L, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
+    raise RuntimeError(_SYMEIG)
 
 
 def eig(self: Any, eigenvectors: builtins.bool = False, *, e: Any = None,
@@ -826,15 +799,7 @@ def eig(self: Any, eigenvectors: builtins.bool = False, *, e: Any = None,
     ...     print(str(e).splitlines()[-1])
     L_complex, V_complex = torch.linalg.eig(A)
     """
-    raise RuntimeError(
-        "This function was deprecated since version 1.9 and is now removed. "
-        "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather "
-        "than real tensors mimicking complex tensors.\n\n"
-        "L, _ = torch.eig(A) should be replaced with:\n"
-        "L_complex = torch.linalg.eigvals(A)\n\n"
-        "and\n\n"
-        "L, V = torch.eig(A, eigenvectors=True) should be replaced with:\n"
-        "L_complex, V_complex = torch.linalg.eig(A)")
+    raise RuntimeError(_EIG)
 
 
 # ------------------------------------------------------------------ process settings

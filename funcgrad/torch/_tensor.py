@@ -601,7 +601,7 @@ class Tensor:
             self.grad_fn = new.grad_fn
             self._out_index = new._out_index
             self._requires_grad = True
-            if id(self) in _functionalize.EAGER._by_root and not isinstance(self._data, Tracer):
+            if _functionalize.EAGER.has_views(self) and not isinstance(self._data, Tracer):
                 _refresh_views(self)
         tracker = _functionalize.active()
         if tracker is None and isinstance(self._data, Tracer):
@@ -1288,11 +1288,9 @@ def _refresh_views(root: Tensor) -> None:
     """After ``root`` was changed in place while recording, its live eager views read the
     new value through the graph too (PyTorch regenerates a view's grad_fn when its base's
     version moved): each becomes a recorded view of the new ``root``."""
-    for ref in list(_functionalize.EAGER._by_root.get(id(root), [])):
-        v = ref()
-        rec = _functionalize.eager_record(v)
-        pos = rec.positions() if rec is not None else None
-        if v is None or pos is None:
+    for v, rec in _functionalize.EAGER.live_views(root):
+        pos = rec.positions()
+        if pos is None:
             continue
         flat, shape = pos.reshape(-1), pos.shape
         again = apply_op("AsStrided",

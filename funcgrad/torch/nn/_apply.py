@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.core import Tracer
+from funcgrad.torch._device import device_of_buffer
 from funcgrad.torch._tensor import Tensor, apply_op
 
 __all__ = ["data", "floating", "keep_mask", "on_device_of", "op", "reduce", "reduction",
@@ -81,14 +81,12 @@ def on_device_of(arr: np.ndarray, x: Any) -> Any:
 def cuda_index(x: Any) -> int | None:
     """The CUDA device index of ``x``'s buffer, or None when it is on the host."""
     buf = data(x)
-    if isinstance(buf, Tracer):
-        # Staged by torch.compile: the device its program runs on.
-        from funcgrad.torch._draws import staging_device  # noqa: PLC0415
-
-        return staging_device()
-    if isinstance(buf, np.ndarray) or not type(buf).__module__.startswith("cupy"):
+    if type(buf) is np.ndarray:
         return None
-    return int(buf.device.id)
+    # A value staged by torch.compile knows the device it stands for; other tracers (under
+    # torch.func) are on the host as far as random draws go.
+    dev = device_of_buffer(buf)
+    return (dev.index or 0) if dev.type == "cuda" else None
 
 
 def keep_mask(mask_shape: tuple[int, ...], p: float, like: Any) -> Any:
