@@ -612,8 +612,16 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
         vals = fnp.where(fnp.asarray(mask), xs, fnp.asarray(identity, dtype=x.dtype))
         if red in ("sum", "mean"):
             out = fnp.sum(vals, axis=axis + 1)
+        elif red == "prod":
+            out = fnp.prod(vals, axis=axis + 1)
         else:
-            out = getattr(fnp, red)(vals, axis=axis + 1)
+            # The identity joins every segment, so an empty one (even of empty data) gives
+            # it, as in PyTorch, and the result still depends on the data.
+            pad_shape = list(vals.shape)
+            pad_shape[axis + 1] = 1
+            pad = fnp.full(tuple(pad_shape), identity, dtype=x.dtype)
+            out = getattr(fnp, red)(fnp.concatenate([vals, pad], axis=axis + 1),
+                                    axis=axis + 1)
         if initial is not None:
             init = fnp.asarray(initial, dtype=x.dtype)
             out = {"sum": lambda: out + init, "mean": lambda: out + init,

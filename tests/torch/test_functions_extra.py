@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from finite_differences import central_grad as _fd_grad
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import funcgrad.torch as ft
@@ -282,6 +282,9 @@ def test_conv_tbc_errors_match_torch():
 
 
 @settings(max_examples=15, deadline=None)
+# Empty data (a randomized run found max of it raising instead of giving -inf).
+@example(lengths=[0], reduce="max", initial=None, use_offsets=False, seed=0)
+@example(lengths=[0, 2], reduce="min", initial=None, use_offsets=True, seed=1)
 @given(lengths=st.lists(st.integers(0, 3), min_size=1, max_size=4),
        reduce=st.sampled_from(["sum", "mean", "max", "min", "prod", "amax"]),
        initial=st.sampled_from([None, 1.5]), use_offsets=st.booleans(),
