@@ -154,6 +154,8 @@ from funcgrad.torch import (  # noqa: E402
     distributed,
     fft,
     func,
+    futures,
+    jit,
     linalg,
     nn,
     optim,
@@ -168,6 +170,8 @@ from funcgrad.torch._tensor_linalg import FUNCTIONS as _LINALG_FUNCTIONS  # noqa
 from funcgrad.torch._tensor_math import FUNCTIONS as _MATH_FUNCTIONS  # noqa: E402
 from funcgrad.torch.amp import autocast  # noqa: E402
 from funcgrad.torch.amp.autocast_mode import STATE_FUNCTIONS as _AUTOCAST_STATE  # noqa: E402
+from funcgrad.torch.jit import run_forked as fork  # noqa: E402
+from funcgrad.torch.jit import wait_for as wait  # noqa: E402
 from funcgrad.torch.serialization import load, save  # noqa: E402
 
 Tensor.stft = stft  # type: ignore[attr-defined]

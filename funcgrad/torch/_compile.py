@@ -91,11 +91,15 @@ _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
 _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
-class Unsupported(RuntimeError):
+class TorchDynamoException(RuntimeError):
+    """The base of ``torch.compile``'s own errors (PyTorch's ``torch._dynamo.exc`` base)."""
+
+
+class Unsupported(TorchDynamoException):
     """A graph break under ``fullgraph=True`` (PyTorch's ``torch._dynamo.exc.Unsupported``)."""
 
 
-class InvalidBackend(RuntimeError):
+class InvalidBackend(TorchDynamoException):
     """An unknown ``backend=`` (PyTorch's ``torch._dynamo.exc.InvalidBackend``)."""
 
 

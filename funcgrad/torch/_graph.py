@@ -359,7 +359,8 @@ def _node_class(base: type, op: str) -> type:
     """The subclass of ``base`` named as PyTorch names ``op``'s node (made once)."""
     cls = _classes.get((base, op))
     if cls is None:
-        cls = _classes[(base, op)] = type(_node_name(op), (base,), {"__slots__": ()})
+        cls = _classes[(base, op)] = type(_node_name(op), (base,),
+                                          {"__slots__": (), "_named_after": op})
     return cls
 
 
@@ -386,8 +387,8 @@ def name_node(node: GradFn, op: str) -> None:
     ``{op}Backward0`` (``type(y.grad_fn).__name__`` is what PyTorch prints)."""
     node.op = op
     base = type(node)
-    node.__class__ = _node_class(
-        base.__mro__[1] if base.__name__.endswith("Backward0") else base, op)
+    node.__class__ = _node_class(base.__mro__[1] if "_named_after" in base.__dict__ else base,
+                                 op)
     if _anomaly.state.enabled:
         _anomaly.record(node)
 

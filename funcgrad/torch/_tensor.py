@@ -791,9 +791,11 @@ class Tensor:
 
     def squeeze(self, dim: Any = None) -> Tensor:
         if dim is not None:
-            dims = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
+            one = isinstance(dim, builtins.int)
+            dims = (dim,) if one else tuple(dim)
             dims = tuple(d for d in dims if self.shape[d] == 1)
-            return _view_op("Squeeze:1", lambda x: fnp.squeeze(x, dims), self)
+            return _view_op("Squeeze:1" if one else "Squeeze:2",
+                            lambda x: fnp.squeeze(x, dims), self)
         return _view_op("Squeeze", lambda x: fnp.squeeze(x), self)
 
     def expand(self, *sizes: Any) -> Tensor:

@@ -31,6 +31,7 @@ from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _sign_bounds
 from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import cat, stack
+from funcgrad.torch._graph import name_node
 from funcgrad.torch._return_types import named_result
 from funcgrad.torch._tensor import (
     _CPP,
@@ -1373,13 +1374,22 @@ def _inplace_of(name: str) -> Callable[..., Tensor]:
     return method
 
 
-def _shape_inplace(name: str) -> Callable[..., Tensor]:
+# PyTorch's in-place shape changes are overloads of their own (``transpose_`` records
+# TransposeBackward1, ``squeeze_(0)`` SqueezeBackward4): the out-of-place overload plus this.
+_INPLACE_OVERLOAD = {"T": 1, "Transpose": 1, "Unsqueeze": 1, "AsStrided": 1, "Squeeze": 3}
+
+
+def shape_inplace(name: str) -> Callable[..., Tensor]:
     """``t_``, ``squeeze_``...: the tensor takes the new shape (a fresh view of its data)."""
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         self._check_inplace()
         new = getattr(Tensor, name)(self, *args, **kwargs)
         self._data = new._data
         if new.grad_fn is not None:
+            op, _, overload = new.grad_fn.op.partition(":")
+            shift = _INPLACE_OVERLOAD.get(op)
+            if shift is not None:
+                name_node(new.grad_fn, f"{op}:{builtins.int(overload or 0) + shift}")
             self.grad_fn, self._out_index = new.grad_fn, new._out_index
         self._vc[0] += 1
         return self
@@ -1778,7 +1788,7 @@ for _name in _INPLACE:
         setattr(Tensor, _name + "_", _inplace_of(_name))
 for _name in ("t", "transpose", "squeeze", "unsqueeze", "swapaxes", "swapdims"):
     if not hasattr(Tensor, _name + "_"):
-        setattr(Tensor, _name + "_", _shape_inplace(_name))
+        setattr(Tensor, _name + "_", shape_inplace(_name))
 
 
 # ------------------------------------------------------------ free functions

@@ -38,6 +38,7 @@ from funcgrad.core import Tracer
 from funcgrad.torch._device import array_module
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._tensor import Tensor, apply_op
+from funcgrad.torch._tensor_math import shape_inplace
 
 # ------------------------------------------------------------------ layout
 
@@ -213,6 +214,9 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
     return cast(Tensor, apply_op("AsStrided", lambda x: fnp.ravel(x)[pos], self))
 
 
+_AS_STRIDED_INPLACE = shape_inplace("as_strided")
+
+
 def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
     """This tensor becomes ``as_strided(size, stride, storage_offset)`` of its storage.
 
@@ -220,13 +224,7 @@ def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: Any = None
     >>> torch.arange(4.0).as_strided_((2,), (2,))
     tensor([0., 2.])
     """
-    self._check_inplace()
-    new = as_strided(self, size, stride, storage_offset)
-    self._data = new._data
-    if new.grad_fn is not None:
-        self.grad_fn, self._out_index = new.grad_fn, new._out_index
-    self._vc[0] += 1
-    return self
+    return _AS_STRIDED_INPLACE(self, size, stride, storage_offset)
 
 
 def as_strided_scatter(self: Tensor, src: Tensor, size: Any, stride: Any,

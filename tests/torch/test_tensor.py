@@ -368,6 +368,16 @@ GRAD_FN_CASES = [
     ("x.expand(2, 2)", "ExpandBackward0"), ("x.clone()", "CloneBackward0"),
     ("x.prod()", "ProdBackward0"), ("x.std()", "StdBackward0"), ("x.var()", "VarBackward0"),
     ("m.t()", "TBackward0"), ("x.to(L.float64)", "ToCopyBackward0"),
+    ("m.squeeze()", "SqueezeBackward0"), ("m[None].squeeze(0)", "SqueezeBackward1"),
+    ("m[None].squeeze((0, 1))", "SqueezeBackward2"),
+    # In-place shape changes are overloads of their own in PyTorch.
+    ("m.clone().t_()", "TBackward1"), ("m.clone().transpose_(0, 1)", "TransposeBackward1"),
+    ("m.clone().swapdims_(0, 1)", "TransposeBackward1"),
+    ("m[None].clone().squeeze_()", "SqueezeBackward3"),
+    ("m[None].clone().squeeze_(0)", "SqueezeBackward4"),
+    ("m[None].clone().squeeze_((0,))", "SqueezeBackward5"),
+    ("x.clone().unsqueeze_(0)", "UnsqueezeBackward1"),
+    ("m.clone().as_strided_((2,), (1,))", "AsStridedBackward1"),
 ]
 
 

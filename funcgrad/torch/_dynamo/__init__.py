@@ -19,9 +19,10 @@ from funcgrad.torch._compile import (
     is_compiling,
     reset,
 )
+from funcgrad.torch._dynamo import exc
 
 __all__ = ["BreakReason", "ExplainOutput", "InvalidBackend", "OptimizedModule",
-           "Unsupported", "config", "explain", "is_compiling", "list_backends", "reset"]
+           "Unsupported", "config", "exc", "explain", "is_compiling", "list_backends", "reset"]
 
 
 def list_backends() -> list[str]:
