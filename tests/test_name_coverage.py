@@ -33,7 +33,7 @@ FLOORS = {
     "torch_nn_init_names.txt": ("funcgrad.torch.nn.init", 26),
     "torch_optim_names.txt": ("funcgrad.torch.optim", 18),
     "torch_autograd_names.txt": ("funcgrad.torch.autograd", 16),
-    "torch_func_names.txt": ("funcgrad.torch.func", 14),
+    "torch_func_names.txt": ("funcgrad.torch.func", 15),
     "torch_linalg_names.txt": ("funcgrad.torch.linalg", 43),
     "torch_optim_lr_scheduler_names.txt": ("funcgrad.torch.optim.lr_scheduler", 16),
     "torch_utils_data_names.txt": ("funcgrad.torch.utils.data", 19),

@@ -553,3 +553,7 @@ def debug_unwrap(tensor: Any, *, recurse: bool = True) -> Any:
 
 __all__ += ["debug_unwrap", "functionalize", "linearize", "replace_all_batch_norm_modules_",
             "stack_module_state"]
+
+from funcgrad.torch._rearrange import rearrange  # noqa: E402 - after the transforms it sits with
+
+__all__ += ["rearrange"]
