@@ -709,7 +709,7 @@ class Tensor:
             # Basic indexing assigns through copy_, which copies across devices, and a CPU
             # scalar tensor goes anywhere (PyTorch's rules).
             value = value.to(self.device)
-        self._inplace(op, lambda a, v: fnp.index_update(a, idx, v), value, through_view=True)
+        self._inplace(op, lambda a, v: _put(a, idx, v), value, through_view=True)
 
     # ------------------------------------------------------------- shape ops
 
@@ -832,7 +832,7 @@ class Tensor:
         idx = _unwrap_index(idx)
         _check_index_bounds(self, idx)
         return _view_op("Index" if _advanced(idx) else _basic_index_name(idx, self.shape),
-                        lambda x: fnp.getitem(x, idx), self)
+                        lambda x: _get(x, idx), self)
 
     def chunk(self, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
         n = self.shape[dim]
@@ -1118,6 +1118,23 @@ class Tensor:
         return apply_op("Roll", lambda x: fnp.roll(x, shifts, dims), self)
 
     def gather(self, dim: builtins.int, index: Any) -> Tensor:
+        d = dim % builtins.max(self.ndim, 1)
+        if isinstance(index, Tensor) and index.ndim == self.ndim:
+            ishape, shape = tuple(index.shape), tuple(self.shape)
+            for k, (m, n) in enumerate(zip(ishape, shape, strict=True)):
+                if k != d and m > n:
+                    raise RuntimeError(
+                        f"Size does not match at dimension {k} expected index {list(ishape)} "
+                        f"to be no larger than self {list(shape)} apart from dimension {d}")
+            check_range(index, 0, shape[d] if shape else 1, RuntimeError,
+                        f"index {{}} is out of bounds for dimension {d} with size "
+                        f"{shape[d] if shape else 1}")
+            if ishape != shape:
+                # PyTorch gathers from the leading part of the other dimensions.
+                part = tuple(slice(None) if k == d else slice(0, m)
+                             for k, m in enumerate(ishape))
+                return apply_op("Gather", lambda x, i: fnp.take_along_axis(
+                    x[part], i, d, mode="clip"), self, index)
         return apply_op("Gather", lambda x, i: fnp.take_along_axis(x, i, dim, mode="clip"),
                         self, index)
 
@@ -1460,6 +1477,67 @@ def _unwrap_index(idx: Any) -> Any:
     if isinstance(idx, list):
         return [_unwrap_index(i) for i in idx]
     return idx
+
+
+def check_range(index: Any, lo: builtins.int, hi: builtins.int, error: type[Exception],
+                message: str) -> None:
+    """PyTorch's error for an index outside ``[lo, hi)`` (``message`` formats the first
+    one). Indices on the host only: a GPU check would wait for the device."""
+    data = index._data if isinstance(index, Tensor) else index
+    if type(data) is not np.ndarray or data.dtype.kind not in "iu" or not data.size:
+        return
+    bad = data[(data < lo) | (data >= hi)]
+    if bad.size:
+        raise error(message.format(builtins.int(bad.flat[0])))
+
+
+def _int_like(i: Any) -> builtins.bool:
+    if isinstance(i, builtins.int):
+        return not isinstance(i, builtins.bool)
+    return getattr(i, "ndim", None) == 0 and np.dtype(i.dtype).kind in "iu"
+
+
+def _ints_first(idx: Any) -> tuple[Any, Any] | None:
+    """PyTorch applies integer indices before advanced ones (an integer is not an advanced
+    index there, as it is in NumPy): ``a[0, :, [0, 3]]`` keeps the list's dimension in place.
+    Returns the basic index with the integers and the rest applied after it, when both kinds
+    are present (else None: one NumPy index means the same thing)."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not builtins.any(_int_like(i) for i in items) or not builtins.any(
+            not _int_like(i) and not isinstance(i, (slice, type(None), type(Ellipsis)))
+            for i in items):
+        return None
+    first: list[Any] = []
+    second: list[Any] = []
+    for i in items:
+        if _int_like(i):
+            first.append(i)
+        elif i is Ellipsis:
+            first.append(i)
+            second.append(i)
+        elif isinstance(i, (slice, type(None))):
+            first.append(i)
+            second.append(slice(None))
+        else:
+            mask = np.asarray(i) if isinstance(i, list) else i
+            first.extend([slice(None)] * (mask.ndim if np.dtype(mask.dtype).kind == "b" else 1))
+            second.append(i)
+    return tuple(first), tuple(second)
+
+
+def _get(x: Any, idx: Any) -> Any:
+    split = _ints_first(idx)
+    if split is None:
+        return fnp.getitem(x, idx)
+    return fnp.getitem(fnp.getitem(x, split[0]), split[1])
+
+
+def _put(x: Any, idx: Any, v: Any) -> Any:
+    split = _ints_first(idx)
+    if split is None:
+        return fnp.index_update(x, idx, v)
+    return fnp.index_update(x, split[0],
+                            fnp.index_update(fnp.getitem(x, split[0]), split[1], v))
 
 
 def _advanced(idx: Any) -> builtins.bool:

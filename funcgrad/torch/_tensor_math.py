@@ -37,11 +37,13 @@ from funcgrad.torch._tensor import (
     _CPP,
     Tensor,
     _check_broadcast,
+    _check_index_bounds,
     _float_input,
     _returns,
     _sum_dtype,
     apply_op,
     binary,
+    check_range,
     result_dtype,
 )
 
@@ -81,6 +83,8 @@ def index_select(self: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
     idx = _t(index)
     if idx.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    check_range(idx, 0, self.shape[d] if self.dim() else 1, IndexError,
+                "index out of range in self")
     return cast(Tensor, apply_op("IndexSelect", lambda x, i: fnp.take(
         x, fnp.reshape(i, (-1,)), axis=d) if x.ndim else fnp.reshape(x, ()), self, idx))
 
@@ -98,6 +102,18 @@ def _index_update(self: Tensor, dim: builtins.int, index: Any, source: Any, how:
         return x.at[where].set(s)
 
     op = {"add": "IndexAdd", "copy": "IndexCopy", "fill": "IndexFill"}[how]
+    n = self.shape[d] if self.dim() else 1
+    where = f"for dimension {d} with size {n}"
+    # PyTorch's kernels differ in range and error: index_fill wraps negative indices, the
+    # others take [0, n); index_add of a vector raises its own IndexError.
+    if how == "add" and self.dim() <= 1:
+        check_range(index, 0, n, IndexError, "index out of range in self")
+    elif how == "add":
+        check_range(index, 0, n, RuntimeError, "index {} is out of bounds " + where)
+    else:
+        check_range(index, -n if how == "fill" else 0, n, IndexError,
+                    ("index_copy_(): " if how == "copy" else "") + "index {} is out of bounds "
+                    + where)
     return cast(Tensor, apply_op(op, run, self, _t(index), source))
 
 
@@ -121,6 +137,7 @@ def index_put(self: Tensor, indices: Sequence[Any], values: Any,
               accumulate: builtins.bool = False) -> Tensor:
     """``self`` with ``values`` at ``self[indices]`` (added with ``accumulate``)."""
     idx = tuple(_t(i) for i in indices)
+    _check_index_bounds(self, tuple(i._data for i in idx))
 
     def run(x: Any, v: Any, *ii: Any) -> Any:
         ref = x.at[tuple(ii)]
@@ -137,6 +154,9 @@ def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: s
         raise RuntimeError("Index tensor must have the same number of dimensions as self "
                            "tensor")
     shape = tuple(idx.shape)
+    n = self.shape[d] if self.dim() else 1
+    check_range(idx, 0, n, RuntimeError, f"index {{}} is out of bounds for dimension {d} with "
+                f"size {n}")
 
     def run(x: Any, i: Any, s: Any) -> Any:
         where = _grid_index(shape, d, i)
@@ -218,6 +238,9 @@ def masked_select(self: Tensor, mask: Any) -> Tensor:
 
 def take(self: Tensor, index: Tensor) -> Tensor:
     """The entries of the flattened tensor at ``index``."""
+    n = self.numel()
+    check_range(index, -n, n, IndexError,
+                f"out of range: tried to access index {{}} on a tensor of {n} elements.")
     return cast(Tensor, apply_op("Take", lambda x, i: fnp.take(fnp.reshape(x, (-1,)), i),
                                  self, _t(index)))
 

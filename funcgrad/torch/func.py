@@ -48,6 +48,30 @@ def _map_leaves(fn: Any, tree: Any) -> Any:
     return tree_unflatten(treedef, [fn(x) for x in leaves])
 
 
+def _dict_orders(tree: Any, orders: dict[frozenset[Any], list[Any]]) -> None:
+    """Record the key order of each dict in ``tree`` (the first order seen per key set)."""
+    if isinstance(tree, dict):
+        orders.setdefault(frozenset(tree), list(tree))
+        for v in tree.values():
+            _dict_orders(v, orders)
+    elif isinstance(tree, (list, tuple)):
+        for v in tree:
+            _dict_orders(v, orders)
+
+
+def _reorder(tree: Any, orders: dict[frozenset[Any], list[Any]]) -> Any:
+    """``tree`` with its dicts in the key orders recorded: the engine's pytrees sort dict
+    keys (JAX's rule) and PyTorch's keep insertion order, which code zipping gradients with
+    ``named_parameters()`` relies on."""
+    if isinstance(tree, dict):
+        keys = orders.get(frozenset(tree), list(tree))
+        return type(tree)((k, _reorder(tree[k], orders)) for k in keys) \
+            if type(tree) is dict else tree
+    if type(tree) in (list, tuple):
+        return type(tree)(_reorder(v, orders) for v in tree)
+    return tree
+
+
 def params_of(module: Module) -> dict[str, Any]:
     """The module's parameters as ``{dotted name: array}`` (copies, cut from any graph).
 
@@ -190,8 +214,10 @@ def _over_values(func: Any) -> Any:
     @functools.wraps(func)
     def run(*args: Any, **kwargs: Any) -> Any:
         out = func(*_tensors(args), **_tensors(kwargs))
+        _dict_orders(out, run.orders)  # type: ignore[attr-defined]
         return _values(out)
 
+    run.orders = {}  # type: ignore[attr-defined]
     return run
 
 
@@ -200,12 +226,16 @@ def _transform(jax_transform: Any, func: Any, *a: Any, **kw: Any) -> Any:
     from funcgrad.torch._graph import X64  # noqa: PLC0415
     from funcgrad.torch._tensor import apply_op  # noqa: PLC0415
 
-    inner = jax_transform(_over_values(func), *a, **kw)
+    staged = _over_values(func)
+    inner = jax_transform(staged, *a, **kw)
     # The node of the outer autograd graph a transformed call records ("VmapBackward0").
     op = {"vmap": "Vmap", "grad": "Grad", "value_and_grad": "GradAndValue"}.get(
         getattr(jax_transform, "__name__", ""), "FuncTransform")
 
     def run(*args: Any, **kwargs: Any) -> Any:
+        orders: dict[frozenset[Any], list[Any]] = {}
+        _dict_orders((args, kwargs), orders)
+        staged.orders = orders
         leaves, spec = tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
         tpos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
         if is_recording() and any(leaves[i]._requires_grad for i in tpos):
@@ -219,10 +249,10 @@ def _transform(jax_transform: Any, func: Any, *a: Any, **kw: Any) -> Any:
                 call_args, call_kwargs = tree_unflatten(spec, now)
                 return inner(*_values(call_args), **_values(call_kwargs))
 
-            return apply_op(op, impl, *(leaves[i] for i in tpos))
+            return _reorder(apply_op(op, impl, *(leaves[i] for i in tpos)), orders)
         # float64 Tensors stay float64 (the JAX face's x64 switch is not this face's)
         with X64:
-            return _tensors(inner(*_values(args), **_values(kwargs)))
+            return _reorder(_tensors(inner(*_values(args), **_values(kwargs))), orders)
 
     return run
 
