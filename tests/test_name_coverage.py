@@ -27,7 +27,7 @@ FLOORS = {
     "jax_scipy_linalg_names.txt": ("funcgrad.scipy.linalg", 40),
     "jax_numpy_fft_names.txt": ("funcgrad.numpy.fft", 18),
     "jax_random_names.txt": ("funcgrad.random", 48),
-    "torch_functions_names.txt": ("funcgrad.torch", 622),
+    "torch_functions_names.txt": ("funcgrad.torch", 625),
     "torch_nn_names.txt": ("funcgrad.torch.nn", 170),
     "torch_nn_functional_names.txt": ("funcgrad.torch.nn.functional", 147),
     "torch_nn_init_names.txt": ("funcgrad.torch.nn.init", 26),
