@@ -600,9 +600,52 @@ def _convert_abstract(x: ShapedArray, *, new_dtype: np.dtype[Any], weak_type: bo
 
 
 def _convert_impl(xp: Any, x: Any, *, new_dtype: np.dtype[Any], weak_type: bool) -> Any:
-    if x.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
-        return x.real.astype(new_dtype)  # the real part, without NumPy's ComplexWarning
-    return x.astype(new_dtype)
+    dst = np.dtype(new_dtype)
+    if x.dtype.kind == "c" and dst.kind != "c":
+        x = x.real  # the real part, without NumPy's ComplexWarning
+    if dst.kind in "iu" and x.dtype.kind not in "iub":
+        return _saturate(xp, x, dst)
+    return x.astype(dst)
+
+
+def _convert_scalar(src: np.dtype[Any], dst: np.dtype[Any], arg: str, t: str) -> str:
+    if dst.kind == "b":
+        return f"({arg} != 0)"
+    if dst.kind not in "iu" or src.kind in "iub":
+        return f"{t}({arg})"
+    info = np.iinfo(dst)  # saturating, as _saturate (a scalar cast is undefined out of range)
+    return (f"({t}(0) if {arg} != {arg} else {t}({info.max}) if {arg} >= {float(info.max)!r} "
+            f"else {t}({info.min}) if {arg} <= {float(info.min)!r} else {t}({arg}))")
+
+
+def _convert_cuda(src: np.dtype[Any], dst: np.dtype[Any], arg: str, t: str) -> str:
+    if dst.kind == "b":
+        return f"(({t})({arg} != 0))"
+    if dst.kind not in "iu" or src.kind in "iub":
+        return f"(({t}){arg})"
+    # Spelled out, not left to the conversion instruction: the same text runs in the host
+    # harness, whose C cast is undefined out of range.
+    info = np.iinfo(dst)
+    v = f"(({'double' if src.itemsize == 8 else 'float'}){arg})"
+    suffix = "ULL" if dst.kind == "u" else "LL"
+    lo = "0ULL" if dst.kind == "u" else f"({info.min + 1}LL - 1)"
+    return (f"({v} != {v} ? ({t})0 : {v} >= {float(info.max)!r} ? ({t}){info.max}{suffix} : "
+            f"{v} <= {float(info.min)!r} ? ({t}){lo} : ({t}){v})")
+
+
+def _saturate(xp: Any, x: Any, dst: np.dtype[Any]) -> Any:
+    """Float to integer as XLA (and a GPU's conversion instruction): out-of-range values
+    clamp to the integer range and NaN gives 0, where a C cast is undefined (NumPy on x86
+    wraps: uint8 of 300.7 gave 44, int32 of 1e10 gave -2**31)."""
+    info = np.iinfo(dst)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = x.astype(dst)
+    hi, lo, zero = dst.type(info.max), dst.type(info.min), dst.type(0)
+    # The bounds compare in x's type: float(info.max) rounds up to the first value out of
+    # range (2**31 for int32 in float32), and info.min is a power of two (or 0).
+    out = xp.where(x >= float(info.max), hi, out)
+    out = xp.where(x <= float(info.min), lo, out)
+    return xp.where(xp.isnan(x), zero, out)
 
 
 convert_element_type_p = Primitive("convert_element_type", abstract_eval=_convert_abstract,
@@ -611,10 +654,10 @@ convert_element_type_p.describe(
     lax="convert_element_type", fusion="elementwise", ufunc=None, torch_method=None,
     torch_node="ToCopy", lax_fn=lambda x, new_dtype, weak_type=False: convert_element_type(
         x, new_dtype, weak_type),
-    cuda=lambda eqn, args, t: f"(({t})({args[0]} != 0))" if eqn.outputs[0].aval.dtype.kind == "b"
-    else f"(({t}){args[0]})",
-    py_scalar=lambda eqn, args, t: f"({args[0]} != 0)" if eqn.outputs[0].aval.dtype.kind == "b"
-    else f"{t}({args[0]})")
+    cuda=lambda eqn, args, t: _convert_cuda(eqn.inputs[0].aval.dtype,
+                                            eqn.outputs[0].aval.dtype, args[0], t),
+    py_scalar=lambda eqn, args, t: _convert_scalar(eqn.inputs[0].aval.dtype,
+                                                   eqn.outputs[0].aval.dtype, args[0], t))
 
 
 def _convert_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,

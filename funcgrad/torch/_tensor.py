@@ -491,6 +491,8 @@ class Tensor:
         return self.to("cpu")
 
     def _astype(self, dt: D.dtype) -> Tensor:
+        if dt.np.kind in "iu" and self.dtype.is_floating_point and not self.is_cuda:
+            return apply_op("ToCopy", lambda x: _x86_float_to_int(x, dt.np), self)
         return apply_op("ToCopy", lambda x: fnp.astype(x, dt.np), self)
 
     def type(self, dtype: Any = None) -> Any:
@@ -960,7 +962,7 @@ class Tensor:
     @autocast_op("norm")
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
         # PyTorch computes Tensor.norm as linalg.vector_norm (the Frobenius norm of a matrix
-        # is the 2-norm of its entries).
+        # is the 2-norm of its entries); linalg extends it with the other matrix norms.
         return vector_norm_of(self, 2.0 if p == "fro" else builtins.float(p), dim, keepdim)
 
     def count_nonzero(self, dim: Any = None) -> Tensor:
@@ -2045,6 +2047,20 @@ def result_dtype(*xs: Any) -> D.dtype:
     return D.result_dtype([_operand(x) for x in xs])
 
 
+def _x86_float_to_int(x: Any, dt: np.dtype[Any]) -> Any:
+    """Float to integer as PyTorch's CPU kernels give it on x86: a value out of range of
+    int32 (int64 for 64-bit targets) or NaN becomes that type's minimum ("integer
+    indefinite"), and narrower types keep the low bits (uint8 of 300.7 is 44). The engine's
+    conversion saturates as XLA's and a GPU's do (which PyTorch's CUDA tensors match)."""
+    wide = np.dtype(np.int64 if dt.itemsize >= 4 and (dt.itemsize == 8 or dt.kind == "u")
+                    else np.int32)
+    limit = 2.0 ** (8 * wide.itemsize - 1)
+    bad = fnp.isnan(x) | (x >= limit) | (x < -limit)
+    t = fnp.astype(fnp.where(bad, fnp.zeros_like(x), x), wide)
+    t = fnp.where(bad, fnp.full_like(t, np.iinfo(wide).min), t)
+    return t if wide == dt else fnp.astype(t, dt)
+
+
 def _cast_to(v: Any, dt: D.dtype) -> Any:
     if isinstance(v, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
         return v
@@ -2434,6 +2450,38 @@ for _uname, _uop, _ufn, _ufloat in _UNARY:
     setattr(Tensor, _uname, _m)
     if not _uname.startswith("is"):
         setattr(Tensor, _uname + "_", _i)
+
+_TYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+               "uint8": "Byte", "bool": "Bool"}
+
+
+def _round_to(decimals: builtins.int) -> Callable[[Any], Any]:
+    # PyTorch's formula: the power of ten in the tensor's type, rint, then back.
+    scale = 10.0 ** builtins.abs(decimals)
+    if decimals >= 0:
+        return lambda x: fnp.round(x * scale) / scale
+    return lambda x: fnp.round(x / scale) * scale
+
+
+def _rounding(plain: Callable[..., Tensor], inplace: builtins.bool) -> Callable[..., Tensor]:
+    def method(self: Tensor, *, decimals: builtins.int | None = None) -> Tensor:
+        if decimals is None:
+            if self.dtype.is_floating_point or self.dtype.is_complex:
+                return plain(self)
+            return self if inplace else self.clone()  # integers are already round
+        if not self.dtype.is_floating_point:
+            raise NotImplementedError(f'"round_cpu" not implemented for '
+                                      f"'{_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}'")
+        fn = _round_to(decimals)
+        # round.decimals is PyTorch's second overload (RoundBackward1)
+        return self._inplace("Round:1", fn) if inplace else apply_op("Round:1", fn, self)
+
+    method.__name__ = plain.__name__
+    return method
+
+
+setattr(Tensor, "round", _rounding(getattr(Tensor, "round"), False))  # noqa: B009, B010
+setattr(Tensor, "round_", _rounding(getattr(Tensor, "round_"), True))  # noqa: B009, B010
 
 
 def _abs_value(v: Any) -> Any:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -83,7 +83,8 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: builtins.bool
 
 def matrix_norm(a: Tensor, ord: Any = "fro", dim: Sequence[builtins.int] = (-2, -1),
                 keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
-    """A matrix norm over the two axes ``dim``: ``"fro"``, ``1``, ``-1``, ``inf``, ``-inf``.
+    """A matrix norm over the two axes ``dim``: ``"fro"``, ``"nuc"``, ``1``, ``-1``, ``2``,
+    ``-2``, ``inf``, ``-inf``.
 
     >>> import funcgrad.torch as torch
     >>> torch.linalg.matrix_norm(torch.tensor([[1.0, -2.0], [3.0, 4.0]]), ord=1)
@@ -105,7 +106,35 @@ def matrix_norm(a: Tensor, ord: Any = "fro", dim: Sequence[builtins.int] = (-2, 
         then = then if keepdim or then < over else then - 1
         return sums.amax(dim=then, keepdim=keepdim) if ord in (1, _INF) else \
             sums.amin(dim=then, keepdim=keepdim)
+    if ord in (2, -2, "nuc"):
+        # From the singular values: the largest (2), the smallest (-2), their sum ("nuc").
+        sv = svdvals(cast(Any, a).movedim((r, c), (-2, -1)))
+        out = sv.sum(-1) if ord == "nuc" else sv.amax(-1) if ord == 2 else sv.amin(-1)
+        if keepdim:
+            for d in sorted((r, c)):
+                out = out.unsqueeze(d)
+        return out
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def _with_matrix_norms(plain: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``Tensor.norm`` taking ``p="nuc"`` (and other strings) as matrix norms, as PyTorch."""
+    def norm(self: Tensor, p: Any = "fro", dim: Any = None,
+             keepdim: builtins.bool = False) -> Tensor:
+        if not isinstance(p, str) or p == "fro":
+            return plain(self, p, dim, keepdim)
+        dims = tuple(range(self.ndim)) if dim is None else (
+            (dim,) if isinstance(dim, builtins.int) else tuple(dim))
+        if len(dims) != 2:
+            raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                               + " ".join(str(d) for d in dims))
+        return matrix_norm(self, p, dims, keepdim)
+
+    norm.__doc__ = plain.__doc__
+    return norm
+
+
+setattr(Tensor, "norm", _with_matrix_norms(getattr(Tensor, "norm")))  # noqa: B009, B010
 
 
 def norm(a: Tensor, ord: Any = None, dim: Any = None, keepdim: builtins.bool = False, *,

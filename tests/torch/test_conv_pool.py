@@ -372,3 +372,25 @@ def test_small_cnn_trains_like_torch() -> None:
     lt.backward()
     for p, q in zip(ours.parameters(), theirs.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("expr", [
+    "F.conv2d(L.ones(1, 3, 2, 2), L.ones(4, 3, 3, 3))",
+    "F.conv2d(L.ones(1, 3, 4, 4), L.ones(4, 3, 3, 3), dilation=2)",
+    "F.conv1d(L.ones(1, 3, 2), L.ones(4, 3, 3))",
+    "F.conv3d(L.ones(1, 3, 2, 5, 5), L.ones(4, 3, 3, 3, 3))",
+    "F.conv2d(L.ones(3, 2, 2), L.ones(4, 3, 3, 3))",
+    "F.conv2d(L.ones(1, 3, 2, 2), L.ones(4, 3, 3, 3), padding=1).shape",
+    "F.conv2d(L.ones(1, 3, 2, 2), L.ones(4, 3, 3, 3), padding='same').shape",
+])
+def test_kernel_larger_than_padded_input_raises_as_torch(expr):
+    """A kernel reaching past the padded input is PyTorch's error, not an empty result."""
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+
+    def run(L):
+        try:
+            return str(eval(expr, {"L": L, "F": L.nn.functional}))
+        except RuntimeError as e:
+            return f"RuntimeError: {e}"
+
+    assert run(ft) == run(torch)

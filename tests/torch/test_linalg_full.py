@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import funcgrad.torch as ft
 
@@ -201,3 +202,24 @@ def test_check_grads_order_2(name: str) -> None:
         return fnp.sum(fnp.sin(out._data))
 
     check_grads(f, (a,), order=2, modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("ord", [2, -2, "nuc"])
+@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 2), st.integers(2, 4), st.integers(2, 4)),
+                  elements=st.floats(-3, 3)),
+       st.sampled_from([(-2, -1), (0, 2), (2, 1)]), st.booleans())
+@settings(deadline=None, max_examples=25)
+def test_singular_value_matrix_norms_match_torch(ord, a, dim, keepdim):
+    sv = np.linalg.svd(np.moveaxis(a, dim, (-2, -1)), compute_uv=False)
+    # the gradients exist where the singular values used are distinct and nonzero
+    assume(np.all(np.abs(np.diff(sv, axis=-1)) > 1e-3) and np.all(sv > 1e-3))
+    got, want = [], []
+    for L, out in ((ft, got), (torch, want)):
+        x = L.tensor(a, requires_grad=True)
+        n = L.linalg.matrix_norm(x, ord=ord, dim=dim, keepdim=keepdim)
+        (g,) = L.autograd.grad(n.sum(), x)
+        out += [n.detach().numpy(), g.numpy(), type(n.grad_fn).__name__]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-7, atol=1e-9)
+    if not keepdim:  # PyTorch's keepdim path ends in a permute of its own
+        assert got[2] == want[2]

@@ -262,3 +262,26 @@ def test_functional_forms_on_arrays_and_numpy():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         nn.BatchNorm2d(4).eval()(ft.zeros(1, 4, 1, 1))  # eval needs no batch statistics
+
+
+@pytest.mark.parametrize("version", [None, 1, 2])
+def test_checkpoint_without_num_batches_tracked_loads_as_torch(version):
+    """Checkpoints from before BatchNorm counted batches (state-dict version < 2, or no
+    ``_metadata``, as a dict comprehension leaves) load; a version-2 one reports the key."""
+    import collections  # noqa: PLC0415
+
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+
+    def run(L):
+        m = L.nn.Sequential(L.nn.Linear(3, 3), L.nn.BatchNorm1d(3))
+        sd = collections.OrderedDict(
+            (k, v) for k, v in m.state_dict().items() if "num_batches" not in k)
+        if version is not None:
+            sd._metadata = collections.OrderedDict([("", {"version": 1}),
+                                                    ("1", {"version": version})])
+        try:
+            return str(m.load_state_dict(sd)), str(m.load_state_dict(sd, strict=False))
+        except RuntimeError as e:
+            return str(e)
+
+    assert run(ft) == run(torch)

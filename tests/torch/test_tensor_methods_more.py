@@ -538,3 +538,19 @@ def test_free_functions_exist_as_in_torch() -> None:
                  lambda m: m.index_reduce(m.tensor(a), 0, m.tensor([1, 1]), m.tensor(a), "amin"),
                  lambda m: m.addmv_(m.zeros(2), m.tensor(a), m.ones(2), beta=0)]:
         assert repr(call(ft)) == repr(call(torch))
+
+
+@given(st.lists(st.floats(-1e4, 1e4, width=32), min_size=1, max_size=6),
+       st.sampled_from([None, 0, 1, 2, 3, -1, -2]), st.sampled_from(["float32", "float64"]))
+@settings(deadline=None)
+def test_round_decimals_matches_torch(values, decimals, dtype):
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+    kw = {} if decimals is None else {"decimals": decimals}
+    got, want = [], []
+    for L, out in ((ft, got), (torch, want)):
+        x = L.tensor(np.asarray(values, dtype), requires_grad=True)
+        y = L.round(x, **kw)
+        (g,) = L.autograd.grad(y.sum(), x)
+        out += [y.detach().numpy().tolist(), g.numpy().tolist(), type(y.grad_fn).__name__,
+                L.tensor([15, 25]).round().tolist()]
+    assert got == want

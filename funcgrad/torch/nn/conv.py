@@ -124,6 +124,14 @@ def _conv(nd: int, input: Any, weight: Any, bias: Any, stride: Any,  # noqa: A00
                            f"{groups} at dimension 0, but got weight of size "
                            f"{list(weight.shape)} instead")
     pads = conv_padding(padding, k, strides, dil)
+    spatial = input.shape[-nd:]
+    padded = [n + lo + hi for n, (lo, hi) in zip(spatial, pads, strict=True)]
+    reach = [d * (kk - 1) + 1 for kk, d in zip(k, dil, strict=True)]
+    if any(r > p for r, p in zip(reach, padded, strict=True)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, reach))}). Kernel size can't be greater "
+            "than actual input size")
 
     def fn(x: Any, w: Any) -> Any:
         return lax.conv_general_dilated(x, w, strides, pads, None, dil, None, groups)

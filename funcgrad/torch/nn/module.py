@@ -104,6 +104,9 @@ class Module:
     """
 
     training: bool
+    # PyTorch's state-dict format version of the class (a state dict's ``_metadata`` records
+    # it per module; version 2 of BatchNorm added ``num_batches_tracked``).
+    _version: int = 1
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
@@ -363,8 +366,10 @@ class Module:
         missing: list[str] = []
         errors: list[str] = []
         expected: set[str] = set()
+        metadata = getattr(state_dict, "_metadata", None) or {}
         for mod_prefix, module in self.named_modules(remove_duplicate=False):
             pre = mod_prefix + "." if mod_prefix else ""
+            version = metadata.get(mod_prefix, {}).get("version")
             own: list[tuple[str, Tensor, bool]] = [
                 (n, p, True) for n, p in module._parameters.items() if p is not None]
             own += [(n, b, False) for n, b in module._buffers.items()
@@ -373,6 +378,9 @@ class Module:
                 key = pre + name
                 expected.add(key)
                 if key not in state_dict:
+                    if name == "num_batches_tracked" and module._version >= 2 and (
+                            version is None or version < 2):
+                        continue  # a checkpoint from before BatchNorm counted its batches
                     missing.append(key)
                     continue
                 value = state_dict[key]

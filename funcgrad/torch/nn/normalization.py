@@ -324,6 +324,7 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # n
 class _NormBase(Module):
     """Per-channel affine parameters and running statistics (PyTorch's ``_NormBase``)."""
 
+    _version = 2
     _dims: tuple[int, ...] = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
