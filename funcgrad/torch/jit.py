@@ -30,7 +30,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from typing import Any, Final, TypeVar
 
-from funcgrad.torch import serialization
+from funcgrad.torch import _tracing, serialization
 from funcgrad.torch.futures import Future
 from funcgrad.torch.nn.module import Module
 
@@ -55,9 +55,6 @@ class TracerWarning(Warning):
 
 class ScriptWarning(Warning):
     """A warning from scripting (PyTorch's ``ScriptWarning``)."""
-
-
-_tracing = [0]
 
 
 def _deprecated(name: str, instead: str = "use `torch.compile` instead") -> None:
@@ -85,7 +82,7 @@ def is_tracing() -> bool:
     >>> is_tracing()
     False
     """
-    return _tracing[0] > 0
+    return _tracing.is_tracing()
 
 
 class ScriptFunction:
@@ -104,11 +101,8 @@ class ScriptFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not self._traced:
             return self._fn(*args, **kwargs)
-        _tracing[0] += 1
-        try:
+        with _tracing.tracing():
             return self._fn(*args, **kwargs)
-        finally:
-            _tracing[0] -= 1
 
     def __repr__(self) -> str:
         return f"<torch.jit.ScriptFunction object at {id(self):#x}>"
@@ -140,11 +134,8 @@ def _run_example(fn: Callable[..., Any], example_inputs: Any,
                  example_kwarg_inputs: Any) -> None:
     args = example_inputs if _builtin_isinstance(example_inputs, tuple) else (
         () if example_inputs is None else (example_inputs,))
-    _tracing[0] += 1
-    try:
+    with _tracing.tracing():
         fn(*args, **(example_kwarg_inputs or {}))
-    finally:
-        _tracing[0] -= 1
 
 
 def trace(func: Any, example_inputs: Any = None, optimize: Any = None,

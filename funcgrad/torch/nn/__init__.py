@@ -205,3 +205,14 @@ __all__ += [  # lazy modules
     "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear",
     "UninitializedBuffer", "UninitializedParameter",
 ]
+
+# The adaptive softmax, the legacy cross-map LRN and the linear cross entropy.
+from funcgrad.torch.nn.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+from funcgrad.torch.nn.cross_map_lrn import CrossMapLRN2d  # noqa: E402
+from funcgrad.torch.nn.linear_cross_entropy import (  # noqa: E402
+    LinearCrossEntropyLoss,
+    LinearCrossEntropyOptions,
+)
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d", "LinearCrossEntropyLoss",
+            "LinearCrossEntropyOptions"]

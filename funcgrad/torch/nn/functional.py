@@ -776,3 +776,8 @@ from funcgrad.torch.nn.grid_sample import (  # noqa: E402, F401
 )
 
 __all__ += ["affine_grid", "grid_sample"]
+
+from funcgrad.torch.nn.grouped_mm import grouped_mm  # noqa: E402
+from funcgrad.torch.nn.linear_cross_entropy import linear_cross_entropy  # noqa: E402
+
+__all__ += ["grouped_mm", "linear_cross_entropy"]
