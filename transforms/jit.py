@@ -585,8 +585,13 @@ class JitFunction:
 
         return Traced(self, args, kwargs)
 
-    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
-        """Stage for these arguments without running: ``.jaxpr``, ``.as_text()``."""
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        """Stage for these arguments without running: ``.jaxpr``, ``.as_text()``, and
+        ``.compile()``, which takes and returns what the jitted function does."""
+        return self.trace(*args, **kwargs).lower()
+
+    def lower_program(self, *args: Any, **kwargs: Any) -> Lowered:
+        """The staged program itself (what ``stages.Lowered`` wraps)."""
         closed, out_tree, _, backend = self._staged(args, kwargs, abstract_ok=True)
         donate = self._donated_leaves(args, kwargs) if self.donate_argnums or \
             self.donate_argnames else ()

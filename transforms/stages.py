@@ -52,7 +52,7 @@ class Traced:
         return list(self.jaxpr.in_avals)
 
     def lower(self) -> Lowered:
-        return Lowered(self._fun.lower(*self._args, **self._kwargs), self._in_tree)
+        return Lowered(self._fun.lower_program(*self._args, **self._kwargs), self._in_tree)
 
 
 class Lowered:

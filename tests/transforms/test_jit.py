@@ -403,7 +403,7 @@ def test_lower_jaxpr() -> None:
     assert str(cj).startswith("{ lambda")
     assert "reduce_sum[axes=(0, 1)]" in str(cj)
     close(fg.eval_jaxpr(cj, A34, B34)[0], f(A34, B34))
-    close(lowered.compile()(A34, B34)[0], f(A34, B34))
+    close(lowered.compile()(A34, B34), f(A34, B34))
     # lower stages but does not run, and shares the cache with calls
     c = Counted(f)
     jf = fg.jit(c)
@@ -1113,3 +1113,17 @@ def test_calls_under_a_transformation_reuse_the_staged_program() -> None:
         out = fg.grad(lambda x: f(x, None).sum())(x.astype(np.float64))
         assert out.dtype == np.float64
     assert f.trace_count == 6
+
+
+def test_lower_compile_call_returns_the_output_pytree_as_jax() -> None:
+    f = fg.jit(lambda x: (x, {"a": x + 1}))
+    compiled = f.lower(fnp.ones(2)).compile()
+    out = compiled(fnp.ones(2))
+    assert isinstance(out, tuple) and set(out[1]) == {"a"}
+    assert isinstance(out[1]["a"], fg.Array) and out[1]["a"].tolist() == [2.0, 2.0]
+    assert isinstance(compiled.as_text(), str)
+    jax = pytest.importorskip("jax")
+    theirs = jax.jit(lambda x: (x, {"a": x + 1})).lower(jax.numpy.ones(2)).compile()(
+        jax.numpy.ones(2))
+    assert fg.tree_util.tree_structure(out) == fg.tree_util.tree_structure(
+        jax.tree_util.tree_map(np.asarray, theirs))

@@ -98,7 +98,7 @@ def test_compiled_program_is_not_in_its_own_globals() -> None:
 def test_dropped_jit_function_frees_its_program() -> None:
     f = fg.jit(lambda x: jnp.sin(x) * 2.0)
     f(np.ones(3, np.float32))
-    ref = weakref.ref(f.lower(np.ones(3, np.float32)).compile())
+    ref = weakref.ref(f.lower(np.ones(3, np.float32)).compile()._exe)
     with _collector_off():
         del f
         assert ref() is None
