@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.array import wrap
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import NonDifferentiableError, TreeStructureError
 from funcgrad.ir import Literal, ShapedArray
@@ -99,6 +100,18 @@ class _Rule:
 
     def __repr__(self) -> str:
         return self.name
+
+
+def _weak_scalars(flat_tree: tuple[list[Any], Any]) -> tuple[list[Any], Any]:
+    """Python numbers as weakly typed Arrays, as JAX passes them to the function: ``f(2.0)``
+    then computes ``x * 2`` in a weak float32, whose dtype later operands decide."""
+    flat, tree = flat_tree
+    return [_weak(x) if dtypes.python_scalar(x) else x for x in flat], tree
+
+
+def _weak(x: Any) -> Any:
+    aval = get_aval(x)  # the weak type a Python number has
+    return wrap(np.asarray(x, aval.dtype), aval)
 
 
 def _split_static(args: tuple[Any, ...], nondiff: tuple[int, ...]
@@ -248,7 +261,7 @@ class custom_jvp:  # noqa: N801 - JAX's name
                 "call .defjvp(rule) before calling it"
             )
         static, dyn = _split_static(args, self.nondiff_argnums)
-        flat, in_tree = tree_flatten(dyn)
+        flat, in_tree = _weak_scalars(tree_flatten(dyn))
         fun = _Flat(self.fun, static, in_tree)
         rule = self.jvp_rule
 
@@ -426,7 +439,7 @@ class custom_vjp:  # noqa: N801 - JAX's name
                 "call .defvjp(fwd, bwd) before calling it"
             )
         static, dyn = _split_static(args, self.nondiff_argnums)
-        flat, in_tree = tree_flatten(dyn)
+        flat, in_tree = _weak_scalars(tree_flatten(dyn))
         fun = _Flat(self.fun, static, in_tree)
         user_fwd, user_bwd = self.fwd, self.bwd
         in_avals = [get_aval(x) for x in flat]

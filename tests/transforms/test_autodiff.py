@@ -779,3 +779,20 @@ def test_dtypes_of_gradients_follow_inputs() -> None:
     g = tree_map(lambda a: a.dtype, fg.grad(lambda d: d["a"] * d["b"])(
         {"a": np.float32(1.0), "b": np.array(2.0)}))
     assert g == {"a": np.float32, "b": np.float64}
+
+
+@pytest.mark.parametrize("kind", ["jvp", "vjp"])
+def test_custom_rules_keep_the_weak_type_of_python_numbers(kind: str) -> None:
+    """``f(2.0)`` computes in a weak float32, as JAX: a bfloat16 operand later decides."""
+    if kind == "jvp":
+        f = fg.custom_jvp(lambda x: x * 2)
+        f.defjvps(lambda t, ans, x: t * 2)
+    else:
+        f = fg.custom_vjp(lambda x: x * 2)
+        f.defvjp(lambda x: (x * 2, None), lambda r, ct: (ct * 2,))
+    bf16 = fnp.ones(2, fnp.bfloat16)
+    assert (f(2.0) * bf16).dtype == fnp.bfloat16
+    assert (fg.grad(f)(2.0) * bf16).dtype == fnp.bfloat16
+    if kind == "jvp":
+        assert (fg.jacfwd(f)(2.0) * bf16).dtype == fnp.bfloat16
+        assert (fg.jvp(f, (2.0,), (1.0,))[0] * bf16).dtype == fnp.bfloat16
