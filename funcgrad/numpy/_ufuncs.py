@@ -587,23 +587,28 @@ def copysign(x: Any, y: Any) -> Any:
 # ------------------------------------------------------------ where / clip
 
 
-def where(condition: Any, x: Any = None, y: Any = None) -> Any:
-    """``x`` where ``condition`` else ``y``, with broadcasting.
-
-    The one-argument form (indices of non-zeros) has a data-dependent shape
-    and is not supported: use the three-argument form.
+def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None = None,
+          fill_value: Any = None) -> Any:
+    """``x`` where ``condition`` else ``y``, with broadcasting; with ``condition`` alone, the
+    indices of its non-zeros (``nonzero``: under ``jit`` give a static ``size=``).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.where(fnp.array([True, False]), 1.0, 2.0).tolist()
     [1.0, 2.0]
+    >>> fnp.where(fnp.array([0, 3, 0, 5]) > 0, size=3, fill_value=-1)
+    (Array([ 1,  3, -1], dtype=int32),)
     """
-    from funcgrad.errors import ShapeError  # noqa: PLC0415
+    if x is None and y is None:
+        from funcgrad.numpy._setops import nonzero  # noqa: PLC0415
 
-    if x is None or y is None:
-        raise ShapeError(
-            "where(condition) with one argument returns a data-dependent shape, which "
-            "funcgrad cannot trace; use where(condition, x, y)"
-        )
+        return nonzero(condition, size=size, fill_value=fill_value)
+    for position, v in ((1, x), (2, y)):
+        if v is None:
+            raise TypeError("where requires ndarray or scalar arguments, got <class "
+                            f"'NoneType'> at position {position}.")
+    if size is not None or fill_value is not None:
+        raise ValueError("size and fill_value arguments cannot be used in three-term where "
+                         "function.")
     cond = _to_bool(condition)
     x, y = promote_args(x, y)
     cond, x, y = broadcast_args(cond, x, y, keep_scalars=False)
