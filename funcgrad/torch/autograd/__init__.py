@@ -12,6 +12,8 @@ tensor([2., 4.])
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from funcgrad.torch._grad_mode import (
@@ -36,6 +38,26 @@ from funcgrad.torch.autograd.gradcheck import GradcheckError, gradcheck, gradgra
 Node = GradFn
 
 
+_given_inputs = [0]
+
+
+@contextlib.contextmanager
+def _inputs_given() -> Iterator[None]:
+    """A backward pass that returns the gradients of given inputs (``grad``, or
+    ``backward(inputs=...)``): a reentrant checkpoint cannot run inside one."""
+    _given_inputs[0] += 1
+    try:
+        yield
+    finally:
+        _given_inputs[0] -= 1
+
+
+def _is_checkpoint_valid() -> bool:
+    """Whether the running backward pass lets a reentrant checkpoint run (PyTorch's
+    ``torch.autograd._is_checkpoint_valid``)."""
+    return _given_inputs[0] == 0
+
+
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
          create_graph: bool = False, allow_unused: bool | None = None,
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple[Any, ...]:
@@ -54,7 +76,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     gs = root_grads(outs, grad_outputs)
     retain = create_graph if retain_graph is None else retain_graph
-    res = run_backward(outs, gs, retain, create_graph, inputs=ins)
+    with _inputs_given():
+        res = run_backward(outs, gs, retain, create_graph, inputs=ins)
     assert res is not None
     result: list[Any] = []
     for i, r in enumerate(res):
@@ -90,7 +113,8 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     retain = create_graph if retain_graph is None else retain_graph
     if inputs is not None:
         ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-        res = run_backward(outs, gs, retain, create_graph, inputs=ins)
+        with _inputs_given():
+            res = run_backward(outs, gs, retain, create_graph, inputs=ins)
         assert res is not None
         for t, g in zip(ins, res):
             if g is not None:

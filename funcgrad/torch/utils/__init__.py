@@ -1,10 +1,10 @@
-"""``torch.utils``: ``data`` (datasets, samplers, ``DataLoader``).
+"""``torch.utils``: ``data`` (datasets, samplers, ``DataLoader``) and ``checkpoint``.
 
 >>> import funcgrad.torch as torch
 >>> len(torch.utils.data.TensorDataset(torch.zeros(3, 2)))
 3
 """
 
-from funcgrad.torch.utils import data
+from funcgrad.torch.utils import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
