@@ -103,3 +103,14 @@ def _messages(L, ck):
 def test_warnings_and_errors_as_torch():
     torch = pytest.importorskip("torch", exc_type=ImportError)
     assert _messages(ft, checkpoint) == _messages(torch, torch.utils.checkpoint.checkpoint)
+
+
+@pytest.mark.parametrize("segments", [1, 2, 3])
+def test_checkpoint_sequential_equals_the_plain_run(segments):
+    net = ft.nn.Sequential(ft.nn.Linear(3, 4), ft.nn.ReLU(), ft.nn.Linear(4, 4), ft.nn.Tanh(),
+                           ft.nn.Linear(4, 1))
+    x = ft.tensor(np.linspace(-2, 2, 12).reshape(4, 3), dtype=ft.float32, requires_grad=True)
+    plain = _grads(net, x, net)
+    ckpt = _grads(net, x, lambda v: checkpoint_sequential(net, segments, v, use_reentrant=True))
+    for a, b in zip(plain, ckpt, strict=True):
+        np.testing.assert_array_equal(a, b)
