@@ -120,6 +120,11 @@ class Module:
         set_(self, "_modules", {})
         set_(self, "_forward_hooks", OrderedDict())
         set_(self, "_forward_pre_hooks", OrderedDict())
+        set_(self, "_backward_hooks", OrderedDict())
+        set_(self, "_backward_pre_hooks", OrderedDict())
+        # the ids of forward hooks registered with_kwargs / always_call
+        set_(self, "_hooks_with_kwargs", set())
+        set_(self, "_hooks_always_called", set())
 
     # The dicts are set in __init__; these annotations are for type checkers.
     _parameters: dict[str, Parameter | None]
@@ -128,6 +133,10 @@ class Module:
     _modules: dict[str, Module | None]
     _forward_hooks: OrderedDict[int, Callable[..., Any]]
     _forward_pre_hooks: OrderedDict[int, Callable[..., Any]]
+    _backward_hooks: OrderedDict[int, Callable[..., Any]]
+    _backward_pre_hooks: OrderedDict[int, Callable[..., Any]]
+    _hooks_with_kwargs: set[int]
+    _hooks_always_called: set[int]
 
     # Subclasses define forward with their own signature (as in PyTorch).
     forward: Callable[..., Any] = _forward_unimplemented
@@ -451,27 +460,95 @@ class Module:
 
     # -------------------------------------------------------------------- calls
 
-    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(module, args)`` runs before ``forward``; it may return new args."""
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = hook
+    def _register(self, hooks: OrderedDict[int, Callable[..., Any]], hook: Callable[..., Any],
+                  prepend: bool) -> RemovableHandle:
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(module, args, output)`` runs after ``forward``; it may return a new
-        output."""
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = hook
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` runs before ``forward``; it may return new args
+        (``with_kwargs=True``: ``hook(module, args, kwargs)`` may return ``(args, kwargs)``)."""
+        handle = self._register(self._forward_pre_hooks, hook, prepend)
+        if with_kwargs:
+            self._hooks_with_kwargs.add(handle.id)
         return handle
+
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` runs after ``forward``; it may return a new
+        output (``with_kwargs=True``: ``hook(module, args, kwargs, output)``;
+        ``always_call=True``: it runs even when ``forward`` raised)."""
+        handle = self._register(self._forward_hooks, hook, prepend)
+        if with_kwargs:
+            self._hooks_with_kwargs.add(handle.id)
+        if always_call:
+            self._hooks_always_called.add(handle.id)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False
+                                        ) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs when the gradients of the module's outputs are
+        known; it may return new ones."""
+        return self._register(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False
+                                    ) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs when the gradients of the module's
+        positional inputs are computed; it may return new ``grad_input``.
+
+        >>> import funcgrad.torch as torch
+        >>> lin = torch.nn.Linear(2, 1)
+        >>> seen = []
+        >>> h = lin.register_full_backward_hook(lambda m, gi, go: seen.append(go[0].shape))
+        >>> lin(torch.ones(3, 2, requires_grad=True)).sum().backward()
+        >>> seen
+        [torch.Size([3, 1])]
+        """
+        return self._register(self._backward_hooks, hook, prepend)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for hook in list(self._forward_pre_hooks.values()):
+        with_kwargs = getattr(self, "_hooks_with_kwargs", ())
+        for key, hook in list(self._forward_pre_hooks.items()):
+            if key in with_kwargs:
+                new = hook(self, args, kwargs)
+                if new is not None:
+                    if not (isinstance(new, tuple) and len(new) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {new}.")
+                    args, kwargs = new
+                continue
             new = hook(self, args)
             if new is not None:
                 args = new if isinstance(new, tuple) else (new,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            new = hook(self, args, out)
+        try:
+            if getattr(self, "_backward_hooks", None) or \
+                    getattr(self, "_backward_pre_hooks", None):
+                from funcgrad.torch.nn._backward_hooks import hooked_call  # noqa: PLC0415
+
+                out = hooked_call(self, args, kwargs, self.forward)
+            else:
+                out = self.forward(*args, **kwargs)
+        except Exception:
+            for key, hook in list(self._forward_hooks.items()):
+                if key in getattr(self, "_hooks_always_called", ()):
+                    try:
+                        hook(self, args, kwargs, None) if key in with_kwargs \
+                            else hook(self, args, None)
+                    except Exception as e:  # noqa: BLE001 - PyTorch warns and re-raises
+                        import warnings  # noqa: PLC0415
+
+                        warnings.warn("forward hook with ``always_call=True`` raised an "
+                                      f"exception that was silenced as another error was "
+                                      f"raised in forward: {e}", stacklevel=2)
+            raise
+        for key, hook in list(self._forward_hooks.items()):
+            new = hook(self, args, kwargs, out) if key in with_kwargs else \
+                hook(self, args, out)
             if new is not None:
                 out = new
         return out

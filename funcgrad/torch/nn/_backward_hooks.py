@@ -1,0 +1,119 @@
+"""Module backward hooks (``register_full_backward_hook``, ``register_full_backward_pre_hook``).
+
+As in PyTorch, a module with such hooks passes its tensor inputs and outputs through an
+identity operation (``BackwardHookFunctionBackward``): the outputs' node sees the gradients
+of the outputs (the pre-hooks may replace them), the inputs' node the gradients of the
+inputs, where the hooks run with both and may replace the input gradients.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from funcgrad.torch._grad_mode import is_grad_enabled
+from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.autograd.function import Function
+
+
+class BackwardHookFunction(Function):
+    """The identity whose backward hands the gradients to a callback."""
+
+    @staticmethod
+    def forward(ctx: Any, on_backward: Callable[[tuple[Any, ...]], Sequence[Any]],
+                *tensors: Tensor) -> tuple[Tensor, ...]:
+        ctx.on_backward = on_backward
+        return tensors
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        return (None, *ctx.on_backward(grads))
+
+
+_NO_INPUT_GRAD = ("Full backward hook is firing when gradients are computed with respect to "
+                  "module outputs since no inputs require gradients. See https://docs.pytorch."
+                  "org/docs/main/generated/torch.nn.Module.html#torch.nn.Module."
+                  "register_full_backward_hook for more details.")
+
+
+class _Call:
+    """One call of a hooked module: the gradients of its outputs, kept for the hooks."""
+
+    def __init__(self, module: Any, n_args: int) -> None:
+        self.module = module
+        self.n_args = n_args
+        self.grad_output: tuple[Any, ...] = ()
+
+    def _run_hooks(self, grad_input: tuple[Any, ...]) -> tuple[Any, ...]:
+        for hook in list(self.module._backward_hooks.values()):
+            res = hook(self.module, grad_input, self.grad_output)
+            if res is None:
+                continue
+            res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+            if len(res) != len(grad_input):
+                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
+                                   f"got {len(res)}, but expected {len(grad_input)}")
+            grad_input = res
+        return grad_input
+
+    def outputs_backward(self, grads: tuple[Any, ...]) -> Sequence[Any]:
+        for hook in list(self.module._backward_pre_hooks.values()):
+            res = hook(self.module, grads)
+            if res is None:
+                continue
+            res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+            if len(res) != len(grads):
+                raise RuntimeError(f"Backward pre hook returned an invalid number of "
+                                   f"grad_output, got {len(res)}, but expected {len(grads)}")
+            grads = res
+        self.grad_output = grads
+        if self.inputs_hooked:
+            return grads
+        # No input requires grad: the hooks fire now, with no input gradients (PyTorch's).
+        if self.module._backward_hooks:
+            warnings.warn(_NO_INPUT_GRAD, stacklevel=2)
+            res = self._run_hooks((None,) * self.n_args)
+            if any(r is not None for r in res):
+                raise RuntimeError("Backward hook for Modules where no input requires gradient "
+                                   "should always return None or None for all gradients.")
+        return grads
+
+    inputs_hooked = False
+
+    def inputs_backward(self, positions: list[int], grads: tuple[Any, ...]) -> list[Any]:
+        grad_input: list[Any] = [None] * self.n_args
+        for i, g in zip(positions, grads, strict=True):
+            grad_input[i] = g
+        new = self._run_hooks(tuple(grad_input))
+        return [new[i] for i in positions]
+
+
+def hooked_call(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                forward: Callable[..., Any]) -> Any:
+    """``forward(*args, **kwargs)`` with the module's backward hooks attached."""
+    if not is_grad_enabled():
+        return forward(*args, **kwargs)
+    call = _Call(module, len(args))
+    positions = [i for i, a in enumerate(args)
+                 if isinstance(a, Tensor) and a.requires_grad]
+    if positions and module._backward_hooks:
+        call.inputs_hooked = True
+        wrapped = BackwardHookFunction.apply(
+            lambda grads: call.inputs_backward(positions, grads), *(args[i] for i in positions))
+        new_args = list(args)
+        for i, w in zip(positions, wrapped, strict=True):
+            new_args[i] = w
+        args = tuple(new_args)
+    out = forward(*args, **kwargs)
+    single = isinstance(out, Tensor)
+    outs = [out] if single else list(out) if isinstance(out, (tuple, list)) else None
+    if outs is None:
+        return out
+    at = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+    if not at:
+        return out
+    wrapped = BackwardHookFunction.apply(call.outputs_backward, *(outs[i] for i in at))
+    for i, w in zip(at, wrapped, strict=True):
+        outs[i] = w
+    return outs[0] if single else type(out)(outs)
