@@ -16,8 +16,9 @@ class FuncgradError(Exception):
     """Base class of every error funcgrad raises on purpose."""
 
 
-class ShapeError(FuncgradError, ValueError):
-    """Operands whose shapes do not fit the operation."""
+class ShapeError(FuncgradError, ValueError, TypeError):
+    """Operands whose shapes do not fit the operation (a TypeError, as JAX raises for
+    mismatched shapes, and a ValueError, as NumPy does)."""
 
 
 class AxisError(ShapeError, IndexError):

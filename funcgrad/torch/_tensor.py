@@ -637,6 +637,7 @@ class Tensor:
         return self._inplace("Add", lambda a, b: _arith(fnp.add, a, _scaled(b, alpha)), other)
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
+        _check_bool_subtraction(self, other)
         return self._inplace("Sub", lambda a, b: _arith(fnp.subtract, a, _scaled(b, alpha)),
                              other)
 
@@ -982,8 +983,14 @@ class Tensor:
 
     @autocast_op("bmm")
     def bmm(self, other: Any) -> Tensor:
-        if self.ndim != 3 or getattr(other, "ndim", 0) != 3:
+        if self.ndim != 3:
             raise RuntimeError("batch1 must be a 3D tensor")
+        if getattr(other, "ndim", 0) != 3:
+            raise RuntimeError("batch2 must be a 3D tensor")
+        b, _, m = self.shape
+        if tuple(other.shape[:2]) != (b, m):
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{b}, {m}] but got: [{other.shape[0]}, {other.shape[1]}].")
         return matmul(self, other)
 
     @autocast_op("mv")
@@ -1057,6 +1064,7 @@ class Tensor:
         return apply_op("LogSoftmax", lambda v: nn.log_softmax(v, axis=dim), x)
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
+        _check_mask_dtype(mask)
         if isinstance(value, Tensor) and value.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, "
                                f"but got tensor with {value.ndim} dimension(s).")
@@ -1064,6 +1072,7 @@ class Tensor:
             m, fnp.astype(v, x.dtype), x), self, mask, value)
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        _check_mask_dtype(mask)
         return self._inplace(_masked_fill_name(value), lambda x, m, v: fnp.where(
             m, fnp.astype(v, x.dtype), x), mask, value)
 
@@ -1197,11 +1206,18 @@ _CPP = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int6
         "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
+def _check_mask_dtype(mask: Any) -> None:
+    if isinstance(mask, Tensor) and mask.dtype is not D.bool:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{cpp_type_name(mask.dtype)}")
+
+
 def cpp_type_name(dt: D.dtype) -> str:
     """The C++ name PyTorch's kernels print for ``dt`` (``float``, ``long int``,
     ``c10::BFloat16``)."""
     name = _CPP[dt.name]
-    special = {"Long": "long int", "Half": "c10::Half", "BFloat16": "c10::BFloat16",
+    special = {"Long": "long int", "Short": "short int", "Char": "signed char",
+               "Byte": "unsigned char", "Half": "c10::Half", "BFloat16": "c10::BFloat16",
                "ComplexFloat": "c10::complex<float>",
                "ComplexDouble": "c10::complex<double>"}
     return special.get(name, name.lower())
@@ -2072,9 +2088,28 @@ def _arith(f: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
     return f(a, b)
 
 
+_SUBTRACTIONS = frozenset({"Sub", "Rsub", "Rsub:1"})
+
+
+def _is_bool(x: Any) -> builtins.bool:
+    return isinstance(x, builtins.bool) or (isinstance(x, Tensor) and x.dtype is D.bool)
+
+
+def _check_bool_subtraction(a: Any, b: Any) -> None:
+    if _is_bool(a) and _is_bool(b) and isinstance(a, Tensor) and isinstance(b, Tensor):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+
+
 def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
            true_div: builtins.bool = False, shown: builtins.bool = True) -> Tensor:
     """A binary elementwise operation with PyTorch's promotion."""
+    if op in _SUBTRACTIONS:
+        _check_bool_subtraction(a, b)
     prim = _BINARY_PRIM.get(f)
     if prim is not None and isinstance(a, Tensor) and is_grad_enabled() and (
             a._requires_grad or getattr(b, "_requires_grad", False)):

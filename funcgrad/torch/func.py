@@ -257,6 +257,24 @@ def _transform(jax_transform: Any, func: Any, *a: Any, **kw: Any) -> Any:
     return run
 
 
+def _scalar_output(func: Any, has_aux: bool) -> Any:
+    """``func``, raising PyTorch's error when its output (its first, with ``has_aux``) is
+    not a scalar Tensor."""
+    import functools  # noqa: PLC0415
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        out = func(*args, **kwargs)
+        value = out[0] if has_aux and isinstance(out, tuple) else out
+        if isinstance(value, Tensor) and value.dim() != 0:
+            raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
+                               f"scalar Tensor, got tensor with {value.dim()} dims. Maybe you "
+                               "wanted to use the vjp or jacrev APIs instead?")
+        return out
+
+    return run
+
+
 def grad(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
     """The gradient of a function of Tensors returning a scalar Tensor (PyTorch's
     ``torch.func.grad``).
@@ -267,14 +285,14 @@ def grad(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
     """
     from funcgrad.transforms.vjp import grad as _grad  # noqa: PLC0415
 
-    return _transform(_grad, func, argnums, has_aux)
+    return _transform(_grad, _scalar_output(func, has_aux), argnums, has_aux)
 
 
 def grad_and_value(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
     """``(gradient, value)`` of a scalar function of Tensors."""
     from funcgrad.transforms.vjp import value_and_grad  # noqa: PLC0415
 
-    vg = _transform(value_and_grad, func, argnums, has_aux)
+    vg = _transform(value_and_grad, _scalar_output(func, has_aux), argnums, has_aux)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         value, g = vg(*args, **kwargs)

@@ -46,6 +46,7 @@ def no_cuda() -> bool:
 
 @pytest.mark.parametrize(("cls", "builtin"), [
     (E.ShapeError, ValueError),
+    (E.ShapeError, TypeError),  # JAX's type for mismatched shapes
     (E.DTypeError, TypeError),
     (E.IndexingError, IndexError),
     (E.ConcretizationTypeError, TypeError),
@@ -65,6 +66,18 @@ def no_cuda() -> bool:
 def test_error_classes_derive_from_builtins(cls, builtin) -> None:
     assert issubclass(cls, builtin)
     assert issubclass(cls, E.FuncgradError)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.ones(3) + L.ones(4), lambda L: L.ones((2, 3)) @ L.ones((2, 3)),
+    lambda L: L.ones(6).reshape(4, 2), lambda L: L.concatenate([L.ones((2, 3)), L.ones((2, 2))]),
+])
+def test_shape_mismatches_are_type_errors_as_in_jax(call) -> None:
+    with pytest.raises(TypeError):
+        call(fnp)
+    jnp = pytest.importorskip("jax.numpy")
+    with pytest.raises(TypeError):
+        call(jnp)
 
 
 def test_every_public_error_is_exported() -> None:

@@ -382,7 +382,12 @@ def _check_index_target(shape: tuple[int, ...], tshape: tuple[int, ...], dtype: 
                          f"batch_size ({tshape[0]}).")
     if len(shape) == 2 and len(tshape) > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if np.dtype(dtype).kind not in "iu":
+    _check_target_dtype(dtype)
+
+
+def _check_target_dtype(dtype: Any) -> None:
+    """Class indices are int64 or uint8 in PyTorch (an int32 target is an error there)."""
+    if np.dtype(dtype).name not in ("int64", "uint8"):
         from funcgrad.torch._tensor import _CPP  # noqa: PLC0415
 
         name = _CPP.get(np.dtype(dtype).name, str(np.dtype(dtype)))
@@ -393,9 +398,7 @@ def _check_targets(target: Any, n_classes: int, ignore_index: int) -> bool:
     """PyTorch's checks of class-index targets; whether some target (read on the host) is
     ``ignore_index`` (False when that is not known: device targets)."""
     data = _data(target)
-    if np.dtype(data.dtype).kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {np.dtype(data.dtype)} for "
-                           "the class-index target")
+    _check_target_dtype(data.dtype)
     if isinstance(data, np.ndarray) and data.size:
         bad = (data != ignore_index) & ((data < 0) | (data >= n_classes))
         if bad.any():

@@ -1,0 +1,43 @@
+"""Inputs PyTorch refuses are refused with its error type and text (found by running
+realistic programs on both): non-scalar ``torch.func.grad``, ``bmm`` sizes, class-index
+target dtypes, non-bool masks, subtraction with bools."""
+
+from __future__ import annotations
+
+import pytest
+
+import funcgrad.torch as ft
+
+CASES = [
+    "L.func.grad(lambda x: x ** 2)(L.tensor([1.0, 2.0]))",
+    "L.func.grad(lambda x: ((x ** 2).sum(0, keepdim=True), x), has_aux=True)(L.tensor([1.0]))",
+    "L.func.grad_and_value(lambda x: x * 2)(L.tensor([1.0, 2.0]))",
+    "L.bmm(L.ones(2, 3, 4), L.ones(3, 4, 5))", "L.bmm(L.ones(2, 3, 4), L.ones(2, 5, 5))",
+    "L.bmm(L.ones(2, 3), L.ones(2, 3, 4))", "L.bmm(L.ones(2, 3, 4), L.ones(2, 3))",
+    "F.nll_loss(L.ones(2, 3), L.tensor([0, 1], dtype=L.int32))",
+    "F.nll_loss(L.ones(2, 3), L.tensor([0, 1], dtype=L.int16))",
+    "F.nll_loss(L.ones(2, 3), L.tensor([0, 1], dtype=L.uint8))",
+    "F.cross_entropy(L.ones(2, 3), L.tensor([0, 1], dtype=L.int32))",
+    "F.cross_entropy(L.ones(2, 3), L.tensor([0, 1], dtype=L.int8))",
+    "L.ones(3).masked_fill(L.tensor([1, 0, 1]), 0.0)",
+    "L.ones(3).masked_fill(L.tensor([1, 0, 1], dtype=L.uint8), 0.0)",
+    "L.ones(3).masked_fill_(L.tensor([1.0, 0.0, 1.0]), 0.0)",
+    "L.tensor([1]) - L.tensor([True])", "L.tensor([True]) - L.tensor([True])",
+    "L.tensor([1.0]) - True", "L.tensor([True]) - 1", "L.sub(L.tensor([1]), L.tensor([True]))",
+    "L.tensor([1]).sub_(L.tensor([True]))", "L.rsub(L.tensor([True]), L.tensor([1]))",
+    "L.tensor([1]) - L.tensor([True]).float()",
+]
+
+
+@pytest.mark.parametrize("expr", CASES)
+def test_refused_as_torch(expr):
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+
+    def run(L):
+        try:
+            out = eval(expr, {"L": L, "F": L.nn.functional})
+            return ("ok", out.tolist() if hasattr(out, "tolist") else repr(out))
+        except Exception as e:  # noqa: BLE001 - the error is the result compared
+            return (type(e).__name__, str(e))
+
+    assert run(ft) == run(torch)
