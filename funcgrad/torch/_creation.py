@@ -11,6 +11,7 @@ torch.Size([2, 3])
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -29,10 +30,34 @@ from funcgrad.torch._tensor import Tensor, apply_op
 _rng = rng
 
 
-def _shape_args(size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
-    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-        return tuple(builtins.int(s) for s in size[0])
-    return tuple(builtins.int(s) for s in size)
+def _shape_args(size: tuple[Any, ...], name: str = "empty") -> tuple[builtins.int, ...]:
+    """The sizes of a factory call (``zeros(2, 3)`` or ``zeros((2, 3))``), with PyTorch's
+    errors for a size that is not an integer or is negative."""
+    packed = len(size) == 1 and isinstance(size[0], (tuple, list, Size))
+    items = tuple(size[0]) if packed else tuple(size)
+    out = []
+    for i, s in enumerate(items):
+        try:
+            out.append(operator.index(s))
+        except TypeError:
+            kind = type(s).__name__
+            # PyTorch's argument parser: a size sequence that starts with a non-integer is
+            # refused as a whole, one that fails later "to unpack".
+            if not packed and len(items) == 1:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                                f"not {kind}") from None
+            if i == 0:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                                f"but found element of type {kind} at pos 0") from None
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"{kind}\"") from None
+    for s in out:
+        if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
+    return tuple(out)
 
 
 def _make(arr: Any, device: Any, requires_grad: builtins.bool,
@@ -248,9 +273,9 @@ def _default_dtype_for(value: Any, dtype: Any) -> D.dtype:
 
 
 def _filled(value: Any, size: tuple[Any, ...], dtype: Any, device: Any,
-            requires_grad: builtins.bool) -> Tensor:
+            requires_grad: builtins.bool, name: str) -> Tensor:
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
-    return _full(_shape_args(size), value, dt, device, requires_grad)
+    return _full(_shape_args(size, name), value, dt, device, requires_grad)
 
 
 def _full(shape: tuple[builtins.int, ...], value: Any, dt: D.dtype, device: Any,
@@ -265,19 +290,19 @@ def _full(shape: tuple[builtins.int, ...], value: Any, dt: D.dtype, device: Any,
 def zeros(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
     """Zeros (the default dtype unless ``dtype`` is given)."""
-    return _filled(0, size, dtype, device, requires_grad)
+    return _filled(0, size, dtype, device, requires_grad, "zeros")
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None,
          requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
     """Ones (the default dtype unless ``dtype`` is given)."""
-    return _filled(1, size, dtype, device, requires_grad)
+    return _filled(1, size, dtype, device, requires_grad, "ones")
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
     """A tensor of the given size (zero-filled: no uninitialised memory is exposed)."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _filled(0, size, dtype, device, requires_grad, "empty")
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
@@ -286,7 +311,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dt = _default_dtype_for(fill_value, dtype)
-    return _full(_shape_args((size,)), fill_value, dt, device, requires_grad)
+    return _full(_shape_args((size,), "full"), fill_value, dt, device, requires_grad)
 
 
 def _like(t: Any, dtype: Any, device: Any) -> tuple[tuple[builtins.int, ...], Any, Any]:
@@ -401,10 +426,10 @@ def randn(*size: Any, dtype: Any = None, device: Any = None,
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
-        return Tensor(_cuda_random.normal(_shape_args(size), dt.np, index,
+        return Tensor(_cuda_random.normal(_shape_args(size, "randn"), dt.np, index,
                                           _device_stream(generator, index)),
                       requires_grad=requires_grad)
-    arr = _host_stream(generator).standard_normal(_shape_args(size)).astype(dt.np)
+    arr = _host_stream(generator).standard_normal(_shape_args(size, "randn")).astype(dt.np)
     return _make(arr, device, requires_grad)
 
 
@@ -414,10 +439,10 @@ def rand(*size: Any, dtype: Any = None, device: Any = None,
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
-        return Tensor(_cuda_random.uniform(_shape_args(size), dt.np, index,
+        return Tensor(_cuda_random.uniform(_shape_args(size, "rand"), dt.np, index,
                                            _device_stream(generator, index)),
                       requires_grad=requires_grad)
-    arr = _host_stream(generator).random(_shape_args(size)).astype(dt.np)
+    arr = _host_stream(generator).random(_shape_args(size, "rand")).astype(dt.np)
     return _make(arr, device, requires_grad)
 
 

@@ -796,7 +796,12 @@ class Tensor:
         if dim is not None:
             one = isinstance(dim, builtins.int)
             dims = (dim,) if one else tuple(dim)
-            dims = tuple(d for d in dims if self.shape[d] == 1)
+            n = builtins.max(self.ndim, 1)
+            for d in dims:
+                if not -n <= d < n:
+                    raise IndexError(f"Dimension out of range (expected to be in range of "
+                                     f"[{-n}, {n - 1}], but got {d})")
+            dims = tuple(d for d in dims if self.ndim and self.shape[d] == 1)
             return _view_op("Squeeze:1" if one else "Squeeze:2",
                             lambda x: fnp.squeeze(x, dims), self)
         return _view_op("Squeeze", lambda x: fnp.squeeze(x), self)

@@ -114,7 +114,10 @@ def _index_update(self: Tensor, dim: builtins.int, index: Any, source: Any, how:
         check_range(index, -n if how == "fill" else 0, n, IndexError,
                     ("index_copy_(): " if how == "copy" else "") + "index {} is out of bounds "
                     + where)
-    return cast(Tensor, apply_op(op, run, self, _t(index), source))
+    idx = _t(index)
+    # A 0-d index is a vector of one index, as in PyTorch.
+    return cast(Tensor, apply_op(op, run, self, idx.reshape(1) if idx.dim() == 0 else idx,
+                                 source))
 
 
 def index_add(self: Tensor, dim: builtins.int, index: Tensor, source: Tensor, *,

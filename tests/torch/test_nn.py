@@ -919,7 +919,7 @@ def test_cross_entropy_shapes_and_errors():
     assert F.cross_entropy(t64(x3), ft.tensor(t3), reduction="none").shape == (2, 3)
     with pytest.raises(IndexError, match="Target 7 is out of bounds"):
         F.cross_entropy(t64(x), ft.tensor(np.full(N, 7)))
-    with pytest.raises(ValueError, match="label_smoothing"):
+    with pytest.raises(RuntimeError, match="label_smoothing"):  # PyTorch 2.13: RuntimeError
         F.cross_entropy(t64(x), ft.tensor(t), label_smoothing=1.5)
     with pytest.raises(RuntimeError, match="0D or 1D target tensor expected, multi-target not "
                                            "supported"):
@@ -930,7 +930,7 @@ def test_cross_entropy_shapes_and_errors():
     with pytest.raises(ValueError, match=r"Expected input batch_size \(\d+\) to match target "
                                          r"batch_size \(\d+\)\."):
         F.cross_entropy(t64(x), ft.tensor(np.zeros(N + 1, np.int64)))
-    with pytest.raises(RuntimeError, match="expected scalar type Long"):
+    with pytest.raises(RuntimeError, match="target dtype to be Long or Byte, but got Double"):
         F.nll_loss(t64(x), ft.tensor(t.astype(np.float64)))
     # float32 logits stay float32.
     assert F.cross_entropy(ft.tensor(x.astype(np.float32)), ft.tensor(t)).dtype == ft.float32

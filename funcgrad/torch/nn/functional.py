@@ -436,7 +436,23 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
         return losses[0] if unbatched else losses
     if reduction == "sum":
         return fnp.sum(losses)
-    return fnp.sum(losses) / fnp.sum(w)
+    total = fnp.sum(w)
+    # PyTorch's backward scales each kept entry by 1 / total: with every target ignored the
+    # loss is NaN (0 / 0, x86's negative NaN) and the gradient zeros, not NaN; an empty batch
+    # gives PyTorch's positive NaN.
+    none = total == 0
+    nan = np.nan if int(np.prod(_shape(target))) == 0 else -np.nan
+    return fnp.sum(losses) / fnp.where(none, 1.0, total) + fnp.where(none, nan, 0.0)
+
+
+def _check_class_weight(weight: Any, n_classes: int, prefix: str = "") -> None:
+    if weight is None:
+        return
+    shape = _shape(weight)
+    if int(np.prod(shape)) != n_classes:
+        raise RuntimeError(f"{prefix}weight tensor should be defined either for all "
+                           f"{n_classes} classes or no classes but got weight tensor of "
+                           f"shape: {list(shape)}")
 
 
 @autocast_op("nll_loss")
@@ -455,6 +471,7 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
     reduction = _reduction(size_average, reduce, reduction)
     shape = _shape(input)
     _check_targets(target, shape[1] if len(shape) > 1 else shape[0], ignore_index)
+    _check_class_weight(weight, shape[1] if len(shape) > 1 else shape[0])
 
     def impl(lp: Any, t: Any, w: Any) -> Any:
         return _nll(lp, t, w, ignore_index, reduction)
@@ -502,7 +519,9 @@ def _ce_plain(reduction: str, x: Any, t: Any) -> Any:
     # Negated before the sum, as the masked program does: an empty or all-zero batch sums
     # to +0.0 as in PyTorch, not -0.0.
     total = fnp.sum(losses)
-    return total if reduction == "sum" else total / n
+    if reduction == "sum":
+        return total
+    return total / n if n else total + np.nan  # an empty batch: PyTorch's positive NaN
 
 
 @functools.cache
@@ -534,12 +553,14 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
     tensor(0.2413, dtype=torch.float64)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
     shape = _shape(input)
     n_classes = shape[1] if len(shape) > 1 else shape[0]
-    eps = float(label_smoothing)
+    eps = max(float(label_smoothing), 0.0)  # PyTorch smooths only for a positive value
     integral = np.dtype(_data(target).dtype).kind in "iu"
+    _check_class_weight(weight, n_classes, "" if integral else "cross_entropy: ")
     if integral or _shape(target) != shape:
         # Class indices (a target not shaped as the input is read so): PyTorch's checks.
         _check_index_target(shape, _shape(target), _data(target).dtype)
