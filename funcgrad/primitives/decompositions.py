@@ -21,6 +21,7 @@ derivatives of the vectors (the vectors are not differentiable there).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -173,7 +174,7 @@ def _front_batch(prim: Primitive) -> Callable[..., Any]:
 def _flat_batch(xp: Any, fn: Callable[..., Any], a: Any, n_out: int) -> list[Any]:
     """``fn`` on each matrix of ``a`` (batched over its leading axes), results stacked."""
     batch = a.shape[:-2]
-    flat = a.reshape((-1, *a.shape[-2:]))
+    flat = a.reshape((math.prod(a.shape[:-2]), *a.shape[-2:]))
     outs: list[list[Any]] = [[] for _ in range(n_out)]
     for i in range(flat.shape[0]):
         res = fn(flat[i])
@@ -230,7 +231,7 @@ def _potrf_host(x: Any) -> Any:
 
     if x.ndim == 2:
         return one(x)
-    flat = x.reshape((-1, *x.shape[-2:]))
+    flat = x.reshape((math.prod(x.shape[:-2]), *x.shape[-2:]))
     out = np.empty(flat.shape, x.dtype)
     for i in range(flat.shape[0]):
         out[i] = one(flat[i])
@@ -347,8 +348,8 @@ def _trsm_host(a: Any, b: Any, lower: bool, trans: bool, unit: bool,
         if out is not None:
             return out
     batch = a.shape[:-2]
-    fa = a.reshape((-1, *a.shape[-2:]))
-    fb = b.reshape((-1, *b.shape[-2:]))
+    fa = a.reshape((math.prod(a.shape[:-2]), *a.shape[-2:]))
+    fb = b.reshape((math.prod(b.shape[:-2]), *b.shape[-2:]))
     out = np.empty(fb.shape, b.dtype)
     for i in range(fa.shape[0]):
         out[i] = trsm(1.0, fa[i].T, fb[i].T, *flags).T
@@ -458,7 +459,7 @@ def _pivots_to_perm(xp: Any, pivots: Any, m: int) -> Any:
     k = pivots.shape[-1]
     if xp is np:
         # Row swaps on Python lists: cheaper than k vectorized passes for the usual sizes.
-        flat_piv = pivots.reshape(-1, k).tolist()
+        flat_piv = pivots.reshape(math.prod(batch), k).tolist()
         rows = []
         for piv in flat_piv:
             row = list(range(m))
@@ -467,7 +468,7 @@ def _pivots_to_perm(xp: Any, pivots: Any, m: int) -> Any:
             rows.append(row)
         return np.asarray(rows, np.int32).reshape((*batch, m))
     # On a device: the same swaps as k batched passes, so the pivots stay there.
-    flat_piv = pivots.reshape(-1, k)
+    flat_piv = pivots.reshape(math.prod(batch), k)
     nb = flat_piv.shape[0]
     perm = xp.broadcast_to(xp.arange(m, dtype=np.int32), (nb, m)).copy()
     rows_ = xp.arange(nb)
@@ -484,7 +485,7 @@ def lu_generic(xp: Any, x: Any) -> list[Any]:
     modules without a batched getrf."""
     *batch, m, n = x.shape
     k = min(m, n)
-    a = x.reshape((-1, m, n)).copy()
+    a = x.reshape((math.prod(batch), m, n)).copy()  # (-1 is ambiguous for 0x0 matrices)
     nb = a.shape[0]
     rows = xp.arange(nb)
     piv = xp.zeros((nb, k), np.int32)

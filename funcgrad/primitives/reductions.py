@@ -258,8 +258,14 @@ def argmin(x: Any, axis: int, index_dtype: Any = dtypes.int64) -> Any:
 # ------------------------------------------------------------------- cumsum
 
 
-def cumsum(x: Any, axis: int, reverse: bool = False) -> Any:
-    return cumsum_p.bind(x, axis=int(axis), reverse=bool(reverse))
+def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """The running sum along ``axis`` (from the end with ``reverse``): ``lax.cumsum``.
+
+    >>> import funcgrad.numpy as jnp
+    >>> cumsum(jnp.arange(4), reverse=True)
+    Array([6, 6, 5, 3], dtype=int32)
+    """
+    return cumsum_p.bind(operand, axis=int(axis), reverse=bool(reverse))
 
 
 def _cumsum_abstract(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:

@@ -238,7 +238,7 @@ def _host_matrices(a: Tensor) -> np.ndarray | None:
         return None
     d = np.asarray(a._data) if type(a._data).__module__.startswith(("numpy", "funcgrad")) \
         else np.asarray(a._host())
-    return d.reshape((-1, *d.shape[-2:]))
+    return d.reshape((math.prod(d.shape[:-2]), *d.shape[-2:]))
 
 
 def _infos(a: Tensor, routine: str) -> np.ndarray:
@@ -952,7 +952,7 @@ def _sytrf(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     fn = lapack.ssytrf if a.dtype == np.float32 else lapack.dsytrf
     lds, pivs, infos = [], [], []
-    for mm in a.reshape((-1, *a.shape[-2:])):
+    for mm in a.reshape((math.prod(a.shape[:-2]), *a.shape[-2:])):
         ld, piv, info = fn(mm, lower=1)
         lds.append(np.tril(ld))
         pivs.append(piv)
