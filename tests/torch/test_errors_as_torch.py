@@ -30,6 +30,9 @@ CASES = [
     "F.cross_entropy(L.ones(2, 3), L.tensor([0, 1]), weight=L.ones(2))",
     "F.nll_loss(L.ones(2, 3), L.tensor([0, 1]), weight=L.ones(2))",
     "F.cross_entropy(L.ones(2, 3), L.ones(2, 3) / 3, weight=L.ones(2))",
+    "F.nll_loss(L.ones(2, 3), L.tensor([0, 1, 2]), weight=L.ones(2))",  # which check first
+    "F.nll_loss(L.ones(2, 3), L.tensor([0, 5]), weight=L.ones(2))",
+    "F.cross_entropy(L.ones(2, 3), L.tensor([0, 1, 2]), weight=L.ones(2))",
     "F.cross_entropy(L.ones(2, 3), L.tensor([0, 1]), label_smoothing=-0.1)",
     "F.cross_entropy(L.ones(2, 3), L.tensor([0, 1]), label_smoothing=1.5)",
     "L.tensor(1.0).squeeze(0)", "L.tensor(1.0).squeeze(-1)", "L.tensor(1.0).squeeze(1)",

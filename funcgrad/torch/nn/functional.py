@@ -470,8 +470,9 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
     """
     reduction = _reduction(size_average, reduce, reduction)
     shape = _shape(input)
-    _check_targets(target, shape[1] if len(shape) > 1 else shape[0], ignore_index)
+    _check_index_target(shape, _shape(target), _data(target).dtype)
     _check_class_weight(weight, shape[1] if len(shape) > 1 else shape[0])
+    _check_targets(target, shape[1] if len(shape) > 1 else shape[0], ignore_index)
 
     def impl(lp: Any, t: Any, w: Any) -> Any:
         return _nll(lp, t, w, ignore_index, reduction)
@@ -560,10 +561,10 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
     n_classes = shape[1] if len(shape) > 1 else shape[0]
     eps = max(float(label_smoothing), 0.0)  # PyTorch smooths only for a positive value
     integral = np.dtype(_data(target).dtype).kind in "iu"
-    _check_class_weight(weight, n_classes, "" if integral else "cross_entropy: ")
     if integral or _shape(target) != shape:
         # Class indices (a target not shaped as the input is read so): PyTorch's checks.
         _check_index_target(shape, _shape(target), _data(target).dtype)
+    _check_class_weight(weight, n_classes, "" if integral else "cross_entropy: ")
     if integral:
         ignored = _check_targets(target, n_classes, ignore_index)
         host = isinstance(_data(target), np.ndarray)
