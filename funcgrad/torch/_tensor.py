@@ -996,7 +996,9 @@ class Tensor:
         if tuple(other.shape[:2]) != (b, m):
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                                f"[{b}, {m}] but got: [{other.shape[0]}, {other.shape[1]}].")
-        return matmul(self, other)
+        if self.dtype is not other.dtype:
+            return matmul(self, other)  # its dtype error
+        return apply_op("Bmm", fnp.matmul, self, other)
 
     @autocast_op("mv")
     def mv(self, other: Any) -> Tensor:

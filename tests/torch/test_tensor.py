@@ -378,6 +378,9 @@ GRAD_FN_CASES = [
     ("m[None].clone().squeeze_((0,))", "SqueezeBackward5"),
     ("x.clone().unsqueeze_(0)", "UnsqueezeBackward1"),
     ("m.clone().as_strided_((2,), (1,))", "AsStridedBackward1"),
+    ("L.bmm(m[None], m[None])", "BmmBackward0"), ("L.quantile(x, 0.5)", "SqueezeBackward4"),
+    ("L.quantile(m, L.tensor([0.25, 0.5]), dim=0)", "SqueezeBackward4"),
+    ("L.nn.functional.pairwise_distance(m, m + 1)", "NormBackward1"),
 ]
 
 

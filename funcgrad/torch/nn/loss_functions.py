@@ -220,7 +220,7 @@ def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6,
     def impl(a: Any, b: Any) -> Any:
         return _pnorm(a - b + eps, p, keepdim)
 
-    return op("Norm", impl, floating(x1), floating(x2))
+    return op("Norm:1", impl, floating(x1), floating(x2))  # at::norm(x, p, dim): NormBackward1
 
 
 def _pnorm(d: Any, p: float, keepdim: bool) -> Any:
