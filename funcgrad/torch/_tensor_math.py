@@ -455,7 +455,7 @@ def _quantile(self: Tensor, q: Any, dim: Any, keepdim: builtins.bool, interpolat
     out = cast(Tensor, outs[0]) if qs.ndim == 0 else stack(outs, 0)
     # PyTorch computes with a trailing axis that it squeezes in place last: its node is
     # SqueezeBackward4.
-    return cast(Tensor, out.unsqueeze(-1).squeeze_(-1)) if out.requires_grad else out
+    return cast(Tensor, cast(Any, out.unsqueeze(-1)).squeeze_(-1)) if out.requires_grad else out
 
 
 def quantile(self: Tensor, q: Any, dim: Any = None, keepdim: builtins.bool = False, *,
