@@ -431,3 +431,16 @@ def test_clip_grad_value_nonfinite_and_vectors():
     assert a.tolist() == [[0.0, 1.0], [2.0, 3.0]] and b.tolist() == [4.0, 5.0, 6.0]
     with pytest.raises(TypeError, match="expected torch.Tensor"):
         vector_to_parameters([1.0], [a])
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax",
+                                  "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD", "LBFGS",
+                                  "Adafactor"])
+def test_param_group_keys_in_torch_order(name):
+    """state_dict() and the optimizer's printout list a group's options in this order."""
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+    keys = []
+    for L in (ft, torch):
+        opt = getattr(L.optim, name)([L.nn.Parameter(L.ones(2))], lr=0.1)
+        keys.append(list(opt.param_groups[0]))
+    assert keys[0] == keys[1]

@@ -73,8 +73,10 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = {"lr": lr, "betas": (_scalar(betas[0]), _scalar(betas[1])), "eps": eps,
                     "weight_decay": weight_decay, "amsgrad": amsgrad, "maximize": maximize,
-                    "decoupled_weight_decay": decoupled_weight_decay, "foreach": foreach,
-                    "capturable": capturable, "differentiable": differentiable, "fused": fused}
+                    "foreach": foreach, "capturable": capturable,
+                    "differentiable": differentiable, "fused": fused,
+                    # last, as in PyTorch (state_dict() and printing follow the key order)
+                    "decoupled_weight_decay": decoupled_weight_decay}
         _check_differentiable(differentiable)
         super().__init__(params, defaults)
 
