@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as jnp
-from funcgrad import lax
+from funcgrad import dtypes, lax
 from funcgrad.config import config
 from funcgrad.numpy._core import promote_inexact
 from funcgrad.primitives import elementwise as E
@@ -28,6 +28,24 @@ from funcgrad.primitives import elementwise as E
 
 def _inexact(x: Any) -> Any:
     return promote_inexact(x)[0]
+
+
+def _weak_inexact(x: Any) -> Any:
+    """``x`` as a float: an integer array becomes a weakly typed float, as it does in JAX's
+    formulas where it first meets a Python float (``jnp.where(x > 0, x, 0.5)``)."""
+    x = jnp.asarray(x)
+    if dtypes.is_inexact(x.dtype):
+        return x
+    return E.convert_element_type(x, dtypes.canonicalize(np.float64), weak_type=True)
+
+
+def _float_only(name: str, x: Any) -> Any:
+    """``x``, which ``lax.logistic`` takes only as a float (JAX's TypeError otherwise)."""
+    x = jnp.asarray(x)
+    if not dtypes.is_inexact(x.dtype):
+        raise TypeError(f"{name} does not accept dtype {np.dtype(x.dtype).name}. Accepted "
+                        "dtypes are subtypes of floating, complexfloating.")
+    return x
 
 
 def relu(x: Any) -> Any:
@@ -52,13 +70,13 @@ def relu6(x: Any) -> Any:
     >>> relu6(jnp.array([-1.0, 3.0, 7.0])).tolist()
     [0.0, 3.0, 6.0]
     """
-    x = jnp.asarray(x)
+    x = _weak_inexact(x)  # JAX's minimum(maximum(x, 0), 6.): a float for integers too
     return jnp.where(x <= 0, jnp.zeros_like(x), jnp.where(x >= 6, jnp.full_like(x, 6), x))
 
 
 def sigmoid(x: Any) -> Any:
     """1 / (1 + exp(-x)), precise in both tails (the ``logistic`` primitive)."""
-    return E.logistic_p.bind(_inexact(x))
+    return E.logistic_p.bind(_float_only("logistic", x))
 
 
 def log_sigmoid(x: Any) -> Any:
@@ -79,7 +97,7 @@ def soft_sign(x: Any) -> Any:
 
 def silu(x: Any) -> Any:
     """x * sigmoid(x) (also called swish)."""
-    x = _inexact(x)
+    x = _float_only("logistic", x)
     return x * sigmoid(x)
 
 
@@ -105,14 +123,14 @@ def gelu(x: Any, approximate: bool = True) -> Any:
 
 def elu(x: Any, alpha: float = 1.0) -> Any:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
-    x = _inexact(x)
+    x = _weak_inexact(x)
     safe = jnp.where(x > 0, 0.0, x)
     return jnp.where(x > 0, x, alpha * jnp.expm1(safe))
 
 
 def celu(x: Any, alpha: float = 1.0) -> Any:
     """max(x, 0) + min(0, alpha * (exp(x / alpha) - 1))."""
-    x = _inexact(x)
+    x = _weak_inexact(x)
     return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
 
 
@@ -127,23 +145,24 @@ def selu(x: Any) -> Any:
 
 def leaky_relu(x: Any, negative_slope: float = 1e-2) -> Any:
     """x for x >= 0, negative_slope * x otherwise."""
-    x = _inexact(x)
+    x = _weak_inexact(x)
     return jnp.where(x >= 0, x, negative_slope * x)
 
 
 def hard_tanh(x: Any) -> Any:
     """clip(x, -1, 1)."""
-    return jnp.where(x > 1, 1, jnp.where(x < -1, -1, _inexact(x)))
+    x = jnp.asarray(x)  # integers stay integers, as in JAX
+    return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
 def hard_sigmoid(x: Any) -> Any:
     """relu6(x + 3) / 6."""
-    return relu6(_inexact(x) + 3.0) / 6.0
+    return relu6(_weak_inexact(x) + 3.0) / 6.0
 
 
 def hard_silu(x: Any) -> Any:
     """x * hard_sigmoid(x)."""
-    x = _inexact(x)
+    x = _weak_inexact(x)
     return x * hard_sigmoid(x)
 
 
@@ -164,7 +183,7 @@ def squareplus(x: Any, b: float = 4) -> Any:
 
 def sparse_plus(x: Any) -> Any:
     """0 for x <= -1, (x + 1)^2 / 4 for |x| < 1, x for x >= 1."""
-    x = _inexact(x)
+    x = _weak_inexact(x)
     return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 

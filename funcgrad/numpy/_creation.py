@@ -79,8 +79,15 @@ def _staging() -> bool:
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(
-        int(d) for d in shape)
+    dims = (shape,) if isinstance(shape, (int, np.integer, Tracer)) or \
+        getattr(shape, "ndim", None) == 0 else tuple(shape)
+    if any(isinstance(d, Tracer) for d in dims):
+        shown = ", ".join(f"traced {d.aval.str_short()}" if isinstance(d, Tracer) else repr(d)
+                          for d in dims)
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, "
+                        f"got ({shown}{',' if len(dims) == 1 else ''}).\nIf using `jit`, try "
+                        "using `static_argnums` or applying `jit` to smaller subfunctions.")
+    return tuple(int(d) for d in dims)
 
 
 @_on_device()
