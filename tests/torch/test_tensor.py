@@ -381,6 +381,9 @@ GRAD_FN_CASES = [
     ("L.bmm(m[None], m[None])", "BmmBackward0"), ("L.quantile(x, 0.5)", "SqueezeBackward4"),
     ("L.quantile(m, L.tensor([0.25, 0.5]), dim=0)", "SqueezeBackward4"),
     ("L.nn.functional.pairwise_distance(m, m + 1)", "NormBackward1"),
+    ("L.nn.functional.cross_entropy(m, m.detach().softmax(1))", "DivBackward1"),
+    ("L.nn.functional.cross_entropy(m, m.detach().softmax(1), reduction='sum')",
+     "NegBackward0"),
 ]
 
 

@@ -586,7 +586,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
             return losses[0] if unbatched else losses
         return _reduce(losses, reduction)
 
-    return _op({"mean": "Div", "sum": "Sum", "none": "Neg"}[reduction], by_probs, input, target,
+    return _op({"mean": "Div:1", "sum": "Neg", "none": "Neg"}[reduction], by_probs, input, target,
                weight)
 
 
