@@ -9,7 +9,7 @@ inputs, where the hooks run with both and may replace the input gradients.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from funcgrad.torch._grad_mode import is_grad_enabled
@@ -37,6 +37,21 @@ _NO_INPUT_GRAD = ("Full backward hook is firing when gradients are computed with
                   "register_full_backward_hook for more details.")
 
 
+def _chain(hooks: Iterable[Callable[..., Any]], grads: tuple[Any, ...], what: str,
+           name: str, call: Callable[[Any, tuple[Any, ...]], Any]) -> tuple[Any, ...]:
+    """Run ``hooks`` in turn, each seeing the gradients the previous one returned."""
+    for hook in list(hooks):
+        res = call(hook, grads)
+        if res is None:
+            continue
+        res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+        if len(res) != len(grads):
+            raise RuntimeError(f"{what} returned an invalid number of {name}, got {len(res)}, "
+                               f"but expected {len(grads)}")
+        grads = res
+    return grads
+
+
 class _Call:
     """One call of a hooked module: the gradients of its outputs, kept for the hooks."""
 
@@ -46,27 +61,12 @@ class _Call:
         self.grad_output: tuple[Any, ...] = ()
 
     def _run_hooks(self, grad_input: tuple[Any, ...]) -> tuple[Any, ...]:
-        for hook in list(self.module._backward_hooks.values()):
-            res = hook(self.module, grad_input, self.grad_output)
-            if res is None:
-                continue
-            res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
-            if len(res) != len(grad_input):
-                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
-                                   f"got {len(res)}, but expected {len(grad_input)}")
-            grad_input = res
-        return grad_input
+        return _chain(self.module._backward_hooks.values(), grad_input, "Backward hook",
+                      "grad_input", lambda h, g: h(self.module, g, self.grad_output))
 
     def outputs_backward(self, grads: tuple[Any, ...]) -> Sequence[Any]:
-        for hook in list(self.module._backward_pre_hooks.values()):
-            res = hook(self.module, grads)
-            if res is None:
-                continue
-            res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
-            if len(res) != len(grads):
-                raise RuntimeError(f"Backward pre hook returned an invalid number of "
-                                   f"grad_output, got {len(res)}, but expected {len(grads)}")
-            grads = res
+        grads = _chain(self.module._backward_pre_hooks.values(), grads, "Backward pre hook",
+                       "grad_output", lambda h, g: h(self.module, g))
         self.grad_output = grads
         if self.inputs_hooked:
             return grads
