@@ -146,9 +146,15 @@ class GradFn(Node):
         return f"<{self.name()} object at {id(self):#x}>"
 
     def register_hook(self, hook: Callable[..., Any]) -> Any:
-        """``hook(grad_inputs, grad_outputs)`` after this node's backward (PyTorch's
-        node hooks); here it receives the output gradients only."""
-        hooks = self.hook_list(-1)
+        """``hook(grad_inputs, grad_outputs)`` after this node's backward (PyTorch's node
+        hooks); it may return new ``grad_inputs``."""
+        hooks = self.hook_list(_POST)
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
+    def register_prehook(self, hook: Callable[..., Any]) -> Any:
+        """``hook(grad_outputs)`` before this node's backward; it may return new ones."""
+        hooks = self.hook_list(_PRE)
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
@@ -417,6 +423,10 @@ def check_saved(node: GradFn) -> None:
             )
 
 
+# The keys of a node's own hooks in its hook lists (tensor hooks use the output's index).
+_POST, _PRE = -1, -2
+
+
 class _HookHandle:
     def __init__(self, hooks: list[Any], hook: Any) -> None:
         self.hooks, self.hook = hooks, hook
@@ -565,10 +575,14 @@ class TorchHooks(Hooks):
             return node.backward(cts)
         if self.capture is not None or node.hooks or node.retained:
             cts = [None if c is None else self._output(node, k, c) for k, c in enumerate(cts)]
+            if _PRE in node.hooks:
+                cts = self._node_hooks(node, _PRE, cts, None)
         if node.freed or node.saved:
             check_saved(node)
         self.current = node
         in_cts = node.backward(cts)
+        if _POST in node.hooks:
+            in_cts = self._node_hooks(node, _POST, in_cts, cts)
         if not self.retain:
             if node.owned or isinstance(node, OpNode):
                 # A graph made with create_graph can reach a composite's inner nodes both
@@ -577,6 +591,32 @@ class TorchHooks(Hooks):
             else:
                 node.release()
         return in_cts
+
+    def _node_hooks(self, node: GradFn, which: int, grads: list[Any],
+                    outputs: list[Any] | None) -> list[Any]:
+        """Run the node's pre-hooks (``hook(grad_outputs)``) or hooks
+        (``hook(grad_inputs, grad_outputs)``); each may replace what it was given."""
+        Tensor = tensor_class.cls  # noqa: N806
+
+        def wrap(cts: Sequence[Any]) -> tuple[Any, ...]:
+            return tuple(None if c is None else Tensor._wrap_grad(c, detach=not self.create)
+                         for c in cts)
+
+        shown = wrap(grads)
+        for hook in list(node.hooks[which]):
+            out = hook(shown) if outputs is None else hook(shown, wrap(outputs))
+            if out is None:
+                continue
+            out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            if len(out) != len(shown):
+                what = "grad_outputs" if outputs is None else "grad_inputs"
+                raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has returned "
+                                   f"an incorrect number of values (got {len(out)}, but "
+                                   f"expected {len(shown)}) for {what}")
+            if any(a is None and b is not None for a, b in zip(shown, out, strict=True)):
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+            shown = out
+        return [None if g is None else g._value_for_backward() for g in shown]
 
     def _output(self, node: GradFn, k: int, ct: Any) -> Any:
         """Tensor hooks, retain_grad and autograd.grad's captures see output ``k``'s total

@@ -115,3 +115,43 @@ def test_forward_hooks_with_kwargs_prepend_and_always_call_as_torch():
         return out, seen
 
     assert run(ft) == run(torch)
+
+
+def test_node_hooks_and_prehooks_as_torch():
+    """``grad_fn.register_hook(hook(grad_inputs, grad_outputs))`` and
+    ``register_prehook(hook(grad_outputs))`` run, see and may replace gradients."""
+    torch = _torch()
+
+    def run(L):
+        got = []
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        w = L.tensor([3.0, 4.0], requires_grad=True)
+        y = x * w
+        y.grad_fn.register_hook(lambda gi, go: got.append(
+            ([None if g is None else g.tolist() for g in gi], [g.tolist() for g in go])))
+        y.sum().backward()
+        got += [x.grad.tolist(), w.grad.tolist()]
+        x.grad = w.grad = None
+        y = x * w
+        y.grad_fn.register_hook(lambda gi, go: (gi[0] * 10, gi[1]))
+        y.sum().backward()
+        got += [x.grad.tolist(), w.grad.tolist()]
+        x.grad = None
+        y = x * 2
+        y.grad_fn.register_prehook(lambda go: (go[0] * 3,))
+        y.sum().backward()
+        got.append(x.grad.tolist())
+        x.grad = None
+        y = x * 2
+        y.grad_fn.register_hook(lambda gi, go: (gi[0] * 5,)).remove()
+        y.sum().backward()
+        got.append(x.grad.tolist())
+        y = x * 2
+        y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0]))
+        try:
+            y.sum().backward()
+        except RuntimeError as e:
+            got.append(str(e))
+        return got
+
+    assert run(ft) == run(torch)
