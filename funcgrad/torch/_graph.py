@@ -128,7 +128,7 @@ class GradFn(Node):
         self.saved: tuple[tuple[list[int], int, Callable[[], str]], ...] = ()
         # Most nodes never get hooks or retained outputs: one shared empty (read-only)
         # mapping until they do (hook_list, retain).
-        self.hooks: Mapping[int, list[Callable[[Any], Any]]] = _NONE
+        self.hooks: Mapping[int, list[Callable[..., Any]]] = _NONE
         self.retained: Mapping[int, weakref.ref[Tensor]] = _NONE
         self.freed = False
         # The edges next_functions shows (PyTorch lists one per operand of the op).
