@@ -63,6 +63,7 @@ from funcgrad.torch import _draws
 from funcgrad.torch._compile_state import Snapshot, State, gather, signature
 from funcgrad.torch._compile_trace import CompileTrace
 from funcgrad.torch._device import engine_device
+from funcgrad.torch._dict_order import record_orders, reorder
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._graph import BACKWARD_RUNS, X64, GradFn, OpNode, buffer_of, name_node
 from funcgrad.torch._tensor import Tensor, apply_op
@@ -248,7 +249,8 @@ class _Program:
     """One staged and compiled call: the program and how its outputs go back."""
 
     __slots__ = ("closed", "backend", "exe", "writes", "vc", "grads", "opt_new", "freed_fns",
-                 "result_tree", "result", "differentiable", "name", "draws", "moves")
+                 "result_tree", "result", "differentiable", "name", "draws", "moves",
+                 "dict_orders")
 
     def __init__(self, closed: ClosedJaxpr, name: str) -> None:
         self.closed = closed
@@ -265,6 +267,8 @@ class _Program:
         # (optimizer, parameter position, key, output position): new optimizer state.
         self.opt_new: list[tuple[int, int, str, int]] = []
         self.result_tree: Any = None
+        # The key order of each dict the function returned (the pytree sorts keys).
+        self.dict_orders: dict[frozenset[Any], list[Any]] = {}
         # Per result leaf: ("out", k) a new Tensor, ("state", i) a state Tensor, or
         # ("static", value).
         self.result: list[tuple[str, Any]] = []
@@ -338,7 +342,7 @@ class _Program:
                 leaves.append(tensors[v])
             else:
                 leaves.append(v)
-        return tree_unflatten(self.result_tree, leaves)
+        return reorder(tree_unflatten(self.result_tree, leaves), self.dict_orders)
 
     def _backend(self, tensors: list[Tensor]) -> str:
         if self.backend == "auto":
@@ -548,6 +552,7 @@ def _outputs(trace: CompileTrace, st: State, snap: Snapshot, invars: list[Var],
     prog = _Program(closed, name)
     prog.writes, prog.vc, prog.grads, prog.opt_new = writes, vcs, grads, opt_new
     prog.result_tree, prog.result = tree, result
+    record_orders(out, prog.dict_orders)
     prog.freed_fns = freed_fns
     prog.moves = moves
     prog.differentiable = wants_grad and not backward_inside and is_grad_enabled()

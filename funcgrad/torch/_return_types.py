@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from funcgrad.tree_util import register_pytree_node
+
 _TYPES: dict[str, type] = {}
+
+
+def as_pytree(cls: type) -> type:
+    """Register a return-type tuple class as a pytree node, so transforms and
+    ``torch.compile`` see (and rebuild) the tensors inside it."""
+    register_pytree_node(cls, lambda t: (list(t), None), lambda _, children: cls(tuple(children)))
+    return cls
 
 
 class _Named(tuple):
@@ -36,6 +45,6 @@ def named_result(name: str, fields: Sequence[str], values: Sequence[Any]) -> Any
     """``values`` as the ``torch.return_types.<name>`` tuple with ``fields``."""
     cls = _TYPES.get(name)
     if cls is None:
-        cls = _TYPES[name] = type(name, (_Named,), {
-            "__slots__": (), "_fields": tuple(fields), "__module__": "torch.return_types"})
+        cls = _TYPES[name] = as_pytree(type(name, (_Named,), {
+            "__slots__": (), "_fields": tuple(fields), "__module__": "torch.return_types"}))
     return cls(tuple(values))

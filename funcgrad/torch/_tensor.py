@@ -1635,8 +1635,10 @@ _RETURN_TYPES: dict[str, type] = {}
 def _returns(name: str, values: Tensor, indices: Tensor) -> Any:
     cls = _RETURN_TYPES.get(name)
     if cls is None:
-        cls = _RETURN_TYPES[name] = type(name, (_ValuesIndices,), {
-            "__slots__": (), "__module__": "torch.return_types"})
+        from funcgrad.torch._return_types import as_pytree  # noqa: PLC0415
+
+        cls = _RETURN_TYPES[name] = as_pytree(type(name, (_ValuesIndices,), {
+            "__slots__": (), "__module__": "torch.return_types"}))
     return cls((values, indices))
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.core import Tracer
+from funcgrad.torch._dict_order import record_orders, reorder
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn.module import Module
@@ -46,30 +47,6 @@ def _has_tensor(tree: Any) -> bool:
 def _map_leaves(fn: Any, tree: Any) -> Any:
     leaves, treedef = tree_flatten(tree, is_leaf=lambda x: isinstance(x, Tensor))
     return tree_unflatten(treedef, [fn(x) for x in leaves])
-
-
-def _dict_orders(tree: Any, orders: dict[frozenset[Any], list[Any]]) -> None:
-    """Record the key order of each dict in ``tree`` (the first order seen per key set)."""
-    if isinstance(tree, dict):
-        orders.setdefault(frozenset(tree), list(tree))
-        for v in tree.values():
-            _dict_orders(v, orders)
-    elif isinstance(tree, (list, tuple)):
-        for v in tree:
-            _dict_orders(v, orders)
-
-
-def _reorder(tree: Any, orders: dict[frozenset[Any], list[Any]]) -> Any:
-    """``tree`` with its dicts in the key orders recorded: the engine's pytrees sort dict
-    keys (JAX's rule) and PyTorch's keep insertion order, which code zipping gradients with
-    ``named_parameters()`` relies on."""
-    if isinstance(tree, dict):
-        keys = orders.get(frozenset(tree), list(tree))
-        return type(tree)((k, _reorder(tree[k], orders)) for k in keys) \
-            if type(tree) is dict else tree
-    if type(tree) in (list, tuple):
-        return type(tree)(_reorder(v, orders) for v in tree)
-    return tree
 
 
 def params_of(module: Module) -> dict[str, Any]:
@@ -214,7 +191,7 @@ def _over_values(func: Any) -> Any:
     @functools.wraps(func)
     def run(*args: Any, **kwargs: Any) -> Any:
         out = func(*_tensors(args), **_tensors(kwargs))
-        _dict_orders(out, run.orders)  # type: ignore[attr-defined]
+        record_orders(out, run.orders)  # type: ignore[attr-defined]
         return _values(out)
 
     run.orders = {}  # type: ignore[attr-defined]
@@ -234,7 +211,7 @@ def _transform(jax_transform: Any, func: Any, *a: Any, **kw: Any) -> Any:
 
     def run(*args: Any, **kwargs: Any) -> Any:
         orders: dict[frozenset[Any], list[Any]] = {}
-        _dict_orders((args, kwargs), orders)
+        record_orders((args, kwargs), orders)
         staged.orders = orders
         leaves, spec = tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
         tpos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
@@ -249,10 +226,10 @@ def _transform(jax_transform: Any, func: Any, *a: Any, **kw: Any) -> Any:
                 call_args, call_kwargs = tree_unflatten(spec, now)
                 return inner(*_values(call_args), **_values(call_kwargs))
 
-            return _reorder(apply_op(op, impl, *(leaves[i] for i in tpos)), orders)
+            return reorder(apply_op(op, impl, *(leaves[i] for i in tpos)), orders)
         # float64 Tensors stay float64 (the JAX face's x64 switch is not this face's)
         with X64:
-            return _reorder(_tensors(inner(*_values(args), **_values(kwargs))), orders)
+            return reorder(_tensors(inner(*_values(args), **_values(kwargs))), orders)
 
     return run
 
