@@ -1689,6 +1689,11 @@ def _describe(t: Tensor, made_by: GradFn | None = None) -> Callable[[], str]:
     return text
 
 
+# While a torch.func transform runs: the tensors that require grad its function uses without
+# receiving them (closed over), which the transform then takes as inputs (func.py).
+CLOSURE_SINKS: list[list[Tensor]] = []
+
+
 def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] | None = None,
              **kwargs: Any) -> Any:
     """Run ``fn`` on the values of the Tensor arguments; record it when grad is needed.
@@ -1706,6 +1711,9 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
     tpos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
     if len(tpos) > 1:
         _one_device([leaves[i] for i in tpos])
+    if CLOSURE_SINKS:
+        CLOSURE_SINKS[-1].extend(leaves[i] for i in tpos if leaves[i]._requires_grad
+                                 and not isinstance(leaves[i]._data, Tracer))
     record = is_recording() and builtins.any(leaves[i]._requires_grad for i in tpos)
     vals = list(leaves)
     tape: TapeTrace | None = None

@@ -19,7 +19,9 @@ a model's loss becomes a function of its parameters.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +29,7 @@ import numpy as np
 from funcgrad.core import Tracer
 from funcgrad.torch._dict_order import record_orders, reorder
 from funcgrad.torch._grad_mode import no_grad
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import CLOSURE_SINKS, Tensor
 from funcgrad.torch.nn.module import Module
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
@@ -215,21 +217,43 @@ def _transform(jax_transform: Any, func: Any, *a: Any, **kw: Any) -> Any:
         staged.orders = orders
         leaves, spec = tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
         tpos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
-        if is_recording() and any(leaves[i]._requires_grad for i in tpos):
-            # Inputs that require grad: the transformed call is one operation of the outer
-            # graph (as PyTorch's transforms compose with autograd), its derivative the
-            # engine's derivative of the transformed program.
+        def recorded(closures: list[Tensor]) -> Any:
+            # The transformed call is one operation of the outer graph (as PyTorch's
+            # transforms compose with autograd), its derivative the engine's derivative of
+            # the transformed program, with respect to the arguments and to the tensors
+            # the function closes over (a module's parameters), which it sees as inputs.
             def impl(*vals: Any) -> Any:
                 now = list(leaves)
                 for i, v in zip(tpos, vals):
                     now[i] = v
                 call_args, call_kwargs = tree_unflatten(spec, now)
-                return inner(*_values(call_args), **_values(call_kwargs))
+                with _closures_as(closures, vals[len(tpos):]):
+                    return inner(*_values(call_args), **_values(call_kwargs))
 
-            return reorder(apply_op(op, impl, *(leaves[i] for i in tpos)), orders)
-        # float64 Tensors stay float64 (the JAX face's x64 switch is not this face's)
-        with X64:
-            return reorder(_tensors(inner(*_values(args), **_values(kwargs))), orders)
+            return reorder(apply_op(op, impl, *(leaves[i] for i in tpos), *closures), orders)
+
+        def plain() -> Any:
+            # float64 Tensors stay float64 (the JAX face's x64 switch is not this face's)
+            with X64:
+                return reorder(_tensors(inner(*_values(args), **_values(kwargs))), orders)
+
+        if not is_recording():
+            return plain()
+        # The tensors closed over last time are taken as inputs at once (a training loop
+        # calls the same transform each step); a run that meets others runs again.
+        guess = [t for t in (r() for r in last_closures) if t is not None and t._requires_grad]
+        found: list[Tensor] = []
+        CLOSURE_SINKS.append(found)
+        try:
+            first = recorded(guess) if guess or any(leaves[i]._requires_grad for i in tpos) \
+                else plain()
+        finally:
+            CLOSURE_SINKS.pop()
+        closures = list({id(t): t for t in (*guess, *found) if t._requires_grad}.values())
+        last_closures[:] = [weakref.ref(t) for t in closures]
+        return first if len(closures) == len(guess) else recorded(closures)
+
+    last_closures: list[weakref.ref[Tensor]] = []
 
     return run
 
@@ -250,6 +274,20 @@ def _scalar_output(func: Any, has_aux: bool) -> Any:
         return out
 
     return run
+
+
+@contextlib.contextmanager
+def _closures_as(closures: list[Tensor], values: Sequence[Any]) -> Iterator[None]:
+    """The closed-over tensors hold the transformed call's traced inputs while it runs (as
+    functional_call swaps a module's parameters), then get their own data back."""
+    kept = [(t._data, t._requires_grad) for t in closures]
+    try:
+        for t, v in zip(closures, values, strict=True):
+            t._data, t._requires_grad = v, False
+        yield
+    finally:
+        for t, (d, r) in zip(closures, kept, strict=True):
+            t._data, t._requires_grad = d, r
 
 
 def grad(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
