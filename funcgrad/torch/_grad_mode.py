@@ -11,12 +11,49 @@ False
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+
+def _decorated(fn: F, context: Callable[[], Any]) -> F:
+    """``fn`` run under ``context()``; a generator function's body runs under it at each
+    resumption (and the caller's mode is back between them), as PyTorch's decorators do."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def generator(*args: Any, **kwargs: Any) -> Any:
+            gen = fn(*args, **kwargs)
+            try:
+                with context():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with context():
+                            gen.close()
+                        raise
+                    except BaseException as e:  # noqa: BLE001 - handed to the generator
+                        with context():
+                            response = gen.throw(e)
+                    else:
+                        with context():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+
+        return generator  # type: ignore[return-value]
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with context():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 class _Mode(threading.local):
     def __init__(self) -> None:
@@ -50,13 +87,7 @@ class set_grad_enabled:  # noqa: N801 - PyTorch's name
     def __call__(self, fn: F) -> F:
         mode = self.mode
         _mode.enabled = self.prev
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with set_grad_enabled(mode):
-                return fn(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
+        return _decorated(fn, lambda: set_grad_enabled(mode))
 
 
 class _FixedMode:
@@ -81,13 +112,7 @@ class _FixedMode:
 
     def __call__(self, fn: F) -> F:
         mode = self.mode
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with set_grad_enabled(mode):
-                return fn(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
+        return _decorated(fn, lambda: set_grad_enabled(mode))
 
 
 class no_grad(_FixedMode):  # noqa: N801 - PyTorch's name
@@ -150,13 +175,7 @@ class inference_mode:  # noqa: N801 - PyTorch's name
 
     def __call__(self, fn: F) -> F:
         on = self.mode
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with inference_mode(on):
-                return fn(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
+        return _decorated(fn, lambda: inference_mode(on))
 
 
 def is_inference_mode_enabled() -> bool:

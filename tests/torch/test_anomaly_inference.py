@@ -319,3 +319,28 @@ def test_inference_values_match_no_grad(xs):
         b = net(x)
     assert a.is_inference() and not b.is_inference()
     np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_grad_mode_decorators_on_generators_as_torch():
+    """The decorated generator's body runs under the mode at each resumption; the caller's
+    mode is back in between."""
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+
+    def run(L):
+        @L.no_grad()
+        def gen(x):
+            yield x * 2
+            yield L.is_grad_enabled()
+
+        first, flag = list(gen(L.ones(1, requires_grad=True)))
+        g = gen(L.ones(1, requires_grad=True))
+        next(g)
+        between = L.is_grad_enabled()
+
+        @L.inference_mode()
+        def gen2():
+            yield L.is_inference_mode_enabled()
+
+        return first.requires_grad, flag, between, list(gen2()), L.is_inference_mode_enabled()
+
+    assert run(ft) == run(torch)
