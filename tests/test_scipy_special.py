@@ -159,3 +159,19 @@ def test_float32_results() -> None:
         assert out.dtype == np.float32, name
         ref = CASES[name][1](np.asarray(x if name != "ndtri" else x / 2, np.float64))
         np.testing.assert_allclose(out, ref, rtol=2e-6, atol=1e-6, err_msg=name)
+
+
+@given(st.floats(-300, -0.31), st.booleans())
+@settings(deadline=None, max_examples=60)
+def test_ndtri_far_tails_match_scipy(log10_p, upper):
+    """p down to 1e-300 (float64) and 1e-30 (float32), where 2p - 1 rounds to -1."""
+    p = 10.0 ** log10_p
+    want = ss.ndtri(p)
+    got = float(fs.ndtri(np.float64(p)))
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    if upper:  # the upper tail, from the rounded 1 - p both libraries see
+        np.testing.assert_allclose(float(fs.ndtri(np.float64(1 - p))), ss.ndtri(1 - p),
+                                   rtol=1e-9)
+    if log10_p > -30:
+        np.testing.assert_allclose(float(fs.ndtri(np.float32(p))), want,
+                                   rtol=2e-6)

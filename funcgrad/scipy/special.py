@@ -108,20 +108,29 @@ def ndtr(x: Any) -> Any:
 
 @custom_jvp
 def _ndtri(p: Any) -> Any:
-    # erf_inv gives the start; Newton steps on ndtr (computed through erfc, accurate in
-    # both tails) remove the error that 2p - 1 loses for p near 0 or 1.
-    x = _const(p, math.sqrt(2.0)) * _sp.erf_inv(_const(p, 2.0) * p - _const(p, 1.0))
-    ok = jnp.isfinite(x)
-    for _ in range(2):
-        xs = jnp.where(ok, x, _const(x, 0.0))
-        upper = xs > 0
-        # Newton on the smaller tail: q(x) = ndtr(-|x|), its target min(p, 1 - p).
-        tail = ndtr(-jnp.abs(xs))
-        target = jnp.where(upper, _const(p, 1.0) - p, p)
-        pdf = jnp.exp(-0.5 * xs * xs - _const(x, 0.5 * math.log(2 * math.pi)))
-        step = (tail - target) / pdf
-        x = jnp.where(ok, xs + jnp.where(upper, step, -step), x)
-    return x
+    # Solved in the lower tail q = min(p, 1 - p): a start (erf_inv in the middle; for
+    # q < 0.01, where 2q - 1 rounds to -1 in float32, Abramowitz and Stegun's 26.2.23 from
+    # sqrt(-2 log q)), then Newton steps on log ndtr(x) = log q, accurate far into the tail
+    # (p = 1e-30 in float32).
+    one, half = _const(p, 1.0), _const(p, 0.5)
+    upper = p > half
+    q = jnp.where(upper, one - p, p)
+    safe = jnp.where((q > 0) & (q < half), q, half)
+    t = jnp.sqrt(_const(p, -2.0) * jnp.log(jnp.minimum(safe, _const(p, 0.01))))
+    tail = -(t - (_const(p, 2.515517) + _const(p, 0.802853) * t + _const(p, 0.010328) * t * t)
+             / (one + _const(p, 1.432788) * t + _const(p, 0.189269) * t * t
+                + _const(p, 0.001308) * t * t * t))
+    middle = _const(p, math.sqrt(2.0)) * _sp.erf_inv(_const(p, 2.0) * safe - one)
+    x = jnp.where(safe < _const(p, 0.01), tail, middle)
+    log_q = jnp.log(safe)
+    for _ in range(3):
+        lx = log_ndtr(x)
+        log_pdf = -half * x * x - _const(x, 0.5 * math.log(2 * math.pi))
+        x = x - (lx - log_q) * jnp.exp(lx - log_pdf)
+    x = jnp.where(q == half, _const(p, 0.0), x)
+    x = jnp.where(q == 0, _const(p, -np.inf), x)
+    x = jnp.where((p < 0) | (p > 1) | jnp.isnan(p), _const(p, np.nan), x)
+    return jnp.where(upper, -x, x)
 
 
 @_ndtri.defjvp
