@@ -175,3 +175,15 @@ def test_ndtri_far_tails_match_scipy(log10_p, upper):
     if log10_p > -30:
         np.testing.assert_allclose(float(fs.ndtri(np.float32(p))), want,
                                    rtol=2e-6)
+
+
+@pytest.mark.parametrize("b", [[-1.0, -1.0], [1.0, -2.0], [1.0, 2.0], [0.0, 0.0]])
+@pytest.mark.parametrize("return_sign", [False, True])
+def test_logsumexp_with_negative_weights_as_jax(b, return_sign):
+    """A negative weighted sum: NaN without return_sign (log of a negative number)."""
+    jax = pytest.importorskip("jax")
+    a = np.array([1.0, 2.0], np.float32)
+    got = fs.logsumexp(a, b=np.asarray(b, np.float32), return_sign=return_sign)
+    want = jax.scipy.special.logsumexp(a, b=np.asarray(b, np.float32), return_sign=return_sign)
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
+                               rtol=1e-6)

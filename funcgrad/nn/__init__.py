@@ -229,7 +229,8 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
         s = jnp.sum(_where_fill(jnp.exp(x - m) * (1.0 if b is None else b), where, 0.0),
                     axis, keepdims=True)
         sign = jnp.sign(s)
-        out = jnp.log(jnp.abs(s)) + m
+        # Without return_sign a negative sum has no logarithm: NaN, as JAX gives.
+        out = jnp.log(jnp.abs(s) if return_sign else s) + m
         if not keepdims:
             out = jnp.squeeze(out, axis)
             sign = jnp.squeeze(sign, axis)
