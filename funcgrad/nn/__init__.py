@@ -306,20 +306,100 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
 
 def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None,
                           mask: Any = None, *, scale: float | None = None,
-                          is_causal: bool = False, **_: Any) -> Any:
-    """softmax(q k^T * scale + bias, masked) v over inputs shaped (B, T, N, H)."""
-    q, k, v = (_inexact(t) for t in (query, key, value))
-    h = q.shape[-1]
-    s = 1.0 / math.sqrt(h) if scale is None else scale
-    logits = jnp.einsum("btnh,bsnh->bnts", q, k) * s
+                          is_causal: bool = False, query_seq_lengths: Any = None,
+                          key_value_seq_lengths: Any = None,
+                          local_window_size: int | tuple[int, int] | None = None,
+                          implementation: str | None = None,
+                          return_residual: bool = False) -> Any:
+    """softmax(q k^T * scale + bias, masked) v over inputs shaped (B, T, N, H) (or (T, N, H)),
+    as JAX's XLA formula: grouped query heads (N a multiple of the key heads), masks from
+    ``mask``, ``is_causal``, ``local_window_size`` and the sequence lengths (masked logits
+    are a large negative number, so a fully masked row averages ``value``), the softmax in
+    float32, padded query rows zero; ``return_residual`` adds the logsumexp (B, T, N).
+
+    >>> import funcgrad.numpy as jnp
+    >>> x = jnp.ones((1, 2, 1, 4))
+    >>> dot_product_attention(x, x, x).shape
+    (1, 2, 1, 4)
+    """
+    if implementation not in (None, "xla"):
+        raise ValueError(f"Unsupported implementation option: {implementation}: funcgrad "
+                         "computes the 'xla' formula")
+    out_shape = jnp.asarray(query).shape
+    q, k, v = (_ensure_4d(jnp.asarray(t)) for t in (query, key, value))
+    bias = None if bias is None else _ensure_4d(jnp.asarray(bias))
+    mask = None if mask is None else _ensure_4d(jnp.asarray(mask))
+    qlen = None if query_seq_lengths is None else jnp.asarray(query_seq_lengths)
+    kvlen = None if key_value_seq_lengths is None else jnp.asarray(key_value_seq_lengths)
+    window = (local_window_size, local_window_size) if isinstance(local_window_size, int) \
+        else local_window_size
+    b, sk, kh, h = k.shape
+    _check_attention(v, (b, sk, kh, h), k.dtype, "value")
+    _check_attention(q, (b, -1, -1, h), k.dtype, "query")
+    _check_attention(mask, (-1,) * 4, np.dtype(bool), "mask")
+    _check_attention(bias, (-1,) * 4, None, "bias")
+    _check_attention(qlen, (b,), np.dtype("int32"), "query_seq_lengths")
+    _check_attention(kvlen, (b,), np.dtype("int32"), "key_value_seq_lengths")
+    n, t = q.shape[2], q.shape[1]
+    if n % kh:
+        raise ValueError(f"The number of query heads must be a multiple of key/value heads, "
+                         f"but got {n} vs {kh}")
+    g = n // kh
+    logits_dtype = jnp.promote_types(q.dtype, np.float32)
+    qg = jnp.reshape(q, (b, t, kh, g, h))
+    logits = jnp.einsum("btkgh,bskh->bkgts", qg, k, preferred_element_type=logits_dtype)
+    logits = logits * jnp.asarray(1.0 / math.sqrt(h) if scale is None else scale,
+                                  logits.dtype)
+
+    def grouped(x: Any) -> Any:
+        xb, xn, xt, xs = x.shape
+        if xn == 1:
+            return jnp.reshape(x, (xb, 1, 1, xt, xs))
+        return jnp.reshape(x, (xb, kh, g, xt, xs))
+
     if bias is not None:
-        logits = logits + bias
-    if mask is not None:
-        logits = jnp.where(mask, logits, -np.inf)
-    if is_causal:
-        t, sk = logits.shape[-2], logits.shape[-1]
-        logits = jnp.where(jnp.tril(jnp.ones((t, sk), bool)), logits, -np.inf)
-    return jnp.einsum("bnts,bsnh->btnh", softmax(logits, axis=-1), v)
+        logits = (logits + grouped(bias)).astype(logits.dtype)
+    keep = None if mask is None else grouped(mask)
+    rows, cols = jnp.arange(t)[:, None], jnp.arange(sk)[None, :]
+    for extra in (
+            (rows >= cols) if is_causal else None,
+            ((rows <= cols + window[0]) & (rows >= cols - window[1])) if window else None,
+            None if qlen is None else (jnp.arange(t)[None, :, None] < qlen[:, None, None]
+                                       )[:, None, None],
+            None if kvlen is None else (jnp.arange(sk)[None, None, :] < kvlen[:, None, None]
+                                        )[:, None, None]):
+        if extra is not None:
+            keep = extra if keep is None else keep & extra
+    if keep is not None:
+        big = -0.7 * min(float(jnp.finfo(logits.dtype).max), float(np.finfo(np.float32).max))
+        logits = jnp.where(keep, logits, jnp.asarray(big, logits.dtype))
+    logits = logits.astype(np.float32)  # the softmax in float32, as JAX's
+    probs = softmax(logits, axis=-1).astype(k.dtype)
+    encoded = jnp.einsum("bkgts,bskh->btkgh", probs, v)
+    if qlen is not None:
+        encoded = encoded * (jnp.arange(t)[None, :] < qlen[:, None])[
+            :, :, None, None, None].astype(encoded.dtype)
+    encoded = jnp.reshape(encoded, out_shape)
+    if not return_residual:
+        return encoded
+    lse = logsumexp(logits, axis=-1).astype(k.dtype)  # (b, kh, g, t)
+    lse = jnp.reshape(jnp.moveaxis(lse, 3, 1), out_shape[:-1])
+    return encoded, lax.stop_gradient(lse)
+
+
+def _ensure_4d(x: Any) -> Any:
+    return x if x.ndim >= 4 else jnp.expand_dims(x, tuple(range(4 - x.ndim)))
+
+
+def _check_attention(x: Any, shape: tuple[int, ...], dtype: Any, name: str) -> None:
+    if x is None:
+        return
+    if x.ndim != len(shape):
+        raise ValueError(f"{name} ndim should be {len(shape)}, but got {x.ndim}")
+    if dtype is not None and x.dtype != dtype:
+        raise ValueError(f"{name} dtype should be {dtype}, but got {x.dtype}")
+    if any(w not in (-1, got) for w, got in zip(shape, x.shape, strict=True)):
+        raise ValueError(f"{name} shape should be {list(shape)}: but got {x.shape}")
 
 
 from funcgrad.nn import initializers  # noqa: E402  (builds on funcgrad.random)
