@@ -112,6 +112,8 @@ def asarray(x: Any, name: str = "argument") -> Any:
         arr = np.asarray(x)
         if arr.dtype.kind in "OUS":
             raise DTypeError(f"{name} {x!r} is not numeric (at {user_frame()})")
+        if arr.dtype.kind in "iu":
+            check_int_range(arr, dtypes.canonicalize(arr.dtype))
         return from_buffer(arr)
     if hasattr(x, "__array__") or hasattr(x, "__array_interface__"):
         return _copied(np.asarray(x))
@@ -119,6 +121,21 @@ def asarray(x: Any, name: str = "argument") -> Any:
         f"{name} of type {type(x).__name__} is not an array (at {user_frame()}); pass a "
         "funcgrad Array, a NumPy array, a Python number or a list of numbers"
     )
+
+
+def check_int_range(values: Any, dtype: Any) -> None:
+    """Python integers out of ``dtype``'s range are NumPy's (and JAX's) OverflowError, not
+    wrapped: ``jnp.array([2**40])`` with 64-bit mode off, ``jnp.array([300], jnp.uint8)``."""
+    dt = np.dtype(dtype)
+    if dt.kind not in "iu":
+        return
+    info = np.iinfo(dt)
+    arr = np.asarray(values)
+    if arr.size == 0 or arr.dtype.kind not in "iuO":
+        return
+    bad = arr[(arr < info.min) | (arr > info.max)]
+    if bad.size:
+        raise OverflowError(f"Python integer {int(bad.flat[0])} out of bounds for {dt.name}")
 
 
 def _flat_items(x: Any) -> list[Any]:

@@ -43,3 +43,27 @@ def test_traced_shape_is_jaxs_type_error(make):
     with pytest.raises(TypeError, match="(?s)Shapes must be 1D sequences of concrete values "
                                         "of integer type.*static_argnums"):
         fg.jit(make)(3)
+
+
+@pytest.mark.parametrize("expr", [
+    "L.array([1], L.int32) + 2**40", "L.arange(3) * 3_000_000_000",
+    "L.minimum(L.arange(3), 2**40)", "L.array(2**40)", "L.array(2**31)",
+    "L.array([5, -5], dtype=L.uint8)", "L.asarray(300, dtype=L.uint8)", "L.array([2**40])",
+    "L.array([1, 2**31])", "L.array([300], dtype=L.uint8)", "L.array([1]) + 2**31",
+    "L.array([1], L.uint32) + 2**32", "L.full(2, 2**40)", "L.array([1, 2], dtype=L.int8) * 200",
+    "L.array([1, 2], dtype=L.uint8) + 300", "L.array(2**31 - 1)", "L.array(-2**31)",
+])
+def test_python_int_ranges_as_jax(expr):
+    """A Python int must fit the default integer type (int32 here) as JAX requires
+    (OverflowError), then wraps into a narrower array type; creation with a dtype refuses
+    out-of-range values as NumPy does."""
+    jax = pytest.importorskip("jax")
+
+    def run(L):
+        try:
+            out = eval(expr, {"L": L})
+        except OverflowError:
+            return "OverflowError"
+        return np.asarray(out).tolist(), np.dtype(out.dtype).name
+
+    assert run(fnp) == run(jax.numpy)

@@ -39,10 +39,15 @@ def typed(x: Any) -> tuple[np.dtype[Any], bool]:
 def cast(x: Any, dtype: np.dtype[Any], weak: bool = False) -> Any:
     """Convert to ``dtype``; Python scalars become 0-d Arrays (staged as literals)."""
     if dtypes.python_scalar(x):
-        if type(x) is int and np.dtype(dtype).kind in "iu":
-            # JAX wraps a Python int into a narrower integer type (int8 array * 200 is -56)
-            # where NumPy 2 would raise OverflowError.
-            return wrap(np.asarray(x).astype(dtype), ShapedArray.make((), dtype, weak))
+        if type(x) is int:
+            # JAX takes a Python int as the default integer type first (2**40 overflows
+            # with 64-bit mode off, even beside floats), then converts it, wrapping into a
+            # narrower integer type (int8 array * 200 is -56) where NumPy 2 would raise.
+            default = dtypes.canonicalize(np.int64)
+            if not np.iinfo(default).min <= x <= np.iinfo(default).max:
+                raise OverflowError(f"Python int {x} too large to convert to {default.name}")
+            if np.dtype(dtype).kind in "iu":
+                return wrap(np.asarray(x).astype(dtype), ShapedArray.make((), dtype, weak))
         return wrap(np.asarray(x, dtype=dtype), ShapedArray.make((), dtype, weak))
     aval = get_aval(x)
     if aval.dtype == dtype and aval.weak_type == weak:

@@ -14,6 +14,7 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.array import Array, ArrayImpl
+from funcgrad.conversion import _flat_items, check_int_range
 from funcgrad.core import Tracer, get_aval
 from funcgrad.ir import ShapedArray
 from funcgrad.numpy._core import asarray as _asarray
@@ -101,10 +102,19 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
     """
     x = _asarray(obj)
     if dtypes.python_scalar(x):
-        return cast(x, _dt(dtype, "array", dtypes.scalar_kind_dtype(x)),
-                    weak=dtype is None and type(x) is not bool)
+        dt = _dt(dtype, "array", dtypes.scalar_kind_dtype(x))
+        if type(x) is int:
+            if dtype is not None:
+                check_int_range(x, dt)
+            elif not np.iinfo(dt).min <= x <= np.iinfo(dt).max:
+                raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+        return cast(x, dt, weak=dtype is None and type(x) is not bool)
     if dtype is not None:
-        return cast(x, requested_dtype(dtype, "array"))
+        dt = requested_dtype(dtype, "array")
+        if isinstance(obj, (list, tuple)) and all(
+                type(e) is int for e in _flat_items(obj)):
+            check_int_range(np.asarray(obj), dt)
+        return cast(x, dt)
     return x
 
 
@@ -163,7 +173,13 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
 
-    v = array(fill_value, dtype)
+    if type(fill_value) is int and dtype is None:
+        # JAX converts the fill value to the default integer type, wrapping (full(2, 2**40)
+        # with 64-bit mode off is zeros), as lax.full does.
+        dt = dtypes.canonicalize(np.int64)
+        v = from_buffer(np.asarray(fill_value).astype(dt), weak_type=True)
+    else:
+        v = array(fill_value, dtype)
     return broadcast_to(v, _shape(shape))
 
 
