@@ -301,7 +301,12 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     else:
         out = from_buffer(np.linspace(float(s), float(e), num, endpoint=endpoint).astype(dt))
     if dtype is not None:
-        out = cast(out, requested_dtype(dtype, "linspace"))
+        want = requested_dtype(dtype, "linspace")
+        if want.kind in "iu" and np.dtype(get_aval(out).dtype).kind == "f":
+            from funcgrad.numpy._ufuncs import floor  # noqa: PLC0415
+
+            out = floor(out)  # JAX floors toward an integer dtype (-0.67 -> -1)
+        out = cast(out, want)
     if retstep:
         return out, (float(e) - float(s)) / max(div, 1)
     return out

@@ -82,10 +82,12 @@ def _with_initial(out: Any, initial: Any, combine: Any) -> Any:
 
 
 def _reduce_arith(prim_fn: Any, a: Any, axis: Any, dtype: Any, keepdims: bool,
-                  where_: Any, identity: Any) -> Any:
+                  where_: Any, identity: Any, promote_integers: bool = True) -> Any:
     a = _prepare(a)
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
+    if not promote_integers and dtype is None and aval.dtype.kind in "iu":
+        dtype = aval.dtype  # JAX keeps the integer type (booleans still count in int)
     a = cast(a, _accumulate_dtype(aval.dtype, dtype))
     a = _masked(a, where_, identity)
     return _keepdims(prim_fn(a, axes), aval.ndim, axes, keepdims)
@@ -101,7 +103,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A
     6.0
     """
     _no_out(out, "sum")
-    res = _reduce_arith(R.reduce_sum, a, axis, dtype, keepdims, where, 0)
+    res = _reduce_arith(R.reduce_sum, a, axis, dtype, keepdims, where, 0, promote_integers)
     return _with_initial(res, initial, add)
 
 
@@ -115,7 +117,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     6.0
     """
     _no_out(out, "prod")
-    res = _reduce_arith(R.reduce_prod, a, axis, dtype, keepdims, where, 1)
+    res = _reduce_arith(R.reduce_prod, a, axis, dtype, keepdims, where, 1, promote_integers)
     return _with_initial(res, initial, multiply)
 
 

@@ -566,20 +566,33 @@ def _repeat_counts(a: Any, repeats: Any, ax: int, total: int | None) -> Any:
     return take(a, idx.astype(np.int64), axis=ax)
 
 
-def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
-    """n-th discrete difference along ``axis``.
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    """n-th discrete difference along ``axis`` (booleans differ by ``!=``), with values
+    ``prepend``-ed and ``append``-ed first.
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.diff(fnp.array([1.0, 4.0, 9.0])).tolist()
     [3.0, 5.0]
+    >>> fnp.diff(fnp.array([1, 5, 2]), n=2, prepend=0, append=fnp.array([9])).tolist()
+    [3, -7, 10]
     """
-    from funcgrad.numpy._ufuncs import subtract  # noqa: PLC0415
+    from funcgrad.numpy._ufuncs import not_equal, subtract  # noqa: PLC0415
 
     out = _arr(a)
     ax = canonical_axis(axis, get_aval(out).ndim)
+    if prepend is not None or append is not None:
+        shape = list(get_aval(out).shape)
+        parts = [p for p in (_arr(prepend) if prepend is not None else None, out,
+                             _arr(append) if append is not None else None) if p is not None]
+        # A scalar stands for one slice along the axis, as in NumPy.
+        parts = [broadcast_to(p, tuple(shape[:ax] + [1] + shape[ax + 1:]))
+                 if get_aval(p).ndim == 0 else p for p in parts]
+        out = concatenate(parts, axis=ax)
+    boolean = np.dtype(get_aval(out).dtype).kind == "b"
     for _ in range(n):
         m = get_aval(out).shape[ax]
         if m <= 1:
             return _slice_axis(out, ax, 0, 0)
-        out = subtract(_slice_axis(out, ax, 1, m), _slice_axis(out, ax, 0, m - 1))
+        hi, lo = _slice_axis(out, ax, 1, m), _slice_axis(out, ax, 0, m - 1)
+        out = not_equal(hi, lo) if boolean else subtract(hi, lo)
     return out
