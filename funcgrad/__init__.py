@@ -106,7 +106,7 @@ from funcgrad.transforms.vmap import vmap
 
 # Config switches, runtime helpers, stages, monitoring, profiling, one-device sharding.
 # isort: off
-from funcgrad import monitoring, profiler, sharding, stages
+from funcgrad import _dtypes_api, monitoring, profiler, sharding, stages
 from funcgrad.api_runtime import copy_to_host_async, effects_barrier, fwd_and_bwd
 from funcgrad.config_flags import (
     allow_f16_reductions,
@@ -130,6 +130,8 @@ from funcgrad.sharded_arrays import (
 from funcgrad.sharding import NamedSharding, P, Shard, make_mesh, set_mesh
 # isort: on
 
+for _name in _dtypes_api.__all__:  # jax.dtypes' public names on the engine's dtype module
+    setattr(dtypes, _name, getattr(_dtypes_api, _name))
 jacobian = jacrev
 __version__ = version.__version__
 

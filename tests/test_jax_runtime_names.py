@@ -357,3 +357,21 @@ def test_fwd_and_bwd_as_jax(xs: list[float], ws: list[float], argnums: object,
         np.testing.assert_allclose(res[2], jres[2], rtol=1e-12, atol=1e-14)
     for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_jax_dtypes_public_names_as_jax():
+    """``jax.dtypes.issubdtype`` (bfloat16 a floating type, typed keys a ``prng_key``),
+    ``float0``, ``itemsize_bits``, ``scalar_type_of``, ``finfo``."""
+    jax = pytest.importorskip("jax")
+    import funcgrad.numpy as fnp  # noqa: PLC0415
+
+    for L, dt in ((fg, fnp), (jax, jax.numpy)):
+        got = (L.dtypes.issubdtype(L.random.key(0).dtype, L.dtypes.prng_key),
+               L.dtypes.issubdtype(dt.bfloat16, dt.floating),
+               L.dtypes.issubdtype(dt.float32, L.dtypes.prng_key),
+               L.dtypes.issubdtype(dt.int8, dt.signedinteger), str(L.dtypes.float0),
+               L.dtypes.itemsize_bits(dt.bfloat16), L.dtypes.scalar_type_of(dt.ones(2)),
+               float(L.dtypes.finfo(dt.bfloat16).eps), int(L.dtypes.iinfo(dt.int8).min))
+        if L is fg:
+            ours = got
+    assert ours == got
