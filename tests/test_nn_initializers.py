@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import funcgrad as fg
 from funcgrad import random
 from funcgrad.nn import initializers as fi
 from funcgrad.testing import jax_x64_mode
@@ -235,3 +236,29 @@ def test_initializer_protocol_and_names() -> None:
     assert fi.xavier_uniform is fi.glorot_uniform and fi.kaiming_normal is fi.he_normal
     with pytest.raises(NotImplementedError):
         fi.zeros(random.PRNGKey(0), (2,), out_sharding=object())
+
+
+@pytest.mark.parametrize("shape,axis", [((2, 3), -1), ((3, 2), -1), ((4, 3, 2), -1),
+                                        ((2, 3, 4), 0), ((3, 3), 0), ((0, 3), -1)])
+@pytest.mark.x32
+def test_orthogonal_matches_jax(shape, axis):
+    jax = pytest.importorskip("jax")
+    ours = np.asarray(fg.nn.initializers.orthogonal(2.0, axis)(fg.random.key(42), shape))
+    theirs = np.asarray(jax.nn.initializers.orthogonal(2.0, axis)(jax.random.key(42), shape))
+    np.testing.assert_allclose(ours, theirs, atol=2e-6)
+
+
+@pytest.mark.parametrize("shape", [(3, 2, 2), (3, 3, 2, 3), (3, 3, 3, 2, 2), (2, 3, 2)])
+@pytest.mark.x32
+def test_delta_orthogonal_matches_jax(shape):
+    jax = pytest.importorskip("jax")
+    got = []
+    for L in (fg, jax):
+        try:
+            got.append(np.asarray(L.nn.initializers.delta_orthogonal()(L.random.key(1), shape)))
+        except ValueError as e:
+            got.append(str(e))
+    if isinstance(got[0], str):
+        assert got[0] == got[1]
+    else:
+        np.testing.assert_allclose(got[0], got[1], atol=2e-6)

@@ -352,8 +352,64 @@ xavier_normal = glorot_normal
 kaiming_uniform = he_uniform
 kaiming_normal = he_normal
 
+
+def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> Initializer:
+    """An initializer of (scaled) orthogonal matrices: orthonormal rows or columns, whichever
+    side is smaller, along ``column_axis`` and the other axes flattened.
+
+    >>> import funcgrad.numpy as fnp
+    >>> from funcgrad import random
+    >>> w = orthogonal()(random.key(0), (3, 3))
+    >>> bool(fnp.allclose(w @ w.T, fnp.eye(3), atol=1e-5))
+    True
+    """
+    default = dtype
+
+    def init(key: Any, shape: Sequence[int], dtype: Any = default,
+             out_sharding: Any = None) -> Any:
+        _no_sharding(out_sharding)
+        dt = _dtype(dtype)
+        if len(shape) < 2:
+            raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if any(d == 0 for d in shape):
+            return jnp.zeros(shape, dtype=dt)
+        n_cols = shape[column_axis]
+        n_rows = math.prod(shape) // n_cols
+        q = random.orthogonal(key, n_rows, (), dt, n_cols)
+        q = jnp.reshape(q, tuple(np.delete(np.asarray(shape), column_axis)) + (n_cols,))
+        return jnp.array(scale, dt) * jnp.moveaxis(q, -1, column_axis)
+
+    return init
+
+
+def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None
+                     ) -> Initializer:
+    """An initializer of delta-orthogonal convolution kernels (3-D to 5-D): an orthogonal
+    matrix at the kernel's centre, zeros elsewhere.
+
+    >>> from funcgrad import random
+    >>> delta_orthogonal()(random.key(0), (3, 2, 2))[0].tolist()
+    [[0.0, 0.0], [0.0, 0.0]]
+    """
+    default = dtype
+
+    def init(key: Any, shape: Sequence[int], dtype: Any = default,
+             out_sharding: Any = None) -> Any:
+        _no_sharding(out_sharding)
+        dt = _dtype(dtype)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        matrix = orthogonal(scale=scale, column_axis=column_axis, dtype=dt)(key, shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return jnp.zeros(shape, dtype=dt).at[centre].set(matrix)
+
+    return init
+
 __all__ = [
-    "Initializer", "constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
+    "Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform",
+    "he_normal", "he_uniform", "orthogonal",
     "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "ones",
     "truncated_normal", "uniform", "variance_scaling", "xavier_normal", "xavier_uniform",
     "zeros",
