@@ -344,12 +344,16 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # 
     return from_buffer(np.tri(N, M, k, dtype=_dt(dtype, "tri", dtypes.default_float())))
 
 
-def meshgrid(*xi: Any, indexing: str = "xy") -> list[Any]:
-    """Coordinate matrices from coordinate vectors.
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> list[Any]:
+    """Coordinate matrices from coordinate vectors (``sparse=True``: each only along its
+    own axis, ready to broadcast).
 
     >>> import funcgrad.numpy as fnp
     >>> [g.shape for g in fnp.meshgrid(fnp.arange(2), fnp.arange(3))]
     [(3, 2), (3, 2)]
+    >>> [g.shape for g in fnp.meshgrid(fnp.arange(2), fnp.arange(3), sparse=True)]
+    [(1, 2), (3, 1)]
     """
     from funcgrad.numpy._shape import broadcast_to, reshape  # noqa: PLC0415
 
@@ -365,7 +369,7 @@ def meshgrid(*xi: Any, indexing: str = "xy") -> list[Any]:
             pos = 1 - i
         shp = [1] * n
         shp[pos] = get_aval(a).size
-        out.append(broadcast_to(reshape(a, shp), sizes))
+        out.append(reshape(a, shp) if sparse else broadcast_to(reshape(a, shp), sizes))
     return out
 
 

@@ -468,6 +468,19 @@ def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
     return _as(_tensordot(a, b, axes), want)
 
 
+def _interleaved(*args: Any) -> tuple[str, tuple[Any, ...]]:
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def spec(axes: Any) -> str:
+        return "".join("..." if a is Ellipsis else letters[int(a)] for a in axes)
+
+    pairs = list(args)
+    out_axes = pairs.pop() if len(pairs) % 2 else None
+    ops = tuple(pairs[0::2])
+    text = ",".join(spec(ax) for ax in pairs[1::2])
+    return (text if out_axes is None else f"{text}->{spec(out_axes)}"), ops
+
+
 def einsum(subscripts: str, /, *operands: Any, out: Any = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None,
            _dot_general: Any = None, out_sharding: Any = None) -> Any:
@@ -480,5 +493,8 @@ def einsum(subscripts: str, /, *operands: Any, out: Any = None, optimize: Any = 
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
+    if not isinstance(subscripts, str):
+        # The interleaved form einsum(a, [0, 1], b, [1, 2], [0, 2]): NumPy's letters.
+        subscripts, operands = _interleaved(subscripts, *operands)
     ops, want = _with_options(operands, precision, preferred_element_type)
     return _as(_einsum(subscripts, *ops), want)

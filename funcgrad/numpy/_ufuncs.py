@@ -149,6 +149,9 @@ def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
     Array([ 2.57, -0.5 ], dtype=float32)
     """
     (x,) = promote_args(x)
+    if np.dtype(get_aval(x).dtype).kind == "c":
+        # Each part rounded, as JAX rounds a complex number.
+        return E.complex_(round(E.real_p.bind(x), decimals), round(E.imag_p.bind(x), decimals))
     if not dtypes.is_inexact(get_aval(x).dtype):
         # NumPy keeps integers; negative decimals round to tens, hundreds, ...
         if decimals >= 0:

@@ -33,3 +33,23 @@ def test_as_jax(expr):
         return np.asarray(out).tolist(), np.dtype(out.dtype).name
 
     assert run(fnp) == run(jax.numpy)
+
+
+@pytest.mark.parametrize("expr", [
+    "L.round(L.array([1.6 + 2.4j, -0.5 - 1.5j]))", "L.round(L.array([1.5 + 2.5j]), 0)",
+    "L.meshgrid(L.arange(2), L.arange(3), sparse=True)",
+    "L.meshgrid(L.arange(2), L.arange(3), L.arange(4), sparse=True, indexing='ij')",
+    "L.einsum(L.ones((2, 3, 4)), [0, 1, 2], L.ones((4, 5)), [2, 3], [0, 1, 3])",
+    "L.einsum(L.arange(6.0).reshape(2, 3), [0, 1])",
+    "L.einsum(L.arange(4.0).reshape(2, 2), [0, 0])",
+    "L.einsum(L.ones((2, 3)), [Ellipsis, 1], [1])",
+])
+def test_more_forms_as_jax(expr):
+    jax = pytest.importorskip("jax")
+
+    def run(L):
+        out = eval(expr, {"L": L})
+        outs = out if isinstance(out, list) else [out]
+        return [(np.asarray(o).tolist(), np.dtype(o.dtype).name) for o in outs]
+
+    assert run(fnp) == run(jax.numpy)
