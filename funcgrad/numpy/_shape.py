@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes
 from funcgrad.core import get_aval
 from funcgrad.errors import ShapeError
 from funcgrad.numpy._core import (
@@ -504,48 +505,143 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
     return S.reshape(b, shp[:ax] + (shp[ax] * r,) + shp[ax + 1:])
 
 
-def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
-    """Pad with a constant (``mode="constant"``), the edge values (``"edge"``) or the
-    array's own values (``"reflect"``, ``"symmetric"``, ``"wrap"``).
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """Pad with a constant (``mode="constant"``, one value or one per axis side), the edge
+    values (``"edge"``), the array's own values (``"reflect"``, ``"symmetric"``, ``"wrap"``;
+    ``reflect_type="odd"`` too), a statistic of the edge (``"maximum"``, ``"minimum"``,
+    ``"mean"``, ``"median"`` over ``stat_length`` values), a ramp to ``end_values``
+    (``"linear_ramp"``) or zeros (``"empty"``).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.pad(fnp.ones(2), 1).tolist()
     [0.0, 1.0, 1.0, 0.0]
+    >>> fnp.pad(fnp.arange(4.0), 2, mode="linear_ramp", end_values=(5, -1)).tolist()
+    [5.0, 2.5, 0.0, 1.0, 2.0, 3.0, 1.0, -1.0]
     """
+    allowed = {"constant": {"constant_values"}, "edge": set(), "empty": set(),
+               "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}, "wrap": set(),
+               "linear_ramp": {"end_values"}, "maximum": {"stat_length"},
+               "minimum": {"stat_length"}, "mean": {"stat_length"}, "median": {"stat_length"}}
+    if mode not in allowed:
+        raise ValueError(f"Unimplemented padding mode '{mode}' for np.pad.")
+    unexpected = set(kwargs) - allowed[mode]
+    if unexpected:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unexpected}")
     a = _arr(array)
     nd = get_aval(a).ndim
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2)
                              if np.ndim(pad_width) else np.full((1, 2), pad_width), (nd, 2))
     if (widths < 0).any():
         raise ShapeError(f"pad widths must be non-negative, got {pad_width}")
-    if mode == "constant":
-        (val,) = promote_args(constant_values)
-        val = cast(val, get_aval(a).dtype)
-        return S.pad(a, val, tuple((int(lo), int(hi), 0) for lo, hi in widths))
+    dtype = get_aval(a).dtype
+    if mode in ("constant", "empty"):
+        values = kwargs.get("constant_values", 0)
+        if mode == "empty" or np.ndim(values) == 0:
+            (val,) = promote_args(values if mode == "constant" else 0)
+            return S.pad(a, cast(val, dtype), tuple((int(lo), int(hi), 0) for lo, hi in widths))
+        per_side = np.broadcast_to(np.asarray(values).reshape(-1, 2)
+                                   if np.ndim(values) > 1 else np.asarray(values), (nd, 2))
+        return _pad_axes(a, widths, lambda out, ax, n, lo, hi: (
+            _full_slab(out, ax, lo, per_side[ax][0], dtype),
+            _full_slab(out, ax, hi, per_side[ax][1], dtype)))
     if mode == "edge":
-        out = a
-        for ax, (lo, hi) in enumerate(widths.tolist()):
-            n = get_aval(out).shape[ax]
-            parts = []
-            if lo:
-                parts.append(repeat(_slice_axis(out, ax, 0, 1), lo, ax))
-            parts.append(out)
-            if hi:
-                parts.append(repeat(_slice_axis(out, ax, n - 1, n), hi, ax))
-            out = S.concatenate(parts, ax)
-        return out
+        return _pad_axes(a, widths, lambda out, ax, n, lo, hi: (
+            repeat(_slice_axis(out, ax, 0, 1), lo, ax),
+            repeat(_slice_axis(out, ax, n - 1, n), hi, ax)))
     if mode in ("reflect", "symmetric", "wrap"):
         from funcgrad.numpy._indexing import take  # noqa: PLC0415 - _indexing imports us
 
+        odd = kwargs.get("reflect_type", "even") == "odd"
         out = a
         for ax, (lo, hi) in enumerate(widths.tolist()):
             if lo or hi:  # NumPy's own index pattern, gathered: exact for any width
                 n = get_aval(out).shape[ax]
+                if odd and mode != "wrap":
+                    # The odd reflection is linear in the values (2 * edge - v, repeated as
+                    # NumPy extends it): NumPy's own map, applied along the axis.
+                    from funcgrad.numpy._linalg import tensordot  # noqa: PLC0415
+
+                    m = np.pad(np.eye(n), ((lo, hi), (0, 0)), mode=mode,  # type: ignore[call-overload]
+                               reflect_type="odd")
+                    moved = tensordot(m.astype(dtype), moveaxis(out, ax, 0), axes=1)
+                    out = moveaxis(moved, 0, ax)
+                    continue
                 idx = np.pad(np.arange(n), (lo, hi), mode=mode)  # type: ignore[call-overload]
                 out = take(out, idx, axis=ax)
         return out
-    raise ValueError(f"pad mode {mode!r} is not supported; use 'constant', 'edge', "
-                     "'reflect', 'symmetric' or 'wrap'")
+    if mode == "linear_ramp":
+        ends = np.broadcast_to(np.asarray(kwargs.get("end_values", 0)).reshape(-1, 2)
+                               if np.ndim(kwargs.get("end_values", 0)) > 1
+                               else np.asarray(kwargs.get("end_values", 0)), (nd, 2))
+        return _pad_axes(a, widths, lambda out, ax, n, lo, hi: (
+            _ramp(_slice_axis(out, ax, 0, 1), ends[ax][0], lo, ax, True, dtype),
+            _ramp(_slice_axis(out, ax, n - 1, n), ends[ax][1], hi, ax, False, dtype)))
+    stat_length = kwargs.get("stat_length")
+    lengths = None if stat_length is None else np.broadcast_to(
+        np.asarray(stat_length).reshape(-1, 2) if np.ndim(stat_length) > 1
+        else np.asarray(stat_length), (nd, 2))
+    return _pad_axes(a, widths, lambda out, ax, n, lo, hi: (
+        repeat(_edge_stat(out, ax, n, mode, None if lengths is None else lengths[ax][0],
+                          True, dtype), lo, ax),
+        repeat(_edge_stat(out, ax, n, mode, None if lengths is None else lengths[ax][1],
+                          False, dtype), hi, ax)))
+
+
+def _pad_axes(a: Any, widths: Any, sides: Any) -> Any:
+    """Pad axis by axis (later axes cover the corners, as NumPy's) with the two slabs
+    ``sides(out, axis, length, lo, hi)`` gives."""
+    out = a
+    for ax, (lo, hi) in enumerate(widths.tolist()):
+        if lo or hi:
+            n = get_aval(out).shape[ax]
+            before, after = sides(out, ax, n, lo, hi)
+            out = S.concatenate([p for p, w in ((before, lo), (out, 1), (after, hi)) if w],
+                                ax)
+    return out
+
+
+def _full_slab(out: Any, ax: int, width: int, value: Any, dtype: Any) -> Any:
+    shape = list(get_aval(out).shape)
+    shape[ax] = width
+    return broadcast_to(cast(np.asarray(value).astype(dtype)[()], dtype), tuple(shape))
+
+
+def _ramp(edge: Any, end: Any, width: int, ax: int, before: bool, dtype: Any) -> Any:
+    """NumPy's linear_ramp: ``width`` values from the end value to the edge (excluded)."""
+    shape = [1] * get_aval(edge).ndim
+    shape[ax] = width
+    k = np.arange(width, dtype=np.float64)
+    # before the array: end + (edge - end) k / w; after it: edge + (end - edge) (k + 1) / w
+    frac = np.reshape(k / width if before else 1 - (k + 1) / width, shape)
+    end_value = float(np.asarray(end))
+    work = dtype if np.dtype(dtype).kind in "fc" else dtypes.default_float()
+    ramp = end_value + (edge.astype(work) - end_value) * frac.astype(work)
+    if np.dtype(dtype).kind in "iu":
+        from funcgrad.numpy._ufuncs import floor  # noqa: PLC0415
+
+        ramp = floor(ramp)
+    return ramp.astype(dtype)
+
+
+def _edge_stat(out: Any, ax: int, n: int, mode: str, length: Any, before: bool,
+               dtype: Any) -> Any:
+    from funcgrad.numpy import _reductions as R  # noqa: PLC0415
+
+    k = n if length is None else max(1, min(int(length), n))
+    part = _slice_axis(out, ax, 0, k) if before else _slice_axis(out, ax, n - k, n)
+    if mode == "maximum":
+        return R.max(part, axis=ax, keepdims=True)
+    if mode == "minimum":
+        return R.min(part, axis=ax, keepdims=True)
+    from funcgrad.numpy._statistics import median  # noqa: PLC0415
+
+    stat = R.mean(part, axis=ax, keepdims=True) if mode == "mean" else \
+        median(part, axis=ax, keepdims=True)
+    if np.dtype(dtype).kind in "iu":
+        from funcgrad.numpy._ufuncs import round as round_  # noqa: PLC0415
+
+        stat = round_(stat)
+    return stat.astype(dtype)
 
 
 def _repeat_counts(a: Any, repeats: Any, ax: int, total: int | None) -> Any:
