@@ -168,6 +168,7 @@ from funcgrad.torch._pinned import METHODS as _PINNED_METHODS  # noqa: E402
 from funcgrad.torch._spectral import istft, stft  # noqa: E402
 from funcgrad.torch._tensor_linalg import FUNCTIONS as _LINALG_FUNCTIONS  # noqa: E402
 from funcgrad.torch._tensor_math import FUNCTIONS as _MATH_FUNCTIONS  # noqa: E402
+from funcgrad.torch._type_info import finfo, iinfo  # noqa: E402
 from funcgrad.torch.amp import autocast  # noqa: E402
 from funcgrad.torch.amp.autocast_mode import STATE_FUNCTIONS as _AUTOCAST_STATE  # noqa: E402
 from funcgrad.torch.jit import run_forked as fork  # noqa: E402

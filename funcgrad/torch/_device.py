@@ -182,3 +182,15 @@ class Size(tuple):
     def __getitem__(self, item: Any) -> Any:
         out = tuple.__getitem__(self, item)
         return Size(out) if isinstance(item, slice) else out
+
+    # Concatenated or repeated, a Size stays a Size (as PyTorch's, from either side).
+    def __add__(self, other: Any) -> Size:
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other: Any) -> Size:
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n: Any) -> Size:
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__

@@ -2475,8 +2475,10 @@ def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: buil
         data = x._data
         if host is not None and type(data) is np.ndarray and data.dtype.kind == "f" and not (
                 x._requires_grad and is_grad_enabled()):
-            # Nothing to record: the NumPy ufunc the primitive's impl calls, directly.
-            return Tensor._from_data(host(data))
+            # Nothing to record: the NumPy ufunc the primitive's impl calls, directly (a 0-d
+            # input gives a NumPy scalar: kept as a 0-d array, which the Tensor holds).
+            out = host(data)
+            return Tensor._from_data(out if type(out) is np.ndarray else np.asarray(out))
         if prim is not None:
             out = apply_prim(op, prim, (x,))
             if out is not None:

@@ -1257,3 +1257,38 @@ def test_mixing_methods_and_functions_same_as_functional():
 def test_op_names_are_unique():
     names = [op.name for op in OPS]
     assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("name", ["log", "exp", "sqrt", "sin", "cos", "tanh", "sigmoid",
+                                  "abs", "neg", "log1p", "expm1", "rsqrt", "reciprocal",
+                                  "erf", "floor", "ceil", "round", "trunc", "relu", "sign"])
+def test_zero_dim_unary_results_print_as_torch(name):
+    """A 0-d input gives a 0-d Tensor that prints (a NumPy scalar inside broke repr)."""
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+    ours = getattr(ft.tensor(0.75), name)()
+    theirs = getattr(torch.tensor(0.75), name)()
+    assert repr(ours) == repr(theirs) and ours.shape == theirs.shape
+
+
+def test_finfo_iinfo_and_size_arithmetic_as_torch():
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+
+    def run(L):
+        out = []
+        for d in (L.float32, L.float64, L.float16, L.bfloat16, L.complex64):
+            f = L.finfo(d)
+            out.append((repr(f), f.bits, f.eps, f.max, f.min, f.tiny, f.resolution, f.dtype))
+        for d in (L.int8, L.uint8, L.int16, L.int32, L.int64):
+            i = L.iinfo(d)
+            out.append((repr(i), i.bits, i.min, i.max, i.dtype))
+        out.append(repr(L.finfo()))
+        for bad in (lambda: L.finfo(L.int32), lambda: L.iinfo(L.float32),
+                    lambda: L.iinfo(L.bool)):
+            with pytest.raises(TypeError) as info:
+                bad()
+            out.append(str(info.value))
+        out += [repr(L.Size([2]) + (3,)), repr((3,) + L.Size([2])), repr(L.Size([2]) * 2),
+                repr(L.Size([2]) + L.Size([3]))]
+        return out
+
+    assert run(ft) == run(torch)
