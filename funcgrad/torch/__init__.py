@@ -152,6 +152,7 @@ from funcgrad.torch import (  # noqa: E402
     cpu,
     cuda,
     distributed,
+    distributions,
     fft,
     func,
     futures,
