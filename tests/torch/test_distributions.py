@@ -18,6 +18,17 @@ from funcgrad.torch.distributions import Categorical, Distribution, kl_divergenc
 
 torch = pytest.importorskip("torch", exc_type=ImportError)
 
+
+@pytest.fixture(autouse=True)
+def _torch_validates_arguments():
+    """PyTorch's default (validation on), which importing torch.compile's machinery turns
+    off for the whole process (torch._dynamo calls set_default_validate_args(False)): the
+    comparisons need the default whatever ran before in this worker."""
+    before = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield
+    torch.distributions.Distribution.set_default_validate_args(before)
+
 SHAPES = st.sampled_from([(), (3,), (2, 3)])
 
 
