@@ -52,6 +52,8 @@ def test_traced_shape_is_jaxs_type_error(make):
     "L.array([1, 2**31])", "L.array([300], dtype=L.uint8)", "L.array([1]) + 2**31",
     "L.array([1], L.uint32) + 2**32", "L.full(2, 2**40)", "L.array([1, 2], dtype=L.int8) * 200",
     "L.array([1, 2], dtype=L.uint8) + 300", "L.array(2**31 - 1)", "L.array(-2**31)",
+    "L.array([1.5]) + 2**40", "2**40 * L.array([1.5])", "L.array([1.5]) + (2**31 - 1)",
+    "L.array([1.5]) * -2**31", "L.array([1.5]) - 2**31", "L.array([1.5]) * 2**64",
 ])
 def test_python_int_ranges_as_jax(expr):
     """A Python int must fit the default integer type (int32 here) as JAX requires

@@ -63,6 +63,11 @@ def _is_value(x: Any) -> bool:
     return type(x) is ArrayImpl or isinstance(x, Tracer)
 
 
+# Larger Python ints take the slow path, which checks them against the default integer
+# type first as JAX does (2**40 beside a float array overflows with 64-bit mode off).
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
 def _same_type_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
     """The common cases that need no promotion or broadcasting: two floating point arrays
     of one dtype and shape, or a strongly typed one and a Python number (which takes its
@@ -71,14 +76,14 @@ def _same_type_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
         ax = get_aval(x)
         if ax.dtype.kind not in "fc":
             return None
-        if type(y) in (float, int):
+        if type(y) is float or type(y) is int and _INT32_MIN <= y <= _INT32_MAX:
             return (x, np.asarray(y, ax.dtype)) if not ax.weak_type else None
         if _is_value(y):
             ay = get_aval(y)
             if ay.dtype == ax.dtype and ay.shape == ax.shape and ay.weak_type == ax.weak_type:
                 return x, y
         return None
-    if type(x) in (float, int) and _is_value(y):
+    if (type(x) is float or type(x) is int and _INT32_MIN <= x <= _INT32_MAX) and _is_value(y):
         ay = get_aval(y)
         if ay.dtype.kind in "fc" and not ay.weak_type:
             return np.asarray(x, ay.dtype), y
