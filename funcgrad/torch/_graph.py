@@ -108,6 +108,13 @@ class AccumulateGrad(Leaf):
         return f"<AccumulateGrad object at {id(self):#x}>"
 
 
+# Nodes whose rules read constant masks or indices made from shapes alone, which
+# PyTorch's node rebuilds from its arguments instead of saving.
+_MASKS_NOT_SAVED = frozenset({"TrilBackward0", "TriuBackward0", "DiagonalBackward0",
+                              "UnfoldBackward0", "TraceBackward0", "DiagEmbedBackward0",
+                              "DiagBackward0", "RepeatInterleaveBackward0"})
+
+
 class GradFn(Node):
     """A node of PyTorch's graph: ``grad_fn`` of the tensors an operation made."""
 
@@ -210,7 +217,21 @@ class GradFn(Node):
             _anomaly.check_nan(self, self.name(), in_cts)
         return in_cts if self.owned else _reached_zeros(self, cts, in_cts)
 
+    def saves_nothing(self) -> bool:
+        """True when the rule reads no operand or result (add, view, sum...): PyTorch
+        saves no tensor for such a node, so a second backward through it is allowed. A
+        constant read by a node inside a composite (mean's divisor) is the composite's own
+        detail, not a tensor PyTorch's node would save."""
+        if self.name() in _MASKS_NOT_SAVED:
+            return True
+        # A rule of its own (a staged call's backward) keeps its residuals inside it.
+        return self.rule is None and all(type(p) is Missing or self.owned and e is None and getattr(p, "ndim", 0) == 0
+                   for p, e in zip(self.primals, self.parents)) and all(
+            type(v) is Missing for v in self.outs)
+
     def release(self) -> None:
+        if self.saves_nothing():
+            return
         # Nothing reads a freed node's values (its backward raises first): dropped, no
         # placeholders made.
         self.primals = self.outs = ()
@@ -312,9 +333,11 @@ class OpNode(GradFn):
         return None
 
     def release(self) -> None:
+        if self.name() in _MASKS_NOT_SAVED:
+            return
         for n in self.inner_nodes:
             n.release()
-        self.freed = True
+        self.freed = any(n.freed for n in self.inner_nodes)
 
 
 # PyTorch's own double-backward nodes: the gradient of these ops, taken with

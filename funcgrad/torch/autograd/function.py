@@ -55,6 +55,7 @@ class FunctionCtx:
         self._dirty: tuple[Tensor, ...] = ()
         self._non_differentiable: tuple[Tensor, ...] = ()
         self._materialize_grads = True
+        self._released = False
         self._node: FunctionNode | None = None
         self.needs_input_grad: tuple[bool, ...] = ()
         self.to_save: tuple[Any, ...] = ()
@@ -73,7 +74,7 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple[Tensor | None, ...]:
         node = self._node
-        if node is not None and node.freed:
+        if self._released or node is not None and node.freed:
             raise RuntimeError(FREED)
         for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
             if t is not None and t._vc[0] != v:
@@ -118,9 +119,12 @@ class FunctionNode(GradFn):
         return self.fn_name
 
     def release(self) -> None:
-        super().release()
-        # Saved tensors go with the graph, as PyTorch frees them after backward.
-        self.ctx._saved = ()
+        # Only save_for_backward's tensors go with the graph, as in PyTorch: a second
+        # backward runs the Function's backward again, and reading ctx.saved_tensors
+        # there is the error.
+        if self.ctx._saved:
+            self.ctx._saved = ()
+            self.ctx._released = True
 
 
 _NODE_CLASSES: dict[type, type] = {}
