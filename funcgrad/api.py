@@ -231,19 +231,9 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
     >>> f_t(jnp.array([1.0, 2.0]))
     (Array([3., 6.], dtype=float32),)
     """
-    from funcgrad.array import wrap  # noqa: PLC0415
-    from funcgrad.transforms.vjp import vjp  # noqa: PLC0415
+    from funcgrad.transforms.linear_transpose import transpose_linear  # noqa: PLC0415
 
-    # A linear map's vjp is its transpose at any point: zeros of the primals' types.
-    at = tree_map(lambda x: wrap(np.zeros(get_aval(x).shape, get_aval(x).dtype), get_aval(x)),
-                  primals)
-    _, f_vjp = vjp(fun, *at)
-
-    def transposed(*cts: Any) -> Any:
-        ct = cts[0] if len(cts) == 1 else cts
-        return f_vjp(ct)
-
-    return transposed
+    return transpose_linear(fun, primals)
 
 
 def clear_caches() -> None:

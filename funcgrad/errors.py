@@ -91,6 +91,11 @@ class NonDifferentiableError(GradError):
     """A derivative was requested through an operation that has none."""
 
 
+class NonLinearError(FuncgradError, NotImplementedError):
+    """``linear_transpose`` of a function that is not linear in its inputs (JAX raises
+    NotImplementedError: no transpose rule)."""
+
+
 class WhileLoopReverseError(NonDifferentiableError, ValueError):
     """Reverse mode through a ``while_loop`` that the differentiated inputs reach (JAX
     raises a ValueError)."""
@@ -129,6 +134,7 @@ __all__ = [
     "KeyReuseError",
     "NonConcreteBooleanIndexError",
     "NonDifferentiableError",
+    "NonLinearError",
     "NonScalarOutputError",
     "ShapeError",
     "TracerArrayConversionError",
