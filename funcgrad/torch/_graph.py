@@ -225,8 +225,9 @@ class GradFn(Node):
         if self.name() in _MASKS_NOT_SAVED:
             return True
         # A rule of its own (a staged call's backward) keeps its residuals inside it.
-        return self.rule is None and all(type(p) is Missing or self.owned and e is None and getattr(p, "ndim", 0) == 0
-                   for p, e in zip(self.primals, self.parents)) and all(
+        return self.rule is None and all(
+            type(p) is Missing or self.owned and e is None and getattr(p, "ndim", 0) == 0
+            for p, e in zip(self.primals, self.parents)) and all(
             type(v) is Missing for v in self.outs)
 
     def release(self) -> None:
