@@ -8,6 +8,7 @@ from typing import Any
 
 from funcgrad.torch.distributions import constraints
 from funcgrad.torch.distributions.distribution import Distribution
+from funcgrad.torch.distributions.exp_family import ExponentialFamily
 from funcgrad.torch.distributions.utils import (
     broadcast_all,
     lazy_property,
@@ -18,7 +19,7 @@ from funcgrad.torch.distributions.utils import (
 from funcgrad.torch.nn import functional as F
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """0/1 outcomes with probability ``probs`` of a 1 (or log-odds ``logits``).
 
     >>> import funcgrad.torch as torch
@@ -30,6 +31,7 @@ class Bernoulli(Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+    _mean_carrier_measure = 0
 
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
@@ -98,3 +100,10 @@ class Bernoulli(Distribution):
         values = torch.arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1, *self._batch_shape)) if expand else values
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (self.probs.logit(),)
+
+    def _log_normalizer(self, *natural_params: Any) -> Any:
+        return natural_params[0].exp().log1p()

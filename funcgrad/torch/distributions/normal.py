@@ -8,10 +8,11 @@ from typing import Any
 
 from funcgrad.torch.distributions import constraints
 from funcgrad.torch.distributions.distribution import Distribution
+from funcgrad.torch.distributions.exp_family import ExponentialFamily
 from funcgrad.torch.distributions.utils import broadcast_all, torch
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
 
     >>> import funcgrad.torch as torch
@@ -25,6 +26,7 @@ class Normal(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
@@ -83,3 +85,11 @@ class Normal(Distribution):
 
     def entropy(self) -> Any:
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, *natural_params: Any) -> Any:
+        x, y = natural_params
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()

@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from numbers import Number
 from types import SimpleNamespace
 from typing import Any
 
-from funcgrad.torch import _creation, _dtypes, _grad_mode, _tensor, _tensor_math
+import numpy as np
+from scipy import special
+
+from funcgrad.torch import _creation, _dtypes, _functions, _grad_mode, _tensor, _tensor_math
 from funcgrad.torch._device import Size
+from funcgrad.torch._nn_functions import binomial
+from funcgrad.torch._random import rng
 from funcgrad.torch._type_info import finfo
 
 # The Tensor face's functions, from the modules that define them (importing funcgrad.torch
 # itself would make an import cycle with this subpackage).
 torch: Any = SimpleNamespace(
     Size=Size, Tensor=_tensor.Tensor, where=_tensor.where, no_grad=_grad_mode.no_grad,
+    is_grad_enabled=_grad_mode.is_grad_enabled, matmul=_tensor.matmul,
     broadcast_tensors=_tensor_math.broadcast_tensors, get_default_dtype=_dtypes.get_default_dtype,
-    long=_dtypes.int64, **{n: getattr(_creation, n) for n in (
-        "tensor", "normal", "randn", "rand", "bernoulli", "multinomial", "full", "arange")},
+    broadcast_shapes=_tensor_math.broadcast_shapes, binomial=binomial,
+    long=_dtypes.int64, float64=_dtypes.float64, bool=_dtypes.bool, **{n: getattr(_creation, n)
+    for n in ("tensor", "normal", "randn", "rand", "bernoulli", "multinomial", "full", "arange",
+              "eye", "empty", "zeros_like", "ones_like", "full_like", "poisson")},
+    stack=_functions.stack,
 )
 
 def finfo_eps_min(dtype: Any) -> tuple[float, float]:
@@ -72,3 +82,47 @@ class lazy_property:  # noqa: N801 - torch's name
         value = self.fn(instance)
         instance.__dict__[self.fn.__name__] = value
         return value
+
+
+def sum_rightmost(value: Any, dim: int) -> Any:
+    """``value`` summed over its ``dim`` rightmost dimensions (torch's ``_sum_rightmost``).
+
+    >>> import funcgrad.torch as torch
+    >>> sum_rightmost(torch.ones(2, 3), 1)
+    tensor([3., 3.])
+    """
+    if dim == 0:
+        return value
+    return value.reshape(*value.shape[:value.dim() - dim], -1).sum(-1)
+
+
+def log_standard_gamma(concentration: Any) -> tuple[Any, Any]:
+    """Logs of Gamma(concentration, 1) draws as float64 NumPy, and a float64 tensor that is
+    zero but carries their derivative in ``concentration`` (``None`` when none is recorded).
+
+    Drawn from the Tensor face's generator (``torch.manual_seed`` reproduces them) in log
+    space, ``G(a + 1) * U ** (1 / a)``, so tiny concentrations do not underflow. The
+    derivative is the implicit one, ``d log x / da = -(dP/da) / (x p(x))`` for the
+    regularized incomplete gamma function ``P(a, x)`` (``igamma``): a surrogate
+    ``(P.detach() - P) / (x p(x))`` whose value is 0.
+
+    >>> import funcgrad.torch as torch
+    >>> log_x, s = log_standard_gamma(torch.tensor([2.0, 3.0], requires_grad=True))
+    >>> log_x.shape, s.shape, s.detach().abs().sum().item()
+    ((2,), torch.Size([2]), 0.0)
+    """
+    a = concentration.detach().cpu().numpy().astype(np.float64)
+    g = rng()
+    boosted = g.standard_gamma(a + 1.0)
+    log_x = np.log(boosted) + np.log1p(-g.random(a.shape)) / a
+    # Logs below float64's smallest normal would make igamma's derivative 0/0.
+    log_x = np.maximum(log_x, math.log(np.finfo(np.float64).tiny))
+    if not (concentration.requires_grad and _grad_mode.is_grad_enabled()):
+        return log_x, None
+    x = np.exp(log_x)
+    log_xpdf = a * log_x - x - special.gammaln(a)
+    xpdf = np.maximum(np.exp(log_xpdf), np.finfo(np.float64).tiny)
+    p = concentration.to(torch.float64).igamma(torch.tensor(x, dtype=torch.float64,
+                                                             device=concentration.device))
+    return log_x, (p.detach() - p) / torch.tensor(xpdf, dtype=torch.float64,
+                                                  device=concentration.device)
