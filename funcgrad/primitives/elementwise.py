@@ -402,6 +402,70 @@ rem_p = binary("rem", "remainder", lambda x, y, a: full(get_aval(x).shape, 1,
                cuda="fg_mod({0}, {1})", torch="remainder")
 
 
+def _truncating(name: str, fix: Callable[[Any, Any], Any], doc: str) -> Callable[..., Any]:
+    """``lax.div``/``lax.rem`` as XLA computes them (rounding toward zero; by zero: -1 and
+    the dividend), from the flooring primitives NumPy's ``//`` and ``%`` are."""
+    def lax_fn(x: Any, y: Any) -> Any:
+        from funcgrad.primitives.rules import _scalars_as_operand  # noqa: PLC0415
+        from funcgrad.primitives.structural import broadcast_in_dim  # noqa: PLC0415
+
+        x, y = _scalars_as_operand(x, y)
+        # The fix-ups select elementwise: a rank-0 side spread over the other's shape.
+        sx, sy = get_aval(x).shape, get_aval(y).shape
+        if sx != sy:
+            x, y = (broadcast_in_dim(x, sy, ()), y) if not sx else (x, broadcast_in_dim(y, sx, ()))
+        return fix(x, y)
+
+    lax_fn.__name__ = lax_fn.__qualname__ = name
+    lax_fn.__module__ = "funcgrad.lax"
+    lax_fn.__doc__ = doc
+    return lax_fn
+
+
+def _by_zero(y: Any, value: Any, r: Any) -> Any:
+    """Integer results where ``y`` is 0 replaced by XLA's (``value``)."""
+    a = get_aval(y)
+    if a.dtype.kind not in "iu":
+        return r
+    return select(eq(y, full(a.shape, 0, a.dtype)), value, r)
+
+
+def _trunc_div(x: Any, y: Any) -> Any:
+    q = div_p.bind(x, y)
+    a = get_aval(q)
+    if a.dtype.kind == "i":
+        r = rem_p.bind(x, y)
+        zero = full(a.shape, 0, a.dtype)
+        inexact = and_p.bind(ne(r, zero), ne(lt(x, zero), lt(y, zero)))
+        q = select(inexact, add(q, full(a.shape, 1, a.dtype)), q)
+    if a.dtype.kind in "iu":
+        # All bits set: -1, or the largest unsigned value.
+        q = _by_zero(y, full(a.shape, -1 if a.dtype.kind == "i" else np.iinfo(a.dtype).max,
+                             a.dtype), q)
+    return q
+
+
+def _trunc_rem(x: Any, y: Any) -> Any:
+    r = rem_p.bind(x, y)
+    a = get_aval(r)
+    if a.dtype.kind in "if":
+        zero = full(a.shape, 0, a.dtype)
+        # Floor modulo has the divisor's sign; C's fmod (XLA's rem) the dividend's.
+        wrong = and_p.bind(ne(r, zero), ne(lt(r, zero), lt(x, zero)))
+        r = select(wrong, sub(r, y), r)
+    return _by_zero(y, x, r)
+
+
+rem_p.lax_fn = _truncating("rem", _trunc_rem, (
+    "Remainder of x / y rounded toward zero (C's fmod: the sign of the dividend), as "
+    "``jax.lax.rem``.\n\n>>> import funcgrad.numpy as fnp\n>>> from funcgrad import lax\n"
+    ">>> lax.rem(fnp.array([-7, 7]), fnp.array([3, -3])).tolist()\n[-1, 1]\n"))
+div_p.lax_fn = _truncating("div", _trunc_div, (
+    "x / y; integers round toward zero, as ``jax.lax.div``.\n\n"
+    ">>> import funcgrad.numpy as fnp\n>>> from funcgrad import lax\n"
+    ">>> lax.div(fnp.array([-7, 7]), fnp.array([2, 2])).tolist()\n[-3, 3]\n"))
+
+
 def _safe_log(x: Any) -> Any:
     zero = eq(x, 0.0)
     return select(zero, 0.0, log(select(zero, 1.0, x)))
