@@ -202,6 +202,27 @@ def test_softmax_custom_jvp_rule_and_values(xs: list[float], masked: bool) -> No
     assert "custom_jvp_call" not in str(fg.make_jaxpr(fg.nn.softmax)(x))
 
 
+@pytest.mark.parametrize("custom", [False, True])
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_softmax_where_with_rows_masked_out_entirely_as_jax(custom: bool, seed: int) -> None:
+    r = np.random.default_rng(seed)
+    x = r.normal(size=(4, 3))
+    where = r.uniform(size=(4, 3)) < 0.5
+    where[r.integers(0, 4)] = False
+    w = r.normal(size=(4, 3))
+    with fg.enable_x64(), fg.softmax_custom_jvp(custom):
+        y = fg.nn.softmax(x, where=where)
+        g = fg.grad(lambda v: (fg.nn.softmax(v, where=where) * w).sum())(x)
+        t = fg.jvp(lambda v: fg.nn.softmax(v, where=where), (x,), (w,))[1]
+    with jax.enable_x64(True), jax.softmax_custom_jvp(custom):
+        jy = jax.nn.softmax(x, where=where)
+        jg = jax.grad(lambda v: (jax.nn.softmax(v, where=where) * w).sum())(x)
+        jt = jax.jvp(lambda v: jax.nn.softmax(v, where=where), (x,), (w,))[1]
+    for ours, theirs in ((y, jy), (g, jg), (t, jt)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
 def test_make_user_context_retraces_per_value_as_jax() -> None:
     def count(lib: object) -> int:
         n = [0]

@@ -262,7 +262,8 @@ def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     m = lax.stop_gradient(jnp.max(_where_fill(x, where, -np.inf), axis, keepdims=True))
     m = jnp.where(jnp.isfinite(m), m, 0.0)
     e = _where_fill(jnp.exp(x - m), where, 0.0)
-    return e / jnp.sum(e, axis, keepdims=True)
+    # A row masked out entirely is zeros, as JAX gives (not 0 / 0).
+    return _where_fill(e / jnp.sum(e, axis, keepdims=True), where, 0.0)
 
 
 def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:

@@ -25,9 +25,11 @@ def _forward(x: Any, axis: Any, where: Any) -> Any:
                     keepdims=True)
     x_max = jnp.where(jnp.isfinite(x_max), x_max, 0.0)
     unnormalized = jnp.exp(x - x_max)
-    if where is not None:
-        unnormalized = jnp.where(where, unnormalized, 0.0)
-    return unnormalized / jnp.sum(unnormalized, axis, keepdims=True)
+    if where is None:
+        return unnormalized / jnp.sum(unnormalized, axis, keepdims=True)
+    unnormalized = jnp.where(where, unnormalized, 0.0)
+    # A row masked out entirely is zeros, as JAX gives (not 0 / 0).
+    return jnp.where(where, unnormalized / jnp.sum(unnormalized, axis, keepdims=True), 0.0)
 
 
 def _plain(x: Any, axis: Any) -> Any:
