@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes
 from funcgrad.numpy._dtype_info import finfo, iinfo
 from funcgrad.numpy._dtype_info import issubdtype as _np_issubdtype
 from funcgrad.random._keys import KeyDType
@@ -37,8 +38,7 @@ class TypePromotionError(ValueError):
     """JAX's error for promotions its strict mode refuses (funcgrad does not refuse any)."""
 
 
-# JAX's dtype of the tangent of an integer or boolean input.
-float0 = np.dtype([("float0", np.void, 0)])
+float0 = dtypes.FLOAT0
 
 
 def issubdtype(a: Any, b: Any) -> bool:

@@ -148,6 +148,10 @@ def is_float(dtype: np.dtype[Any]) -> bool:
     return dtype.kind == "f" or dtype == bfloat16
 
 
+# JAX's dtype of the tangent (and cotangent) of an integer or boolean input.
+FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
 def is_inexact(dtype: np.dtype[Any]) -> bool:
     return dtype.kind in "fc" or dtype == bfloat16
 

@@ -63,6 +63,11 @@ class TracerArrayConversionError(FuncgradError, TypeError):
     """A NumPy function (or ``np.asarray``) was given a traced value."""
 
 
+class IndexTypeError(IndexingError, TypeError):
+    """An index of the wrong type: a float array, or a list where JAX wants a tuple or an
+    array (JAX raises TypeError)."""
+
+
 class NonConcreteBooleanIndexError(IndexingError):
     """A boolean mask whose value is unknown (traced) was used as an index."""
 
@@ -101,7 +106,7 @@ class WhileLoopReverseError(NonDifferentiableError, ValueError):
     raises a ValueError)."""
 
 
-class TreeStructureError(FuncgradError, ValueError):
+class TreeStructureError(FuncgradError, ValueError, TypeError):
     """Pytrees whose structures were expected to match but do not."""
 
 
@@ -129,6 +134,7 @@ __all__ = [
     "FuncgradError",
     "GradError",
     "HasAuxError",
+    "IndexTypeError",
     "IndexingError",
     "IntegerInputError",
     "KeyReuseError",

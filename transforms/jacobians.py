@@ -18,8 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes
+from funcgrad.array import wrap
 from funcgrad.core import get_aval
 from funcgrad.errors import GradError
+from funcgrad.ir import ShapedArray
 from funcgrad.transforms._util import (
     as_leaf_array,
     check_differentiable,
@@ -70,12 +73,13 @@ def _arrange(blocks: list[list[Any]], out_tree: PyTreeDef, in_tree: PyTreeDef,
 
 
 def _setup(fun: Callable[..., Any], argnums: int | Sequence[int], args: tuple[Any, ...],
-           what: str, holomorphic: bool = False
+           what: str, holomorphic: bool = False, allow_int: bool = False
            ) -> tuple[Callable[..., Any], list[Any], PyTreeDef, bool]:
     nums, single = normalize_argnums(argnums, len(args))
     args = tuple(tree_map(as_leaf_array, a) if i in nums else a for i, a in enumerate(args))
     flat_in, in_tree = tree_flatten(tuple(args[i] for i in nums))
-    check_differentiable(flat_in, what)
+    check_differentiable([x for x in flat_in if not allow_int
+                          or dtypes.is_inexact(get_aval(x).dtype)], what)
     if holomorphic:
         check_holomorphic_inputs(flat_in, what)
     elif what == "jacfwd":
@@ -141,7 +145,8 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-           has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
+           has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False) -> Callable[..., Any]:
     """Jacobian by reverse mode: one forward pass, its vjp vmapped over output basis vectors.
 
     >>> import numpy as np
@@ -151,7 +156,8 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     """
 
     def jac(*args: Any) -> Any:
-        f_flat, flat_in, in_tree, single = _setup(fun, argnums, args, "jacrev", holomorphic)
+        f_flat, flat_in, in_tree, single = _setup(fun, argnums, args, "jacrev", holomorphic,
+                                                  allow_int)
         res = vjp(f_flat, *flat_in, has_aux=has_aux)
         out, f_vjp = res[0], res[1]
         out_leaves, out_tree = tree_flatten(out)
@@ -167,17 +173,28 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             def pull(ct: Any, j: int = j) -> Any:
                 cts = list(zeros)
                 cts[j] = ct
-                return f_vjp(tree_unflatten(out_tree, cts))
+                # Integer inputs' float0 cotangents are not batched: their blocks are zeros.
+                return tuple(None if not dtypes.is_inexact(get_aval(x).dtype) else c
+                             for x, c in zip(flat_in, f_vjp(tree_unflatten(out_tree, cts))))
 
             basis = _basis(aval.shape, aval.dtype, o)
             rows = list(vmap(pull)(basis)) if aval.size else [
                 np.zeros((0, *get_aval(x).shape)) for x in flat_in]
-            blocks.append([_to_block(rows[k], aval.shape, get_aval(flat_in[k]).shape,
+            blocks.append([_int_block(aval.shape, get_aval(flat_in[k]))
+                           if not dtypes.is_inexact(get_aval(flat_in[k]).dtype) else
+                           _to_block(rows[k], aval.shape, get_aval(flat_in[k]).shape,
                                      rows_first=True) for k in range(len(flat_in))])
         result = _arrange(blocks, out_tree, in_tree, single)
         return (result, res[2]) if has_aux else result
 
     return jac
+
+
+def _int_block(out_shape: tuple[int, ...], in_aval: ShapedArray) -> Any:
+    """An integer input's block (``allow_int=True``): zeros of its own type, as JAX's."""
+    shape = (*out_shape, *in_aval.shape)
+    return wrap(np.zeros(shape, in_aval.dtype), ShapedArray(shape, in_aval.dtype,
+                                                            in_aval.weak_type))
 
 
 def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,

@@ -257,7 +257,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
             )
         in_cts = backward(_check_cotangents(out_avals, flat_ct))
         # Each cotangent has its primal's aval, weak type included (as JAX's).
-        filled = [as_primal_type(c, a) if c is not None else zeros_like_aval(a)
+        filled = [np.zeros(a.shape, dtypes.FLOAT0) if not dtypes.is_inexact(a.dtype)
+                  else as_primal_type(c, a) if c is not None else zeros_like_aval(a)
                   if g is None else wrap(place_on(np.broadcast_to(np.zeros((), a.dtype),
                                                                   a.shape), g), a)
                   for a, c, g in zip(in_avals, in_cts, in_gpus)]
@@ -301,7 +302,8 @@ def _check_scalar_output(out: Any, where: str, holomorphic: bool = False) -> Any
 
 
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
+                   has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> Callable[..., Any]:
     """A function returning ``(fun(*args), gradient)`` (``((value, aux), gradient)``
     with ``has_aux``).
 
@@ -316,7 +318,9 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     def vg(*args: Any, **kwargs: Any) -> Any:
         nums, single = normalize_argnums(argnums, len(args))
         dyn = [tree_map(as_leaf_array, args[i]) for i in nums]
-        check_differentiable(tree_flatten(dyn)[0], where)
+        # allow_int: integer inputs get float0 zeros (from vjp), as in JAX.
+        check_differentiable([x for x in tree_flatten(dyn)[0] if not allow_int
+                              or dtypes.is_inexact(get_aval(x).dtype)], where)
         if holomorphic:
             check_holomorphic_inputs(tree_flatten(dyn)[0], where)
 
@@ -344,7 +348,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-         has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
+         has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False) -> Callable[..., Any]:
     """The gradient of a scalar function with respect to ``argnums`` (of a complex one,
     f'(z), with ``holomorphic=True``).
 
@@ -353,7 +358,7 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     >>> fg.grad(lambda x: fg.numpy.sum(x ** 3))(np.array([1.0, 2.0]))
     Array([ 3., 12.], dtype=float32)
     """
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
     def g(*args: Any, **kwargs: Any) -> Any:

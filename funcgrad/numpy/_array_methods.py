@@ -39,7 +39,12 @@ def _reflected(f: Any) -> Any:
 def install() -> None:
     """Set the operators and methods on ``Array`` (called once by funcgrad.numpy)."""
     import funcgrad.numpy as fnp  # noqa: PLC0415 - installed after funcgrad.numpy loads
-    from funcgrad.numpy._indexing import AtIndexer, getitem  # noqa: PLC0415
+    from funcgrad.numpy._indexing import AtIndexer, getitem, refuse_list_index  # noqa: PLC0415
+
+    def _getitem(self: Any, idx: Any) -> Any:
+        if type(idx) is list:
+            refuse_list_index()
+        return getitem(self, idx)
 
     binary = {
         "add": fnp.add, "sub": fnp.subtract, "mul": fnp.multiply, "truediv": fnp.divide,
@@ -58,7 +63,7 @@ def install() -> None:
         attrs[f"__{name}__"] = _forward(f)
     attrs.update({
         "__neg__": fnp.negative, "__pos__": fnp.positive, "__abs__": fnp.absolute,
-        "__invert__": fnp.invert, "__getitem__": getitem,
+        "__invert__": fnp.invert, "__getitem__": _getitem,
     })
 
     def sum(self: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A001

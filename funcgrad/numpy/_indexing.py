@@ -20,7 +20,7 @@ import numpy as np
 from funcgrad import dtypes
 from funcgrad.array import ArrayImpl, wrap
 from funcgrad.core import Tracer, get_aval
-from funcgrad.errors import IndexingError, NonConcreteBooleanIndexError
+from funcgrad.errors import IndexingError, IndexTypeError, NonConcreteBooleanIndexError
 from funcgrad.ir import ShapedArray
 from funcgrad.numpy._core import asarray, broadcast_shapes, broadcast_to_shape, cast, promote_args
 from funcgrad.numpy._shape import _arr
@@ -57,12 +57,13 @@ def _as_index_array(i: Any) -> Any:
                 f"{user_frame()}); use funcgrad.numpy.where(mask, x, 0) instead"
             )
         if dt.kind not in "iu":
-            raise IndexingError(f"indices must be integers, got {dt} (at {user_frame()})")
+            raise IndexTypeError(f"Indexer must have integer or boolean type, got indexer "
+                                 f"with type {dt} (at {user_frame()})")
         return i
     arr = np.asarray(_concrete(i))
     if arr.dtype.kind not in "iub":
-        raise IndexingError(f"indices must be integers or booleans, got {arr.dtype} "
-                            f"(at {user_frame()})")
+        raise IndexTypeError(f"Indexer must have integer or boolean type, got indexer with "
+                             f"type {arr.dtype} (at {user_frame()})")
     return arr
 
 
@@ -548,7 +549,18 @@ class AtIndexer:
         self.x = x
 
     def __getitem__(self, idx: Any) -> _IndexedRef:
+        if type(idx) is list:
+            refuse_list_index()
         return _IndexedRef(self.x, idx)
+
+
+def refuse_list_index() -> None:
+    """JAX's TypeError for ``x[[0, 1]]`` (NumPy once read it as a tuple of indices)."""
+    raise IndexTypeError(
+        "Using a non-tuple sequence for multidimensional indexing is not allowed; use "
+        "`arr[array(seq)]` instead of `arr[seq]`. See https://github.com/jax-ml/jax/issues/"
+        "4564 for more information."
+    )
 
 
 def at(x: Any) -> AtIndexer:

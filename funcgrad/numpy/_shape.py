@@ -497,6 +497,9 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
     if not isinstance(repeats, (int, np.integer)):
         return _repeat_counts(a, repeats, ax, total_repeat_length)
     r = int(repeats)
+    if total_repeat_length is not None and total_repeat_length != shp[ax] * r and r >= 0:
+        # JAX's rule for counts: cut at, or pad with the last element up to, the length.
+        return _repeat_counts(a, np.full(shp[ax], r), ax, total_repeat_length)
     if total_repeat_length is not None and total_repeat_length != shp[ax] * r:
         raise ShapeError(f"total_repeat_length={total_repeat_length} does not match "
                          f"{shp[ax]} elements repeated {r} times")
@@ -645,21 +648,43 @@ def _edge_stat(out: Any, ax: int, n: int, mode: str, length: Any, before: bool,
 
 
 def _repeat_counts(a: Any, repeats: Any, ax: int, total: int | None) -> Any:
-    # Per-element counts: concrete counts give a static index pattern, as in JAX; JAX's
-    # total_repeat_length truncates it or repeats its last entry.
+    # Per-element counts: concrete counts give a static index pattern; with
+    # total_repeat_length, JAX's scatter-and-cumsum pattern (truncated, or padded with
+    # the axis' last element), which also takes traced counts.
     from funcgrad.numpy._indexing import take  # noqa: PLC0415 - _indexing imports us
 
-    try:
-        counts = np.asarray(repeats)
-    except Exception as e:
-        raise ShapeError("repeat with traced per-element repeats is not supported: pass "
-                         "the counts as a NumPy array or list") from e
     n = get_aval(a).shape[ax]
-    idx = np.repeat(np.arange(n), np.broadcast_to(counts.astype(np.int64), (n,)))
-    if total is not None:
-        idx = np.concatenate([idx[:total], np.full(builtins.max(0, total - idx.size),
-                                                    idx[-1] if idx.size else 0)])
+    try:
+        counts = np.broadcast_to(np.asarray(repeats).astype(np.int64), (n,))
+    except Exception as e:
+        if total is None:
+            raise ShapeError("repeat with traced per-element repeats needs "
+                             "total_repeat_length (the result's static length)") from e
+        return take(a, _repeat_pattern_traced(repeats, n, total), axis=ax)
+    if total is None:
+        idx = np.repeat(np.arange(n), counts)
+    else:
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        marks = np.zeros(total, np.int64)
+        np.add.at(marks, starts[(starts >= 0) & (starts < total)], 1)
+        idx = np.cumsum(marks) - 1
     return take(a, idx.astype(np.int64), axis=ax)
+
+
+def _repeat_pattern_traced(repeats: Any, n: int, total: int) -> Any:
+    from funcgrad.numpy._reductions import cumsum  # noqa: PLC0415
+    from funcgrad.numpy._ufuncs import subtract  # noqa: PLC0415
+
+    counts = broadcast_to(_arr(repeats).astype(np.int32), (n,))
+    starts = concatenate([np.zeros(1, np.int32), cumsum(counts)[:-1]])
+    marks = _zeros_i32(total).at[starts].add(1, mode="drop")
+    return subtract(cumsum(marks), 1)
+
+
+def _zeros_i32(n: int) -> Any:
+    from funcgrad.numpy._creation import zeros  # noqa: PLC0415
+
+    return zeros(n, np.int32)
 
 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:

@@ -158,11 +158,9 @@ def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
         # Each part rounded, as JAX rounds a complex number.
         return E.complex_(round(E.real_p.bind(x), decimals), round(E.imag_p.bind(x), decimals))
     if not dtypes.is_inexact(get_aval(x).dtype):
-        # NumPy keeps integers; negative decimals round to tens, hundreds, ...
         if decimals >= 0:
             return x
-        scale = 10 ** (-decimals)
-        return multiply(astype(rint(divide(x, scale)), get_aval(x).dtype), scale)
+        raise NotImplementedError("integer np.round not implemented for decimals < 0")
     if decimals == 0:
         return E.round_p.bind(x)
     scale = 10.0 ** decimals
@@ -623,18 +621,20 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     return E.select_p.bind(cond, x, y)
 
 
-def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Any:
-    """Limit values to ``[a_min, a_max]`` (either may be None).
+def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+    """Limit values to ``[min, max]`` (either may be None), JAX's signature.
 
     >>> import funcgrad.numpy as fnp
-    >>> fnp.clip(fnp.array([-2.0, 0.5, 3.0]), -1, 1).tolist()
+    >>> fnp.clip(fnp.array([-2.0, 0.5, 3.0]), min=-1, max=1).tolist()
     [-1.0, 0.5, 1.0]
     """
-    out = asarray(a)
-    if a_min is not None:
-        out = maximum(out, a_min)
-    if a_max is not None:
-        out = minimum(out, a_max)
+    if arr is None:
+        raise ValueError("No input was provided to the clip function.")
+    out = asarray(arr)
+    if min is not None:
+        out = maximum(out, min)
+    if max is not None:
+        out = minimum(out, max)
     return out
 
 

@@ -337,7 +337,7 @@ def _integer_pow_impl(xp: Any, x: Any, *, y: int) -> Any:
     if y == 2:
         return x * x
     if y < 0 and x.dtype.kind in "iu":
-        raise ValueError("integers to negative integer powers are not allowed")
+        raise DTypeError("Integers cannot be raised to negative powers")
     return xp.power(x, y) if y >= 0 else xp.power(x, float(y)).astype(x.dtype)
 
 
@@ -357,6 +357,19 @@ integer_pow_p = unary("integer_pow", _integer_pow_impl, _integer_pow_deriv, kind
 
 
 integer_pow_p.lax_fn = lambda x, y: integer_pow(x, y)
+_integer_pow_kinds = integer_pow_p.abstract_eval
+
+
+def _integer_pow_abstract(x: ShapedArray, *, y: int) -> ShapedArray:
+    # Refused when staged too (jit), with JAX's TypeError.
+    if y < 0 and x.dtype.kind in "iu":
+        shape = ",".join(str(d) for d in x.shape)
+        raise DTypeError(f"Integers cannot be raised to negative powers, got "
+                         f"integer_pow({x.dtype.name}[{shape}], {y})")
+    return cast(ShapedArray, _integer_pow_kinds(x, y=y))
+
+
+integer_pow_p.abstract_eval = _integer_pow_abstract
 
 
 def _ipow_cuda(y: int, a: str, t: str) -> str:

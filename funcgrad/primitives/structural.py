@@ -576,9 +576,26 @@ for _p, _lax, _node, _fn in (
         (expand_dims_p, "expand_dims", "Unsqueeze", expand_dims),
         (slice_p, "slice", "Slice", slice_), (rev_p, "rev", "Flip", rev),
         (concatenate_p, "concatenate", "Cat", concatenate),
-        (pad_p, "pad", "ConstantPadNd", pad), (iota_p, "iota", "Arange", iota)):
+        (pad_p, "pad", "ConstantPadNd", pad), (iota_p, "iota", "Arange", None)):
     _p.describe(lax=_lax, fusion=None, cuda=None, ufunc=None, torch_method=None,
                 torch_node=_node, lax_fn=_fn)
+
+
+def lax_iota(dtype: Any, size: int, *, sharding: Any = None) -> Any:
+    """``0, 1, ..., size - 1`` (``jax.lax.iota``; ``broadcasted_iota`` for more axes).
+
+    >>> import numpy as np
+    >>> lax_iota(np.int32, 3).tolist()
+    [0, 1, 2]
+    """
+    if not isinstance(size, (int, np.integer)):
+        raise TypeError(f"lax.iota takes an integer size, got {size!r}; use "
+                        "lax.broadcasted_iota(dtype, shape, dimension) for a shape")
+    return iota(dtype, (int(size),), 0)
+
+
+lax_iota.__name__ = lax_iota.__qualname__ = "iota"
+iota_p.lax_fn = lax_iota
 # lax.split is funcgrad/lax/_more.py's (JAX's signature: axis=0 by default, negative axes).
 split_p.describe(lax="split", fusion=None, cuda=None, ufunc=None, torch_method=None,
                  torch_node="Split", lax_fn=None)

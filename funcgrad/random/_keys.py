@@ -295,7 +295,7 @@ def iota_hi_lo(shape: Sequence[int]) -> tuple[Any, Any]:
     """The counts ``0 .. prod(shape) - 1`` laid out in ``shape``, as (high, low) words."""
     n = math.prod(shape)
     if n < (1 << 32):
-        lo = lax.reshape(lax.iota(_U32, (n,)), tuple(shape)) if shape else np.zeros((), _U32)
+        lo = lax.reshape(lax.iota(_U32, n), tuple(shape)) if shape else np.zeros((), _U32)
         return jnp.zeros(tuple(shape), _U32), lo
     counts = np.arange(n, dtype=np.uint64).reshape(tuple(shape))
     return jnp.asarray((counts >> 32).astype(_U32)), jnp.asarray(counts.astype(_U32))

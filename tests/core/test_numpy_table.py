@@ -290,13 +290,13 @@ def clip_static_bounds(draw: Any) -> Draw:
     x = draw(arrays(shapes()))
     lo = draw(st.one_of(st.none(), st.floats(-2.0, 0.0)))
     hi = draw(st.one_of(st.none() if lo is not None else st.nothing(), st.floats(0.5, 2.0)))
-    return (x,), {"a_min": lo, "a_max": hi}
+    return (x,), {"min": lo, "max": hi}
 
 
 def _off_bounds(d: Draw) -> Draw:
     """Move x off the (drawn) clip bounds, where clip has kinks."""
     (x,), kw = d
-    for b in (kw["a_min"], kw["a_max"]):
+    for b in (kw["min"], kw["max"]):
         if b is not None:
             x = np.where(np.abs(x - b) < GAP, b + 2 * GAP, x)
     return (x,), kw
@@ -1359,7 +1359,7 @@ NAMED_INDICES = {
     "slice": slice(1, 3), "negative-step": (slice(None, None, -1), slice(3, 0, -2)),
     "empty-slice": slice(2, 1), "out-of-range-slice": slice(-10, 10, 2),
     "none": (None, 0, None), "ellipsis": (Ellipsis, 1), "ellipsis-none": (1, ..., None),
-    "int-array": I2, "list": [0, 2, 2], "2d-int-array": np.array([[0, 1], [2, 0]]),
+    "int-array": I2, "list-in-tuple": ([0, 2, 2],), "2d-int-array": np.array([[0, 1], [2, 0]]),
     "adjacent-advanced": (slice(None), I2, np.array([1, 4])),
     "non-adjacent-advanced": (I2, slice(None), np.array([1, 4])),
     "int-and-array-non-adjacent": (0, slice(None), I2),

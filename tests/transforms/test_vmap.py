@@ -506,7 +506,7 @@ def _iota(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
     # batched values (its batch rule is never consulted).
     shape = _shape(draw, lo=1)
     dim = draw(st.integers(0, len(shape) - 1))
-    return (lambda x: x + lax.iota(np.float64, shape, dim)), [Arg(shape)]
+    return (lambda x: x + lax.broadcasted_iota(np.float64, shape, dim)), [Arg(shape)]
 
 
 for _name, _case in {

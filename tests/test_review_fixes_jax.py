@@ -1,0 +1,106 @@
+"""JAX-face behaviours found by side-by-side review, each against JAX 0.10.2: jnp.clip's
+keywords, allow_int, lax.iota's size, jnp.repeat's total_repeat_length, float0
+cotangents of integer inputs, and the exception types JAX raises."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad import lax as flax
+
+jax = pytest.importorskip("jax")
+jnp, jlax = jax.numpy, jax.lax
+pytestmark = pytest.mark.x32  # both libraries at JAX's default, 32-bit
+
+
+def _same(ours, theirs):
+    assert np.asarray(ours).dtype == np.asarray(theirs).dtype
+    assert getattr(ours, "weak_type", False) == getattr(theirs, "weak_type", False)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+@pytest.mark.parametrize("kw", [{"min": 1, "max": 3}, {"max": 2.5}, {"min": -1}, {}])
+def test_clip_takes_min_and_max(kw):
+    x = np.arange(5)
+    _same(fnp.clip(x, **kw), jnp.clip(x, **kw))
+    _same(fg.jit(lambda v: fnp.clip(v, **kw))(x), jnp.clip(x, **kw))
+    with pytest.raises(TypeError):
+        fnp.clip(x, a_min=1)
+
+
+def test_grad_allow_int_gives_float0_zeros():
+    def f(x, n):
+        return x ** n
+
+    g = fg.grad(f, argnums=(0, 1), allow_int=True)(2.0, 3)
+    jg = jax.grad(f, argnums=(0, 1), allow_int=True)(2.0, 3)
+    _same(g[0], jg[0])
+    assert g[1].dtype == jg[1].dtype == fg.dtypes.float0 and g[1].shape == jg[1].shape
+    v, gv = fg.value_and_grad(lambda x, n: (x * n).sum(), argnums=1, allow_int=True)(
+        2.0, fnp.arange(3))
+    jv, jgv = jax.value_and_grad(lambda x, n: (x * n).sum(), argnums=1, allow_int=True)(
+        2.0, jnp.arange(3))
+    assert gv.dtype == jgv.dtype and gv.shape == jgv.shape
+    _same(v, jv)
+    with pytest.raises(TypeError):
+        fg.grad(f, argnums=1)(2.0, 3)
+    _, f_vjp = fg.vjp(f, 2.0, 3)
+    _, j_vjp = jax.vjp(f, 2.0, 3)
+    assert f_vjp(1.0)[1].dtype == j_vjp(1.0)[1].dtype
+
+
+def test_jacrev_allow_int_blocks_are_zeros_of_the_input_type():
+    def f(x, n):
+        return x * n
+
+    ours = fg.jacrev(f, argnums=(0, 1), allow_int=True)(fnp.ones(2), 3)
+    theirs = jax.jacrev(f, argnums=(0, 1), allow_int=True)(jnp.ones(2), 3)
+    for o, t in zip(ours, theirs):
+        _same(o, t)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "uint8"])
+@pytest.mark.parametrize("size", [0, 1, 5])
+def test_lax_iota_takes_a_size(dtype, size):
+    _same(flax.iota(dtype, size), jlax.iota(dtype, size))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=5), st.integers(0, 12),
+       st.booleans())
+def test_repeat_with_total_repeat_length_as_jax(counts, total, scalar):
+    x = np.arange(len(counts), dtype=np.float32) + 1
+    reps = counts[0] if scalar else np.array(counts)
+    want = jnp.repeat(x, reps, total_repeat_length=total)
+    _same(fnp.repeat(x, reps, total_repeat_length=total), want)
+    if not scalar:
+        traced = fg.jit(lambda r: fnp.repeat(x, r, total_repeat_length=total))(reps)
+        _same(traced, want)
+
+
+@pytest.mark.parametrize(("expr", "error"), [
+    ("L.cond(True, lambda x: x, lambda x: x.astype(N.int32), N.ones(2))", TypeError),
+    ("N.power(N.array([2, 3]), -1)", TypeError),
+    ("N.array([2, 3]) ** -1", TypeError),
+    ("N.arange(3)[1.0]", TypeError),
+    ("N.arange(3)[N.array([0.0])]", TypeError),
+    ("N.arange(5.)[[1, 2]]", TypeError),
+    ("N.arange(5.).at[[1, 2]].set(0.)", TypeError),
+    ("N.round(N.array([15, 25]), -1)", NotImplementedError),
+    ("N.clip()", ValueError),
+])
+def test_errors_have_jaxs_types(expr, error):
+    for lib in ((flax, fnp), (jlax, jnp)):
+        with pytest.raises(error):
+            eval(expr, {"L": lib[0], "N": lib[1]})
+
+
+def test_list_inside_a_tuple_index_still_works():
+    x = np.arange(6.0).reshape(2, 3)
+    _same(fnp.asarray(x)[0, [1, 2]], jnp.asarray(x)[0, [1, 2]])
+    _same(fnp.asarray(x)[([0, 1],)], jnp.asarray(x)[([0, 1],)])
