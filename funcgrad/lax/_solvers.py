@@ -190,10 +190,15 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
     mv_out = tree_structure(tree_unflatten(b_tree, b_flat))
     aux_tree: list[Any] = []
 
-    def user_solve(user: Callable[..., Any]) -> Callable[..., list[Any]]:
+    def user_solve(user: Callable[..., Any], transposed: bool) -> Callable[..., list[Any]]:
         def run(cs: Sequence[Any], bs: Sequence[Any]) -> list[Any]:
+            # transpose_solve (and solve when symmetric, in reverse mode) is handed the
+            # transposed map, vecmat, as in JAX: an iterative solver calls it.
+            vm = _vecmat(mv, cs, bs) if transposed else None
+
             def mvec(v: Any) -> Any:
-                return tree_unflatten(b_tree, mv(cs, tree_flatten(v)[0]))
+                flat = tree_flatten(v)[0]
+                return tree_unflatten(b_tree, vm(cs, flat) if vm is not None else mv(cs, flat))
 
             out = user(mvec, tree_unflatten(b_tree, list(bs)))
             aux = None
@@ -213,11 +218,12 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
     # What the solvers close over (outer tracers included) becomes operands too: the
     # derivatives do not reach them (only the matrix's values matter), as in JAX.
     users = [solve, solve if symmetric else transpose_solve]
-    def hoist(u: Callable[..., Any]) -> tuple[Callable[..., list[Any]], list[Any]]:
-        run = user_solve(u)
+    def hoist(u: Callable[..., Any], transposed: bool
+              ) -> tuple[Callable[..., list[Any]], list[Any]]:
+        run = user_solve(u, transposed)
         return _hoist(lambda *a: run(a[:m], a[m:]), [*consts, *b_flat])
 
-    hoisted = [None if u is None else hoist(u) for u in users]
+    hoisted = [None if u is None else hoist(u, k == 1) for k, u in enumerate(users)]
     extra = [c for h in hoisted if h is not None for c in h[1]]
     offsets = [m, m + (0 if hoisted[0] is None else len(hoisted[0][1]))]
 

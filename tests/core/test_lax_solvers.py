@@ -153,3 +153,32 @@ def test_custom_root_matches_jax(a: float, c: float) -> None:
 def test_custom_root_grads_numerically() -> None:
     check_grads(_root(fg, lax), (np.array([2.0, 5.0]), np.array(1.5)), order=2,
                 modes=("rev",))
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_transpose_solve_gets_the_transposed_map_as_jax(seed: int) -> None:
+    """A solver that uses the map it is given (as iterative solvers do): reverse mode must
+    hand transpose_solve A^T, or the gradient of a nonsymmetric system is transposed."""
+    r = np.random.default_rng(seed)
+    a = r.normal(size=(3, 3)) + 3 * np.eye(3)
+    b, w = r.normal(size=3), r.normal(size=3)
+
+    def run(J: Any, L: Any) -> Any:
+        def dense_solve(mv: Any, rhs: Any) -> Any:
+            return J.numpy.linalg.solve(J.jacfwd(mv)(rhs), rhs)
+
+        def f(m: Any, rhs: Any) -> Any:
+            x = L.custom_linear_solve(lambda v: m @ v, rhs, dense_solve, dense_solve)
+            return (x * w).sum()
+
+        return J.grad(f, argnums=(0, 1))(a, b)
+
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        want = run(jax, jax.lax)
+    finally:
+        jax.config.update("jax_enable_x64", before)
+    for g, t in zip(run(fg, lax), want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(t), rtol=1e-9, atol=1e-12)
