@@ -24,7 +24,7 @@ from funcgrad.torch import _dtypes as D
 from funcgrad.torch._device import Size, as_device, default_device, engine_device, to_device
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._random import Generator, manual_seed, rng, seed  # noqa: F401
-from funcgrad.torch._tensor import Tensor, apply_op
+from funcgrad.torch._tensor import _CPP, Tensor, apply_op
 
 # The generator lives in _random (the Tensor module draws from it too).
 _rng = rng
@@ -360,6 +360,17 @@ def randint_like(t: Any, low: builtins.int, high: builtins.int | None = None, *,
     return randint(low, high, shp, dtype=dt, device=dev)
 
 
+# The dtypes PyTorch's arange and range kernels are not compiled for.
+_NO_RANGE_KERNEL = frozenset({"bool", "uint16", "uint32", "uint64", "complex64",
+                              "complex128"})
+
+
+def _no_range_kernel(name: str, dt: D.dtype, device: Any) -> None:
+    dev = device if device is not None else default_device()
+    where = "cuda" if dev is not None and as_device(dev).type == "cuda" else "cpu"
+    raise NotImplementedError(f'"{name}_{where}" not implemented for \'{_CPP[dt.name]}\'')
+
+
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
     """Values in ``[start, end)``; the default float dtype if any bound is a float, else
@@ -370,6 +381,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
     is_float = builtins.any(isinstance(v, builtins.float) for v in vals)
     dt = D.to_torch(dtype) if dtype is not None else (
         D.get_default_dtype() if is_float else D.int64)
+    if dt.name in _NO_RANGE_KERNEL:
+        _no_range_kernel("arange", dt, device)
     arr = np.arange(*vals, dtype=np.float64 if is_float else None).astype(dt.np)
     return _make(arr, device, requires_grad)
 
@@ -585,6 +598,8 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *, out: Any = None,  #
     if (st > 0 and hi < lo) or (st < 0 and hi > lo):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    if dt.name in _NO_RANGE_KERNEL:
+        _no_range_kernel("range", dt, device)
     n = builtins.int((hi - lo) / st) + 1
     if dt.is_floating_point:
         arr = (lo + np.arange(n, dtype=np.float64) * st).astype(dt.np)

@@ -11,13 +11,16 @@ tensor([1.])
 from __future__ import annotations
 
 import builtins
+import functools
 import pathlib
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.errors import FuncgradError
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._grad_mode import is_grad_enabled
@@ -137,7 +140,130 @@ def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002
 def einsum(equation: str, *operands: Any) -> Tensor:
     ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) \
         else list(operands)
-    return apply_op("Einsum", lambda xs: fnp.einsum(equation, *xs), ops)
+    if type(equation) is str and not _einsum_well_formed(equation):
+        msg = _einsum_error(equation, [tuple(np.shape(o)) for o in ops])
+        raise RuntimeError(f"einsum(): {msg or 'invalid equation ' + repr(equation)}")
+    try:
+        return apply_op("Einsum", lambda xs: fnp.einsum(equation, *xs), ops)
+    except (ValueError, TypeError) as e:
+        # Only a failing call pays for PyTorch's own checks (its error type and text).
+        msg = _einsum_error(equation, [tuple(np.shape(o)) for o in ops]) \
+            if ops and type(equation) is str else None
+        if msg is not None:
+            raise RuntimeError(f"einsum(): {msg}") from None
+        if isinstance(e, FuncgradError):
+            raise RuntimeError(str(e)) from None
+        raise
+
+
+_EINSUM_TERM = re.compile(r"[a-zA-Z ]*(?:\.\.\.)?[a-zA-Z ]*")
+
+
+@functools.lru_cache(maxsize=256)
+def _einsum_well_formed(equation: str) -> builtins.bool:
+    """Whether each term has only ASCII letters and at most one ellipsis (PyTorch refuses
+    other equations that funcgrad.numpy's einsum would take)."""
+    lhs, _, rhs = equation.partition("->")
+    return builtins.all(_EINSUM_TERM.fullmatch(t) for t in [*lhs.split(","), rhs])
+
+
+def _einsum_error(equation: str, shapes: list[tuple[builtins.int, ...]]) -> str | None:
+    """What PyTorch's einsum says of an equation its operands do not fit (its checks in its
+    order: the inputs' subscripts, the operand count, each operand's rank, the output's
+    subscripts, then each operand's sizes); None where it finds nothing."""
+    arrow = equation.find("->")
+    lhs = equation if arrow < 0 else equation[:arrow]
+    labels: list[list[str]] = [[]]  # "..." stands for an ellipsis
+    i = 0
+    while i < len(lhs):
+        c, op = lhs[i], len(labels) - 1
+        if c == ".":
+            if "..." in labels[op]:
+                return f"found '.' for operand {op} for which an ellipsis was already found"
+            if not lhs.startswith("...", i):
+                return f"found '.' for operand {op} that is not part of any ellipsis"
+            labels[op].append("...")
+            i += 2
+        elif c == ",":
+            if len(labels) == len(shapes):
+                return "fewer operands were provided than specified in the equation"
+            labels.append([])
+        elif c != " ":
+            if not c.isascii() or not c.isalpha():
+                return (f"invalid subscript given at index {i} in the equation string, "
+                        "subscripts must be in [a-zA-Z]")
+            labels[op].append(c)
+        i += 1
+    if len(labels) != len(shapes):
+        return "more operands were provided than specified in the equation"
+    ell_dims = 0
+    for op, (subs, shape) in enumerate(zip(labels, shapes)):
+        n = len(subs) - ("..." in subs)
+        if "..." in subs:
+            ell_dims = builtins.max(ell_dims, len(shape) - n)
+            if n > len(shape):
+                return (f"the number of subscripts in the equation ({n}) is more than the "
+                        f"number of dimensions ({len(shape)}) for operand {op}")
+        elif n != len(shape):
+            return (f"the number of subscripts in the equation ({n}) does not match the "
+                    f"number of dimensions ({len(shape)}) for operand {op} and no ellipsis "
+                    "was given")
+    if arrow >= 0:
+        rhs, seen, ell = equation[arrow + 2:], set(), False
+        used = {c for subs in labels for c in subs}
+        i = 0
+        while i < len(rhs):
+            c = rhs[i]
+            if c == ".":
+                if ell:
+                    return "found '.' for output but an ellipsis (...) was already found"
+                if not rhs.startswith("...", i):
+                    return "found '.' for output that is not part of any ellipsis (...)"
+                ell, i = True, i + 2
+            elif c != " ":
+                if not c.isascii() or not c.isalpha():
+                    return (f"invalid subscript given at index {len(lhs) + 2 + i} in the "
+                            "equation string, subscripts must be in [a-zA-Z]")
+                if c in seen:
+                    return f"output subscript {c} appears more than once in the output"
+                if c not in used:
+                    return (f"output subscript {c} does not appear in the equation for any "
+                            "input operand")
+                seen.add(c)
+            i += 1
+    sizes: dict[Any, builtins.int] = {}  # a subscript's size, or an ellipsis axis's
+    for op, (subs, shape) in enumerate(zip(labels, shapes)):
+        first: dict[str, builtins.int] = {}
+        j = 0
+        for c in subs:
+            if c == "...":
+                covered = len(shape) - len(subs) + 1
+                for k in range(covered):
+                    key, s = ell_dims - covered + k, shape[j]
+                    prev = sizes.get(key)
+                    if prev is not None and prev not in (s, 1) and s != 1:
+                        return (f"dimension {j} covered by ellipsis in operand {op}has size "
+                                f"{s} which does not broadcast with previously seen ellipsis "
+                                f"with size {prev} for the respective dimension")
+                    if prev is None or prev == 1:
+                        sizes[key] = s
+                    j += 1
+                continue
+            s = shape[j]
+            if c in first:
+                if s != shape[first[c]]:
+                    return (f"subscript {c} is repeated for operand {op} but the sizes don't "
+                            f"match, {s} != {shape[first[c]]}")
+            else:
+                first[c] = j
+                prev = sizes.get(c)
+                if prev is not None and prev not in (s, 1) and s != 1:
+                    return (f"subscript {c} has size {s} for operand {op} which does not "
+                            f"broadcast with previously seen size {prev}")
+                if prev is None or prev == 1:
+                    sizes[c] = s
+            j += 1
+    return None
 
 
 def allclose(a: Tensor, b: Tensor, rtol: builtins.float = 1e-5, atol: builtins.float = 1e-8,

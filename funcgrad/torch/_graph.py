@@ -763,7 +763,20 @@ def _accumulate(leaf: Tensor, ct: Any, tape: TapeTrace | None) -> None:
     elif tape is not None:
         leaf.grad = cast(Any, leaf.grad) + g
     else:
-        leaf.grad = Tensor._from_data(leaf.grad._data + g._data)
+        old, new = leaf.grad, g._data
+        buf = old._data
+        if type(buf) is np.ndarray and buf.flags.writeable and type(new) is np.ndarray \
+                and buf.shape == new.shape and buf.dtype == new.dtype \
+                and old.grad_fn is None and not old._requires_grad:
+            # PyTorch's AccumulateGrad adds into the existing .grad in place: a reference
+            # taken to it earlier sees the sum, and no new buffer is allocated.
+            buf += new
+            old._vc[0] += 1
+        else:
+            total = buf + new
+            # 0-d operands give a NumPy scalar, which a Tensor must not hold.
+            leaf.grad = Tensor._from_data(np.asarray(total) if isinstance(total, np.generic)
+                                          else total)
     for hook in leaf._hooks:
         if type(hook) is PostAccumulateHook:
             hook.fn(leaf)

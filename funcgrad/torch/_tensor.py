@@ -650,7 +650,8 @@ class Tensor:
         return self._inplace("Div", lambda a, b: _arith(fnp.divide, a, b), other)
 
     def pow_(self, other: Any) -> Tensor:
-        return self._inplace(_overload("Pow", other), lambda a, b: _arith(fnp.power, a, b),
+        _check_integer_exponent(self, other)
+        return self._inplace(_overload("Pow", other), lambda a, b: _arith(_power, a, b),
                              other)
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
@@ -666,6 +667,7 @@ class Tensor:
         return self._inplace("Zero", lambda a: fnp.where(True, fnp.zeros_like(a), a))
 
     def fill_(self, value: Any) -> Tensor:
+        _check_int_value(value, self.dtype)
         return self._inplace("Fill", lambda a, v: fnp.where(True, fnp.astype(v, a.dtype), a),
                              value)
 
@@ -1030,6 +1032,8 @@ class Tensor:
 
     def _clamp(self, op: str, min: Any, max: Any) -> Tensor:  # noqa: A002
         dt = result_dtype(self, *(b for b in (min, max) if b is not None))
+        _check_int_value(min, dt)
+        _check_int_value(max, dt)
         x = self if dt is self.dtype else self._astype(dt)
         if _tensor_bounds(op.lower(), min, max):
             # PyTorch's Tensor overloads: clamp.Tensor is ClampBackward0, clamp_min.Tensor
@@ -1075,11 +1079,13 @@ class Tensor:
         if isinstance(value, Tensor) and value.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, "
                                f"but got tensor with {value.ndim} dimension(s).")
+        _check_int_value(value, self.dtype)
         return apply_op(_masked_fill_name(value), lambda x, m, v: fnp.where(
             m, fnp.astype(v, x.dtype), x), self, mask, value)
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         _check_mask_dtype(mask)
+        _check_int_value(value, self.dtype)
         return self._inplace(_masked_fill_name(value), lambda x, m, v: fnp.where(
             m, fnp.astype(v, x.dtype), x), mask, value)
 
@@ -2100,6 +2106,28 @@ def _cast_to(v: Any, dt: D.dtype) -> Any:
     return v if v.dtype == dt.np else fnp.astype(v, dt.np)
 
 
+def _check_integer_exponent(base: Tensor, exponent: Any) -> None:
+    """PyTorch refuses a negative Python integer exponent of an integer (or bool) tensor;
+    a negative exponent tensor is computed (see _power)."""
+    if type(exponent) is builtins.int and exponent < 0 and base.dtype.np.kind in "biu":
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def _power(x: Any, y: Any) -> Any:
+    """``x ** y`` as PyTorch computes it: an integer to a negative integer power is 0, or
+    +-1 for the bases 1 and -1 (NumPy refuses such powers)."""
+    dy: Any = getattr(y, "dtype", None)
+    dx: Any = getattr(x, "dtype", dy)
+    if dy is None or dy.kind != "i" or dx.kind not in "biu":
+        return fnp.power(x, y)
+    negative = fnp.less(y, 0)
+    out = fnp.power(x, fnp.where(negative, fnp.zeros_like(y), y))
+    odd = fnp.equal(fnp.bitwise_and(y, 1), 1)
+    small = fnp.where(fnp.equal(x, 1), 1, fnp.where(fnp.equal(x, -1), fnp.where(odd, -1, 1), 0)) \
+        if dx.kind == "i" else fnp.where(fnp.equal(x, 1), 1, 0)
+    return fnp.where(negative, fnp.astype(small, out.dtype), out)
+
+
 def _arith(f: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
     """``f`` on engine values whose dtypes are already PyTorch's (numbers are weak)."""
     return f(a, b)
@@ -2278,8 +2306,27 @@ def _fixed_scalar(x: Any, dt: D.dtype) -> Any:
     if isinstance(x, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
         if D.category(dt) < D.category(D.scalar_dtype(x)):
             return x
-        return Tensor._from_data(np.asarray(x, dt.np))
+        try:
+            return Tensor._from_data(np.asarray(x, dt.np))
+        except OverflowError:
+            return Tensor._from_data(_wrapped(x, dt))
     return x
+
+
+def _wrapped(x: Any, dt: D.dtype) -> np.ndarray:
+    """An integer outside ``dt``'s range, converted as PyTorch's C++ does: modulo the
+    type's width (anything from -2**63 to 2**64 - 1); larger ones are refused."""
+    if dt.np.kind not in "iu" or not isinstance(x, builtins.int):
+        raise OverflowError(f"Python integer {x} out of bounds for {dt.np.name}")
+    if x >= 2 ** 64:
+        raise OverflowError("int too big to convert")
+    if x < -2 ** 63:
+        raise OverflowError("can't convert negative int to unsigned")
+    bits = 8 * dt.np.itemsize
+    v = x % 2 ** bits
+    if dt.np.kind == "i" and v >= 2 ** (bits - 1):
+        v -= 2 ** bits
+    return np.asarray(v, dt.np)
 
 
 def _array_operand(self: Tensor, other: Any) -> Any:
@@ -2327,6 +2374,14 @@ def _method(op: str, f: Callable[[Any, Any], Any], reverse: builtins.bool = Fals
     return method
 
 
+def _checked_pow(method: Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, Any], Tensor]:
+    def pow_(self: Tensor, other: Any) -> Tensor:
+        _check_integer_exponent(self, other)
+        return method(self, other)
+
+    return pow_
+
+
 def _overload(op: str, other: Any) -> str:
     """PyTorch's node for ``tensor <op> other``: pow, remainder and fmod have a Tensor
     overload of their own (``PowBackward1``), apart from the Scalar one."""
@@ -2346,14 +2401,15 @@ for _name, _op, _rop, _fn, _kw in [
     ("mul", "Mul", "Mul", fnp.multiply, {}),
     ("truediv", "Div", "Div", fnp.divide, {"true_div": True}),
     ("floordiv", "FloorDivide", "FloorDivide", fnp.floor_divide, {}),
-    ("mod", "Remainder", "Remainder", fnp.remainder, {}), ("pow", "Pow", "Pow", fnp.power, {}),
+    ("mod", "Remainder", "Remainder", fnp.remainder, {}), ("pow", "Pow", "Pow", _power, {}),
     ("and", "BitwiseAnd", "BitwiseAnd", fnp.bitwise_and, {}),
     ("or", "BitwiseOr", "BitwiseOr", fnp.bitwise_or, {}),
     ("xor", "BitwiseXor", "BitwiseXor", fnp.bitwise_xor, {}),
     ("lshift", "BitwiseLeftShift", "BitwiseLeftShift", fnp.left_shift, {}),
     ("rshift", "BitwiseRightShift", "BitwiseRightShift", fnp.right_shift, {}),
 ]:
-    setattr(Tensor, f"__{_name}__", _method(_op, _fn, **_kw))
+    setattr(Tensor, f"__{_name}__", _checked_pow(_method(_op, _fn, **_kw)) if _name == "pow"
+            else _method(_op, _fn, **_kw))
     # PyTorch computes ``2 * x`` as ``x.mul(2)``: commutative ops keep the tensor first.
     if _name in ("add", "mul", "and", "or", "xor"):
         setattr(Tensor, f"__r{_name}__", _method(_rop, _fn, reflected=True, **_kw))
@@ -2650,8 +2706,38 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
         raise TypeError("where() takes the condition alone, or the condition, input and "
                         "other")
     dt = result_dtype(x, y)
+    if dt.np.kind in "iu":
+        for v in (x, y):
+            if type(v) is builtins.int:
+                _check_converts(v, dt)
     return apply_op("Where", lambda c, a, b: fnp.where(c, _cast_to(a, dt), _cast_to(b, dt)),
                     condition, _fixed_scalar(x, dt), _fixed_scalar(y, dt))
+
+
+# The C++ type names PyTorch's checked conversion of a number prints.
+_CPP_INTEGER = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+                "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+                "uint64": "uint64_t"}
+
+
+def _check_int_value(v: Any, dt: D.dtype) -> None:
+    """A Python int written into an integer tensor (fill, masked_fill, clamp bounds) must
+    fit, as PyTorch's checked conversion requires."""
+    if type(v) is builtins.int and dt.np.kind in "iu":
+        _check_converts(v, dt)
+
+
+def _check_converts(v: builtins.int, dt: D.dtype) -> None:
+    """PyTorch's checked conversion of a Python integer to the integer dtype ``dt`` (a
+    negative value fits an unsigned type down to minus its largest value, as in C++)."""
+    if v >= 2 ** 64:
+        raise OverflowError("int too big to convert")
+    if v < -2 ** 63:
+        raise OverflowError("can't convert negative int to unsigned")
+    info = np.iinfo(dt.np)
+    if v > info.max or v < (info.min if info.min else -builtins.int(info.max)):
+        raise RuntimeError(f"value cannot be converted to type {_CPP_INTEGER[dt.name]} "
+                           "without overflow")
 
 
 def _draws(generator: Any) -> np.random.Generator:

@@ -298,8 +298,7 @@ def set_(self: Tensor, source: Any = None, storage_offset: Any = None, size: Any
     if isinstance(source, UntypedStorage):
         root = source._root
         n = source.nbytes() // self.dtype.itemsize
-        src_data = _window(root.reshape(-1).view(root.dtype), (n,), (1,), 0).view(
-            self.dtype.np) if root.dtype == self.dtype.np else \
+        src_data = _window(root, (n,), (1,), 0) if root.dtype == self.dtype.np else \
             source._bytes[:n * self.dtype.itemsize].view(self.dtype.np)
         geometry: tuple[tuple[builtins.int, ...], tuple[builtins.int, ...], builtins.int] = (
             (n,), (1,), 0)

@@ -127,6 +127,8 @@ def _window(d: Any, size: tuple[builtins.int, ...], stride: tuple[builtins.int, 
     ``offset`` elements in: a view whose ``.base`` is the storage's owner."""
     root = _root(d)
     byte_strides = tuple(s * d.itemsize for s in stride)
+    if not root.flags.c_contiguous:
+        root = _memory_order(root)
     if type(root) is np.ndarray and root.flags.c_contiguous:
         view = np.ndarray(size, d.dtype, buffer=root, offset=offset * d.itemsize,
                           strides=byte_strides)
@@ -135,6 +137,14 @@ def _window(d: Any, size: tuple[builtins.int, ...], stride: tuple[builtins.int, 
         return view
     flat = root.reshape(-1).view(d.dtype)[offset:]
     return array_module(d).lib.stride_tricks.as_strided(flat, size, byte_strides)
+
+
+def _memory_order(root: Any) -> Any:
+    """The owner ``root`` with its axes in the order its memory runs (a Fortran-ordered
+    LAPACK result, a transposed copy), so that its flat view reads the storage in
+    address order rather than copying it in row-major order."""
+    order = sorted(range(root.ndim), key=lambda k: -builtins.abs(root.strides[k]))
+    return root.transpose(order)
 
 
 def _sizes(size: Any) -> tuple[builtins.int, ...]:

@@ -24,6 +24,9 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
 from funcgrad.torch._autocast import autocast_op
+from funcgrad.torch._device import Size
+from funcgrad.torch._dtypes import bool as torch_bool
+from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._apply import data, keep_mask, on_device_of, op, shape
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
@@ -100,10 +103,44 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     return op("UnsafeView", impl, query, key, value, attn_mask)
 
 
+def _check_mha_shapes(qs: tuple[int, ...], ks: tuple[int, ...], vs: tuple[int, ...],
+                      key_padding_mask: Any, attn_mask: Any, heads: int) -> None:
+    """PyTorch's checks of the ranks of the inputs and masks (``_mha_shape_check``)."""
+    if len(qs) not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                             f"{len(qs)}-D query tensor")
+    kind = "batched (3-D)" if len(qs) == 3 else "unbatched (2-D)"
+    if len(ks) != len(qs) or len(vs) != len(qs):
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be "
+                             f"{len(qs)}-D but found {len(ks)}-D and {len(vs)}-D tensors "
+                             "respectively")
+    if key_padding_mask is not None and len(shape(key_padding_mask)) != len(qs) - 1:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or "
+                             f"{len(qs) - 1}-D but found {len(shape(key_padding_mask))}-D "
+                             "tensor instead")
+    if attn_mask is not None:
+        ms = shape(attn_mask)
+        if len(ms) not in (2, 3):
+            raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D "
+                                 f"or 3-D but found {len(ms)}-D tensor instead")
+        if len(qs) == 2 and len(ms) == 3 and ms != (heads, qs[0], ks[0]):
+            raise AssertionError(f"Expected `attn_mask` shape to be {(heads, qs[0], ks[0])} "
+                                 f"but got {Size(ms)}")
+
+
+def _check_mask_dtype(mask: Any, name: str) -> None:
+    if mask is None:
+        return
+    dt = mask.dtype if isinstance(mask, Tensor) else None
+    if not (dt.is_floating_point or dt is torch_bool) if dt is not None else \
+            np.dtype(mask.dtype).kind not in "bf":
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+
+
 def _mha_math(q: Any, k: Any, v: Any, w_in: Any, b_in: Any, w_q: Any, w_k: Any, w_v: Any,
               bias_k: Any, bias_v: Any, w_out: Any, b_out: Any, mask: Any, pad: Any,
               static_k: Any, static_v: Any, heads: int, zero_attn: bool, drop: Any,
-              need_weights: bool, average: bool) -> Any:
+              need_weights: bool, average: bool, causal: Any = None) -> Any:
     """PyTorch's ``multi_head_attention_forward`` on ``(L, N, E)`` arrays."""
     length, batch, embed = q.shape
     head_dim = embed // heads
@@ -137,6 +174,9 @@ def _mha_math(q: Any, k: Any, v: Any, w_in: Any, b_in: Any, w_q: Any, w_k: Any, 
     scores = fnp.matmul(q * math.sqrt(1.0 / head_dim), fnp.swapaxes(k, 1, 2))
     if mask is not None:
         scores = scores + (fnp.expand_dims(mask, 0) if mask.ndim == 2 else mask)
+    if causal is not None:
+        # (the whole source, bias and zero positions included, as PyTorch's causal path)
+        scores = scores + causal
     if pad is not None:
         scores = fnp.reshape(fnp.reshape(scores, (batch, heads, length, source))
                              + fnp.reshape(pad, (batch, 1, 1, source)),
@@ -176,32 +216,58 @@ def multi_head_attention_forward(
     """
     qs = shape(query)
     unbatched = len(qs) == 2
-    if len(qs) not in (2, 3):
-        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
-                             f"{len(qs)}-D query tensor")
+    _check_mha_shapes(qs, shape(key), shape(value), key_padding_mask, attn_mask, num_heads)
+    _check_mask_dtype(key_padding_mask, "key_padding_mask")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    # PyTorch drops the mask here and attends causally instead (never checking the mask).
+    causal_only = is_causal and key_padding_mask is None and not need_weights
+    if causal_only:
+        attn_mask = None
+    _check_mask_dtype(attn_mask, "attn_mask")
     if qs[-1] != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
                              f"got {qs[-1]}")
     if embed_dim_to_check % num_heads:
         raise AssertionError(f"embed_dim {embed_dim_to_check} not divisible by num_heads "
                              f"{num_heads}")
-    if is_causal and attn_mask is None:
-        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
-                           "Transformer module method `generate_square_subsequent_mask` to "
-                           "create this mask.")
     if unbatched:
         query, key, value = (t.unsqueeze(1) for t in (query, key, value))
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     length, batch = shape(query)[:2]
+    if use_separate_proj_weight:
+        if shape(key)[:2] != shape(value)[:2]:
+            raise AssertionError(f"key's sequence and batch dims {Size(shape(key)[:2])} do "
+                                 f"not match value's {Size(shape(value)[:2])}")
+    elif shape(key) != shape(value):
+        raise AssertionError(f"key shape {Size(shape(key))} does not match value shape "
+                             f"{Size(shape(value))}")
+    if attn_mask is not None:
+        ms = shape(attn_mask)
+        correct: tuple[int, ...] = (length, shape(key)[0])
+        if len(ms) == 3:
+            correct = (batch * num_heads,) + correct
+        if ms != correct:
+            raise RuntimeError(f"The shape of the {len(ms)}D attn_mask is {Size(ms)}, but "
+                               f"should be {correct}.")
     source = (shape(static_k)[1] if static_k is not None else
               shape(key)[0] + (1 if bias_k is not None else 0)) + (1 if add_zero_attn else 0)
-    if attn_mask is not None and len(shape(attn_mask)) == 3 and \
-            shape(attn_mask)[0] != batch * num_heads:
-        raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(shape(attn_mask))}, but "
-                           f"should be {(batch * num_heads, length, shape(attn_mask)[-1])}.")
+    if key_padding_mask is not None:
+        ps = shape(key_padding_mask)
+        padded = ps[1] + (bias_k is not None) + add_zero_attn
+        if ps[0] != batch:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {batch}, but got "
+                                 f"{ps[0]}")
+        if padded != source:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {source}, but got "
+                                 f"{padded}")
     drop = _dropout_scale((batch * num_heads, length, source), dropout_p, query) \
         if training and dropout_p > 0.0 else None
+    causal = on_device_of(np.triu(np.ones((length, source), bool), 1), query) \
+        if causal_only else None
     if not use_separate_proj_weight:
         q_proj_weight = k_proj_weight = v_proj_weight = None
     else:
@@ -215,7 +281,8 @@ def multi_head_attention_forward(
         pad = None if pad is None else _as_bias(pad, dt, True)
         return _mha_math(q, k, v, w_in, b_in, w_q, w_k, w_v, bk, bv, w_out, b_out, mask, pad,
                          sk, sv, num_heads, add_zero_attn, drop, need_weights,
-                         average_attn_weights)
+                         average_attn_weights,
+                         None if causal is None else _as_bias(fnp.asarray(causal), dt, True))
 
     result = op("View", impl, query, key, value, in_proj_weight, in_proj_bias, q_proj_weight,
                 k_proj_weight, v_proj_weight, bias_k, bias_v, out_proj_weight, out_proj_bias,

@@ -45,6 +45,26 @@ def randperm(n: int, generator: Any = None) -> list[int]:
     return [int(i) for i in generator_rng(None).permutation(n)]
 
 
+_MT_WORD = 2 ** 32
+
+
+def mt_randint(n: int, k: int, stream: np.random.RandomState) -> list[int]:
+    """PyTorch's CPU ``randint(high=n, size=(k,))`` over its Mersenne Twister: each value
+    is one 32-bit draw modulo ``n`` (for ``n`` below 2**32)."""
+    return [int(i) for i in stream.randint(0, _MT_WORD, size=k, dtype=np.uint32) % n]
+
+
+def mt_multinomial(w: np.ndarray, k: int, stream: np.random.RandomState) -> list[int]:
+    """PyTorch's CPU ``multinomial(w, k, replacement=True)`` (k > 1) over its Mersenne
+    Twister: each sample is a double from two 32-bit draws (53 bits), looked up in the
+    normalised cumulative distribution."""
+    cum = np.cumsum(w)
+    cum /= cum[-1]
+    words = stream.randint(0, _MT_WORD, size=(k, 2), dtype=np.uint32).astype(np.uint64)
+    bits = ((words[:, 0] << np.uint64(32)) | words[:, 1]) & np.uint64(2 ** 53 - 1)
+    return [int(i) for i in np.searchsorted(cum, bits.astype(np.float64) * 2.0 ** -53)]
+
+
 class Sampler(Generic[T_co]):
     """Base class of samplers: an iterable over dataset indices (or lists of them).
     Subclasses define ``__iter__`` (and ``__len__`` where they know it)."""
@@ -102,9 +122,16 @@ class RandomSampler(Sampler[int]):
         n = len(self.data_source)
         r = generator_rng(self.generator)
         if self.replacement:
+            # A seeded torch.Generator gives PyTorch's draws (its randint over that stream).
+            mt = self.generator._mt if self.generator is not None and n < _MT_WORD else None
+
+            def draw(k: int) -> list[int]:
+                return mt_randint(n, k, mt) if mt is not None else \
+                    [int(i) for i in np.asarray(r.integers(0, n, k))]
+
             for _ in range(self.num_samples // 32):
-                yield from (int(i) for i in r.integers(0, n, 32))
-            yield from (int(i) for i in r.integers(0, n, self.num_samples % 32))
+                yield from draw(32)
+            yield from draw(self.num_samples % 32)
         else:
             # A seeded torch.Generator gives PyTorch's orders (its randperm stream).
             perm = ((lambda: mt_randperm(n, self.generator._mt)) if self.generator is not None
@@ -129,8 +156,9 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in generator_rng(self.generator).permutation(len(self.indices)):
-            yield self.indices[int(i)]
+        # PyTorch's order for a seeded torch.Generator: its randperm, as PyTorch's sampler.
+        for i in randperm(len(self.indices), self.generator):
+            yield self.indices[i]
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -169,8 +197,12 @@ class WeightedRandomSampler(Sampler[int]):
         if not self.replacement and self.num_samples > int((w > 0).sum()):
             raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
                                "enough non-negative category to sample)")
-        drawn = generator_rng(self.generator).choice(
-            len(w), self.num_samples, replace=self.replacement, p=w / w.sum())
+        r = generator_rng(self.generator)
+        if self.generator is not None and self.replacement and self.num_samples > 1:
+            # PyTorch's multinomial over a seeded generator's stream (with one sample, or
+            # without replacement, PyTorch draws exponentials instead: not reproduced).
+            return iter(mt_multinomial(w, self.num_samples, self.generator._mt))
+        drawn = r.choice(len(w), self.num_samples, replace=self.replacement, p=w / w.sum())
         return iter(int(i) for i in drawn)
 
     def __len__(self) -> int:
