@@ -104,3 +104,84 @@ def test_list_inside_a_tuple_index_still_works():
     x = np.arange(6.0).reshape(2, 3)
     _same(fnp.asarray(x)[0, [1, 2]], jnp.asarray(x)[0, [1, 2]])
     _same(fnp.asarray(x)[([0, 1],)], jnp.asarray(x)[([0, 1],)])
+
+
+def _complex_draw(seed, shape):
+    r = np.random.default_rng(seed)
+    # Few distinct parts, so that ties in the real part are common.
+    return (r.integers(-2, 3, shape) + 1j * r.integers(-2, 3, shape)).astype(np.complex64)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.booleans())
+def test_complex_order_as_jax(seed, descending):
+    x, y = _complex_draw(seed, (3, 5)), _complex_draw(seed + 1, (3, 5))
+    for name in ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum"):
+        _same(getattr(fnp, name)(x, y), getattr(jnp, name)(x, y))
+    _same(fnp.greater(x, 1 + 0j), jnp.greater(x, 1 + 0j))
+    for axis in (0, 1, None):
+        _same(fnp.sort(x, axis=axis, descending=descending),
+              jnp.sort(x, axis=axis, descending=descending))
+        _same(fnp.argsort(x, axis=axis, descending=descending),
+              jnp.argsort(x, axis=axis, descending=descending))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 5), st.sampled_from(["scalar", "array",
+                                                                       "x", "x2d"]))
+def test_trapezoid_as_jax(seed, n, how):
+    r = np.random.default_rng(seed)
+    y = r.normal(size=(3, n)).astype(np.float32)
+    kw = {"scalar": {"dx": 0.25}, "array": {"dx": r.uniform(0.1, 1, (3, 1)).astype(np.float32)},
+          "x": {"x": np.sort(r.normal(size=n)).astype(np.float32)},
+          "x2d": {"x": np.sort(r.normal(size=(3, n)), axis=1).astype(np.float32)}}[how]
+    want = jnp.trapezoid(y, **kw)
+    got = fnp.trapezoid(y, **kw)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("expr", ["N.fft.irfft(N.ones(1))", "N.fft.irfft(N.ones((2, 1)), axis=1)",
+                                  "N.fft.fft(N.ones(0))", "N.fft.ifft(N.ones((0, 3)), axis=0)",
+                                  "N.fft.irfftn(N.ones((2, 1)))"])
+def test_empty_transforms_as_jax(expr):
+    ours, theirs = eval(expr, {"N": fnp}), eval(expr, {"N": jnp})
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+
+
+@pytest.mark.parametrize("dims", [(-1,), (0, -1), (-3,), (1, -2)])
+def test_lax_expand_dims_takes_negative_dimensions(dims):
+    _same(flax.expand_dims(fnp.ones((2, 3)), dims), jlax.expand_dims(jnp.ones((2, 3)), dims))
+
+
+@pytest.mark.parametrize("expr", [
+    "N.partition(N.array([1., N.nan, 3., 0., 2.]), 2)",
+    "N.partition(N.array([1., N.nan, 3., 0., 2.]), 1)",
+    "N.partition(N.array([[N.nan, 1., 0.], [2., N.nan, N.nan]]), 1, axis=1)",
+    "N.argpartition(N.array([1., N.nan, 3., 0., 2.]), 2)",
+    "N.isclose(N.array([3, 4]), N.array([5, 2]), rtol=0.5)",
+    "N.isclose(N.array([3, 4]), 5, atol=2)",
+    "N.isclose(N.array([1., N.inf, N.nan]), N.array([1., N.inf, N.nan]), equal_nan=True)",
+    "N.isclose(N.array([N.inf, 1.]), N.array([1., N.inf]))",
+    "N.reciprocal(N.array([2, 4]))",
+    "N.insert(N.zeros((3, 2)), N.array([0, 2]), N.array([9, 8]), axis=0)",
+    "N.insert(N.zeros((3, 2)), N.array([0, 2]), N.array([9, 8]), axis=1)",
+    "N.insert(N.arange(5.), N.array([1, 3]), N.array([9., 8.]))",
+    "N.linalg.norm(N.ones((2, 2), N.int32), ord=1)",
+    "N.linalg.norm(N.ones((2, 2), N.int32), ord=N.inf)",
+    "N.linalg.norm(N.arange(3), ord=3)",
+    "N.linspace(0, 1, 5, retstep=True)[1]",
+    "N.square(N.array([True, False]))",
+    "N.array([1, 2], ndmin=3)",
+    "N.array(3.0, ndmin=1)",
+])
+def test_review_values_as_jax(expr):
+    ours, theirs = eval(expr, {"N": fnp}), eval(expr, {"N": jnp})
+    _same_type(ours, theirs)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+
+
+def _same_type(ours, theirs):
+    assert np.asarray(ours).dtype == np.asarray(theirs).dtype
+    assert np.shape(ours) == np.shape(theirs)
+    assert getattr(ours, "weak_type", False) == getattr(theirs, "weak_type", False)

@@ -255,13 +255,22 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
                                  f"(at {user_frame()})")
     for jx, _, _ in staged[1:]:
         _check_same("branches return different types", staged[0][0].out_avals, jx.out_avals)
-    all_consts = [c for _, consts, _ in staged for c in consts]
-    offsets = np.cumsum([0] + [len(c) for _, c, _ in staged])
+    # Values several branches close over (the same traced x) are passed once, as in JAX.
+    all_consts: list[Any] = []
+    slot: dict[int, int] = {}
+    picks = []
+    for _, consts, _ in staged:
+        for c in consts:
+            if id(c) not in slot:
+                slot[id(c)] = len(all_consts)
+                all_consts.append(c)
+        picks.append([slot[id(c)] for c in consts])
     const_avals = _avals(all_consts)
 
     def widen(k: int, jx: ClosedJaxpr) -> ClosedJaxpr:
-        lo, hi = int(offsets[k]), int(offsets[k + 1])
-        return _stage_fixed(lambda *a: eval_jaxpr(jx, *a[lo:hi], *a[len(all_consts):]),
+        mine = picks[k]
+        return _stage_fixed(lambda *a: eval_jaxpr(jx, *(a[i] for i in mine),
+                                                  *a[len(all_consts):]),
                             [*const_avals, *avals])
 
     branch_jaxprs = tuple(widen(k, jx) for k, (jx, _, _) in enumerate(staged))
@@ -800,6 +809,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
 
         if idx.size == 0:
             return init_val
+        # A scan over the indices (JAX carries a counter instead): the index is no
+        # per-step kernel on a GPU.
         return scan(step, init_val, idx)[0]
     # As JAX: the index has the bounds' promoted integer type (int32 unless x64).
     idt, weak = dtypes.result_type(lower, upper, return_weak_type_flag=True)

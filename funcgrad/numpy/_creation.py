@@ -92,14 +92,29 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 
 @_on_device()
-def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
+def array(obj: Any, dtype: Any = None, copy: bool = True, order: str | None = "K",
+          ndmin: int = 0) -> Any:
     """An Array from data (a traced value stays traced); Python scalars give weakly typed
-    arrays, as in JAX.
+    arrays, as in JAX; ``ndmin`` leading axes of length 1 are added as needed.
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.array([[1, 2]]).dtype
     dtype('int32')
+    >>> fnp.array([1, 2], ndmin=3).shape
+    (1, 1, 2)
     """
+    if order is not None and order != "K":
+        raise NotImplementedError("Only implemented for order='K'")
+    out = _array(obj, dtype)
+    nd = get_aval(out).ndim
+    if ndmin > nd:
+        from funcgrad.primitives.structural import expand_dims  # noqa: PLC0415
+
+        out = expand_dims(out, tuple(range(ndmin - nd)))
+    return out
+
+
+def _array(obj: Any, dtype: Any) -> Any:
     x = _asarray(obj)
     if dtypes.python_scalar(x):
         dt = _dt(dtype, "array", dtypes.scalar_kind_dtype(x))
@@ -308,7 +323,8 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
             out = floor(out)  # JAX floors toward an integer dtype (-0.67 -> -1)
         out = cast(out, want)
     if retstep:
-        return out, (float(e) - float(s)) / max(div, 1)
+        # The step is an Array of the computation's type, as JAX returns it.
+        return out, from_buffer(np.asarray((float(e) - float(s)) / max(div, 1), dt))
     return out
 
 

@@ -657,10 +657,9 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
                         ([k] if get_aval(a).ndim == 1 else [1] * len(vshape)))
     else:
         vshape[ax] = pos.size
+        # JAX broadcasts the values (with leading axes added) over the inserted slices;
+        # NumPy would lay a 1-d value vector along the axis instead.
         v = vals
-        vnd, and_ = get_aval(v).ndim, get_aval(a).ndim
-        if vnd == 1 and and_ > 1 and get_aval(v).shape[0] == pos.size:
-            v = reshape(v, [-1 if i == ax else 1 for i in range(len(vshape))])
     v = broadcast_arrays(v, zeros(tuple(vshape), get_aval(a).dtype))[0]
     # Inserted values come before the original entry at the same position.
     keys = np.concatenate([np.arange(n) * 2 + 1, pos.astype(np.int64) * 2])

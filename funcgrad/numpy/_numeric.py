@@ -410,24 +410,41 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = N
     return out[0] if len(axes) == 1 else out
 
 
+def _check_trapezoid_args(*xs: Any) -> None:
+    from funcgrad.numpy._core import is_array  # noqa: PLC0415
+
+    for pos, x in enumerate(xs):
+        if not (is_array(x) or isinstance(x, (np.ndarray, np.generic))
+                or dtypes.python_scalar(x)):
+            raise TypeError(f"trapezoid requires ndarray or scalar arguments, got {type(x)} "
+                            f"at position {pos}.")
+
+
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
-    """Integral of ``y`` by the trapezoidal rule (samples at ``x``, or spaced by ``dx``).
+    """The integral of ``y`` along ``axis`` by the trapezoidal rule, at sample points ``x``
+    or spaced by ``dx`` (JAX's formula, with its shortcut for a constant spacing).
 
     >>> import funcgrad.numpy as fnp
-    >>> float(fnp.trapezoid(fnp.array([1.0, 2.0, 3.0])))
-    4.0
+    >>> fnp.trapezoid(fnp.array([1, 2, 3, 2, 3, 2, 1]), fnp.array([0, 2, 5, 7, 10, 15, 20]))
+    Array(43., dtype=float32)
     """
     if x is None:
-        (y,) = promote_inexact(y)
-        d = dx
+        _check_trapezoid_args(y)
+        (ya,) = promote_inexact(y)
+        d = asarray(dx)
+        if get_aval(d).ndim > 0:
+            d = expand_dims(d, tuple(range(get_aval(ya).ndim - get_aval(d).ndim)))
+            d = moveaxis(d, axis, -1)
     else:
-        y, x = promote_inexact(y, x)
-        if get_aval(x).ndim == 1:
-            d = diff(x)
-        else:
-            d = moveaxis(diff(x, axis=axis), axis, -1)
-    y = moveaxis(y, axis, -1)
-    return multiply(0.5, _sum(multiply(d, add(y[..., 1:], y[..., :-1])), axis=-1))
+        _check_trapezoid_args(y, x)
+        ya, xa = promote_inexact(y, x)
+        d = diff(xa) if get_aval(xa).ndim == 1 else moveaxis(diff(xa, axis=axis), axis, -1)
+    ya = moveaxis(ya, axis, -1)
+    dshape = get_aval(d).shape
+    if len(dshape) == 0 or dshape[-1] == 1:
+        step = d if len(dshape) == 0 else d[..., 0]
+        return step * (_sum(ya, -1) - 0.5 * (ya[..., 0] + ya[..., -1]))
+    return 0.5 * _sum(d * (ya[..., 1:] + ya[..., :-1]), -1)
 
 
 def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Any:

@@ -41,6 +41,7 @@ from funcgrad.numpy._ufuncs import (
     subtract,
     where,
 )
+from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import reductions as R
 from funcgrad.primitives import structural as S
 from funcgrad.primitives.elementwise import stop_gradient
@@ -476,9 +477,23 @@ def sort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None, stable:
     [1.0, 2.0, 3.0]
     """
     x, ax = _along_axis(a, axis)
+    if get_aval(x).dtype.kind == "c":
+        from funcgrad.numpy._indexing import take_along_axis  # noqa: PLC0415
+
+        return take_along_axis(x, argsort(x, ax, descending=descending), ax)
     if descending:
         return S.rev(R.sort(S.rev(x, (ax,)), ax), (ax,))
     return R.sort(x, ax)
+
+
+def _complex_argsort(x: Any, ax: int, descending: bool) -> Any:
+    """JAX's order of complex numbers: by real part, ties by imaginary part (two stable
+    passes, the secondary key first)."""
+    from funcgrad.numpy._indexing import take_along_axis  # noqa: PLC0415
+
+    first = argsort(E.imag_p.bind(x), ax, descending=descending)
+    second = argsort(take_along_axis(E.real_p.bind(x), first, ax), ax, descending=descending)
+    return take_along_axis(first, second, ax)
 
 
 def argsort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None,
@@ -490,6 +505,8 @@ def argsort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None,
     [1, 2, 0]
     """
     x, ax = _along_axis(a, axis)
+    if get_aval(x).dtype.kind == "c":
+        return _complex_argsort(x, ax, descending)
     if descending:
         # Stable descending: sort the reversed array, then map positions back.
         n = get_aval(x).shape[ax]

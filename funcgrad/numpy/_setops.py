@@ -534,10 +534,22 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
     arr, dt, ax, n, k = _partition_operand(a, kth, axis, "partition")
     if dt.kind == "u":
         bottom = subtract(negative(top_k(negative(arr + 1), k + 1)[0]), 1)
+    elif dt.kind == "f":
+        from funcgrad.numpy._indexing import take_along_axis  # noqa: PLC0415
+
+        bottom = take_along_axis(arr, top_k(_negated_nan_last(arr), k + 1)[1], -1)
     else:
         bottom = negative(top_k(negative(arr), k + 1)[0])
     top = top_k(arr, n - k - 1)[0]
     return swapaxes(concatenate([bottom, top], axis=-1), -1, ax)
+
+
+def _negated_nan_last(arr: Any) -> Any:
+    """``-arr`` for choosing the smallest values with top_k, NaN least likely to be chosen
+    (XLA's total order puts NaN above everything: it belongs to the upper side)."""
+    from funcgrad.numpy._ufuncs import isnan  # noqa: PLC0415
+
+    return where(isnan(arr), -np.inf, negative(arr))
 
 
 def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
@@ -548,7 +560,8 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     [3, 1]
     """
     arr, dt, ax, n, k = _partition_operand(a, kth, axis, "argpartition")
-    bottom_ind = top_k(negative(arr + 1) if dt.kind == "u" else negative(arr), k + 1)[1]
+    bottom_ind = top_k(negative(arr + 1) if dt.kind == "u" else _negated_nan_last(arr)
+                       if dt.kind == "f" else negative(arr), k + 1)[1]
     # The rest in index order: the indices not in bottom_ind, found through a 0/1 proxy.
     hit = _any(equal(expand_dims(bottom_ind, -1), arange(n, dtype=get_aval(bottom_ind).dtype)),
                axis=-2)

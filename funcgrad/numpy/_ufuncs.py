@@ -202,19 +202,19 @@ def square(x: Any) -> Any:
     9.0
     """
     (x,) = promote_args(x)
+    if get_aval(x).dtype.kind == "b":
+        x = cast(x, dtypes.default_int())  # JAX squares booleans as integers
     return E.integer_pow_p.bind(x, y=2)
 
 
 def reciprocal(x: Any) -> Any:
-    """1/x, elementwise (integers stay integers, as in NumPy: 1/x truncated).
+    """1/x, elementwise (integers become the default float, as in JAX).
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.reciprocal(4.0))
     0.25
     """
-    (x,) = promote_args(x)
-    if not dtypes.is_inexact(get_aval(x).dtype):
-        return where(equal(absolute(x), 1), x, 0)
+    (x,) = promote_inexact(x)
     return E.integer_pow_p.bind(x, y=-1)
 
 
@@ -357,6 +357,60 @@ less = _binary("less", E.lt_p, "x < y, elementwise.")
 less_equal = _binary("less_equal", E.le_p, "x <= y, elementwise.")
 greater = _binary("greater", E.gt_p, "x > y, elementwise.")
 greater_equal = _binary("greater_equal", E.ge_p, "x >= y, elementwise.")
+
+
+def _is_complex(v: Any) -> bool:
+    t = type(v)
+    if t is float or t is int or t is bool:
+        return False
+    if t is complex:
+        return True
+    return bool(get_aval(v if _is_value(v) else asarray(v)).dtype.kind == "c")
+
+
+def _lexicographic(base: Callable[[Any, Any], Any], strict: Primitive,
+                   inclusive: Primitive) -> Callable[[Any, Any], Any]:
+    """Order comparisons of complex numbers as JAX orders them: by real part, then by
+    imaginary part."""
+    def fn(x: Any, y: Any) -> Any:
+        if not (_is_complex(x) or _is_complex(y)):
+            return base(x, y)
+        x, y = promote_args(x, y)
+        x, y = broadcast_args(x, y, where=base.__name__)
+        xr, xi, yr, yi = (E.real_p.bind(x), E.imag_p.bind(x), E.real_p.bind(y),
+                          E.imag_p.bind(y))
+        tie = E.and_p.bind(E.eq_p.bind(xr, yr), inclusive.bind(xi, yi))
+        return E.or_p.bind(strict.bind(xr, yr), tie)
+
+    fn.__name__ = fn.__qualname__ = base.__name__
+    fn.__doc__ = base.__doc__
+    return fn
+
+
+less = _lexicographic(less, E.lt_p, E.lt_p)
+less_equal = _lexicographic(less_equal, E.lt_p, E.le_p)
+greater = _lexicographic(greater, E.gt_p, E.gt_p)
+greater_equal = _lexicographic(greater_equal, E.gt_p, E.ge_p)
+
+
+def _complex_extremum(base: Callable[[Any, Any], Any],
+                      better: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """maximum/minimum of complex numbers in JAX's lexicographic order."""
+    def fn(x: Any, y: Any) -> Any:
+        if not (_is_complex(x) or _is_complex(y)):
+            return base(x, y)
+        x, y = promote_args(x, y)
+        x, y = broadcast_args(x, y, where=base.__name__)
+        return E.select(better(x, y), x, y)
+
+    fn.__name__ = fn.__qualname__ = base.__name__
+    fn.__doc__ = base.__doc__
+    return fn
+
+
+maximum = _complex_extremum(maximum, greater)
+minimum = _complex_extremum(minimum, less)
+
 bitwise_and = _binary("bitwise_and", E.and_p, "Bitwise AND of integers/booleans.",
                       example="fnp.bitwise_and(fnp.arange(4), 1).tolist()\n[0, 1, 0, 1]")
 bitwise_or = _binary("bitwise_or", E.or_p, "Bitwise OR of integers/booleans.",

@@ -502,20 +502,17 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
     >>> fnp.isclose(fnp.array([1.0, 2.0]), fnp.array([1.0 + 1e-9, 2.1])).tolist()
     [True, False]
     """
-    a, b = promote_args(a, b)
+    # JAX's formula, in the inexact type (integers are compared with their tolerances).
+    a, b = promote_inexact(a, b)
     dt = get_aval(a).dtype
-    if not dtypes.is_inexact(dt):
-        return equal(a, b)
     a, b = broadcast_args(a, b, keep_scalars=False)
     real_t = np.dtype(np.finfo(dt).dtype) if dt.kind == "c" else dt
     rtol_ = cast(asarray(rtol), real_t) if not isinstance(rtol, (int, float)) else \
         np.asarray(rtol, real_t)
     atol_ = cast(asarray(atol), real_t) if not isinstance(atol, (int, float)) else \
         np.asarray(atol, real_t)
-    close = less_equal(abs(subtract(a, b)), add(atol_, multiply(rtol_, abs(b))))
-    fin_a, fin_b = isfinite(a), isfinite(b)
-    both_inf = logical_and(logical_and(isinf(a), isinf(b)), equal(a, b))
-    out = where(logical_and(fin_a, fin_b), close, both_inf)
+    in_range = less_equal(abs(subtract(a, b)), add(atol_, multiply(rtol_, abs(b))))
+    out = logical_or(equal(a, b), logical_and(isfinite(b), in_range))
     if equal_nan:
         out = logical_or(out, logical_and(isnan(a), isnan(b)))
     return out

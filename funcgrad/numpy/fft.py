@@ -120,15 +120,30 @@ def _core(func_name: str, fft_type: FftType, a: Any, s: Sequence[int] | None,
     else:
         lengths = [shape[ax] for ax in ax_list]
     if any(n == 0 for n in lengths):
-        raise ValueError(f"jax.numpy.fft.{func_name}: cannot transform an axis of length 0 "
-                         f"(lengths {tuple(lengths)})")
-    out = _core_nd(a, fft_type, lengths)
+        # An empty axis transforms to an empty result, as in JAX.
+        out = _empty_transform(a, fft_type, lengths)
+    else:
+        out = _core_nd(a, fft_type, lengths)
     scale = _norm_scale(lengths, func_name, norm)
     if scale is not None:
         out = multiply(out, scale)
     if orig_axes is not None:
         out = moveaxis(out, ax_list, orig_axes)
     return out
+
+
+def _empty_transform(a: Any, fft_type: FftType, lengths: Sequence[int]) -> Any:
+    aval = get_aval(a)
+    out = list(lengths)
+    if fft_type == FftType.RFFT and out:
+        out[-1] = out[-1] // 2 + 1
+    shape = (*aval.shape[:aval.ndim - len(out)], *out)
+    dt = np.dtype(aval.dtype)
+    if fft_type == FftType.IRFFT:
+        dt = np.empty(0, dt).real.dtype
+    elif dt.kind != "c":
+        dt = complex_dtype_of(dt)
+    return wrap(np.zeros(shape, dt), ShapedArray(shape, dt))
 
 
 def _one_axis(func_name: str, axis: Any) -> int:

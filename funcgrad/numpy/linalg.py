@@ -810,7 +810,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     >>> print(f'{float(fnp.linalg.norm(fnp.eye(2), "fro")) ** 2:.6f}')
     2.000000
     """
-    x = _prepare(x)
+    # Integers are measured in the inexact type JAX gives them (int32: float32).
+    (x,) = promote_inexact(_prepare(x))
     nd = np.ndim(x) if not hasattr(x, "ndim") else x.ndim
     if axis is None:
         if ord is None or (ord == "fro" and nd == 2):

@@ -435,38 +435,50 @@ def _truncating(name: str, fix: Callable[[Any, Any], Any], doc: str) -> Callable
     return lax_fn
 
 
-def _by_zero(y: Any, value: Any, r: Any) -> Any:
-    """Integer results where ``y`` is 0 replaced by XLA's (``value``)."""
-    a = get_aval(y)
-    if a.dtype.kind not in "iu":
-        return r
-    return select(eq(y, full(a.shape, 0, a.dtype)), value, r)
+def _may_be_zero(y: Any) -> bool:
+    """False when ``y`` is a host constant with no zero (the by-zero fix-up is skipped, so
+    constant divisors add no work: random bit manipulation divides so)."""
+    from funcgrad.array import ArrayImpl  # noqa: PLC0415
+
+    v = y._value if type(y) is ArrayImpl else y
+    return not (isinstance(v, (np.ndarray, np.generic)) and bool(np.all(v != 0)))
+
+
+def _flag(pred: Any, dtype: Any) -> Any:
+    """A boolean as 0/1 of ``dtype`` (arithmetic instead of a select: no full-size
+    constants, which a GPU would have to receive)."""
+    return convert_element_type(pred, dtype)
 
 
 def _trunc_div(x: Any, y: Any) -> Any:
     q = div_p.bind(x, y)
-    a = get_aval(q)
-    if a.dtype.kind == "i":
+    dt = get_aval(q).dtype
+    if dt.kind not in "iu":
+        return q
+    zero = np.zeros((), dt)
+    if dt.kind == "i":
+        # Floor division is one below truncation when the signs differ and it is inexact.
         r = rem_p.bind(x, y)
-        zero = full(a.shape, 0, a.dtype)
         inexact = and_p.bind(ne(r, zero), ne(lt(x, zero), lt(y, zero)))
-        q = select(inexact, add(q, full(a.shape, 1, a.dtype)), q)
-    if a.dtype.kind in "iu":
-        # All bits set: -1, or the largest unsigned value.
-        q = _by_zero(y, full(a.shape, -1 if a.dtype.kind == "i" else np.iinfo(a.dtype).max,
-                             a.dtype), q)
+        q = add(q, _flag(inexact, dt))
+    if _may_be_zero(y):
+        # XLA's x / 0 has all bits set (-1); NumPy's floor division gives 0.
+        q = sub(q, _flag(eq(y, zero), dt))
     return q
 
 
 def _trunc_rem(x: Any, y: Any) -> Any:
     r = rem_p.bind(x, y)
-    a = get_aval(r)
-    if a.dtype.kind in "if":
-        zero = full(a.shape, 0, a.dtype)
+    dt = get_aval(r).dtype
+    if dt.kind in "if":
+        zero = np.zeros((), dt)
         # Floor modulo has the divisor's sign; C's fmod (XLA's rem) the dividend's.
         wrong = and_p.bind(ne(r, zero), ne(lt(r, zero), lt(x, zero)))
-        r = select(wrong, sub(r, y), r)
-    return _by_zero(y, x, r)
+        r = sub(r, mul(y, _flag(wrong, dt))) if dt.kind == "i" else select(wrong, sub(r, y), r)
+    if dt.kind in "iu" and _may_be_zero(y):
+        # XLA's x % 0 is x; NumPy's is 0.
+        r = add(r, mul(x, _flag(eq(y, np.zeros((), dt)), dt)))
+    return r
 
 
 rem_p.lax_fn = _truncating("rem", _trunc_rem, (

@@ -186,7 +186,10 @@ squeeze_p.batch = shifted_axes_batch(squeeze_p, "dimensions")
 
 
 def expand_dims(x: Any, dimensions: Sequence[int]) -> Any:
-    dims = tuple(sorted(int(d) for d in dimensions))
+    # Negative dimensions count from the end of the result, as in JAX.
+    out_rank = get_aval(x).ndim + len(dimensions)
+    dims = tuple(sorted(int(d) + out_rank if -out_rank <= int(d) < 0 else int(d)
+                        for d in dimensions))
     return x if not dims else expand_dims_p.bind(x, dimensions=dims)
 
 

@@ -375,7 +375,7 @@ IDX = np.array([2, 0, -1, 2])
 INDEXING: dict[str, Any] = {
     "host_ints": lambda a, d: a[IDX],
     "device_ints": lambda a, d: a[d(IDX)],
-    "list": lambda a, d: a[[1, 3]],
+    "list": lambda a, d: a[([1, 3],)],  # (a bare list is a TypeError in JAX)
     "mask": lambda a, d: a[np.array([True, False, True, True])],
     "two_axes": lambda a, d: a[d(IDX), :2][:, np.array([1, 0])],
     "take": lambda a, d: fnp.take(a, d(IDX), axis=1),
