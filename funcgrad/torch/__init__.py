@@ -161,6 +161,7 @@ from funcgrad.torch import (  # noqa: E402
     nn,
     optim,
     serialization,
+    special,
     utils,
 )
 from funcgrad.torch._compile import compile  # noqa: E402, A004

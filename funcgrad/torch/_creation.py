@@ -153,6 +153,36 @@ def _to_list(x: Any) -> Any:
     return x
 
 
+def _checked_ints(values: Any, dt: D.dtype) -> Any:
+    """Python ints as PyTorch converts them to an integer dtype (NumPy refused some): read
+    as int64 first, then checked against the dtype's range, except that a negative int
+    wraps into an unsigned dtype (``-7`` is 249 in uint8) when its magnitude fits."""
+    if dt.np.kind not in "iu":
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    info = np.iinfo(dt.np)
+
+    def one(v: Any) -> Any:
+        if isinstance(v, list):
+            return [one(e) for e in v]
+        if not isinstance(v, builtins.int) or isinstance(v, builtins.bool):
+            return v
+        if dt.np == np.uint64:  # read as an unsigned 64-bit int
+            if v < 0:
+                raise OverflowError("can't convert negative int to unsigned")
+            if v > info.max:
+                raise OverflowError("int too big to convert")
+            return v
+        if not -2 ** 63 <= v < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
+        if info.min <= v <= info.max:
+            return v
+        if info.min == 0 and v < 0 and -v <= info.max:
+            return v % (info.max + 1)
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+
+    return one(values)
+
+
 def tensor(data: Any, dtype: Any = None, device: Any = None,
            requires_grad: builtins.bool = False, pin_memory: builtins.bool = False) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (Python floats give the default dtype,
@@ -190,8 +220,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None,
         try:
             arr = np.array(values, dtype=dt.np)
         except OverflowError:
-            raise RuntimeError(f"value cannot be converted to type {dt.name} without "
-                               "overflow") from None
+            arr = np.array(_checked_ints(values, dt), dtype=dt.np)
     if dt is not None and arr.dtype != dt.np:
         arr = cast(Any, arr).astype(dt.np)
     if arr.dtype.kind not in "biufc" and D.from_numpy(arr.dtype) is not D.bfloat16:

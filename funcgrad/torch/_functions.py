@@ -144,6 +144,12 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         msg = _einsum_error(equation, [tuple(np.shape(o)) for o in ops])
         raise RuntimeError(f"einsum(): {msg or 'invalid equation ' + repr(equation)}")
     try:
+        if ops and isinstance(ops[0], Tensor) and D.category(ops[0].dtype) <= 1 \
+                and type(equation) is str and _einsum_sums_alone(equation):
+            # PyTorch first sums a subscript found in one operand only: sum() widens
+            # integers (and bool) to int64.
+            return apply_op("Einsum", lambda xs: fnp.astype(
+                fnp.einsum(equation, *xs), np.int64), ops)
         return apply_op("Einsum", lambda xs: fnp.einsum(equation, *xs), ops)
     except (ValueError, TypeError) as e:
         # Only a failing call pays for PyTorch's own checks (its error type and text).
@@ -154,6 +160,18 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         if isinstance(e, FuncgradError):
             raise RuntimeError(str(e)) from None
         raise
+
+
+@functools.lru_cache(maxsize=256)
+def _einsum_sums_alone(equation: str) -> builtins.bool:
+    """Whether some subscript is summed out of an operand that alone holds it."""
+    lhs, arrow, rhs = equation.replace(" ", "").replace("...", "").partition("->")
+    terms = lhs.split(",")
+    letters = "".join(terms)
+    out = set(rhs) if arrow else {c for c in letters if letters.count(c) == 1}
+    return builtins.any(
+        c not in out and builtins.all(c not in u for u in terms[:i] + terms[i + 1:])
+        for i, t in enumerate(terms) for c in t)
 
 
 _EINSUM_TERM = re.compile(r"[a-zA-Z ]*(?:\.\.\.)?[a-zA-Z ]*")

@@ -891,8 +891,10 @@ class Tensor:
     @autocast_op("sum")
     def sum(self, dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None) -> Tensor:
         dt = _sum_dtype(self.dtype, dtype)
-        return apply_op(_with_dim("Sum", dim), lambda x: fnp.sum(fnp.astype(x, dt.np), _dims(dim),
-                                                                 keepdims=keepdim), self)
+        # numpy widens small integers while summing: an explicit dtype is the result's.
+        acc = None if dtype is None else dt.np
+        return apply_op(_with_dim("Sum", dim), lambda x: fnp.sum(
+            fnp.astype(x, dt.np), _dims(dim), dtype=acc, keepdims=keepdim), self)
 
     def nansum(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
         return apply_op("Nansum", lambda x: fnp.sum(fnp.where(fnp.isnan(x), 0, x), _dims(dim),
@@ -911,18 +913,23 @@ class Tensor:
     def prod(self, dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None
              ) -> Tensor:
         dt = _sum_dtype(self.dtype, dtype)
-        return apply_op(_with_dim("Prod", dim), lambda x: fnp.prod(fnp.astype(x, dt.np), dim,
-                                                                   keepdims=keepdim), self)
+        acc = None if dtype is None else dt.np
+        return apply_op(_with_dim("Prod", dim), lambda x: fnp.prod(
+            fnp.astype(x, dt.np), dim, dtype=acc, keepdims=keepdim), self)
 
     def var(self, dim: Any = None, unbiased: Any = True, keepdim: builtins.bool = False,
             correction: Any = None) -> Tensor:
         ddof = _ddof(unbiased, correction)
+        if _no_dof(self.shape, dim, ddof, "var"):
+            return apply_op("Var", lambda x: _var_no_dof(x, _dims(dim), keepdim), self)
         return apply_op("Var", lambda x: fnp.var(x, _dims(dim), ddof=ddof, keepdims=keepdim),
                         self)
 
     def std(self, dim: Any = None, unbiased: Any = True, keepdim: builtins.bool = False,
             correction: Any = None) -> Tensor:
         ddof = _ddof(unbiased, correction)
+        if _no_dof(self.shape, dim, ddof, "std"):
+            return apply_op("Std", lambda x: _var_no_dof(x, _dims(dim), keepdim), self)
         return apply_op("Std", lambda x: _std_value(x, _dims(dim), ddof, keepdim), self)
 
     def max(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
@@ -1383,6 +1390,33 @@ def _ddof(unbiased: Any, correction: Any) -> Any:
     return 1
 
 
+def _no_dof(shape: Sequence[builtins.int], dim: Any, ddof: Any, name: str) -> builtins.bool:
+    """Whether var/std reduce no entries or have ``n - correction <= 0`` degrees of freedom
+    (PyTorch's NaN, or infinity; it warns in the second case)."""
+    axes = _dims(dim)
+    if axes is None:
+        n = math.prod(shape)
+    elif isinstance(axes, tuple):
+        n = math.prod(shape[a] for a in axes) if shape else 1
+    else:
+        n = shape[axes] if shape else 1
+    if n - ddof > 0 and n:
+        return False
+    if n - ddof <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    return True
+
+
+def _var_no_dof(x: Any, axes: Any, keepdims: builtins.bool) -> Any:
+    """var/std with no degrees of freedom: a sum of squares over zero, so infinity where
+    the entries differ and NaN where they agree (or none are reduced)."""
+    v = (fnp.var(x, axes, keepdims=keepdims) if x.size
+         else fnp.real(fnp.sum(x, axes, keepdims=keepdims)))
+    return fnp.where(v > 0, fnp.full_like(v, math.inf), fnp.full_like(v, math.nan))
+
+
 def _std_value(x: Any, axes: Any, ddof: Any, keepdims: builtins.bool) -> Any:
     """The standard deviation with PyTorch's derivative: 0 (not NaN) where all values are
     equal, as PyTorch's std_backward masks the zero deviations."""
@@ -1408,7 +1442,7 @@ def _float_input(t: Tensor) -> Tensor:
 
 def _all_if_empty(dim: Any) -> Any:
     # amax/amin: ``dim=()`` (the default) reduces over every axis; 0 is an axis.
-    return None if isinstance(dim, (tuple, list)) and len(dim) == 0 else _dims(dim)
+    return _dims(dim)
 
 
 def _basic_index_name(idx: Any, shape: Sequence[builtins.int]) -> str:
@@ -1468,8 +1502,10 @@ def _with_dim(op: str, dim: Any) -> str:
 
 
 def _dims(dim: Any) -> Any:
-    if isinstance(dim, list):
-        return tuple(dim)
+    """A reduction's ``dim`` as numpy's axis: an empty list or tuple reduces over every
+    dimension, as in PyTorch (``x.sum(dim=[])`` is the total)."""
+    if isinstance(dim, (list, tuple)):
+        return tuple(dim) or None
     return dim
 
 

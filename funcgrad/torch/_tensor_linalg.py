@@ -20,6 +20,7 @@ from typing import Any, cast
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.torch import _dtypes as D
 from funcgrad.torch import linalg as L
 from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import _need_tensor, matmul
@@ -299,6 +300,8 @@ def vander(x: Tensor, N: builtins.int | None = None,  # noqa: N803
         raise RuntimeError("x must be a one-dimensional tensor.")
     if N is not None and N < 0:
         raise RuntimeError("N must be non-negative.")
+    if D.category(x.dtype) <= 1:
+        x = x.to(D.int64)  # PyTorch's powers come from cumprod: integers widen to int64
     v = L.vander(x, N=x.shape[0] if N is None else N)
     return v if increasing else v.flip(-1)
 

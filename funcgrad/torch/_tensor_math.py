@@ -33,6 +33,7 @@ from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import cat, stack
 from funcgrad.torch._graph import name_node
 from funcgrad.torch._return_types import named_result
+from funcgrad.torch._std_sort import mode_row
 from funcgrad.torch._tensor import (
     _CPP,
     Tensor,
@@ -358,15 +359,32 @@ def _median_pos(n: builtins.int) -> builtins.int:
 def median(self: Tensor, dim: builtins.int | None = None, keepdim: builtins.bool = False
            ) -> Any:
     """The lower median (of all entries, or ``(values, indices)`` along ``dim``)."""
+    if self.dtype is D.bool:
+        raise RuntimeError(f'"{"median_cpu" if dim is None else "median_out"}" not '
+                           "implemented for 'Bool'")
     if dim is None:
         flat = self.reshape(-1)
         if flat.numel() == 0:
-            return cast(Any, flat).sum() * np.nan
+            # NaN, cast to an integer dtype as PyTorch casts it.
+            return (cast(Any, flat).sum() * np.nan).to(self.dtype)
         host = np.sort(np.asarray(flat._host()))  # NaN sorts last: a NaN gives NaN
         m = host[-1] if np.isnan(host[-1]) else host[_median_pos(flat.numel())]
+        if not (self.dtype.is_floating_point or self.dtype.is_complex):
+            # Integers keep their dtype (and have no gradient to share).
+            return apply_op("Median", lambda x: fnp.asarray(m, x.dtype), self)
         return _evenly("Median", self, m)
     d = _dim(dim, self.dim())
     k = _median_pos(self.shape[d] if self.dim() else 1) + 1
+    if self.dim() and (self.dtype.is_floating_point or self.dtype.is_complex):
+        host = np.asarray(self._host())
+        nan = np.isnan(host)
+        if nan.any():
+            # PyTorch: a slice holding NaN has median NaN, at its first NaN.
+            i = cast(Any, self).sort(d)[1].narrow(d, k - 1, 1)._host()
+            first = np.expand_dims(np.argmax(nan, axis=d), d)
+            i = np.where(np.any(nan, axis=d, keepdims=True), first, i)
+            it = Tensor._from_data(np.asarray(i, np.int64))
+            return _returns("median", *_pick("Median:1", self, it, d, keepdim))
     return _kth(self, k, d, keepdim, "median", "Median:1")
 
 
@@ -395,7 +413,13 @@ def mode(self: Tensor, dim: builtins.int = -1, keepdim: builtins.bool = False) -
     host = np.moveaxis(np.atleast_1d(np.asarray(self._host())), d, -1)
     flat = host.reshape(-1, host.shape[-1])
     idx = np.zeros(len(flat), np.int64)
+    n = flat.shape[-1]
+    nan = np.isnan(flat) if flat.dtype.kind in "fc" else np.zeros(flat.shape, bool)
     for r, row in enumerate(flat):
+        if n > 16 or nan[r].any():
+            # PyTorch's unstable std::sort decides the index (and, with NaN, the value).
+            idx[r] = mode_row(row.tolist())[1]
+            continue
         vals, counts = np.unique(row, return_counts=True)
         best = vals[np.argmax(counts)]
         idx[r] = np.flatnonzero(row == best)[-1]
