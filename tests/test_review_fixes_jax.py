@@ -174,6 +174,10 @@ def test_lax_expand_dims_takes_negative_dimensions(dims):
     "N.square(N.array([True, False]))",
     "N.array([1, 2], ndmin=3)",
     "N.array(3.0, ndmin=1)",
+    "N.var(N.arange(5.), ddof=6)", "N.var(N.arange(5.), ddof=5)",
+    "N.std(N.zeros((0, 3)), axis=0, ddof=1)",
+    "N.var(N.arange(5.), where=N.arange(5) > 3, ddof=1)",
+    "N.cov(N.ones((1, 3)), rowvar=False)", "N.cov(N.arange(6.).reshape(2, 3), rowvar=False)",
 ])
 def test_review_values_as_jax(expr):
     ours, theirs = eval(expr, {"N": fnp}), eval(expr, {"N": jnp})

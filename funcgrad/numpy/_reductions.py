@@ -200,6 +200,11 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
         n = subtract(R.reduce_sum(cast(_broadcast_mask(where, aval.shape),
                                        get_aval(squared).dtype), axes), float(ddof))
     result = divide(total, n)
+    if not (isinstance(n, float) and n > 0):
+        # No degrees of freedom (ddof >= count, or nothing reduced): NaN, as in JAX.
+        from funcgrad.numpy._ufuncs import greater, where as _where  # noqa: PLC0415
+
+        result = _where(greater(n, 0.0), result, np.nan)
     if _work_dtype(out_dt) != out_dt:
         result = cast(result, out_dt)
     return _keepdims(result, aval.ndim, axes, keepdims)

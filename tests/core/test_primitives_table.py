@@ -355,7 +355,8 @@ INDEX_DTYPES = st.sampled_from([I64, I32])
 REDUCTIONS = [
     Row("reduce_sum", reduce_args(), lambda x, axes: np.sum(x, axis=axes, dtype=x.dtype),
         dtypes=NUMERIC, bad=reduce_bad()),
-    Row("reduce_prod", reduce_args(NONZERO), lambda x, axes: np.prod(x, axis=axes,
+    # Away from 0: products of many small factors make the finite differences cancel.
+    Row("reduce_prod", reduce_args(FAR_FROM_0), lambda x, axes: np.prod(x, axis=axes,
                                                                       dtype=x.dtype),
         dtypes=NUMERIC, bad=reduce_bad()),
     Row("reduce_prod", reduce_args(st.sampled_from([0.0, 1.5, -2.0])),
