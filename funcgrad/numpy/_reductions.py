@@ -202,7 +202,8 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     result = divide(total, n)
     if not (isinstance(n, float) and n > 0):
         # No degrees of freedom (ddof >= count, or nothing reduced): NaN, as in JAX.
-        from funcgrad.numpy._ufuncs import greater, where as _where  # noqa: PLC0415
+        from funcgrad.numpy._ufuncs import greater  # noqa: PLC0415
+        from funcgrad.numpy._ufuncs import where as _where
 
         result = _where(greater(n, 0.0), result, np.nan)
     if _work_dtype(out_dt) != out_dt:
