@@ -56,6 +56,24 @@ def _x64_mode(request: pytest.FixtureRequest):
         yield
 
 
+@pytest.fixture
+def jax_x64(request: pytest.FixtureRequest):
+    """Real JAX in 64-bit mode beside funcgrad's (the suite's default), restored after, for
+    tests that compare with JAX in float64: ``pytestmark = pytest.mark.usefixtures(
+    "jax_x64")``. The x32-marked tests keep the 32-bit mode ``_x64_mode`` gives both."""
+    real_jax = sys.modules.get("jax")
+    if real_jax is None or not hasattr(real_jax, "config") or \
+            request.node.get_closest_marker("x32") is not None:
+        yield
+        return
+    saved = real_jax.config.jax_enable_x64
+    real_jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        real_jax.config.update("jax_enable_x64", saved)
+
+
 def pytest_sessionfinish(session: Any) -> None:
     """Under pytest-xdist, a worker hands its documentation-example counts to the
     controller, which prints the summary."""

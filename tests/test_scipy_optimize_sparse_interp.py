@@ -5,7 +5,6 @@ jit and derivatives where JAX differentiates."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -24,6 +23,7 @@ from funcgrad.scipy.spatial import transform as FT
 from funcgrad.testing import check_grads
 
 jax = pytest.importorskip("jax")
+pytestmark = pytest.mark.usefixtures("jax_x64")  # compared with JAX in float64
 jnp = pytest.importorskip("jax.numpy")
 JO = pytest.importorskip("jax.scipy.optimize")
 JS = pytest.importorskip("jax.scipy.sparse.linalg")
@@ -33,16 +33,6 @@ JT = pytest.importorskip("jax.scipy.spatial.transform")
 
 FEW = settings(max_examples=6, deadline=None)
 SOME = settings(max_examples=10, deadline=None)
-
-
-@pytest.fixture(autouse=True)
-def _jax_x64() -> Iterator[None]:
-    old = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", old)
 
 
 def _same(got: Any, want: Any, rtol: float = 1e-9, atol: float = 1e-11) -> None:

@@ -30,24 +30,10 @@ pytest.importorskip("jax.scipy.fft")
 pytest.importorskip("jax.scipy.ndimage")
 pytest.importorskip("jax.scipy.integrate")
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+              pytest.mark.usefixtures("jax_x64")]  # compared with JAX in float64
 
 SETTINGS = settings(max_examples=12, deadline=None)
-
-
-@pytest.fixture(autouse=True)
-def _jax_x64(request: pytest.FixtureRequest) -> Any:
-    """Real JAX in 64-bit mode beside funcgrad's (the suite's default), restored after; the
-    x32 tests keep the 32-bit mode the suite's conftest gives both."""
-    if request.node.get_closest_marker("x32") is not None:
-        yield
-        return
-    saved = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", saved)
 
 
 def _leaves(out: Any) -> list[Any]:

@@ -155,6 +155,7 @@ def test_custom_root_grads_numerically() -> None:
                 modes=("rev",))
 
 
+@pytest.mark.usefixtures("jax_x64")
 @settings(max_examples=8, deadline=None)
 @given(st.integers(0, 2**31 - 1))
 def test_transpose_solve_gets_the_transposed_map_as_jax(seed: int) -> None:
@@ -174,11 +175,6 @@ def test_transpose_solve_gets_the_transposed_map_as_jax(seed: int) -> None:
 
         return J.grad(f, argnums=(0, 1))(a, b)
 
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        want = run(jax, jax.lax)
-    finally:
-        jax.config.update("jax_enable_x64", before)
+    want = run(jax, jax.lax)
     for g, t in zip(run(fg, lax), want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(t), rtol=1e-9, atol=1e-12)

@@ -13,17 +13,9 @@ import funcgrad as fg
 from funcgrad import lax as flax
 
 jax = pytest.importorskip("jax")
+pytestmark = pytest.mark.usefixtures("jax_x64")  # compared with JAX in float64
 jlax = jax.lax
 
-
-
-@pytest.fixture(autouse=True)
-def _jax_x64():
-    """Both libraries in 64-bit mode (funcgrad's tests run so)."""
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", before)
 
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint32"]
