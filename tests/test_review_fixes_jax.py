@@ -189,3 +189,28 @@ def _same_type(ours, theirs):
     assert np.asarray(ours).dtype == np.asarray(theirs).dtype
     assert np.shape(ours) == np.shape(theirs)
     assert getattr(ours, "weak_type", False) == getattr(theirs, "weak_type", False)
+
+
+@pytest.mark.parametrize("expr", [
+    "N.nonzero(N.zeros((0, 3)), size=2)", "N.flatnonzero(N.zeros(0), size=2)",
+    "N.argwhere(N.zeros((0, 2)), size=2)", "N.nonzero(N.zeros((2, 0, 3)), size=1)",
+    "NN.softmax(N.zeros((0, 3)), axis=0)", "NN.log_softmax(N.zeros((0, 3)), axis=0)",
+    "NN.logsumexp(N.zeros(0), b=0.0)",
+])
+def test_empty_inputs_as_jax(expr):
+    import funcgrad.nn as fnn  # noqa: PLC0415
+
+    ours = eval(expr, {"N": fnp, "NN": fnn})
+    theirs = eval(expr, {"N": jnp, "NN": jax.nn})
+    for o, t in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+        _same(o, t)
+
+
+@pytest.mark.parametrize("name", ["normal", "uniform", "gumbel", "exponential", "laplace"])
+def test_bfloat16_draws_have_the_dtype(name):
+    import funcgrad.random as frandom  # noqa: PLC0415
+
+    out = getattr(frandom, name)(frandom.key(0), (4,), dtype=fnp.bfloat16)
+    assert out.dtype == getattr(jax.random, name)(jax.random.key(0), (4,),
+                                                   dtype=jnp.bfloat16).dtype
+    assert np.all(np.isfinite(np.asarray(out, np.float32)))

@@ -224,7 +224,8 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     """log(sum(b * exp(a))) over ``axis``, without overflow."""
     if b is not None or return_sign:
         x = _inexact(a)
-        m = lax.stop_gradient(jnp.max(_where_fill(x, where, -np.inf), axis, keepdims=True))
+        m = lax.stop_gradient(jnp.max(_where_fill(x, where, -np.inf), axis, keepdims=True,
+                                      initial=-np.inf))
         m = jnp.where(jnp.isfinite(m), m, 0.0)
         s = jnp.sum(_where_fill(jnp.exp(x - m) * (1.0 if b is None else b), where, 0.0),
                     axis, keepdims=True)
@@ -259,7 +260,8 @@ def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
         from funcgrad.nn._softmax_jvp import softmax_custom_jvp  # noqa: PLC0415
 
         return softmax_custom_jvp(x, axis, where)
-    m = lax.stop_gradient(jnp.max(_where_fill(x, where, -np.inf), axis, keepdims=True))
+    m = lax.stop_gradient(jnp.max(_where_fill(x, where, -np.inf), axis, keepdims=True,
+                                      initial=-np.inf))
     m = jnp.where(jnp.isfinite(m), m, 0.0)
     e = _where_fill(jnp.exp(x - m), where, 0.0)
     # A row masked out entirely is zeros, as JAX gives (not 0 / 0).
@@ -269,7 +271,8 @@ def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
 def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     """x - logsumexp(x) along ``axis``."""
     x = _inexact(x)
-    m = lax.stop_gradient(jnp.max(_where_fill(x, where, -np.inf), axis, keepdims=True))
+    m = lax.stop_gradient(jnp.max(_where_fill(x, where, -np.inf), axis, keepdims=True,
+                                      initial=-np.inf))
     m = jnp.where(jnp.isfinite(m), m, 0.0)
     shifted = x - m
     lse = jnp.log(jnp.sum(_where_fill(jnp.exp(shifted), where, 0.0), axis, keepdims=True))

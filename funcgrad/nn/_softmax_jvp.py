@@ -22,7 +22,7 @@ from funcgrad.transforms.custom import custom_jvp
 
 def _forward(x: Any, axis: Any, where: Any) -> Any:
     x_max = jnp.max(x if where is None else jnp.where(where, x, -np.inf), axis,
-                    keepdims=True)
+                    keepdims=True, initial=-np.inf)
     x_max = jnp.where(jnp.isfinite(x_max), x_max, 0.0)
     unnormalized = jnp.exp(x - x_max)
     if where is None:

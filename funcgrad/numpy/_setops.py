@@ -117,10 +117,10 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
     if len(fills) != len(shape):
         raise ValueError(f"fill_value must be a scalar or a tuple of length {len(shape)}")
     out = []
-    stride = int(np.prod(shape))
-    for d, f in zip(shape, fills):
-        stride //= d
-        coord = remainder(floor_divide(flat, stride), d) if d else flat
+    for k, (d, f) in enumerate(zip(shape, fills)):
+        stride = int(np.prod(shape[k + 1:]))
+        # (An empty array has no nonzero entry: every index is the fill value.)
+        coord = remainder(floor_divide(flat, stride), d) if d and stride else flat
         out.append(where(valid, coord, cast(asarray(0 if f is None else f), it)))
     return tuple(out)
 

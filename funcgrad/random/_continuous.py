@@ -24,7 +24,7 @@ from funcgrad.random._keys import check_key, random_bits, split_data
 
 def float_dtype(name: str, dtype: Any) -> np.dtype[Any]:
     dt = dtypes.default_float() if dtype is None else dtypes.canonicalize_dtype(dtype)
-    if dt.kind != "f":
+    if not dtypes.is_float(dt):  # bfloat16 included (its NumPy kind is "V")
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dt}")
     return dt
 
