@@ -108,11 +108,10 @@ class AccumulateGrad(Leaf):
         return f"<AccumulateGrad object at {id(self):#x}>"
 
 
-# Nodes whose rules read constant masks or indices made from shapes alone, which
+# The ops whose rules read constant masks or indices made from shapes alone, which
 # PyTorch's node rebuilds from its arguments instead of saving.
-_MASKS_NOT_SAVED = frozenset({"TrilBackward0", "TriuBackward0", "DiagonalBackward0",
-                              "UnfoldBackward0", "TraceBackward0", "DiagEmbedBackward0",
-                              "DiagBackward0", "RepeatInterleaveBackward0"})
+_MASKS_NOT_SAVED = frozenset({"Tril", "Triu", "Diagonal", "Unfold", "Trace", "DiagEmbed",
+                              "Diag", "RepeatInterleave"})
 
 
 class GradFn(Node):
@@ -222,13 +221,19 @@ class GradFn(Node):
         saves no tensor for such a node, so a second backward through it is allowed. A
         constant read by a node inside a composite (mean's divisor) is the composite's own
         detail, not a tensor PyTorch's node would save."""
-        if self.name() in _MASKS_NOT_SAVED:
-            return True
         # A rule of its own (a staged call's backward) keeps its residuals inside it.
-        return self.rule is None and all(
-            type(p) is Missing or self.owned and e is None and getattr(p, "ndim", 0) == 0
-            for p, e in zip(self.primals, self.parents)) and all(
-            type(v) is Missing for v in self.outs)
+        # (Plain loops: this runs for every node a backward pass frees.)
+        if self.rule is None:
+            owned = self.owned
+            for p, e in zip(self.primals, self.parents):
+                if type(p) is not Missing and not (owned and e is None
+                                                   and getattr(p, "ndim", 0) == 0):
+                    return self.op in _MASKS_NOT_SAVED
+            for v in self.outs:
+                if type(v) is not Missing:
+                    return self.op in _MASKS_NOT_SAVED
+            return True
+        return self.op in _MASKS_NOT_SAVED
 
     def release(self) -> None:
         if self.saves_nothing():
@@ -334,7 +339,7 @@ class OpNode(GradFn):
         return None
 
     def release(self) -> None:
-        if self.name() in _MASKS_NOT_SAVED:
+        if self.op in _MASKS_NOT_SAVED:
             return
         for n in self.inner_nodes:
             n.release()
