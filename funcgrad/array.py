@@ -34,6 +34,15 @@ class Array:
     # NumPy's binary operators defer to ours (``np_array + x`` gives an Array).
     __array_priority__ = 100
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The comparisons funcgrad.numpy installs on Array, screened as JAX screens them;
+        # set here on each concrete class (eager arrays and tracers alike) because the
+        # installed operators replace anything defined on Array itself.
+        for name in _COMPARISONS:
+            if name not in cls.__dict__:
+                setattr(cls, name, _defer_unrecognized(name))
+
     @property
     def aval(self) -> ShapedArray:
         raise NotImplementedError(f"{type(self).__name__} must define aval")
@@ -88,6 +97,29 @@ class Array:
 
     # Methods and operators (``__add__``, ``sum``, ``reshape``, ``at``...) are set on this
     # class by funcgrad.numpy._array_methods: the core cannot import funcgrad.numpy.
+
+
+_COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+
+
+def _defer_unrecognized(name: str) -> Any:
+    """``Array.<name>`` for arrays and scalars; for any other object NotImplemented, so
+    Python falls back as with JAX's arrays (``x == "a"`` is False, ``x < None`` a
+    TypeError), except that ``==``/``!=`` with a dict, list, set or tuple is a TypeError."""
+
+    def op(self: Array, other: Any) -> Any:
+        convert = getattr(other, "__jax_array__", None)
+        if convert is not None:
+            other = convert()
+        if isinstance(other, (int, float, complex, np.generic, np.ndarray, Array)):
+            return getattr(Array, name)(self, other)
+        if name in ("__eq__", "__ne__") and type(other) in (dict, list, set, tuple):
+            raise TypeError(f"unsupported operand type(s) for ==: {type(self).__name__!r} "
+                            f"and {type(other).__name__!r}")
+        return NotImplemented
+
+    op.__name__ = name
+    return op
 
 
 class ArrayImpl(Array):

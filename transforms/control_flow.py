@@ -244,8 +244,24 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     >>> fg.lax.switch(1, [lambda x: x, lambda x: 2.0 * x], np.array(3.0))
     Array(6., dtype=float32)
     """
+    if not all(callable(b) for b in branches):
+        raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    if len(np.shape(index)) != 0:
+        raise TypeError(f"Branch index must be scalar, got {index} of shape "
+                        f"{np.shape(index)}.")
+    try:
+        index_dtype = dtypes.result_type(index)
+    except TypeError as err:
+        raise TypeError(f"Index type must be an integer, got {index}.") from err
+    if dtypes.kind(index_dtype) not in "iu":
+        raise TypeError(f"Index type must be an integer, got {index} as {index_dtype}")
     if not branches:
-        raise ValueError("switch needs at least one branch")
+        raise ValueError("Empty branch sequence")
+    return _switch(index, branches, *operands)
+
+
+def _switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    # switch without its index checks: cond passes its (any dtype) predicate here
     ops, in_tree = _leaves(operands)
     avals = _avals(ops)
     staged = [_stage(lambda *xs, f=f: f(*tree_unflatten(in_tree, xs)), avals) for f in branches]
@@ -298,7 +314,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     if get_aval(p).shape != ():
         raise ShapeError(f"cond's predicate must be a scalar, got shape {get_aval(p).shape} "
                          f"(at {user_frame()}); for elementwise choice use funcgrad.numpy.where")
-    return switch(p, [false_fun, true_fun], *operands)
+    return _switch(p, [false_fun, true_fun], *operands)
 
 
 # ------------------------------------------------------------------- while_loop
@@ -720,10 +736,11 @@ scan_p.vjp_fwd = _scan_vjp_fwd
 
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
          length: int | None = None, reverse: bool = False,
-         unroll: int | bool = 1) -> tuple[Any, Any]:
+         unroll: int | bool = 1, _split_transpose: bool = False) -> tuple[Any, Any]:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
     ``(final carry, stacked ys)``. Differentiable in both modes. ``unroll`` is checked
-    as JAX checks it and changes nothing: a jitted loop calls its compiled body per step.
+    as JAX checks it and changes nothing: a jitted loop calls its compiled body per step;
+    so does JAX's experimental ``_split_transpose`` (a memory layout of its transpose).
 
     >>> import numpy as np
     >>> import funcgrad as fg
@@ -771,7 +788,12 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     _check_same("scan's f changes the carry's types", c_avals, body_j.out_avals[:len(carry)])
     outs = scan_p.bind(*consts, *carry, *x_leaves, jaxpr=body_j, num_consts=len(consts),
                        num_carry=len(carry), length=n, reverse=bool(reverse))
-    return tree_unflatten(c_tree, outs[:len(carry)]), tree_unflatten(box[0], outs[len(carry):])
+    # As JAX's scan: a carry the body passes through untouched comes back as the caller's
+    # own object (a Python 2.0 stays 2.0); the others are the loop's Arrays.
+    j, given = body_j.jaxpr, tree_flatten(init)[0]
+    c_out = [given[i] if j.outvars[i] is j.invars[len(consts) + i] else o
+             for i, o in enumerate(outs[:len(carry)])]
+    return tree_unflatten(c_tree, c_out), tree_unflatten(box[0], outs[len(carry):])
 
 
 def _check_unroll(unroll: Any) -> None:
@@ -807,8 +829,6 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
         def step(val: Any, i: Any) -> tuple[Any, None]:
             return body_fun(i, val), None
 
-        if idx.size == 0:
-            return init_val
         # A scan over the indices (JAX carries a counter instead): the index is no
         # per-step kernel on a GPU.
         return scan(step, init_val, idx)[0]

@@ -457,29 +457,62 @@ class custom_vjp:  # noqa: N801 - JAX's name
         def bwd(res: Any, cts: list[Any]) -> list[Any]:
             ct_tree = tree_unflatten(fun.out_tree, cts)
             in_cts = user_bwd(*static.values(), res, ct_tree)
-            if not isinstance(in_cts, tuple) or len(in_cts) != n_dyn:
-                raise TreeStructureError(
-                    f"custom_vjp backward must return a tuple with one cotangent per "
-                    f"differentiable argument ({n_dyn}), got {type(in_cts).__name__}"
-                    f"{' of length ' + str(len(in_cts)) if isinstance(in_cts, tuple) else ''}"
-                )
-            leaves: list[Any] = []
-            for (a_avals, a_tree), c in zip(dyn_types, in_cts):
-                if c is None:
-                    leaves.extend(zeros_like_aval(av) for av in a_avals)
-                    continue
-                c_leaves, c_tree = tree_flatten(c)
-                if c_tree != a_tree:
-                    raise TreeStructureError(
-                        f"custom_vjp backward returned a cotangent of structure {c_tree} for "
-                        f"an argument of structure {a_tree}"
-                    )
-                leaves.extend(c_leaves)
-            return [zeros_like_aval(av) if c is None else c for c, av in zip(leaves, in_avals)]
+            if isinstance(in_cts, list) and len(in_cts) == n_dyn:
+                in_cts = tuple(in_cts)
+            return _bwd_leaves(in_cts, dyn_types, in_avals)
 
         outs = custom_vjp_call_p.bind(*flat, fun=fun, fwd=_Rule(fwd, f"{fun!r}_fwd"),
                                       bwd=_Rule(bwd, f"{fun!r}_bwd"))
         return tree_unflatten(fun.out_tree, outs)
+
+
+def _bwd_leaves(in_cts: Any, dyn_types: list[tuple[list[ShapedArray], Any]],
+                in_avals: list[ShapedArray]) -> list[Any]:
+    """The flat cotangents of a custom_vjp bwd's output, checked as JAX checks them: a
+    tuple with the arguments' structure, where None stands for zeros of any subtree
+    (a whole argument or one leaf of it), each leaf shaped as its primal."""
+    from funcgrad.tree_util import keystr, tree_flatten_with_path, tree_map  # noqa: PLC0415
+
+    args_tree = tree_flatten(tuple(tree_unflatten(t, [0] * len(av)) for av, t in dyn_types))
+    dummy = tree_unflatten(args_tree[1], [object()] * len(in_avals))
+    flat: list[Any] = []
+
+    def append(x: Any, d: Any) -> None:
+        flat.extend([x] * len(tree_flatten(d)[0]))
+
+    try:
+        if not isinstance(in_cts, tuple):
+            raise ValueError
+        tree_map(append, in_cts, dummy, is_leaf=lambda x: x is None)
+    except ValueError:
+        # (a TypeError, as JAX's, and funcgrad's tree-structure error)
+        raise TreeStructureError(
+            "Custom VJP bwd rule must produce an output with the same container (pytree) "
+            "structure as the args tuple of the primal function, and in particular must "
+            "produce a tuple of length equal to the number of arguments to the primal "
+            f"function, but got bwd output structure {tree_flatten(in_cts)[1]} for primal "
+            f"input structure {args_tree[1]}.") from None
+    paths = [kp for kp, _ in tree_flatten_with_path(dummy)[0]]
+    out: list[Any] = []
+    for kp, a, c in zip(paths, in_avals, flat):
+        if c is None:
+            out.append(zeros_like_aval(a))
+            continue
+        ca = get_aval(c)
+        if ca.shape != a.shape:
+            extra = ("the dtypes do not match, and the shapes do not match"
+                     if ca.dtype != a.dtype else "the shapes do not match")
+            raise ValueError(
+                "Custom VJP bwd rule must produce an output with the same type as the args "
+                f"tuple of the primal function, but at output{keystr(kp)} the bwd rule "
+                f"produced an output of type {_str_short(ca)} corresponding to an input of "
+                f"type {_str_short(a)}, so {extra}")
+        out.append(c)
+    return out
+
+
+def _str_short(a: ShapedArray) -> str:
+    return f"{a.dtype.name}[{','.join(str(d) for d in a.shape)}]"
 
 
 # ------------------------------------------------------------------ checkpoint

@@ -258,7 +258,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
         in_cts = backward(_check_cotangents(out_avals, flat_ct))
         # Each cotangent has its primal's aval, weak type included (as JAX's).
         filled = [np.zeros(a.shape, dtypes.FLOAT0) if not dtypes.is_inexact(a.dtype)
-                  else as_primal_type(c, a) if c is not None else zeros_like_aval(a)
+                  else as_primal_type(c, a) if c is not None else _zeros_array(a)
                   if g is None else wrap(place_on(np.broadcast_to(np.zeros((), a.dtype),
                                                                   a.shape), g), a)
                   for a, c, g in zip(in_avals, in_cts, in_gpus)]
@@ -267,6 +267,13 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
     out = tree_unflatten(out_tree, outs)
     # The trace has finished: aux values computed on it are plain values again.
     return (out, vjp_fn, _strip(aux_box[0])) if has_aux else (out, vjp_fn)
+
+
+def _zeros_array(aval: ShapedArray) -> Any:
+    # A disconnected input's cotangent: an Array (weak type included), as JAX's, where
+    # ``full`` gives a bare NumPy array on the host.
+    z = zeros_like_aval(aval)
+    return wrap(z, aval) if isinstance(z, np.ndarray) else z
 
 
 def _strip(tree: Any) -> Any:

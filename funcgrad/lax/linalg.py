@@ -47,6 +47,7 @@ def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
     >>> np.asarray(linalg.cholesky(np.array([[4.0, 2.0], [2.0, 2.0]]))).tolist()
     [[2.0, 0.0], [1.0, 1.0]]
     """
+    D._not_half("cholesky", get_aval(x))  # JAX refuses (LAPACK); the primitive computes
     return D.cholesky(symmetrize(x) if symmetrize_input else x)
 
 
@@ -75,6 +76,7 @@ def lu(x: Any) -> tuple[Any, Any, Any]:
     >>> np.asarray(perm).tolist()
     [1, 0]
     """
+    D._not_half("lu", get_aval(x))  # JAX refuses (LAPACK); the primitive computes
     out = D.lu(x)
     return out[0], out[1], out[2]
 

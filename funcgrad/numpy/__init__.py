@@ -104,7 +104,6 @@ from funcgrad.numpy._shape import (
 from funcgrad.numpy._ufuncs import (
     abs,
     absolute,
-    add,
     angle,
     arccos,
     arccosh,
@@ -115,10 +114,7 @@ from funcgrad.numpy._ufuncs import (
     arctanh,
     around,
     astype,
-    bitwise_and,
     bitwise_not,
-    bitwise_or,
-    bitwise_xor,
     cbrt,
     ceil,
     clip,
@@ -154,18 +150,9 @@ from funcgrad.numpy._ufuncs import (
     log1p,
     log2,
     log10,
-    logaddexp,
-    logaddexp2,
-    logical_and,
     logical_not,
-    logical_or,
-    logical_xor,
-    maximum,
-    minimum,
     mod,
-    multiply,
     nan_to_num,
-    negative,
     not_equal,
     positive,
     power,
@@ -182,7 +169,6 @@ from funcgrad.numpy._ufuncs import (
     sinh,
     sqrt,
     square,
-    subtract,
     tan,
     tanh,
     true_divide,
@@ -252,3 +238,21 @@ from funcgrad.numpy._window_functions import *  # noqa: F403, E402
 globals()["bool"] = _dtype_info.bool
 
 _array_methods.install()
+
+# The ufuncs (``jnp.add.reduce``, ``jnp.add.at``...), made of the plain functions of _ufuncs.
+from funcgrad.numpy._builtin_ufuncs import (  # noqa: E402
+    add,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    logaddexp,
+    logaddexp2,
+    logical_and,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    subtract,
+)

@@ -39,6 +39,7 @@ def _reflected(f: Any) -> Any:
 def install() -> None:
     """Set the operators and methods on ``Array`` (called once by funcgrad.numpy)."""
     import funcgrad.numpy as fnp  # noqa: PLC0415 - installed after funcgrad.numpy loads
+    from funcgrad.numpy import _ufuncs as U  # noqa: PLC0415 - the plain functions, not ufuncs
     from funcgrad.numpy._indexing import AtIndexer, getitem, refuse_list_index  # noqa: PLC0415
 
     def _getitem(self: Any, idx: Any) -> Any:
@@ -47,10 +48,10 @@ def install() -> None:
         return getitem(self, idx)
 
     binary = {
-        "add": fnp.add, "sub": fnp.subtract, "mul": fnp.multiply, "truediv": fnp.divide,
+        "add": U.add, "sub": U.subtract, "mul": U.multiply, "truediv": fnp.divide,
         "floordiv": fnp.floor_divide, "mod": fnp.remainder, "pow": fnp.power,
-        "matmul": fnp.matmul, "and": fnp.bitwise_and, "or": fnp.bitwise_or,
-        "xor": fnp.bitwise_xor, "lshift": fnp.left_shift, "rshift": fnp.right_shift,
+        "matmul": fnp.matmul, "and": U.bitwise_and, "or": U.bitwise_or,
+        "xor": U.bitwise_xor, "lshift": fnp.left_shift, "rshift": fnp.right_shift,
     }
     attrs: dict[str, Any] = {}
     for name, f in binary.items():
@@ -62,7 +63,7 @@ def install() -> None:
                     "ge": fnp.greater_equal, "eq": fnp.equal, "ne": fnp.not_equal}.items():
         attrs[f"__{name}__"] = _forward(f)
     attrs.update({
-        "__neg__": fnp.negative, "__pos__": fnp.positive, "__abs__": fnp.absolute,
+        "__neg__": U.negative, "__pos__": fnp.positive, "__abs__": fnp.absolute,
         "__invert__": fnp.invert, "__getitem__": _getitem,
     })
 

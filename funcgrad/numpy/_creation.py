@@ -357,7 +357,8 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # 
     >>> fnp.tri(2).tolist()
     [[1.0, 0.0], [1.0, 1.0]]
     """
-    return from_buffer(np.tri(N, M, k, dtype=_dt(dtype, "tri", dtypes.default_float())))
+    # JAX's default is float32 even in 64-bit mode.
+    return from_buffer(np.tri(N, M, k, dtype=_dt(dtype, "tri", np.float32)))
 
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,

@@ -11,13 +11,14 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.core import Tracer, get_aval
-from funcgrad.numpy._core import asarray, canonical_axis, cast, promote_args
+from funcgrad.numpy._core import asarray, canonical_axis, cast, is_array, promote_args
 from funcgrad.numpy._creation import arange, array, linspace, ones, zeros
 from funcgrad.numpy._indexing import take, take_along_axis
 from funcgrad.numpy._linalg import diag
@@ -25,6 +26,7 @@ from funcgrad.numpy._setops import host_value, nonzero
 from funcgrad.numpy._shape import (
     atleast_1d,
     broadcast_arrays,
+    broadcast_to,
     concatenate,
     expand_dims,
     moveaxis,
@@ -593,14 +595,12 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
     return arr.at[tuple(grids)].set(vals, mode=mode)
 
 
-def _norm_positions(obj: Any, n: int, name: str) -> np.ndarray:
-    if isinstance(obj, slice):
-        return np.arange(n)[obj]
-    h = host_value(asarray(obj), name) if not isinstance(obj, (int, np.integer)) else \
-        np.asarray(obj)
-    if h.dtype == bool:
-        raise ValueError(f"{name}: boolean indices are not supported")
-    return h
+def _check_arraylike(name: str, *xs: Any) -> None:
+    """JAX's TypeError for an argument that is neither an array nor a scalar (a list)."""
+    for pos, x in enumerate(xs):
+        if not (is_array(x) or isinstance(x, (np.ndarray, np.generic)) or np.isscalar(x)):
+            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at "
+                            f"position {pos}.")
 
 
 def delete(arr: Any, obj: Any, axis: int | None = None, *,
@@ -611,14 +611,41 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
     >>> fnp.delete(fnp.arange(4), fnp.array([0, 2])).tolist()
     [1, 3]
     """
+    _check_arraylike("delete", arr)
     a = asarray(arr)
     if axis is None:
         a, axis = ravel(a), 0
     ax = canonical_axis(axis, get_aval(a).ndim)
     n = get_aval(a).shape[ax]
-    pos = _norm_positions(obj, n, "delete")
-    if pos.size and (pos.min() < -n or pos.max() >= n):
-        raise IndexError(f"index out of bounds for axis {ax} with size {n}")
+    try:
+        # An integer, or an integer array of rank 0 (not of size 1), is a static position.
+        static = operator.index(obj) if not getattr(obj, "ndim", 0) else None
+    except TypeError:
+        static = None
+    if static is not None:
+        # JAX checks a static integer as it checks an axis, with that (ValueError) message.
+        if not -n <= static < n:
+            raise ValueError(f"axis {static} is out of bounds for array of dimension {n}")
+        pos = np.asarray(static)
+    elif isinstance(obj, slice):
+        pos = np.arange(n)[obj]
+    else:
+        _check_arraylike("delete", a, obj)
+        pos = host_value(asarray(obj), "delete")
+        if pos.dtype == bool:
+            if pos.shape != (n,):
+                raise ValueError("np.delete(arr, obj): for boolean indices, obj must be "
+                                 "one-dimensional with length matching specified axis.")
+            pos = np.nonzero(pos)[0]
+        elif pos.dtype.kind not in "iu":
+            raise ValueError("np.delete(arr, obj): got "
+                             f"obj.dtype={np.dtype(getattr(obj, 'dtype', pos.dtype))}; must "
+                             "be integer or bool.")
+        # NumPy's own check (JAX deletes through a NumPy mask), with its IndexError.
+        bad = pos[(pos < -n) | (pos >= n)]
+        if bad.size:
+            raise IndexError(f"index {bad.ravel()[0]} is out of bounds for axis 0 with "
+                             f"size {n}")
     keep = np.setdiff1d(np.arange(n), np.asarray(pos) % max(n, 1))
     return take(a, asarray(keep.astype(dtypes.default_int())), axis=ax)
 
@@ -630,41 +657,48 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     >>> fnp.insert(fnp.array([1, 2, 3]), 1, 9).tolist()
     [1, 9, 2, 3]
     """
+    _check_arraylike("insert", arr, 0 if isinstance(obj, slice) else obj, values)
     a = asarray(arr)
     if axis is None:
         a, axis = ravel(a), 0
     ax = canonical_axis(axis, get_aval(a).ndim)
     n = get_aval(a).shape[ax]
-    scalar_obj = isinstance(obj, (int, np.integer))
-    pos = _norm_positions(obj, n + 1, "insert") if not isinstance(obj, slice) else \
-        np.arange(n)[obj]
-    pos = np.where(pos < 0, pos + n, pos)
-    if pos.size and (pos.min() < 0 or pos.max() > n):
-        raise IndexError(f"index {obj} is out of bounds for axis {ax} with size {n}")
-    vals = cast(asarray(values), get_aval(a).dtype)
-    vshape = list(get_aval(a).shape)
-    if scalar_obj:
-        v = moveaxis(vals, 0, ax) if get_aval(vals).ndim == get_aval(a).ndim else vals
-        vnd = get_aval(v).ndim
-        k = get_aval(v).shape[ax] if vnd == get_aval(a).ndim else (
-            get_aval(vals).shape[0] if get_aval(vals).ndim == 1 and get_aval(a).ndim == 1
-            else 1)
-        pos = np.full(k, int(pos))
-        vshape[ax] = k
-        if vnd != get_aval(a).ndim:
-            v = reshape(v, [1 if i == ax else -1 for i in range(len(vshape))]
-                        if get_aval(vals).ndim and get_aval(a).ndim > 1 else
-                        ([k] if get_aval(a).ndim == 1 else [1] * len(vshape)))
+    if isinstance(obj, slice):
+        idx = np.arange(*obj.indices(n))
     else:
-        vshape[ax] = pos.size
-        # JAX broadcasts the values (with leading axes added) over the inserted slices;
-        # NumPy would lay a 1-d value vector along the axis instead.
-        v = vals
-    v = broadcast_arrays(v, zeros(tuple(vshape), get_aval(a).dtype))[0]
-    # Inserted values come before the original entry at the same position.
-    keys = np.concatenate([np.arange(n) * 2 + 1, pos.astype(np.int64) * 2])
-    order = np.argsort(keys, kind="stable")
-    both = concatenate([a, v], axis=ax)
+        idx = np.asarray(obj) if isinstance(obj, (int, np.integer)) else \
+            host_value(asarray(obj), "insert")
+        if idx.ndim > 1:
+            raise ValueError("jnp.insert(): obj must be a slice, a one-dimensional array, or "
+                             f"a scalar; got {obj}")
+        if idx.dtype.kind not in "iu":
+            if idx.size or is_array(obj):
+                raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj}")
+            idx = idx.astype(np.int64)
+    vals = array(values, ndmin=get_aval(a).ndim, dtype=get_aval(a).dtype, copy=False)
+    # JAX's rules: one index (a scalar, or an array of one) inserts every value along the
+    # axis at that place (a scalar's values are laid along the axis from their first axis);
+    # indices past either end are clipped to it, negative ones count from the end.
+    if idx.size == 1:
+        if idx.ndim == 0:
+            vals = moveaxis(vals, 0, ax)
+        idx = np.full(get_aval(vals).shape[ax], idx.ravel()[0])
+    n_insert = np.broadcast_shapes(idx.shape, (get_aval(vals).shape[ax],))[0]
+    idx = np.clip(np.where(idx < 0, idx + n, idx), 0, n).astype(np.int64)
+    idx = np.broadcast_to(idx, (n_insert,))
+    # The inserted slices land in the order of their (stably sorted) indices, each before
+    # the original entry at that index.
+    values_ind = np.empty(n_insert, np.int64)
+    values_ind[np.argsort(idx, kind="stable")] = np.sort(idx, kind="stable") + \
+        np.arange(n_insert)
+    arr_mask = np.ones(n + n_insert, bool)
+    arr_mask[values_ind] = False
+    order = np.empty(n + n_insert, np.int64)
+    order[arr_mask] = np.arange(n)
+    order[values_ind] = n + np.arange(n_insert)
+    vshape = list(get_aval(a).shape)
+    vshape[ax] = n_insert
+    both = concatenate([a, broadcast_to(vals, tuple(vshape))], axis=ax)
     return take(both, asarray(order.astype(dtypes.default_int())), axis=ax)
 
 

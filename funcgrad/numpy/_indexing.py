@@ -193,9 +193,17 @@ def _apply_advanced(x: Any, indices: list[Any], axes: list[int]) -> Any:
     rest = [a for a in range(len(shape)) if a not in axes]
     x = S.transpose(x, axes + rest)
     stacked = S.concatenate([S.expand_dims(i, (len(bshape),)) for i in norm], len(bshape))
-    if not 0 < len(norm) or any(shape[a] == 0 for a in axes):
+    if not 0 < len(norm):
         raise IndexingError(f"index is out of bounds for an axis of size 0 (at {user_frame()})")
-    out = I.gather(x, stacked, "clip")
+    if any(shape[a] == 0 for a in axes):
+        # An axis of size 0 can only be indexed by an empty index (JAX's gather refuses
+        # any other): the result is empty too, of the shape the gather would have.
+        if math.prod(bshape):
+            raise IndexingError(f"index is out of bounds for an axis of size 0 (at "
+                                f"{user_frame()})")
+        out = S.reshape(x, (*bshape, *(shape[a] for a in rest)))
+    else:
+        out = I.gather(x, stacked, "clip")
     # NumPy puts the broadcast index axes where the advanced indices were when they are
     # adjacent, and in front otherwise.
     adjacent = axes == list(range(axes[0], axes[0] + len(axes)))

@@ -194,7 +194,11 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     >>> fnp.histogramdd(fnp.array([[0.0, 0.0], [1.0, 1.0]]), bins=2)[0].tolist()
     [[1, 0], [0, 1]]
     """
-    (sample,) = promote_inexact(sample)
+    # As JAX: weights promote together with the sample (and set the edges' dtype too).
+    if weights is None:
+        (sample,) = promote_inexact(sample)
+    else:
+        sample, weights = promote_inexact(sample, weights)
     if get_aval(sample).ndim != 2:
         raise ValueError("histogramdd: sample must be a 2-d array of shape (N, D)")
     n, d = get_aval(sample).shape
@@ -223,6 +227,8 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     counts = reshape(counts, tuple(nbins))
     counts = counts[tuple(slice(1, -1) for _ in nbins)]
     if density:
+        # Normalized in the sample's dtype, as JAX (not integer counts' default float).
+        counts = cast(counts, get_aval(sample).dtype)
         counts = divide(counts, _sum(counts))
         for i, e in enumerate(edges):
             shape = [1] * d
@@ -478,14 +484,21 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     >>> fnp.ediff1d(fnp.array([1, 4, 9]), to_begin=0).tolist()
     [0, 3, 5]
     """
-    arr = ravel(asarray(ary))
+    def arraylike(x: Any) -> Any:
+        # JAX's TypeError for a list (each argument is checked on its own, at position 0).
+        if isinstance(x, (list, tuple)):
+            raise TypeError(f"ediff1d requires ndarray or scalar arguments, got {type(x)} at "
+                            "position 0.")
+        return asarray(x)
+
+    arr = ravel(arraylike(ary))
     out = subtract(arr[1:], arr[:-1])
     dt = get_aval(out).dtype
     parts = [out]
     if to_begin is not None:
-        parts.insert(0, cast(ravel(asarray(to_begin)), dt))
+        parts.insert(0, cast(ravel(arraylike(to_begin)), dt))
     if to_end is not None:
-        parts.append(cast(ravel(asarray(to_end)), dt))
+        parts.append(cast(ravel(arraylike(to_end)), dt))
     return concatenate(parts) if len(parts) > 1 else out
 
 

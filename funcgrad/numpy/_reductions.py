@@ -315,6 +315,7 @@ def argmax(a: Any, axis: Any = None, out: Any = None, keepdims: Any = None) -> A
     1
     """
     _no_out(out, "argmax")
+    _no_complex_order(a, "gt")
     return _arg(R.argmax, a, axis, bool(keepdims))
 
 
@@ -326,7 +327,17 @@ def argmin(a: Any, axis: Any = None, out: Any = None, keepdims: Any = None) -> A
     0
     """
     _no_out(out, "argmin")
+    _no_complex_order(a, "lt")
     return _arg(R.argmin, a, axis, bool(keepdims))
+
+
+def _no_complex_order(a: Any, op: str) -> None:
+    """JAX's TypeError for argmax/argmin of complex numbers: its comparison (``op``) has no
+    complex order, though its max/min reductions do."""
+    dt = get_aval(_prepare(a)).dtype
+    if dt.kind == "c":
+        raise TypeError(f"{op} does not accept dtype {dt} at position 0. Accepted dtypes at "
+                        "position 0 are subtypes of integer, floating, bool.")
 
 
 def _logical_reduce(prim_fn: Any, a: Any, axis: Any, keepdims: bool, where_: Any,
@@ -396,12 +407,20 @@ def logsumexp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
         a = cast(a, to_inexact_dtype(get_aval(a).dtype))
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
-    amax = stop_gradient(R.reduce_max(a, axes)) if aval.size else np.zeros(())
+    kept = tuple(i for i in range(aval.ndim) if i not in axes)
+    # The shift is the real parts' max (complex numbers have no order), 0 where it is not
+    # finite; an empty axis has no max (JAX's initial=-inf), so its shift is 0 too, of the
+    # reduced shape: the sum of no terms then gives log(0) = -inf.
+    re = E.real_p.bind(a) if aval.dtype.kind == "c" else a
+    if aval.size:
+        amax = stop_gradient(R.reduce_max(re, axes))
+    else:
+        amax = from_buffer(np.zeros(tuple(aval.shape[i] for i in kept), get_aval(re).dtype))
     amax = where(isfinite(amax), amax, 0.0)
-    shifted = subtract(a, S.broadcast_in_dim(
-        amax, aval.shape, tuple(i for i in range(aval.ndim) if i not in axes)))
-    out = log(R.reduce_sum(exp(shifted), axes))
-    out = add(out, amax)
+    shifted = subtract(a, S.broadcast_in_dim(cast(amax, aval.dtype), aval.shape, kept))
+    total = R.reduce_sum(exp(shifted), axes)
+    out = log(total)
+    out = add(out, cast(amax, get_aval(out).dtype))
     return _keepdims(out, aval.ndim, axes, keepdims)
 
 

@@ -249,7 +249,14 @@ def _unique_sized(ar: Any, equal_nan: bool, size: int, fill_value: Any) -> tuple
     perm = cast(argsort(flat, stable=True), it)
     aux = take(flat, perm)
     if n == 0:
-        raise ValueError("unique: size= with an empty array")
+        # Nothing to pad from: JAX fills with fill_value (which it then requires), and the
+        # index, inverse and counts stay empty.
+        if size and fill_value is None:
+            raise ValueError("jnp.unique: for zero-sized input with nonzero size argument, "
+                             "fill_value must be specified")
+        dt = get_aval(flat).dtype
+        values = full((size,), cast(asarray(fill_value), dt), dt) if size else flat
+        return values, perm, zeros(0, it), zeros(0, it)
     first = _neq_adjacent(aux, equal_nan)
     if fill_value is None:
         fill_value = aux[0]
@@ -497,6 +504,9 @@ def sort_complex(a: Any) -> Any:
     >>> fnp.sort_complex(fnp.array([3.0, 1.0])).tolist()
     [(1+0j), (3+0j)]
     """
+    if isinstance(a, (list, tuple)):
+        raise TypeError(f"sort_complex requires ndarray or scalar arguments, got {type(a)} "
+                        "at position 0.")
     a = asarray(a)
     dt = get_aval(a).dtype
     if dt.kind == "c":
@@ -505,8 +515,10 @@ def sort_complex(a: Any) -> Any:
     else:
         a = sort(a, axis=-1)
     if dt.kind != "c":
-        real_dt = dt if dt.kind == "f" else dtypes.default_float()
-        dt = dtypes.complex128 if real_dt == dtypes.float64 else dtypes.complex64
+        # JAX's to_complex_dtype, whatever the x64 mode: 64-bit integers and float64 give
+        # complex128, everything narrower complex64.
+        wide = dt == dtypes.float64 or (dt.kind in "iu" and dt.itemsize == 8)
+        dt = dtypes.complex128 if wide else dtypes.complex64
     return cast(a, dt)
 
 

@@ -25,9 +25,11 @@ from funcgrad.numpy._core import (
     canonical_axes,
     canonical_axis,
     cast,
+    is_array,
     promote_inexact,
     requested_dtype,
 )
+from funcgrad.numpy._creation import full_like
 from funcgrad.numpy._indexing import take_along_axis
 from funcgrad.numpy._linalg import diagonal
 from funcgrad.numpy._reductions import (
@@ -35,6 +37,8 @@ from funcgrad.numpy._reductions import (
     _prepare,
     argmax,
     argmin,
+    argsort,
+    cumsum,
     prod,
     sort,
 )
@@ -60,8 +64,12 @@ from funcgrad.numpy._ufuncs import (
     equal,
     floor,
     isnan,
+    less,
     less_equal,
     logical_not,
+    logical_or,
+    maximum,
+    minimum,
     multiply,
     real,
     sqrt,
@@ -339,7 +347,8 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     else:
         sq = multiply(centered, centered)
     count = _nan_count(a, axis, keepdims, where, get_aval(sq).dtype)
-    total = nansum(sq, axis=axis, keepdims=keepdims, where=where)
+    # A plain sum, as JAX's: inf - mean(inf) is NaN and must reach the result.
+    total = _sum(sq, axis=axis, keepdims=keepdims, where=where)
     denom = subtract(count, cast(ddof, get_aval(count).dtype))
     # The divisor is 1 where the result is NaN anyway, so that no 0/0 reaches the gradient.
     empty = less_equal(denom, 0)
@@ -359,14 +368,35 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
 
 # ------------------------------------------------------------------------ quantiles
 
-_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
 def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nans: bool,
-              name: str) -> Any:
+              name: str, weights: Any = None) -> Any:
     if method not in _METHODS:
-        raise ValueError(f"{name}: method must be one of {_METHODS}, got {method!r}")
-    (a,) = promote_inexact(a)
+        raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', "
+                         "'nearest' or 'inverted_cdf'")
+    if weights is not None:
+        weights = asarray(weights)
+        if get_aval(weights).dtype.kind == "c":
+            raise ValueError("Weights cannot be complex types.")
+        if method != "inverted_cdf":
+            raise NotImplementedError(f"{method} doesn't support weights. Only method "
+                                      "'inverted_cdf' supports weights.")
+        a, weights = promote_inexact(a, weights)
+        a_shape = get_aval(asarray(a)).shape
+        w_shape = get_aval(weights).shape
+        if w_shape != a_shape:
+            if axis is None:
+                raise ValueError("Weights shape must match 'a' shape when axis is None.")
+            w_axes = tuple(canonical_axis(ax, len(a_shape)) for ax in
+                           (axis if isinstance(axis, tuple) else (axis,)))
+            if w_shape != tuple(a_shape[ax] for ax in w_axes):
+                raise ValueError(f"Weights shape {w_shape} must match reduction axes "
+                                 f"{tuple(a_shape[ax] for ax in w_axes)}")
+            weights = S.broadcast_in_dim(weights, a_shape, w_axes)
+    else:
+        (a,) = promote_inexact(a)
     if dtypes.python_scalar(a):
         a = cast(a, get_aval(a).dtype)
     q = cast(asarray(q), get_aval(a).dtype)
@@ -391,7 +421,14 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
     a = reshape(a, (*rest_shape, n))
     if n == 0:
         raise ValueError(f"{name} of an empty slice")
-    a = sort(a, axis=-1)  # NaNs sort last
+    if weights is not None:
+        weights = reshape(S.transpose(weights, (*rest, *axes)) if nd else weights,
+                          (*rest_shape, n))
+        order = argsort(a, axis=-1)  # NaNs sort last; each weight goes with its value
+        a = take_along_axis(a, order, axis=-1)
+        weights = take_along_axis(weights, order, axis=-1)
+    else:
+        a = sort(a, axis=-1)  # NaNs sort last
     nan_any = _any(isnan(a), axis=-1, keepdims=True)
     qv = reshape(q, (-1,)) if q_nd else reshape(q, (1,))
     nq = get_aval(qv).shape[0]
@@ -416,7 +453,9 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
                            get_aval(low_i).shape != big else low_i, axis=-1)
     hi_v = take_along_axis(ab, S.broadcast_in_dim(high_i, big, tuple(range(len(big)))) if
                            get_aval(high_i).shape != big else high_i, axis=-1)
-    if method == "linear":
+    if method == "inverted_cdf":
+        res = _inverted_cdf(a, ab, qb, weights, squash_nans)
+    elif method == "linear":
         res = add(multiply(lo_v, low_weight), multiply(hi_v, high_weight))
     elif method == "lower":
         res = lo_v
@@ -426,7 +465,7 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
         res = _where(less_equal(high_weight, 0.5), lo_v, hi_v)
     else:
         res = multiply(add(lo_v, hi_v), 0.5)
-    if not squash_nans:
+    if not squash_nans and method != "inverted_cdf":
         res = _where(nan_any, np.nan, res)
     res = squeeze(res, axis=-1)
     if keepdims:
@@ -436,8 +475,37 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
     return res
 
 
+def _inverted_cdf(a: Any, ab: Any, qb: Any, weights: Any, squash_nans: bool) -> Any:
+    """JAX's inverted_cdf on sorted slices ``a`` (``ab``: broadcast over the nq quantiles on
+    a leading axis, ``qb``: the quantiles): the first value whose cumulative weight reaches
+    q times the total, NaN where a weight is negative or NaN, or the slice has a NaN
+    (``quantile``) or only NaNs (``nanquantile``)."""
+    dt = get_aval(a).dtype
+    n = get_aval(a).shape[-1]
+    w = full_like(a, 1.0) if weights is None else weights
+    bad = logical_or(less(w, 0), isnan(w))
+    nan_data = isnan(a)
+    cum = cumsum(_where(logical_or(bad, nan_data), cast(0, dt), w), axis=-1)
+    target = multiply(qb, cum[..., -1:])
+    idx = _sum(cast(less(cum, target), dtypes.default_int()), axis=-1, keepdims=True)
+    if squash_nans:
+        valid = _sum(logical_not(nan_data), axis=-1, keepdims=True)
+    else:
+        valid = full_like(cum[..., -1:], n, dtype=dtypes.default_int())
+    idx = maximum(0, minimum(idx, subtract(cast(valid, dtypes.default_int()), 1)))
+    res = take_along_axis(ab, idx, axis=-1)
+    force = _any(bad, axis=-1, keepdims=True)
+    force = logical_or(force, equal(valid, 0) if squash_nans else
+                       _any(nan_data, axis=-1, keepdims=True))
+    return _where(force, np.nan, res)
+
+
 def _quantile_args(name: str, out: Any, overwrite_input: bool, interpolation: Any,
-                   method: str) -> str:
+                   method: str, weights: Any = None) -> str:
+    if weights is not None and not (is_array(weights) or np.isscalar(weights) or
+                                    isinstance(weights, (np.ndarray, np.generic))):
+        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(weights)} "
+                        "at position 0.")
     if out is not None:
         raise ValueError(f"{name}: the 'out' argument is not supported")
     if interpolation is not None:
@@ -447,54 +515,59 @@ def _quantile_args(name: str, out: Any, overwrite_input: bool, interpolation: An
 
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None,
              overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
-             *, interpolation: Any = None) -> Any:
+             *, weights: Any = None, interpolation: Any = None) -> Any:
     """The ``q``-th quantiles (q in [0, 1]) along ``axis``; NaN if a slice has a NaN.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.quantile(fnp.array([1.0, 2.0, 3.0, 4.0]), 0.5))
     2.5
     """
-    method = _quantile_args("quantile", out, overwrite_input, interpolation, method)
-    return _quantile(a, q, axis, method, keepdims, False, "quantile")
+    method = _quantile_args("quantile", out, overwrite_input, interpolation, method, weights)
+    return _quantile(a, q, axis, method, keepdims, False, "quantile", weights)
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
                 overwrite_input: bool = False, method: str = "linear",
-                keepdims: bool = False, *, interpolation: Any = None) -> Any:
+                keepdims: bool = False, *, weights: Any = None,
+                interpolation: Any = None) -> Any:
     """Like :func:`quantile`, ignoring NaNs.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.nanquantile(fnp.array([1.0, fnp.nan, 3.0]), 0.5))
     2.0
     """
-    method = _quantile_args("nanquantile", out, overwrite_input, interpolation, method)
-    return _quantile(a, q, axis, method, keepdims, True, "nanquantile")
+    method = _quantile_args("nanquantile", out, overwrite_input, interpolation, method,
+                            weights)
+    return _quantile(a, q, axis, method, keepdims, True, "nanquantile", weights)
 
 
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
-               *, interpolation: Any = None) -> Any:
+               *, weights: Any = None, interpolation: Any = None) -> Any:
     """The ``q``-th percentiles (q in [0, 100]) along ``axis``.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.percentile(fnp.array([1.0, 2.0, 3.0]), 50))
     2.0
     """
+    _quantile_args("percentile", None, False, None, method, weights)
     return quantile(a, true_divide(q, 100), axis, out, overwrite_input, method, keepdims,
-                    interpolation=interpolation)
+                    weights=weights, interpolation=interpolation)
 
 
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                   overwrite_input: bool = False, method: str = "linear",
-                  keepdims: bool = False, *, interpolation: Any = None) -> Any:
+                  keepdims: bool = False, *, weights: Any = None,
+                  interpolation: Any = None) -> Any:
     """Like :func:`percentile`, ignoring NaNs.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.nanpercentile(fnp.array([1.0, fnp.nan, 3.0]), 50))
     2.0
     """
+    _quantile_args("nanpercentile", None, False, None, method, weights)
     return nanquantile(a, true_divide(q, 100), axis, out, overwrite_input, method, keepdims,
-                       interpolation=interpolation)
+                       weights=weights, interpolation=interpolation)
 
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,

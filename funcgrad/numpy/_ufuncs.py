@@ -306,7 +306,15 @@ def log2(x: Any) -> Any:
     >>> float(fnp.log2(8.0))
     3.0
     """
-    return divide(log(x), math.log(2.0))
+    (x,) = promote_inexact(x)
+    # As JAX: a strong log(2) of the real dtype (the result is never weak), and complex
+    # divided part by part (so log2(0j) is -inf+0j, not -inf+nanj).
+    dt = get_aval(x).dtype
+    ln2 = log(np.array(2.0, dtype=np.finfo(dt).dtype))
+    r = log(x)
+    if dt.kind == "c":
+        return E.complex_(divide(E.real_p.bind(r), ln2), divide(E.imag_p.bind(r), ln2))
+    return divide(r, ln2)
 
 
 def log10(x: Any) -> Any:
@@ -316,7 +324,16 @@ def log10(x: Any) -> Any:
     >>> float(fnp.log10(100.0))
     2.0
     """
-    return divide(log(x), math.log(10.0))
+    (x,) = promote_inexact(x)
+    # JAX multiplies by 1/log(10) rounded to the real dtype (not a division by log(10)),
+    # part by part for complex: the last bit, and geomspace's rounding, follow from that.
+    dt = get_aval(x).dtype
+    one_over_log10 = np.array(0.4342944819032518, dtype=np.finfo(dt).dtype)
+    r = log(x)
+    if dt.kind == "c":
+        return E.complex_(multiply(E.real_p.bind(r), one_over_log10),
+                          multiply(E.imag_p.bind(r), one_over_log10))
+    return multiply(r, one_over_log10)
 
 
 def sinc(x: Any) -> Any:

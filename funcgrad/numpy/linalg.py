@@ -42,9 +42,12 @@ from funcgrad.numpy._shape import (
 )
 from funcgrad.numpy._ufuncs import (
     absolute,
+    conj,
     isnan,
     log,
     power,
+    real,
+    sign,
     sqrt,
     square,
     where,
@@ -92,6 +95,12 @@ def _matrix(name: str, a: Any, square: bool = False) -> Any:
         raise DTypeError(f"{name}: funcgrad's linear algebra is real (float32/float64) for "
                          f"now, got {get_aval(a).dtype}")
     return a
+
+
+def _lapack_dtype(name: str, a: Any) -> None:
+    """JAX refuses half precision wherever it calls a LAPACK factorization (lu, cholesky):
+    the engine's primitives compute there, so the refusal is this face's."""
+    D._not_half(name, get_aval(a))
 
 
 def _mT(x: Any) -> Any:  # noqa: N802
@@ -166,6 +175,7 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> A
     [[2.0, 0.0], [1.0, 1.0]]
     """
     a = _matrix("cholesky", a, square=True)
+    _lapack_dtype("cholesky", a)
     low = D.cholesky(_symmetrize(a) if symmetrize_input else a)
     return _mT(low) if upper else low
 
@@ -302,11 +312,13 @@ def solve(a: Any, b: Any) -> Any:
     if len(bshape) == 1:
         if bshape[0] != n:
             raise ShapeError(f"solve: a is {n}x{n} but b has {bshape[0]} entries")
+        _lapack_dtype("lu", a)
         bb = broadcast_to(reshape(b, (n, 1)), (*get_aval(a).shape[:-2], n, 1))
         return squeeze(_solve(a, bb), (len(get_aval(a).shape) - 1,))
     if bshape[-2] != n:
         raise ShapeError(f"solve: a is {n}x{n} but b has shape {bshape} (b's rows, axis -2, "
                          f"must number {n}; for a batch of vectors use b[..., None])")
+    _lapack_dtype("lu", a)
     a, b = _broadcast_batch(a, b)
     return _solve(a, b)
 
@@ -319,6 +331,7 @@ def inv(a: Any) -> Any:
     [[0.5, 0.0], [0.0, 0.25]]
     """
     a = _matrix("inv", a, square=True)
+    _lapack_dtype("lu", a)
     return _solve(a, _batch_eye(a))
 
 
@@ -363,8 +376,45 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     a = _matrix("slogdet", a, square=True)
     if method not in (None, "lu"):
         raise ValueError(f"slogdet method={method!r}: funcgrad uses LU (method='lu')")
-    sgn, logdet = _slogdet(a)
+    if get_aval(a).shape[-1] in (1, 2):
+        sgn, logdet = _slogdet_small(a)
+    else:
+        _lapack_dtype("lu", a)
+        sgn, logdet = _slogdet(a)
     return SlogdetResult(sgn, logdet)
+
+
+def _det_small(a: Any) -> Any:
+    # JAX's closed forms for 2x2 and 3x3 (no LU: they work in half precision, and their
+    # derivative, plain autodiff, stays finite at singular matrices).
+    if get_aval(a).shape[-1] == 2:
+        return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+    return (a[..., 0, 0] * a[..., 1, 1] * a[..., 2, 2]
+            + a[..., 0, 1] * a[..., 1, 2] * a[..., 2, 0]
+            + a[..., 0, 2] * a[..., 1, 0] * a[..., 2, 1]
+            - a[..., 0, 2] * a[..., 1, 1] * a[..., 2, 0]
+            - a[..., 0, 0] * a[..., 1, 2] * a[..., 2, 1]
+            - a[..., 0, 1] * a[..., 1, 0] * a[..., 2, 2])
+
+
+@custom_jvp
+def _slogdet_small(a: Any) -> tuple[Any, Any]:
+    # JAX's closed forms for 1x1 and 2x2 (no LU).
+    d = a[..., 0, 0] if get_aval(a).shape[-1] == 1 else _det_small(a)
+    return sign(d), log(absolute(d))
+
+
+@_slogdet_small.defjvp
+def _slogdet_small_jvp(primals: Any, tangents: Any) -> Any:
+    (x,), (g,) = primals, tangents
+    sgn, ans = _slogdet_small(x)
+    if get_aval(x).shape[-1] == 1:
+        ans_dot = g[..., 0, 0] / x[..., 0, 0]
+    else:
+        ans_dot = ((g[..., 0, 0] * x[..., 1, 1] - g[..., 0, 1] * x[..., 1, 0]
+                    - g[..., 1, 0] * x[..., 0, 1] + g[..., 1, 1] * x[..., 0, 0])
+                   / _det_small(x))
+    return (sgn, ans), (zeros(get_aval(sgn).shape, get_aval(sgn).dtype), ans_dot)
 
 
 @custom_jvp
@@ -390,7 +440,13 @@ def det(a: Any) -> Any:
     >>> round(float(fnp.linalg.det(fnp.array([[1.0, 2.0], [3.0, 4.0]]))), 4)
     -2.0
     """
-    return _det(_matrix("det", a, square=True))
+    a = _matrix("det", a, square=True)
+    n = get_aval(a).shape[-1]
+    if n in (2, 3):
+        return _det_small(a)
+    if n > 3:
+        _lapack_dtype("lu", a)
+    return _det(a)
 
 
 def _pinv_impl(a: Any, rtol: Any) -> Any:
@@ -711,7 +767,8 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
-    """The dot product of vectors along ``axis`` (batch axes broadcast).
+    """The dot product ``sum(conj(x1) * x2)`` of vectors along ``axis`` (batch axes
+    broadcast).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.linalg.vecdot(fnp.ones((2, 3)), fnp.arange(3.0)).tolist()
@@ -723,8 +780,15 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
     if get_aval(x1).shape[a1] != get_aval(x2).shape[a2]:
         raise ShapeError(f"vecdot: axis {axis} has sizes {get_aval(x1).shape[a1]} and "
                          f"{get_aval(x2).shape[a2]}")
-    out = sum(moveaxis(x1, a1, -1) * moveaxis(x2, a2, -1), axis=-1)
-    return out if preferred_element_type is None else out.astype(preferred_element_type)
+    if dtypes.kind(get_aval(x1).dtype) == "c":
+        x1 = conj(x1)  # the Array API's vecdot conjugates its first argument
+    if preferred_element_type is not None:
+        # The products accumulate in that type (bools then count, not any-of-and).
+        x1, x2 = x1.astype(preferred_element_type), x2.astype(preferred_element_type)
+    prod = moveaxis(x1, a1, -1) * moveaxis(x2, a2, -1)
+    # A dot product keeps its operands' promoted type (int8 stays int8, bool is any-of-and),
+    # not a sum's widened accumulator.
+    return sum(prod, axis=-1, dtype=prod.dtype)
 
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
@@ -815,7 +879,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     nd = np.ndim(x) if not hasattr(x, "ndim") else x.ndim
     if axis is None:
         if ord is None or (ord == "fro" and nd == 2):
-            out = sqrt(sum(square(ravel(x))))
+            out = sqrt(sum(_abs2(ravel(x))))
             return out if not keepdims else _keep_all(out, nd)
         if nd == 1:
             axis = 0
@@ -827,8 +891,18 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     if len(axes) == 1:
         return _vector_norm(x, ord, axes[0], keepdims)
     if len(axes) == 2:
+        if isinstance(axis, (tuple, list)):
+            # (row, col) as given: ord 1 and inf tell rows from columns
+            axes = tuple(canonical_axis(a, nd) for a in axis)
         return _matrix_norm(x, ord, axes, keepdims)
     raise ShapeError(f"norm takes one axis (vector norm) or two (matrix norm), got {axis!r}")
+
+
+def _abs2(x: Any) -> Any:
+    # |x|^2: the square of a complex number is not its squared modulus.
+    if dtypes.kind(get_aval(x).dtype) == "c":
+        return real(x * conj(x))
+    return square(x)
 
 
 def _keep_all(out: Any, nd: int) -> Any:
@@ -839,7 +913,7 @@ def _keep_all(out: Any, nd: int) -> Any:
 
 def _vector_norm(x: Any, ord: Any, axis: int, keepdims: bool) -> Any:  # noqa: A002
     if ord is None or ord == 2:
-        return sqrt(sum(square(x), axis, keepdims=keepdims))
+        return sqrt(sum(_abs2(x), axis, keepdims=keepdims))
     if ord == np.inf:
         return max(absolute(x), axis, keepdims=keepdims)
     if ord == -np.inf:
@@ -856,7 +930,7 @@ def _vector_norm(x: Any, ord: Any, axis: int, keepdims: bool) -> Any:  # noqa: A
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:  # noqa: A002
     r, c = axes
     if ord is None or ord == "fro":
-        return sqrt(sum(square(x), axes, keepdims=keepdims))
+        return sqrt(sum(_abs2(x), axes, keepdims=keepdims))
     if ord in (1, -1):
         col = sum(absolute(x), r, keepdims=True)
         out = (max if ord == 1 else min)(col, c, keepdims=True)

@@ -505,6 +505,11 @@ def lu_generic(xp: Any, x: Any) -> list[Any]:
 
 def _lu_impl(xp: Any, x: Any) -> list[Any]:
     m, n = x.shape[-2:]
+    if xp is np and x.dtype in _HALF:
+        # getrf has no half form: f2py would factor a float32 copy and leave x untouched
+        # (the unfactored matrix came back as "lu"). Factor in float32, round once.
+        lu_, pivots, perm = _lu_impl(xp, x.astype(np.float32))
+        return [lu_.astype(x.dtype), pivots, perm]
     if xp is not np or x.size == 0:
         return lu_generic(xp, x)
     if small_batches.use_loops("lu", _count(x.shape[:-2]), m, n):

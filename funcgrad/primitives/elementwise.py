@@ -510,13 +510,9 @@ pow_p = binary(
 
 
 def _pow_dx(x: Any, y: Any) -> Any:
-    # d/dx x**y = y * x**(y-1). Only at x == 0 with y == 0 is that 0 * inf; guard exactly
-    # there, so the expression stays smooth in y (its own derivatives are right).
-    shape = get_aval(mul(x, y)).shape if get_aval(x).shape != get_aval(y).shape else \
-        get_aval(x).shape
-    bad = and_p.bind(_full_shape(eq(x, 0.0), shape), _full_shape(eq(y, 0.0), shape))
-    safe_x = select(bad, 1.0, _full_shape(x, shape))
-    return select(bad, 0.0, mul(y, pow_(safe_x, sub(y, 1.0))))
+    # d/dx x**y = y * x**(y-1), unguarded as JAX's rule: 0 * inf = nan at x == 0 == y
+    # (and at x == 0 for y == 1 in the second derivative).
+    return mul(y, pow_(x, sub(y, 1.0)))
 
 
 def _indicator(mask: Any, like: Any) -> Any:

@@ -42,18 +42,22 @@ def uniform_data(data: Any, shape: tuple[int, ...], dt: np.dtype[Any], minval: A
     """Uniform floats in [minval, maxval) from one key's data (JAX's ``_uniform``)."""
     info = np.finfo(dt)
     nbits, nmant = info.bits, info.nmant
-    rng_bits = max(nbits, 8)
+    # As JAX: a type with under 8 mantissa bits (bfloat16) draws 8 random bits each.
+    rng_bits = 8 if nmant < 8 else nbits
     raw = random_bits(data, rng_bits, shape)
     udt = np.dtype(f"uint{nbits}")
+    if rng_bits != nbits:
+        raw = lax.convert_element_type(raw, udt)
     # JAX keeps the top nmant bits as the mantissa of a float in [1, 2) and subtracts 1:
     # exactly the integer of those bits times 2**-nmant (both steps are exact).
     mant = lax.div(raw, np.array(1 << (rng_bits - nmant), udt))
     floats = lax.mul(lax.convert_element_type(mant, dt), np.array(2.0 ** -nmant, dt))
     lo, hi = _as(minval, dt), _as(maxval, dt)
     span = hi - lo
-    if np.finfo(dt).bits <= 32:
+    if np.finfo(dt).bits == 32:
         # XLA fuses ``floats * span + lo`` into one fused multiply-add: the product of two
         # floats of <= 24 bits is exact in float64, so one rounding at the end matches.
+        # (Half types it computes op by op, each rounded, as the branch below.)
         # (Bound directly: float64 exists here even in 32-bit mode, as inside XLA's FMA.)
         def conv(x: Any, to: Any) -> Any:
             return convert_element_type_p.bind(x, new_dtype=np.dtype(to), weak_type=False)

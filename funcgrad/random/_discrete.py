@@ -97,7 +97,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None, mode: 
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
     data, _ = check_key("bernoulli", key)
     p = jnp.asarray(p)
-    if p.dtype.kind != "f":
+    if dtypes.kind(p.dtype) != "f":  # (bfloat16's NumPy kind is "V")
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
     dt = p.dtype
     shp = tuple(p.shape) if shape is None else shape_tuple(shape)

@@ -1105,7 +1105,10 @@ CREATION = [
              variant="int", grad=False, dtypes=(I64,)),
     Case("eye", static(**EYE_KW), grad=False),
     Case("identity", static(n=st.integers(0, 4), dtype=DTYPE_ARG), grad=False),
-    Case("tri", static(**EYE_KW), grad=False),
+    # (JAX's tri defaults to float32 even with 64-bit mode on, unlike eye and ones)
+    Case("tri", static(**EYE_KW), grad=False,
+         ref=lambda N, M=None, k=0, dtype=None: np.tri(N, M, k, np.float32 if dtype is None
+                                                       else dtype)),
     Case("meshgrid", meshgrid_args()),
     Case("array", one_array(dtype=lambda s: st.sampled_from([None, np.float64])),
          dtypes=ALL),

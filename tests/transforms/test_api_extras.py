@@ -30,13 +30,20 @@ def test_linear_transpose_is_the_transpose() -> None:
 def test_custom_gradient_uses_the_given_vjp() -> None:
     @fg.custom_gradient
     def f(x, y):  # type: ignore[no-untyped-def]
-        return x * y, lambda g: (g * y, g * x * 10.0)
+        return x * y, lambda g: (g * y, fnp.sum(g * x) * 10.0 if fnp.ndim(x) else g * x * 10.0)
 
     assert float(f(2.0, 3.0)) == 6.0
     gx, gy = fg.grad(f, argnums=(0, 1))(2.0, 3.0)
     assert (float(gx), float(gy)) == (3.0, 20.0)
     g = fg.jit(fg.grad(lambda v: fnp.sum(f(v, 2.0))))(fnp.ones(3))
     np.testing.assert_array_equal(np.asarray(g), [2.0, 2.0, 2.0])
+
+    @fg.custom_gradient
+    def bad(x, y):  # type: ignore[no-untyped-def]
+        return x * y, lambda g: (g * y, g * x)  # y's cotangent has x's shape, not y's
+
+    with pytest.raises(ValueError, match="must produce an output with the same type"):
+        fg.grad(lambda v: fnp.sum(bad(v, 2.0)))(fnp.ones(3))  # refused, as by JAX
 
 
 def test_names_and_processes() -> None:
