@@ -183,6 +183,43 @@ def _checked_ints(values: Any, dt: D.dtype) -> Any:
     return one(values)
 
 
+def _natural(values: Any) -> np.ndarray | None:
+    """``values`` in NumPy's own dtype for them (None where it has none): float64 when
+    Python floats are among them, which PyTorch checks against an integer dtype's range
+    before converting."""
+    try:
+        return np.array(values)
+    except (OverflowError, ValueError):
+        return None
+
+
+def _floats_to_ints(values: Any, floats: np.ndarray, dt: D.dtype) -> np.ndarray:
+    """Data with Python floats converted to an integer dtype as PyTorch converts it, element
+    by element: each float truncated after a check that it lies in the dtype's range (NaN
+    and infinities do not), where NumPy would wrap silently; each int as
+    :func:`_checked_ints` converts it (a negative int wraps into an unsigned dtype)."""
+    is_float = np.frompyfunc(lambda v: isinstance(v, (builtins.float, np.floating)), 1,
+                             1)(np.array(values, dtype=object)).astype(bool)
+    if dt.np == np.uint64:
+        # (Read element by element as an unsigned 64-bit int: the first bad one raises.)
+        for v, flt in zip(np.array(values, dtype=object).ravel().tolist(), is_float.ravel()):
+            if flt:
+                raise TypeError("an integer is required")
+            _checked_ints(v, dt)
+    info = np.iinfo(dt.np)
+    f = floats[is_float]
+    # (Compared as doubles, as PyTorch does: 2.0**63 passes the int64 check.)
+    if not np.all((f >= float(info.min)) & (f <= float(info.max))):
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    out = np.empty(floats.shape, dt.np)
+    with np.errstate(invalid="ignore"):
+        out[is_float] = f.astype(dt.np)
+    if not is_float.all():
+        ints = np.array(values, dtype=object)[~is_float].tolist()
+        out[~is_float] = np.array(_checked_ints(ints, dt), dtype=dt.np)
+    return out
+
+
 def tensor(data: Any, dtype: Any = None, device: Any = None,
            requires_grad: builtins.bool = False, pin_memory: builtins.bool = False) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (Python floats give the default dtype,
@@ -217,10 +254,16 @@ def tensor(data: Any, dtype: Any = None, device: Any = None,
         dt = dt or _infer_dtype(data)
         values = _to_list(data)
         _check_ragged(values, 0)
-        try:
-            arr = np.array(values, dtype=dt.np)
-        except OverflowError:
-            arr = np.array(_checked_ints(values, dt), dtype=dt.np)
+        raw = _natural(values) if dt.np.kind in "iu" else None
+        if raw is not None and raw.dtype.kind == "f":
+            arr = _floats_to_ints(values, raw, dt)
+        elif raw is not None and raw.dtype == dt.np:
+            arr = raw  # (ints read as int64, asked for as int64: the common case)
+        else:
+            try:
+                arr = np.array(values, dtype=dt.np)
+            except OverflowError:
+                arr = np.array(_checked_ints(values, dt), dtype=dt.np)
     if dt is not None and arr.dtype != dt.np:
         arr = cast(Any, arr).astype(dt.np)
     if arr.dtype.kind not in "biufc" and D.from_numpy(arr.dtype) is not D.bfloat16:
@@ -498,12 +541,22 @@ def randint(low: builtins.int, high: Any = None, size: Any = (), *, dtype: Any =
         # randint(high, size), as PyTorch allows.
         low, high, size = 0, low, high
     dt = D.to_torch(dtype) if dtype is not None else D.int64
+    if not low < high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
         return Tensor(_cuda_random.integers(builtins.int(low), builtins.int(high),
                                             _shape_args(tuple(size)), dt.np, index,
                                             _device_stream(generator, index)))
-    arr = _host_stream(generator).integers(low, high, size=tuple(size)).astype(dt.np)
+    stream = _host_stream(generator)
+    if generator is not None:
+        # A seeded generator's Mersenne Twister: PyTorch's numbers for that seed.
+        from funcgrad.torch._random import mt_randint  # noqa: PLC0415
+
+        arr = mt_randint(builtins.int(low), builtins.int(high), tuple(size), generator._mt)
+        return _make(arr.astype(dt.np), device, False)
+    arr = stream.integers(low, high, size=tuple(size)).astype(dt.np)
     return _make(arr, device, False)
 
 
@@ -582,11 +635,13 @@ _CPP_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
 
 
 def multinomial(probs: Tensor, num_samples: builtins.int,
-                replacement: builtins.bool = False) -> Tensor:
-    """Indices drawn from the rows of ``probs`` (unnormalised weights)."""
+                replacement: builtins.bool = False, *, generator: Any = None) -> Tensor:
+    """Indices drawn from the rows of ``probs`` (unnormalised weights), from
+    ``generator``'s stream when one is given (reproducible, not PyTorch's numbers)."""
+    stream = _host_stream(generator)
     p = probs._host().astype(np.float64)
     rows = p.reshape(-1, p.shape[-1])
-    out = np.stack([_rng().choice(rows.shape[1], num_samples, replace=replacement,
+    out = np.stack([stream.choice(rows.shape[1], num_samples, replace=replacement,
                                   p=r / r.sum()) for r in rows])
     return Tensor(out.reshape(p.shape[:-1] + (num_samples,)).astype(np.int64)).to(
         probs.device)

@@ -129,7 +129,12 @@ def generator(source: Callable[[], Any], device: int | None = None) -> Any:
 def refuse_state_access(what: str) -> None:
     """Raise :class:`Unstageable` when ``what`` (reading or setting a generator's state)
     happens while a step is staged: it would happen once, not on every call."""
-    if _now.sink is not None:
+    sink = _now.sink
+    # vmap's randomness handling records draws too, but a generator's state may change
+    # inside vmap (as in PyTorch): only a staging recorder above it refuses.
+    while sink is not None and getattr(sink, "passes_state", False):
+        sink = getattr(sink, "outer", None)
+    if sink is not None:
         raise Unstageable(f"{what} inside a compiled step acts once, when the step is "
                           "staged, not on every call")
 

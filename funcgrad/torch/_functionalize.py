@@ -176,7 +176,7 @@ class _View:
     """How a view was made from its base (itself a view, ``parent``, or the root)."""
 
     __slots__ = ("ref", "root", "parent", "op", "fn", "base_shape", "shape", "traced", "_pos",
-                 "no_grad")
+                 "no_grad", "multi_output")
 
     def __init__(self, ref: weakref.ref[Any], root: Any, parent: _View | None, op: str,
                  fn: Callable[[Any], Any], base_shape: tuple[int, ...],
@@ -187,6 +187,9 @@ class _View:
         # Made with grad mode off from a tensor that requires grad (PyTorch then refuses an
         # in-place operation on it with grad mode on).
         self.no_grad = False
+        # Its output number when it is one of several views a function returned (split,
+        # chunk, unbind): PyTorch refuses in-place writes into those while recording.
+        self.multi_output: int | None = None
 
     def positions(self) -> np.ndarray | None:
         """Where the view's elements sit in its root's flattened elements; None where the

@@ -24,7 +24,15 @@ from funcgrad.errors import FuncgradError
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._grad_mode import is_grad_enabled
-from funcgrad.torch._tensor import Tensor, apply_op, matmul, maximum, minimum, where
+from funcgrad.torch._tensor import (
+    Tensor,
+    _check_broadcast,
+    apply_op,
+    matmul,
+    maximum,
+    minimum,
+    where,
+)
 
 
 def _common(tensors: Sequence[Any]) -> D.dtype:
@@ -127,9 +135,18 @@ clip = clamp
 def masked_select(input: Tensor, mask: Any) -> Tensor:  # noqa: A002
     """The elements of ``input`` where ``mask`` is true, as a 1-D tensor."""
     m = mask if isinstance(mask, Tensor) else Tensor(mask)
+    _check_broadcast(tuple(m.shape), tuple(input.shape))
     shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(m.shape)))
     keep = np.broadcast_to(np.asarray(m._host(), bool), shape)
-    return apply_op("MaskedSelect", lambda x: fnp.broadcast_to(x, shape)[keep], input)
+    empty = not keep.any()
+
+    def run(x: Any) -> Any:
+        xb = fnp.broadcast_to(x, shape)
+        # funcgrad.numpy refuses even an empty index into an empty axis: slice instead.
+        return fnp.reshape(xb, (-1,))[:0] if empty else xb[keep]
+
+    # The mask is no operand of PyTorch's node: next_functions lists the input alone.
+    return apply_op("MaskedSelect", run, input, shown=(input,))
 
 
 def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002

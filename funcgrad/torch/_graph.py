@@ -23,6 +23,7 @@ tensor([2., 4.])
 
 from __future__ import annotations
 
+import functools
 import sys
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -112,6 +113,13 @@ class AccumulateGrad(Leaf):
 # PyTorch's node rebuilds from its arguments instead of saving.
 _MASKS_NOT_SAVED = frozenset({"Tril", "Triu", "Diagonal", "Unfold", "Trace", "DiagEmbed",
                               "Diag", "RepeatInterleave"})
+
+
+@functools.cache
+def _rebuilds_masks(op: str) -> bool:
+    """Whether ``op``'s node is one of those (a node's op may carry an output index and a
+    copy variant's suffix: ``Diagonal:0_copy`` is diagonal_copy's)."""
+    return op.split(":", maxsplit=1)[0].removesuffix("_copy") in _MASKS_NOT_SAVED
 
 
 class GradFn(Node):
@@ -228,12 +236,12 @@ class GradFn(Node):
             for p, e in zip(self.primals, self.parents):
                 if type(p) is not Missing and not (owned and e is None
                                                    and getattr(p, "ndim", 0) == 0):
-                    return self.op in _MASKS_NOT_SAVED
+                    return _rebuilds_masks(self.op)
             for v in self.outs:
                 if type(v) is not Missing:
-                    return self.op in _MASKS_NOT_SAVED
+                    return _rebuilds_masks(self.op)
             return True
-        return self.op in _MASKS_NOT_SAVED
+        return _rebuilds_masks(self.op)
 
     def release(self) -> None:
         if self.saves_nothing():
@@ -339,7 +347,7 @@ class OpNode(GradFn):
         return None
 
     def release(self) -> None:
-        if self.op in _MASKS_NOT_SAVED:
+        if _rebuilds_masks(self.op):
             return
         for n in self.inner_nodes:
             n.release()

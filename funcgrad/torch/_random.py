@@ -57,6 +57,25 @@ def mt_randperm(n: int, stream: np.random.RandomState) -> list[int]:
     return r
 
 
+def mt_randint(low: int, high: int, size: tuple[int, ...], stream: np.random.RandomState
+               ) -> np.ndarray:
+    """PyTorch's CPU ``randint``: ``low + draw % (high - low)``, one 32-bit Mersenne
+    Twister draw per entry (two, high word first, for a range of 2**28 or more: PyTorch
+    widens there to keep the modulo bias small).
+
+    >>> mt_randint(0, 10, (5,), np.random.RandomState(0)).tolist()
+    [4, 9, 3, 0, 3]
+    """
+    span = high - low
+    n = int(np.prod(size, dtype=np.int64))
+    if span >= 2 ** 28:
+        d = stream.randint(0, 2 ** 32, size=2 * n, dtype=np.uint32).astype(np.uint64)
+        draws = (d[0::2] << np.uint64(32)) | d[1::2]
+    else:
+        draws = stream.randint(0, 2 ** 32, size=n, dtype=np.uint32).astype(np.uint64)
+    return ((draws % np.uint64(span)).astype(np.int64) + low).reshape(size)
+
+
 # The Tensor class, registered by funcgrad.torch._tensor (which imports this module).
 TENSOR: list[Any] = []
 

@@ -46,6 +46,7 @@ from funcgrad.core import _ctx as _core_ctx
 from funcgrad.dtypes import is_inexact
 from funcgrad.errors import AxisError
 from funcgrad.ir import ShapedArray
+from funcgrad.numpy import _ufuncs as _plain  # (the functions, not jnp's ufunc objects)
 from funcgrad.primitives import elementwise as _E
 from funcgrad.primitives import linalg as _L
 from funcgrad.primitives import structural as _S
@@ -565,10 +566,15 @@ class Tensor:
                  through_view: builtins.bool = False) -> Tensor:
         """Write ``fn(self, *others)`` into this tensor's memory, recording it if needed."""
         self._check_inplace(through_view)
+        if op not in _OVERLAP_OK and not OVERLAP_WRITE_OK[0] and \
+                _internal_overlap(self._data):
+            raise RuntimeError(_functionalize.OVERLAP)
         src = self
         grad_on = is_grad_enabled()
         tracked = grad_on and (self._requires_grad or builtins.any(
             isinstance(o, Tensor) and o._requires_grad for o in others))
+        if tracked and self._is_view:
+            _check_multi_output_view(self)
         if grad_on and self._is_view:
             rec = _functionalize.eager_record(self)
             if rec is not None and rec.no_grad and rec.root._requires_grad:
@@ -634,15 +640,15 @@ class Tensor:
         return self.div_(other)
 
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
-        return self._inplace("Add", lambda a, b: _arith(fnp.add, a, _scaled(b, alpha)), other)
+        return self._inplace("Add", lambda a, b: _arith(_plain.add, a, _scaled(b, alpha)), other)
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
         _check_bool_subtraction(self, other)
-        return self._inplace("Sub", lambda a, b: _arith(fnp.subtract, a, _scaled(b, alpha)),
+        return self._inplace("Sub", lambda a, b: _arith(_plain.subtract, a, _scaled(b, alpha)),
                              other)
 
     def mul_(self, other: Any) -> Tensor:
-        return self._inplace("Mul", lambda a, b: _arith(fnp.multiply, a, b), other)
+        return self._inplace("Mul", lambda a, b: _arith(_plain.multiply, a, b), other)
 
     def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         if rounding_mode is not None:
@@ -690,8 +696,14 @@ class Tensor:
         return self._fill_random(_draws(generator).normal(mean, std, self._data.shape))
 
     def _fill_random(self, values: Any) -> Tensor:
-        return self._inplace("Fill", lambda a, v: v, Tensor._from_data(
-            to_device(values.astype(self._data.dtype), self.device)))
+        if _internal_overlap(self._data):  # unlike fill_, a random fill refuses (PyTorch)
+            raise RuntimeError(_functionalize.OVERLAP)
+        values = values.astype(self._data.dtype)
+        # A traced draw (torch.compile's, vmap's randomness="different") has no buffer to
+        # move: it is already the engine's value.
+        if not isinstance(values, Tracer):
+            values = to_device(values, self.device)
+        return self._inplace("Fill", lambda a, v: v, Tensor._from_data(values))
 
     def _fill_on_device(self, kind: str, generator: Any, *args: Any, **kwargs: Any
                         ) -> Tensor:
@@ -714,6 +726,13 @@ class Tensor:
             # Basic indexing assigns through copy_, which copies across devices, and a CPU
             # scalar tensor goes anywhere (PyTorch's rules).
             value = value.to(self.device)
+        if not _advanced(idx):
+            if _internal_overlap(self._data) and _internal_overlap(self._data[idx]):
+                raise RuntimeError(_functionalize.OVERLAP)  # copy_ into the indexed view
+            if self._is_view and is_grad_enabled() and (self._requires_grad or (
+                    isinstance(value, Tensor) and value._requires_grad)):
+                # The write goes into the indexed view of this one (select, slice...).
+                _check_multi_output_view(self, _basic_index_name(idx, self.shape), 0)
         self._inplace(op, lambda a, v: _put(a, idx, v), value, through_view=True)
 
     # ------------------------------------------------------------- shape ops
@@ -751,7 +770,16 @@ class Tensor:
         nd = self.ndim
         if nd == 0:
             return self.reshape(1)
+        for d in (start_dim, end_dim):
+            if not -nd <= d < nd:
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-nd}, {nd - 1}], but got {d})")
         s, e = start_dim % nd, end_dim % nd
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after "
+                               "end_dim")
+        if s == e:
+            return self  # PyTorch's flatten of one dim is the tensor itself
         shp = self.shape
         new = (*shp[:s], math.prod(shp[s:e + 1]), *shp[e + 1:])
         return self.reshape(new)
@@ -845,15 +873,28 @@ class Tensor:
                         lambda x: _get(x, idx), self)
 
     def chunk(self, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         n = self.shape[dim]
+        if n == 0:
+            # PyTorch splits an empty axis into `chunks` empty pieces, with split_with_sizes.
+            return self._pieces("SplitWithSizes", dim, [(0, 0)] * chunks)
         step = -(-n // chunks)
         return self._pieces("Split", dim, [(i, builtins.min(i + step, n))
                                            for i in range(0, n, step)])
 
     def split(self, split_size: Any, dim: builtins.int = 0) -> tuple[Tensor, ...]:
         n = self.shape[dim]
-        sizes = [split_size] * (-(-n // split_size)) if isinstance(split_size, builtins.int) \
-            else list(split_size)
+        if isinstance(split_size, builtins.int):
+            if split_size < 0:
+                raise RuntimeError(f"split expects split_size be non-negative, but got "
+                                   f"split_size={split_size}")
+            if split_size == 0 and n:
+                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                                   f"dimension size of {n}")
+        # An empty axis still gives one (empty) piece.
+        sizes = [split_size] * builtins.max(-(-n // split_size) if split_size else 0, 1) \
+            if isinstance(split_size, builtins.int) else list(split_size)
         bounds, start = [], 0
         for s in sizes:
             stop = builtins.min(start + s, n)
@@ -868,8 +909,16 @@ class Tensor:
         PyTorch's node for the whole split (``SplitBackward0``, ``UnbindBackward0``)."""
         lead = (slice(None),) * (dim % self.ndim)
         keys = [lead + ((b[0],) if len(b) == 1 else (slice(*b),)) for b in bounds]
-        return tuple(_view_op(op, lambda x, key=key: fnp.getitem(x, key), self)
-                     for key in keys)
+        pieces = tuple(_view_op(op, lambda x, key=key: fnp.getitem(x, key), self)
+                       for key in keys)
+        if op != "Slice":
+            # Outputs of one multi-output view function: PyTorch refuses in-place writes
+            # into them (or views of them) while recording.
+            for i, p in enumerate(pieces):
+                rec = _functionalize.eager_record(p)
+                if rec is not None:
+                    rec.multi_output = i
+        return pieces
 
     def unbind(self, dim: builtins.int = 0) -> tuple[Tensor, ...]:
         return self._pieces("Unbind", dim, [(i,) for i in range(self.shape[dim])])
@@ -935,26 +984,32 @@ class Tensor:
     def max(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
         if isinstance(dim, Tensor):
             return maximum(self, dim)
+        check_reducible("max()", self, dim, _SPECIFY_DIM)
         return _minmax("Max", fnp.max, fnp.argmax, self, dim, keepdim)
 
     def min(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
         if isinstance(dim, Tensor):
             return minimum(self, dim)
+        check_reducible("min()", self, dim, _SPECIFY_DIM)
         return _minmax("Min", fnp.min, fnp.argmin, self, dim, keepdim)
 
     def amax(self, dim: Any = (), keepdim: builtins.bool = False) -> Tensor:
+        check_reducible("amax()", self, dim, _SPECIFY_DIM, raw_dim=True)
         return apply_op("Amax", lambda x: fnp.max(x, _all_if_empty(dim), keepdims=keepdim),
                         self)
 
     def amin(self, dim: Any = (), keepdim: builtins.bool = False) -> Tensor:
+        check_reducible("amin()", self, dim, _SPECIFY_DIM, raw_dim=True)
         return apply_op("Amin", lambda x: fnp.min(x, _all_if_empty(dim), keepdims=keepdim),
                         self)
 
     def argmax(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+        check_reducible("argmax()", self, dim, "", IndexError)
         return apply_op("Argmax", lambda x: fnp.astype(
             fnp.argmax(x, dim, keepdims=keepdim), np.int64), self)
 
     def argmin(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+        check_reducible("argmin()", self, dim, "", IndexError)
         return apply_op("Argmin", lambda x: fnp.astype(
             fnp.argmin(x, dim, keepdims=keepdim), np.int64), self)
 
@@ -967,7 +1022,7 @@ class Tensor:
     @autocast_op("logsumexp")
     def logsumexp(self, dim: Any, keepdim: builtins.bool = False) -> Tensor:
         x = _float_input(self)
-        return apply_op("Logsumexp", lambda v: fnp.logsumexp(v, _dims(dim), keepdim), x)
+        return apply_op("Logsumexp", lambda v: _logsumexp(v, _dims(dim), keepdim), x)
 
     @autocast_op("cumsum")
     def cumsum(self, dim: builtins.int, dtype: Any = None) -> Tensor:
@@ -1052,6 +1107,8 @@ class Tensor:
         return self ** exponent
 
     def relu(self) -> Tensor:
+        if self.dtype is D.bool:
+            raise RuntimeError("Boolean inputs not supported for relu")
         data = self._data
         if type(data) is np.ndarray and data.dtype.kind == "f" and is_grad_enabled() \
                 and self._requires_grad:
@@ -1060,7 +1117,8 @@ class Tensor:
             zero = np.zeros((), data.dtype)
             mask = apply_impl(_E.le_p, np, (data, zero), (ndarray_aval(data),
                                                           ndarray_aval(zero)), {})._value
-            out = apply_prim("Relu", _E.select_p, (mask, np.zeros_like(data), self))
+            out = apply_prim("Relu", _E.select_p, (mask, np.zeros_like(data), self),
+                             shown=(self,))
             if out is not None:
                 return out
         from funcgrad import nn  # noqa: PLC0415
@@ -1104,11 +1162,13 @@ class Tensor:
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
-        return apply_op("Neg", fnp.negative, self)
+        return apply_op("Neg", _plain.negative, self)
 
     neg = negative = __neg__
 
     def __pos__(self) -> Tensor:
+        if self.dtype is D.bool:
+            raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
         return self
 
     def __abs__(self) -> Tensor:
@@ -1128,12 +1188,21 @@ class Tensor:
         return self * beta + matmul(mat1, mat2) * alpha
 
     def outer(self, other: Any) -> Tensor:
-        return apply_op("Outer", fnp.outer, self, other)
+        for name, t in (("self", self), ("vec2", other)):
+            if t.dim() != 1:
+                raise RuntimeError(f"outer: Expected 1-D argument {name}, but got "
+                                   f"{t.dim()}-D")
+        # PyTorch's outer is ``self.reshape(-1, 1) * vec2`` (MulBackward0 over a view).
+        return cast(Tensor, self.reshape(-1, 1) * other)
 
     ger = outer
 
     def diag(self, diagonal: builtins.int = 0) -> Tensor:
-        return apply_op("Diag", lambda x: fnp.diag(x, diagonal), self)
+        if self.dim() not in (1, 2):
+            raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.dim()}D")
+        # PyTorch's diag is diag_embed of a vector, diagonal_copy of a matrix.
+        return apply_op("DiagEmbed" if self.dim() == 1 else "Diagonal:0_copy",
+                        lambda x: fnp.diag(x, diagonal), self)
 
     def tril(self, diagonal: builtins.int = 0) -> Tensor:
         return apply_op("Tril", lambda x: fnp.tril(x, diagonal), self)
@@ -1164,18 +1233,15 @@ class Tensor:
                 # PyTorch gathers from the leading part of the other dimensions.
                 part = tuple(slice(None) if k == d else slice(0, m)
                              for k, m in enumerate(ishape))
-                return apply_op("Gather", lambda x, i: fnp.take_along_axis(
-                    x[part], i, d, mode="clip"), self, index)
-        return apply_op("Gather", lambda x, i: fnp.take_along_axis(x, i, dim, mode="clip"),
-                        self, index)
+                return apply_op("Gather", lambda x, i: take_along(x[part], i, d), self, index)
+        return apply_op("Gather", lambda x, i: take_along(x, i, dim), self, index)
 
     def sort(self, dim: builtins.int = -1, descending: builtins.bool = False, *,
              stable: builtins.bool = False) -> Any:
         # Always stable (equal entries keep their order), which stable=False also allows.
         idx = apply_op("Sort", lambda x: fnp.astype(fnp.argsort(x, dim, descending=descending),
                                                     np.int64), self)
-        vals = apply_op("Sort", lambda x, i: fnp.take_along_axis(x, i, dim, mode="clip"),
-                        self, idx)
+        vals = apply_op("Sort", lambda x, i: take_along(x, i, dim), self, idx)
         return _returns("sort", vals, idx)
 
     def argsort(self, dim: builtins.int = -1, descending: builtins.bool = False, *,
@@ -1184,9 +1250,10 @@ class Tensor:
 
     def topk(self, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True,
              sorted: builtins.bool = True) -> Any:  # noqa: A002
+        if not 0 <= k <= (self.shape[dim] if self.ndim else 1):
+            raise RuntimeError("selected index k out of range")
         idx = self.sort(dim, descending=largest)[1].narrow(dim, 0, k)
-        vals = apply_op("Topk", lambda x, i: fnp.take_along_axis(x, i, dim, mode="clip"),
-                        self, idx)
+        vals = apply_op("Topk", lambda x, i: take_along(x, i, dim), self, idx)
         return _returns("topk", vals, idx)
 
     def _new(self, shape: Any, value: Any, dtype: Any, device: Any,
@@ -1288,6 +1355,45 @@ def _device_views(a: Any, b: Any) -> builtins.bool:
 
 def _on_gpu(buf: Any) -> builtins.bool:
     return type(buf).__module__.startswith("cupy")
+
+
+# In-place operations PyTorch allows on a tensor whose elements share memory (an expanded
+# one): the fills, the index/mask fills and index_put_ (deprecated there), and __setitem__,
+# which checks the indexed part itself.
+_OVERLAP_OK = frozenset({"Zero", "Fill", "MaskedFill", "MaskedFill:1", "IndexFill",
+                         "IndexFill:1", "IndexPut", "CopySlices"})
+# Set while index_fill_/index_put_ (computed out of place, then copied in) write.
+OVERLAP_WRITE_OK = [False]
+
+
+def _internal_overlap(buf: Any) -> builtins.bool:
+    """Whether several elements of ``buf`` are one memory location (a zero stride over an
+    axis longer than 1, as ``expand`` makes): PyTorch's ``has_internal_overlap``."""
+    strides = getattr(buf, "strides", None)
+    return type(buf) is np.ndarray and buf.size > 1 and strides is not None and builtins.any(
+        st == 0 and n > 1 for n, st in zip(buf.shape, strides))
+
+
+_MULTI_OUTPUT_VIEW = (
+    "Output {} of {} is a view and is being modified inplace. This view is the output of a "
+    "function that returns multiple views. Such functions do not allow the output views to "
+    "be modified inplace. You should replace the inplace operation by an out-of-place one.")
+
+
+def _check_multi_output_view(view: Tensor, name: str | None = None,
+                             index: builtins.int | None = None) -> None:
+    """PyTorch refuses an in-place operation (with autograd recording it) on an output of
+    split, chunk or unbind, or on a view of one (``name`` and ``index``: the node and output
+    number of the view written, when it is a new view of ``view``)."""
+    own = rec = _functionalize.eager_record(view)
+    while rec is not None:
+        if rec.multi_output is not None:
+            if name is None:
+                name = view.grad_fn.name() if view.grad_fn is not None else rec.op
+            if index is None:
+                index = rec.multi_output if rec is own else view._out_index
+            raise RuntimeError(_MULTI_OUTPUT_VIEW.format(index, name.split("Backward")[0]))
+        rec = rec.parent
 
 
 def _eager_view_root(view: Tensor, op: str) -> tuple[Tensor, np.ndarray]:
@@ -1478,6 +1584,10 @@ def vector_norm_of(x: Tensor, p: builtins.float, dim: Any, keepdim: builtins.boo
 
 
 def _vector_norm(v: Any, p: builtins.float, axes: Any, keepdim: builtins.bool) -> Any:
+    if v.dtype in (np.float16, fnp.bfloat16):
+        # PyTorch accumulates a half norm in float32 (300**2 overflows float16) and rounds
+        # only the result.
+        return fnp.astype(_vector_norm(fnp.astype(v, np.float32), p, axes, keepdim), v.dtype)
     a = fnp.abs(v)
     if p == math.inf:
         return fnp.max(a, axis=axes, keepdims=keepdim)
@@ -1684,6 +1794,31 @@ def _returns(name: str, values: Tensor, indices: Tensor) -> Any:
     return cls((values, indices))
 
 
+_SPECIFY_DIM = " Specify the reduction dim with the 'dim' argument."
+
+
+def check_reducible(name: str, t: Tensor, dim: Any, hint: str = "",
+                    whole_error: type[Exception] = RuntimeError,
+                    raw_dim: builtins.bool = False) -> None:
+    """PyTorch's errors for a reduction with no identity (max, argmin, kthvalue...) over
+    an empty axis, or over all of an empty tensor (``dim`` None or ``()``).
+
+    >>> check_reducible("max()", Tensor(np.zeros((2, 0))), 1)
+    Traceback (most recent call last):
+    IndexError: max(): Expected reduction dim 1 to have non-zero size.
+    """
+    shape = tuple(t.shape)
+    if 0 not in shape:
+        return
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        raise whole_error(f"{name}: Expected reduction dim to be specified for "
+                          f"input.numel() == 0.{hint}")
+    for d in dim if isinstance(dim, (tuple, list)) else (dim,):
+        if shape[d % len(shape)] == 0:
+            raise IndexError(f"{name}: Expected reduction dim {d if raw_dim else d % len(shape)}"
+                             f" to have non-zero size.")
+
+
 def _minmax(op: str, red: Any, arg: Any, t: Tensor, dim: Any, keepdim: builtins.bool) -> Any:
     if dim is None:
         return apply_op(op + ":1", lambda x: red(x), t)
@@ -1695,8 +1830,25 @@ def _minmax(op: str, red: Any, arg: Any, t: Tensor, dim: Any, keepdim: builtins.
 
 def _take_at(x: Any, idx: Any, dim: builtins.int, keepdim: builtins.bool) -> Any:
     i = idx if keepdim else fnp.expand_dims(idx, dim)
-    out = fnp.take_along_axis(x, i, dim, mode="clip")
+    out = take_along(x, i, dim)
     return out if keepdim else fnp.squeeze(out, dim)
+
+
+def _logsumexp(v: Any, dims: Any, keepdim: builtins.bool) -> Any:
+    if v.size == 0:
+        # Nothing can overflow; funcgrad.numpy's stable form has no maximum to shift by.
+        return fnp.log(fnp.sum(fnp.exp(v), dims, keepdims=keepdim))
+    return fnp.logsumexp(v, dims, keepdim)
+
+
+def take_along(x: Any, i: Any, dim: builtins.int) -> Any:
+    """``take_along_axis(x, i, dim, mode="clip")``: the gather behind sort, gather, topk...
+    (an empty index into an empty axis gives an empty result, recorded as any other).
+
+    >>> take_along(fnp.zeros((2, 0)), fnp.zeros((2, 0), np.int64), 1).shape
+    (2, 0)
+    """
+    return fnp.take_along_axis(x, i, dim, mode="clip")
 
 
 # The modules below this one that meet Tensors at run time (they cannot import this one).
@@ -2158,7 +2310,7 @@ def _power(x: Any, y: Any) -> Any:
         return fnp.power(x, y)
     negative = fnp.less(y, 0)
     out = fnp.power(x, fnp.where(negative, fnp.zeros_like(y), y))
-    odd = fnp.equal(fnp.bitwise_and(y, 1), 1)
+    odd = fnp.equal(_plain.bitwise_and(y, 1), 1)
     small = fnp.where(fnp.equal(x, 1), 1, fnp.where(fnp.equal(x, -1), fnp.where(odd, -1, 1), 0)) \
         if dx.kind == "i" else fnp.where(fnp.equal(x, 1), 1, 0)
     return fnp.where(negative, fnp.astype(small, out.dtype), out)
@@ -2251,7 +2403,7 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
 
 # Binary operations that are one primitive on operands of one dtype and shape (or rank 0).
 _PRIM_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
-    fnp.add: _E.add, fnp.subtract: _E.sub, fnp.multiply: _E.mul}
+    _plain.add: _E.add, _plain.subtract: _E.sub, _plain.multiply: _E.mul}
 
 def apply_binary_prim(op: str, prim: Primitive, a: Tensor, b: Any,
                       shown: Sequence[Any] | None) -> Tensor | None:
@@ -2283,7 +2435,7 @@ def _broadcast_operand(x: Any, shape: tuple[builtins.int, ...]) -> Any:
 
 
 _BINARY_PRIM: dict[Any, Primitive] = {
-    fnp.add: _E.add_p, fnp.subtract: _E.sub_p, fnp.multiply: _E.mul_p}
+    _plain.add: _E.add_p, _plain.subtract: _E.sub_p, _plain.multiply: _E.mul_p}
 
 
 def _prim_operand(x: Any, dt: D.dtype) -> Any:
@@ -2300,7 +2452,7 @@ _PRIM_SCALARS = (builtins.bool, builtins.int, builtins.float)
 
 # Binary operations whose primitive's impl is this NumPy ufunc (on operands of one dtype).
 _HOST_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
-    fnp.add: np.add, fnp.subtract: np.subtract, fnp.multiply: np.multiply}
+    _plain.add: np.add, _plain.subtract: np.subtract, _plain.multiply: np.multiply}
 
 
 def _host_operand(x: Any, dt: D.dtype) -> Any:
@@ -2410,9 +2562,35 @@ def _method(op: str, f: Callable[[Any, Any], Any], reverse: builtins.bool = Fals
     return method
 
 
+def _zero_power(x: Any, y: Any) -> Any:
+    return fnp.power(x, 0)  # integer_pow's 0: ones, and a zero derivative
+
+
+def _masked_power(x: Any, y: Any) -> Any:
+    if getattr(y, "dtype", np.dtype(np.int64)).kind in "fc":
+        x = fnp.where(fnp.equal(y, 0), _E.stop_gradient(x), x)
+    return _power(x, y)
+
+
 def _checked_pow(method: Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, Any], Tensor]:
+    """``Tensor.__pow__``. PyTorch's pow_backward gives the base a zero gradient where the
+    exponent is 0; JAX's rule, the engine's, gives 0 * inf = nan at a zero base there. So
+    a number 0 is integer_pow's 0, and a tensor exponent keeps the base out of the
+    derivative where it is 0 (other numbers need neither)."""
+    zero, masked = _method("Pow", _zero_power), _method("Pow", _masked_power)
+
     def pow_(self: Tensor, other: Any) -> Tensor:
         _check_integer_exponent(self, other)
+        if isinstance(other, Tensor):
+            # (Only where a 0 can be there: the masked base is not the saved input that
+            # in-place writes are checked against.)
+            d = other._data
+            if isinstance(d, Tracer) or builtins.bool((d == 0).any()):
+                return masked(self, other)
+            return method(self, other)
+        if type(other) in (builtins.int, builtins.float) and other == 0 and \
+                self.dtype.is_floating_point:
+            return zero(self, other)
         return method(self, other)
 
     return pow_
@@ -2433,14 +2611,14 @@ def _reversed_name(op: str, other: Any) -> str:
 
 
 for _name, _op, _rop, _fn, _kw in [
-    ("add", "Add", "Add", fnp.add, {}), ("sub", "Sub", "Rsub", fnp.subtract, {}),
-    ("mul", "Mul", "Mul", fnp.multiply, {}),
+    ("add", "Add", "Add", _plain.add, {}), ("sub", "Sub", "Rsub", _plain.subtract, {}),
+    ("mul", "Mul", "Mul", _plain.multiply, {}),
     ("truediv", "Div", "Div", fnp.divide, {"true_div": True}),
     ("floordiv", "FloorDivide", "FloorDivide", fnp.floor_divide, {}),
     ("mod", "Remainder", "Remainder", fnp.remainder, {}), ("pow", "Pow", "Pow", _power, {}),
-    ("and", "BitwiseAnd", "BitwiseAnd", fnp.bitwise_and, {}),
-    ("or", "BitwiseOr", "BitwiseOr", fnp.bitwise_or, {}),
-    ("xor", "BitwiseXor", "BitwiseXor", fnp.bitwise_xor, {}),
+    ("and", "BitwiseAnd", "BitwiseAnd", _plain.bitwise_and, {}),
+    ("or", "BitwiseOr", "BitwiseOr", _plain.bitwise_or, {}),
+    ("xor", "BitwiseXor", "BitwiseXor", _plain.bitwise_xor, {}),
     ("lshift", "BitwiseLeftShift", "BitwiseLeftShift", fnp.left_shift, {}),
     ("rshift", "BitwiseRightShift", "BitwiseRightShift", fnp.right_shift, {}),
 ]:
@@ -2479,10 +2657,11 @@ def _div(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tenso
     keeps integer operands integer), as PyTorch's ``div``."""
     if rounding_mode is None:
         return binary("Div", fnp.divide, self, other, true_div=True)
+    # div.Tensor_mode is PyTorch's third overload (DivBackward2), numbers included.
     if rounding_mode == "floor":
-        return binary("Div", fnp.floor_divide, self, other)
+        return binary("Div:2", fnp.floor_divide, self, other)
     if rounding_mode == "trunc":
-        return binary("Div", _trunc_divide, self, other)
+        return binary("Div:2", _trunc_divide, self, other)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                        f"but found '{rounding_mode}'")
 
@@ -2498,22 +2677,22 @@ def _trunc_divide(a: Any, b: Any) -> Any:
 
 
 for _name, _op, _fn, _kw in [
-    ("add", "Add", fnp.add, {}), ("sub", "Sub", fnp.subtract, {}),
-    ("subtract", "Sub", fnp.subtract, {}), ("mul", "Mul", fnp.multiply, {}),
-    ("multiply", "Mul", fnp.multiply, {}), ("div", "Div", fnp.divide, {"true_div": True}),
+    ("add", "Add", _plain.add, {}), ("sub", "Sub", _plain.subtract, {}),
+    ("subtract", "Sub", _plain.subtract, {}), ("mul", "Mul", _plain.multiply, {}),
+    ("multiply", "Mul", _plain.multiply, {}), ("div", "Div", fnp.divide, {"true_div": True}),
     ("divide", "Div", fnp.divide, {"true_div": True}),
     ("true_divide", "Div", fnp.divide, {"true_div": True}),
     ("floor_divide", "FloorDivide", fnp.floor_divide, {}),
     ("remainder", "Remainder", fnp.remainder, {}), ("fmod", "Fmod", fnp.fmod, {}),
-    ("maximum", "Maximum", fnp.maximum, {}), ("minimum", "Minimum", fnp.minimum, {}),
+    ("maximum", "Maximum", _plain.maximum, {}), ("minimum", "Minimum", _plain.minimum, {}),
     ("atan2", "Atan2", fnp.arctan2, {"true_div": True}),
-    ("hypot", "Hypot", fnp.hypot, {}), ("logaddexp", "Logaddexp", fnp.logaddexp, {}),
-    ("bitwise_and", "BitwiseAnd", fnp.bitwise_and, {}),
-    ("bitwise_or", "BitwiseOr", fnp.bitwise_or, {}),
-    ("bitwise_xor", "BitwiseXor", fnp.bitwise_xor, {}),
-    ("logical_and", "LogicalAnd", fnp.logical_and, {}),
-    ("logical_or", "LogicalOr", fnp.logical_or, {}),
-    ("logical_xor", "LogicalXor", fnp.logical_xor, {}),
+    ("hypot", "Hypot", fnp.hypot, {}), ("logaddexp", "Logaddexp", _plain.logaddexp, {}),
+    ("bitwise_and", "BitwiseAnd", _plain.bitwise_and, {}),
+    ("bitwise_or", "BitwiseOr", _plain.bitwise_or, {}),
+    ("bitwise_xor", "BitwiseXor", _plain.bitwise_xor, {}),
+    ("logical_and", "LogicalAnd", _plain.logical_and, {}),
+    ("logical_or", "LogicalOr", _plain.logical_or, {}),
+    ("logical_xor", "LogicalXor", _plain.logical_xor, {}),
 ]:
     setattr(Tensor, _name, _named_binary(_op, _fn, **_kw))
 Tensor.atan2 = autocast_op("atan2")(Tensor.atan2)  # type: ignore[attr-defined]
@@ -2555,14 +2734,59 @@ _UNARY: list[tuple[str, str, Callable[[Any], Any], builtins.bool]] = [
 ]
 
 
+_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _no_kernel(kernel: str) -> Callable[[Tensor], Tensor]:
+    def refuse(t: Tensor) -> Tensor:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_TYPE_NAMES.get(t.dtype.name, t.dtype.name)}'")
+    return refuse
+
+
+def _refuse_bool(message: str) -> Callable[[Tensor], Tensor]:
+    def refuse(t: Tensor) -> Tensor:
+        raise RuntimeError(message)
+    return refuse
+
+
+def _float_input_then(name: str) -> Callable[[Tensor], Tensor]:
+    return lambda t: cast(Tensor, getattr(Tensor, name)(_float_input(t)))
+
+
+def _constant_bool(value: builtins.bool) -> Callable[[Tensor], Tensor]:
+    return lambda t: Tensor._from_data(np.full(tuple(t.shape), value)).to(t.device)
+
+
+# PyTorch's unary rules for integer and bool tensors where the primitive's operand kinds
+# differ: (for bool, for the other integers); None leaves the primitive's own behaviour.
+_INTEGER_UNARY: dict[str, tuple[Callable[[Tensor], Tensor] | None,
+                                Callable[[Tensor], Tensor] | None]] = {
+    **{n: (_no_kernel(f"{n}_vml_cpu"), Tensor.clone) for n in ("floor", "ceil", "trunc")},
+    "frac": (_no_kernel("frac_cpu"), _no_kernel("frac_cpu")),
+    "erf": (_float_input_then("erf"), _float_input_then("erf")),
+    "erfc": (_float_input_then("erfc"), _float_input_then("erfc")),
+    "sign": (Tensor.clone, None), "sgn": (Tensor.clone, None),
+    "abs": (_no_kernel("abs_cpu"), None), "neg": (_refuse_bool(_NEG_BOOL), None),
+    "isfinite": (_constant_bool(True), None), "isinf": (_constant_bool(False), None),
+}
+
+
 def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: builtins.bool
                   ) -> tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor]]:
     host = _HOST_UNARY.get(name)
+    integer_rules = _INTEGER_UNARY.get(name)
 
     prim = getattr(fn, "__self__", None)
     prim = prim if isinstance(prim, Primitive) else None
 
     def method(self: Tensor) -> Tensor:
+        if integer_rules is not None and not (self.dtype.is_floating_point
+                                              or self.dtype.is_complex):
+            rule = integer_rules[0 if self.dtype is D.bool else 1]
+            if rule is not None:
+                return rule(self)
         x = _float_input(self) if float_only else self
         data = x._data
         if host is not None and type(data) is np.ndarray and data.dtype.kind == "f" and not (
@@ -2614,6 +2838,8 @@ def _rounding(plain: Callable[..., Tensor], inplace: builtins.bool) -> Callable[
         if decimals is None:
             if self.dtype.is_floating_point or self.dtype.is_complex:
                 return plain(self)
+            if self.dtype is D.bool:
+                raise NotImplementedError('"round_vml_cpu" not implemented for \'Bool\'')
             return self if inplace else self.clone()  # integers are already round
         if not self.dtype.is_floating_point:
             raise NotImplementedError(f'"round_cpu" not implemented for '
@@ -2639,6 +2865,8 @@ def _abs_value(v: Any) -> Any:
 
 def _abs(self: Tensor) -> Tensor:
     """``|x|`` with PyTorch's derivative, sign(x) (0 at 0; the engine's abs has JAX's, 1)."""
+    if self.dtype is D.bool:
+        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
     return apply_op("Abs", _abs_value, self)
 
 
@@ -2726,11 +2954,11 @@ Tensor.__rmatmul__ = lambda self, other: matmul(other, self)  # type: ignore[att
 
 
 def maximum(a: Any, b: Any) -> Tensor:
-    return binary("Maximum", fnp.maximum, a, b, shown=False)
+    return binary("Maximum", _plain.maximum, a, b, shown=False)
 
 
 def minimum(a: Any, b: Any) -> Tensor:
-    return binary("Minimum", fnp.minimum, a, b, shown=False)
+    return binary("Minimum", _plain.minimum, a, b, shown=False)
 
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:

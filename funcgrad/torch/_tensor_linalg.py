@@ -26,7 +26,7 @@ from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import _need_tensor, matmul
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._return_types import named_result
-from funcgrad.torch._tensor import Tensor, apply_op
+from funcgrad.torch._tensor import _CPP, Tensor, apply_op
 
 # ------------------------------------------------------------------ methods
 
@@ -43,6 +43,8 @@ def det(self: Tensor) -> Tensor:
 
 def logdet(self: Tensor) -> Tensor:
     """``log(det)``: NaN for a negative determinant, -inf for a zero one."""
+    if L._is_half(self):
+        L._no_half("logdet", L._matrix("slogdet", self))
     s, la = L.slogdet(self)
     return cast(Tensor, apply_op("Where", lambda sg, v: fnp.where(
         sg < 0, fnp.nan, v), s, la))
@@ -57,6 +59,7 @@ def slogdet(self: Tensor) -> Any:
 def cholesky(self: Tensor, upper: builtins.bool = False) -> Tensor:
     """The Cholesky factor (deprecated in PyTorch for ``torch.linalg.cholesky``)."""
     a = L._matrix("cholesky", self)
+    L._no_half_kernel("cholesky_cpu", a)
     L._raise_info("cholesky", L._infos(a, "potrf"), "potrf")
     low = apply_op("Cholesky", lambda x: fnp.linalg.cholesky(L._one_triangle(x, True)), a)
     return cast(Tensor, low.mT if upper else low)
@@ -76,14 +79,25 @@ def _cho_solve(b: Any, f: Any, upper: builtins.bool) -> Any:
                             fnp.broadcast_to(b, (*batch, *b.shape[-2:])))
 
 
+def _same_dtype(b: Tensor, a: Any) -> None:
+    """The dtype check of ``cholesky_solve`` and ``triangular_solve`` (PyTorch's text)."""
+    if isinstance(a, Tensor) and a.dtype is not b.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_CPP[b.dtype.name]} and A of type {_CPP[a.dtype.name]} "
+                           "instead.")
+
+
 def cholesky_solve(self: Tensor, input2: Tensor, upper: builtins.bool = False) -> Tensor:
     """The solution of ``A @ X = self`` given ``A``'s Cholesky factor ``input2``."""
+    _same_dtype(self, input2)
+    L._no_half_kernel("cholesky_solve_cpu", input2, skip_empty=False)
     return cast(Tensor, apply_op("CholeskySolve", lambda b, f: _cho_solve(b, f, upper),
                                  self, input2))
 
 
 def cholesky_inverse(self: Tensor, upper: builtins.bool = False) -> Tensor:
     """The inverse of ``A`` given its Cholesky factor."""
+    L._no_half_kernel("cholesky_inverse_out_cpu", self, skip_empty=False)
     return cast(Tensor, apply_op("CholeskyInverse", lambda f: _cho_solve(
         fnp.broadcast_to(fnp.eye(f.shape[-1], dtype=f.dtype), f.shape), f, upper), self))
 
@@ -93,6 +107,9 @@ def triangular_solve(self: Tensor, A: Tensor, upper: builtins.bool = True,  # no
                      ) -> Any:
     """``(solution, cloned_coefficient)`` of ``A @ X = self`` for triangular ``A``."""
     from funcgrad.lax import linalg as lax_linalg  # noqa: PLC0415
+
+    _same_dtype(self, A)
+    L._no_half_kernel("triangular_solve_cpu", A, skip_empty=False)
 
     def run(b: Any, a: Any) -> Any:
         batch = np.broadcast_shapes(b.shape[:-2], a.shape[:-2])
@@ -196,7 +213,8 @@ def inner(self: Tensor, other: Any) -> Tensor:
     """The sum of products over the last axes."""
     if self.dim() == 0 or getattr(other, "ndim", 0) == 0:
         return cast(Tensor, self * other)
-    return cast(Tensor, apply_op("Inner", fnp.inner, self, other))
+    # PyTorch's inner is a tensordot, whose last step is a view (ViewBackward0).
+    return cast(Tensor, apply_op("View", fnp.inner, self, other))
 
 
 def vdot(self: Tensor, other: Tensor) -> Tensor:
@@ -302,7 +320,10 @@ def vander(x: Tensor, N: builtins.int | None = None,  # noqa: N803
         raise RuntimeError("N must be non-negative.")
     if D.category(x.dtype) <= 1:
         x = x.to(D.int64)  # PyTorch's powers come from cumprod: integers widen to int64
-    v = L.vander(x, N=x.shape[0] if N is None else N)
+    if (x.shape[0] if N is None else N) == 0:
+        # PyTorch returns a new empty matrix here, outside the graph.
+        return Tensor._from_data(np.zeros((x.shape[0], 0), x.dtype.np)).to(x.device)
+    v = L._vander(x, x.shape[0] if N is None else N)
     return v if increasing else v.flip(-1)
 
 

@@ -39,14 +39,23 @@ from funcgrad.torch._tensor import (
     Tensor,
     _check_broadcast,
     _check_index_bounds,
+    _ddof,
+    _dims,
     _float_input,
+    _no_dof,
     _returns,
+    _std_value,
     _sum_dtype,
+    _var_no_dof,
+    _vector_norm,
     apply_op,
     binary,
     check_range,
+    check_reducible,
     result_dtype,
+    take_along,
 )
+from funcgrad.transforms.custom import custom_jvp
 
 # ------------------------------------------------------------------ helpers
 
@@ -86,8 +95,10 @@ def index_select(self: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
         raise IndexError("index_select(): Index is supposed to be a vector")
     check_range(idx, 0, self.shape[d] if self.dim() else 1, IndexError,
                 "index out of range in self")
+    # The index is no operand of PyTorch's node: next_functions lists ``self`` alone.
     return cast(Tensor, apply_op("IndexSelect", lambda x, i: fnp.take(
-        x, fnp.reshape(i, (-1,)), axis=d) if x.ndim else fnp.reshape(x, ()), self, idx))
+        x, fnp.reshape(i, (-1,)), axis=d) if x.ndim else fnp.reshape(x, ()), self, idx,
+        shown=(self,)))
 
 
 def _index_update(self: Tensor, dim: builtins.int, index: Any, source: Any, how: str,
@@ -150,6 +161,15 @@ def index_put(self: Tensor, indices: Sequence[Any], values: Any,
     return cast(Tensor, apply_op("IndexPut", run, self, values, *idx))
 
 
+def _reduce_identity(dt: np.dtype[Any], for_max: builtins.bool) -> Any:
+    """The start of an amax (``for_max``) or amin that leaves any entry of ``dt`` alone."""
+    if dt.kind == "b":
+        return not for_max
+    if dt.kind in "iu":
+        return np.iinfo(dt).min if for_max else np.iinfo(dt).max
+    return -np.inf if for_max else np.inf
+
+
 def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: str | None,
              op: str, include_self: builtins.bool = True) -> Tensor:
     d = _dim(dim, self.dim())
@@ -178,7 +198,7 @@ def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: s
             base = x if include_self else x.at[where].set(fnp.ones_like(vals))
             return base.at[where].multiply(vals)
         if reduce in ("amax", "amin"):
-            fill = -fnp.inf if reduce == "amax" else fnp.inf
+            fill = _reduce_identity(np.dtype(x.dtype), reduce == "amax")
             base = x if include_self else x.at[where].set(fnp.full_like(vals, fill))
             return base.at[where].max(vals) if reduce == "amax" else base.at[where].min(vals)
         if reduce == "mean":
@@ -262,8 +282,7 @@ def take_along_dim(self: Tensor, indices: Tensor, dim: builtins.int | None = Non
                                        tuple(i.shape[:d] + (1,) + i.shape[d + 1:])))
         xs, is_ = list(shp), list(shp)
         xs[d], is_[d] = x.shape[d], i.shape[d]
-        return fnp.take_along_axis(fnp.broadcast_to(x, tuple(xs)),
-                                   fnp.broadcast_to(i, tuple(is_)), d, mode="clip")
+        return take_along(fnp.broadcast_to(x, tuple(xs)), fnp.broadcast_to(i, tuple(is_)), d)
 
     return cast(Tensor, apply_op("Gather", run, self, _t(indices)))
 
@@ -312,9 +331,10 @@ def kthvalue(self: Tensor, k: builtins.int, dim: builtins.int = -1,
              keepdim: builtins.bool = False) -> Any:
     """``(values, indices)`` of the ``k``-th smallest entry along ``dim``."""
     d = _dim(dim, self.dim())
+    check_reducible("kthvalue()", self, d)
     n = self.shape[d] if self.dim() else 1
     if not 1 <= k <= n:
-        raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _kth(self, k, d, keepdim, "kthvalue", "Kthvalue")
 
 
@@ -332,7 +352,7 @@ def _pick(op: str, self: Tensor, idx: Tensor, d: builtins.int, keepdim: builtins
     """``self`` at ``idx`` along ``d`` (``idx`` keeps the axis) as one node named ``op``, as
     PyTorch records kthvalue/median/mode/cummax (the gradient goes to those positions)."""
     def run(x: Any, i: Any) -> Any:
-        v = fnp.take_along_axis(x, i, d, mode="clip")
+        v = take_along(x, i, d)
         return v if keepdim else fnp.squeeze(v, d)
 
     v = cast(Tensor, apply_op(op, run, self, idx))
@@ -374,6 +394,7 @@ def median(self: Tensor, dim: builtins.int | None = None, keepdim: builtins.bool
             return apply_op("Median", lambda x: fnp.asarray(m, x.dtype), self)
         return _evenly("Median", self, m)
     d = _dim(dim, self.dim())
+    check_reducible("median()", self, d)
     k = _median_pos(self.shape[d] if self.dim() else 1) + 1
     if self.dim() and (self.dtype.is_floating_point or self.dtype.is_complex):
         host = np.asarray(self._host())
@@ -398,6 +419,7 @@ def nanmedian(self: Tensor, dim: builtins.int | None = None, keepdim: builtins.b
             return Tensor._from_data(np.asarray(np.nan, host.dtype))
         return _evenly("Nanmedian", self, np.sort(vals)[_median_pos(vals.size)])
     d = _dim(dim, self.dim())
+    check_reducible("median()", self, d)  # PyTorch's nanmedian names median
     order = np.argsort(host, axis=d, kind="stable")  # NaNs sort last
     counts = (~np.isnan(host)).sum(axis=d, keepdims=True)
     k = np.maximum(counts - 1, 0) // 2
@@ -410,6 +432,7 @@ def mode(self: Tensor, dim: builtins.int = -1, keepdim: builtins.bool = False) -
     """``(values, indices)``: the most frequent entry along ``dim`` (the smallest of ties)
     and its last position."""
     d = _dim(dim, self.dim())
+    check_reducible("mode()", self, d)
     host = np.moveaxis(np.atleast_1d(np.asarray(self._host())), d, -1)
     flat = host.reshape(-1, host.shape[-1])
     idx = np.zeros(len(flat), np.int64)
@@ -551,7 +574,7 @@ def cumprod(self: Tensor, dim: builtins.int, *, dtype: Any = None) -> Tensor:
     def run(x: Any) -> Any:
         x = fnp.astype(x, dt.np)
         n = x.shape[d] if x.ndim else 1
-        if x.ndim == 0:
+        if x.ndim == 0 or n == 0:
             return x
         parts = [fnp.take(x, np.array([0]), axis=d)]
         for k in range(1, n):
@@ -568,7 +591,7 @@ def _cum_extreme(self: Tensor, dim: builtins.int, name: str) -> Any:
         return _returns(name, self.clone(), Tensor._from_data(np.zeros((), np.int64)))
     moved = np.moveaxis(host, d, -1)
     idx = np.zeros(moved.shape, np.int64)
-    best = moved[..., 0].copy()
+    best = np.zeros(moved.shape[:-1], moved.dtype)  # any start: step 0 takes the entry
     bi = np.zeros(moved.shape[:-1], np.int64)
     better = np.greater_equal if name == "cummax" else np.less_equal
     for k in range(moved.shape[-1]):
@@ -597,6 +620,8 @@ def logcumsumexp(self: Tensor, dim: builtins.int) -> Tensor:
     d = _dim(dim, self.dim())
 
     def run(x: Any) -> Any:
+        if x.size == 0:
+            return x  # an empty running sum: no maximum to shift by
         m = lax.stop_gradient(fnp.max(x, axis=d, keepdims=True)) if x.ndim else \
             lax.stop_gradient(x)
         m = fnp.where(fnp.isfinite(m), m, 0)
@@ -1075,11 +1100,31 @@ def rot90(self: Tensor, k: builtins.int = 1, dims: Sequence[builtins.int] = (0, 
 def repeat_interleave(self: Tensor, repeats: Any = None, dim: builtins.int | None = None, *,
                       output_size: builtins.int | None = None) -> Tensor:
     """Each entry repeated ``repeats`` times (a number, or one count per entry)."""
-    x = self.reshape(-1) if dim is None else self
+    x: Any = self.flatten() if dim is None else self
     d = 0 if dim is None else _dim(dim, self.dim())
-    reps = np.asarray(repeats._host() if isinstance(repeats, Tensor) else repeats)
-    idx = np.repeat(np.arange(x.shape[d]), np.broadcast_to(reps, (x.shape[d],)))
-    return cast(Tensor, apply_op("RepeatInterleave", lambda v: fnp.take(v, idx, axis=d), x))
+    if not isinstance(repeats, Tensor):
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        # PyTorch's int overload: an expanded new axis, cloned and flattened back
+        # (ViewBackward0 over CloneBackward0 over ExpandBackward0).
+        shape = list(x.shape)
+        shape.insert(d + 1, repeats)
+        return cast(Tensor, x.unsqueeze(d + 1).expand(*shape).clone().flatten(d, d + 1))
+    if repeats.dtype not in (D.int32, D.int64):
+        raise NotImplementedError(
+            f'"repeat_interleave_cpu" not implemented for \'{_CPP[repeats.dtype.name]}\'')
+    reps = np.asarray(repeats._host()).reshape(-1)
+    n = x.shape[d]
+    if reps.size == 1:
+        reps = np.broadcast_to(reps, (n,))
+    elif reps.size != n:
+        raise RuntimeError("repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {reps.size} and input.size({d}) = {n}")
+    if (reps < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    # PyTorch's Tensor overload: an index_select of the repeated positions.
+    idx = Tensor(np.repeat(np.arange(n), reps).astype(np.int64))
+    return cast(Tensor, x.index_select(d, idx))
 
 
 def narrow_copy(self: Tensor, dim: builtins.int, start: builtins.int, length: builtins.int
@@ -1108,9 +1153,14 @@ def unfold(self: Tensor, dimension: builtins.int, size: builtins.int, step: buil
 
 def aminmax(self: Tensor, *, dim: builtins.int | None = None, keepdim: builtins.bool = False
             ) -> Any:
-    """``(min, max)``."""
-    mn = self.amin(() if dim is None else dim, keepdim)
-    mx = self.amax(() if dim is None else dim, keepdim)
+    """``(min, max)``, both from one node (PyTorch's AminmaxBackward0)."""
+    axes = None if dim is None else _dim(dim, self.dim())
+    if dim is None and not self.numel():
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    check_reducible("aminmax", self, axes)
+    mn, mx = apply_op("Aminmax", lambda x: (fnp.min(x, axes, keepdims=keepdim),
+                                            fnp.max(x, axes, keepdims=keepdim)), self)
     return named_result("aminmax", ("min", "max"), (mn, mx))
 
 
@@ -1133,8 +1183,16 @@ def diff(self: Tensor, n: builtins.int = 1, dim: builtins.int = -1, prepend: Any
 
 
 def dist(self: Tensor, other: Tensor, p: Any = 2) -> Tensor:
-    """``norm(self - other, p)``."""
-    return cast(Tensor, (cast(Any, self) - other).norm(p))
+    """``norm(self - other, p)``, one node (PyTorch's DistBackward0)."""
+    dt = result_dtype(self, other)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_CPP[dt.name]} instead.")
+    if self.shape != other.shape:
+        _check_broadcast(tuple(self.shape), tuple(other.shape))
+    order = builtins.float(p)
+    return cast(Tensor, apply_op("Dist", lambda a, b: _vector_norm(
+        fnp.astype(a, dt.np) - fnp.astype(b, dt.np), order, None, False), self, other))
 
 
 def renorm(self: Tensor, p: Any, dim: builtins.int, maxnorm: Any) -> Tensor:
@@ -1289,8 +1347,27 @@ def _binary(op: str, f: Callable[[Any, Any], Any], true_div: builtins.bool = Fal
     return method
 
 
-def _xlogy(x: Any, y: Any) -> Any:
-    return fnp.where(x == 0, fnp.zeros_like(x * y), x * fnp.log(y))
+def _x_log(log: Callable[[Any], Any], shift: builtins.float) -> Any:
+    """``x * log(y + shift)``, 0 where ``x == 0`` (NaN ``y`` stays NaN), with PyTorch's
+    derivatives: ``log(y + shift)`` for x (0 where ``x == 0`` and ``y + shift <= 0``) and
+    ``x / (y + shift)`` for y (NaN at ``x == y + shift == 0``)."""
+    @custom_jvp
+    def f(x: Any, y: Any) -> Any:
+        return fnp.where((x == 0) & ~fnp.isnan(y), fnp.zeros_like(x * y), x * log(y))
+
+    def jvp(primals: Any, tangents: Any) -> Any:
+        x, y = primals
+        tx, ty = tangents
+        dx = fnp.where((x == 0) & (y <= -shift), fnp.zeros_like(x * y), log(y))
+        # y + 0.0 would turn -0.0 into 0.0 (and 1 / y's sign with it).
+        return f(x, y), tx * dx + ty * (x / (y + shift if shift else y))
+
+    f.defjvp(jvp)
+    return f
+
+
+_xlogy = _x_log(fnp.log, 0.0)
+_xlog1py = _x_log(fnp.log1p, 1.0)
 
 
 def _heaviside(x: Any, v: Any) -> Any:
@@ -1344,11 +1421,21 @@ def signbit(self: Tensor) -> Tensor:
     return Tensor._from_data(np.signbit(np.asarray(self._host())))
 
 
+def _positive(self: Tensor) -> Tensor:
+    if self.dtype is D.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
 def isposinf(self: Tensor) -> Tensor:
+    if self.dtype is D.bool:
+        return cast(Tensor, cast(Any, self).new_zeros(*self.shape, dtype=D.bool))
     return cast(Tensor, apply_op("Isposinf", lambda v: fnp.isinf(v) & (v > 0), self))
 
 
 def isneginf(self: Tensor) -> Tensor:
+    if self.dtype is D.bool:
+        return cast(Tensor, cast(Any, self).new_zeros(*self.shape, dtype=D.bool))
     return cast(Tensor, apply_op("Isneginf", lambda v: fnp.isinf(v) & (v < 0), self))
 
 
@@ -1379,7 +1466,9 @@ def equal(self: Tensor, other: Tensor) -> builtins.bool:
 
 def lerp(self: Tensor, end: Any, weight: Any) -> Tensor:
     """``self + weight * (end - self)``."""
-    return cast(Tensor, apply_op("Lerp", lambda s, e, w: s + w * (e - s), self, end, weight))
+    # lerp.Tensor (a tensor weight) is PyTorch's second overload (LerpBackward1).
+    return cast(Tensor, apply_op("Lerp:1" if isinstance(weight, Tensor) else "Lerp",
+                                 lambda s, e, w: s + w * (e - s), self, end, weight))
 
 
 # ------------------------------------------------------------------ complex
@@ -1416,10 +1505,39 @@ def angle(self: Tensor) -> Tensor:
 # ---------------------------------------------------------------- in place
 
 
+def _unsafe(split: Callable[..., tuple[Tensor, ...]]) -> Callable[..., tuple[Tensor, ...]]:
+    """``unsafe_split``/``unsafe_chunk``: the same views, which PyTorch lets in-place
+    operations write into (``split``'s outputs it refuses)."""
+    import functools  # noqa: PLC0415
+
+    from funcgrad.torch import _functionalize  # noqa: PLC0415
+
+    @functools.wraps(split)
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> tuple[Tensor, ...]:
+        pieces = split(self, *args, **kwargs)
+        for p in pieces:
+            rec = _functionalize.eager_record(p)
+            if rec is not None:
+                rec.multi_output = None
+        return pieces
+
+    return method
+
+
 def _inplace_of(name: str) -> Callable[..., Tensor]:
     """``name_``: the out-of-place result written into this tensor's memory."""
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return self.copy_(getattr(Tensor, name)(self, *args, **kwargs))
+        out = getattr(Tensor, name)(self, *args, **kwargs)
+        if name not in ("index_fill", "index_put"):
+            return self.copy_(out)
+        # PyTorch still lets these two write into an expanded tensor (deprecated there).
+        from funcgrad.torch._tensor import OVERLAP_WRITE_OK  # noqa: PLC0415
+
+        OVERLAP_WRITE_OK[0] = True
+        try:
+            return self.copy_(out)
+        finally:
+            OVERLAP_WRITE_OK[0] = False
 
     method.__name__ = name + "_"
     return method
@@ -1578,10 +1696,7 @@ def multinomial(self: Tensor, num_samples: builtins.int, replacement: builtins.b
                 *, generator: Any = None) -> Tensor:
     from funcgrad.torch._creation import multinomial as mn  # noqa: PLC0415
 
-    if generator is not None:
-        raise RuntimeError("multinomial(generator=...) is not supported by funcgrad; seed "
-                           "the global generator with torch.manual_seed")
-    return mn(self, num_samples, replacement)
+    return mn(self, num_samples, replacement, generator=generator)
 
 
 def apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:  # noqa: A002
@@ -1756,23 +1871,24 @@ _METHODS: dict[str, Any] = {
     "new": new, "is_nonzero": is_nonzero,
     "ravel": ravel, "reshape_as": reshape_as, "movedim": movedim,
     "moveaxis": movedim, "swapdims": swapdims, "tile": tile, "tensor_split": tensor_split,
-    "split_with_sizes": split_with_sizes, "unsafe_split_with_sizes": split_with_sizes,
+    "split_with_sizes": split_with_sizes,
+    "unsafe_split_with_sizes": _unsafe(split_with_sizes),
     "hsplit": _hvdsplit("hsplit", lambda t: 0 if t.dim() == 1 else 1),
     "vsplit": _hvdsplit("vsplit", lambda t: 0),
     "dsplit": _hvdsplit("dsplit", lambda t: 2),
-    "unsafe_chunk": Tensor.chunk, "unsafe_split": Tensor.split,
+    "unsafe_chunk": _unsafe(Tensor.chunk), "unsafe_split": _unsafe(Tensor.split),
     "fliplr": fliplr, "flipud": flipud, "rot90": rot90,
     "repeat_interleave": repeat_interleave, "narrow_copy": narrow_copy, "unfold": unfold,
     "aminmax": aminmax, "diff": diff, "dist": dist, "renorm": renorm, "cov": cov,
     "corrcoef": corrcoef, "histc": histc, "bincount": bincount, "histogram": histogram,
     "nanmean": nanmean,
     "arccosh": _unary("Acosh", fnp.arccosh), "arcsinh": _unary("Asinh", fnp.arcsinh),
-    "arctanh": _unary("Atanh", fnp.arctanh), "fix": _unary("Trunc", fnp.trunc, False),
+    "arctanh": _unary("Atanh", fnp.arctanh), "fix": lambda self: cast(Any, self).trunc(),
     "lgamma": _unary("Lgamma", _special("gammaln")),
     "digamma": _unary("Digamma", _special("digamma")),
-    "erfinv": _unary("Erfinv", _special("erfinv")), "i0": _unary("I0", _special("i0")),
+    "erfinv": _unary("Erfinv", _special("erfinv")), "i0": _unary("I0", fnp.i0),
     "logit": logit, "polygamma": polygamma, "mvlgamma": mvlgamma, "nan_to_num": nan_to_num,
-    "positive": lambda self: self,
+    "positive": _positive,
     "xlogy": _binary("Xlogy", _xlogy, True), "heaviside": _binary("Heaviside", _heaviside),
     "copysign": copysign,
     "fmax": _binary("Fmax", lambda a, b: fnp.where(fnp.isnan(b) | (a >= b), a, b)),
@@ -1973,16 +2089,21 @@ def combinations(input: Tensor, r: builtins.int = 2,  # noqa: A002
             [1, 3],
             [2, 3]])
     """
-    import itertools  # noqa: PLC0415
-
-    n = input.shape[0]
-    make = itertools.combinations_with_replacement if with_replacement else \
-        itertools.combinations
-    combos = np.asarray(list(make(range(n), r)), np.int64).reshape(-1, r)
-    if combos.size == 0:
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
         return input.new_empty(0)
-    return cast(Tensor, apply_op("Index", lambda x: fnp.take(x, combos.reshape(-1)).reshape(
-        combos.shape), input))
+    n = input.shape[0]
+    # PyTorch's composition: a meshgrid of ``r`` copies, each masked to the increasing
+    # index tuples, stacked (StackBackward0 over MaskedSelectBackward0 per copy).
+    grid = np.indices((n,) * r)
+    keep = np.ones((n,) * r, bool)
+    for i in range(r - 1):
+        keep &= grid[i] <= grid[i + 1] if with_replacement else grid[i] < grid[i + 1]
+    mask = Tensor(keep)
+    return stack([masked_select(g, mask) for g in meshgrid(*[input] * r, indexing="ij")], 1)
 
 
 def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
@@ -2028,7 +2149,10 @@ def cdist(x1: Tensor, x2: Tensor, p: builtins.float = 2.0,
     def run(a: Any, b: Any) -> Any:
         d = fnp.abs(a[..., :, None, :] - b[..., None, :, :])
         if p == 0:
-            return fnp.sum(fnp.astype(d != 0, a.dtype), -1)
+            # PyTorch records the count with a zero derivative: sums of no entries tie the
+            # result to both inputs without a value (no 0 * inf).
+            tie = fnp.sum(a[..., :0]) + fnp.sum(b[..., :0])
+            return fnp.sum(fnp.astype(d != 0, a.dtype), -1) + tie
         if p == math.inf:
             return fnp.max(d, -1)
         if p == 2:
@@ -2160,8 +2284,7 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: Any = True,  # noqa: A002
     >>> torch.std_mean(torch.tensor([1.0, 3.0]))
     (tensor(1.4142), tensor(2.))
     """
-    return (input.std(dim, unbiased, keepdim, correction=correction),
-            input.mean(dim, keepdim))
+    return _with_mean("StdMean", input, dim, unbiased, keepdim, correction)
 
 
 def var_mean(input: Tensor, dim: Any = None, unbiased: Any = True,  # noqa: A002
@@ -2172,8 +2295,30 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = True,  # noqa: A002
     >>> torch.var_mean(torch.tensor([1.0, 3.0]))
     (tensor(2.), tensor(2.))
     """
-    return (input.var(dim, unbiased, keepdim, correction=correction),
-            input.mean(dim, keepdim))
+    return _with_mean("VarMean", input, dim, unbiased, keepdim, correction)
+
+
+def _with_mean(op: str, input: Tensor, dim: Any, unbiased: Any,  # noqa: A002
+               keepdim: builtins.bool, correction: Any) -> tuple[Tensor, Tensor]:
+    """std_mean / var_mean: both results from one node, as PyTorch's (``StdMeanBackward0``)."""
+    name = "std_mean" if op == "StdMean" else "var_mean"
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+    ddof = _ddof(unbiased, correction)
+    axes = _dims(dim)
+    no_dof = _no_dof(input.shape, dim, ddof, name)
+
+    def run(x: Any) -> tuple[Any, Any]:
+        if no_dof:
+            spread = _var_no_dof(x, axes, keepdim)
+        elif op == "StdMean":
+            spread = _std_value(x, axes, ddof, keepdim)
+        else:
+            spread = fnp.var(x, axes, ddof=ddof, keepdims=keepdim)
+        return spread, fnp.mean(x, axes, keepdims=keepdim)
+
+    spread, mean = apply_op(op, run, input)
+    return spread, mean
 
 
 def trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: builtins.int = -1) -> Tensor:

@@ -67,19 +67,22 @@ def buffers_of(module: Module) -> dict[str, Any]:
     return {name: b._data.copy() for name, b in module.named_buffers()}
 
 
-def _owner(module: Module, name: str) -> tuple[Module, str, str]:
-    """(module owning ``name``, its local name, "_parameters" or "_buffers")."""
+def _owner(module: Module, name: str) -> tuple[Module, str, str | None]:
+    """(module owning ``name``, its local name, "_parameters" or "_buffers", or None for
+    a plain attribute: PyTorch sets an unknown name as one for the call, and a missing
+    submodule is its AttributeError)."""
     path, _, local = name.rpartition(".")
-    try:
-        owner = module.get_submodule(path)
-    except AttributeError:
-        owner = None
-    if owner is not None:
-        for store in ("_parameters", "_buffers"):
-            if local in owner.__dict__[store]:
-                return owner, local, store
-    raise ValueError(f"functional_call: {module._get_name()} has no parameter or buffer named "
-                     f"'{name}'; its names are {sorted(_names(module))}")
+    owner = module.get_submodule(path)
+    for store in ("_parameters", "_buffers"):
+        if local in owner.__dict__[store]:
+            return owner, local, store
+    current = owner.__dict__.get(local, _ABSENT)
+    if current is not _ABSENT and current is not None and not isinstance(current, Tensor):
+        raise TypeError(f"attribute `{local}`: {current} is not an instance of torch.Tensor")
+    return owner, local, None
+
+
+_ABSENT = object()
 
 
 def _names(module: Module) -> list[str]:
@@ -112,11 +115,15 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
     if isinstance(dicts, Mapping):
         dicts = (dicts,)
     values: dict[str, Any] = {}
+    repeated: list[str] = []
     for d in dicts:
         for k, v in d.items():
-            if k in values:
-                raise ValueError(f"functional_call: '{k}' appeared in more than one dict")
+            if k in values and k not in repeated:
+                repeated.append(k)
             values[k] = v
+    if repeated:
+        raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of "
+                         "functional call is ambiguous")
     if args is None:
         args = ()
     elif not isinstance(args, tuple):
@@ -134,19 +141,27 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
                 if n not in values and given:
                     values[n] = values[given[0]]
     if strict:
-        missing = [n for n in _names(module) if n not in values]
+        valid = set(_names(module))
+        msgs = []
+        unexpected = sorted(set(values) - valid)
+        missing = sorted(valid - set(values))
+        if unexpected:
+            msgs.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
         if missing:
-            raise RuntimeError("functional_call got values for only some parameters and "
-                               f"buffers; missing: {missing}")
+            msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+        if msgs:
+            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(
+                module._get_name(), "\n\t".join(msgs)))
 
     array_mode = not _has_tensor((values, args, kwargs))
     slots = [(*_owner(module, name), value) for name, value in values.items()]
-    saved = [(owner, local, store, owner.__dict__[store][local])
-             for owner, local, store, _ in slots]
+    saved = [(owner, local, store, (owner.__dict__[store] if store else owner.__dict__).get(
+        local, _ABSENT)) for owner, local, store, _ in slots]
     try:
         for owner, local, store, value in slots:
-            owner.__dict__[store][local] = value if isinstance(value, Tensor) else Tensor(
-                value if _is_array(value) else np.asarray(value))
+            (owner.__dict__[store] if store else owner.__dict__)[local] = \
+                value if isinstance(value, Tensor) else Tensor(
+                    value if _is_array(value) else np.asarray(value))
         if not array_mode:
             return module(*args, **kwargs)
         wrap = lambda x: Tensor(x) if _is_array(x) else x
@@ -155,7 +170,11 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
         return _map_leaves(lambda x: _values(x) if isinstance(x, Tensor) else x, out)
     finally:
         for owner, local, store, original in reversed(saved):
-            owner.__dict__[store][local] = original
+            where = owner.__dict__[store] if store else owner.__dict__
+            if original is _ABSENT:
+                del where[local]
+            else:
+                where[local] = original
 
 
 # ------------------------------------------------------------- the transforms
@@ -349,11 +368,19 @@ def jacrev(func: Any, argnums: Any = 0, *, has_aux: bool = False) -> Any:
     return _transform(_jacrev, func, argnums, has_aux=has_aux)
 
 
-def jacfwd(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
-    """The Jacobian by forward mode."""
+def jacfwd(func: Any, argnums: Any = 0, has_aux: bool = False, *,
+           randomness: str = "error") -> Any:
+    """The Jacobian by forward mode (a vmap of JVPs: ``randomness`` as ``vmap``'s).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.func.jacfwd(lambda x: 2 * x)(torch.ones(2))
+    tensor([[2., 0.],
+            [0., 2.]])
+    """
     from funcgrad.transforms.jacobians import jacfwd as _jacfwd  # noqa: PLC0415
 
-    return _transform(_jacfwd, func, argnums, has_aux=has_aux)
+    _check_randomness(randomness)
+    return _transform(_jacfwd, _with_randomness(func, randomness), argnums, has_aux=has_aux)
 
 
 def hessian(func: Any, argnums: Any = 0) -> Any:
@@ -363,9 +390,102 @@ def hessian(func: Any, argnums: Any = 0) -> Any:
     return _transform(_hessian, func, argnums)
 
 
+_RANDOM_IN_ERROR_MODE = (
+    "vmap: called random operation while in randomness error mode. Please either use the "
+    "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+    "of vmap")
+
+
+def _check_randomness(randomness: str) -> None:
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+
+
+def _with_randomness(func: Any, randomness: str) -> Any:
+    """``func`` with its random draws handled as PyTorch's vmap ``randomness``: "error"
+    refuses them, "same" draws once for the whole batch (a plain draw, broadcast), and
+    "different" draws once per batch element and stacks the draws along this vmap's axis."""
+    import functools  # noqa: PLC0415
+
+    if randomness == "same":
+        return func
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        from funcgrad.core import current_trace  # noqa: PLC0415
+        from funcgrad.torch import _draws  # noqa: PLC0415
+
+        here = current_trace()
+        outer = _draws._now.sink
+
+        def draw_each(draw: _draws.Draw) -> Any:
+            if randomness == "error":
+                raise RuntimeError(_RANDOM_IN_ERROR_MODE)
+            return _draw_per_element(here, draw, outer)
+
+        draw_each.passes_state = True  # type: ignore[attr-defined]
+        draw_each.outer = outer  # type: ignore[attr-defined]
+        with _draws.recording(draw_each):
+            return func(*args, **kwargs)
+
+    return run
+
+
+def _draw_per_element(here: Any, draw: Any, outer: Any) -> Any:
+    """One draw per element of the innermost vmap at or above ``here``, stacked as a value
+    batched along that vmap's axis (each draw through the enclosing recorder, if any: an
+    outer vmap's, or torch.compile's)."""
+    import funcgrad.numpy as fnp  # noqa: PLC0415
+    from funcgrad.core import set_current_trace  # noqa: PLC0415
+    from funcgrad.transforms.vmap import BatchTrace, BatchTracer  # noqa: PLC0415
+
+    trace = here
+    while trace is not None and not isinstance(trace, BatchTrace):
+        trace = trace.parent
+    if trace is None:  # not mapped after all (jacfwd of a one-element input)
+        return draw.replay() if outer is None else outer(draw)
+    draws = [draw.replay() if outer is None else outer(draw) for _ in range(trace.axis_size)]
+    assert trace.parent is not None  # a vmap always runs inside another trace
+    with set_current_trace(trace.parent):
+        stacked = fnp.stack([fnp.asarray(d) for d in draws])
+    return BatchTracer(trace, stacked, 0)
+
+
+def _only_tensors(func: Any, out_dims: Any) -> Any:
+    """``func``, raising PyTorch's ValueError when a mapped output is not a Tensor."""
+    import functools  # noqa: PLC0415
+
+    name = getattr(func, "__name__", repr(func))
+
+    def check(out: Any, dims: Any) -> None:
+        if dims is None:
+            return
+        if isinstance(out, (tuple, list)) and isinstance(dims, (tuple, list)) and \
+                len(out) == len(dims):
+            for o, d in zip(out, dims):
+                check(o, d)
+            return
+        for leaf in tree_flatten(out, is_leaf=lambda x: x is None or isinstance(x, Tensor))[0]:
+            if not isinstance(leaf, Tensor):
+                raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got "
+                                 f"type {type(leaf)}. Did you mean to set out_dims= to None "
+                                 "for output?")
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        out = func(*args, **kwargs)
+        check(out, out_dims)
+        return out
+
+    return run
+
+
 def vmap(func: Any, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
          chunk_size: int | None = None) -> Any:
-    """``func`` mapped over a batch axis of its Tensor arguments (``in_dims``).
+    """``func`` mapped over a batch axis of its Tensor arguments (``in_dims``). Random
+    operations inside follow ``randomness``: "error" (PyTorch's default) refuses them,
+    "same" shares one draw across the batch, "different" draws for each element.
 
     >>> import funcgrad.torch as torch
     >>> torch.func.vmap(lambda x: x.sum())(torch.ones(3, 2))
@@ -374,6 +494,8 @@ def vmap(func: Any, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "erro
     from funcgrad.transforms.vmap import _broadcast_prefix  # noqa: PLC0415
     from funcgrad.transforms.vmap import vmap as _vmap  # noqa: PLC0415
 
+    _check_randomness(randomness)
+    func = _with_randomness(_only_tensors(func, out_dims), randomness)
     plain = _transform(_vmap, func, in_dims, out_dims)
 
     def run(*args: Any, **kwargs: Any) -> Any:

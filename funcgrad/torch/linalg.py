@@ -23,13 +23,14 @@ import numpy as np
 import funcgrad.numpy as jnp
 from funcgrad import lax
 from funcgrad.lax import linalg as lax_linalg
+from funcgrad.numpy.linalg import _chain_order as numpy_chain_order
 from funcgrad.scipy import linalg as scipy_linalg
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._autocast import autocast_namespace
 from funcgrad.torch._functions import _need_tensor, matmul
 from funcgrad.torch._grad_mode import is_grad_enabled, no_grad
 from funcgrad.torch._return_types import named_result
-from funcgrad.torch._tensor import _CPP, Tensor, apply_op, vector_norm_of
+from funcgrad.torch._tensor import _CPP, Tensor, apply_op, cpp_type_name, vector_norm_of
 
 _INF = math.inf
 
@@ -107,6 +108,7 @@ def matrix_norm(a: Tensor, ord: Any = "fro", dim: Sequence[builtins.int] = (-2, 
         return sums.amax(dim=then, keepdim=keepdim) if ord in (1, _INF) else \
             sums.amin(dim=then, keepdim=keepdim)
     if ord in (2, -2, "nuc"):
+        _no_half("linalg.matrix_norm", a)
         # From the singular values: the largest (2), the smallest (-2), their sum ("nuc").
         sv = svdvals(cast(Any, a).movedim((r, c), (-2, -1)))
         out = sv.sum(-1) if ord == "nuc" else sv.amax(-1) if ord == 2 else sv.amin(-1)
@@ -174,13 +176,61 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     tensor([[1.],
             [2.]])
     """
-    if len(tensors) < 2:
-        raise RuntimeError("multi_dot(): expected at least 2 tensors but got "
-                           f"{len(tensors)}")
-    out = tensors[0]
-    for t in tensors[1:]:
-        out = matmul(out, t)
-    return out
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    # PyTorch's composition: end vectors as a row and a column (unsqueeze), a chain of mm
+    # in the cheapest order, and a view to the result's shape (ViewBackward0 on top).
+    mats = list(tensors)
+    out_shape: list[builtins.int] = []
+    for i, where in ((0, "first"), (n - 1, "last")):
+        t = tensors[i]
+        if t.dim() == 1:
+            mats[i] = t.unsqueeze(0 if i == 0 else -1)
+        elif t.dim() == 2:
+            out_shape.append(t.shape[0 if i == 0 else 1])
+        else:
+            raise RuntimeError(f"multi_dot(): the {where} tensor must be 1D or 2D but got "
+                               f"{t.dim()}D")
+    for i in range(1, n - 1):
+        if tensors[i].dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got "
+                               f"{tensors[i].dim()}D")
+    for i in range(1, n):
+        if mats[i].dtype != mats[0].dtype:
+            raise RuntimeError("multi_dot(): all tensors must have be the same dtype but "
+                               f"tensor 0 is {cpp_type_name(mats[0].dtype)} and tensor {i} "
+                               f"{cpp_type_name(mats[i].dtype)}")
+        if mats[i - 1].shape[-1] != mats[i].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes "
+                               f"{list(tensors[i - 1].shape)} and {list(tensors[i].shape)} "
+                               "cannot be multiplied")
+    dims = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    split = _chain_order(dims)
+
+    def chain(i: builtins.int, j: builtins.int) -> Tensor:
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return chain(i, k).mm(chain(k + 1, j))
+
+    return chain(0, n - 1).view(out_shape)
+
+
+def _chain_order(p: list[builtins.int]) -> list[list[builtins.int]]:
+    """PyTorch's multiplication order of a matrix chain (matrix ``i`` is ``p[i] x p[i+1]``):
+    ``s[i][j]``, where the product of ``i..j`` splits. Three matrices compare the two
+    costs directly, as PyTorch does (ties multiply the first two first)."""
+    n = len(p) - 1
+    s = [[0] * n for _ in range(n)]
+    if n == 3:
+        a, b, c, d = p
+        s[0][2] = 0 if a * c * (b + d) > b * d * (a + c) else 1
+        s[1][2], s[0][1] = 1, 0
+        return s
+    # (Longer chains: the classic dynamic program, the JAX face's, which breaks ties as
+    # PyTorch's does.)
+    return numpy_chain_order(p)
 
 
 def cross(x: Tensor, y: Tensor, *, dim: builtins.int = -1) -> Tensor:
@@ -228,6 +278,31 @@ def _matrix(name: str, a: Any, square: builtins.bool = True) -> Tensor:
         raise RuntimeError(f"linalg.{name}: complex matrices are not supported by funcgrad's "
                            "factorizations; use a real floating point dtype")
     return a
+
+
+def _is_half(a: Any) -> builtins.bool:
+    return isinstance(a, Tensor) and a.dtype in (D.float16, D.bfloat16)
+
+
+def _no_half_kernel(kernel: str, a: Tensor, *, skip_empty: builtins.bool = True) -> None:
+    """PyTorch's error for a half-precision input to a LAPACK-backed CPU kernel (LAPACK has
+    no float16/bfloat16 routines). Kernels that PyTorch skips for empty inputs (LU,
+    Cholesky, SVD, eigh, LDL) raise only for non-empty ones."""
+    if _is_half(a) and not (skip_empty and a.numel() == 0):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_CPP[a.dtype.name]}\'')
+
+
+def _no_half(prefix: str, a: Tensor) -> None:
+    """PyTorch's up-front refusal of half precision (``linalg.inv``, ``slogdet``, ...)."""
+    if _is_half(a):
+        raise RuntimeError(f"{prefix}: Low precision dtypes not supported. Got "
+                           f"{_CPP[a.dtype.name]}")
+
+
+def _float_or_double(a: Tensor) -> None:
+    """``lstsq`` and ``matrix_rank``'s dtype check (LAPACK's real types only)."""
+    if _is_half(a):
+        raise RuntimeError("This function doesn't handle types other than float and double")
 
 
 def _host_matrices(a: Tensor) -> np.ndarray | None:
@@ -338,6 +413,7 @@ def cholesky_ex(A: Tensor, *, upper: builtins.bool = False,  # noqa: N803
     """
     _no_out("cholesky_ex", out)
     a = _matrix("cholesky" if check_errors else "cholesky_ex", A)
+    _no_half_kernel("cholesky_cpu", a)
     infos = _infos(a, "potrf")
     if check_errors:
         _raise_info("cholesky", infos, "potrf")
@@ -361,6 +437,7 @@ def qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> Any:  # noqa: N8
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
+    _no_half_kernel("geqrf_cpu", a, skip_empty=False)
 
     def run(x: Any) -> tuple[Any, Any]:
         q, r = jnp.linalg.qr(x, "complete" if mode == "complete" else "reduced")
@@ -383,6 +460,7 @@ def svd(A: Tensor, full_matrices: builtins.bool = True, *, driver: Any = None,  
     a = _matrix("svd", A, square=False)
     if driver is not None and driver not in ("gesvd", "gesvdj", "gesvda"):
         raise RuntimeError(f"torch.linalg.svd: unknown driver '{driver}'")
+    _no_half_kernel("linalg_svd_cpu", a)
     u, s, vh = apply_op("LinalgSvd", lambda x: tuple(jnp.linalg.svd(x, full_matrices)), a)
     return named_result("linalg_svd", ("U", "S", "Vh"), (u, s, vh))
 
@@ -396,6 +474,7 @@ def svdvals(A: Tensor, *, driver: Any = None, out: Any = None) -> Tensor:  # noq
     """
     _no_out("svdvals", out)
     a = _matrix("svdvals", A, square=False)
+    _no_half_kernel("linalg_svd_cpu", a)
     return cast(Tensor, apply_op("LinalgSvd", lambda x: jnp.linalg.svd(x, compute_uv=False),
                                  a))
 
@@ -412,6 +491,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Any:  # noqa: N803
     a = _matrix("eigh", A)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _no_half_kernel("linalg_eigh_cpu", a)
     w, v = apply_op("LinalgEigh", lambda x: tuple(jnp.linalg.eigh(
         _one_triangle(x, UPLO == "L"))), a)
     return named_result("linalg_eigh", ("eigenvalues", "eigenvectors"), (w, v))
@@ -437,6 +517,7 @@ def eig(A: Tensor, *, out: Any = None) -> Any:  # noqa: N803
     """
     _no_out("eig", out)
     a = _matrix("eig", A)
+    _no_half_kernel("linalg_eig_out_cpu", a, skip_empty=False)
     _forward_only("linalg_eig", a)
     w, v = np.linalg.eig(np.asarray(a._host()))
     dt = (D.complex128 if a.dtype is D.float64 else D.complex64).np
@@ -477,6 +558,7 @@ def inv_ex(A: Tensor, *, check_errors: builtins.bool = False, out: Any = None) -
     """
     _no_out("inv_ex", out)
     a = _matrix("inv" if check_errors else "inv_ex", A)
+    _no_half("linalg.inv", a)
     infos = _infos(a, "getrf")
     if check_errors:
         _raise_info("inv", infos, "getrf")
@@ -532,6 +614,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: builtins.bool = True,  # noqa: N803
         raise RuntimeError("linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{a.shape[-1]} and "
                            f"{'x'.join(str(d) for d in b.shape[-2:])})")
+    _no_half_kernel("lu_cpu", a)
     infos = _infos(a, "getrf")
     if check_errors:
         _raise_info("solve", infos, "getrf")
@@ -557,6 +640,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: builtins.bool,  # noqa: N80
     if b.dim() < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
                            "dimensions.")
+    _no_half_kernel("triangular_solve_cpu", a, skip_empty=False)
 
     def run(x: Any, y: Any) -> Any:
         batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
@@ -590,6 +674,7 @@ def lu_factor_ex(A: Tensor, *, pivot: builtins.bool = True,  # noqa: N803
     """
     _no_out("lu_factor_ex", out)
     a = _matrix("lu_factor_ex", A, square=False)
+    _no_half_kernel("lu_cpu", a)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the "
                            "CPU")
@@ -634,6 +719,7 @@ def lu(A: Tensor, *, pivot: builtins.bool = True, out: Any = None) -> Any:  # no
     """
     _no_out("lu", out)
     a = _matrix("lu", A, square=False)
+    _no_half_kernel("lu_cpu", a)
     if not pivot:
         raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
     with no_grad():
@@ -676,6 +762,11 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: builtins.bool = Tru
     _no_out("lu_solve", out)
     lu_ = _matrix("lu_solve", LU)
     b = _tensor("lu_solve", B)
+    if lu_.dtype is not b.dtype:
+        raise RuntimeError("linalg.lu_solve: Expected LU and B to have the same dtype, but "
+                           f"found LU of type {_CPP[lu_.dtype.name]} and B of type "
+                           f"{_CPP[b.dtype.name]} instead")
+    _no_half_kernel("linalg.lu_solve_cpu", lu_)
     perm = _permutation(pivots, lu_.shape[-1])
     return cast(Tensor, apply_op("LinalgLuSolve", lambda x, y: _lu_solve_values(
         x, perm, y, left, adjoint), lu_, b))
@@ -689,7 +780,9 @@ def det(A: Tensor, *, out: Any = None) -> Tensor:  # noqa: N803
     tensor(6.)
     """
     _no_out("det", out)
-    return cast(Tensor, apply_op("LinalgDet", jnp.linalg.det, _matrix("det", A)))
+    a = _matrix("det", A)
+    _no_half_kernel("lu_cpu", a)
+    return cast(Tensor, apply_op("LinalgDet", jnp.linalg.det, a))
 
 
 def slogdet(A: Tensor, *, out: Any = None) -> Any:  # noqa: N803
@@ -700,8 +793,9 @@ def slogdet(A: Tensor, *, out: Any = None) -> Any:  # noqa: N803
     tensor(-1.)
     """
     _no_out("slogdet", out)
-    s, la = apply_op("LinalgSlogdet", lambda x: tuple(jnp.linalg.slogdet(x)),
-                     _matrix("slogdet", A))
+    a = _matrix("slogdet", A)
+    _no_half("linalg.slogdet", a)
+    s, la = apply_op("LinalgSlogdet", lambda x: tuple(jnp.linalg.slogdet(x)), a)
     return named_result("linalg_slogdet", ("sign", "logabsdet"), (s, la))
 
 
@@ -738,6 +832,11 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None,  # noqa: N803
             [0.0000, 0.0000]])
     """
     _no_out("pinv", out)
+    if isinstance(A, Tensor) and (A.dim() < 2 or A.dtype not in (
+            D.float32, D.float64, D.complex64, D.complex128)):
+        raise RuntimeError(f"linalg.pinv({_CPP[A.dtype.name]}{{{list(A.shape)}}}): expected a "
+                           "tensor with 2 or more dimensions of float, double, cfloat or "
+                           "cdouble types")
     a = _matrix("pinv", A, square=False)
     rt = _relative_tolerance(a, atol, rtol)
     return cast(Tensor, apply_op("LinalgPinv", lambda x: jnp.linalg.pinv(
@@ -753,6 +852,8 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: builtins.bool = False, *,
     tensor(1)
     """
     _no_out("matrix_rank", out)
+    if isinstance(A, Tensor) and A.dim() >= 2:
+        _float_or_double(A)  # before the square check, as PyTorch
     a = _matrix("matrix_rank", A, square=hermitian)
     if tol is not None:
         atol, rtol = tol, 0.0
@@ -783,6 +884,10 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any
     """
     a = _matrix("lstsq", A, square=False)
     b = _tensor("lstsq", B)
+    if a.dtype is not b.dtype:
+        raise RuntimeError("torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {_CPP[a.dtype.name]} and other's "
+                           f"dtype {_CPP[b.dtype.name]}")
     drv = "gelsy" if driver is None else driver
     if drv not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, "
@@ -793,6 +898,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any
     if rows != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2) "
                            f"(or other.size(-1) for a batch of vectors): {m} vs {rows}")
+    _float_or_double(a)
     eps = builtins.float(np.finfo(a._data.dtype).eps)
     rc = eps * builtins.max(m, n) if rcond is None else builtins.float(rcond)
 
@@ -892,6 +998,11 @@ def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
             [0., 1.]])
     """
     a = _matrix("matrix_exp", A)
+    if _is_half(a):
+        # PyTorch's CPU kernel returns garbage in half precision (exp of diag(0.5, 0.25) is
+        # -21040 in float16); funcgrad computes in float32 and rounds (docs/sharp_bits.md).
+        return cast(Tensor, apply_op("LinalgMatrixExp", lambda x: scipy_linalg.expm(
+            x.astype(np.float32)).astype(x.dtype), a))
     return cast(Tensor, apply_op("LinalgMatrixExp", scipy_linalg.expm, a))
 
 
@@ -917,6 +1028,13 @@ def vander(x: Tensor, *, N: builtins.int | None = None) -> Tensor:  # noqa: N803
             [1, 3, 9]])
     """
     x = _need_tensor("linalg.vander", x)
+    if _is_half(x):  # (torch.vander, built on the same product, takes half precision)
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer "
+                           f"tensors, but got {_CPP[x.dtype.name]}")
+    return _vander(x, N)
+
+
+def _vander(x: Tensor, N: builtins.int | None) -> Tensor:  # noqa: N803
     if x.dim() < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension.")
     n = x.shape[-1] if N is None else N
@@ -975,6 +1093,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: builtins.bool = False,  # noqa: N803
     """
     _no_out("ldl_factor_ex", out)
     a = _matrix("ldl_factor_ex", A)
+    _no_half_kernel("ldl_factor_kernel_cpu", a)
     _forward_only("linalg_ldl_factor_ex", a)
     ld, piv, info = _sytrf(np.asarray(a._host()))
     if check_errors and np.any(info):
@@ -1011,6 +1130,9 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *,  # noqa: N803
     _no_out("ldl_solve", out)
     ld = _matrix("ldl_solve", LD)
     b = _tensor("ldl_solve", B)
+    if ld.dtype is not b.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_CPP[b.dtype.name]} and A of type {_CPP[ld.dtype.name]} instead.")
     _forward_only("linalg_ldl_solve", ld, b)
     ldv, pv, bv = np.asarray(ld._host()), np.asarray(pivots._host()), np.asarray(b._host())
     batch = np.broadcast_shapes(ldv.shape[:-2], bv.shape[:-2])

@@ -32,7 +32,8 @@ from funcgrad.torch._tensor import (
     binary,
     result_dtype,
 )
-from funcgrad.torch._tensor_math import _xlogy
+from funcgrad.torch._tensor_math import _xlog1py, _xlogy
+from funcgrad.transforms.custom import custom_jvp
 
 __all__ = [
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
@@ -102,7 +103,25 @@ entr = _engine("entr", "SpecialEntr", _fsp.entr, "the entropy term ``-x log x``"
 erfcx = _engine("erfcx", "SpecialErfcx", _fsp.erfcx,
                 "the scaled complementary error function ``exp(x**2) erfc(x)``")
 i0e = _engine("i0e", "SpecialI0E", _fsp.i0e, "``exp(-|x|) i0(x)``")
-i1 = _engine("i1", "SpecialI1", _fsp.i1,
+@custom_jvp
+def _i1(x: Any) -> Any:
+    return fnp.exp(fnp.abs(x)) * _fsp.i1e(x)
+
+
+def _i1_jvp(primals: Any, tangents: Any) -> Any:
+    # PyTorch's i1_backward: i0(x) - i1(x) / x, and 0.5 where |x| <= eps (0 / 0 there).
+    (x,), (tx,) = primals, tangents
+    out = _i1(x)
+    eps = np.finfo(x.dtype).eps
+    big = fnp.abs(x) > eps
+    safe = fnp.where(big, x, fnp.full_like(x, eps))
+    return out, tx * fnp.where(big, fnp.i0(safe) - out / safe, fnp.full_like(x, 0.5))
+
+
+_i1.defjvp(_i1_jvp)
+
+
+i1 = _engine("i1", "SpecialI1", _i1,
              "the modified Bessel function of the first kind, order 1")
 i1e = _engine("i1e", "SpecialI1E", _fsp.i1e, "``exp(-|x|) i1(x)``")
 # PyTorch's ndtr is composite, ``(1 + erf(x / sqrt 2)) * 0.5``: its last node is a Mul.
@@ -230,10 +249,6 @@ def _binary_fn(name: str, op: str, f: Callable[[Any, Any], Any], what: str
                   f"    >>> torch.special.{name}(torch.tensor([2.0]), 1.0).shape\n"
                   f"    torch.Size([1])\n")
     return fn
-
-
-def _xlog1py(x: Any, y: Any) -> Any:
-    return fnp.where(x == 0, fnp.zeros_like(x * y), x * fnp.log1p(y))
 
 
 xlogy = _binary_fn("xlogy", "Xlogy", _xlogy, "``x * log(y)``, 0 where ``x == 0``")

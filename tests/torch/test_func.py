@@ -78,16 +78,17 @@ def test_partial_dicts_strict_and_unknown_names():
     zero_head = {"2.weight": np.zeros((3, 8), np.float32)}
     out = functional_call(model, zero_head, (x,))
     close(out, np.broadcast_to(model[2].bias.detach().numpy(), (7, 3)))
-    with pytest.raises(RuntimeError, match="missing"):
+    # PyTorch's texts; an unknown name is set as a temporary attribute (strict=False).
+    with pytest.raises(RuntimeError, match="Missing key\\(s\\): '0.bias', '0.weight', "
+                                           "'2.bias'"):
         functional_call(model, zero_head, (x,), strict=True)
-    with pytest.raises(ValueError, match="no parameter or buffer named '2.wieght'"):
-        functional_call(model, {"2.wieght": np.zeros((3, 8))}, (x,))
+    close(functional_call(model, {"2.wieght": np.zeros((3, 8))}, (x,)), model(ft.tensor(x)))
     # Several dicts, as in torch.func; a name may appear only once.
     p = params_of(model)
     first = {k: v for k, v in p.items() if k.startswith("0.")}
     second = {k: v for k, v in p.items() if k.startswith("2.")}
     close(functional_call(model, (first, second), (x,)), model(ft.tensor(x)))
-    with pytest.raises(ValueError, match="more than one"):
+    with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
         functional_call(model, (p, p), (x,))
 
 

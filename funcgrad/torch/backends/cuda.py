@@ -9,6 +9,8 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+from funcgrad.torch._sdp_switches import SDP as _SDP
+
 __all__ = ["cudnn_sdp_enabled", "enable_cudnn_sdp", "enable_flash_sdp", "enable_math_sdp",
            "enable_mem_efficient_sdp", "flash_sdp_enabled", "is_built", "math_sdp_enabled",
            "matmul", "mem_efficient_sdp_enabled", "sdp_kernel"]
@@ -45,7 +47,6 @@ class cuBLASModule:  # noqa: N801 - PyTorch's name
 
 
 matmul = cuBLASModule()
-_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
 
 
 def is_built() -> bool:

@@ -443,4 +443,7 @@ __all__ = ["Event", "Stream", "StreamContext", "amp", "current_device", "current
            "memory_stats", "reset_max_memory_allocated", "reset_peak_memory_stats", "seed",
            "seed_all", "set_device", "set_stream", "stream", "synchronize"]
 
+from funcgrad.torch._legacy_tensor_types import CUDA_TYPES as _LEGACY_TYPES  # noqa: E402
 from funcgrad.torch.cuda import amp  # noqa: E402 - it reads this module's is_available
+
+globals().update(_LEGACY_TYPES)  # torch.cuda.FloatTensor...

@@ -109,7 +109,7 @@ from funcgrad.torch.nn.transformer import (
 
 # isort: split
 from funcgrad.torch.nn import parallel  # noqa: E402, I001 - after Module (it subclasses it)
-from funcgrad.torch.nn import utils  # noqa: E402
+from funcgrad.torch.nn import attention, grad, utils  # noqa: E402
 from funcgrad.torch.nn.parallel import DataParallel  # noqa: E402
 from funcgrad.torch.nn.parameter import Buffer  # noqa: E402
 from funcgrad.torch.nn.sync_batchnorm import SyncBatchNorm  # noqa: E402
@@ -118,7 +118,7 @@ __all__ = [
     "GELU", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Flatten", "Identity",
     "L1Loss", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleList", "NLLLoss", "Parameter",
     "ReLU", "RemovableHandle", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
-    "parallel",
+    "attention", "grad", "parallel",
 ]
 __all__ += ["Buffer", "DataParallel", "SyncBatchNorm"]
 __all__ += [  # the normalization, sparse, dropout and recurrent layers

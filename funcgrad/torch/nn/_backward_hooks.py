@@ -8,7 +8,9 @@ inputs, where the hooks run with both and may replace the input gradients.
 
 from __future__ import annotations
 
+import functools
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -61,7 +63,7 @@ class _Call:
         self.grad_output: tuple[Any, ...] = ()
 
     def _run_hooks(self, grad_input: tuple[Any, ...]) -> tuple[Any, ...]:
-        return _chain(self.module._backward_hooks.values(), grad_input, "Backward hook",
+        return _chain(_full_hooks(self.module), grad_input, "Backward hook",
                       "grad_input", lambda h, g: h(self.module, g, self.grad_output))
 
     def outputs_backward(self, grads: tuple[Any, ...]) -> Sequence[Any]:
@@ -71,7 +73,7 @@ class _Call:
         if self.inputs_hooked:
             return grads
         # No input requires grad: the hooks fire now, with no input gradients (PyTorch's).
-        if self.module._backward_hooks:
+        if _full_hooks(self.module):
             warnings.warn(_NO_INPUT_GRAD, stacklevel=2)
             res = self._run_hooks((None,) * self.n_args)
             if any(r is not None for r in res):
@@ -97,7 +99,7 @@ def hooked_call(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
     call = _Call(module, len(args))
     positions = [i for i, a in enumerate(args)
                  if isinstance(a, Tensor) and a.requires_grad]
-    if positions and module._backward_hooks:
+    if positions and _full_hooks(module):
         call.inputs_hooked = True
         wrapped = BackwardHookFunction.apply(
             lambda grads: call.inputs_backward(positions, grads), *(args[i] for i in positions))
@@ -117,3 +119,79 @@ def hooked_call(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
     for i, w in zip(at, wrapped, strict=True):
         outs[i] = w
     return outs[0] if single else type(out)(outs)
+
+
+def _full_hooks(module: Any) -> list[Callable[..., Any]]:
+    """The module's full backward hooks (none where its hooks are the old kind)."""
+    if getattr(module, "_is_full_backward_hook", None) is False:
+        return []
+    return list(module._backward_hooks.values())
+
+
+def attach_non_full(module: Any, args: tuple[Any, ...], result: Any) -> None:
+    """``register_backward_hook``'s hooks, as PyTorch attaches them: on the node of the
+    first tensor of the result, warning where that node misses some gradients."""
+    var = result
+    while not isinstance(var, Tensor):
+        if isinstance(var, dict):
+            var = next(v for v in var.values() if isinstance(v, Tensor))
+        else:
+            var = var[0]
+    grad_fn = var.grad_fn
+    if grad_fn is None:
+        return
+    ref = weakref.ref(module)
+    for hook in list(module._backward_hooks.values()):
+        grad_fn.register_hook(_wrapped(hook, ref))
+    _maybe_warn(args, result, grad_fn)
+
+
+def _wrapped(hook: Callable[..., Any], ref: Any) -> Callable[..., Any]:
+    @functools.wraps(hook)
+    def call(*args: Any) -> Any:
+        module = ref()
+        if module is None:
+            raise RuntimeError("You are trying to call the hook of a dead Module!")
+        return hook(module, *args)
+
+    return call
+
+
+_TAIL = "Please use register_full_backward_hook to get the documented behavior."
+
+
+def _maybe_warn(inputs: Any, result: Any, grad_fn: Any) -> None:
+    """PyTorch's FutureWarnings where the old hook's gradients are incomplete."""
+    if isinstance(result, Tensor):
+        result = (result,)
+    elif not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+        warnings.warn("Using non-full backward hooks on a Module that does not return a single "
+                      "Tensor or a tuple of Tensors is deprecated and will be removed in future "
+                      "versions. This hook will be missing some of the grad_output. " + _TAIL,
+                      FutureWarning, stacklevel=3)
+        return
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    elif not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+        warnings.warn("Using non-full backward hooks on a Module that does not take as input a "
+                      "single Tensor or a tuple of Tensors is deprecated and will be removed in "
+                      "future versions. This hook will be missing some of the grad_input. "
+                      + _TAIL, FutureWarning, stacklevel=3)
+        return
+    out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+    if not out_grad_fn or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+        warnings.warn("Using a non-full backward hook when outputs are nested in python data "
+                      "structure is deprecated and will be removed in future versions. This "
+                      "hook will be missing some grad_output.", FutureWarning, stacklevel=3)
+    elif len(out_grad_fn) > 1:
+        warnings.warn("Using a non-full backward hook when outputs are generated by different "
+                      "autograd Nodes is deprecated and will be removed in future versions. "
+                      "This hook will be missing some grad_output. " + _TAIL,
+                      FutureWarning, stacklevel=3)
+    else:
+        inputs_grad_fn = {i.grad_fn for i in inputs if i.grad_fn is not None}
+        if inputs_grad_fn != {n[0] for n in grad_fn.next_functions}:
+            warnings.warn("Using a non-full backward hook when the forward contains multiple "
+                          "autograd Nodes is deprecated and will be removed in future versions. "
+                          "This hook will be missing some grad_input. " + _TAIL,
+                          FutureWarning, stacklevel=3)

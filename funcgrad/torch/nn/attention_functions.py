@@ -27,7 +27,9 @@ from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._device import Size
 from funcgrad.torch._dtypes import bool as torch_bool
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.nn._apply import data, keep_mask, on_device_of, op, shape
+from funcgrad.torch.nn._apply import cuda_index, data, keep_mask, on_device_of, op, shape
+from funcgrad.torch.nn.attention import check_enabled
+from funcgrad.torch.nn.attention.bias import CausalBias, CausalVariant
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
@@ -63,6 +65,15 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     tensor([[1.],
             [4.]])
     """
+    if isinstance(attn_mask, CausalBias):
+        if is_causal:
+            raise ValueError("CausalBias should not be used with causal=True")
+        square = attn_mask.seq_len_q == attn_mask.seq_len_kv
+        if square or attn_mask.variant == CausalVariant.UPPER_LEFT:
+            attn_mask, is_causal = None, True
+        else:
+            attn_mask = on_device_of(attn_mask._mask(), query)
+    check_enabled(cuda_index(query) is not None)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                            "set when is_causal=True")

@@ -4,7 +4,8 @@ The loss is ``-log p(target | input)`` summed over every alignment, by the forwa
 (alpha) recursion of Graves et al. (2006) in log space over the target with blanks
 interleaved, ``l' = (blank, l1, blank, l2, ..., blank)``. The recursion runs in engine
 operations (one step per time frame, with a log-sum-exp that keeps impossible states at
-``-inf`` without NaN gradients), so the gradient is the engine's reverse mode through it.
+``-inf`` without NaN gradients), so the gradient is the engine's reverse mode through it,
+plus ``exp(log_probs)`` as in PyTorch's backward (see ``ctc_loss``).
 
 >>> import funcgrad.torch as torch
 >>> import funcgrad.torch.nn.functional as F
@@ -140,6 +141,13 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
         # No frame at all: the empty target has probability 1, any other 0.
         loss = fnp.where(in_len == 0, fnp.where(tgt_len == 0, fnp.zeros_like(loss),
                                                 fnp.full_like(loss, np.inf)), loss)
+        # PyTorch's backward returns exp(log_probs) - posterior (the gradient for the
+        # logits, assuming log_probs came from log_softmax), not the true -posterior: a
+        # term worth exactly 0 whose gradient is exp(log_probs) on the running frames.
+        e = fnp.exp(lp)
+        extra = fnp.sum(fnp.where(running[:, :, None], e - lax.stop_gradient(e),
+                                  fnp.zeros_like(e)), axis=(0, 2))
+        loss = loss + extra
         return loss if batched else loss[0]
 
     # PyTorch's unbatched call is unsqueeze, the loss (then its zero_infinity where),

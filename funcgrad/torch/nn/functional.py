@@ -31,6 +31,7 @@ from funcgrad import nn
 from funcgrad.primitives.elementwise import add_p, select_p
 from funcgrad.primitives.indexing import gather as _gather
 from funcgrad.primitives.linalg import dot_general_p
+from funcgrad.torch import _dtypes as D
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._tensor import Tensor, apply_binary_prim, apply_op, apply_prim
 from funcgrad.torch.nn import _apply
@@ -60,6 +61,8 @@ def relu(input: Any, inplace: bool = False) -> Any:  # noqa: A002 - PyTorch's na
     >>> F.relu(torch.tensor([-1.0, 0.0, 2.0]))
     tensor([0., 0., 2.])
     """
+    if isinstance(input, Tensor) and input.dtype is D.bool:
+        raise RuntimeError("Boolean inputs not supported for relu")
     if inplace:
         if not isinstance(input, Tensor):
             raise TypeError("relu(inplace=True) needs a Tensor")
@@ -760,6 +763,7 @@ __all__ += ["celu", "channel_shuffle", "glu", "hardshrink", "hardsigmoid", "hard
             "threshold"]
 
 # Resizing, sliding blocks, unpooling, the other poolings and losses, and the rest.
+from funcgrad.torch.nn import grad  # noqa: E402, F401 - torch.nn.functional.grad is nn.grad
 from funcgrad.torch.nn.bilinear import bilinear  # noqa: E402
 from funcgrad.torch.nn.ctc import ctc_loss  # noqa: E402
 from funcgrad.torch.nn.fold import fold, unfold  # noqa: E402

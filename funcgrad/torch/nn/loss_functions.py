@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -24,6 +24,7 @@ import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
 from funcgrad.lax import stop_gradient
 from funcgrad.torch._autocast import autocast_op
+from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import _apply
 from funcgrad.torch.nn._apply import data, floating, op, shape
 
@@ -66,6 +67,7 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A
         raise ValueError(f"Using a target size ({_size(target)}) that is different to the "
                          f"input size ({_size(input)}) is deprecated. Please ensure they have "
                          "the same size.")
+    _probabilities(input, target)
 
     def impl(x: Any, t: Any, w: Any) -> Any:
         loss = -(t * fnp.maximum(fnp.log(x), -100.0)
@@ -77,6 +79,26 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A
 
 def _size(x: Any) -> str:
     return f"torch.Size({list(shape(x))})"
+
+
+def _probabilities(input: Any, target: Any) -> None:  # noqa: A002
+    """PyTorch's kernel check of ``binary_cross_entropy``: element by element, the input
+    and then the target must lie in [0, 1] (NaN fails). Traced values are not checked."""
+    from funcgrad.core import Tracer  # noqa: PLC0415
+
+    vals = []
+    for v in (input, target):
+        d = v._data if isinstance(v, Tensor) else v
+        if isinstance(d, Tracer):
+            return
+        vals.append(np.asarray(v.detach()._host() if isinstance(v, Tensor) else v,
+                               np.float64).reshape(-1))
+    with np.errstate(invalid="ignore"):
+        bad = [~((a >= 0) & (a <= 1)) for a in vals]
+    either = bad[0] | bad[1]
+    if either.any():
+        what = "input" if bad[0][int(np.argmax(either))] else "target"
+        raise RuntimeError(f"all elements of {what} should be between 0 and 1")
 
 
 @autocast_op("smooth_l1_loss")
@@ -236,19 +258,52 @@ def _pnorm(d: Any, p: float, keepdim: bool) -> Any:
 
 @autocast_op("cosine_similarity")
 def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
-    """``x1 . x2 / max(||x1|| ||x2||, eps)`` along ``dim``.
+    """``sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps))`` along ``dim``.
 
     >>> import funcgrad.torch as torch
     >>> import funcgrad.torch.nn.functional as F
     >>> F.cosine_similarity(torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 1.0]]))
     tensor([0.7071])
     """
-    def impl(a: Any, b: Any) -> Any:
-        na = fnp.sqrt(fnp.sum(a * a, axis=dim))
-        nb = fnp.sqrt(fnp.sum(b * b, axis=dim))
-        return fnp.sum(a * b, axis=dim) / fnp.maximum(na * nb, eps)
+    if not (isinstance(x1, Tensor) and isinstance(x2, Tensor)):
+        # Engine values (the JAX face's transforms): the same formula in one operation.
+        def impl(a: Any, b: Any) -> Any:
+            a, b = fnp.broadcast_arrays(a, b)
 
-    return op("Div", impl, floating(x1), floating(x2))
+            def scaled(v: Any) -> Any:
+                norm = fnp.linalg.norm(v, axis=dim, keepdims=True)
+                # clamped without grad, as PyTorch's in-place clamp under no_grad
+                return v / (norm + stop_gradient(fnp.maximum(norm, eps) - norm))
+
+            return fnp.sum(scaled(a) * scaled(b), axis=dim)
+
+        return op("Sum:1", impl, floating(x1), floating(x2))
+    from funcgrad.torch._grad_mode import no_grad  # noqa: PLC0415
+    from funcgrad.torch._tensor import (  # noqa: PLC0415
+        _CPP,
+        _check_broadcast,
+        result_dtype,
+        vector_norm_of,
+    )
+
+    dt = result_dtype(x1, x2)
+    if not dt.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{_CPP[dt.name]}")
+    a, b = x1.to(dt), x2.to(dt)
+    if tuple(a.shape) != tuple(b.shape):
+        _check_broadcast(tuple(a.shape), tuple(b.shape))
+        size = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+        a, b = a.expand(size), b.expand(size)
+    # PyTorch's composition: each input over its own norm, the norms clamped to eps in
+    # place without grad (their backward is the unclamped norm's), then a sum of products
+    # (SumBackward1 over MulBackward0 over two DivBackward0).
+    na = vector_norm_of(a, 2.0, dim, True).clone()
+    nb = vector_norm_of(b, 2.0, dim, True).clone()
+    with no_grad():
+        cast(Any, na).clamp_min_(eps)
+        cast(Any, nb).clamp_min_(eps)
+    return ((cast(Any, a) / na) * (cast(Any, b) / nb)).sum(dim)
 
 
 @autocast_op("cosine_embedding_loss")

@@ -122,6 +122,8 @@ class Module:
         set_(self, "_forward_pre_hooks", OrderedDict())
         set_(self, "_backward_hooks", OrderedDict())
         set_(self, "_backward_pre_hooks", OrderedDict())
+        # True: _backward_hooks are full hooks; False: the old register_backward_hook's.
+        set_(self, "_is_full_backward_hook", None)
         # the ids of forward hooks registered with_kwargs / always_call
         set_(self, "_hooks_with_kwargs", set())
         set_(self, "_hooks_always_called", set())
@@ -135,6 +137,7 @@ class Module:
     _forward_pre_hooks: OrderedDict[int, Callable[..., Any]]
     _backward_hooks: OrderedDict[int, Callable[..., Any]]
     _backward_pre_hooks: OrderedDict[int, Callable[..., Any]]
+    _is_full_backward_hook: bool | None
     _hooks_with_kwargs: set[int]
     _hooks_always_called: set[int]
 
@@ -354,6 +357,11 @@ class Module:
                 keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
+            # PyTorch's per-module format versions, keyed by the module's dotted path
+            # ("" the root): load_state_dict reads them (BatchNorm's num_batches_tracked).
+            destination._metadata = OrderedDict()
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = {"version": self._version}
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
@@ -509,7 +517,30 @@ class Module:
         >>> seen
         [torch.Size([3, 1])]
         """
+        self._hook_kind(True)
         return self._register(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """The deprecated backward hook: ``hook(module, grad_input, grad_output)`` runs as a
+        hook of the node of the module's (first) output, so it sees the gradients of that
+        last operation's inputs, as PyTorch's.
+
+        >>> import funcgrad.torch as torch
+        >>> lin = torch.nn.Linear(2, 1)
+        >>> seen = []
+        >>> h = lin.register_backward_hook(lambda m, gi, go: seen.append(go[0].shape))
+        >>> lin(torch.ones(3, 2)).sum().backward()
+        >>> seen
+        [torch.Size([3, 1])]
+        """
+        self._hook_kind(False)
+        return self._register(self._backward_hooks, hook, False)
+
+    def _hook_kind(self, full: bool) -> None:
+        if getattr(self, "_is_full_backward_hook", None) is (not full):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward "
+                               "hooks on a single Module. Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", full)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with_kwargs = getattr(self, "_hooks_with_kwargs", ())
@@ -525,8 +556,9 @@ class Module:
             new = hook(self, args)
             if new is not None:
                 args = new if isinstance(new, tuple) else (new,)
+        non_full = getattr(self, "_is_full_backward_hook", None) is False
         try:
-            if getattr(self, "_backward_hooks", None) or \
+            if (getattr(self, "_backward_hooks", None) and not non_full) or \
                     getattr(self, "_backward_pre_hooks", None):
                 from funcgrad.torch.nn._backward_hooks import hooked_call  # noqa: PLC0415
 
@@ -551,6 +583,10 @@ class Module:
                 hook(self, args, out)
             if new is not None:
                 out = new
+        if non_full and self._backward_hooks:
+            from funcgrad.torch.nn._backward_hooks import attach_non_full  # noqa: PLC0415
+
+            attach_non_full(self, args, out)
         return out
 
     # ---------------------------------------------------------- dtype & device

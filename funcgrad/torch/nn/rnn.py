@@ -36,6 +36,7 @@ from funcgrad import lax
 from funcgrad import nn as jnn
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import empty, zeros
+from funcgrad.torch._functions import stack
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import init
 from funcgrad.torch.nn._apply import data, keep_mask, on_device_of, op
@@ -350,8 +351,19 @@ class RNNBase(Module):
             return _run_layers(self.mode, xv, h0v, c0v, weights, self.num_layers, dirs,
                                lengths, masks)
 
-        name = "MkldnnRnnLayer" if lstm else "Stack"
-        out, h_n, c_n = op(name, impl, x, h0, c0, self._layer_weights())
+        # PyTorch's layer node lists the input, the weights, then the initial states.
+        if lstm:
+            # Each layer's last states are outputs of its node, stacked after it
+            # (h_n: StackBackward0 over MkldnnRnnLayerBackward0's output 1).
+            def split(xv: Any, wv: Any, h0v: Any, c0v: Any) -> Any:
+                o, h, c = impl(xv, h0v, c0v, wv)
+                return o, list(h), list(c)
+
+            out, hs, cs = op("MkldnnRnnLayer", split, x, self._layer_weights(), h0, c0)
+            h_n, c_n = stack(hs), stack(cs)
+        else:
+            out, h_n, c_n = op("Stack", lambda xv, wv, h0v, c0v: impl(xv, h0v, c0v, wv), x,
+                               self._layer_weights(), h0, c0)
         if unsorted_idx is not None:
             h_n = h_n[:, unsorted_idx]
             if c_n is not None:
@@ -367,8 +379,11 @@ class RNNBase(Module):
             h_n = h_n.squeeze(1)
             if c_n is not None:
                 c_n = c_n.squeeze(1)
+        elif self.batch_first:
+            # PyTorch's GRU and RNN transpose their output in place (TransposeBackward1).
+            result = out.transpose(0, 1) if lstm else out.transpose_(0, 1)
         else:
-            result = out.transpose(0, 1) if self.batch_first else out
+            result = out
         return (result, (h_n, c_n)) if lstm else (result, h_n)
 
     def extra_repr(self) -> str:

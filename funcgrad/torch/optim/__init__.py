@@ -33,7 +33,8 @@ from funcgrad.torch.optim.nadam import NAdam, RAdam
 from funcgrad.torch.optim.optimizer import Optimizer, required
 from funcgrad.torch.optim.rmsprop import RMSprop
 from funcgrad.torch.optim.sgd import SGD
+from funcgrad.torch.optim.sparse_adam import SparseAdam
 
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax",
-           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "required",
-           "swa_utils", "swap_in_optimizer_params_and_state"]
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam",
+           "lr_scheduler", "required", "swa_utils", "swap_in_optimizer_params_and_state"]

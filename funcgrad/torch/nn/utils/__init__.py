@@ -13,6 +13,7 @@ from funcgrad.torch.nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
     clip_grad_value_,
+    clip_grads_with_norm_,
     get_total_norm,
 )
 from funcgrad.torch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters

@@ -19,7 +19,8 @@ from typing import Any
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
 
-__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm"]
 
 
 def _grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -59,17 +60,32 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     """Scale the gradients in place so that their total ``norm_type`` norm is at most
     ``max_norm``; returns the norm before clipping. ``foreach`` is accepted (one
     kernel path here)."""
+    params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
+    total = get_total_norm(_grads(params), norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(params, max_norm, total, foreach)
+    return total
+
+
+def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                          total_norm: Tensor, foreach: bool | None = None) -> None:
+    """Scale the gradients in place by ``min(max_norm / (total_norm + 1e-6), 1)``: the
+    second half of ``clip_grad_norm_``, with a norm computed beforehand.
+
+    >>> import funcgrad.torch as torch
+    >>> w = torch.zeros(2, requires_grad=True); w.grad = torch.tensor([3.0, 4.0])
+    >>> clip_grads_with_norm_([w], 1.0, torch.tensor(5.0)); w.grad
+    tensor([0.6000, 0.8000])
+    """
     grads = _grads(parameters)
-    total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     if not grads:
-        return total
-    norm: Any = total
+        return
+    norm: Any = total_norm
     with no_grad():
-        # In the norm's dtype, as PyTorch computes the coefficient.
+        # In the norm's dtype, as PyTorch computes the coefficient; the in-place multiply
+        # rounds once (a float32 coefficient is not rounded to a half gradient's dtype first).
         coef = (float(max_norm) / (norm + 1e-6)).clamp(max=1.0)
         for g in grads:
-            g.mul_(coef.to(g.dtype))
-    return total
+            g.mul_(coef)
 
 
 def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float,
