@@ -20,7 +20,7 @@ def test_workloads_benchmark_smoke_run(tmp_path: pathlib.Path) -> None:
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_workloads.py"),
                           "--quick", "--tiny", "--no-peers", "--json", str(results),
                           "--markdown", str(table)],
-                         capture_output=True, text=True, timeout=300, check=False)
+                         capture_output=True, text=True, timeout=900, check=False)
     assert out.returncode == 0, out.stderr
     data = json.loads(results.read_text())
     rows = {(r["workload"], r["name"]): r for r in data["rows"]}
@@ -61,7 +61,7 @@ def test_linalg_benchmark_smoke_run(tmp_path: pathlib.Path) -> None:
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_linalg.py"),
                           "--tiny", "--no-peers", "--json", str(results),
                           "--markdown", str(table)],
-                         capture_output=True, text=True, timeout=300, check=False)
+                         capture_output=True, text=True, timeout=900, check=False)
     assert out.returncode == 0, out.stderr
     data = json.loads(results.read_text())
     assert data["sizes"] == ["8x8", "4 x 4x4"]
@@ -84,7 +84,7 @@ def test_random_benchmark_smoke_run(tmp_path: pathlib.Path) -> None:
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_random.py"),
                           "--tiny", "--no-peers", "--json", str(results),
                           "--markdown", str(table)],
-                         capture_output=True, text=True, timeout=300, check=False)
+                         capture_output=True, text=True, timeout=900, check=False)
     assert out.returncode == 0, out.stderr
     data = json.loads(results.read_text())
     assert data["n"] == 1000 and data["splits"] == 10

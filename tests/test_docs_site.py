@@ -24,7 +24,7 @@ def test_mkdocs_build_strict(tmp_path: pathlib.Path) -> None:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
                           str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300, check=False, env=env)
+                         timeout=900, check=False, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     site = tmp_path / "site"
     reference = (site / "reference" / "funcgrad" / "index.html").read_text()

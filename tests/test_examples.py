@@ -13,7 +13,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 def run_example(name: str, *args: str) -> str:
     out = subprocess.run([sys.executable, str(ROOT / "examples" / name), *args],
-                         capture_output=True, text=True, timeout=300, check=False)
+                         capture_output=True, text=True, timeout=900, check=False)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -39,7 +39,7 @@ def _launch(name: str, nproc: int, *args: str) -> str:
     pytest.importorskip("mpi4py")
     out = subprocess.run([sys.executable, "-m", "funcgrad.distributed.run", "--nproc",
                           str(nproc), str(ROOT / "examples" / name), *args],
-                         capture_output=True, text=True, timeout=300, check=False)
+                         capture_output=True, text=True, timeout=900, check=False)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return out.stdout
 

@@ -20,7 +20,7 @@ EXPECTED = (ROOT / "tests" / "data" / "seed_lesson.txt").read_text()
 
 def run_source(source: str, *args: str) -> subprocess.CompletedProcess[str]:
     out = subprocess.run([sys.executable, "-c", source, *args], capture_output=True, text=True,
-                         timeout=300, check=False, cwd=ROOT)
+                         timeout=900, check=False, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     return out
 
@@ -51,7 +51,7 @@ def test_seed_lesson_under_pytorch_still_prints_the_stored_text():
                     reason="scikit-learn is not installed")
 def test_train_mlp_digits_reaches_95_percent():
     out = subprocess.run([sys.executable, str(EXAMPLES / "train_mlp_digits.py"), "--epochs", "6",
-                          "--no-bar"], capture_output=True, text=True, timeout=300, check=False)
+                          "--no-bar"], capture_output=True, text=True, timeout=900, check=False)
     assert out.returncode == 0, out.stderr
     epochs = [line for line in out.stdout.splitlines() if line.startswith("epoch")]
     assert len(epochs) == 6

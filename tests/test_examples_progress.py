@@ -27,7 +27,7 @@ NEEDS_SKLEARN = {"cnn_digits.py", "ddp_digits.py"}
 
 def run(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     out = subprocess.run([sys.executable, str(ROOT / "examples" / name), *args],
-                         capture_output=True, text=True, timeout=300, check=False)
+                         capture_output=True, text=True, timeout=900, check=False)
     assert out.returncode == 0, out.stderr
     return out
 

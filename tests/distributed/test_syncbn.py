@@ -93,7 +93,7 @@ def _launch(script: str, nproc: int) -> subprocess.CompletedProcess[str]:
     except SystemExit:
         pytest.skip("no mpiexec")
     cmd = [sys.executable, "-m", "funcgrad.distributed.run", "--nproc", str(nproc), script]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=240, check=False,
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False,
                           cwd=os.path.dirname(script))
 
 
