@@ -103,12 +103,15 @@ def split_aux(out: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def check_same_structure(a: Any, b: Any, what_a: str, what_b: str) -> None:
+def check_same_structure(a: Any, b: Any, what_a: str, what_b: str,
+                         shapes: bool = True) -> None:
     la, ta = tree_flatten(a)
     lb, tb = tree_flatten(b)
     if ta != tb:
         raise TreeStructureError(f"{what_a} has structure {ta} but {what_b} has structure {tb}; "
                                  "they must match")
+    if not shapes:
+        return
     for x, y in zip(la, lb):
         if y is None:
             continue

@@ -30,7 +30,7 @@ from funcgrad.transforms._util import (
     check_output_kind,
     normalize_argnums,
 )
-from funcgrad.transforms.jvp import jvp
+from funcgrad.transforms.jvp import jvp_values as jvp
 from funcgrad.transforms.vjp import vjp
 from funcgrad.transforms.vmap import vmap
 from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from funcgrad import check_rules, dtypes
 from funcgrad.config import config
 from funcgrad.core import (
@@ -25,7 +27,7 @@ from funcgrad.core import (
     new_trace,
     set_current_trace,
 )
-from funcgrad.errors import NonDifferentiableError
+from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError
 from funcgrad.primitives.rules import zeros_like_aval
 from funcgrad.source_info import user_frame
 from funcgrad.staging import trace_flat
@@ -102,14 +104,33 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         has_aux: bool = False) -> Any:
     """Forward-mode derivative: ``(fun(*primals), J @ tangents)``.
 
+    As JAX's: an integer or boolean primal takes a ``float0`` tangent, and an integer or
+    boolean output has a ``float0`` tangent.
+
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.jvp(lambda x: x * x, (np.array(3.0),), (np.array(1.0),))
     (Array(9., dtype=float32), Array(6., dtype=float32))
     """
+    return _jvp(fun, primals, tangents, has_aux, float0=True)
+
+
+def jvp_values(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+               has_aux: bool = False) -> Any:
+    """``jvp`` without ``float0``: tangents of integer primals are ignored whatever their
+    dtype, and integer outputs get integer zeros (what ``torch.func.jvp`` and ``jacfwd``
+    build on)."""
+    return _jvp(fun, primals, tangents, has_aux, float0=False)
+
+
+def _jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+         has_aux: bool, float0: bool) -> Any:
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp takes primals and tangents as tuples, e.g. jvp(f, (x,), (t,))")
     primals = tree_map(as_leaf_array, tuple(primals))
+    if float0:
+        check_same_structure(primals, tangents, "primals", "tangents", shapes=False)
+        tangents = tuple(tree_map(_checked_tangent, primals, tuple(tangents)))
     tangents = tree_map(as_leaf_array, tuple(tangents))
     check_same_structure(primals, tangents, "primals", "tangents")
     flat_p, in_tree = tree_flatten(primals)
@@ -117,9 +138,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     for p, t in zip(flat_p, flat_t):
         pa, ta = get_aval(p), get_aval(t)
         if dtypes.is_inexact(pa.dtype) and ta.dtype != pa.dtype:
-            from funcgrad.errors import DTypeError  # noqa: PLC0415
-
-            raise DTypeError(f"tangent dtype {ta.dtype} does not match primal dtype {pa.dtype}")
+            raise DTypeError(_dtype_mismatch(pa.dtype, ta.dtype))
     aux_box: list[Any] = []
 
     def flat_fun(*xs: Any) -> Any:
@@ -129,12 +148,46 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         return out
 
     outs, touts, out_tree = jvp_flat(flat_fun, flat_p, flat_t)
-    touts = [zeros_like_aval(get_aval(p)) if t is None else as_primal_type(t, get_aval(p))
-             for p, t in zip(outs, touts)]
+    touts = [_output_tangent(p, t, float0) for p, t in zip(outs, touts)]
     result = (tree_unflatten(out_tree, outs), tree_unflatten(out_tree, touts))
     if has_aux:
         return (*result, _strip(aux_box[0]))
     return result
+
+
+def _dtype_mismatch(primal: Any, tangent: Any) -> str:
+    expected = primal if dtypes.is_inexact(primal) else dtypes.FLOAT0
+    return ("primal and tangent arguments to jvp do not match; dtypes must be equal, or in "
+            "case of int/bool primal dtype the tangent dtype must be float0. Got primal dtype "
+            f"{primal} and so expected tangent dtype {expected}, but got tangent dtype "
+            f"{tangent} instead.")
+
+
+def _checked_tangent(primal: Any, tangent: Any) -> Any:
+    # JAX's rule: an integer or boolean primal's tangent is float0 (a zero that carries only
+    # a shape), and a float0 tangent belongs to nothing else. The engine's symbolic zero
+    # stands in for it, as integer zeros of the primal's dtype.
+    pa = get_aval(primal)
+    t_dtype = getattr(tangent, "dtype", None)
+    t_shape = np.shape(tangent)
+    if t_shape != pa.shape:
+        raise ShapeError("jvp called with different primal and tangent shapes; got primal "
+                         f"shape {pa.shape} and tangent shape {t_shape}")
+    if dtypes.is_inexact(pa.dtype):
+        if t_dtype == dtypes.FLOAT0:
+            raise DTypeError(_dtype_mismatch(pa.dtype, t_dtype))
+        return tangent
+    if t_dtype != dtypes.FLOAT0:
+        t_dtype = get_aval(as_leaf_array(tangent)).dtype
+        raise DTypeError(_dtype_mismatch(pa.dtype, t_dtype))
+    return np.zeros(pa.shape, pa.dtype)
+
+
+def _output_tangent(primal: Any, tangent: Any, float0: bool) -> Any:
+    aval = get_aval(primal)
+    if float0 and not dtypes.is_inexact(aval.dtype):
+        return np.zeros(aval.shape, dtypes.FLOAT0)
+    return zeros_like_aval(aval) if tangent is None else as_primal_type(tangent, aval)
 
 
 def as_primal_type(t: Any, aval: Any) -> Any:
@@ -160,6 +213,34 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     >>> f_jvp(np.array(2.0))
     Array(2., dtype=float32)
     """
+    return _linearize(fun, primals, float0=True)
+
+
+def linearize_values(fun: Callable[..., Any], *primals: Any
+                     ) -> tuple[Any, Callable[..., Any]]:
+    """``linearize`` without ``float0`` (as ``jvp_values``)."""
+    return _linearize(fun, primals, float0=False)
+
+
+def _linearized_tangent(primal: Any, tangent: Any) -> Any:
+    pa = get_aval(primal)
+    ta = get_aval(as_leaf_array(tangent)) if getattr(tangent, "dtype", None) != \
+        dtypes.FLOAT0 else None
+    if ta is not None and dtypes.is_inexact(pa.dtype) and ta.dtype == pa.dtype and \
+            ta.shape == pa.shape:
+        return tangent
+    if ta is None and not dtypes.is_inexact(pa.dtype) and np.shape(tangent) == pa.shape:
+        return np.zeros(pa.shape, pa.dtype)
+    got = f"{dtypes.FLOAT0}{list(np.shape(tangent))}" if ta is None else \
+        f"{ta.dtype}{list(ta.shape)}"
+    expected = pa.dtype if dtypes.is_inexact(pa.dtype) else dtypes.FLOAT0
+    raise ShapeError("linearized function called on tangent values inconsistent with the "
+                     f"original primal values: got tangent {got} for primal "
+                     f"{pa.dtype}{list(pa.shape)} but expected {expected}{list(pa.shape)}")
+
+
+def _linearize(fun: Callable[..., Any], primals: tuple[Any, ...], float0: bool
+               ) -> tuple[Any, Callable[..., Any]]:
     primals = tree_map(as_leaf_array, primals)
     flat_p, in_tree = tree_flatten(primals)
     box: list[Any] = []
@@ -181,13 +262,19 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     def jvp_fn(*tangents: Any) -> Any:
         from funcgrad.staging import eval_jaxpr  # noqa: PLC0415
 
-        flat_t, t_tree = tree_flatten(tree_map(as_leaf_array, tangents))
+        flat_t, t_tree = tree_flatten(tangents)
         if t_tree != in_tree:
             from funcgrad.errors import TreeStructureError  # noqa: PLC0415
 
             raise TreeStructureError(f"tangents have structure {t_tree}, expected {in_tree}")
-        return tree_unflatten(out_tree, eval_jaxpr(closed, *flat_t))
+        if float0:
+            flat_t = [_linearized_tangent(p, t) for p, t in zip(flat_p, flat_t)]
+        flat_t = [as_leaf_array(t) for t in flat_t]
+        t_outs = eval_jaxpr(closed, *flat_t)
+        if float0:
+            t_outs = [_output_tangent(p, t, True) for p, t in zip(outs, t_outs)]
+        return tree_unflatten(out_tree, t_outs)
 
     return tree_unflatten(out_tree, outs), jvp_fn
 
-check_rules.DIFFERENTIATORS["jvp"] = jvp
+check_rules.DIFFERENTIATORS["jvp"] = jvp_values

@@ -54,18 +54,20 @@ def uniform_data(data: Any, shape: tuple[int, ...], dt: np.dtype[Any], minval: A
     floats = lax.mul(lax.convert_element_type(mant, dt), np.array(2.0 ** -nmant, dt))
     lo, hi = _as(minval, dt), _as(maxval, dt)
     span = hi - lo
-    if np.finfo(dt).bits == 32:
-        # XLA fuses ``floats * span + lo`` into one fused multiply-add: the product of two
-        # floats of <= 24 bits is exact in float64, so one rounding at the end matches.
-        # (Half types it computes op by op, each rounded, as the branch below.)
-        # (Bound directly: float64 exists here even in 32-bit mode, as inside XLA's FMA.)
+    wide = {32: np.float64, 16: np.float32}.get(info.bits) if dt != jnp.bfloat16 else None
+    if wide is not None:
+        # XLA fuses ``floats * span + lo`` into one multiply-add in a wider type (float32
+        # into float64, float16 into float32): the product is exact there, so one rounding
+        # of the sum and one back to ``dt`` match. bfloat16 it computes op by op, each
+        # rounded, as the branch below. (Bound directly: float64 exists here even in 32-bit
+        # mode, as inside XLA's FMA.)
         def conv(x: Any, to: Any) -> Any:
             return convert_element_type_p.bind(x, new_dtype=np.dtype(to), weak_type=False)
 
         shape_ = np.broadcast_shapes(shape, get_aval(span).shape, get_aval(lo).shape)
         # Widened before broadcasting: a host scalar bound stays a broadcast fill, which
         # follows the key's device (a widened full-size host copy would not).
-        w = [jnp.broadcast_to(conv(v, np.float64), shape_) for v in (floats, span, lo)]
+        w = [jnp.broadcast_to(conv(v, wide), shape_) for v in (floats, span, lo)]
         scaled = conv(add_p.bind(mul_p.bind(w[0], w[1]), w[2]), dt)
     else:
         scaled = floats * span + lo

@@ -354,7 +354,7 @@ def vjp(func: Any, *primals: Any, has_aux: bool = False) -> Any:
 def jvp(func: Any, primals: Any, tangents: Any, *, has_aux: bool = False) -> Any:
     """``(func(*primals), J @ tangents)`` for Tensors."""
     from funcgrad.torch._graph import X64  # noqa: PLC0415
-    from funcgrad.transforms.jvp import jvp as _jvp  # noqa: PLC0415
+    from funcgrad.transforms.jvp import jvp_values as _jvp  # noqa: PLC0415
 
     with X64:
         return _tensors(_jvp(_over_values(func), _values(tuple(primals)),
@@ -561,7 +561,7 @@ def linearize(func: Any, *primals: Any) -> tuple[Any, Any]:
     tensor([1., 1., 1.])
     """
     from funcgrad.torch._graph import X64  # noqa: PLC0415
-    from funcgrad.transforms.jvp import linearize as _linearize  # noqa: PLC0415
+    from funcgrad.transforms.jvp import linearize_values as _linearize  # noqa: PLC0415
 
     output = func(*primals)
     flat_primals, primals_spec = tree_flatten(primals, is_leaf=lambda x: isinstance(x, Tensor))
