@@ -921,7 +921,7 @@ reduce_xor = _bitwise_reduce("reduce_xor", "xor")
 
 def approx_max_k(operand: Any, k: int, reduction_dimension: int = -1,
                  recall_target: float = 0.95, reduction_input_size_override: int = -1,
-                 aggregate_to_topk: bool = True) -> tuple[Any, Any]:
+                 aggregate_to_topk: bool = True) -> list[Any]:
     """The ``k`` largest entries along ``reduction_dimension`` and their indices. The exact
     top-k is returned (a recall of 1, what JAX does on the CPU).
 
@@ -935,7 +935,7 @@ def approx_max_k(operand: Any, k: int, reduction_dimension: int = -1,
 
 def approx_min_k(operand: Any, k: int, reduction_dimension: int = -1,
                  recall_target: float = 0.95, reduction_input_size_override: int = -1,
-                 aggregate_to_topk: bool = True) -> tuple[Any, Any]:
+                 aggregate_to_topk: bool = True) -> list[Any]:
     """The ``k`` smallest entries along ``reduction_dimension`` and their indices (exact).
 
     >>> import numpy as np
@@ -947,7 +947,7 @@ def approx_min_k(operand: Any, k: int, reduction_dimension: int = -1,
 
 
 def _approx_k(operand: Any, k: int, axis: int, recall_target: float, largest: bool
-              ) -> tuple[Any, Any]:
+              ) -> list[Any]:
     operand = _asarray(operand)
     aval = get_aval(operand)
     axis = _axis(axis, aval.ndim, "approx_max_k" if largest else "approx_min_k")
@@ -961,10 +961,9 @@ def _approx_k(operand: Any, k: int, axis: int, recall_target: float, largest: bo
         raise DTypeError(f"approx_max_k/approx_min_k need a floating-point operand, got "
                          f"{aval.dtype}")
     if largest:
-        vals, idx = srt.top_k(operand, k, axis=axis)
-        return vals, idx
+        return srt.top_k(operand, k, axis=axis)
     vals, idx = srt.top_k(el.neg(operand), k, axis=axis)
-    return el.neg(vals), idx
+    return [el.neg(vals), idx]
 
 
 def platform_dependent(*args: Any, default: Callable[..., Any] | None = None,

@@ -702,6 +702,13 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:  # noqa: 
     if arr is None:
         raise ValueError("No input was provided to the clip function.")
     out = asarray(arr)
+    if any(v is not None and get_aval(asarray(v)).dtype.kind == "c" for v in (out, min, max)):
+        # As JAX: complex numbers have no order to clip by (maximum's lexicographic order
+        # would silently mix real and imaginary parts).
+        raise ValueError("Clip received a complex value either through the input or the "
+                         "min/max keywords. Complex values have no ordering and cannot be "
+                         "clipped. Please convert to a real value or array by taking the real "
+                         "or imaginary components via funcgrad.numpy.real/imag respectively.")
     if min is not None:
         out = maximum(out, min)
     if max is not None:

@@ -93,9 +93,9 @@ top_k_p.jvp, top_k_p.vjp, top_k_p.batch = _top_k_jvp, _top_k_vjp, _top_k_batch
 top_k_p.vjp_reads = "y1"
 
 
-def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
+def top_k(operand: Any, k: int, *, axis: int = -1) -> list[Any]:
     """The ``k`` largest entries along ``axis`` and their int32 indices, largest first
-    (equal entries in index order).
+    (equal entries in index order), as a list (as JAX's).
 
     >>> import numpy as np
     >>> top_k(np.array([[1, 5, 5]]), 2)[1]
@@ -106,7 +106,7 @@ def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
     if not 0 <= ax < max(nd, 1):
         raise AxisError(f"top_k axis {axis} is out of range for an operand of rank {nd}")
     values, idx = top_k_p.bind(operand, k=int(k), axis=ax)
-    return values, idx
+    return [values, idx]
 
 
 top_k_p.describe(lax="top_k", fusion=None, cuda=None, ufunc=None, torch_method=None,
