@@ -370,9 +370,11 @@ ELEMENTWISE = [
     unary("conjugate"), unary("conj"), unary("real"), unary("imag", grad=False),
     # As JAX: integers and real rank-0 operands give the default float (complex operands:
     # tests/core/test_complex.py).
-    unary("angle", FAR_FROM_0, ref=lambda x: np.angle(x).astype(
-        np.float64 if np.ndim(x) == 0 or np.asarray(x).dtype.kind in "iub" else
-        np.asarray(x).dtype)),
+    # (Widened before NumPy's angle, not after: JAX computes in float64, so a negative
+    # float32 scalar gives float64's pi, not float32's pi widened.)
+    unary("angle", FAR_FROM_0, ref=lambda x: np.angle(
+        np.asarray(x, np.float64) if np.ndim(x) == 0 or np.asarray(x).dtype.kind in "iub"
+        else x)),
     *(binary(n, SMALL_INTS, SMALL_INTS, grad=False, dtypes=ALL, scalar=1)
       for n in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                 "logical_and", "logical_or", "logical_xor")),
@@ -1205,14 +1207,6 @@ def test_table_ids_are_unique() -> None:
 # -------------------------------------------------------------------- helpers
 
 
-# Open bugs that show only after other test files have run (passing alone): not strict.
-ORDER_DEPENDENT = {
-    ("angle", "value"): "open bug: in the full suite run (not alone), angle of a float32 0-d "
-                        "-1.0 in 64-bit mode comes out as float32's pi widened to float64; "
-                        "some earlier test leaves state behind (found at the end of a session)",
-}
-
-
 def params(column: str) -> list[Any]:
     out = []
     for c in TABLE:
@@ -1221,8 +1215,6 @@ def params(column: str) -> list[Any]:
             continue
         marks = [pytest.mark.xfail(strict=True, reason=c.bugs[column])] if column in c.bugs \
             else []
-        if (c.id, column) in ORDER_DEPENDENT:
-            marks = [pytest.mark.xfail(strict=False, reason=ORDER_DEPENDENT[c.id, column])]
         out.append(pytest.param(c, id=c.id, marks=marks))
     return out
 
