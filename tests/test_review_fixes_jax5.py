@@ -50,3 +50,48 @@ def test_clip_of_complex_values_raises_jax_value_error(arr, lo, hi):
 def test_clip_of_real_values_still_matches_jax(x, lo, hi):
     np.testing.assert_array_equal(np.asarray(fnp.clip(x, lo, hi)),
                                   np.asarray(jnp.clip(x, lo, hi)))
+
+
+# ------------------------------------------------------------------ complex max/min/ptp
+
+def _complex_arrays(max_dims=2):
+    # Drawn from a small grid, so that equal real parts (and equal elements) are common.
+    parts = st.integers(-2, 2).map(float)
+    return hnp.array_shapes(min_dims=1, max_dims=max_dims, max_side=4).flatmap(
+        lambda shape: st.tuples(hnp.arrays(np.float64, shape, elements=parts),
+                                hnp.arrays(np.float64, shape, elements=parts))
+    ).map(lambda ri: ri[0] + 1j * ri[1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(z=_complex_arrays(), name=st.sampled_from(["max", "min", "ptp"]),
+       axis_seed=st.integers(0, 3), keepdims=st.booleans())
+def test_complex_max_min_ptp_follow_jax_lexicographic_order(z, name, axis_seed, keepdims):
+    axis = None if axis_seed == 0 else (axis_seed - 1) % z.ndim
+    ours = getattr(fnp, name)(z, axis=axis, keepdims=keepdims)
+    theirs = getattr(jnp, name)(z, axis=axis, keepdims=keepdims)
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    staged = fg.jit(lambda v: getattr(fnp, name)(v, axis=axis, keepdims=keepdims))(z)
+    np.testing.assert_array_equal(np.asarray(staged), np.asarray(theirs))
+
+
+@settings(max_examples=30, deadline=None)
+@given(z=_complex_arrays(max_dims=1), dz=_complex_arrays(max_dims=1),
+       name=st.sampled_from(["max", "min"]))
+def test_complex_max_min_derivatives_follow_jax(z, dz, name):
+    dz = np.resize(dz, z.shape)
+    _, ours = fg.jvp(getattr(fnp, name), (z,), (dz,))
+    _, theirs = jax.jvp(getattr(jnp, name), (z,), (dz,))
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-12)
+    w = np.linspace(0.5, 1.5, z.size) + 0.25j
+
+    def loss(np_, v):
+        return np_.abs(getattr(np_, name)(v * w)) ** 2
+
+    np.testing.assert_allclose(np.asarray(fg.grad(lambda v: loss(fnp, v))(z.real)),
+                               np.asarray(jax.grad(lambda v: loss(jnp, v))(z.real)),
+                               rtol=1e-12, atol=1e-12)
+    batched = fg.vmap(lambda v: getattr(fnp, name)(v))(np.stack([z, z[::-1]]))
+    np.testing.assert_array_equal(np.asarray(batched), np.asarray(
+        jax.vmap(getattr(jnp, name))(np.stack([z, z[::-1]]))))

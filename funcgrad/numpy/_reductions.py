@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import reductions as R
 from funcgrad.primitives import structural as S
 from funcgrad.primitives.elementwise import stop_gradient
+from funcgrad.transforms.custom import custom_jvp
 
 
 def _prepare(a: Any) -> Any:
@@ -241,8 +243,43 @@ def _chooser(prim_fn: Any, name: str, a: Any, axis: Any, keepdims: bool, initial
         shape = tuple(1 if i in axes else d for i, d in enumerate(aval.shape)
                       if keepdims or i not in axes)
         return full(shape, initial, aval.dtype)
-    out = _keepdims(prim_fn(a, axes), aval.ndim, axes, keepdims)
+    if aval.dtype.kind == "c":
+        out = _complex_extreme(a, axes, prim_fn is R.reduce_max)
+    else:
+        out = prim_fn(a, axes)
+    out = _keepdims(out, aval.ndim, axes, keepdims)
     return _with_initial(out, None if initial is None else cast(initial, aval.dtype), combine)
+
+
+def _lexicographic_extreme(a: Any, axes: tuple[int, ...], largest: bool) -> Any:
+    # Complex numbers in JAX's (XLA's) order: by real part, then by imaginary part.
+    red = R.reduce_max if largest else R.reduce_min
+    shape = get_aval(a).shape
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    re, im = E.real_p.bind(a), E.imag_p.bind(a)
+    best_re = red(re, axes)
+    on_best = E.eq(re, S.broadcast_in_dim(best_re, shape, kept))
+    beyond = np.array(-np.inf if largest else np.inf, get_aval(im).dtype)
+    best_im = red(where(on_best, im, beyond), axes)
+    return E.complex_p.bind(best_re, best_im)
+
+
+@partial(custom_jvp, nondiff_argnums=(1, 2))
+def _complex_extreme(a: Any, axes: tuple[int, ...], largest: bool) -> Any:
+    return _lexicographic_extreme(a, axes, largest)
+
+
+@_complex_extreme.defjvp
+def _complex_extreme_jvp(axes: tuple[int, ...], largest: bool, primals: Any,
+                         tangents: Any) -> Any:
+    # As reduce_max's rule (and JAX's): the elements equal to the answer share its tangent.
+    (x,), (t,) = primals, tangents
+    ans = _lexicographic_extreme(x, axes, largest)
+    shape = get_aval(x).shape
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    hit = cast(E.eq(x, S.broadcast_in_dim(ans, shape, kept)), get_aval(x).dtype)
+    share = divide(R.reduce_sum(multiply(t, hit), axes), R.reduce_sum(hit, axes))
+    return ans, share
 
 
 def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
