@@ -33,6 +33,7 @@ from funcgrad.primitives.convolution import (
 )
 from funcgrad.primitives.general_gather_scatter import ScatterDimensionNumbers, general_scatter
 from funcgrad.primitives.precision import Precision
+from funcgrad.sharding import NamedSharding, PartitionSpec, Sharding, get_mesh
 
 
 class RandomAlgorithm(enum.IntEnum):
@@ -289,14 +290,47 @@ def dtype(x: Any) -> np.dtype[Any]:
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
-    """``x`` unchanged (a pytree): one device has nothing to constrain.
+    """``x`` unchanged (a pytree) once ``shardings`` are checked as JAX checks them: one
+    device has nothing to constrain.
 
     >>> import numpy as np
-    >>> with_sharding_constraint(np.arange(3), None).tolist()
+    >>> import funcgrad as jax
+    >>> mesh = jax.make_mesh((1,), ("x",))
+    >>> s = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x"))
+    >>> with_sharding_constraint(np.arange(3), s).tolist()
     [0, 1, 2]
     """
-    del shardings
-    return x
+    from funcgrad.tree_util import tree_flatten, tree_map  # noqa: PLC0415
+
+    def check(spec: Any) -> None:
+        if spec is None:
+            raise ValueError("One of with_sharding_constraint arguments got sharding None "
+                             "which is not allowed. Please only pass `jax.sharding.Sharding` "
+                             "instances.")
+        if isinstance(spec, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None:
+                raise RuntimeError(
+                    "with_sharding_constraint requires a non-empty mesh in context if you "
+                    "are passing `PartitionSpec`s to shardings. You can define a context "
+                    "mesh via `funcgrad.set_mesh(mesh)`. Alternatively, provide `Sharding`s "
+                    "to shardings.")
+            spec = NamedSharding(mesh, spec)
+        if not isinstance(spec, Sharding):
+            raise TypeError("shardings leaf specifications are expected to be PartitionSpec "
+                            f"instances or None, but got {spec}")
+        if isinstance(spec, NamedSharding):
+            for names in spec.spec:
+                for name in names if isinstance(names, tuple) else (names,):
+                    if name is not None and name not in spec.mesh.axis_names:
+                        raise ValueError(f"Resource axis: {name} of {spec.spec} is not found "
+                                         f"in mesh: {tuple(spec.mesh.axis_names)}.")
+
+    leaves, _ = tree_flatten(shardings, is_leaf=lambda s: s is None or
+                             isinstance(s, (Sharding, PartitionSpec)))
+    for spec in leaves:
+        check(spec)
+    return tree_map(lambda v: v, x)
 
 
 def composite(decomposition: Callable[..., Any], name: str,
