@@ -153,6 +153,25 @@ def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002
     return input.expand(size)
 
 
+def _einsum_node(equation: Any, n_ops: int) -> str:
+    """The node PyTorch's einsum ends with (it has no node of its own): a contraction that
+    sums a subscript ends in a view of the last product (one operand: a sum), one that sums
+    nothing in a product (one operand: a permutation)."""
+    if type(equation) is not str:
+        return "Einsum"
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    letters = [c for c in lhs if c.isalpha()]
+    if arrow:
+        out = {c for c in rhs if c.isalpha()}
+        summed = any(c not in out for c in letters) or ("..." in lhs and "..." not in rhs)
+    else:
+        summed = any(letters.count(c) > 1 for c in letters)
+    if n_ops == 1:
+        return "Sum:1" if summed else "Permute"
+    return "View" if summed else "Mul"
+
+
 @autocast_op("einsum")
 def einsum(equation: str, *operands: Any) -> Tensor:
     ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) \
@@ -165,9 +184,10 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                 and type(equation) is str and _einsum_sums_alone(equation):
             # PyTorch first sums a subscript found in one operand only: sum() widens
             # integers (and bool) to int64.
-            return apply_op("Einsum", lambda xs: fnp.astype(
+            return apply_op(_einsum_node(equation, len(ops)), lambda xs: fnp.astype(
                 fnp.einsum(equation, *xs), np.int64), ops)
-        return apply_op("Einsum", lambda xs: fnp.einsum(equation, *xs), ops)
+        return apply_op(_einsum_node(equation, len(ops)),
+                        lambda xs: fnp.einsum(equation, *xs), ops)
     except (ValueError, TypeError) as e:
         # Only a failing call pays for PyTorch's own checks (its error type and text).
         msg = _einsum_error(equation, [tuple(np.shape(o)) for o in ops]) \

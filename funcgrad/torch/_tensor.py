@@ -376,12 +376,14 @@ class Tensor:
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
+        _refuse_batched(self, _VMAP_ITEM)
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
         return self._host().reshape(()).item()
 
     def tolist(self) -> Any:
+        _refuse_batched(self, "Cannot access data pointer of Tensor that doesn't have storage")
         return self._host().tolist()
 
     def numpy(self, force: builtins.bool = False) -> np.ndarray:
@@ -421,6 +423,9 @@ class Tensor:
         return builtins.complex(self.item())
 
     def __bool__(self) -> builtins.bool:
+        _refuse_batched(self, "vmap: It looks like you're attempting to use a Tensor in some "
+                        "data-dependent control flow. We don't support that yet, please file an "
+                        "issue at https://github.com/pytorch/pytorch/issues .")
         if self.numel() != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return builtins.bool(self.item())
@@ -496,44 +501,49 @@ class Tensor:
             return apply_op("ToCopy", lambda x: _x86_float_to_int(x, dt.np), self)
         return apply_op("ToCopy", lambda x: fnp.astype(x, dt.np), self)
 
+    def _converted(self, dt: D.dtype) -> Tensor:
+        # As PyTorch's ``to``: a tensor already of that dtype is returned itself, not a
+        # copy (``p.float() is p`` for a float32 Parameter, and no ToCopy node).
+        return self if dt is self.dtype else self._astype(dt)
+
     def type(self, dtype: Any = None) -> Any:
         if dtype is None:
             cuda = "cuda." if self.is_cuda else ""
             return f"torch.{cuda}{_TENSOR_TYPES.get(self.dtype.name, 'Tensor')}"
-        return self._astype(D.to_torch(dtype))
+        return self._converted(D.to_torch(dtype))
 
     def type_as(self, other: Tensor) -> Tensor:
-        return self._astype(other.dtype)
+        return self._converted(other.dtype)
 
     def float(self) -> Tensor:
-        return self._astype(D.float32)
+        return self._converted(D.float32)
 
     def double(self) -> Tensor:
-        return self._astype(D.float64)
+        return self._converted(D.float64)
 
     def half(self) -> Tensor:
-        return self._astype(D.float16)
+        return self._converted(D.float16)
 
     def bfloat16(self) -> Tensor:
-        return self._astype(D.bfloat16)
+        return self._converted(D.bfloat16)
 
     def long(self) -> Tensor:
-        return self._astype(D.int64)
+        return self._converted(D.int64)
 
     def int(self) -> Tensor:
-        return self._astype(D.int32)
+        return self._converted(D.int32)
 
     def short(self) -> Tensor:
-        return self._astype(D.int16)
+        return self._converted(D.int16)
 
     def byte(self) -> Tensor:
-        return self._astype(D.uint8)
+        return self._converted(D.uint8)
 
     def char(self) -> Tensor:
-        return self._astype(D.int8)
+        return self._converted(D.int8)
 
     def bool(self) -> Tensor:
-        return self._astype(D.bool)
+        return self._converted(D.bool)
 
     def clone(self, memory_format: Any = None) -> Tensor:
         out = apply_op("Clone", lambda x: fnp.array(x), self)
@@ -3015,6 +3025,20 @@ def _draws(generator: Any) -> np.random.Generator:
 _DEFAULT_SHOWN = ("int64", "bool")
 
 
+_VMAP_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
+              "over calling .item() on a Tensor, please try to rewrite what you're doing with "
+              "other operations. If error is occurring somewhere inside PyTorch internals, "
+              "please file a bug report.")
+
+
+def _refuse_batched(t: Tensor, message: str) -> None:
+    """PyTorch's vmap refuses to read a batched tensor's values (one per batch element)
+    as Python values: its error, instead of the traced-value one."""
+    d = t._data
+    if isinstance(d, Tracer) and type(d).__name__ == "BatchTracer":
+        raise RuntimeError(message)
+
+
 def _repr(t: Tensor) -> str:
     try:
         arr = t._host()
@@ -3033,7 +3057,12 @@ def _repr(t: Tensor) -> str:
             extras.append(f"size={tuple(arr.shape)}")
     dt = t.dtype
     default = dt is D.get_default_dtype() or dt is D.default_complex()
-    if not (default or dt.name in _DEFAULT_SHOWN) or (arr.size == 0 and not default):
+    if arr.size == 0:
+        # An empty tensor has no values to tell its dtype by: PyTorch names every dtype
+        # but the default float one (complex64 and int64 included).
+        if dt is not D.get_default_dtype():
+            extras.append(f"dtype={dt}")
+    elif not (default or dt.name in _DEFAULT_SHOWN):
         extras.append(f"dtype={dt}")
     if t.grad_fn is not None:
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")

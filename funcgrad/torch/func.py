@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.core import Tracer
+from funcgrad.torch import _func_checks as C
 from funcgrad.torch._dict_order import record_orders, reorder
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import CLOSURE_SINKS, Tensor
@@ -137,6 +138,11 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
             ties.setdefault(id(p), []).append(n)
         for group in ties.values():
             given = [n for n in group if n in values]
+            if len(given) > 1 and len({id(values[n]) for n in given}) != 1:
+                # Different values for names of one shared tensor: PyTorch refuses to guess.
+                raise ValueError(f"functional_call got multiple values for keys "
+                                 f"{sorted(group)}, which are tied. Consider using "
+                                 "tie_weights=False")
             for n in group:
                 if n not in values and given:
                     values[n] = values[given[0]]
@@ -319,16 +325,34 @@ def grad(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
     """
     from funcgrad.transforms.vjp import grad as _grad  # noqa: PLC0415
 
-    return _transform(_grad, _scalar_output(func, has_aux), argnums, has_aux)
+    return _checked_call(
+        _transform(_grad, _scalar_output(C.checked_output(func, C.GRAD, has_aux), has_aux),
+                   argnums, has_aux),
+        lambda args: C.check_reverse_inputs(args, argnums))
+
+
+def _checked_call(run: Any, check: Any) -> Any:
+    """``run``, with PyTorch's checks of the positional arguments first."""
+    import functools  # noqa: PLC0415
+
+    @functools.wraps(run)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        check(args)
+        return run(*args, **kwargs)
+
+    return call
 
 
 def grad_and_value(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
     """``(gradient, value)`` of a scalar function of Tensors."""
     from funcgrad.transforms.vjp import value_and_grad  # noqa: PLC0415
 
-    vg = _transform(value_and_grad, _scalar_output(func, has_aux), argnums, has_aux)
+    vg = _transform(value_and_grad,
+                    _scalar_output(C.checked_output(func, C.GRAD, has_aux), has_aux),
+                    argnums, has_aux)
 
     def run(*args: Any, **kwargs: Any) -> Any:
+        C.check_reverse_inputs(args, argnums)
         value, g = vg(*args, **kwargs)
         return g, value
 
@@ -340,8 +364,10 @@ def vjp(func: Any, *primals: Any, has_aux: bool = False) -> Any:
     from funcgrad.torch._graph import X64  # noqa: PLC0415
     from funcgrad.transforms.vjp import vjp as _vjp  # noqa: PLC0415
 
+    C.check_reverse_inputs(primals, None)
     with X64:
-        out = _vjp(_over_values(func), *_values(primals), has_aux=has_aux)
+        out = _vjp(_over_values(C.checked_output(func, C.VJP, has_aux)), *_values(primals),
+                   has_aux=has_aux)
     fn = out[1]
 
     def vjp_fn(ct: Any) -> Any:
@@ -356,16 +382,48 @@ def jvp(func: Any, primals: Any, tangents: Any, *, has_aux: bool = False) -> Any
     from funcgrad.torch._graph import X64  # noqa: PLC0415
     from funcgrad.transforms.jvp import jvp_values as _jvp  # noqa: PLC0415
 
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{C.JVP}: Expected primals to be a tuple. E.g. it should be valid "
+                           "to call f(*primals).")
+    if C.treespec(primals) != C.treespec(tangents):
+        raise RuntimeError(
+            f"{C.JVP}: Expected primals and tangents to have the same python structure. For "
+            "example, if primals is a tuple of 3 tensors, tangents also must be. Got primals "
+            f"with structure {C.treespec(primals)} and tangents with structure "
+            f"{C.treespec(tangents)}")
+    C.check_forward_inputs(primals, None, jacobian=False)
+    for t in C.leaves(tangents):
+        if not isinstance(t, Tensor) and not C._arraylike(t):
+            raise RuntimeError(f"{C.JVP}: Expected tangents to only contain Tensors, got "
+                               f"{type(t)}")
+    for p, t in zip(C.leaves(primals), C.leaves(tangents)):
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} "
+                f"while the given forward gradient is of size {list(t.shape)}.")
     with X64:
-        return _tensors(_jvp(_over_values(func), _values(tuple(primals)),
-                             _values(tuple(tangents)), has_aux=has_aux))
+        return _tensors(_jvp(_over_values(C.checked_output(func, C.JVP, has_aux)),
+                             _values(tuple(primals)), _values(tuple(tangents)),
+                             has_aux=has_aux))
 
 
-def jacrev(func: Any, argnums: Any = 0, *, has_aux: bool = False) -> Any:
-    """The Jacobian by reverse mode."""
+def jacrev(func: Any, argnums: Any = 0, *, has_aux: bool = False,
+           chunk_size: int | None = None) -> Any:
+    """The Jacobian by reverse mode. ``chunk_size`` bounds how many rows PyTorch computes
+    at once (a memory setting): it is checked as PyTorch checks it, and the rows are computed
+    together, with the same values."""
     from funcgrad.transforms.jacobians import jacrev as _jacrev  # noqa: PLC0415
 
-    return _transform(_jacrev, func, argnums, has_aux=has_aux)
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    def check(args: tuple[Any, ...]) -> None:
+        C.check_real("jacrev", args, is_input=True)
+        C.check_reverse_inputs(args, argnums)
+
+    return _checked_call(_transform(_jacrev, C.checked_output(func, C.VJP, has_aux, "jacrev"),
+                                    argnums, has_aux=has_aux), check)
 
 
 def jacfwd(func: Any, argnums: Any = 0, has_aux: bool = False, *,
@@ -380,14 +438,27 @@ def jacfwd(func: Any, argnums: Any = 0, has_aux: bool = False, *,
     from funcgrad.transforms.jacobians import jacfwd as _jacfwd  # noqa: PLC0415
 
     _check_randomness(randomness)
-    return _transform(_jacfwd, _with_randomness(func, randomness), argnums, has_aux=has_aux)
+
+    def check(args: tuple[Any, ...]) -> None:
+        C.check_real("jacfwd", args, is_input=True)
+        C.check_forward_inputs(args, argnums, jacobian=True)
+
+    return _checked_call(_transform(
+        _jacfwd, _with_randomness(C.checked_output(func, C.JVP, has_aux, "jacfwd"), randomness),
+        argnums, has_aux=has_aux), check)
 
 
 def hessian(func: Any, argnums: Any = 0) -> Any:
     """The Hessian (forward over reverse)."""
     from funcgrad.transforms.jacobians import hessian as _hessian  # noqa: PLC0415
 
-    return _transform(_hessian, func, argnums)
+    def check(args: tuple[Any, ...]) -> None:
+        # PyTorch's hessian is jacfwd(jacrev(func)): jacfwd's checks come first.
+        C.check_real("jacfwd", args, is_input=True)
+        C.check_forward_inputs(args, argnums, jacobian=True)
+
+    return _checked_call(_transform(_hessian, C.checked_output(func, C.VJP, False, "jacrev"),
+                                    argnums), check)
 
 
 _RANDOM_IN_ERROR_MODE = (
@@ -471,6 +542,11 @@ def _only_tensors(func: Any, out_dims: Any) -> Any:
                 raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got "
                                  f"type {type(leaf)}. Did you mean to set out_dims= to None "
                                  "for output?")
+            nd = leaf.dim() + 1  # the batched output has the mapped axis too
+            if isinstance(dims, int) and not -nd <= dims < nd:
+                # PyTorch moves the batch axis to out_dims: its dimension error
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                                 f"{nd - 1}], but got {dims})")
 
     @functools.wraps(func)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -495,17 +571,24 @@ def vmap(func: Any, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "erro
     from funcgrad.transforms.vmap import vmap as _vmap  # noqa: PLC0415
 
     _check_randomness(randomness)
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    user_func = func
     func = _with_randomness(_only_tensors(func, out_dims), randomness)
     plain = _transform(_vmap, func, in_dims, out_dims)
 
     def run(*args: Any, **kwargs: Any) -> Any:
+        C.check_vmap(user_func, in_dims, out_dims, args)
+        if kwargs:
+            # PyTorch passes keyword arguments to each call as they are, unmapped.
+            return _transform(_vmap, lambda *a: func(*a, **kwargs), in_dims, out_dims)(*args)
         leaves, _ = tree_flatten(args, is_leaf=lambda x: isinstance(x, Tensor))
         # Arguments whose in-place updates come back (those that require grad are outputs
         # of the recorded call's graph, and are not written in place).
         tpos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor) and
                 not x._requires_grad]
-        if kwargs or not tpos:
-            return plain(*args, **kwargs)
+        if not tpos:
+            return plain(*args)
         try:  # the in-dim of each argument leaf (the mapping's own errors come from plain)
             dims = [d for spec, a in zip(in_dims, args)
                     for d in _broadcast_prefix(spec, a, "in_dims")] \

@@ -387,9 +387,6 @@ SKIPS: list[tuple[str, Callable[[TorchProg, dict[str, Any]], bool]]] = [
      "in PyTorch (its first derivative divides by x), 0 in funcgrad",
      lambda p, b: _uses(p, "copysign") and b["check"].startswith("second order")
      and "nan" in b["error"]),
-    ("deliberate (docs/sharp_bits.md): einsum records EinsumBackward0, PyTorch the last "
-     "node of its decomposition (ViewBackward0, ...)",
-     lambda p, b: b["check"] == "grad_fn" and b["error"].startswith("EinsumBackward0 vs")),
 ]
 
 

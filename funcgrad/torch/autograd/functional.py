@@ -28,13 +28,63 @@ def _tup(x: Any) -> tuple[bool, tuple[Any, ...]]:
     return (True, x) if isinstance(x, tuple) else (False, (x,))
 
 
+_OUTPUTS = "outputs of the user-provided function"
+
+
+def _as_tuple(x: Any, arg: str, fn: str) -> tuple[bool, tuple[Any, ...]]:
+    """``_tup`` with PyTorch's type check of each element (its words and order)."""
+    is_tuple, xs = _tup(x)
+    for i, el in enumerate(xs):
+        if not isinstance(el, Tensor):
+            where = f"value at index {i}" if is_tuple else f"given {arg}"
+            raise TypeError(f"The {arg} given to {fn} must be either a Tensor or a tuple of "
+                            f"Tensors but the {where} has type {type(el)}.")
+    return is_tuple, xs
+
+
+def _vs(v: Any, other: tuple[Tensor, ...], other_tuple: bool, fn: str,
+        none_message: str) -> tuple[Any, ...]:
+    """``v`` as a tuple, checked against ``other`` as PyTorch's ``_validate_v`` checks it
+    (``v=None`` only for one single-element ``other``: ones then)."""
+    from funcgrad.torch._creation import ones_like  # noqa: PLC0415
+
+    if v is None:
+        if len(other) != 1 or other[0].numel() != 1:
+            raise RuntimeError(none_message)
+        return (ones_like(other[0]),)
+    vs = _as_tuple(v, "v", fn)[1]
+    if len(vs) != len(other):
+        if other_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but "
+                               f"got {len(vs)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for i, (a, b) in enumerate(zip(vs, other)):
+        if a.shape != b.shape:
+            where = f"Entry {i} in " if other_tuple else ""
+            raise RuntimeError(f"{where}v has invalid size: should be {b.shape} but got "
+                               f"{a.shape}.")
+    return vs
+
+
+_NONE_IN = ("The vector v can only be None if the input to the user-provided function is a "
+            "single Tensor with a single element.")
+
+
+def _single(out: Any, fn: str) -> Tensor:
+    """The one single-element Tensor a hessian/vhp/hvp function must return."""
+    is_tuple, _ = _as_tuple(out, _OUTPUTS, fn)
+    if is_tuple or not isinstance(out, Tensor):
+        raise RuntimeError(f"The function given to {fn} should return a single Tensor")
+    if out.numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn} should contain "
+                           "a single element")
+    return out
+
+
 def _prep(inputs: tuple[Any, ...], create_graph: bool) -> tuple[Tensor, ...]:
     # Fresh leaves (or, with create_graph, views that keep the caller's graph).
     out = []
     for t in inputs:
-        if not isinstance(t, Tensor):
-            raise TypeError("The inputs given to functional must be either a Tensor or a "
-                            f"tuple of Tensors but the value at index 0 has type {type(t)}.")
         out.append(t.view_as(t) if create_graph and t.requires_grad
                    else t.detach().requires_grad_(True))
     return tuple(out)
@@ -64,19 +114,13 @@ def _out(is_tuple: bool, ts: tuple[Any, ...]) -> Any:
 def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """``(func(inputs), v^T J)``; ``v`` may be omitted for a single-element output."""
-    from funcgrad.torch._creation import ones_like  # noqa: PLC0415
 
-    in_tuple, ins = _tup(inputs)
+    in_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
     with enable_grad():
         xs = _prep(ins, create_graph)
-        out_tuple, outs = _tup(func(*xs))
-        if v is None:
-            if any(o.numel() != 1 for o in outs):
-                raise RuntimeError("The vector v can only be None if the user-provided function "
-                                   "returns a single Tensor with a single element.")
-            vs = tuple(ones_like(o) for o in outs)
-        else:
-            vs = _tup(v)[1]
+        out_tuple, outs = _as_tuple(func(*xs), _OUTPUTS, "vjp")
+        vs = _vs(v, outs, out_tuple, "vjp", "The vector v can only be None if the "
+                 "user-provided function returns a single Tensor with a single element.")
         res = _grads(outs, xs, vs, create_graph)
     return _out(out_tuple, _detach(outs, create_graph)), _out(in_tuple,
                                                               _detach(res, create_graph))
@@ -85,13 +129,14 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """``(func(inputs), J v)``, by differentiating a vjp with respect to its cotangent."""
-    from funcgrad.torch._creation import ones_like, zeros_like  # noqa: PLC0415
+    from funcgrad.torch._creation import zeros_like  # noqa: PLC0415
 
-    in_tuple, ins = _tup(inputs)
+    in_tuple, ins = _as_tuple(inputs, "inputs", "jvp")
     with enable_grad():
         xs = _prep(ins, create_graph)
-        out_tuple, outs = _tup(func(*xs))
-        vs = _tup(v)[1] if v is not None else tuple(ones_like(x) for x in xs)
+        vs = _vs(v, xs, in_tuple, "jvp", "The vector v can only be None if the input to the "
+                 "user-provided function is a single Tensor with a single element.")
+        out_tuple, outs = _as_tuple(func(*xs), _OUTPUTS, "jvp")
         dummies = tuple(zeros_like(o).requires_grad_(True) for o in outs)
         g = _grads(outs, xs, dummies, create_graph=True)
         res = _grads(g, dummies, vs, create_graph)
@@ -107,10 +152,32 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     from funcgrad.torch._creation import zeros_like  # noqa: PLC0415
     from funcgrad.torch._functions import stack  # noqa: PLC0415
 
-    in_tuple, ins = _tup(inputs)
+    # PyTorch's refusals of the forward-mode strategy's unsupported combinations (its
+    # forward-mode values are the reverse-mode ones, computed below).
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+            'Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either set '
+                '`create_graph=False` or `strategy="reverse-mode"`.')
+        if strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either set '
+                '`strict=False` or `strategy="reverse-mode"`.')
+        _as_tuple(inputs, "inputs", "jacobian")
+        if not vectorize:
+            raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
+                                      "Hessian isonly implemented for `vectorize=True`.")
+    in_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
     with enable_grad():
         xs = _prep(ins, create_graph)
-        out_tuple, outs = _tup(func(*xs))
+        out_tuple, outs = _as_tuple(func(*xs), _OUTPUTS, "jacobian")
         rows: list[tuple[Any, ...]] = []
         for o in outs:
             per_in: list[list[Tensor]] = [[] for _ in xs]
@@ -134,13 +201,10 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
             strict: bool = False, vectorize: bool = False,
             outer_jacobian_strategy: str = "reverse-mode") -> Any:
     """The Hessian of a scalar function: the Jacobian of its gradient."""
-    in_tuple, ins = _tup(inputs)
+    in_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
 
     def gradient(*xs: Tensor) -> Any:
-        out = func(*xs)
-        if not isinstance(out, Tensor) or out.numel() != 1:
-            raise RuntimeError("The function given to hessian should return a single Tensor "
-                               "with a single element")
+        out = _single(func(*xs), "hessian")
         return _out(in_tuple, _grads((out,), xs, (out.new_ones(()).reshape(out.shape),),
                                      create_graph=True))
 
@@ -150,12 +214,13 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """``(func(inputs), v^T H)`` for a scalar function."""
-    in_tuple, ins = _tup(inputs)
+    in_tuple, ins = _as_tuple(inputs, "inputs", "vhp")
     with enable_grad():
         xs = _prep(ins, create_graph)
-        out = func(*xs)
+        vs = _vs(v, xs, in_tuple, "vhp", _NONE_IN)
+        out = _single(func(*xs), "vhp")
         g = _grads((out,), xs, (out.new_ones(()).reshape(out.shape),), create_graph=True)
-        res = _grads(g, xs, _tup(v)[1], create_graph)
+        res = _grads(g, xs, vs, create_graph)
     return _detach((out,), create_graph)[0], _out(in_tuple, _detach(res, create_graph))
 
 
@@ -164,12 +229,13 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     """``(func(inputs), H v)`` for a scalar function (the double-backward trick)."""
     from funcgrad.torch._creation import zeros_like  # noqa: PLC0415
 
-    in_tuple, ins = _tup(inputs)
+    in_tuple, ins = _as_tuple(inputs, "inputs", "hvp")
     with enable_grad():
         xs = _prep(ins, create_graph)
-        out = func(*xs)
+        vs = _vs(v, xs, in_tuple, "hvp", _NONE_IN)
+        out = _single(func(*xs), "hvp")
         g = _grads((out,), xs, (out.new_ones(()).reshape(out.shape),), create_graph=True)
         dummies = tuple(zeros_like(x).requires_grad_(True) for x in xs)
         gv = _grads(g, xs, dummies, create_graph=True)
-        res = _grads(gv, dummies, _tup(v)[1], create_graph)
+        res = _grads(gv, dummies, vs, create_graph)
     return _detach((out,), create_graph)[0], _out(in_tuple, _detach(res, create_graph))

@@ -266,6 +266,15 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
                 # without a bias PyTorch's matmul views its product back (_unsafe_view)
                 shape = (*input.shape[:-1], weight.shape[0])
                 return apply_op("UnsafeView", lambda a: fnp.reshape(a, shape), flat)
+        if input.ndim == 1 and weight.ndim == 2:
+            # PyTorch computes a vector's product as a one-row matrix: with a bias the
+            # addmm is viewed back (ViewBackward0), without one mm's row is squeezed in
+            # place (SqueezeBackward4).
+            row = _linear_direct(input.reshape(1, -1), weight, bias)
+            if row is not None:
+                if bias is not None:
+                    return row.view(weight.shape[0])
+                return apply_op("Squeeze:4", lambda a: fnp.squeeze(a, 0), row)
         out = _linear_direct(input, weight, bias)
         if out is not None:
             return out

@@ -22,7 +22,7 @@ import itertools
 import operator
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -46,6 +46,12 @@ class _IncompatibleKeys(NamedTuple):
 
     def __str__(self) -> str:
         return self.__repr__()
+
+
+def _hooks_of(module: Any, name: str) -> dict[int, Callable[..., Any]]:
+    """A module's state-dict hooks of one kind (none until one is registered)."""
+    hooks: dict[int, Callable[..., Any]] = module.__dict__.get(name) or {}
+    return hooks
 
 
 class RemovableHandle:
@@ -331,18 +337,25 @@ class Module:
         return mod
 
     def get_parameter(self, target: str) -> Parameter:
+        # PyTorch's checks and texts: an attribute of that name, then its kind.
         mod_path, _, name = target.rpartition(".")
         mod = self.get_submodule(mod_path)
-        if name not in mod._parameters or mod._parameters[name] is None:
-            raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
-        return mod._parameters[name]  # type: ignore[return-value]
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
 
     def get_buffer(self, target: str) -> Tensor:
         mod_path, _, name = target.rpartition(".")
         mod = self.get_submodule(mod_path)
-        if name not in mod._buffers or mod._buffers[name] is None:
-            raise AttributeError(f"{mod._get_name()} has no buffer `{name}`")
-        return mod._buffers[name]  # type: ignore[return-value]
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        buffer = getattr(mod, name)
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return cast(Tensor, buffer)
 
     # -------------------------------------------------------------- state dict
 
@@ -360,8 +373,11 @@ class Module:
             # PyTorch's per-module format versions, keyed by the module's dotted path
             # ("" the root): load_state_dict reads them (BatchNorm's num_batches_tracked).
             destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
         if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = {"version": self._version}
+            destination._metadata[prefix[:-1]] = local_metadata
+        for pre_hook in _hooks_of(self, "_state_dict_pre_hooks").values():
+            pre_hook(self, prefix, keep_vars)
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
@@ -372,53 +388,80 @@ class Module:
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
+        for hook in _hooks_of(self, "_state_dict_hooks").values():
+            out = hook(self, destination, prefix, local_metadata)
+            if out is not None:
+                raise RuntimeError("state_dict post-hook must return None")
         return destination
+
+    # ---------------------------------------------------------- state-dict hooks
+
+    def _state_hooks(self, name: str) -> OrderedDict[int, Callable[..., Any]]:
+        hooks = self.__dict__.get(name)
+        if hooks is None:
+            hooks = OrderedDict()
+            object.__setattr__(self, name, hooks)
+        return hooks
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` saves this
+        module's entries."""
+        return self._register(self._state_hooks("_state_dict_pre_hooks"), hook, False)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after ``state_dict``
+        saved this module and its submodules; it edits ``state_dict`` in place and returns
+        None."""
+        return self._register(self._state_hooks("_state_dict_hooks"), hook, False)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` runs before this module reads its entries."""
+        return self._register(self._state_hooks("_load_state_dict_pre_hooks"), hook, False)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` runs after this module and its submodules are
+        loaded; it may edit the missing and unexpected key lists in place, and returns
+        None."""
+        return self._register(self._state_hooks("_load_state_dict_post_hooks"), hook, False)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
         """Copy parameters and buffers from ``state_dict`` (PyTorch's errors for missing,
-        unexpected and mis-shaped entries)."""
+        unexpected and mis-shaped entries).
+
+        As PyTorch's, it walks the modules depth first: each module's load pre-hooks run
+        before it reads its own entries (they may edit the dict it reads), and its load
+        post-hooks run once its submodules are loaded (they may edit the keys reported)."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing: list[str] = []
+        unexpected: list[str] = []
         errors: list[str] = []
-        expected: set[str] = set()
-        metadata = getattr(state_dict, "_metadata", None) or {}
-        for mod_prefix, module in self.named_modules(remove_duplicate=False):
-            pre = mod_prefix + "." if mod_prefix else ""
-            version = metadata.get(mod_prefix, {}).get("version")
-            own: list[tuple[str, Tensor, bool]] = [
-                (n, p, True) for n, p in module._parameters.items() if p is not None]
-            own += [(n, b, False) for n, b in module._buffers.items()
-                    if b is not None and n not in module._non_persistent_buffers_set]
-            for name, current, is_param in own:
-                key = pre + name
-                expected.add(key)
-                if key not in state_dict:
-                    if name == "num_batches_tracked" and module._version >= 2 and (
-                            version is None or version < 2):
-                        continue  # a checkpoint from before BatchNorm counted its batches
-                    missing.append(key)
-                    continue
-                value = state_dict[key]
-                arr = value._data if isinstance(value, Tensor) else value
-                if not hasattr(arr, "shape") or not hasattr(arr, "dtype"):
-                    arr = np.asarray(arr)
-                if tuple(arr.shape) != tuple(current.shape):
-                    errors.append(
-                        f"size mismatch for {key}: copying a param with shape "
-                        f"{_shape_text(arr)} from checkpoint, the shape in current model is "
-                        f"{_shape_text(current)}.")
-                    continue
-                if assign:
-                    new: Tensor = Parameter(Tensor(arr), current.requires_grad) if is_param \
-                        else Tensor(arr)
-                    store = module._parameters if is_param else module._buffers
-                    store[name] = new  # type: ignore[assignment]
-                else:
-                    with no_grad():
-                        current.copy_(Tensor(arr))
-        unexpected = [k for k in state_dict if k not in expected]
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata  # type: ignore[attr-defined]
+
+        def load(module: Module, local: dict[str, Any], prefix: str) -> None:
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_own_state(local, prefix, local_metadata, missing, unexpected, errors,
+                                   assign)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local.items()
+                                 if k.startswith(child_prefix)}, child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in _hooks_of(module, "_load_state_dict_post_hooks").values():
+                out = hook(module, keys)
+                if out is not None:
+                    raise RuntimeError("load_state_dict post hook should return None, but got "
+                                       f"{out}")
+
+        load(self, state_dict, "")
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -430,6 +473,59 @@ class Module:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 self._get_name(), "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
+
+    def _load_own_state(self, local: dict[str, Any], prefix: str,
+                        local_metadata: dict[str, Any], missing: list[str],
+                        unexpected: list[str], errors: list[str], assign: bool) -> None:
+        """This module's own parameters and persistent buffers from ``local`` (PyTorch's
+        ``_load_from_state_dict``), and the keys under ``prefix`` that nothing here takes."""
+        for hook in _hooks_of(self, "_load_state_dict_pre_hooks").values():
+            hook(self, local, prefix, local_metadata, True, missing, unexpected, errors)
+        version = local_metadata.get("version")
+        own: list[tuple[str, Tensor, bool]] = [
+            (n, p, True) for n, p in self._parameters.items() if p is not None]
+        own += [(n, b, False) for n, b in self._buffers.items()
+                if b is not None and n not in self._non_persistent_buffers_set]
+        for name, current, is_param in own:
+            key = prefix + name
+            if key not in local:
+                if name == "num_batches_tracked" and self._version >= 2 and (
+                        version is None or version < 2):
+                    continue  # a checkpoint from before BatchNorm counted its batches
+                missing.append(key)
+                continue
+            value = local[key]
+            arr = value._data if isinstance(value, Tensor) else value
+            if not isinstance(arr, (list, tuple)) and not (
+                    hasattr(arr, "shape") and hasattr(arr, "dtype")):
+                # A scalar, None or string is no tensor: PyTorch's error (arrays and
+                # nested lists are accepted as an extension).
+                errors.append(f'While copying the parameter named "{key}", expected '
+                              "torch.Tensor or Tensor-like object from checkpoint but "
+                              f"received {type(value)}")
+                continue
+            if not hasattr(arr, "shape") or not hasattr(arr, "dtype"):
+                arr = np.asarray(arr)
+            if tuple(arr.shape) != tuple(current.shape):
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape "
+                    f"{_shape_text(arr)} from checkpoint, the shape in current model is "
+                    f"{_shape_text(current)}.")
+                continue
+            if assign:
+                new: Tensor = Parameter(Tensor(arr), current.requires_grad) if is_param \
+                    else Tensor(arr)
+                store = self._parameters if is_param else self._buffers
+                store[name] = new  # type: ignore[assignment]
+            else:
+                with no_grad():
+                    current.copy_(Tensor(arr))
+        names = {n for n, _, _ in own}
+        for key in local:
+            if key.startswith(prefix):
+                first, *rest = key[len(prefix):].split(".", 1)
+                if (first not in self._modules) if rest else (first not in names):
+                    unexpected.append(key)
 
     # ------------------------------------------------------------------- modes
 

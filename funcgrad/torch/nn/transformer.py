@@ -22,6 +22,7 @@ tensor([[0., -inf, -inf],
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +31,7 @@ from funcgrad.torch.nn import functional as F
 from funcgrad.torch.nn import init
 from funcgrad.torch.nn.attention_functions import multi_head_attention_forward
 from funcgrad.torch.nn.module import Module, ModuleList
-from funcgrad.torch.nn.modules import Dropout, Linear
+from funcgrad.torch.nn.modules import GELU, Dropout, Linear, ReLU
 from funcgrad.torch.nn.normalization import LayerNorm
 from funcgrad.torch.nn.parameter import Parameter
 
@@ -168,6 +169,11 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation)
+        # PyTorch's marker of a fast-path activation (1 relu, 2 gelu, 0 other), which
+        # TransformerEncoder reads to decide whether nested tensors could be used.
+        act = self.activation
+        self.activation_relu_or_gelu = (1 if act is F.relu or isinstance(act, ReLU) else
+                                        2 if act is F.gelu or isinstance(act, GELU) else 0)
 
     def forward(self, src: Any, src_mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: bool = False) -> Any:
@@ -251,6 +257,30 @@ def _clones(module: Module, n: int) -> ModuleList:
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
+def _why_not_nested(layer: Module) -> str:
+    """PyTorch's reason (in its words) why an encoder layer cannot take the nested path."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    if layer.norm_first:
+        return f"{name}.norm_first was True"
+    if not attn.batch_first:
+        return (f"{name}.self_attn.batch_first was not True"
+                "(use batch_first for better inference performance)")
+    if not attn._qkv_same_embed_dim:
+        return f"{name}.self_attn._qkv_same_embed_dim was not True"
+    if attn.in_proj_bias is None:
+        return f"{name}.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return f"{name}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{name}.norm1.eps was not equal to {name}.norm2.eps"
+    if attn.num_heads % 2 == 1:
+        return f"{name}.self_attn.num_heads is odd"
+    return ""
+
+
 class TransformerEncoder(Module):
     """``num_layers`` copies of an encoder layer, then an optional ``norm``."""
 
@@ -263,7 +293,15 @@ class TransformerEncoder(Module):
         # Kept for PyTorch's attribute; funcgrad pads instead of nesting (same values, except
         # that PyTorch's eval-mode nested path zeroes the padded positions of the output).
         self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        # PyTorch warns at construction when the layer rules out its nested-tensor path
+        # (nn.Transformer's default batch_first=False does): the same text, the same flag.
+        why = _why_not_nested(encoder_layer)
+        if enable_nested_tensor and why:
+            warnings.warn("enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why}", stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src: Any, mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: bool | None = None) -> Any:

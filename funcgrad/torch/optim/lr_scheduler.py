@@ -70,6 +70,13 @@ def _lambda_state(fns: list[Callable[..., Any]]) -> list[Any]:
     return [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in fns]
 
 
+def _warn_outside_step(scheduler: Any) -> None:
+    # PyTorch's schedulers warn when get_lr() is called by the user (outside step()).
+    if not scheduler._get_lr_called_within_step:
+        warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                      "`get_last_lr()`.", UserWarning, stacklevel=2)
+
+
 class LRScheduler:
     """Base class: keeps ``base_lrs`` (each group's ``"initial_lr"``), ``last_epoch``
     and ``get_last_lr()``; subclasses give ``get_lr()`` (the chainable form)."""
@@ -88,8 +95,12 @@ class LRScheduler:
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
-                                   "when resuming an optimizer")
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when "
+                        "resuming scheduler with last_epoch >= 0.\nThis typically happens "
+                        "when:\n1. You're trying to resume training from a checkpoint but "
+                        "haven't properly loaded the optimizer state\n2. You're using "
+                        "last_epoch >= 0 for a fresh training run (not recommended)")
         self.base_lrs: list[Any] = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         _track_step_calls(optimizer)
@@ -116,7 +127,9 @@ class LRScheduler:
 
     def get_lr(self) -> list[Any]:
         """The learning rates of the current ``last_epoch`` (the chainable form)."""
-        raise TypeError(f"{type(self).__name__} does not define get_lr()")
+        # PyTorch's base class raises a bare NotImplementedError (SequentialLR,
+        # ChainedScheduler and ReduceLROnPlateau inherit it).
+        raise NotImplementedError
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or jump to ``epoch``) and set the groups' ``"lr"``."""
@@ -207,6 +220,7 @@ class LambdaLR(_LambdaScheduler):
     """
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -221,6 +235,7 @@ class MultiplicativeLR(_LambdaScheduler):
         super().__init__(optimizer, lr_lambda, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         if self._is_initial:
             return _group_values(self.optimizer, "lr")
         return [g["lr"] * fn(self.last_epoch)
@@ -236,6 +251,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _group_values(self.optimizer, "lr")
         return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
@@ -254,6 +270,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         if self.last_epoch not in self.milestones:
             return _group_values(self.optimizer, "lr")
         return [g["lr"] * self.gamma ** self.milestones[self.last_epoch]
@@ -275,6 +292,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         if self.last_epoch == 0:
             return [g["lr"] * self.factor for g in self.optimizer.param_groups]
         if self.last_epoch != self.total_iters:
@@ -302,6 +320,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         if self.last_epoch == 0:
             return [g["lr"] * self.start_factor for g in self.optimizer.param_groups]
         if self._is_initial or self.last_epoch > self.total_iters:
@@ -324,6 +343,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         if self._is_initial:
             return _group_values(self.optimizer, "lr")
         return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
@@ -341,6 +361,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _group_values(self.optimizer, "lr")
         decay = ((1.0 - self.last_epoch / self.total_iters)
@@ -362,6 +383,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         t, tm, lo = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
             return _group_values(self.optimizer, "lr")
@@ -396,6 +418,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         return [self.eta_min + (b - self.eta_min) * (1 + math.cos(
             math.pi * self.T_cur / self.T_i)) / 2 for b in self.base_lrs]
 
@@ -422,7 +445,13 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        # PyTorch marks the get_lr call as within step (the flag lands in state_dict).
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
             _set_group_value(group, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")
 
@@ -698,6 +727,7 @@ class CyclicLR(LRScheduler):
         return self._scale_fn_ref(x)
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle
         if x <= self.step_ratio:
@@ -815,6 +845,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self) -> list[Any]:
+        _warn_outside_step(self)
         step = self.last_epoch
         if step > self.total_steps:
             raise ValueError(f"Tried to step {step} times. The specified number of total steps "
