@@ -141,3 +141,17 @@ def test_with_sharding_constraint_takes_a_spec_inside_a_mesh():
         out = fg.jit(lambda v: fg.lax.with_sharding_constraint(
             v * 2, fg.sharding.PartitionSpec("x")))(fnp.ones(2))
     assert out.tolist() == [2.0, 2.0]
+
+
+# ------------------------------------------------------------------ spence's derivative
+
+@settings(max_examples=20, deadline=None)
+@given(x=st.one_of(st.just(1.0), st.floats(0.05, 3.0)))
+def test_spence_derivative_is_its_closed_form_limit_included(x):
+    # JAX's derivative is 0 at x = 1 and NaN above 1 (sharp_bits): finite differences of
+    # SciPy's spence are the oracle.
+    scipy_special = pytest.importorskip("scipy.special")
+    h = 1e-6
+    fd = (scipy_special.spence(x + h) - scipy_special.spence(x - h)) / (2 * h)
+    g = fg.grad(fg.scipy.special.spence)(np.float64(x))  # (the suite runs at 64 bits)
+    np.testing.assert_allclose(float(g), fd, rtol=1e-6, atol=1e-7)

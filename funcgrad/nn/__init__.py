@@ -113,12 +113,14 @@ def gelu(x: Any, approximate: bool = True) -> Any:
     0.841345
     """
     x = _inexact(x)
+    # JAX's constants are NumPy scalars of x's dtype, so a weakly typed x (a Python float)
+    # gives a strongly typed result; these keep that.
     if approximate:
-        c = math.sqrt(2.0 / math.pi)
-        return 0.5 * x * (1.0 + jnp.tanh(c * (x + 0.044715 * x * x * x)))
+        c = np.asarray(math.sqrt(2.0 / math.pi), x.dtype)
+        return x * (0.5 * (1.0 + jnp.tanh(c * (x + 0.044715 * x ** 3))))
     # Phi(x) = erfc(-x / sqrt(2)) / 2 keeps its relative precision for negative x, where
     # 1 + erf(x / sqrt(2)) would cancel.
-    return 0.5 * x * E.erfc(x * -math.sqrt(0.5))
+    return 0.5 * x * E.erfc(x * -np.asarray(math.sqrt(0.5), x.dtype))
 
 
 def elu(x: Any, alpha: float = 1.0) -> Any:
@@ -261,10 +263,11 @@ def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
         from funcgrad.nn._softmax_jvp import softmax_custom_jvp  # noqa: PLC0415
 
         return softmax_custom_jvp(x, axis, where)
+    # The max is not replaced where it is infinite (logsumexp's is): as in JAX, a +inf
+    # makes its whole row NaN (inf - inf), and so does a row of -inf.
     m = lax.stop_gradient(jnp.max(_where_fill(x, where, -np.inf), axis, keepdims=True,
                                       initial=-np.inf))
-    m = jnp.where(jnp.isfinite(m), m, 0.0)
-    e = _where_fill(jnp.exp(x - m), where, 0.0)
+    e = _where_fill(jnp.exp(_where_fill(x, where, -np.inf) - m), where, 0.0)
     # A row masked out entirely is zeros, as JAX gives (not 0 / 0).
     return _where_fill(e / jnp.sum(e, axis, keepdims=True), where, 0.0)
 
@@ -272,22 +275,32 @@ def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
 def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     """x - logsumexp(x) along ``axis``."""
     x = _inexact(x)
+    # An infinite max stays (as in JAX): a +inf makes the row NaN, not [nan, -inf, ...].
     m = lax.stop_gradient(jnp.max(_where_fill(x, where, -np.inf), axis, keepdims=True,
                                       initial=-np.inf))
-    m = jnp.where(jnp.isfinite(m), m, 0.0)
-    shifted = x - m
+    shifted = _where_fill(x, where, -np.inf) - m
     lse = jnp.log(jnp.sum(_where_fill(jnp.exp(shifted), where, 0.0), axis, keepdims=True))
     return _where_fill(shifted - lse, where, -np.inf)
 
 
 def standardize(x: Any, axis: Any = -1, mean: Any = None, variance: Any = None,
-                epsilon: float = 1e-5, where: Any = None) -> Any:
-    """(x - mean) / sqrt(variance + epsilon) along ``axis``."""
+                epsilon: float = 1e-5, where: Any = None, *, algorithm: str = "fast") -> Any:
+    """(x - mean) / sqrt(variance + epsilon) along ``axis``; the variance is JAX's
+    ``algorithm``: ``"fast"`` (the default) ``mean(x**2) - mean**2`` clipped at 0,
+    ``"stable"`` the two-pass ``mean((x - mean)**2)``."""
     x = _inexact(x)
     if mean is None:
         mean = jnp.mean(x, axis, keepdims=True, where=where)
     if variance is None:
-        variance = jnp.mean(jnp.square(x - mean), axis, keepdims=True, where=where)
+        if algorithm == "stable":
+            variance = jnp.mean(jnp.square(x - mean), axis, keepdims=True, where=where)
+        elif algorithm == "fast":
+            # JAX's default: one pass; its cancellation can go negative, hence the clip.
+            variance = jnp.clip(jnp.mean(jnp.square(x), axis, keepdims=True, where=where)
+                                - jnp.square(mean), 0)
+        else:
+            raise ValueError(
+                f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
     return (x - mean) * lax.rsqrt(variance + epsilon)
 
 

@@ -23,8 +23,8 @@ from funcgrad.transforms.custom import custom_jvp
 def _forward(x: Any, axis: Any, where: Any) -> Any:
     x_max = jnp.max(x if where is None else jnp.where(where, x, -np.inf), axis,
                     keepdims=True, initial=-np.inf)
-    x_max = jnp.where(jnp.isfinite(x_max), x_max, 0.0)
-    unnormalized = jnp.exp(x - x_max)
+    # An infinite max stays, as in JAX: a +inf (or a row of -inf) gives a NaN row.
+    unnormalized = jnp.exp((x if where is None else jnp.where(where, x, -np.inf)) - x_max)
     if where is None:
         return unnormalized / jnp.sum(unnormalized, axis, keepdims=True)
     unnormalized = jnp.where(where, unnormalized, 0.0)

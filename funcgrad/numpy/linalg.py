@@ -460,14 +460,19 @@ def _pinv_impl(a: Any, rtol: Any) -> Any:
     return _matmul(_mT(vt), _mT(u) / expand_dims(s, -1))
 
 
-def pinv(a: Any, rtol: Any = None, hermitian: bool = False) -> Any:
+def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
     """The Moore-Penrose pseudo-inverse (singular values at most ``rtol`` times the
-    largest count as zero), with Golub and Pereyra's derivative as JAX.
+    largest count as zero), with Golub and Pereyra's derivative as JAX; ``rcond`` is
+    JAX's backward-compatible alias of ``rtol``.
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.linalg.pinv(fnp.array([[2.0, 0.0], [0.0, 0.0]])).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
     """
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError("pinv: only one of rtol and rcond may be specified.")
+        rtol = rcond
     a = _matrix("pinv", a)
     if hermitian:
         a = _symmetrize(a)

@@ -494,8 +494,15 @@ dawsn_p = unary("dawsn", _via_scipy("dawsn"),
 exp1_p = unary("exp1", _via_scipy("exp1"), lambda x, ans: E.neg(E.div(E.exp(E.neg(x)), x)))
 expi_p = unary("expi", _via_scipy("expi"), lambda x, ans: E.div(E.exp(x), x))
 # SciPy's spence(z) is the integral of log(t) / (1 - t) from 1 to z.
-spence_p = unary("spence", _via_scipy("spence"),
-                 lambda x, ans: E.div(E.log(x), E.sub(1.0, x)))
+spence_p = unary("spence", _via_scipy("spence"), lambda x, ans: _spence_deriv(x))
+
+
+def _spence_deriv(x: Any) -> Any:
+    # log(x) / (1 - x) is 0/0 at x = 1, where its limit is -1; the division runs on a safe
+    # stand-in there so that reverse mode does not carry 0/0 either.
+    at_one = E.eq(x, _const(x, 1.0))
+    safe_x = E.select(at_one, _const(x, 0.5), x)
+    return E.select(at_one, _const(x, -1.0), E.div(E.log(safe_x), E.sub(1.0, safe_x)))
 
 
 def _expn_impl(xp: Any, n: Any, x: Any) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as jnp
-from funcgrad import lax
+from funcgrad import dtypes, lax
 from funcgrad import nn as _nn
 from funcgrad.core import get_aval
 from funcgrad.errors import DTypeError
@@ -147,6 +147,15 @@ def ndtri(p: Any) -> Any:
     >>> float(ndtri(0.5))
     0.0
     """
+    # JAX takes float32/float64 only (no promotion): integers and half types are a
+    # TypeError there, with this text.
+    if isinstance(p, (list, tuple)):
+        raise TypeError(f"Cannot determine dtype of {p}")
+    dtype = dtypes.canonicalize(np.dtype(p.dtype) if hasattr(p, "dtype")
+                                else np.asarray(p).dtype)
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"x.dtype={dtype} is not supported, see docstring for supported "
+                        "types.")
     (p,) = _args("ndtri", p)
     return _ndtri(p)
 
@@ -220,13 +229,14 @@ def gammaln(x: Any) -> Any:
 
 def loggamma(x: Any) -> Any:
     """The principal branch of ``log Gamma(x)``: for real ``x``, ``gammaln`` where
-    Gamma(x) > 0 and NaN where it is negative (complex inputs are not supported).
+    x > 0 and NaN elsewhere, as JAX and SciPy (complex inputs are not supported).
 
     >>> float(loggamma(1.0))
     0.0
     """
     (x,) = _args("loggamma", x)
-    return jnp.where(gammasgn(x) > 0, _sp.lgamma(x), _const(x, np.nan))
+    # JAX tests x > 0, not the sign of Gamma: loggamma(-1.5) is NaN though Gamma(-1.5) > 0.
+    return jnp.where(x > 0, _sp.lgamma(x), np.nan)  # (a Python NaN: x's weak type stays)
 
 
 def gammasgn(x: Any) -> Any:
