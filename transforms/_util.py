@@ -89,6 +89,10 @@ def check_output_kind(dtype: Any, what: str, holomorphic: bool) -> None:
                         "differentiation, pass holomorphic=True. For differentiation of "
                         "non-holomorphic functions involving complex outputs, use "
                         "jax.vjp directly.")
+    elif dt.kind != "f":
+        raise GradError(f"{what} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {dt.name}. For differentiation "
+                        "of functions with integer outputs, use jax.vjp directly.")
 
 
 def split_aux(out: Any, has_aux: bool, where: str) -> tuple[Any, Any]:

@@ -162,7 +162,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         out, f_vjp = res[0], res[1]
         out_leaves, out_tree = tree_flatten(out)
         for o in out_leaves:
-            if holomorphic or get_aval(o).dtype.kind == "c":
+            if holomorphic or not dtypes.is_float(get_aval(o).dtype):
                 check_output_kind(get_aval(o).dtype, "jacrev", holomorphic)
         zeros = [_on_device_of(np.zeros(get_aval(o).shape, get_aval(o).dtype), o)
                  for o in out_leaves]

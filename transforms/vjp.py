@@ -199,6 +199,14 @@ def _check_cotangents(out_avals: Sequence[ShapedArray], cts: Sequence[Any]) -> l
         if c is None:
             fitted.append(None)
             continue
+        if getattr(c, "dtype", None) == dtypes.FLOAT0:
+            # JAX's cotangent of an integer or boolean output: a zero with only a shape.
+            if np.shape(c) != oa.shape or dtypes.is_inexact(oa.dtype):
+                raise DTypeError(f"a float0 cotangent of shape {np.shape(c)} was given for an "
+                                 f"output {oa.dtype}{list(oa.shape)}; float0 cotangents are "
+                                 "for integer and boolean outputs of that shape")
+            fitted.append(None)
+            continue
         c = as_leaf_array(c)
         ca = get_aval(c)
         if oa.shape != ca.shape:

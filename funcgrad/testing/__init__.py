@@ -82,7 +82,7 @@ def _assert_close(name: str, actual: Any, expected: Any, atol: float, rtol: floa
 def check_jvp(f: Callable[..., Any], args: Sequence[Any], atol: float | None = None,
               rtol: float | None = None, eps: float | None = None, seed: int = 0) -> None:
     """jvp against central finite differences along a random direction."""
-    from funcgrad.transforms.jvp import jvp  # noqa: PLC0415
+    from funcgrad.transforms.jvp import jvp_values as jvp  # noqa: PLC0415
 
     args = tuple(args)
     rng = np.random.RandomState(seed)
@@ -103,7 +103,7 @@ def check_vjp(f: Callable[..., Any], args: Sequence[Any], atol: float | None = N
               rtol: float | None = None, eps: float | None = None, seed: int = 0,
               against_jvp: bool = True) -> None:
     """<vjp(u), v> against <u, finite-difference J v> (and against <u, jvp(v)>)."""
-    from funcgrad.transforms.jvp import jvp  # noqa: PLC0415
+    from funcgrad.transforms.jvp import jvp_values as jvp  # noqa: PLC0415
     from funcgrad.transforms.vjp import vjp  # noqa: PLC0415
 
     args = tuple(args)
@@ -143,7 +143,7 @@ def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 2,
     >>> from funcgrad.testing import check_grads
     >>> check_grads(lambda x: x ** 3, (np.array([1.5]),), order=3)
     """
-    from funcgrad.transforms.jvp import jvp  # noqa: PLC0415
+    from funcgrad.transforms.jvp import jvp_values as jvp  # noqa: PLC0415
     from funcgrad.transforms.vjp import vjp  # noqa: PLC0415
 
     args = tuple(args)
