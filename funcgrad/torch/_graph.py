@@ -44,10 +44,11 @@ from funcgrad.core import (
     _ctx,
     bind_under,
     current_trace,
+    get_aval,
     set_current_trace,
 )
 from funcgrad.ir import ShapedArray
-from funcgrad.primitives.elementwise import stop_gradient_p
+from funcgrad.primitives.elementwise import conj, stop_gradient_p
 from funcgrad.primitives.rules import place_like
 from funcgrad.torch import _anomaly
 from funcgrad.torch._grad_mode import is_grad_enabled, set_grad_enabled
@@ -67,6 +68,31 @@ if TYPE_CHECKING:
 
 
 _NONE: Mapping[Any, Any] = MappingProxyType({})
+
+
+def torch_ct(ct: Any, tape: Trace | None = None) -> Any:
+    """PyTorch's gradient for the engine's cotangent ``ct``, or the engine's cotangent for
+    PyTorch's gradient (the map is its own inverse).
+
+    The engine's rules follow JAX: linear in the cotangent, so the gradient of a real loss
+    of ``z = x + iy`` is ``dL/dx - i dL/dy``; PyTorch's is its conjugate. Both faces share
+    the rules, so the PyTorch face conjugates complex values where gradients enter or leave
+    the engine (seeds, ``.grad``, hooks, ``autograd.grad``, custom backward, ``torch.func``):
+    ``conj(vjp(conj(g)))`` composed along a chain is ``conj(vjp(...vjp(conj(g))))``. A real
+    value is returned as it is. ``tape``: the create_graph tape to record the conjugation
+    on (the current trace otherwise).
+    """
+    if ct is None:
+        return None
+    aval = ct._aval if type(ct) is ArrayImpl else get_aval(ct)
+    if aval.dtype.kind != "c":
+        return ct
+    # (complex128 must stay complex128: the JAX face's 32-bit default does not apply here)
+    with X64:
+        if tape is not None:
+            with set_current_trace(tape):
+                return conj(ct)
+        return conj(ct)
 
 
 class _TensorClass:
@@ -636,8 +662,8 @@ class TorchHooks(Hooks):
         Tensor = tensor_class.cls  # noqa: N806
 
         def wrap(cts: Sequence[Any]) -> tuple[Any, ...]:
-            return tuple(None if c is None else Tensor._wrap_grad(c, detach=not self.create)
-                         for c in cts)
+            return tuple(None if c is None else
+                         Tensor._wrap_grad(torch_ct(c), detach=not self.create) for c in cts)
 
         shown = wrap(grads)
         for hook in list(node.hooks[which]):
@@ -653,7 +679,7 @@ class TorchHooks(Hooks):
             if any(a is None and b is not None for a, b in zip(shown, out, strict=True)):
                 raise RuntimeError("can't replace a None gradient with a non-None value")
             shown = out
-        return [None if g is None else g._value_for_backward() for g in shown]
+        return [None if g is None else torch_ct(g._value_for_backward()) for g in shown]
 
     def _output(self, node: GradFn, k: int, ct: Any) -> Any:
         """Tensor hooks, retain_grad and autograd.grad's captures see output ``k``'s total
@@ -661,13 +687,13 @@ class TorchHooks(Hooks):
         Tensor = tensor_class.cls  # noqa: N806
 
         for hook in node.hooks.get(k, ()):
-            out = hook(Tensor._wrap_grad(ct))
+            out = hook(Tensor._wrap_grad(torch_ct(ct)))
             if out is not None:
-                ct = out._value_for_backward()
+                ct = torch_ct(out._value_for_backward())
         ref = node.retained.get(k)
         kept = ref() if ref is not None else None
         if kept is not None:
-            g = Tensor._wrap_grad(ct, detach=not self.create)
+            g = Tensor._wrap_grad(torch_ct(ct), detach=not self.create)
             kept.grad = g if kept.grad is None else kept.grad + g
         if self.capture is not None:
             i = self.capture.get((id(node), k))
@@ -711,7 +737,7 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
         ct = g._value_for_backward() if isinstance(g, Tensor) else g
         if tape is not None and isinstance(g, Tensor) and g.requires_grad:
             ct = tape.lift(ct, g._edge())
-        seeds.append((r._edge(), ct))
+        seeds.append((r._edge(), torch_ct(ct, tape)))
     with set_grad_enabled(create_graph), X64:
         try:
             if tape is not None:
@@ -735,7 +761,7 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
                 out[target] = ct
         for i, ct in hooks.captured.items():
             out[i] = ct
-        return [None if c is None else _as_grad(c, tape) for c in out]
+        return [None if c is None else _as_grad(torch_ct(c, tape), tape) for c in out]
     while at:
         # Popped, so that a cotangent nothing else holds can become the .grad as it is.
         leaf, ct = at.popitem()
@@ -761,9 +787,12 @@ def _accumulate(leaf: Tensor, ct: Any, tape: TapeTrace | None) -> None:
         # of copying it (a 784 x 512 weight's: 1.6 MB less at the peak of backward).
         buf = buffer_of(ct)
         buf.flags.writeable = True
+        if buf.dtype.kind == "c":
+            # (the buffer is the gradient's alone: conjugated where it lies)
+            np.conjugate(buf, out=buf)
         leaf.grad = Tensor._from_data(buf)
         return
-    g = _as_grad(ct, tape)
+    g = _as_grad(torch_ct(ct, tape), tape)
     for hook in leaf._hooks:
         if type(hook) is PostAccumulateHook:
             continue
@@ -847,4 +876,5 @@ def buffer_of(value: Any) -> Any:
 
 
 __all__ = ["AccumulateGrad", "GradFn", "OpNode", "TapeTrace", "TapeTracer", "X64",
-           "is_grad_enabled", "name_node", "new_node", "run_backward", "signed_node"]
+           "is_grad_enabled", "name_node", "new_node", "run_backward", "signed_node",
+           "torch_ct"]

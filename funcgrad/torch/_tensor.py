@@ -2235,6 +2235,10 @@ def root_grads(outs: Sequence[Tensor], grads: Any) -> list[Any]:
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if t.dtype.is_complex:
+                # A complex output has no gradient of its own: PyTorch wants the seed given.
+                raise RuntimeError("grad can be implicitly created only for real scalar "
+                                   f"outputs but got {t.dtype}")
             # Made where the output lives (a fill on a GPU, not an upload).
             result.append(Tensor._from_data(array_module(t._data).ones(t.shape,
                                                                        t._data.dtype)))
@@ -2244,6 +2248,15 @@ def root_grads(outs: Sequence[Tensor], grads: Any) -> list[Any]:
             if tuple(gd.shape) != tuple(t.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
                                    f"{gd.shape} and output[0] has a shape of {t.shape}.")
+            if gd.dtype != t.dtype:
+                if gd.dtype.is_complex != t.dtype.is_complex:
+                    raise RuntimeError(
+                        "For complex Tensors, both grad_output and output are required to "
+                        f"have the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype "
+                        f"of {gd.dtype} and output[{i}] has a dtype of {t.dtype}.")
+                # PyTorch's engine casts a real gradient to its output's dtype (the engine's
+                # rules want one dtype).
+                gd = gd.to(t.dtype)
             result.append(gd)
     return result
 

@@ -29,6 +29,7 @@ import numpy as np
 from funcgrad.core import Tracer
 from funcgrad.torch import _func_checks as C
 from funcgrad.torch._dict_order import record_orders, reorder
+from funcgrad.torch._dtypes import to_torch
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import CLOSURE_SINKS, Tensor
 from funcgrad.torch.nn.module import Module
@@ -211,6 +212,55 @@ def _tensors(tree: Any) -> Any:
     return _map_leaves(leaf, tree)
 
 
+def _torch_grads(tree: Any) -> Any:
+    """The engine's gradients (or cotangents) in a tree as PyTorch's, and back: complex
+    leaves conjugated (see ``_graph.torch_ct``), others as they are."""
+    from funcgrad.array import Array  # noqa: PLC0415
+    from funcgrad.torch._graph import torch_ct  # noqa: PLC0415
+
+    return _map_leaves(lambda x: torch_ct(x) if isinstance(x, (Array, Tracer)) else x, tree)
+
+
+def _torch_grad(jax_transform: Any) -> Any:
+    """The engine's ``grad`` or ``value_and_grad`` with PyTorch's meaning: gradients of
+    complex inputs conjugated, a complex output refused with PyTorch's error, and an
+    integer or boolean output (whose derivative PyTorch takes as zero) giving zeros."""
+
+    def transform(fun: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
+        def split(*args: Any, **kwargs: Any) -> Any:
+            out = fun(*args, **kwargs)
+            value = out[0] if has_aux else out
+            dtype = getattr(value, "dtype", None)
+            loss = value
+            if dtype is not None:
+                kind = np.dtype(dtype).kind
+                if kind == "c":
+                    raise RuntimeError("grad can be implicitly created only for real scalar "
+                                       f"outputs but got {to_torch(dtype)}")
+                if kind in "biu":
+                    # A constant in its place: the engine's gradient of a constant is zeros
+                    # of each input (the engine refuses integer outputs), and the value
+                    # itself comes back through aux.
+                    loss = np.zeros((), np.float32)
+            return loss, out
+
+        inner = jax_transform(split, argnums, has_aux=True)
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if jax_transform.__name__ == "value_and_grad":
+                (_, out), g = inner(*args, **kwargs)
+                g = _torch_grads(g)
+                return ((out[0], out[1]), g) if has_aux else (out, g)
+            g, out = inner(*args, **kwargs)
+            g = _torch_grads(g)
+            return (g, out[1]) if has_aux else g
+
+        return run
+
+    transform.__name__ = jax_transform.__name__
+    return transform
+
+
 def _over_values(func: Any) -> Any:
     """``func`` of Tensors as a function of engine values (Tensors hold the tracers)."""
     import functools  # noqa: PLC0415
@@ -326,7 +376,8 @@ def grad(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
     from funcgrad.transforms.vjp import grad as _grad  # noqa: PLC0415
 
     return _checked_call(
-        _transform(_grad, _scalar_output(C.checked_output(func, C.GRAD, has_aux), has_aux),
+        _transform(_torch_grad(_grad),
+                   _scalar_output(C.checked_output(func, C.GRAD, has_aux), has_aux),
                    argnums, has_aux),
         lambda args: C.check_reverse_inputs(args, argnums))
 
@@ -347,7 +398,7 @@ def grad_and_value(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
     """``(gradient, value)`` of a scalar function of Tensors."""
     from funcgrad.transforms.vjp import value_and_grad  # noqa: PLC0415
 
-    vg = _transform(value_and_grad,
+    vg = _transform(_torch_grad(value_and_grad),
                     _scalar_output(C.checked_output(func, C.GRAD, has_aux), has_aux),
                     argnums, has_aux)
 
@@ -371,8 +422,9 @@ def vjp(func: Any, *primals: Any, has_aux: bool = False) -> Any:
     fn = out[1]
 
     def vjp_fn(ct: Any) -> Any:
+        # PyTorch's cotangents in and gradients out (_graph.torch_ct)
         with X64:
-            return _tensors(fn(_values(ct)))
+            return _tensors(_torch_grads(fn(_torch_grads(_values(ct)))))
 
     return (_tensors(out[0]), vjp_fn, *(_tensors(out[2:])))
 
@@ -397,15 +449,58 @@ def jvp(func: Any, primals: Any, tangents: Any, *, has_aux: bool = False) -> Any
             raise RuntimeError(f"{C.JVP}: Expected tangents to only contain Tensors, got "
                                f"{type(t)}")
     for p, t in zip(C.leaves(primals), C.leaves(tangents)):
+        if isinstance(t, Tensor) and not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                             f"{t.dtype}")
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(
                 "Trying to set a forward gradient that has a different size than that of the "
                 f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} "
                 f"while the given forward gradient is of size {list(t.shape)}.")
+    tangents, wide = _tangents_as_primals(primals, tangents)
     with X64:
-        return _tensors(_jvp(_over_values(C.checked_output(func, C.JVP, has_aux)),
-                             _values(tuple(primals)), _values(tuple(tangents)),
-                             has_aux=has_aux))
+        out = _tensors(_jvp(_over_values(C.checked_output(func, C.JVP, has_aux)),
+                            _values(tuple(primals)), _values(tuple(tangents)),
+                            has_aux=has_aux))
+    if wide is None:
+        return out
+    return (out[0], _map_leaves(lambda t: _widened(t, wide), out[1]), *out[2:])
+
+
+def _tangents_as_primals(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    """The tangents in their primals' dtypes, and the real dtype of the widest tangent so
+    cast (None when none was).
+
+    PyTorch accepts a tangent of another floating dtype than its primal (a float64 tangent
+    of a float32 tensor) and carries it through each operation's formula in its own dtype;
+    the engine's tangents have their primals' dtypes. The tangent is computed in the
+    primal's dtype and the results widened to what PyTorch's promotion gives. A complex
+    tangent of a real primal stays refused (PyTorch keeps or drops its imaginary part
+    depending on each operation's formula)."""
+    from funcgrad.torch._dtypes import promote_types  # noqa: PLC0415
+
+    flat_p, _ = tree_flatten(primals, is_leaf=lambda x: isinstance(x, Tensor))
+    flat_t, spec = tree_flatten(tangents, is_leaf=lambda x: isinstance(x, Tensor))
+    wide = None
+    out = []
+    for p, t in zip(flat_p, flat_t, strict=True):
+        if isinstance(p, Tensor) and isinstance(t, Tensor) and t.dtype != p.dtype \
+                and (p.dtype.is_floating_point or p.dtype.is_complex) \
+                and (t.dtype.is_floating_point or (t.dtype.is_complex and p.dtype.is_complex)):
+            real = t.dtype.to_real() if t.dtype.is_complex else t.dtype
+            wide = real if wide is None else promote_types(wide, real)
+            t = t.to(p.dtype)
+        out.append(t)
+    return tree_unflatten(spec, out), wide
+
+
+def _widened(t: Any, wide: Any) -> Any:
+    from funcgrad.torch._dtypes import promote_types  # noqa: PLC0415
+
+    if not isinstance(t, Tensor) or not (t.dtype.is_floating_point or t.dtype.is_complex):
+        return t
+    target = promote_types(t.dtype, wide)
+    return t if target == t.dtype else t.to(target)
 
 
 def jacrev(func: Any, argnums: Any = 0, *, has_aux: bool = False,

@@ -34,7 +34,7 @@ from typing import Any, cast
 from funcgrad.core import current_trace
 from funcgrad.torch import _anomaly
 from funcgrad.torch._grad_mode import is_grad_enabled, no_grad
-from funcgrad.torch._graph import FREED, GradFn, TapeTrace, value_of
+from funcgrad.torch._graph import FREED, GradFn, TapeTrace, torch_ct, value_of
 from funcgrad.torch._tensor import Tensor
 from funcgrad.transforms.custom import custom_vjp_call_p
 from funcgrad.transforms.reverse import record
@@ -283,7 +283,8 @@ def _run_backward(cls: type, ctx: FunctionCtx, node: FunctionNode, cts: Sequence
             if ct is None:
                 g = _zeros_for(o) if ctx._materialize_grads else None
             else:
-                g = Tensor._wrap_grad(ct, detach=not recording)
+                # (backward sees PyTorch's gradients, not the engine's: _graph.torch_ct)
+                g = Tensor._wrap_grad(torch_ct(ct), detach=not recording)
             grads.append(g)
         else:
             grads.append(None)
@@ -317,7 +318,7 @@ def _run_backward(cls: type, ctx: FunctionCtx, node: FunctionNode, cts: Sequence
         value = g._value_for_backward()
         if recording and g.requires_grad:
             value = cast(TapeTrace, tape).lift(value, g._edge())
-        in_cts.append(value)
+        in_cts.append(torch_ct(value))
     return in_cts
 
 

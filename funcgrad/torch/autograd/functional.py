@@ -81,6 +81,14 @@ def _single(out: Any, fn: str) -> Tensor:
     return out
 
 
+def _real_output(out: Tensor) -> None:
+    """PyTorch differentiates each Jacobian row, and the output of hessian/vhp/hvp, with no
+    gradient given: a complex output is refused as ``backward()`` of a complex scalar is."""
+    if out.requires_grad and out.dtype.is_complex:
+        raise RuntimeError("grad can be implicitly created only for real scalar outputs but "
+                           f"got {out.dtype}")
+
+
 def _prep(inputs: tuple[Any, ...], create_graph: bool) -> tuple[Tensor, ...]:
     # Fresh leaves (or, with create_graph, views that keep the caller's graph).
     out = []
@@ -182,6 +190,8 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
         for o in outs:
             per_in: list[list[Tensor]] = [[] for _ in xs]
             flat = o.reshape(-1)
+            if flat.numel():
+                _real_output(o)
             for k in range(flat.numel()):
                 seed = zeros_like(flat)
                 seed[k] = 1.0
@@ -205,6 +215,7 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
 
     def gradient(*xs: Tensor) -> Any:
         out = _single(func(*xs), "hessian")
+        _real_output(out)
         return _out(in_tuple, _grads((out,), xs, (out.new_ones(()).reshape(out.shape),),
                                      create_graph=True))
 
@@ -219,6 +230,7 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         xs = _prep(ins, create_graph)
         vs = _vs(v, xs, in_tuple, "vhp", _NONE_IN)
         out = _single(func(*xs), "vhp")
+        _real_output(out)
         g = _grads((out,), xs, (out.new_ones(()).reshape(out.shape),), create_graph=True)
         res = _grads(g, xs, vs, create_graph)
     return _detach((out,), create_graph)[0], _out(in_tuple, _detach(res, create_graph))
@@ -234,6 +246,7 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         xs = _prep(ins, create_graph)
         vs = _vs(v, xs, in_tuple, "hvp", _NONE_IN)
         out = _single(func(*xs), "hvp")
+        _real_output(out)
         g = _grads((out,), xs, (out.new_ones(()).reshape(out.shape),), create_graph=True)
         dummies = tuple(zeros_like(x).requires_grad_(True) for x in xs)
         gv = _grads(g, xs, dummies, create_graph=True)

@@ -120,24 +120,8 @@ class Adam(Optimizer):
                     _scale_(p, 1 - lr * weight_decay)
                 else:
                     g = g + weight_decay * p._data
-            # exp_avg.lerp_(g, 1 - beta1), with PyTorch's two-sided lerp formula.
-            m = _writable(state["exp_avg"])
-            w = 1 - beta1
-            diff = g - m
-            if abs(w) < 0.5:
-                diff *= w
-                m += diff
-            else:
-                diff *= 1 - w
-                xp.subtract(g, diff, out=m)
-            _bump(state["exp_avg"])
-            # exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-            v = _writable(state["exp_avg_sq"])
-            v *= beta2
-            sq = g * (1 - beta2)
-            sq *= g
-            v += sq
-            _bump(state["exp_avg_sq"])
+            m_t, v_t = state["exp_avg"], state["exp_avg_sq"]
+            m, v = _writable(m_t), _writable(v_t)
             if isinstance(step_t._data, Tracer):
                 step_size, bias_correction2_sqrt = _staged_corrections(
                     step_t._data, lr, beta1, beta2, pd.dtype)
@@ -147,18 +131,56 @@ class Adam(Optimizer):
                 bias_correction2 = 1 - beta2 ** step
                 step_size = lr / bias_correction1
                 bias_correction2_sqrt = bias_correction2 ** 0.5
+            vmax = _writable(state["max_exp_avg_sq"]) if amsgrad else None
+            if pd.dtype.kind == "c" and not isinstance(pd, Tracer):
+                # PyTorch's Adam updates a complex parameter through view_as_real: the real
+                # and imaginary parts are two independent real parameters (exp_avg_sq holds
+                # re(g)^2 and im(g)^2, not g*g). The .real and .imag views share the state's
+                # memory whatever its layout.
+                update = xp.empty_like(pd)
+                for part in ("real", "imag"):
+                    getattr(update, part)[...] = _update(
+                        xp, getattr(g, part), getattr(m, part), getattr(v, part),
+                        None if vmax is None else getattr(vmax, part), beta1, beta2, eps,
+                        step_size, bias_correction2_sqrt)
+            else:
+                update = _update(xp, g, m, v, vmax, beta1, beta2, eps, step_size,
+                                 bias_correction2_sqrt)
+            _bump(m_t)
+            _bump(v_t)
             if amsgrad:
-                vmax = _writable(state["max_exp_avg_sq"])
-                xp.maximum(vmax, v, out=vmax)
                 _bump(state["max_exp_avg_sq"])
-                v = vmax
-            # denom = sqrt(v) / sqrt(bias_correction2) + eps; p -= step_size * (m / denom)
-            denom = xp.sqrt(v, out=sq)
-            denom /= bias_correction2_sqrt
-            denom += eps
-            update = xp.divide(m, denom, out=denom)
-            update *= step_size
             _sub_(p, update)
+
+
+def _update(xp: Any, g: Any, m: Any, v: Any, vmax: Any, beta1: float, beta2: float,
+            eps: float, step_size: Any, bias_correction2_sqrt: Any) -> Any:
+    """Adam's moments of real ``g`` updated in place (``m``, ``v``, ``vmax``: the state's
+    arrays), and the step to subtract from the parameter."""
+    # exp_avg.lerp_(g, 1 - beta1), with PyTorch's two-sided lerp formula.
+    w = 1 - beta1
+    diff = g - m
+    if abs(w) < 0.5:
+        diff *= w
+        m += diff
+    else:
+        diff *= 1 - w
+        xp.subtract(g, diff, out=m)
+    # exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+    v *= beta2
+    sq = g * (1 - beta2)
+    sq *= g
+    v += sq
+    if vmax is not None:
+        xp.maximum(vmax, v, out=vmax)
+        v = vmax
+    # denom = sqrt(v) / sqrt(bias_correction2) + eps; p -= step_size * (m / denom)
+    denom = xp.sqrt(v, out=sq)
+    denom /= bias_correction2_sqrt
+    denom += eps
+    update = xp.divide(m, denom, out=denom)
+    update *= step_size
+    return update
 
 
 def _staged_corrections(step: Any, lr: float, beta1: float, beta2: float, dtype: Any
