@@ -1,6 +1,7 @@
 """JAX-face details compared with JAX 0.10.2: ``lax.top_k`` and ``approx_max_k``/
-``approx_min_k`` return lists, and ``jnp.clip`` refuses complex values with JAX's
-ValueError."""
+``approx_min_k`` return lists; ``jnp.clip`` refuses complex values with JAX's ValueError;
+complex ``max``/``min``/``ptp``; ``with_sharding_constraint``'s checks; ``spence``'s
+derivative; ``vmap`` axes given as registered classes."""
 
 from __future__ import annotations
 
@@ -19,8 +20,13 @@ jnp = jax.numpy
 pytestmark = pytest.mark.usefixtures("jax_x64")
 
 
+def _floats(lo, hi):
+    # Normal numbers only: XLA flushes subnormals to zero.
+    return st.floats(lo, hi, allow_subnormal=False)
+
+
 @settings(max_examples=15, deadline=None)
-@given(x=hnp.arrays(np.float64, st.integers(3, 8), elements=st.floats(-5, 5)),
+@given(x=hnp.arrays(np.float64, st.integers(3, 8), elements=_floats(-5, 5)),
        k=st.integers(1, 3), name=st.sampled_from(["top_k", "approx_max_k", "approx_min_k"]))
 def test_top_k_family_returns_a_list_as_jax(x, k, name):
     ours = getattr(fg.lax, name)(x, k)
@@ -50,8 +56,8 @@ def test_clip_of_complex_values_raises_jax_value_error(arr, lo, hi):
 
 
 @settings(max_examples=15, deadline=None)
-@given(x=hnp.arrays(np.float64, st.integers(0, 6), elements=st.floats(-4, 4)),
-       lo=st.none() | st.floats(-2, 0), hi=st.none() | st.floats(0, 2))
+@given(x=hnp.arrays(np.float64, st.integers(0, 6), elements=_floats(-4, 4)),
+       lo=st.none() | _floats(-2, 0), hi=st.none() | _floats(0, 2))
 def test_clip_of_real_values_still_matches_jax(x, lo, hi):
     np.testing.assert_array_equal(np.asarray(fnp.clip(x, lo, hi)),
                                   np.asarray(jnp.clip(x, lo, hi)))
@@ -146,7 +152,7 @@ def test_with_sharding_constraint_takes_a_spec_inside_a_mesh():
 # ------------------------------------------------------------------ spence's derivative
 
 @settings(max_examples=20, deadline=None)
-@given(x=st.one_of(st.just(1.0), st.floats(0.05, 3.0)))
+@given(x=st.one_of(st.just(1.0), _floats(0.05, 3.0)))
 def test_spence_derivative_is_its_closed_form_limit_included(x):
     # JAX's derivative is 0 at x = 1 and NaN above 1 (sharp_bits): finite differences of
     # SciPy's spence are the oracle.
@@ -155,3 +161,45 @@ def test_spence_derivative_is_its_closed_form_limit_included(x):
     fd = (scipy_special.spence(x + h) - scipy_special.spence(x - h)) / (2 * h)
     g = fg.grad(fg.scipy.special.spence)(np.float64(x))  # (the suite runs at 64 bits)
     np.testing.assert_allclose(float(g), fd, rtol=1e-6, atol=1e-7)
+
+
+# ------------------------------------------------------------------ vmap prefixes of custom nodes
+
+def _pair_class(tree_util):
+    @tree_util.register_pytree_node_class
+    class Pair:
+        def __init__(self, a, b, scale):
+            self.a, self.b, self.scale = a, b, scale
+
+        def tree_flatten(self):
+            return (self.a, self.b), self.scale
+
+        @classmethod
+        def tree_unflatten(cls, scale, children):
+            return cls(*children, scale)
+
+    return Pair
+
+
+@settings(max_examples=15, deadline=None)
+@given(a=hnp.arrays(np.float64, (3, 2), elements=_floats(-2, 2)),
+       b=hnp.arrays(np.float64, (2,), elements=_floats(-2, 2)),
+       scale=st.sampled_from([1.0, 2.5]), out_axis=st.sampled_from([0, 1]))
+def test_vmap_axes_given_as_registered_classes_follow_jax(a, b, scale, out_axis):
+    results = []
+    for mod in (fg, jax):
+        Pair = _pair_class(mod.tree_util)
+        f = mod.vmap(lambda p, Pair=Pair: Pair(p.a * p.scale + p.b, p.b, p.scale),
+                     in_axes=(Pair(0, None, scale),), out_axes=Pair(out_axis, None, scale))
+        out = f(Pair(a, b, scale))
+        results.append((np.asarray(out.a), np.asarray(out.b)))
+    for o, t in zip(*results):
+        np.testing.assert_allclose(o, t, rtol=1e-12)
+
+
+def test_vmap_axes_of_a_class_with_other_metadata_are_refused_as_jax():
+    for mod in (fg, jax):
+        Pair = _pair_class(mod.tree_util)
+        with pytest.raises(ValueError):
+            mod.vmap(lambda p: p.a, in_axes=(Pair(0, None, 2.0),))(
+                Pair(np.ones((2, 3)), np.ones(3), 1.0))

@@ -20,7 +20,7 @@ from typing import Any
 
 from funcgrad import processes
 from funcgrad.core import Primitive, Trace, Tracer, get_aval, new_trace, set_current_trace
-from funcgrad.errors import ShapeError
+from funcgrad.errors import ShapeError, TreeStructureError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.rules import move_to_front, with_batch
 from funcgrad.primitives.structural import transpose
@@ -115,30 +115,22 @@ def _collective_here(trace: BatchTrace, prim: Primitive, rule: Any, vals: Sequen
 
 
 def _broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[Any]:
-    """One axis spec per leaf of ``tree``, from a prefix tree of ints/None."""
+    """One axis spec per leaf of ``tree``, from a prefix tree of ints/None (any pytree
+    node types, registered classes included, matched as JAX matches them)."""
     if prefix is None or isinstance(prefix, int):
         return [prefix] * len(tree_flatten(tree)[0])
-    out: list[Any] = []
-    t_children = _children(tree)
-    pre_children = _children(prefix)
-    if t_children is None or pre_children is None or type(tree) is not type(prefix) or \
-            len(t_children) != len(pre_children) or (
-                isinstance(tree, dict) and sorted(tree) != sorted(prefix)):
+    specs, prefix_def = tree_flatten(prefix, is_leaf=lambda x: x is None)
+    try:
+        subtrees = prefix_def.flatten_up_to(tree)
+    except TreeStructureError:
         raise ShapeError(
             f"vmap {what} {prefix!r} does not match the structure of the values "
             f"{tree_flatten(tree)[1]}; give an int/None, or a tree with the same structure"
-        )
-    for p, t in zip(pre_children, t_children):
-        out.extend(_broadcast_prefix(p, t, what))
+        ) from None
+    out: list[Any] = []
+    for spec, sub in zip(specs, subtrees):
+        out.extend([spec] * len(tree_flatten(sub)[0]))
     return out
-
-
-def _children(tree: Any) -> list[Any] | None:
-    if isinstance(tree, dict):
-        return [tree[k] for k in sorted(tree)]
-    if isinstance(tree, (tuple, list)):
-        return list(tree)
-    return None
 
 
 def _axis(spec: Any, ndim: int, what: str) -> int | None:
