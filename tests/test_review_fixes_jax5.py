@@ -203,3 +203,13 @@ def test_vmap_axes_of_a_class_with_other_metadata_are_refused_as_jax():
         with pytest.raises(ValueError):
             mod.vmap(lambda p: p.a, in_axes=(Pair(0, None, 2.0),))(
                 Pair(np.ones((2, 3)), np.ones(3), 1.0))
+
+
+@pytest.mark.parametrize("implementation", ["cudnn", "foo"])
+def test_dot_product_attention_implementation_errors_follow_jax(implementation):
+    q = np.ones((1, 2, 1, 4), np.float32)
+    with pytest.raises((RuntimeError, ValueError)) as theirs:
+        jax.nn.dot_product_attention(q, q, q, implementation=implementation)
+    with pytest.raises((RuntimeError, ValueError)) as ours:
+        fg.nn.dot_product_attention(q, q, q, implementation=implementation)
+    assert type(ours.value) is type(theirs.value)

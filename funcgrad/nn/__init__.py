@@ -340,6 +340,9 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None,
     >>> dot_product_attention(x, x, x).shape
     (1, 2, 1, 4)
     """
+    if implementation == "cudnn":
+        # As JAX without cuDNN: funcgrad's GPU path compiles its own kernels, not cuDNN's.
+        raise RuntimeError("cuDNN is not detected.")
     if implementation not in (None, "xla"):
         raise ValueError(f"Unsupported implementation option: {implementation}: funcgrad "
                          "computes the 'xla' formula")
