@@ -24,14 +24,17 @@ from typing import Any
 from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _advance_step,
+    _bump,
+    _by_real_parts,
     _check_differentiable,
-    _mul_addcmul_,
+    _mul_addcmul_arr,
     _new_step,
     _params_with_grad,
     _scalar,
     _signed_grad,
     _state_tensor,
     _sub_,
+    _writable,
     _xp,
 )
 
@@ -74,10 +77,22 @@ class Adadelta(Optimizer):
                 state["square_avg"] = _state_tensor(xp.zeros_like(p._data))
                 state["acc_delta"] = _state_tensor(xp.zeros_like(p._data))
             _advance_step(state)
-            v = _mul_addcmul_(state["square_avg"], rho, g, g, 1 - rho)
-            std = xp.sqrt(v + eps)
-            delta = xp.sqrt(state["acc_delta"]._data + eps)
-            delta /= std
-            delta *= g
-            _mul_addcmul_(state["acc_delta"], rho, delta, delta, 1 - rho)
-            _sub_(p, lr * delta)
+            # A complex parameter is updated as PyTorch does, through its real view.
+            update = _by_real_parts(
+                _update, (g, _writable(state["square_avg"]), _writable(state["acc_delta"])),
+                xp, rho, eps, lr)
+            _bump(state["square_avg"])
+            _bump(state["acc_delta"])
+            _sub_(p, update)
+
+
+def _update(g: Any, v: Any, u: Any, xp: Any, rho: float, eps: float, lr: float) -> Any:
+    """Adadelta's square_avg ``v`` and acc_delta ``u`` of real ``g`` updated in place, and
+    the step to subtract."""
+    _mul_addcmul_arr(v, rho, g, g, 1 - rho)
+    std = xp.sqrt(v + eps)
+    delta = xp.sqrt(u + eps)
+    delta /= std
+    delta *= g
+    _mul_addcmul_arr(u, rho, delta, delta, 1 - rho)
+    return lr * delta

@@ -23,14 +23,18 @@ from typing import Any
 from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _advance_step,
+    _bump,
+    _by_real_parts,
     _check_differentiable,
-    _mul_addcmul_,
+    _check_fused,
+    _mul_addcmul_arr,
     _new_step,
     _params_with_grad,
     _scalar,
     _signed_grad,
     _state_tensor,
     _sub_,
+    _writable,
     _xp,
 )
 
@@ -67,11 +71,16 @@ class Adagrad(Optimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
+                if group["fused"]:
+                    _check_fused(p)
                 state = self.state[p]
                 state["step"] = _new_step()
                 xp = _xp(p._data)
-                state["sum"] = _state_tensor(xp.full_like(
-                    p._data, group["initial_accumulator_value"]))
+                init = group["initial_accumulator_value"]
+                if p.dtype.is_complex:
+                    # PyTorch's view_as_real update: both parts of the sum start there.
+                    init = complex(init, init)
+                state["sum"] = _state_tensor(xp.full_like(p._data, init))
 
     def _update_group(self, group: dict[str, Any]) -> None:
         lr = float(_scalar(group["lr"]))
@@ -80,7 +89,16 @@ class Adagrad(Optimizer):
             state = self.state[p]
             step = _advance_step(state)
             clr = lr / (1 + (step - 1) * group["lr_decay"])
-            s = _mul_addcmul_(state["sum"], 1.0, g, g, 1.0)
-            std = _xp(s).sqrt(s)
-            std += group["eps"]
-            _sub_(p, clr * g / std)
+            # A complex parameter is updated as PyTorch does, through its real view.
+            update = _by_real_parts(_update, (g, _writable(state["sum"])), _xp(g),
+                                    float(group["eps"]), clr)
+            _bump(state["sum"])
+            _sub_(p, update)
+
+
+def _update(g: Any, s: Any, xp: Any, eps: float, clr: float) -> Any:
+    """Adagrad's sum of real ``g`` updated in place, and the step to subtract."""
+    _mul_addcmul_arr(s, 1.0, g, g, 1.0)
+    std = xp.sqrt(s)
+    std += eps
+    return clr * g / std

@@ -34,8 +34,11 @@ from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _bump,
+    _by_real_parts,
     _check_differentiable,
+    _check_fused,
     _grad_data,
+    _lerp_arr,
     _params_with_grad,
     _scalar,
     _scale_,
@@ -98,6 +101,10 @@ class Adam(Optimizer):
         weight_decay = float(group["weight_decay"])
         amsgrad, maximize = group["amsgrad"], group["maximize"]
         decoupled = group.get("decoupled_weight_decay", False)
+        if group.get("fused"):
+            for p in _params_with_grad(group):
+                if not self.state.get(p):
+                    _check_fused(p)
         for p in _params_with_grad(group):
             pd = p._data
             xp = _xp(pd)
@@ -123,8 +130,10 @@ class Adam(Optimizer):
             m_t, v_t = state["exp_avg"], state["exp_avg_sq"]
             m, v = _writable(m_t), _writable(v_t)
             if isinstance(step_t._data, Tracer):
+                # (in the real dtype of a complex parameter: they scale its real view)
                 step_size, bias_correction2_sqrt = _staged_corrections(
-                    step_t._data, lr, beta1, beta2, pd.dtype)
+                    step_t._data, lr, beta1, beta2,
+                    np.finfo(pd.dtype).dtype if pd.dtype.kind == "c" else pd.dtype)
             else:
                 step = float(step_t.item())
                 bias_correction1 = 1 - beta1 ** step
@@ -132,20 +141,9 @@ class Adam(Optimizer):
                 step_size = lr / bias_correction1
                 bias_correction2_sqrt = bias_correction2 ** 0.5
             vmax = _writable(state["max_exp_avg_sq"]) if amsgrad else None
-            if pd.dtype.kind == "c" and not isinstance(pd, Tracer):
-                # PyTorch's Adam updates a complex parameter through view_as_real: the real
-                # and imaginary parts are two independent real parameters (exp_avg_sq holds
-                # re(g)^2 and im(g)^2, not g*g). The .real and .imag views share the state's
-                # memory whatever its layout.
-                update = xp.empty_like(pd)
-                for part in ("real", "imag"):
-                    getattr(update, part)[...] = _update(
-                        xp, getattr(g, part), getattr(m, part), getattr(v, part),
-                        None if vmax is None else getattr(vmax, part), beta1, beta2, eps,
-                        step_size, bias_correction2_sqrt)
-            else:
-                update = _update(xp, g, m, v, vmax, beta1, beta2, eps, step_size,
-                                 bias_correction2_sqrt)
+            # A complex parameter is updated as PyTorch does, through its real view.
+            update = _by_real_parts(_update, (g, m, v, vmax), xp, beta1, beta2, eps,
+                                    step_size, bias_correction2_sqrt)
             _bump(m_t)
             _bump(v_t)
             if amsgrad:
@@ -153,19 +151,12 @@ class Adam(Optimizer):
             _sub_(p, update)
 
 
-def _update(xp: Any, g: Any, m: Any, v: Any, vmax: Any, beta1: float, beta2: float,
+def _update(g: Any, m: Any, v: Any, vmax: Any, xp: Any, beta1: float, beta2: float,
             eps: float, step_size: Any, bias_correction2_sqrt: Any) -> Any:
     """Adam's moments of real ``g`` updated in place (``m``, ``v``, ``vmax``: the state's
     arrays), and the step to subtract from the parameter."""
     # exp_avg.lerp_(g, 1 - beta1), with PyTorch's two-sided lerp formula.
-    w = 1 - beta1
-    diff = g - m
-    if abs(w) < 0.5:
-        diff *= w
-        m += diff
-    else:
-        diff *= 1 - w
-        xp.subtract(g, diff, out=m)
+    _lerp_arr(m, g, 1 - beta1)
     # exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
     v *= beta2
     sq = g * (1 - beta2)

@@ -24,8 +24,9 @@ from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _advance_step,
     _bump,
+    _by_real_parts,
     _check_differentiable,
-    _lerp_,
+    _lerp_arr,
     _new_step,
     _params_with_grad,
     _scalar,
@@ -77,10 +78,21 @@ class Adamax(Optimizer):
                 state["exp_avg"] = _state_tensor(xp.zeros_like(p._data))
                 state["exp_inf"] = _state_tensor(xp.zeros_like(p._data))
             step = _advance_step(state)
-            m = _lerp_(state["exp_avg"], g, 1 - beta1)
-            u = _writable(state["exp_inf"])
-            u *= beta2
-            xp.maximum(u, xp.abs(g) + group["eps"], out=u)
-            _bump(state["exp_inf"])
             clr = lr / (1 - beta1 ** step)
-            _sub_(p, clr * m / u)
+            # A complex parameter is updated as PyTorch does, through its real view.
+            update = _by_real_parts(
+                _update, (g, _writable(state["exp_avg"]), _writable(state["exp_inf"])), xp,
+                beta1, beta2, float(group["eps"]), clr)
+            _bump(state["exp_avg"])
+            _bump(state["exp_inf"])
+            _sub_(p, update)
+
+
+def _update(g: Any, m: Any, u: Any, xp: Any, beta1: float, beta2: float, eps: float,
+            clr: float) -> Any:
+    """Adamax's exp_avg ``m`` and exp_inf ``u`` of real ``g`` updated in place, and the
+    step to subtract."""
+    _lerp_arr(m, g, 1 - beta1)
+    u *= beta2
+    xp.maximum(u, xp.abs(g) + eps, out=u)
+    return clr * m / u

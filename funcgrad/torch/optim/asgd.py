@@ -29,6 +29,7 @@ from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _advance_step,
     _bump,
+    _by_real_parts,
     _check_differentiable,
     _new_step,
     _params_with_grad,
@@ -127,18 +128,28 @@ class Rprop(Optimizer):
             if len(state) == 0:
                 state["step"] = _new_step()
                 state["prev"] = _state_tensor(xp.zeros_like(p._data))
+                lr = float(_scalar(group["lr"]))
+                # PyTorch's view_as_real update: both parts of a complex step size start at lr.
                 state["step_size"] = _state_tensor(xp.full_like(
-                    g, float(_scalar(group["lr"]))))
+                    g, complex(lr, lr) if g.dtype.kind == "c" else lr))
             _advance_step(state)
-            sign = xp.sign(g * state["prev"]._data)
-            factor = xp.where(sign > 0, etaplus, xp.where(sign < 0, etaminus, 1.0)).astype(
-                g.dtype)
-            size = _writable(state["step_size"])
-            size *= factor
-            xp.clip(size, lo, hi, out=size)
-            _bump(state["step_size"])
-            g = xp.where(sign < 0, xp.zeros_like(g), g)
-            _sub_(p, xp.sign(g) * size)
-            prev = _writable(state["prev"])
-            prev[...] = g
-            _bump(state["prev"])
+            prev_t, size_t = state["prev"], state["step_size"]
+            # A complex parameter is updated as PyTorch does, through its real view.
+            update = _by_real_parts(_rprop_update, (g, _writable(prev_t), _writable(size_t)),
+                                    xp, etaminus, etaplus, lo, hi)
+            _bump(size_t)
+            _sub_(p, update)
+            _bump(prev_t)
+
+
+def _rprop_update(g: Any, prev: Any, size: Any, xp: Any, etaminus: float, etaplus: float,
+                  lo: float, hi: float) -> Any:
+    """Rprop's step sizes and last gradient of real ``g`` updated in place (``size``,
+    ``prev``), and the step to subtract."""
+    sign = xp.sign(g * prev)
+    factor = xp.where(sign > 0, etaplus, xp.where(sign < 0, etaminus, 1.0)).astype(g.dtype)
+    size *= factor
+    xp.clip(size, lo, hi, out=size)
+    g = xp.where(sign < 0, xp.zeros_like(g), g)
+    prev[...] = g
+    return xp.sign(g) * size

@@ -168,15 +168,26 @@ class LBFGS(Optimizer):
         xp = _xp(self._params[0]._data)
         views = [xp.zeros(p._data.size, p._data.dtype) if p.grad is None
                  else p.grad._data.reshape(-1) for p in self._params]
+        # As PyTorch: a complex gradient enters as its real view (re, im pairs).
+        views = [xp.stack((v.real, v.imag), axis=-1).reshape(-1) if v.dtype.kind == "c"
+                 else v for v in views]
         return xp.concatenate(views)
 
     def _add_grad(self, step_size: Any, update: Any) -> None:
         offset = 0
         for p in self._params:
             data = _writable(p)
-            n = data.size
-            data += (step_size * update[offset: offset + n]).reshape(data.shape).astype(
-                data.dtype, copy=False)
+            if data.dtype.kind == "c":
+                # As PyTorch: a complex parameter moves through its real view.
+                n = 2 * data.size
+                step = (step_size * update[offset: offset + n]).reshape(data.shape + (2,))
+                step = step.astype(data.real.dtype, copy=False)
+                data.real[...] += step[..., 0]
+                data.imag[...] += step[..., 1]
+            else:
+                n = data.size
+                data += (step_size * update[offset: offset + n]).reshape(data.shape).astype(
+                    data.dtype, copy=False)
             _bump(p)
             offset += n
 

@@ -19,16 +19,18 @@ tensor([ 0.8000, -1.6000], requires_grad=True)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _advance_step,
     _bump,
+    _by_real_parts,
     _check_differentiable,
     _grad_data,
-    _lerp_,
-    _mul_addcmul_,
+    _lerp_arr,
+    _mul_addcmul_arr,
     _new_step,
     _params_with_grad,
     _scalar,
@@ -60,8 +62,8 @@ def _check_adam_args(lr: Any, betas: tuple[float, float], eps: float,
 class _AdamFamily(Optimizer):
     """The moment updates NAdam and RAdam share with Adam."""
 
-    def _moments(self, group: dict[str, Any], p: Any, lr: float) -> tuple[Any, Any, Any, float]:
-        """Weight decay, step count and both moments of ``p``: (g, m, v, step)."""
+    def _moments(self, group: dict[str, Any], p: Any, lr: float) -> tuple[Any, float]:
+        """Weight decay and step count of ``p``: (g, step)."""
         g = _grad_data(p)
         if group["maximize"]:
             g = -g
@@ -78,13 +80,28 @@ class _AdamFamily(Optimizer):
                 _scale_(p, 1 - lr * wd)
             else:
                 g = g + wd * p._data
-        beta1, beta2 = (float(b) for b in group["betas"])
-        m = _lerp_(state["exp_avg"], g, 1 - beta1)
-        v = _mul_addcmul_(state["exp_avg_sq"], beta2, g, g, 1 - beta2)
-        return g, m, v, step
+        return g, step
+
+    def _apply(self, p: Any, g: Any, rule: Callable[..., Any], *args: Any) -> None:
+        """``rule(g, m, v, *args)`` on ``p``'s moments (updated in place: see
+        ``_adam_moments``) and the step or steps it returns subtracted from ``p``; a
+        complex parameter through its real view, as in PyTorch."""
+        state = self.state[p]
+        m_t, v_t = state["exp_avg"], state["exp_avg_sq"]
+        updates = _by_real_parts(rule, (g, _writable(m_t), _writable(v_t)), *args)
+        _bump(m_t)
+        _bump(v_t)
+        for update in updates if isinstance(updates, tuple) else (updates,):
+            _sub_(p, update)
 
     def _init_state(self, state: dict[str, Any], p: Any) -> None:
         state["step"] = _new_step()
+
+
+def _adam_moments(g: Any, m: Any, v: Any, beta1: float, beta2: float) -> None:
+    """Adam's moments of real ``g``, in place: ``m`` (exp_avg), ``v`` (exp_avg_sq)."""
+    _lerp_arr(m, g, 1 - beta1)
+    _mul_addcmul_arr(v, beta2, g, g, 1 - beta2)
 
 
 class NAdam(_AdamFamily):
@@ -118,7 +135,7 @@ class NAdam(_AdamFamily):
         beta1, beta2 = (float(b) for b in group["betas"])
         decay = float(group["momentum_decay"])
         for p in _params_with_grad(group):
-            g, m, v, step = self._moments(group, p, lr)
+            g, step = self._moments(group, p, lr)
             xp = _xp(p._data)
             state = self.state[p]
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * decay)))
@@ -127,10 +144,19 @@ class NAdam(_AdamFamily):
             mp *= mu
             _bump(state["mu_product"])
             mu_product = float(mp)
-            denom = xp.sqrt(v / (1 - beta2 ** step))
-            denom += group["eps"]
-            _sub_(p, lr * (1.0 - mu) / (1.0 - mu_product) * g / denom)
-            _sub_(p, lr * mu_next / (1.0 - mu_product * mu_next) * m / denom)
+            self._apply(p, g, _nadam_update, xp, beta1, beta2, 1 - beta2 ** step,
+                        float(group["eps"]), lr * (1.0 - mu) / (1.0 - mu_product),
+                        lr * mu_next / (1.0 - mu_product * mu_next))
+
+
+def _nadam_update(g: Any, m: Any, v: Any, xp: Any, beta1: float, beta2: float,
+                  bias_correction2: float, eps: float, grad_scale: float, avg_scale: float
+                  ) -> tuple[Any, Any]:
+    """NAdam's moments of real ``g`` updated in place, and its two steps to subtract."""
+    _adam_moments(g, m, v, beta1, beta2)
+    denom = xp.sqrt(v / bias_correction2)
+    denom += eps
+    return grad_scale * g / denom, avg_scale * m / denom
 
 
 class RAdam(_AdamFamily):
@@ -156,19 +182,30 @@ class RAdam(_AdamFamily):
         lr = float(_scalar(group["lr"]))
         beta1, beta2 = (float(b) for b in group["betas"])
         for p in _params_with_grad(group):
-            _, m, v, step = self._moments(group, p, lr)
+            g, step = self._moments(group, p, lr)
             xp = _xp(p._data)
             bias_correction1 = 1 - beta1 ** step
             bias_correction2 = 1 - beta2 ** step
-            corrected = m / bias_correction1
             rho_inf = 2 / (1 - beta2) - 1
             rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+            rect = None
             if rho_t > 5.0:
                 rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
                                  / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
-                adaptive = xp.sqrt(v)
-                adaptive += group["eps"]
-                adaptive = bias_correction2 ** 0.5 / adaptive
-                _sub_(p, corrected * lr * adaptive * rect)
-            else:
-                _sub_(p, corrected * lr)
+            self._apply(p, g, _radam_update, xp, beta1, beta2, bias_correction1,
+                        bias_correction2, lr, float(group["eps"]), rect)
+
+
+def _radam_update(g: Any, m: Any, v: Any, xp: Any, beta1: float, beta2: float,
+                  bias_correction1: float, bias_correction2: float, lr: float, eps: float,
+                  rect: float | None) -> Any:
+    """RAdam's moments of real ``g`` updated in place, and the step to subtract (``rect``:
+    the rectification term, None while the variance estimate is unreliable)."""
+    _adam_moments(g, m, v, beta1, beta2)
+    corrected = m / bias_correction1
+    if rect is None:
+        return corrected * lr
+    adaptive = xp.sqrt(v)
+    adaptive += eps
+    adaptive = bias_correction2 ** 0.5 / adaptive
+    return corrected * lr * adaptive * rect

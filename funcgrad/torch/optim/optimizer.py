@@ -22,10 +22,11 @@ from __future__ import annotations
 import copy
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 from typing import Any
 
+from funcgrad.core import Tracer
 from funcgrad.torch._device import array_module as _xp
 from funcgrad.torch._grad_mode import enable_grad, no_grad
 from funcgrad.torch._tensor import Tensor
@@ -125,6 +126,16 @@ def _check_differentiable(differentiable: bool) -> None:
     if differentiable:
         raise ValueError("differentiable=True is not supported: funcgrad's optimizers do not "
                          "record step() for autograd (see docs/sharp_bits.md)")
+
+
+def _check_fused(p: Tensor) -> None:
+    """PyTorch's refusal of ``fused=True`` for a parameter that is not floating point (a
+    complex one: the fused kernels have no real-view path)."""
+    if not p.dtype.is_floating_point:
+        devices = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors "
+                           f"of supported devices: {devices} but {p.dtype} and "
+                           f"{p.device.type}")
 
 
 class Optimizer:
@@ -316,13 +327,15 @@ class Optimizer:
 
 
 def _cast(param: Tensor, value: Any, key: Any = None) -> Any:
-    """A copy of ``value`` whose Tensors sit on ``param``'s device (and dtype, if floating)."""
+    """A copy of ``value`` whose Tensors sit on ``param``'s device (and dtype, if floating
+    point; not if complex, as in PyTorch)."""
     if isinstance(value, Tensor):
         t = value.detach()
         if key != "step":
             with no_grad():
-                if (param.dtype.is_floating_point or param.dtype.is_complex) \
-                        and t.dtype is not param.dtype:
+                # PyTorch casts to the dtype of a floating parameter only: the state of a
+                # complex one (NAdam's mu_product, ASGD's eta...) keeps its own dtype.
+                if param.dtype.is_floating_point and t.dtype is not param.dtype:
                     t = t.to(dtype=param.dtype)
                 if str(t.device) != str(param.device):
                     t = t.to(device=param.device)
@@ -353,28 +366,78 @@ def _real_params_with_grad(group: dict[str, Any], optimizer: str) -> list[Tensor
 def _lerp_(buf: Tensor, end: Any, weight: float) -> Any:
     """``buf.lerp_(end, weight)`` with PyTorch's two-sided formula (exact at both ends);
     returns the updated array."""
-    b = _writable(buf)
-    xp = _xp(b)
+    b = _lerp_arr(_writable(buf), end, weight)
+    _bump(buf)
+    return b
+
+
+def _lerp_arr(b: Any, end: Any, weight: float) -> Any:
+    """``_lerp_`` on a writable array ``b`` (updated in place and returned)."""
     diff = end - b
     if abs(weight) < 0.5:
         diff *= weight
         b += diff
     else:
         diff *= 1 - weight
-        xp.subtract(end, diff, out=b)
-    _bump(buf)
+        _xp(b).subtract(end, diff, out=b)
     return b
 
 
 def _mul_addcmul_(buf: Tensor, decay: float, a: Any, b: Any, value: float) -> Any:
     """``buf.mul_(decay).addcmul_(a, b, value=value)``; returns the updated array."""
-    d = _writable(buf)
+    d = _mul_addcmul_arr(_writable(buf), decay, a, b, value)
+    _bump(buf)
+    return d
+
+
+def _mul_addcmul_arr(d: Any, decay: float, a: Any, b: Any, value: float) -> Any:
+    """``_mul_addcmul_`` on a writable array ``d`` (updated in place and returned)."""
     d *= decay
     prod = a * value
     prod *= b
     d += prod
-    _bump(buf)
     return d
+
+
+def _by_real_parts(rule: Callable[..., Any], arrays: Sequence[Any], *args: Any) -> Any:
+    """``rule(*arrays, *args)``: an update rule run on a gradient ``arrays[0]`` and state
+    arrays ``arrays[1:]`` (``None`` for absent ones; written in place by the rule), returning
+    the step (an array, or a tuple of arrays) to subtract from the parameter.
+
+    A complex gradient and state are taken as PyTorch takes them (``torch.view_as_real``):
+    the real and imaginary parts are independent real numbers, so the rule runs once on the
+    real parts and once on the imaginary parts (the state keeps its complex dtype), and the
+    steps come back complex. Real dtypes call ``rule`` directly.
+    """
+    g = arrays[0]
+    if g.dtype.kind != "c":
+        return rule(*arrays, *args)
+    if not any(isinstance(a, Tracer) for a in arrays):
+        # NumPy / CuPy buffers: .real and .imag are views into the state's memory, whatever
+        # its layout, so the rule's in-place writes land in the state.
+        re = rule(*(None if a is None else a.real for a in arrays), *args)
+        im = rule(*(None if a is None else a.imag for a in arrays), *args)
+
+        def join(r: Any, i: Any) -> Any:
+            out = _xp(g).empty_like(g)
+            out.real[...] = r
+            out.imag[...] = i
+            return out
+    else:
+        # Staged by torch.compile: the parts are new values, written back afterwards.
+        from funcgrad import lax  # noqa: PLC0415
+
+        reals = [None if a is None else _xp(a).real(a) for a in arrays]
+        imags = [None if a is None else _xp(a).imag(a) for a in arrays]
+        re = rule(*reals, *args)
+        im = rule(*imags, *args)
+        for a, r, i in zip(arrays[1:], reals[1:], imags[1:]):
+            if a is not None:
+                a[...] = lax.complex(r, i)
+        join = lax.complex
+    if isinstance(re, tuple):
+        return tuple(join(r, i) for r, i in zip(re, im))
+    return join(re, im)
 
 
 def _advance_step(state: dict[str, Any]) -> float:

@@ -26,9 +26,10 @@ from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _advance_step,
     _bump,
+    _by_real_parts,
     _check_differentiable,
-    _lerp_,
-    _mul_addcmul_,
+    _lerp_arr,
+    _mul_addcmul_arr,
     _new_step,
     _params_with_grad,
     _scalar,
@@ -86,18 +87,30 @@ class RMSprop(Optimizer):
                 if group["centered"]:
                     state["grad_avg"] = _state_tensor(xp.zeros_like(p._data))
             _advance_step(state)
-            v = _mul_addcmul_(state["square_avg"], alpha, g, g, 1 - alpha)
-            if group["centered"]:
-                gbar = _lerp_(state["grad_avg"], g, 1 - alpha)
-                avg = xp.sqrt(v - gbar * gbar)
-            else:
-                avg = xp.sqrt(v)
-            avg += eps
-            if momentum > 0:
-                buf = _writable(state["momentum_buffer"])
-                buf *= momentum
-                buf += g / avg
-                _bump(state["momentum_buffer"])
-                _sub_(p, lr * buf)
-            else:
-                _sub_(p, lr * g / avg)
+            bufs = [state["square_avg"], state["grad_avg"] if group["centered"] else None,
+                    state["momentum_buffer"] if momentum > 0 else None]
+            arrays = [None if b is None else _writable(b) for b in bufs]
+            # A complex parameter is updated as PyTorch does, through its real view.
+            update = _by_real_parts(_update, (g, *arrays), xp, alpha, eps, momentum, lr)
+            for b in bufs:
+                if b is not None:
+                    _bump(b)
+            _sub_(p, update)
+
+
+def _update(g: Any, v: Any, gbar: Any, buf: Any, xp: Any, alpha: float, eps: float,
+            momentum: float, lr: float) -> Any:
+    """RMSprop's state of real ``g`` updated in place (``v``: square_avg; ``gbar``:
+    grad_avg, or None; ``buf``: momentum_buffer, or None), and the step to subtract."""
+    _mul_addcmul_arr(v, alpha, g, g, 1 - alpha)
+    if gbar is not None:
+        _lerp_arr(gbar, g, 1 - alpha)
+        avg = xp.sqrt(v - gbar * gbar)
+    else:
+        avg = xp.sqrt(v)
+    avg += eps
+    if buf is not None:
+        buf *= momentum
+        buf += g / avg
+        return lr * buf
+    return lr * g / avg

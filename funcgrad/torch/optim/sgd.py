@@ -29,6 +29,7 @@ from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _bump,
     _check_differentiable,
+    _check_fused,
     _grad_data,
     _params_with_grad,
     _scalar,
@@ -77,6 +78,9 @@ class SGD(Optimizer):
         dampening = float(group["dampening"])
         weight_decay = float(_scalar(group["weight_decay"]))
         nesterov, maximize = group["nesterov"], group["maximize"]
+        if group.get("fused"):
+            for p in _params_with_grad(group):
+                _check_fused(p)
         for p in _params_with_grad(group):
             g = _grad_data(p)
             if maximize:
