@@ -15,6 +15,7 @@ import pytest
 from finite_differences import central_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jax_oracle import same_error as _same_error
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -34,14 +35,6 @@ def _same(ours, theirs, *, weak=True):
     np.testing.assert_array_equal(o, t)
     if weak:
         assert getattr(ours, "weak_type", None) == getattr(theirs, "weak_type", None)
-
-
-def _same_error(f, *args):
-    with pytest.raises(Exception) as theirs:
-        f(jax, jnp, *args)
-    with pytest.raises(type(theirs.value)) as ours:
-        f(fg, fnp, *args)
-    return str(ours.value), str(theirs.value)
 
 
 def _matrices(n_min=1, n_max=4):

@@ -25,3 +25,19 @@ def same(got: Any, want: Any, exact: bool = False) -> None:
         np.testing.assert_array_equal(got, want)
     else:
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def same_error(f: Any, *args: Any) -> tuple[str, str]:
+    """``f(jax, jax.numpy, *args)`` raises, and ``f(funcgrad, funcgrad.numpy, *args)``
+    raises the same exception type; returns both messages (funcgrad's first)."""
+    import jax  # noqa: PLC0415
+    import pytest  # noqa: PLC0415
+
+    import funcgrad  # noqa: PLC0415
+    import funcgrad.numpy as fnp  # noqa: PLC0415
+
+    with pytest.raises(Exception) as theirs:
+        f(jax, jax.numpy, *args)
+    with pytest.raises(type(theirs.value)) as ours:
+        f(funcgrad, fnp, *args)
+    return str(ours.value), str(theirs.value)

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torch_oracle import outcome as _outcome
+from torch_oracle import same_error as _same_error
 
 torch = pytest.importorskip("torch")
 
@@ -18,20 +20,6 @@ import funcgrad.torch as ft  # noqa: E402
 import funcgrad.torch.nn.functional as ff  # noqa: E402
 
 tf = torch.nn.functional
-
-
-def _outcome(fn):
-    """("ok", result) or (exception type name, message)."""
-    try:
-        return "ok", fn()
-    except Exception as e:  # noqa: BLE001 - compared with the oracle's
-        return type(e).__name__, str(e)
-
-
-def _same_error(mine, theirs):
-    a, b = _outcome(mine), _outcome(theirs)
-    assert a[0] == b[0] != "ok", (a, b)
-    assert a[1] == b[1]
 
 
 def _np(t):
