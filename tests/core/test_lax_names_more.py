@@ -418,7 +418,7 @@ def test_composite_and_sharding_constraint_are_their_functions() -> None:
     _same(fg.grad(lambda v: c(v, k=2.0).sum())(x), _jax(jax.grad(lambda v: jf(v, k=2.0).sum()),
                                                         x))
     tree = {"a": np.ones(2), "b": (np.arange(3),)}
-    out = lax.with_sharding_constraint(tree, None)
+    out = lax.with_sharding_constraint(tree, fg.sharding.SingleDeviceSharding(fg.devices()[0]))
     assert out["a"] is tree["a"] and out["b"][0] is tree["b"][0]
     assert [a.name for a in lax.RandomAlgorithm] == [a.name for a in jax.lax.RandomAlgorithm]
     assert [a.value for a in lax.RandomAlgorithm] == [a.value for a in jax.lax.RandomAlgorithm]
