@@ -314,10 +314,12 @@ def test_lbfgs_matches_torch(line_search_fn, history_size, start):
     fx, flosses, fsd = run(ft, optim)
     tx, tlosses, tsd = run(torch, torch.optim)
     # Rosenbrock amplifies the reductions' last-bit differences over ~45 evaluations: from
-    # some starts a change of the start's last bit moves the third loss by 1e-4 of itself
-    # (in PyTorch as much as here), so small losses are compared absolutely.
+    # some starts a change of the start's last bit moves the third loss by 1e-4 of itself,
+    # and the final point by 1e-3 of itself (from [0.597989691650711, 0.7808279698078424]
+    # PyTorch's own x[0] goes from 7.49202 to 7.49304), so small losses are compared
+    # absolutely and the point loosely; the evaluation and step counts are exact.
     np.testing.assert_allclose(flosses, tlosses, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(fx, tx, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fx, tx, rtol=5e-3, atol=1e-6)
     fs, ts = fsd["state"][0], tsd["state"][0]
     assert fs["func_evals"] == ts["func_evals"] and fs["n_iter"] == ts["n_iter"]
     assert len(fs["old_dirs"]) == len(ts["old_dirs"])
