@@ -8,6 +8,9 @@ setting untouched by any context.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import os
 import sys
 from typing import Any
@@ -35,6 +38,16 @@ _hypothesis_settings.register_profile("dev", print_blob=True)
 _hypothesis_settings.load_profile(os.environ.get("FUNCGRAD_HYPOTHESIS_PROFILE", "dev"))
 
 
+def _libc_malloc_trim() -> Any:
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+_malloc_trim = _libc_malloc_trim()
+
+
 @pytest.fixture(autouse=True)
 def _x64_mode(request: pytest.FixtureRequest):
     if request.node.get_closest_marker("x32") is not None:
@@ -54,6 +67,25 @@ def _x64_mode(request: pytest.FixtureRequest):
         return
     with enable_x64(True):
         yield
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _drop_oracle_caches():
+    """After each test module, the oracles' compiled programs are dropped: real JAX keeps
+    every XLA executable it compiled (a few MB each, thousands per module), which grew a
+    test worker to 5-6 GB over the suite. funcgrad's own caches stay: they are under test."""
+    yield
+    real_jax = sys.modules.get("jax")
+    clear = getattr(real_jax, "clear_caches", None)
+    if clear is not None:
+        clear()
+    dynamo = sys.modules.get("torch._dynamo")
+    reset = getattr(dynamo, "reset", None)
+    if reset is not None:
+        reset()
+    gc.collect()
+    if _malloc_trim is not None:  # freed native memory back to the system
+        _malloc_trim(0)
 
 
 @pytest.fixture
