@@ -509,6 +509,46 @@ pow_p = binary(
 )
 
 
+def _lax_pow(x: Any, y: Any) -> Any:
+    """x ** y elementwise, as ``jax.lax.pow``: a float or complex base, and an exponent of
+    the base's dtype or of an integer dtype (converted as XLA converts it; its derivative
+    to the base is exactly 0 where the exponent is 0).
+
+    >>> import funcgrad.numpy as fnp
+    >>> from funcgrad import lax
+    >>> lax.pow(fnp.array([2.0, -3.0]), fnp.array([3, 2])).tolist()
+    [8.0, 9.0]
+    """
+    from funcgrad.primitives.rules import _scalars_as_operand  # noqa: PLC0415
+
+    if type(y) is int and not dtypes.python_scalar(x):
+        y = np.int32(y)  # JAX keeps a Python int exponent an integer (weakly typed int32)
+    x, y = _scalars_as_operand(x, y)
+    xa, ya = get_aval(x), get_aval(y)
+    if xa.dtype.kind not in "fc":
+        raise DTypeError(f"pow does not accept dtype {xa.dtype} at position 0. Accepted dtypes "
+                         "at position 0 are subtypes of floating, complexfloating.")
+    if ya.dtype.kind not in "iu":
+        if ya.dtype != xa.dtype:
+            raise DTypeError(
+                "the first argument to pow must have an inexact dtype (float or complex), and "
+                "the second argument must have an inexact or integer dtype, and two inexact "
+                f"dtypes must match, but got {xa.dtype} and {ya.dtype} respectively.")
+        return pow_p.bind(x, y)
+    shape = np.broadcast_shapes(xa.shape, ya.shape)
+    x, y = _full_shape(x, shape), _full_shape(y, shape)
+    # JAX's rule: where the exponent is 0 the result is 1 and its derivative 0; the base is
+    # masked there too, so 0 ** -1 in the unused branch adds no NaN to the gradient.
+    at_zero = eq(y, np.zeros((), ya.dtype))
+    one = full(shape, 1, xa.dtype)
+    base = select(at_zero, one, x)
+    out = select(at_zero, one, pow_p.bind(base, convert_element_type(y, xa.dtype)))
+    return convert_element_type(out, xa.dtype, weak_type=xa.weak_type)
+
+
+pow_p.lax_fn = _lax_pow
+
+
 def _pow_dx(x: Any, y: Any) -> Any:
     # d/dx x**y = y * x**(y-1), unguarded as JAX's rule: 0 * inf = nan at x == 0 == y
     # (and at x == 0 for y == 1 in the second derivative).
