@@ -29,6 +29,7 @@ from typing import Any, cast
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
 from funcgrad.array import Array, ArrayImpl, wrap
 from funcgrad.conversion import register_input_converter
 from funcgrad.core import (
@@ -599,10 +600,7 @@ class Tensor:
         if new._data.shape != self._data.shape:
             _check_inplace_shape(tuple(self.shape), tuple(new.shape))
         if new.dtype is not self.dtype:
-            if D.category(new.dtype) > D.category(self.dtype):
-                raise RuntimeError(
-                    f"result type {_CPP[new.dtype.name]} can't be cast to the desired output "
-                    f"type {_CPP[self.dtype.name]}")
+            check_result_cast(new.dtype, self.dtype)
             new = new._astype(self.dtype)
         if view_of is not None:
             _copy_slices(self, new, *view_of)
@@ -1139,6 +1137,8 @@ class Tensor:
     def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         from funcgrad import nn  # noqa: PLC0415
 
+        if softmax_input("softmax", self, dim, dtype):
+            return self.clone()
         x = _float_input(self) if dtype is None else self._astype(D.to_torch(dtype))
         return apply_op("Softmax", lambda v: nn.softmax(v, axis=dim), x)
 
@@ -1146,6 +1146,8 @@ class Tensor:
     def log_softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         from funcgrad import nn  # noqa: PLC0415
 
+        if softmax_input("log_softmax", self, dim, dtype):
+            return self.clone()
         x = _float_input(self) if dtype is None else self._astype(D.to_torch(dtype))
         return apply_op("LogSoftmax", lambda v: nn.log_softmax(v, axis=dim), x)
 
@@ -1249,6 +1251,7 @@ class Tensor:
     def sort(self, dim: builtins.int = -1, descending: builtins.bool = False, *,
              stable: builtins.bool = False) -> Any:
         # Always stable (equal entries keep their order), which stable=False also allows.
+        check_sortable("Sort", self)
         idx = apply_op("Sort", lambda x: fnp.astype(fnp.argsort(x, dim, descending=descending),
                                                     np.int64), self)
         vals = apply_op("Sort", lambda x, i: take_along(x, i, dim), self, idx)
@@ -1260,6 +1263,7 @@ class Tensor:
 
     def topk(self, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True,
              sorted: builtins.bool = True) -> Any:  # noqa: A002
+        check_sortable("topk", self)
         if not 0 <= k <= (self.shape[dim] if self.ndim else 1):
             raise RuntimeError("selected index k out of range")
         idx = self.sort(dim, descending=largest)[1].narrow(dim, 0, k)
@@ -1290,6 +1294,35 @@ class Tensor:
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
                   requires_grad: builtins.bool = False) -> Tensor:
         return self._new(size, 0, dtype, device, requires_grad)
+
+
+def softmax_input(name: str, t: Tensor, dim: builtins.int, dtype: Any) -> builtins.bool:
+    """PyTorch's CPU softmax kernels take floating point only (no ``dtype`` given): other
+    dtypes raise, except an empty tensor, which is returned as it is (True)."""
+    if dtype is not None or t.dtype.is_floating_point or t.device.type != "cpu":
+        return False
+    if t.numel() == 0:
+        return True
+    last = t.dim() == 0 or dim in (-1, t.dim() - 1)
+    kernel = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{_CPP[t.dtype.name]}\'')
+
+
+def check_sortable(name: str, t: Tensor) -> None:
+    """PyTorch's CPU sort and topk refuse complex tensors (topk also bool), even empty."""
+    if t.device.type != "cpu":
+        return
+    if t.dtype.is_complex:
+        raise RuntimeError(f" {name} does not support complex dtypes on CPU")
+    if name == "topk" and t.dtype is D.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+
+
+def check_result_cast(result: D.dtype, out: D.dtype) -> None:
+    """PyTorch's error for an in-place result of a higher kind than the tensor's dtype."""
+    if D.category(result) > D.category(out):
+        raise RuntimeError(f"result type {_CPP[result.name]} can't be cast to the desired "
+                           f"output type {_CPP[out.name]}")
 
 
 _TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -1598,22 +1631,58 @@ def _vector_norm(v: Any, p: builtins.float, axes: Any, keepdim: builtins.bool) -
         # PyTorch accumulates a half norm in float32 (300**2 overflows float16) and rounds
         # only the result.
         return fnp.astype(_vector_norm(fnp.astype(v, np.float32), p, axes, keepdim), v.dtype)
-    a = fnp.abs(v)
+    a = _abs_value(v)  # PyTorch's derivative sgn(v): 0 at 0
     if p == math.inf:
         return fnp.max(a, axis=axes, keepdims=keepdim)
     if p == -math.inf:
         return fnp.min(a, axis=axes, keepdims=keepdim)
     if p == 0:
-        return fnp.sum((a != 0).astype(a.dtype), axis=axes, keepdims=keepdim)
+        # The count is recorded with a zero derivative (PyTorch gives none): the sum of no
+        # entries ties it to ``v``.
+        return fnp.sum((a != 0).astype(a.dtype), axis=axes, keepdims=keepdim) + \
+            fnp.real(fnp.sum(fnp.reshape(v, (-1,))[:0]))
     if p == 1:
         return fnp.sum(a, axis=axes, keepdims=keepdim)
-    s = fnp.sum(a * a if p == 2 else a ** p, axis=axes, keepdims=keepdim)
+    s = fnp.sum(a * a if p == 2 else _pow_nonzero(a, p), axis=axes, keepdims=keepdim)
     # PyTorch's gradient of a norm at zero is zero: the root is taken of a safe value.
     zero = s == 0
     safe = fnp.where(zero, 1.0, s)
     root = fnp.sqrt(safe) if p == 2 else safe ** (1.0 / p)
     return fnp.where(zero, 0.0, root)
 
+
+
+def _pow_nonzero(a: Any, p: builtins.float) -> Any:
+    """``a ** p`` of magnitudes; for p < 1 its derivative is 0 (not inf or NaN) where a is
+    0, as PyTorch's norm and distance kernels mask it."""
+    if p >= 1:
+        return a ** p
+    nz = a != 0  # NaN stays NaN
+    return fnp.where(nz, fnp.where(nz, a, 1) ** p, math.inf if p < 0 else 0)
+
+
+def minkowski(diff: Any, p: builtins.float) -> Any:
+    """The ``p``-norm of ``diff`` along its last axis with the derivative of PyTorch's
+    cdist/pdist kernels: 0 where the distance (or, for p < 1, an entry) is 0, and for p=inf
+    the whole gradient to each entry that ties for the maximum."""
+    a = _abs_value(diff)
+    if p == 0:
+        # PyTorch's count min(ceil(|d|), 1) (NaN stays NaN), with a zero derivative: the
+        # sum of no entries ties it to ``diff``.
+        return fnp.sum(fnp.minimum(fnp.ceil(lax.stop_gradient(a)), 1), -1) + \
+            fnp.sum(diff[..., :0], -1)
+    if p == 1 or not diff.shape[-1]:
+        return fnp.sum(a, -1)
+    if p == math.inf:
+        # PyTorch's running max(m, |d|) from 0 skips NaN entries.
+        top = lax.stop_gradient(fnp.max(fnp.where(fnp.isnan(a), 0, a), -1, keepdims=True))
+        tied = fnp.where((a == top) & fnp.isfinite(a), a, 0)
+        # the maximum's value, and the derivative of each tied entry (a zero-valued term)
+        return top[..., 0] + fnp.sum(tied - lax.stop_gradient(tied), -1)
+    total = fnp.sum(a * a if p == 2 else _pow_nonzero(a, p), -1)
+    nz = total != 0
+    safe = fnp.where(nz, total, 1)
+    return fnp.where(nz, fnp.sqrt(safe) if p == 2 else safe ** (1.0 / p), 0)
 
 
 def _with_dim(op: str, dim: Any) -> str:
@@ -2825,6 +2894,13 @@ def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: buil
         return apply_op(op, fn, x)
 
     def inplace(self: Tensor) -> Tensor:
+        if (float_only or integer_rules is not None) and not (
+                self.dtype.is_floating_point or self.dtype.is_complex):
+            # PyTorch's integer kernel: it refuses, or its result (floor_ keeps the values,
+            # erf_ computes in float) is written back if its dtype fits.
+            out = method(self)
+            check_result_cast(out.dtype, self.dtype)
+            return self.copy_(out)
         return self._inplace(op, fn)
 
     method.__name__ = name
@@ -2894,6 +2970,8 @@ def _abs(self: Tensor) -> Tensor:
 
 
 def _abs_(self: Tensor) -> Tensor:
+    if self.dtype is D.bool:
+        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
     return self._inplace("Abs", _abs_value)
 
 

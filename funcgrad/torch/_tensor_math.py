@@ -52,6 +52,8 @@ from funcgrad.torch._tensor import (
     binary,
     check_range,
     check_reducible,
+    check_result_cast,
+    minkowski,
     result_dtype,
     take_along,
 )
@@ -237,6 +239,9 @@ def scatter_reduce(self: Tensor, dim: builtins.int, index: Tensor, src: Tensor, 
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
+    if reduce == "mean" and self.dtype is D.bool:
+        raise NotImplementedError('"scatter_gather_tensor_cpu_reduce_mean" not implemented '
+                                  "for 'Bool'")
     return _scatter(self, dim, index, src, reduce, "ScatterReduce", include_self)
 
 
@@ -335,6 +340,7 @@ def kthvalue(self: Tensor, k: builtins.int, dim: builtins.int = -1,
     n = self.shape[d] if self.dim() else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    _no_cpu_kernel("kthvalue_cpu", self, self.dtype is D.bool or self.dtype.is_complex)
     return _kth(self, k, d, keepdim, "kthvalue", "Kthvalue")
 
 
@@ -584,8 +590,15 @@ def cumprod(self: Tensor, dim: builtins.int, *, dtype: Any = None) -> Tensor:
     return cast(Tensor, apply_op("Cumprod", run, self))
 
 
+def _no_cpu_kernel(kernel: str, t: Tensor, refused: builtins.bool) -> None:
+    """PyTorch's error where its CPU kernel has no version for the tensor's dtype."""
+    if refused and t.device.type == "cpu":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_CPP[t.dtype.name]}\'')
+
+
 def _cum_extreme(self: Tensor, dim: builtins.int, name: str) -> Any:
     d = _dim(dim, self.dim())
+    _no_cpu_kernel(f"{name}_cpu", self, self.dtype.is_complex and self.numel() > 0)
     host = np.asarray(self._host())
     if self.dim() == 0:
         return _returns(name, self.clone(), Tensor._from_data(np.zeros((), np.int64)))
@@ -618,6 +631,8 @@ def cummin(self: Tensor, dim: builtins.int) -> Any:
 def logcumsumexp(self: Tensor, dim: builtins.int) -> Tensor:
     """``log(cumsum(exp(self)))`` along ``dim``, computed stably."""
     d = _dim(dim, self.dim())
+    _no_cpu_kernel("logcumsumexp_out_cpu", self,
+                   not (self.dtype.is_floating_point or self.dtype.is_complex))
 
     def run(x: Any) -> Any:
         if x.size == 0:
@@ -1370,6 +1385,34 @@ _xlogy = _x_log(fnp.log, 0.0)
 _xlog1py = _x_log(fnp.log1p, 1.0)
 
 
+def _xlogy_method(self: Tensor, other: Any) -> Tensor:
+    # A number ``other`` is PyTorch's third overload, xlogy.Scalar_Other (XlogyBackward2).
+    return binary("Xlogy" if isinstance(other, Tensor) else "Xlogy:2", _xlogy, self, other,
+                  true_div=True, shown=False)
+
+
+def xlogy(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """``input * log(other)``, 0 where ``input == 0``; either may be a number.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.xlogy(0.0, torch.tensor([0.0, 1.0]))
+    tensor([0., 0.])
+    """
+    if isinstance(input, Tensor):
+        result = _xlogy_method(input, other)
+    elif isinstance(other, Tensor):
+        # xlogy.Scalar_Self, PyTorch's second overload (XlogyBackward1)
+        result = binary("Xlogy:1", _xlogy, input, other, true_div=True, shown=False)
+    else:
+        raise TypeError(
+            f"xlogy() received an invalid combination of arguments - got "
+            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
+            f" * (Tensor input, Tensor other, *, Tensor out = None)\n"
+            f" * (Number self, Tensor other, *, Tensor out = None)\n"
+            f" * (Tensor input, Number other, *, Tensor out = None)\n")
+    return result if out is None else out.copy_(result)
+
+
 def _heaviside(x: Any, v: Any) -> Any:
     return fnp.where(x == 0, v, fnp.astype(x > 0, x.dtype))
 
@@ -1528,6 +1571,12 @@ def _inplace_of(name: str) -> Callable[..., Tensor]:
     """``name_``: the out-of-place result written into this tensor's memory."""
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         out = getattr(Tensor, name)(self, *args, **kwargs)
+        if isinstance(out, Tensor):
+            if name == "float_power" and out.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"the base given to float_power_ has dtype {_CPP[self.dtype.name]} but "
+                    f"the operation's result requires dtype {_CPP[out.dtype.name]}")
+            check_result_cast(out.dtype, self.dtype)  # copy_ would cast float into int
         if name not in ("index_fill", "index_put"):
             return self.copy_(out)
         # PyTorch still lets these two write into an expanded tensor (deprecated there).
@@ -1889,7 +1938,7 @@ _METHODS: dict[str, Any] = {
     "erfinv": _unary("Erfinv", _special("erfinv")), "i0": _unary("I0", fnp.i0),
     "logit": logit, "polygamma": polygamma, "mvlgamma": mvlgamma, "nan_to_num": nan_to_num,
     "positive": _positive,
-    "xlogy": _binary("Xlogy", _xlogy, True), "heaviside": _binary("Heaviside", _heaviside),
+    "xlogy": _xlogy_method, "heaviside": _binary("Heaviside", _heaviside),
     "copysign": copysign,
     "fmax": _binary("Fmax", lambda a, b: fnp.where(fnp.isnan(b) | (a >= b), a, b)),
     "fmin": _binary("Fmin", lambda a, b: fnp.where(fnp.isnan(b) | (a <= b), a, b)),
@@ -2147,19 +2196,7 @@ def cdist(x1: Tensor, x2: Tensor, p: builtins.float = 2.0,
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
 
     def run(a: Any, b: Any) -> Any:
-        d = fnp.abs(a[..., :, None, :] - b[..., None, :, :])
-        if p == 0:
-            # PyTorch records the count with a zero derivative: sums of no entries tie the
-            # result to both inputs without a value (no 0 * inf).
-            tie = fnp.sum(a[..., :0]) + fnp.sum(b[..., :0])
-            return fnp.sum(fnp.astype(d != 0, a.dtype), -1) + tie
-        if p == math.inf:
-            return fnp.max(d, -1)
-        if p == 2:
-            sq = fnp.sum(d * d, -1)
-            safe = fnp.where(sq > 0, sq, 1.0)
-            return fnp.where(sq > 0, fnp.sqrt(safe), 0.0)
-        return fnp.sum(d ** p, -1) ** (1.0 / p)
+        return minkowski(a[..., :, None, :] - b[..., None, :, :], p)
 
     return cast(Tensor, apply_op("Cdist", run, x1, x2))
 
@@ -2530,7 +2567,7 @@ _FN_ONLY = {
     "atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "atleast_3d": atleast_3d,
     "block_diag": block_diag, "broadcast_shapes": broadcast_shapes,
     "broadcast_tensors": broadcast_tensors, "cartesian_prod": cartesian_prod,
-    "combinations": combinations, "meshgrid": meshgrid, "cdist": cdist,
+    "combinations": combinations, "meshgrid": meshgrid, "cdist": cdist, "xlogy": xlogy,
     "searchsorted": searchsorted, "bucketize": bucketize, "column_stack": column_stack,
     "row_stack": lambda tensors: _vstack(tensors), "dstack": dstack, "complex": complex,
     "polar": polar, "view_as_real": view_as_real, "view_as_complex": view_as_complex,

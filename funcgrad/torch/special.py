@@ -176,14 +176,6 @@ def round(input: Any, *, decimals: builtins.int = 0, out: Any = None) -> Tensor:
     return _out(cast(Any, t).round(decimals=decimals), out)
 
 
-def _softmax_check(name: str, t: Tensor, dim: builtins.int, dtype: Any) -> None:
-    if dtype is None and not (t.dtype.is_floating_point or t.dtype.is_complex):
-        last = t.dim() == 0 or dim in (-1, t.dim() - 1)
-        kernel = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
-        raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{_TYPE_NAMES.get(t.dtype.name, t.dtype.name)}'")
-
-
 def softmax(input: Any, dim: builtins.int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """``exp(x) / sum(exp(x))`` along ``dim`` (in ``dtype`` when given).
 
@@ -192,7 +184,6 @@ def softmax(input: Any, dim: builtins.int, *, dtype: Any = None) -> Tensor:  # n
     tensor([0.5000, 0.5000])
     """
     t = _need_tensor("special_softmax", input)
-    _softmax_check("softmax", t, dim, dtype)
     return cast(Tensor, cast(Any, t).softmax(dim, dtype=dtype))
 
 
@@ -204,7 +195,6 @@ def log_softmax(input: Any, dim: builtins.int, *, dtype: Any = None) -> Tensor: 
     tensor([-0.6931, -0.6931])
     """
     t = _need_tensor("special_log_softmax", input)
-    _softmax_check("log_softmax", t, dim, dtype)
     return cast(Tensor, cast(Any, t).log_softmax(dim, dtype=dtype))
 
 

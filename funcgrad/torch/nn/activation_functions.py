@@ -148,6 +148,10 @@ def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A
     """``softmax(-x, dim)``."""
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
+    if isinstance(input, Tensor) and (dtype is not None or not input.dtype.is_floating_point):
+        # PyTorch's (-input).softmax(dim, dtype): its dtype, and its errors for bool and
+        # integer tensors.
+        return (-input).softmax(dim, dtype=dtype)
     return op("Softmax", lambda x: jnn.softmax(-x, axis=dim), floating(input))
 
 

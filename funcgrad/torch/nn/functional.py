@@ -33,7 +33,13 @@ from funcgrad.primitives.indexing import gather as _gather
 from funcgrad.primitives.linalg import dot_general_p
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._autocast import autocast_op
-from funcgrad.torch._tensor import Tensor, apply_binary_prim, apply_op, apply_prim
+from funcgrad.torch._tensor import (
+    Tensor,
+    apply_binary_prim,
+    apply_op,
+    apply_prim,
+    softmax_input,
+)
 from funcgrad.torch.nn import _apply
 from funcgrad.transforms.jit import jit
 
@@ -165,6 +171,8 @@ def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A
     """
     if dim is None:
         dim = _softmax_dim("softmax", len(_shape(input)))
+    if isinstance(input, Tensor) and softmax_input("softmax", input, dim, dtype):
+        return input.clone()
 
     def impl(x: Any) -> Any:
         return nn.softmax(x if dtype is None else fnp.astype(x, _np_dtype(dtype)), axis=dim)
@@ -178,6 +186,8 @@ def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noq
     """``x - logsumexp(x)`` along ``dim``."""
     if dim is None:
         dim = _softmax_dim("log_softmax", len(_shape(input)))
+    if isinstance(input, Tensor) and softmax_input("log_softmax", input, dim, dtype):
+        return input.clone()
 
     def impl(x: Any) -> Any:
         return nn.log_softmax(x if dtype is None else fnp.astype(x, _np_dtype(dtype)),

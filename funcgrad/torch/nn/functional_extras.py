@@ -15,7 +15,6 @@ tensor([5.0000, 1.0000, 4.2426])
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -25,7 +24,7 @@ import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._random import rng
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, minkowski
 from funcgrad.torch.nn._apply import cuda_index, floating, op, shape, uniform_noise
 from funcgrad.torch.nn.activation import channel_shuffle
 from funcgrad.torch.nn.activation_functions import _SELU_ALPHA, _SELU_SCALE, _celu, _elu, _hardtanh
@@ -232,13 +231,6 @@ def rrelu_(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: 
 # ------------------------------------------------------------------------- others
 
 
-def _safe_root(total: Any, p: float) -> Any:
-    """``total ** (1/p)`` with a zero gradient where ``total`` is 0 (PyTorch's pdist)."""
-    positive = total > 0
-    safe = fnp.where(positive, total, fnp.ones_like(total))
-    return fnp.where(positive, safe ** (1.0 / p), fnp.zeros_like(total))
-
-
 @autocast_op("pdist")
 def pdist(input: Any, p: float = 2) -> Any:  # noqa: A002
     """The ``p``-norm distances between the rows of (N, M): the upper triangle of
@@ -251,14 +243,7 @@ def pdist(input: Any, p: float = 2) -> Any:  # noqa: A002
     rows, cols = np.triu_indices(shp[0], k=1)
 
     def impl(x: Any) -> Any:
-        d = fnp.abs(fnp.take(x, rows, axis=0) - fnp.take(x, cols, axis=0))
-        if p == math.inf:
-            return fnp.max(d, axis=-1, initial=0.0) if d.shape[-1] else fnp.sum(d, axis=-1)
-        if p == 0:
-            return fnp.sum(fnp.asarray(d != 0, dtype=fnp.result_type(x)), axis=-1)
-        if p == 1:
-            return fnp.sum(d, axis=-1)
-        return _safe_root(fnp.sum(d ** p, axis=-1), p)
+        return minkowski(fnp.take(x, rows, axis=0) - fnp.take(x, cols, axis=0), p)
 
     return op("Pdist", impl, floating(input))
 

@@ -253,6 +253,10 @@ def _pnorm(d: Any, p: float, keepdim: bool) -> Any:
         return fnp.sqrt(fnp.sum(a * a, axis=-1, keepdims=keepdim))
     if p == 1:
         return fnp.sum(a, axis=-1, keepdims=keepdim)
+    if p == 0:
+        # The count, recorded with a zero derivative (the sum of no entries ties it to d).
+        return fnp.sum(fnp.astype(a != 0, a.dtype), axis=-1, keepdims=keepdim) + \
+            fnp.sum(d[..., :0], axis=-1, keepdims=keepdim)
     return fnp.power(fnp.sum(fnp.power(a, p), axis=-1, keepdims=keepdim), 1.0 / p)
 
 
