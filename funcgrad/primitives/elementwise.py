@@ -496,8 +496,20 @@ def _safe_log(x: Any) -> Any:
     return select(zero, 0.0, log(select(zero, 1.0, x)))
 
 
+def _pow_impl(xp: Any, x: Any, y: Any) -> Any:
+    out = xp.power(x, y)
+    if xp is np and out.dtype.kind == "f":
+        # NumPy computes x ** 0.5 as sqrt(x): -0 and -inf give -0 and NaN where C's pow
+        # (XLA's, CUDA's and numba's, so jitted code's too) gives +0 and +inf.
+        half = np.equal(y, 0.5)
+        if half.any():
+            fixed = np.where(half & ((x == 0) | (x == -np.inf)), np.abs(x), out)
+            return fixed if isinstance(out, np.ndarray) else fixed[()]
+    return out
+
+
 pow_p = binary(
-    "pow", "power",
+    "pow", _pow_impl,
     lambda x, y, a: _pow_dx(x, y),
     lambda x, y, a: mul(_safe_log(x), a),
     reads="x0,x1,y0",

@@ -2398,6 +2398,8 @@ def _power(x: Any, y: Any) -> Any:
     +-1 for the bases 1 and -1 (NumPy refuses such powers)."""
     dy: Any = getattr(y, "dtype", None)
     dx: Any = getattr(x, "dtype", dy)
+    if type(y) is builtins.float and y in (0.5, -0.5) and dx is not None and dx.kind == "f":
+        return fnp.sqrt(x) if y > 0 else lax.rsqrt(x)  # as Tensor.__pow__ (_checked_pow)
     if dy is None or dy.kind != "i" or dx.kind not in "biu":
         return fnp.power(x, y)
     negative = fnp.less(y, 0)
@@ -2670,6 +2672,8 @@ def _checked_pow(method: Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, A
     a number 0 is integer_pow's 0, and a tensor exponent keeps the base out of the
     derivative where it is 0 (other numbers need neither)."""
     zero, masked = _method("Pow", _zero_power), _method("Pow", _masked_power)
+    roots = {0.5: _method("Pow", lambda x, y: fnp.sqrt(x)),
+             -0.5: _method("Pow", lambda x, y: lax.rsqrt(x))}
 
     def pow_(self: Tensor, other: Any) -> Tensor:
         _check_integer_exponent(self, other)
@@ -2683,6 +2687,10 @@ def _checked_pow(method: Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, A
         if type(other) in (builtins.int, builtins.float) and other == 0 and \
                 self.dtype.is_floating_point:
             return zero(self, other)
+        if type(other) is builtins.float and other in roots and self.dtype.is_floating_point:
+            # PyTorch's kernel takes these exponents as sqrt and rsqrt: (-0.) ** 0.5 is -0,
+            # (-0.) ** -0.5 is -inf and (-inf) ** 0.5 NaN (C's pow: +0, +inf and +inf).
+            return roots[other](self, other)
         return method(self, other)
 
     return pow_

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import funcgrad as fg
+import funcgrad.numpy as fnp
 from tests.support.jax_oracle import same_error
 
 jax = pytest.importorskip("jax")
@@ -93,3 +94,17 @@ def test_dtypes_weak_types_and_batching_follow_jax(dtype):
 def test_refused_dtypes_raise_jax_type_error(args):
     ours, theirs = same_error(lambda lib, np_, a, b: lib.lax.pow(a, b), *args)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_half_exponent_at_signed_zeros_and_infinities_as_xla(dtype):
+    # NumPy computes x ** 0.5 as sqrt(x); XLA's pow (C's) gives +0 at -0 and +inf at -inf.
+    x = np.array([-0.0, 0.0, -np.inf, np.inf, -1.0, 4.0], dtype)
+    want = np.asarray(jnp.asarray(x) ** 0.5)
+    for got in (fnp.asarray(x) ** 0.5, fnp.power(x, np.full_like(x, 0.5)),
+                fg.lax.pow(x, dtype(0.5)), fg.jit(lambda a: a ** 0.5)(x),
+                fg.jit(lambda a: (a * 1.0) ** 0.5 * 1.0)(x)):
+        got = np.asarray(got)
+        assert str(got.tolist()) == str(want.tolist())
+        real = ~np.isnan(want)
+        np.testing.assert_array_equal(np.signbit(got[real]), np.signbit(want[real]))
