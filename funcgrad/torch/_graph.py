@@ -23,7 +23,6 @@ tensor([2., 4.])
 
 from __future__ import annotations
 
-import functools
 import sys
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -135,23 +134,11 @@ class AccumulateGrad(Leaf):
         return f"<AccumulateGrad object at {id(self):#x}>"
 
 
-# The ops whose rules read constant masks or indices made from shapes alone, which
-# PyTorch's node rebuilds from its arguments instead of saving.
-_MASKS_NOT_SAVED = frozenset({"Tril", "Triu", "Diagonal", "Unfold", "Trace", "DiagEmbed",
-                              "Diag", "RepeatInterleave"})
-
-
-@functools.cache
-def _rebuilds_masks(op: str) -> bool:
-    """Whether ``op``'s node is one of those (a node's op may carry an output index and a
-    copy variant's suffix: ``Diagonal:0_copy`` is diagonal_copy's)."""
-    return op.split(":", maxsplit=1)[0].removesuffix("_copy") in _MASKS_NOT_SAVED
-
-
 class GradFn(Node):
     """A node of PyTorch's graph: ``grad_fn`` of the tensors an operation made."""
 
-    __slots__ = ("op", "saved", "hooks", "retained", "freed", "shown_parents", "owned")
+    __slots__ = ("op", "saved", "hooks", "retained", "freed", "shown_parents", "owned",
+                 "shapes_only")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -173,6 +160,10 @@ class GradFn(Node):
         self.freed = False
         # The edges next_functions shows (PyTorch lists one per operand of the op).
         self.shown_parents: tuple[Edge, ...] | None = None
+        # PyTorch's node saves no tensor: its rule reads constant masks or indices that
+        # PyTorch rebuilds from shapes (tril, diagonal...), so a second backward is allowed
+        # (set by the operation: apply_op's saves_tensors=False).
+        self.shapes_only = False
 
     def name(self) -> str:
         return _node_name(self.op)
@@ -262,12 +253,12 @@ class GradFn(Node):
             for p, e in zip(self.primals, self.parents):
                 if type(p) is not Missing and not (owned and e is None
                                                    and getattr(p, "ndim", 0) == 0):
-                    return _rebuilds_masks(self.op)
+                    return self.shapes_only
             for v in self.outs:
                 if type(v) is not Missing:
-                    return _rebuilds_masks(self.op)
+                    return self.shapes_only
             return True
-        return _rebuilds_masks(self.op)
+        return self.shapes_only
 
     def release(self) -> None:
         if self.saves_nothing():
@@ -373,7 +364,7 @@ class OpNode(GradFn):
         return None
 
     def release(self) -> None:
-        if _rebuilds_masks(self.op):
+        if self.shapes_only:
             return
         for n in self.inner_nodes:
             n.release()

@@ -1214,13 +1214,13 @@ class Tensor:
             raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.dim()}D")
         # PyTorch's diag is diag_embed of a vector, diagonal_copy of a matrix.
         return apply_op("DiagEmbed" if self.dim() == 1 else "Diagonal:0_copy",
-                        lambda x: fnp.diag(x, diagonal), self)
+                        lambda x: fnp.diag(x, diagonal), self, saves_tensors=False)
 
     def tril(self, diagonal: builtins.int = 0) -> Tensor:
-        return apply_op("Tril", lambda x: fnp.tril(x, diagonal), self)
+        return apply_op("Tril", lambda x: fnp.tril(x, diagonal), self, saves_tensors=False)
 
     def triu(self, diagonal: builtins.int = 0) -> Tensor:
-        return apply_op("Triu", lambda x: fnp.triu(x, diagonal), self)
+        return apply_op("Triu", lambda x: fnp.triu(x, diagonal), self, saves_tensors=False)
 
     def flip(self, dims: Any) -> Tensor:
         return apply_op("Flip", lambda x: fnp.flip(x, tuple(dims) if not isinstance(
@@ -1968,12 +1968,14 @@ CLOSURE_SINKS: list[list[Tensor]] = []
 
 
 def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] | None = None,
-             **kwargs: Any) -> Any:
+             saves_tensors: builtins.bool = True, **kwargs: Any) -> Any:
     """Run ``fn`` on the values of the Tensor arguments; record it when grad is needed.
 
     Tensors may appear as positional arguments, keyword arguments, or inside a list or
     tuple argument (``cat``). ``shown`` (the operands, numbers included) sets what
-    ``grad_fn.next_functions`` lists, as PyTorch does for arithmetic.
+    ``grad_fn.next_functions`` lists, as PyTorch does for arithmetic. ``saves_tensors=False``:
+    PyTorch's node for ``op`` saves no tensor (what its rule reads here, masks or indices,
+    PyTorch rebuilds from shapes), so a second backward through it is allowed.
     """
     flat_call = not kwargs and builtins.all(type(a) is Tensor or type(a) in _SCALARS
                                             for a in args)
@@ -2031,6 +2033,7 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
     if shown is not None:
         node.shown_parents = tuple(a._edge() if isinstance(a, Tensor) else None
                                    for a in shown)
+    node.shapes_only = not saves_tensors
     wrapped = []
     for v, e, k in zip(values, edges, index):
         t = Tensor._from_data(_as_buffer(v))

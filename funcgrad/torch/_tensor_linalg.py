@@ -194,7 +194,8 @@ def trace(self: Tensor) -> Tensor:
     from funcgrad.torch._tensor import _sum_dtype  # noqa: PLC0415
 
     dt = _sum_dtype(self.dtype, None)
-    return cast(Tensor, apply_op("Trace", lambda x: fnp.trace(fnp.astype(x, dt.np)), self))
+    return cast(Tensor, apply_op("Trace", lambda x: fnp.trace(fnp.astype(x, dt.np)), self,
+                                 saves_tensors=False))
 
 
 def cross(self: Tensor, other: Tensor, dim: builtins.int | None = None) -> Tensor:
@@ -238,7 +239,7 @@ def diagonal(self: Tensor, offset: builtins.int = 0, dim1: builtins.int = 0,
         out._vc, out._is_view, out._inference = self._vc, True, self._inference
         return out
     return cast(Tensor, apply_op("Diagonal", lambda x: fnp.diagonal(x, offset, dim1, dim2),
-                                 self))
+                                 self, saves_tensors=False))
 
 
 def diag_embed(self: Tensor, offset: builtins.int = 0, dim1: builtins.int = -2,
@@ -262,7 +263,7 @@ def diag_embed(self: Tensor, offset: builtins.int = 0, dim1: builtins.int = -2,
         perm = [p if p is not None else next(rest) for p in perm]
         return fnp.transpose(full, [builtins.int(i) for i in np.argsort(perm)])
 
-    return cast(Tensor, apply_op("DiagEmbed", run, self))
+    return cast(Tensor, apply_op("DiagEmbed", run, self, saves_tensors=False))
 
 
 def diagflat(self: Tensor, offset: builtins.int = 0) -> Tensor:

@@ -1163,7 +1163,7 @@ def unfold(self: Tensor, dimension: builtins.int, size: builtins.int, step: buil
         g = fnp.reshape(g, (*x.shape[:d], len(starts), size, *x.shape[d + 1:]))
         return fnp.moveaxis(g, d + 1, -1)
 
-    return cast(Tensor, apply_op("Unfold", run, self))
+    return cast(Tensor, apply_op("Unfold", run, self, saves_tensors=False))
 
 
 def aminmax(self: Tensor, *, dim: builtins.int | None = None, keepdim: builtins.bool = False

@@ -1015,7 +1015,7 @@ def diagonal(A: Tensor, *, offset: builtins.int = 0, dim1: builtins.int = -2,  #
     tensor([1., 4.])
     """
     return cast(Tensor, apply_op("Diagonal", lambda x: jnp.diagonal(x, offset, dim1, dim2),
-                                 _need_tensor("linalg.diagonal", A)))
+                                 _need_tensor("linalg.diagonal", A), saves_tensors=False))
 
 
 def vander(x: Tensor, *, N: builtins.int | None = None) -> Tensor:  # noqa: N803
