@@ -30,7 +30,7 @@ from funcgrad import dtypes
 from funcgrad.array import wrap
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import NonDifferentiableError, TreeStructureError
-from funcgrad.ir import Literal, ShapedArray
+from funcgrad.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray
 from funcgrad.primitives.rules import all_batched, batch_size, wanted, zeros_like_aval
 from funcgrad.staging import StagingTracer, trace_flat
 from funcgrad.transforms._util import fix_unwanted, offering_mask, spread, take_mask
@@ -739,12 +739,44 @@ def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = Tru
 
         flat, in_tree = tree_flatten(dynamic)
         f = _Flat(with_static, {}, in_tree)
+        # Traced first, as JAX does: what ``fun`` closes over (a tracer of an enclosing
+        # grad, jit or vmap included) becomes an explicit input of the checkpoint, so the
+        # enclosing transformation sees it (closure conversion).
+        _naming.append({})
+        try:
+            closed = trace_flat(f, [get_aval(x) for x in flat])[0]
+        finally:
+            names = _naming.pop()
+        g = _Converted(closed, names, getattr(fun, "__name__", "fun"))
         if policy is not None and getattr(policy, "__name__", "") != "nothing_saveable":
-            f.policy = policy
-        outs = checkpoint_p.bind(*flat, fun=f)
+            g.policy = policy
+        outs = checkpoint_p.bind(*closed.consts, *flat, fun=g)
         return tree_unflatten(f.out_tree, outs)
 
     return wrapped
+
+
+class _Converted:
+    """A checkpointed function as its traced jaxpr, whose constants (closed-over values)
+    come first among its inputs; values named by ``checkpoint_name`` are named again as
+    it runs, so a names policy still sees them."""
+
+    def __init__(self, closed: Any, names: dict[Any, str], name: str) -> None:
+        j = closed.jaxpr
+        self.opened = ClosedJaxpr(Jaxpr([*j.constvars, *j.invars], j.outvars, j.eqns), ())
+        self.names = names
+        self.name = name
+        self.policy: Callable[..., bool] | None = None
+
+    def __call__(self, *args: Any) -> list[Any]:
+        names, eqns = self.names, self.opened.jaxpr.eqns
+        if not names:
+            return _run_jaxpr(self.opened, args, lambda k, outs: outs)
+        return _run_jaxpr(self.opened, args, lambda k, outs: [
+            name_value(o, names[v]) if v in names else o for o, v in zip(outs, eqns[k].outputs)])
+
+    def __repr__(self) -> str:
+        return self.name
 
 
 remat = checkpoint
