@@ -30,7 +30,8 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
          "funcgrad.custom_batching", "funcgrad.image", "funcgrad.stages",
          "funcgrad.dlpack", "funcgrad.ops", "funcgrad.typing", "funcgrad.version",
          "funcgrad.config_flags", "funcgrad.sharded_arrays", "funcgrad.shard_map",
-         "funcgrad.profiler", "funcgrad.api_runtime", "funcgrad._dtypes_api")),
+         "funcgrad.profiler", "funcgrad.api_runtime", "funcgrad._dtypes_api",
+         "funcgrad.flatten_util")),
     (5, ("funcgrad.torch",)),
 ]
 # The devices registry loads backend modules by name (importlib): a plugin lookup, not an
