@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.errors import TypePromotionError
 from funcgrad.numpy._dtype_info import finfo, iinfo
 from funcgrad.numpy._dtype_info import issubdtype as _np_issubdtype
 from funcgrad.random._keys import KeyDType
@@ -32,10 +33,6 @@ class extended:  # noqa: N801 - JAX's name
 
 class prng_key(extended):  # noqa: N801 - JAX's name
     """The abstract type of typed PRNG key dtypes (``issubdtype(key.dtype, prng_key)``)."""
-
-
-class TypePromotionError(ValueError):
-    """JAX's error for promotions its strict mode refuses (funcgrad does not refuse any)."""
 
 
 float0 = dtypes.FLOAT0

@@ -578,7 +578,7 @@ def check_values(where: str, xp: Any, out: Any) -> None:
     if "noexec" in CHECK_VALUES:
         raise RuntimeError(f"funcgrad tried to execute {where}, but the no_execution config "
                            "option is set")
-    if out.dtype.kind not in "fc":
+    if not dtypes.is_inexact(out.dtype):
         return
     # The message names the primitive and the user's line that applied it.
     if "nan" in CHECK_VALUES and bool(xp.isnan(out).any()):

@@ -39,6 +39,11 @@ class UnsupportedDTypeError(DTypeError, NotImplementedError):
     which this is too): half-precision matrix decompositions."""
 
 
+class TypePromotionError(FuncgradError, ValueError):
+    """A promotion JAX refuses: a sampler's parameter that does not cast safely to its
+    ``dtype`` (``jax.dtypes.TypePromotionError``)."""
+
+
 class IndexingError(FuncgradError, IndexError):
     """An index that is out of bounds or of an unsupported kind."""
 
@@ -130,6 +135,7 @@ __all__ = [
     "ConcretizationTypeError",
     "DTypeError",
     "UnsupportedDTypeError",
+    "TypePromotionError",
     "DeviceError",
     "FuncgradError",
     "GradError",

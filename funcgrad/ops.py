@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes
 from funcgrad.core import Tracer
 from funcgrad.errors import ConcretizationTypeError
 
@@ -33,7 +34,7 @@ def _segments(data: Any, segment_ids: Any, num_segments: int | None, identity: A
                 "segment reductions under jit need num_segments= (the output size must be "
                 "known when the function is traced)")
         num_segments = int(np.max(np.asarray(ids))) + 1 if ids.size else 0
-    if not np.issubdtype(data.dtype, np.inexact) and identity in (-np.inf, np.inf):
+    if not dtypes.is_inexact(data.dtype) and identity in (-np.inf, np.inf):
         info = np.iinfo(data.dtype) if data.dtype != np.bool_ else None
         identity = (info.min if identity < 0 else info.max) if info else identity < 0
     out = jnp.full((num_segments, *data.shape[1:]), identity, data.dtype)

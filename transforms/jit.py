@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import sys
 import time
 import types
@@ -51,28 +52,66 @@ _executables: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Hashable, Any]] = \
     weakref.WeakKeyDictionary()
 
 
+def _read(jaxpr: ClosedJaxpr, inputs: tuple[int, ...]) -> tuple[int, ...]:
+    """Those of ``inputs`` that the program reads (JAX prunes the others, donated or not:
+    they are neither consumed nor reported)."""
+    read = {id(v) for e in jaxpr.jaxpr.eqns for v in e.inputs} | {
+        id(v) for v in jaxpr.jaxpr.outvars}
+    return tuple(i for i in inputs if id(jaxpr.jaxpr.invars[i]) in read)
+
+
+def consumed_donations(jaxpr: ClosedJaxpr, backend: str, donate: tuple[int, ...]
+                       ) -> tuple[int, ...]:
+    """The donated inputs that a call consumes (their Arrays are deleted): those JAX's
+    lowering matches to an output, first by shape and dtype, then the rest by element
+    count (``mlir._set_up_aliases``), whether or not funcgrad's program writes into them.
+    An input the program does not use is none of them (JAX prunes it before lowering).
+    None on CuPy, where funcgrad does not use donations."""
+    if backend != "numpy":
+        return ()
+    ins, outs = jaxpr.in_avals, jaxpr.out_avals
+    donate = _read(jaxpr, donate)
+    waiting: dict[Any, list[int]] = {}
+    for i in donate:
+        waiting.setdefault((ins[i].shape, ins[i].dtype), []).append(i)
+    matched: set[int] = set()
+    rest: dict[int, list[int]] = {}
+    for j, av in enumerate(outs):
+        queue = waiting.get((av.shape, av.dtype))
+        if queue:
+            matched.add(queue.pop(0))
+        else:
+            rest.setdefault(math.prod(av.shape), []).append(j)
+    for i in donate:
+        if i not in matched and rest.get(math.prod(ins[i].shape)):
+            rest[math.prod(ins[i].shape)].pop(0)
+            matched.add(i)
+    return tuple(sorted(matched))
+
+
 def executable(jaxpr: ClosedJaxpr, backend: str, donate: tuple[int, ...] = (),
                warn: bool = True) -> Callable[..., list[Any]]:
     """The compiled program of ``jaxpr`` on ``backend`` (compiled once, then cached);
-    ``donate`` lists the inputs it may overwrite (see ``jit(donate_argnums=...)``), and
-    ``warn`` says whether donations it cannot use are reported (JAX's warning)."""
+    ``donate`` lists the donated inputs (see ``jit(donate_argnums=...)``): the program may
+    overwrite those a call consumes (``consumed_donations``), and ``warn`` says whether the
+    others are reported (JAX's warning)."""
     per = _executables.setdefault(jaxpr, {})
     key: Hashable = (backend, donate) if donate else backend
     exe = per.get(key)
     if exe is None:
         t0 = time.perf_counter()
-        if donate and backend == "numpy":
+        consumed = consumed_donations(jaxpr, backend, donate)
+        if consumed:
             from funcgrad.backends.compile_python import compile_jaxpr  # noqa: PLC0415
 
-            exe = compile_jaxpr(_inlined(jaxpr), get_backend(backend).xp, donate)
+            exe = compile_jaxpr(_inlined(jaxpr), get_backend(backend).xp, consumed)
         else:
             exe = get_backend(backend).compile(_inlined(jaxpr))
         if monitoring.listening():
             monitoring.record_event_duration_secs(monitoring.COMPILE_EVENT,
                                                   time.perf_counter() - t0)
         per[key] = exe
-        used = set(getattr(exe, "donated_used", ()))
-        unusable = [jaxpr.in_avals[i] for i in donate if i not in used]
+        unusable = [jaxpr.in_avals[i] for i in _read(jaxpr, donate) if i not in consumed]
         if unusable and warn:
             # JAX's warning, raised once per compiled program as JAX does at compile time.
             warnings.warn("Some donated buffers were not usable: "
@@ -321,15 +360,15 @@ class Lowered:
         return visualize.to_dot(self.jaxpr if plan is None else plan.jaxpr, plan)
 
 
-def _hashable_static(value: Any, where: str) -> Any:
+def _hashable_static(value: Any) -> Any:
     try:
         hash(value)
-    except TypeError:
-        raise TypeError(
-            f"static argument {where} of type {type(value).__name__} is not hashable; jit "
-            "caches on static values, so pass a hashable value (e.g. a tuple instead of a "
-            "list) or make the argument non-static"
-        ) from None
+    except TypeError as e:
+        # JAX's ValueError and message.
+        raise ValueError(
+            "Non-hashable static arguments are not supported. An error occurred while trying "
+            f"to hash an object of type {type(value)}, {value}. The error was:\n"
+            f"TypeError: {e}\n") from None
     return value
 
 
@@ -392,8 +431,8 @@ class JitFunction:
             raise ValueError(f"Jitted function has static_argnums={self.static_argnums}, but "
                              f"only accepts {nargs} positional arguments.")
         static_pos = {i % nargs if nargs else i for i in self.static_argnums}
-        statics = tuple((i, _hashable_static(args[i], f"#{i}")) for i in sorted(static_pos))
-        statics_kw = tuple(sorted((k, _hashable_static(v, repr(k))) for k, v in kwargs.items()
+        statics = tuple((i, _hashable_static(args[i])) for i in sorted(static_pos))
+        statics_kw = tuple(sorted((k, _hashable_static(v)) for k, v in kwargs.items()
                                   if k in self.static_argnames))
         dyn_args = [a for i, a in enumerate(args) if i not in static_pos]
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
@@ -504,14 +543,11 @@ class JitFunction:
 
     def _donated_leaves(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                         ) -> tuple[int, ...]:
-        """The flat input positions of the donated arguments."""
+        """The flat input positions of the donated arguments (as JAX's: an argument passed
+        by position is donated when its index is in donate_argnums, a negative index never
+        matching, and one passed by keyword when its name is in donate_argnames)."""
         nargs = len(args)
-        given = self._donate_given
-        if any(not -nargs <= i < nargs for i in given):
-            raise ValueError(f"Jitted function has donate_argnums={given}, but "
-                             f"only accepts {nargs} positional arguments.")
-        # Positions found from donate_argnames may lie past the ones passed (by keyword).
-        pos = {i % nargs for i in self.donate_argnums if -nargs <= i < nargs}
+        pos = {i for i in self.donate_argnums if 0 <= i < nargs}
         static_pos = {i % nargs for i in self.static_argnums}
         flat: list[int] = []
         n = 0
@@ -542,7 +578,7 @@ class JitFunction:
         donated_buffers(leaves, bufs, used)
         outs = exe(*bufs)
         del bufs
-        for i in used:
+        for i in consumed_donations(closed, backend, donate):
             if isinstance(leaves[i], ArrayImpl):
                 leaves[i].delete()
         return [wrap(o, av) for o, av in zip(outs, closed.out_avals)]
@@ -562,7 +598,7 @@ class JitFunction:
         finally:
             checks[:] = saved
         for leaf in tree_flatten(out)[0]:
-            if isinstance(leaf, ArrayImpl) and leaf.dtype.kind in "fc":
+            if isinstance(leaf, ArrayImpl) and dtypes.is_inexact(leaf.dtype):
                 v = leaf._value
                 xp = np if type(v) is np.ndarray else get_backend("cupy").xp
                 bad = ("nan" in checks and bool(xp.isnan(v).any())) or (
@@ -655,6 +691,22 @@ def _check_argnames(fun: Callable[..., Any], names: Sequence[str], what: str) ->
                          "Function does not take these args.")
 
 
+def _check_argnums(fun: Callable[..., Any], nums: Sequence[int], what: str) -> None:
+    """As JAX (when ``jit`` is applied): indices past ``fun``'s positional parameters are an
+    error, unless it takes ``*args``."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return
+    n = sum(p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                       inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params)
+    if nums and (-min(nums) > n or max(nums) >= n):
+        raise ValueError(f"Jitted function has {what}={tuple(nums)}, but only accepts {n} "
+                         "positional arguments.")
+
+
 def _both_ways(fun: Callable[..., Any], nums: tuple[int, ...], names: tuple[str, ...]
                ) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Donated arguments by position and by name (as JAX: an argument donated by name is
@@ -713,6 +765,7 @@ def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[in
     def make(f: Callable[..., Any]) -> JitFunction:
         _check_argnames(f, names, "static_argnames")
         _check_argnames(f, donated, "donate_argnames")
+        _check_argnums(f, donated_nums, "donate_argnums")
         return JitFunction(f, nums, names, backend, donated_nums, donated)
 
     if fun is None:

@@ -171,7 +171,7 @@ def _cumulative(name: str, combine: Callable[[Any, Any], Any], kinds: str
     def fn(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
         operand = _asarray(operand)
         aval = get_aval(operand)
-        if aval.dtype.kind not in kinds:
+        if dtypes.kind(aval.dtype) not in kinds:
             raise DTypeError(f"{name} does not accept {aval.dtype} operands")
         if aval.ndim == 0:
             raise ShapeError(f"{name} needs an array of rank >= 1, got a scalar")

@@ -772,8 +772,9 @@ def _identity_of(op: str, dt: np.dtype[Any]) -> Any:
         return np.ones((), dt)
     if op == "and":
         return np.asarray(True) if dt.kind == "b" else np.asarray(-1).astype(dt)
-    big = np.inf if dt.kind in "fc" else (np.iinfo(dt).max if dt.kind in "iu" else True)
-    small = -np.inf if dt.kind in "fc" else (np.iinfo(dt).min if dt.kind in "iu" else False)
+    big = np.inf if dtypes.is_inexact(dt) else (np.iinfo(dt).max if dt.kind in "iu" else True)
+    small = -np.inf if dtypes.is_inexact(dt) else (
+        np.iinfo(dt).min if dt.kind in "iu" else False)
     return np.asarray(small if op == "max" else big, dt)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import processes
+from funcgrad import dtypes, processes
 from funcgrad.core import get_aval
 from funcgrad.primitives import collectives as C
 from funcgrad.tree_util import tree_map
@@ -57,7 +57,7 @@ def _grouped(x: Any, axis_name: Any, groups: Sequence[Sequence[int]], kind: str)
     if kind == "sum":
         return jnp.sum(jnp.where(mask > 0, gathered, jnp.zeros_like(gathered)), axis=0)
     fill = -jnp.inf if kind == "max" else jnp.inf
-    if not np.issubdtype(aval.dtype, np.floating):
+    if not dtypes.is_inexact(aval.dtype):
         info = np.iinfo(aval.dtype)
         fill = info.min if kind == "max" else info.max
     pick = jnp.max if kind == "max" else jnp.min

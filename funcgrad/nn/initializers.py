@@ -254,7 +254,7 @@ def variance_scaling(scale: Any, mode: Mode, distribution: Distribution,
         else:
             raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
         variance = jnp.array(scale / denominator, dtype=dt)
-        floating = dt.kind == "f"
+        floating = dtypes.is_float(dt)
         if distribution == "truncated_normal":
             if floating:
                 stddev = jnp.sqrt(variance) / jnp.array(_TRUNC_STD_REAL, dt)

@@ -470,7 +470,7 @@ def _trunc_div(x: Any, y: Any) -> Any:
 def _trunc_rem(x: Any, y: Any) -> Any:
     r = rem_p.bind(x, y)
     dt = get_aval(r).dtype
-    if dt.kind in "if":
+    if dtypes.kind(dt) in "if":
         zero = np.zeros((), dt)
         # Floor modulo has the divisor's sign; C's fmod (XLA's rem) the dividend's.
         wrong = and_p.bind(ne(r, zero), ne(lt(r, zero), lt(x, zero)))
@@ -498,7 +498,7 @@ def _safe_log(x: Any) -> Any:
 
 def _pow_impl(xp: Any, x: Any, y: Any) -> Any:
     out = xp.power(x, y)
-    if xp is np and out.dtype.kind == "f":
+    if xp is np and dtypes.is_float(out.dtype):
         # NumPy computes x ** 0.5 as sqrt(x): -0 and -inf give -0 and NaN where C's pow
         # (XLA's, CUDA's and numba's, so jitted code's too) gives +0 and +inf.
         half = np.equal(y, 0.5)
@@ -537,7 +537,7 @@ def _lax_pow(x: Any, y: Any) -> Any:
         y = np.int32(y)  # JAX keeps a Python int exponent an integer (weakly typed int32)
     x, y = _scalars_as_operand(x, y)
     xa, ya = get_aval(x), get_aval(y)
-    if xa.dtype.kind not in "fc":
+    if not dtypes.is_inexact(xa.dtype):
         raise DTypeError(f"pow does not accept dtype {xa.dtype} at position 0. Accepted dtypes "
                          "at position 0 are subtypes of floating, complexfloating.")
     if ya.dtype.kind not in "iu":

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError
 from funcgrad.ir import ShapedArray
@@ -117,11 +118,13 @@ def _uniform(xp: Any, keys: Any, dt: np.dtype[Any], lo: Any = None) -> Any:
     zero = xp.zeros(keys.shape[:1], _U32)
     b1, b2 = _threefry_impl(xp, keys[:, 0], keys[:, 1], zero, zero)
     info = np.finfo(dt)
+    # As JAX: a type with under 8 mantissa bits (bfloat16) draws 8 random bits.
+    rng_bits = 8 if info.nmant < 8 else info.bits
     if info.bits == 64:
         raw = (b1.astype(np.uint64) << np.uint64(32)) | b2.astype(np.uint64)
     else:
-        raw = b1 ^ b2
-    mant = raw >> raw.dtype.type(info.bits - info.nmant)
+        raw = (b1 ^ b2).astype(f"uint{rng_bits}")
+    mant = raw >> raw.dtype.type(rng_bits - info.nmant)
     floats = mant.astype(dt) * dt.type(2.0 ** -info.nmant)
     if lo is None:
         return floats
@@ -137,7 +140,13 @@ def _uniform(xp: Any, keys: Any, dt: np.dtype[Any], lo: Any = None) -> Any:
 
 def _normal(xp: Any, keys: Any, dt: np.dtype[Any]) -> Any:
     lo = np.nextafter(np.array(-1.0, dt), np.array(0.0, dt))
-    return dt.type(np.sqrt(2)) * erf_inv_with(_array_ops(xp), _uniform(xp, keys, dt, lo))
+    u = _uniform(xp, keys, dt, lo)
+    if dt == dtypes.bfloat16:
+        # XLA evaluates erf_inv of bfloat16 in float32, rounding the result.
+        u = erf_inv_with(_array_ops(xp), u.astype(np.float32)).astype(dt)
+    else:
+        u = erf_inv_with(_array_ops(xp), u)
+    return dt.type(np.sqrt(2)) * u
 
 
 def _gamma_one(xp: Any, keys: Any, alpha: Any, log_space: bool) -> Any:
@@ -201,7 +210,7 @@ def _gamma_abstract(key: ShapedArray, a: ShapedArray, *, log_space: bool) -> Sha
     if key.dtype != np.uint32 or key.shape[-1:] != (2,):
         raise DTypeError(f"random_gamma needs threefry key data uint32[..., 2], got "
                          f"{key.str_short()}")
-    if a.dtype.kind != "f":
+    if not dtypes.is_float(a.dtype):
         raise DTypeError(f"random_gamma's shape parameter must be floating, got {a.dtype}")
     batch = key.shape[:-1]
     if a.shape[:len(batch)] != batch:
@@ -300,7 +309,7 @@ def _gamma_grad_impl(xp: Any, a: Any, x: Any) -> Any:
 
 def _gamma_grad_abstract(a: ShapedArray, x: ShapedArray) -> ShapedArray:
     out = same_shape_dtype("random_gamma_grad", a, x)
-    if out.dtype.kind != "f":
+    if not dtypes.is_float(out.dtype):
         raise DTypeError(f"random_gamma_grad needs floating operands, got {out.dtype}")
     return ShapedArray(out.shape, out.dtype)
 

@@ -17,6 +17,7 @@ import numpy as np
 import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
 from funcgrad.core import Tracer, get_aval
+from funcgrad.errors import TypePromotionError
 from funcgrad.primitives.elementwise import add_p, convert_element_type_p, mul_p
 from funcgrad.primitives.random_gamma import erf_inv_with
 from funcgrad.random._keys import check_key, random_bits, split_data
@@ -27,6 +28,16 @@ def float_dtype(name: str, dtype: Any) -> np.dtype[Any]:
     if not dtypes.is_float(dt):  # bfloat16 included (its NumPy kind is "V")
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dt}")
     return dt
+
+
+def check_all_safe_to_cast(name: str, dt: np.dtype[Any], *args: Any) -> None:
+    """JAX's check that each parameter casts to ``dt`` without loss under its promotion
+    rules (a Python scalar, weakly typed, always does)."""
+    for arg in args:
+        x = arg if dtypes.python_scalar(arg) or hasattr(arg, "dtype") else np.asarray(arg)
+        if dtypes.result_type(x, dt) != dt:
+            raise TypePromotionError(f"In arguments to {name}, cannot safely cast argument "
+                                     f"of type {jnp.asarray(arg).dtype} to {dt}")
 
 
 def shape_tuple(shape: Any) -> tuple[int, ...]:

@@ -227,7 +227,7 @@ def _btrs(key: Any, count: Any, prob: Any, shape: tuple[int, ...], dt: np.dtype[
 
 def _inexact(x: Any) -> Any:
     x = jnp.asarray(x)
-    return x if x.dtype.kind in "fc" else x.astype(dtypes.default_float())
+    return x if dtypes.is_inexact(x.dtype) else x.astype(dtypes.default_float())
 
 
 def _binomial(data: Any, n: Any, p: Any, shape: Sequence[int] | None, dt: np.dtype[Any]

@@ -17,6 +17,7 @@ import numpy as np
 import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
 from funcgrad.random._continuous import (
+    check_all_safe_to_cast,
     exponential,
     float_dtype,
     normal,
@@ -46,10 +47,11 @@ def lognormal(key: Any, sigma: Any = _UNIT_SIGMA, shape: Sequence[int] | None = 
     """
     check_key("lognormal", key)
     dt = dtypes.default_float() if dtype is None else dtypes.canonicalize_dtype(dtype)
-    if dt.kind not in "fc":
+    if not dtypes.is_inexact(dt):
         raise ValueError("dtype argument to `lognormal` must be a float or complex dtype, "
                          f"got {dt}")
     shp = params_shape("lognormal", shape, sigma)
+    check_all_safe_to_cast("lognormal", dt, sigma)
     return jnp.exp(normal(key, shp, dt) * _param(sigma, dt))
 
 
@@ -110,6 +112,7 @@ def pareto(key: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = No
     check_key("pareto", key)
     dt = float_dtype("pareto", dtype)
     shp = params_shape("pareto", shape, b)
+    check_all_safe_to_cast("pareto", dt, b)
     return jnp.exp(exponential(key, shp, dt) / _param(b, dt))
 
 
@@ -124,6 +127,7 @@ def rayleigh(key: Any, scale: Any, shape: Sequence[int] | None = None, dtype: An
     check_key("rayleigh", key)
     dt = float_dtype("rayleigh", dtype)
     shp = params_shape("rayleigh", shape, scale)
+    check_all_safe_to_cast("rayleigh", dt, scale)
     u = uniform(key, shp, dt)
     s = jnp.broadcast_to(_param(scale, dt), shp)
     return s * jnp.sqrt(jnp.log(u) * np.array(-2, dt))
@@ -139,6 +143,7 @@ def wald(key: Any, mean: Any, shape: Sequence[int] | None = None, dtype: Any = N
     check_key("wald", key)
     dt = float_dtype("wald", dtype)
     shp = params_shape("wald", shape, mean)
+    check_all_safe_to_cast("wald", dt, mean)
     k1, k2 = split(key, 2)
     mu = jnp.broadcast_to(_param(mean, dt), shp)
     v = normal(k1, shp, dt)
@@ -163,6 +168,7 @@ def triangular(key: Any, left: Any, mode: Any, right: Any,
     check_key("triangular", key)
     dt = float_dtype("triangular", dtype)
     shp = params_shape("triangular", shape, left, mode, right)
+    check_all_safe_to_cast("triangular", dt, left, mode, right)
     lo, md, hi = (jnp.broadcast_to(_param(v, dt), shp) for v in (left, mode, right))
     fc = (md - lo) / (hi - lo)
     u = uniform(key, shp, dt)
@@ -186,7 +192,7 @@ def geometric(key: Any, p: Any, shape: Sequence[int] | None = None, dtype: Any =
         raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dt}")
     shp = params_shape("geometric", shape, p)
     p = jnp.asarray(p)
-    if p.dtype.kind not in "fc":
+    if not dtypes.is_inexact(p.dtype):
         p = p.astype(dtypes.default_float())
     u = uniform(key, shp, p.dtype)
     # JAX maps u == 0 to 1 (not log1p(u - 1)), keeping its samples for a given key.

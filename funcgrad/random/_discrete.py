@@ -210,7 +210,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True,
             result = jnp.take(perm, jnp.arange(n_draws), axis=axis if arr.ndim else 0)
     else:
         p_arr = jnp.asarray(p)
-        if p_arr.dtype.kind not in "fc":
+        if not dtypes.is_inexact(p_arr.dtype):
             p_arr = p_arr.astype(dtypes.default_float())
         if p_arr.shape != (n_inputs,):
             raise ValueError("p must be None or a 1D vector with the same size as "

@@ -18,6 +18,7 @@ import funcgrad.numpy as jnp
 from funcgrad import lax
 from funcgrad.primitives.random_gamma import random_gamma, random_gamma_p
 from funcgrad.random._continuous import (
+    check_all_safe_to_cast,
     check_shape,
     exponential,
     float_dtype,
@@ -81,6 +82,7 @@ def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: An
     """
     check_key("beta", key)
     dt = float_dtype("beta", dtype)
+    check_all_safe_to_cast("beta", dt, a, b)
     shp = params_shape("beta", shape, a, b)
     key_a, key_b = split(key)
     a = jnp.broadcast_to(_param(a, dt), shp)
@@ -128,6 +130,7 @@ def chisquare(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any 
     check_key("chisquare", key)
     dt = float_dtype("chisquare", dtype)
     shp = params_shape("chisquare", shape, df)
+    check_all_safe_to_cast("chisquare", dt, df)
     two = np.array(2, dt)
     log_g = loggamma(key, _param(df, dt) / two, shp, dt)
     return jnp.exp(log_g) * two
@@ -144,6 +147,7 @@ def f(key: Any, dfnum: Any, dfden: Any, shape: Sequence[int] | None = None,
     check_key("f", key)
     dt = float_dtype("f", dtype)
     shp = params_shape("f", shape, dfnum, dfden)
+    check_all_safe_to_cast("f", dt, dfnum, dfden)
     dfden, dfnum = _param(dfden, dt), _param(dfnum, dt)
     key_dfd, key_dfn = split(key)
     chi2_dfn = chisquare(key_dfn, dfnum, shp, dt)
@@ -161,6 +165,7 @@ def t(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) 
     check_key("t", key)
     dt = float_dtype("t", dtype)
     shp = params_shape("t", shape, df)
+    check_all_safe_to_cast("t", dt, df)
     key_n, key_g = split(key)
     n = normal(key_n, shp, dt)
     half_df = _param(df, dt) / np.array(2, dt)

@@ -36,12 +36,12 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
     check_key("multivariate_normal", key)
     mean, cov = jnp.asarray(mean), jnp.asarray(cov)
     inexact = dtypes.canonicalize_dtype(np.result_type(
-        *(a.dtype if a.dtype.kind in "fc" else dtypes.default_float() for a in (mean, cov))))
+        *(a.dtype if dtypes.is_inexact(a.dtype) else dtypes.default_float() for a in (mean, cov))))
     mean, cov = mean.astype(inexact), cov.astype(inexact)
     if method not in {"svd", "eigh", "cholesky"}:
         raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
     dt = mean.dtype if dtype is None else float_dtype("multivariate_normal", dtype)
-    if dt.kind != "f":
+    if not dtypes.is_float(dt):
         raise ValueError(f"dtype argument to `multivariate_normal` must be a float dtype, "
                          f"got {dt}")
     if mean.ndim < 1:
@@ -81,7 +81,8 @@ def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None,
     True
     """
     check_key("orthogonal", key)
-    dt = float_dtype("orthogonal", dtype)
+    # As JAX: complex dtypes too (normal checks the dtype).
+    dt = dtypes.default_float() if dtype is None else dtypes.canonicalize_dtype(dtype)
     for name, v in (("n", n), ("m", m)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
             raise TypeError(f"orthogonal: {name} must be a concrete integer, got {v!r}")
