@@ -514,7 +514,8 @@ def randn(*size: Any, dtype: Any = None, device: Any = None,
         return Tensor(_cuda_random.normal(_shape_args(size, "randn"), dt.np, index,
                                           _device_stream(generator, index)),
                       requires_grad=requires_grad)
-    arr = _host_stream(generator).standard_normal(_shape_args(size, "randn")).astype(dt.np)
+    # PyTorch's normal_ kernel on a fresh (contiguous) tensor of the dtype.
+    arr = _host_stream(generator).torch_normal(_shape_args(size, "randn"), dt.np)
     return _make(arr, device, requires_grad)
 
 
@@ -527,7 +528,7 @@ def rand(*size: Any, dtype: Any = None, device: Any = None,
         return Tensor(_cuda_random.uniform(_shape_args(size, "rand"), dt.np, index,
                                            _device_stream(generator, index)),
                       requires_grad=requires_grad)
-    arr = _host_stream(generator).random(_shape_args(size, "rand")).astype(dt.np)
+    arr = _host_stream(generator).torch_uniform(_shape_args(size, "rand"), dt.np)
     return _make(arr, device, requires_grad)
 
 
@@ -549,14 +550,9 @@ def randint(low: builtins.int, high: Any = None, size: Any = (), *, dtype: Any =
         return Tensor(_cuda_random.integers(builtins.int(low), builtins.int(high),
                                             _shape_args(tuple(size)), dt.np, index,
                                             _device_stream(generator, index)))
-    stream = _host_stream(generator)
-    if generator is not None:
-        # A seeded generator's Mersenne Twister: PyTorch's numbers for that seed.
-        from funcgrad.torch._random import mt_randint  # noqa: PLC0415
-
-        arr = mt_randint(builtins.int(low), builtins.int(high), tuple(size), generator._mt)
-        return _make(arr.astype(dt.np), device, False)
-    arr = stream.integers(low, high, size=tuple(size)).astype(dt.np)
+    # PyTorch's random_(low, high) kernel: low + word % (high - low).
+    arr = _host_stream(generator).torch_random(_shape_args(tuple(size)), dt.np,
+                                               builtins.int(low), builtins.int(high))
     return _make(arr, device, False)
 
 
@@ -565,11 +561,8 @@ def randperm(n: builtins.int, *, generator: Any = None, dtype: Any = None,
     """A random permutation of ``0..n-1`` (int64); with a seeded ``generator``, PyTorch's
     permutation for that seed."""
     dt = D.to_torch(dtype) if dtype is not None else D.int64
-    if generator is not None:
-        from funcgrad.torch._random import mt_randperm  # noqa: PLC0415
-
-        return _make(np.asarray(mt_randperm(n, generator._mt), dt.np), device, requires_grad)
-    return _make(_rng().permutation(n).astype(dt.np), device, requires_grad)
+    perm = _host_stream(generator).torch_randperm(builtins.int(n))
+    return _make(perm.astype(dt.np), device, requires_grad)
 
 
 def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None, *,
@@ -593,8 +586,16 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None
     m = mean._host() if isinstance(mean, Tensor) else mean
     s = std._host() if isinstance(std, Tensor) else std
     shape = tuple(size) if size is not None else np.broadcast(m, s).shape
-    arr = _host_stream(generator).normal(m, s, shape)
-    return _make(arr.astype(dt.np), device, requires_grad, honour_default=False)
+    stream = _host_stream(generator)
+    if np.ndim(m) == 0 and np.ndim(s) == 0:
+        arr = stream.torch_normal(shape, dt.np, builtins.float(m), builtins.float(s))
+    elif np.ndim(s) == 0:  # PyTorch: normal_(0, std), then add mean (in the dtype)
+        arr = stream.torch_normal(shape, dt.np, 0.0, builtins.float(s)) + \
+            np.asarray(m).astype(dt.np)
+    else:  # PyTorch: normal_(0, 1), then mul std, add mean (in the dtype)
+        arr = stream.torch_normal(shape, dt.np) * np.asarray(s).astype(dt.np) + \
+            np.asarray(m).astype(dt.np)
+    return _make(np.asarray(arr).astype(dt.np), device, requires_grad, honour_default=False)
 
 
 def bernoulli(p: Tensor) -> Tensor:
@@ -603,7 +604,11 @@ def bernoulli(p: Tensor) -> Tensor:
     if index is not None:  # drawn on p's device by its generator
         u = _cuda_random.uniform(tuple(p.shape), np.float64, index)
         return Tensor((u < p._data).astype(p.dtype.np))
-    return Tensor((_rng().random(tuple(p.shape)) < p._data).astype(p.dtype.np))
+    # PyTorch: u < p per element, u a double uniform for double p, a float one otherwise
+    # (drawn alone, so that p may be a value a compiled step computes).
+    u = _rng().torch_uniform(tuple(p.shape), np.float64 if p.dtype.np == np.float64
+                             else np.float32)
+    return Tensor((u < p._data).astype(p.dtype.np))
 
 
 def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
@@ -636,15 +641,24 @@ _CPP_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
 
 def multinomial(probs: Tensor, num_samples: builtins.int,
                 replacement: builtins.bool = False, *, generator: Any = None) -> Tensor:
-    """Indices drawn from the rows of ``probs`` (unnormalised weights), from
-    ``generator``'s stream when one is given (reproducible, not PyTorch's numbers)."""
-    stream = _host_stream(generator)
-    p = probs._host().astype(np.float64)
-    rows = p.reshape(-1, p.shape[-1])
-    out = np.stack([stream.choice(rows.shape[1], num_samples, replace=replacement,
-                                  p=r / r.sum()) for r in rows])
-    return Tensor(out.reshape(p.shape[:-1] + (num_samples,)).astype(np.int64)).to(
-        probs.device)
+    """Indices drawn from the rows of ``probs`` (unnormalised weights), with PyTorch's
+    algorithm: the same seed gives PyTorch's indices."""
+    p = np.asarray(probs._host())
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not replacement and num_samples > p.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(p.reshape(-1, p.shape[-1]).sum(-1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    out = _host_stream(generator).torch_multinomial(p,
+                                                    builtins.int(num_samples),
+                                                    builtins.bool(replacement))
+    return Tensor(np.asarray(out).astype(np.int64)).to(probs.device)
 
 
 

@@ -13,24 +13,24 @@ from typing import Any
 import numpy as np
 
 from funcgrad.torch import _cuda_random, _draws
+from funcgrad.torch._mt_stream import STATE_BYTES, MTStream
 
 _os_seed = _cuda_random.fresh_seed
 
 
-# The default generator and the seed it started from (``initial_seed``): a fresh seed from
-# the operating system in each process, as PyTorch's CPU generator has.
-_seed: list[int] = [_os_seed()]
-_generator: list[np.random.Generator] = [np.random.default_rng(_seed[0])]
+# The default generator's stream (PyTorch's MT19937, see :mod:`._mt_stream`), seeded from
+# the operating system in each process, as PyTorch's CPU generator is. One object for the
+# whole process: manual_seed reseeds it in place, so recorded draws find it again.
+_generator: list[MTStream] = [MTStream(_os_seed())]
 
 
-def rng() -> np.random.Generator:
-    """The generator that ``randn``, ``rand``, ``randint``, the inits and dropout draw from
+def rng() -> MTStream:
+    """The stream that ``randn``, ``rand``, ``randint``, the inits and dropout draw from
     (while ``torch.compile`` stages a step, its recorder: see :mod:`._draws`)."""
     return _draws.generator(_global)
 
 
-def _global() -> np.random.Generator:
-    # Looked up on each draw: manual_seed replaces the generator object.
+def _global() -> MTStream:
     return _generator[0]
 
 
@@ -83,12 +83,12 @@ TENSOR: list[Any] = []
 class Generator:
     """The object ``manual_seed`` returns (PyTorch's ``torch.Generator``).
 
-    Its ``randperm`` stream (used by ``randperm(generator=)``, ``random_split`` and the
-    samplers) is PyTorch's Mersenne Twister, so the same seed gives PyTorch's order.
+    A CPU generator is PyTorch's Mersenne Twister (:class:`._mt_stream.MTStream`): the
+    same seed gives PyTorch's numbers for ``randn(generator=)``, ``randperm``, the
+    samplers and ``random_split``.
     """
 
-    _np: np.random.Generator
-    _np_mt: np.random.RandomState
+    _stream: MTStream
     _cuda: Any  # the CuPy generator of a CUDA generator, made on first use
 
     def __init__(self, device: Any = "cpu") -> None:
@@ -111,14 +111,20 @@ class Generator:
         self.manual_seed(67280421310721)
 
     @property
-    def _rng(self) -> np.random.Generator:
-        """The stream of its draws (recorded while ``torch.compile`` stages a step)."""
-        return _draws.generator(lambda: self._np)
+    def _rng(self) -> Any:
+        """The stream of its draws (:class:`MTStream`; a recorder while ``torch.compile``
+        stages a step)."""
+        return _draws.generator(lambda: self._stream)
 
     @property
-    def _mt(self) -> np.random.RandomState:
-        """The Mersenne Twister stream of ``randperm`` and the samplers."""
-        return _draws.generator(lambda: self._np_mt)
+    def _mt(self) -> Any:
+        """The same stream, for ``randperm`` and the samplers (its ``randint`` words are
+        the twister's raw outputs)."""
+        return self._rng
+
+    @property
+    def _seed(self) -> int:
+        return self._stream.initial_seed
 
     def initial_seed(self) -> int:
         return self._seed
@@ -130,21 +136,13 @@ class Generator:
         return s
 
     def get_state(self) -> Any:
-        """The generator's state as a uint8 tensor (for ``set_state``)."""
-        import pickle  # noqa: PLC0415
-
+        """The generator's state as PyTorch's 5056-byte uint8 tensor (for ``set_state``)."""
         _draws.refuse_state_access("Generator.get_state()")
-        blob = pickle.dumps((self._seed, self._np.bit_generator.state, self._np_mt.get_state()))
-        return TENSOR[0]._from_data(np.frombuffer(blob, np.uint8).copy())
+        return TENSOR[0]._from_data(self._stream.get_state())
 
     def set_state(self, new_state: Any) -> Generator:
-        import pickle  # noqa: PLC0415
-
         _draws.refuse_state_access("Generator.set_state()")
-        seed, rng, mt = pickle.loads(np.asarray(new_state._host(), np.uint8).tobytes())
-        self._seed = seed
-        self._np.bit_generator.state = rng
-        self._np_mt.set_state(mt)
+        self._stream.set_state(_state_bytes(new_state))
         return self
 
     def __repr__(self) -> str:
@@ -171,33 +169,51 @@ class Generator:
         # staging, where the eager step seeds it on every call.
         _draws.refuse_state_access("seeding a generator")
         self._cuda = None
-        self._seed = seed
-        self._np = np.random.default_rng(seed)
-        self._np_mt = np.random.RandomState(seed & 0xFFFFFFFF)
+        if not hasattr(self, "_stream"):
+            self._stream = MTStream(seed)
+        self._stream.seed(int(seed))
         return self
 
 
+def _default_generator() -> Generator:
+    """The ``torch.Generator`` whose stream is the default one (``torch.manual_seed``
+    returns it, as PyTorch returns ``torch.default_generator``)."""
+    gen = Generator.__new__(Generator)
+    from funcgrad.torch._device import as_device  # noqa: PLC0415
+
+    gen.device = as_device("cpu")
+    gen._cuda = None
+    gen._stream = _generator[0]
+    return gen
+
+
+def _state_bytes(new_state: Any) -> np.ndarray:
+    if not isinstance(new_state, TENSOR[0]):
+        raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+    if new_state.dtype.name != "uint8":
+        raise TypeError("RNG state must be a torch.ByteTensor")
+    return np.asarray(new_state._host(), np.uint8).reshape(-1)
+
+
 def manual_seed(seed: int) -> Any:
-    """Seed the generator of ``randn``, ``rand``, ``randint``, inits and dropout.
+    """Seed the generator of ``randn``, ``rand``, ``randint``, inits and dropout: the
+    draws that follow are PyTorch's for the same seed (see docs/sharp_bits.md).
 
     >>> import funcgrad.torch as torch
-    >>> _ = torch.manual_seed(0); a = torch.rand(2)
-    >>> _ = torch.manual_seed(0); bool((torch.rand(2) == a).all())
-    True
+    >>> _ = torch.manual_seed(0); torch.rand(2)
+    tensor([0.4963, 0.7682])
     """
     _draws.refuse_state_access("torch.manual_seed()")
-    _seed[0] = int(seed)
-    _generator[0] = np.random.default_rng(seed)
+    _generator[0].seed(int(seed))
     _cuda_random.manual_seed(seed)  # every GPU's too, as PyTorch's manual_seed
-    return Generator().manual_seed(seed)
+    return _default_generator()
 
 
 def seed() -> int:
     """Seed the generator from the operating system; return the seed."""
     _draws.refuse_state_access("torch.seed()")
     s = _os_seed()
-    _seed[0] = s
-    _generator[0] = np.random.default_rng(s)
+    _generator[0].seed(s)
     _cuda_random.manual_seed(s)
     return s
 
@@ -211,17 +227,17 @@ def initial_seed() -> int:
     7
     >>> torch.set_rng_state(state)
     """
-    return _seed[0]
+    return _generator[0].initial_seed
 
 
-# PyTorch's CPU generator state is a uint8 tensor of 5056 bytes; funcgrad's holds the
-# seed and the PCG64 state in the same size, so size checks read as PyTorch's.
-_STATE_BYTES = 5056
+# PyTorch's CPU generator state: a uint8 tensor of 5056 bytes (CPUGeneratorImplState).
+_STATE_BYTES = STATE_BYTES
 
 
 def get_rng_state() -> Any:
-    """The default generator's state, a uint8 tensor: ``set_rng_state`` of it replays the
-    same draws.
+    """The default generator's state, a uint8 tensor laid out as PyTorch's (the seed, the
+    twister's 624 words and position, the cached normal): ``set_rng_state`` of it replays
+    the same draws.
 
     >>> import funcgrad.torch as torch
     >>> state = torch.get_rng_state(); a = torch.rand(2)
@@ -229,19 +245,12 @@ def get_rng_state() -> Any:
     True
     """
     _draws.refuse_state_access("torch.get_rng_state()")
-    st = _generator[0].bit_generator.state
-    if st.get("bit_generator") != "PCG64":
-        raise RuntimeError("get_rng_state: the default generator is not funcgrad's PCG64")
-    words = [_seed[0], st["state"]["state"], st["state"]["inc"], st["has_uint32"],
-             st["uinteger"]]
-    blob = b"".join(int(w).to_bytes(16, "little") for w in words)
-    out = np.zeros(_STATE_BYTES, np.uint8)
-    out[:len(blob)] = np.frombuffer(blob, np.uint8)
-    return TENSOR[0]._from_data(out)
+    return TENSOR[0]._from_data(_generator[0].get_state())
 
 
 def set_rng_state(new_state: Any) -> None:
-    """Restore the default generator to a state ``get_rng_state`` returned.
+    """Restore the default generator to a state ``get_rng_state`` returned (funcgrad's or
+    PyTorch's: the layout is the same).
 
     >>> import funcgrad.torch as torch
     >>> state = torch.get_rng_state(); a = torch.randn(3)
@@ -249,19 +258,4 @@ def set_rng_state(new_state: Any) -> None:
     True
     """
     _draws.refuse_state_access("torch.set_rng_state()")
-    if not isinstance(new_state, TENSOR[0]):
-        raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
-    if new_state.dtype.name != "uint8":
-        raise TypeError("RNG state must be a torch.ByteTensor")
-    data = np.asarray(new_state._host(), np.uint8).reshape(-1)
-    if data.size != _STATE_BYTES:
-        raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but "
-                           f"found the input RNG state size to be {data.size}")
-    raw = data[:80].tobytes()
-    seed_, state, inc, has32, uint = (int.from_bytes(raw[i:i + 16], "little")
-                                      for i in range(0, 80, 16))
-    gen = np.random.default_rng(0)
-    gen.bit_generator.state = {"bit_generator": "PCG64", "state": {"state": state, "inc": inc},
-                               "has_uint32": has32, "uinteger": uint}
-    _seed[0] = seed_
-    _generator[0] = gen
+    _generator[0].set_state(_state_bytes(new_state))

@@ -85,6 +85,12 @@ from funcgrad.torch._graph import (
     tensor_class,
     value_of,
 )
+from funcgrad.torch._half_math import (
+    in_float32_at_result,
+    log_softmax_tangent,
+    softmax_tangent,
+)
+from funcgrad.torch._mt_stream import MTStream
 from funcgrad.torch._random import TENSOR as random_tensor_type
 from funcgrad.torch._random import rng
 from funcgrad.torch._repr import format_tensor_data
@@ -614,6 +620,9 @@ class Tensor:
             buf[...] = new._data
         self._vc[0] += 1
         if new.grad_fn is not None:
+            if not _adopt_saved_output(new.grad_fn, new._vc, self._vc) and \
+                    op in _SAVES_RESULT:
+                new.grad_fn.keep_version(self._vc, _describe(self, new.grad_fn))
             self.grad_fn = new.grad_fn
             self._out_index = new._out_index
             self._requires_grad = True
@@ -695,13 +704,18 @@ class Tensor:
                  generator: Any = None) -> Tensor:
         if self.device.type == "cuda":
             return self._fill_on_device("uniform", generator, a, b)
-        return self._fill_random(_draws(generator).uniform(a, b, self._data.shape))
+        return self._fill_random(_draws(generator).torch_uniform(
+            self._data.shape, self._data.dtype, builtins.float(a), builtins.float(b)))
 
     def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *,
                 generator: Any = None) -> Tensor:
         if self.device.type == "cuda":
             return self._fill_on_device("normal", generator, mean, std)
-        return self._fill_random(_draws(generator).normal(mean, std, self._data.shape))
+        # PyTorch's kernel: the Box-Muller fill for 16+ contiguous elements, else per
+        # element with the generator's cached sample (a view of a larger buffer is strided).
+        return self._fill_random(_draws(generator).torch_normal(
+            self._data.shape, self._data.dtype, builtins.float(mean), builtins.float(std),
+            self.is_contiguous()))
 
     def _fill_random(self, values: Any) -> Tensor:
         if _internal_overlap(self._data):  # unlike fill_, a random fill refuses (PyTorch)
@@ -1133,6 +1147,15 @@ class Tensor:
 
         return apply_op("Relu", nn.relu, self)
 
+    def relu_(self) -> Tensor:
+        # One node, PyTorch's ReluBackward0, written in place (not relu then copy_): its
+        # saved result's version is checked at backward.
+        from funcgrad import nn  # noqa: PLC0415
+
+        if self.dtype is D.bool:
+            raise RuntimeError("Boolean inputs not supported for relu")
+        return self._inplace("Relu", nn.relu)
+
     @autocast_op("softmax")
     def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         from funcgrad import nn  # noqa: PLC0415
@@ -1140,7 +1163,9 @@ class Tensor:
         if softmax_input("softmax", self, dim, dtype):
             return self.clone()
         x = _float_input(self) if dtype is None else self._astype(D.to_torch(dtype))
-        return apply_op("Softmax", lambda v: nn.softmax(v, axis=dim), x)
+        # (A half input: computed in float32 and rounded once, as PyTorch's kernel.)
+        return apply_op("Softmax", in_float32_at_result(lambda v: nn.softmax(v, axis=dim),
+                                                        softmax_tangent(dim)), x)
 
     @autocast_op("log_softmax")
     def log_softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
@@ -1149,7 +1174,8 @@ class Tensor:
         if softmax_input("log_softmax", self, dim, dtype):
             return self.clone()
         x = _float_input(self) if dtype is None else self._astype(D.to_torch(dtype))
-        return apply_op("LogSoftmax", lambda v: nn.log_softmax(v, axis=dim), x)
+        return apply_op("LogSoftmax", in_float32_at_result(
+            lambda v: nn.log_softmax(v, axis=dim), log_softmax_tangent(dim)), x)
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
         _check_mask_dtype(mask)
@@ -1955,7 +1981,9 @@ def _describe(t: Tensor, made_by: GradFn | None = None) -> Callable[[], str]:
         maker = None if made_ref is None else made_ref()
         node = maker if made_ref is not None else (now.grad_fn if now is not None else None)
         k = index if made_ref is not None or now is None else now._out_index
-        where = f", which is output {k} of {node.op.partition(':')[0]}," if node else ""
+        # PyTorch names the node without "Backward0" but keeps an overload's number
+        # ("Elu1" for EluBackward1, the node of elu_).
+        where = f", which is output {k} of {node.op.replace(':', '')}," if node else ""
         name = D.from_numpy(np_dtype).name
         return f"[torch.{_TENSOR_TYPES.get(name, 'Tensor')} {list(shape)}]{where}"
 
@@ -2252,6 +2280,25 @@ def _check_inference_saved(nodes: Sequence[GradFn], bufs: Sequence[Any]) -> None
             buf = buffer_of(p.primal if type(p) is TapeTracer else p)
             if id(base(buf)) in roots:
                 raise RuntimeError(_INFERENCE_SAVED)
+
+
+# In-place ops whose PyTorch node saves its result, where funcgrad's rule keeps something
+# else (relu keeps a mask, elu_ its input...): their result's version is checked as well.
+_SAVES_RESULT = frozenset({"Relu", "Elu:1", "Celu:1", "LeakyRelu:1", "RreluWithNoise:1",
+                           "Reciprocal"})
+
+
+def _adopt_saved_output(node: Any, old: list[int], new: list[int]) -> builtins.bool:
+    """An in-place op's node that keeps its result (exp_, sigmoid_...) checks the written
+    tensor's version, not the temporary's it was computed into: a later in-place change
+    of the tensor (``y.exp_(); y.add_(1)``) must fail its backward, as PyTorch. True when
+    the node kept that result."""
+    saved = getattr(node, "saved", ())
+    if not any(c is old for c, _, _ in saved):
+        return False
+    node.saved = tuple((new, new[0], what) if c is old else (c, v, what)
+                       for c, v, what in saved)
+    return True
 
 
 def _register_saved_output(node: GradFn, edge: Any, t: Tensor) -> None:
@@ -3116,9 +3163,9 @@ def _check_converts(v: builtins.int, dt: D.dtype) -> None:
                            "without overflow")
 
 
-def _draws(generator: Any) -> np.random.Generator:
-    """The host generator a CPU tensor's random fill draws from."""
-    return rng() if generator is None else cast(np.random.Generator, generator._rng)
+def _draws(generator: Any) -> MTStream:
+    """The host stream a CPU tensor's random fill draws from."""
+    return rng() if generator is None else cast(MTStream, generator._rng)
 
 
 # ----------------------------------------------------------------- repr

@@ -1684,47 +1684,65 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: builtins.bool = False) -
 
 def _random_fill(draw: Callable[..., np.ndarray], kind: str) -> Callable[..., Tensor]:
     """The in-place fill ``Tensor.<kind>_``: ``draw`` makes a CPU tensor's values on the
-    host; a CUDA tensor's are drawn on its device."""
+    host (with PyTorch's kernel for the tensor's dtype); a CUDA tensor's are drawn on its
+    device."""
     def method(self: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
         from funcgrad.torch._random import rng  # noqa: PLC0415
 
         if self.device.type == "cuda":
             return self._fill_on_device(kind, generator, *args, **kwargs)
         g = generator._rng if generator is not None else rng()
-        return self._fill_random(draw(g, tuple(self.shape), *args, **kwargs))
+        return self._fill_random(draw(g, tuple(self.shape), self._data.dtype, *args,
+                                      **kwargs))
 
     return method
 
 
-def _exponential(g: np.random.Generator, shape: Any, lambd: builtins.float = 1.0
-                 ) -> np.ndarray:
-    return g.exponential(1.0 / lambd, shape)
+def _exponential(g: Any, shape: Any, dtype: Any, lambd: builtins.float = 1.0) -> np.ndarray:
+    return cast(np.ndarray, g.torch_exponential(shape, dtype, builtins.float(lambd)))
 
 
-def _geometric(g: np.random.Generator, shape: Any, p: builtins.float) -> np.ndarray:
-    return g.geometric(p, shape).astype(np.float64)
+def _geometric(g: Any, shape: Any, dtype: Any, p: builtins.float) -> np.ndarray:
+    return cast(np.ndarray, g.torch_geometric(shape, dtype, builtins.float(p)))
 
 
-def _log_normal(g: np.random.Generator, shape: Any, mean: builtins.float = 1.0,
+def _log_normal(g: Any, shape: Any, dtype: Any, mean: builtins.float = 1.0,
                 std: builtins.float = 2.0) -> np.ndarray:
-    return g.lognormal(mean, std, shape)
+    return cast(np.ndarray, g.torch_log_normal(shape, dtype, builtins.float(mean),
+                                               builtins.float(std)))
 
 
-def _cauchy(g: np.random.Generator, shape: Any, median: builtins.float = 0.0,
+def _cauchy(g: Any, shape: Any, dtype: Any, median: builtins.float = 0.0,
             sigma: builtins.float = 1.0) -> np.ndarray:
-    return median + sigma * g.standard_cauchy(shape)
+    return cast(np.ndarray, g.torch_cauchy(shape, dtype, builtins.float(median),
+                                           builtins.float(sigma)))
 
 
-def _random_ints(g: np.random.Generator, shape: Any, low: Any = None, high: Any = None
-                 ) -> np.ndarray:
-    if high is None:
-        low, high = (0, 2 ** 24) if low is None else (0, low)
-    return g.integers(low, high, shape).astype(np.float64)
+def _random_ints(g: Any, shape: Any, dtype: Any, low: Any = None, high: Any = None,
+                 **kwargs: Any) -> np.ndarray:
+    # random_() / random_(to) / random_(from, to), as PyTorch's overloads.
+    if "from" in kwargs or "to" in kwargs:
+        low, high = kwargs.get("from", 0 if low is None else low), kwargs.get("to", high)
+    elif low is not None and high is None:
+        low, high = 0, low
+    if low is None:
+        return cast(np.ndarray, g.torch_random(shape, dtype))
+    if high is None and builtins.int(low) == -2 ** 63:
+        return cast(np.ndarray, g.torch_random_full(shape, dtype))
+    return cast(np.ndarray, g.torch_random(shape, dtype, builtins.int(low),
+                                           None if high is None else builtins.int(high)))
 
 
-def _bernoulli_draw(g: np.random.Generator, shape: Any, p: Any = 0.5) -> np.ndarray:
-    pv = np.asarray(p._host() if isinstance(p, Tensor) else p, np.float64)
-    return (g.random(shape) < pv).astype(np.float64)
+def _bernoulli_draw(g: Any, shape: Any, dtype: Any, p: Any = 0.5) -> np.ndarray:
+    if isinstance(p, Tensor):  # u < p, u in p's precision (double or float)
+        return (_bernoulli_uniforms(g, shape, p) < p._data).astype(dtype)
+    return cast(np.ndarray, g.torch_bernoulli_scalar(shape, dtype, builtins.float(p)))
+
+
+def _bernoulli_uniforms(g: Any, shape: Any, p: Tensor) -> Any:
+    """PyTorch's bernoulli draws: a double uniform per element for double ``p``, a float
+    one otherwise."""
+    return g.torch_uniform(shape, np.float64 if p._data.dtype == np.float64 else np.float32)
 
 
 def bernoulli(self: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
@@ -1735,9 +1753,12 @@ def bernoulli(self: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
         out_d = Tensor._from_data(self._data.copy())
         return out_d._fill_on_device("bernoulli", generator, self if p is None else p)
     g = generator._rng if generator is not None else rng()
-    probs = np.asarray(self._host() if p is None else (p._host() if isinstance(p, Tensor)
-                                                       else p), np.float64)
-    out = (g.random(tuple(self.shape)) < probs).astype(self._data.dtype)
+    shape, dtype = tuple(self.shape), self._data.dtype
+    if p is None or isinstance(p, Tensor):
+        probs = self if p is None else p
+        out = (_bernoulli_uniforms(g, shape, probs) < probs._host()).astype(dtype)
+    else:
+        out = g.torch_bernoulli_scalar(shape, dtype, builtins.float(p))
     return Tensor._from_data(out)
 
 

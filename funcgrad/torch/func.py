@@ -718,8 +718,12 @@ def vmap(func: Any, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "erro
                         if isinstance(x, Tensor) and d is not None)
             raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the "
                                f"broadcast shape {[size, *t.shape]}") from e
-        for k in changed:
-            leaves[tpos[k]].copy_(updated[k])
+        # Written outside the graph: the recorded call marks every output as depending on
+        # the closed-over parameters, but these updates (a BatchNorm's running statistics,
+        # made under no_grad) do not require grad in PyTorch.
+        with no_grad():
+            for k in changed:
+                leaves[tpos[k]].copy_(updated[k])
         return out
 
     return run

@@ -26,10 +26,11 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch._device import device_of_buffer
+from funcgrad.torch._half_math import half_dtype, in_float32, in_float32_at_result, rounded_to
 from funcgrad.torch._tensor import Tensor, apply_op
 
-__all__ = ["data", "floating", "keep_mask", "on_device_of", "op", "reduce", "reduction",
-           "shape", "uniform_noise"]
+__all__ = ["data", "floating", "half_dtype", "in_float32", "in_float32_at_result", "keep_mask",
+           "on_device_of", "op", "reduce", "reduction", "rounded_to", "shape", "uniform_noise"]
 
 
 def op(name: str, impl: Callable[..., Any], *args: Any) -> Any:
@@ -97,7 +98,8 @@ def keep_mask(mask_shape: tuple[int, ...], p: float, like: Any) -> Any:
     if index is None:
         from funcgrad.torch._random import rng  # noqa: PLC0415
 
-        return rng().random(mask_shape) >= p
+        # PyTorch's CPU dropout: ``bernoulli_(1 - p)`` on the noise tensor.
+        return rng().torch_bernoulli_scalar(mask_shape, np.bool_, 1.0 - p)
     from funcgrad.torch import _cuda_random  # noqa: PLC0415
 
     return _cuda_random.keep_mask(mask_shape, p, index)

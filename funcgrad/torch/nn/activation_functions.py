@@ -20,7 +20,7 @@ from funcgrad import lax
 from funcgrad import nn as jnn
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.nn._apply import floating, op, uniform_noise
+from funcgrad.torch.nn._apply import floating, in_float32, in_float32_at_result, op, uniform_noise
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -28,6 +28,20 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def _const(x: Any, v: float) -> Any:
     return fnp.full_like(x, v)
+
+
+def _written(name: str, *args: Any) -> Any:
+    """``inplace=True``: the function's in-place form (``F.elu_``...), PyTorch's node."""
+    from funcgrad.torch.nn import functional_extras  # noqa: PLC0415 - it imports this module
+
+    return getattr(functional_extras, name)(*args)
+
+
+def _written_as(op_name: str, impl: Any, input: Any) -> Any:  # noqa: A002
+    """``inplace=True`` of a function without an in-place form of its own."""
+    from funcgrad.torch.nn import functional_extras  # noqa: PLC0415 - it imports this module
+
+    return functional_extras._inplace(op_name, impl, floating(input))
 
 
 def _hardtanh(x: Any, lo: float, hi: float) -> Any:
@@ -38,22 +52,29 @@ def _hardtanh(x: Any, lo: float, hi: float) -> Any:
 def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
              inplace: bool = False) -> Any:
     """``x`` clipped to ``[min_val, max_val]``."""
+    if inplace:
+        return _written("hardtanh_", input, min_val, max_val)
     return op("Hardtanh", lambda x: _hardtanh(x, min_val, max_val), floating(input))
 
 
 def relu6(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``min(max(x, 0), 6)``."""
+    if inplace:
+        return _written("hardtanh_", input, 0.0, 6.0)
     return op("Hardtanh", lambda x: _hardtanh(x, 0.0, 6.0), floating(input))
 
 
 def mish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``x * tanh(softplus(x))``."""
-    return op("Mish", lambda x: x * fnp.tanh(jnn.softplus(x)), floating(input))
+    impl = in_float32(lambda x: x * fnp.tanh(jnn.softplus(x)))
+    return _written_as("Mish", impl, input) if inplace else op("Mish", impl, floating(input))
 
 
 def hardswish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``x * relu6(x + 3) / 6``."""
-    return op("Hardswish", lambda x: x * _hardtanh(x + 3.0, 0.0, 6.0) / 6.0, floating(input))
+    impl = in_float32(lambda x: x * _hardtanh(x + 3.0, 0.0, 6.0) / 6.0)
+    return _written_as("Hardswish", impl, input) if inplace else \
+        op("Hardswish", impl, floating(input))
 
 
 # PyTorch's hardsigmoid backward multiplies by the float32 constant 1/6, in every dtype.
@@ -68,7 +89,9 @@ def _hardsigmoid(x: Any) -> Any:
 
 def hardsigmoid(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``relu6(x + 3) / 6``."""
-    return op("Hardsigmoid", _hardsigmoid, floating(input))
+    impl = in_float32(_hardsigmoid)
+    return _written_as("Hardsigmoid", impl, input) if inplace else \
+        op("Hardsigmoid", impl, floating(input))
 
 
 def _elu(x: Any, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> Any:
@@ -79,7 +102,9 @@ def _elu(x: Any, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> 
 
 def selu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``scale * elu(x, alpha)`` with SELU's constants."""
-    return op("Elu", lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE), floating(input))
+    if inplace:
+        return _written("selu_", input)
+    return op("Elu", in_float32(lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE)), floating(input))
 
 
 def _celu(x: Any, alpha: float) -> Any:
@@ -92,7 +117,9 @@ def _celu(x: Any, alpha: float) -> Any:
 
 def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
-    return op("Celu", lambda x: _celu(x, alpha), floating(input))
+    if inplace:
+        return _written("celu_", input, alpha)
+    return op("Celu", in_float32(lambda x: _celu(x, alpha)), floating(input))
 
 
 def softsign(input: Any) -> Any:  # noqa: A002
@@ -120,12 +147,14 @@ def hardshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
 
 def logsigmoid(input: Any) -> Any:  # noqa: A002
     """``log(sigmoid(x))``, computed stably."""
-    return op("LogSigmoid", lambda x: -jnn.softplus(-x), floating(input))
+    return op("LogSigmoid", in_float32(lambda x: -jnn.softplus(-x)), floating(input))
 
 
 def threshold(input: Any, threshold: float, value: float,  # noqa: A002
               inplace: bool = False) -> Any:
     """``x`` where ``x > threshold``, else ``value``."""
+    if inplace:
+        return _written("threshold_", input, threshold, value)
     return op("Threshold", lambda x: fnp.where(x > threshold, x, _const(x, value)), input)
 
 
@@ -140,7 +169,7 @@ def glu(input: Any, dim: int = -1) -> Any:  # noqa: A002
         a, b = fnp.split(x, 2, axis=dim)
         return a * jnn.sigmoid(b)
 
-    return op("Glu", impl, floating(input))
+    return op("Glu", in_float32(impl), floating(input))
 
 
 def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
@@ -152,7 +181,11 @@ def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A
         # PyTorch's (-input).softmax(dim, dtype): its dtype, and its errors for bool and
         # integer tensors.
         return (-input).softmax(dim, dtype=dtype)
-    return op("Softmax", lambda x: jnn.softmax(-x, axis=dim), floating(input))
+    # PyTorch's softmin is softmax(-x): its backward reads the rounded result.
+    impl = in_float32_at_result(
+        lambda x: jnn.softmax(-x, axis=dim),
+        lambda y, dx: -y * (dx - fnp.sum(y * dx, axis=dim, keepdims=True)))
+    return op("Softmax", impl, floating(input))
 
 
 @autocast_op("prelu")
@@ -170,6 +203,8 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A
           training: bool = False, inplace: bool = False) -> Any:
     """Leaky relu with slope ``(lower + upper) / 2``, or, when ``training``, a slope drawn
     uniformly from ``[lower, upper]`` for each negative element."""
+    if inplace:
+        return _written("rrelu_", input, lower, upper, training)
     if not training:
         slope: Any = (lower + upper) / 2
     else:

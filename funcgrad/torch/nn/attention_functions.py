@@ -27,7 +27,17 @@ from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._device import Size
 from funcgrad.torch._dtypes import bool as torch_bool
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.nn._apply import cuda_index, data, keep_mask, on_device_of, op, shape
+from funcgrad.torch.nn._apply import (
+    cuda_index,
+    data,
+    half_dtype,
+    in_float32,
+    in_float32_at_result,
+    keep_mask,
+    on_device_of,
+    op,
+    shape,
+)
 from funcgrad.torch.nn.attention import check_enabled
 from funcgrad.torch.nn.attention.bias import CausalBias, CausalVariant
 
@@ -111,7 +121,9 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
             weights = weights * drop
         return fnp.matmul(weights, v)
 
-    return op("UnsafeView", impl, query, key, value, attn_mask)
+    # PyTorch's CPU attention (flash and math alike) computes half inputs in float32 and
+    # rounds the output once; its backward too.
+    return op("UnsafeView", in_float32(impl), query, key, value, attn_mask)
 
 
 def _check_mha_shapes(qs: tuple[int, ...], ks: tuple[int, ...], vs: tuple[int, ...],
@@ -161,7 +173,9 @@ def _mha_math(q: Any, k: Any, v: Any, w_in: Any, b_in: Any, w_q: Any, w_k: Any, 
     if b_in is not None:
         b_q, b_k, b_v = b_in[:embed], b_in[embed:2 * embed], b_in[2 * embed:]
 
+    @in_float32
     def proj(x: Any, w: Any, b: Any) -> Any:
+        # PyTorch's linear (addmm) adds the bias before its one rounding to a half type.
         y = fnp.matmul(x, fnp.transpose(w))
         return y if b is None else y + b
 
@@ -182,6 +196,13 @@ def _mha_math(q: Any, k: Any, v: Any, w_in: Any, b_in: Any, w_q: Any, w_k: Any, 
         mask = None if mask is None else fnp.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, 1)])
         pad = None if pad is None else fnp.pad(pad, [(0, 0), (0, 1)])
     source = k.shape[1]
+    half = half_dtype(q)
+    # Without the weights PyTorch calls scaled_dot_product_attention, which computes half
+    # inputs in float32 and rounds its output once; with them it runs the steps in the
+    # half type, its softmax in float32 rounded once.
+    wide = half is not None and not need_weights
+    if wide:
+        q, k, v = (fnp.astype(a, np.float32) for a in (q, k, v))
     scores = fnp.matmul(q * math.sqrt(1.0 / head_dim), fnp.swapaxes(k, 1, 2))
     if mask is not None:
         scores = scores + (fnp.expand_dims(mask, 0) if mask.ndim == 2 else mask)
@@ -192,9 +213,13 @@ def _mha_math(q: Any, k: Any, v: Any, w_in: Any, b_in: Any, w_q: Any, w_k: Any, 
         scores = fnp.reshape(fnp.reshape(scores, (batch, heads, length, source))
                              + fnp.reshape(pad, (batch, 1, 1, source)),
                              (batch * heads, length, source))
-    weights = jnn.softmax(scores, axis=-1)
+    weights = in_float32_at_result(
+        lambda s: jnn.softmax(s, axis=-1),
+        lambda y, ds: y * (ds - fnp.sum(y * ds, axis=-1, keepdims=True)))(scores)
     dropped = weights if drop is None else weights * drop
     out = fnp.matmul(dropped, v)
+    if wide:
+        out = fnp.astype(out, half)
     out = fnp.reshape(fnp.swapaxes(out, 0, 1), (length * batch, embed))
     out = fnp.reshape(proj(out, w_out, b_out), (length, batch, embed))
     if not need_weights:

@@ -26,6 +26,7 @@ from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._apply import op
 from funcgrad.torch.nn.modules import _Loss
+from funcgrad.transforms.custom import custom_jvp
 
 __all__ = ["CTCLoss", "ctc_loss"]
 
@@ -46,6 +47,30 @@ def _lse(*terms: Any) -> Any:
     positive = total > 0
     safe = fnp.where(positive, total, fnp.ones_like(total))
     return fnp.where(positive, m + fnp.log(safe), fnp.full_like(total, -np.inf))
+
+
+@custom_jvp
+def _nan_gradient(lp: Any, bad: Any) -> Any:
+    """Zero for each sample, with a NaN derivative along the frames where ``bad`` is 1.
+
+    PyTorch's backward of an infinite loss (an infeasible target, ``zero_infinity=False``)
+    computes ``exp(lp) - exp(log_alpha + log_beta + nll - lp)`` with ``nll = inf`` and
+    ``log_alpha + log_beta = -inf``: NaN on every running frame of that sample, whatever
+    the incoming gradient (0 included)."""
+    return fnp.zeros(lp.shape[1:2], dtype=fnp.result_type(lp))
+
+
+def _nan_gradient_jvp(primals: Any, tangents: Any) -> Any:
+    lp, bad = primals
+    dlp = tangents[0]
+    # Masked before the NaN factor (and that factor 0 elsewhere): the transpose must not
+    # multiply the other frames' zero cotangents by NaN.
+    factor = fnp.where(bad > 0, fnp.full_like(bad, np.nan), fnp.zeros_like(bad))
+    nan = fnp.where(bad > 0, dlp, fnp.zeros_like(dlp)) * factor
+    return _nan_gradient(lp, bad), fnp.sum(nan, axis=(0, 2))
+
+
+_nan_gradient.defjvp(_nan_gradient_jvp)
 
 
 def _shift(a: Any, k: int) -> Any:
@@ -148,6 +173,10 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
         extra = fnp.sum(fnp.where(running[:, :, None], e - lax.stop_gradient(e),
                                   fnp.zeros_like(e)), axis=(0, 2))
         loss = loss + extra
+        if not zero_infinity:
+            bad = lax.stop_gradient(fnp.astype(
+                fnp.isinf(loss)[None, :, None] & running[:, :, None], fnp.result_type(lp)))
+            loss = loss + _nan_gradient(lp, bad)
         return loss if batched else loss[0]
 
     # PyTorch's unbatched call is unsqueeze, the loss (then its zero_infinity where),

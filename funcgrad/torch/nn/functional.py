@@ -33,6 +33,7 @@ from funcgrad.primitives.indexing import gather as _gather
 from funcgrad.primitives.linalg import dot_general_p
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._autocast import autocast_op
+from funcgrad.torch._half_math import log_softmax_tangent, softmax_tangent
 from funcgrad.torch._tensor import (
     Tensor,
     apply_binary_prim,
@@ -41,6 +42,7 @@ from funcgrad.torch._tensor import (
     softmax_input,
 )
 from funcgrad.torch.nn import _apply
+from funcgrad.torch.nn import activation_functions as _activations
 from funcgrad.transforms.jit import jit
 
 __all__ = [
@@ -53,6 +55,23 @@ __all__ = [
 # One Tensor operation per layer function, and the small helpers, shared with the layer
 # modules (funcgrad.torch.nn._apply).
 _op, _data, _shape, _floating = _apply.op, _apply.data, _apply.shape, _apply.floating
+# PyTorch's CPU kernels compute half-precision activations in float32, rounded once.
+_f32 = _apply.in_float32
+
+
+# Those whose backward kernel reads the rounded result: the derivative is taken there.
+_softmax_tangent = softmax_tangent
+_log_softmax_tangent = log_softmax_tangent
+
+
+def _half_log_softmax(dim: int) -> Any:
+    """log_softmax, a half input's in float32 with the derivative at the rounded result."""
+    return _apply.in_float32_at_result(lambda v: nn.log_softmax(v, axis=dim),
+                                       _log_softmax_tangent(dim))
+
+
+_sigmoid = _apply.in_float32_at_result(nn.sigmoid, lambda y, dx: dx * ((1.0 - y) * y))
+_tanh = _apply.in_float32_at_result(fnp.tanh, lambda y, dx: dx * (1.0 - y * y))
 
 
 # ------------------------------------------------------------------ activations
@@ -93,7 +112,7 @@ def _relu_direct(x: Tensor) -> Tensor | None:
 
 def tanh(input: Any) -> Any:  # noqa: A002
     """The hyperbolic tangent."""
-    return _op("Tanh", fnp.tanh, _floating(input))
+    return _op("Tanh", _tanh, _floating(input))
 
 
 def sigmoid(input: Any) -> Any:  # noqa: A002
@@ -104,7 +123,7 @@ def sigmoid(input: Any) -> Any:  # noqa: A002
     >>> F.sigmoid(torch.tensor([-800.0, 0.0, 800.0]))
     tensor([0.0000, 0.5000, 1.0000])
     """
-    return _op("Sigmoid", nn.sigmoid, _floating(input))
+    return _op("Sigmoid", _sigmoid, _floating(input))
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
@@ -119,12 +138,14 @@ def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
         raise ValueError(
             f"approximate argument must be either none or tanh, got {approximate!r}")
     tanh_form = approximate == "tanh"
-    return _op("Gelu", lambda x: nn.gelu(x, approximate=tanh_form), _floating(input))
+    return _op("Gelu", _f32(lambda x: nn.gelu(x, approximate=tanh_form)), _floating(input))
 
 
 def silu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``x * sigmoid(x)``."""
-    return _op("Silu", nn.silu, _floating(input))
+    if inplace:
+        return _activations._written_as("Silu", _f32(nn.silu), input)
+    return _op("Silu", _f32(nn.silu), _floating(input))
 
 
 @autocast_op("softplus")
@@ -134,19 +155,23 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # 
         bx = x * beta
         return fnp.where(bx > threshold, x, nn.softplus(bx) / beta)
 
-    return _op("Softplus", impl, _floating(input))
+    return _op("Softplus", _f32(impl), _floating(input))
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01,  # noqa: A002
                inplace: bool = False) -> Any:
     # The slope side at 0, as PyTorch's backward (x > 0 ? 1 : slope); JAX's leaky_relu
     # takes the identity side there.
+    if inplace:
+        return _activations._written("leaky_relu_", input, negative_slope)
     return _op("LeakyRelu", lambda x: fnp.where(x > 0, x, negative_slope * x),
                _floating(input))
 
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
-    return _op("Elu", lambda x: nn.elu(x, alpha), _floating(input))
+    if inplace:
+        return _activations._written("elu_", input, alpha)
+    return _op("Elu", _f32(lambda x: nn.elu(x, alpha)), _floating(input))
 
 
 def _softmax_dim(name: str, ndim: int) -> int:
@@ -156,7 +181,7 @@ def _softmax_dim(name: str, ndim: int) -> int:
 
 
 def _log_softmax(x: Any, dim: int) -> Any:
-    return nn.log_softmax(x, axis=dim)
+    return _half_log_softmax(dim)(x)
 
 
 @autocast_op("softmax")
@@ -177,7 +202,10 @@ def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A
     def impl(x: Any) -> Any:
         return nn.softmax(x if dtype is None else fnp.astype(x, _np_dtype(dtype)), axis=dim)
 
-    return _op("Softmax", impl, _floating(input))
+    # With a dtype the input is cast first and the kernel runs in that dtype.
+    run = impl if dtype is not None else _apply.in_float32_at_result(impl,
+                                                                      _softmax_tangent(dim))
+    return _op("Softmax", run, _floating(input))
 
 
 @autocast_op("log_softmax")
@@ -193,6 +221,8 @@ def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noq
         return nn.log_softmax(x if dtype is None else fnp.astype(x, _np_dtype(dtype)),
                               axis=dim)
 
+    if dtype is None:
+        impl = _half_log_softmax(dim)
     return _op("LogSoftmax", impl, _floating(input))
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.torch._grad_mode import no_grad
+from funcgrad.torch._mt_stream import MTStream
 from funcgrad.torch._random import rng
 from funcgrad.torch._tensor import Tensor
 
@@ -82,7 +83,7 @@ def _fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def _draws(generator: Any) -> np.random.Generator:
+def _draws(generator: Any) -> MTStream:
     return rng() if generator is None else generator._rng
 
 
@@ -93,27 +94,29 @@ def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with samples of U(a, b)."""
-    return _fill(tensor, _draws(generator).uniform(a, b, tuple(tensor.shape)))
+    # Tensor.uniform_'s kernel: PyTorch's numbers after the same manual_seed.
+    return _fill(tensor, _draws(generator).torch_uniform(tuple(tensor.shape),
+                                                         tensor._data.dtype, a, b))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None
             ) -> Tensor:
     """Fill with samples of N(mean, std^2)."""
-    return _fill(tensor, _draws(generator).normal(mean, std, tuple(tensor.shape)))
+    return _fill(tensor, _draws(generator).torch_normal(tuple(tensor.shape), tensor._data.dtype,
+                                                        mean, std, tensor.is_contiguous()))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator: Any = None) -> Tensor:
-    """Fill with samples of N(mean, std^2) truncated to ``[a, b]`` (inverse-CDF sampling,
-    as PyTorch).
+    """Fill with samples of N(mean, std^2) truncated to ``[a, b]``, by PyTorch's rejection
+    sampling: normal_ redrawn outside the bounds when most of the mass lies inside, else
+    uniform candidates in ``[a, b]`` accepted by a uniform's log against the density.
 
     >>> import funcgrad.torch as torch
     >>> w = torch.nn.init.trunc_normal_(torch.empty(100), a=-0.5, b=0.5)
     >>> bool(((w >= -0.5) & (w <= 0.5)).all())
     True
     """
-    from scipy.special import erfinv  # noqa: PLC0415
-
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
@@ -121,10 +124,36 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     def cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
-    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
-    u = _draws(generator).uniform(2 * lo - 1, 2 * hi - 1, tuple(tensor.shape))
-    vals = np.clip(erfinv(u) * std * math.sqrt(2.0) + mean, a, b)
-    return _fill(tensor, vals)
+    g = _draws(generator)
+    dt = tensor._data.dtype
+    shape = tuple(tensor.shape)
+    if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+        lo, hi = np.asarray(a).astype(dt), np.asarray(b).astype(dt)
+        result = np.asarray(g.torch_normal(shape, dt, mean, std, tensor.is_contiguous()))
+        while True:
+            outside = (result < lo) | (result > hi)
+            if not outside.any():
+                return _fill(tensor, result)
+            result = np.where(outside, g.torch_normal(shape, dt, mean, std), result)
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+    def log_density(x: np.ndarray) -> np.ndarray:  # each step in the dtype, as PyTorch's
+        z = (x - np.asarray(mean).astype(dt)) / np.asarray(std).astype(dt)
+        return np.asarray((z * z * np.asarray(-0.5).astype(dt) - np.asarray(log_peak)
+                           .astype(dt)).astype(dt))
+
+    def accept_draw() -> np.ndarray:  # log's last bit may differ from PyTorch's vector log
+        with np.errstate(divide="ignore"):
+            return np.asarray(np.log(g.torch_uniform(shape, dt)))
+
+    result = np.asarray(g.torch_uniform(shape, dt, a, b))
+    pending = accept_draw() > log_density(result)
+    while pending.any():
+        cand = np.asarray(g.torch_uniform(shape, dt, a, b))
+        result = np.where(pending, cand, result)
+        pending = np.where(pending, accept_draw() > log_density(cand), pending)
+    return _fill(tensor, result)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -146,7 +175,9 @@ def ones_(tensor: Tensor) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Glorot uniform: U(-b, b) with ``b = gain * sqrt(6 / (fan_in + fan_out))``."""
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
-    bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    # PyTorch's order of operations, so the bound rounds as there.
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -166,7 +197,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan = _fan(tensor, mode)
-    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std  # PyTorch's order of operations, so the bound rounds as there
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -234,7 +266,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
 
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _draws(generator).normal(0.0, 1.0, (rows, cols))
+    # PyTorch: new_empty((rows, cols)).normal_(0, 1), then a QR (whose rounding differs).
+    flat = _draws(generator).torch_normal((rows, cols), tensor._data.dtype)
     if rows < cols:
         flat = flat.T
     with no_grad():
@@ -260,9 +293,10 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any =
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
     g = _draws(generator)
-    vals = g.normal(0.0, std, (rows, cols))
+    # PyTorch: normal_(0, std), then per column a randperm(rows) whose first entries zero.
+    vals = np.array(g.torch_normal((rows, cols), tensor._data.dtype, 0.0, std))
     for c in range(cols):
-        vals[g.permutation(rows)[:num_zeros], c] = 0
+        vals[g.torch_randperm(rows)[:num_zeros], c] = 0
     return _fill(tensor, vals)
 
 

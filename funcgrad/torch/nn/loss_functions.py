@@ -26,7 +26,7 @@ from funcgrad.lax import stop_gradient
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import _apply
-from funcgrad.torch.nn._apply import data, floating, op, shape
+from funcgrad.torch.nn._apply import data, floating, in_float32, op, shape
 
 __all__ = [
     "binary_cross_entropy", "cosine_embedding_loss", "cosine_similarity", "gaussian_nll_loss",
@@ -74,7 +74,8 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A
                  + (1 - t) * fnp.maximum(fnp.log1p(-x), -100.0))
         return _apply.reduce(loss if w is None else loss * w, red)
 
-    return op("BinaryCrossEntropy", impl, input, target, weight)
+    # PyTorch's kernel (and its backward) computes half inputs in float32, rounding once.
+    return op("BinaryCrossEntropy", in_float32(impl), input, target, weight)
 
 
 def _size(x: Any) -> str:

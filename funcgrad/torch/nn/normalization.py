@@ -36,7 +36,15 @@ from funcgrad.torch._device import Size
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import init
-from funcgrad.torch.nn._apply import data, floating, op, shape
+from funcgrad.torch.nn._apply import (
+    data,
+    floating,
+    half_dtype,
+    in_float32,
+    op,
+    rounded_to,
+    shape,
+)
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.parameter import Parameter
 
@@ -125,7 +133,27 @@ def _normalizer(use_stats: bool, axes: tuple[int, ...], ndim: int, eps: float
             var = fnp.astype(fnp.reshape(rv, _channel_shape(ndim)), x.dtype)
         return _affine((x - mean) / fnp.sqrt(var + eps), w, b, ndim)
 
-    return impl
+    def half_impl(x: Any, rm: Any, rv: Any, w: Any, b: Any) -> Any:
+        # PyTorch's CPU kernel for a half input: statistics in float32, stored (and read
+        # back) as the half type, then the normalization and the affine map in float32,
+        # rounded once.
+        half = x.dtype
+        x = fnp.astype(x, np.float32)
+        if use_stats:
+            mean = fnp.mean(x, axis=axes, keepdims=True)
+            var = fnp.mean(fnp.square(x - mean), axis=axes, keepdims=True)
+            mean, inv = rounded_to(mean, half), rounded_to(1.0 / fnp.sqrt(var + eps), half)
+        else:
+            mean = fnp.astype(fnp.reshape(rm, _channel_shape(ndim)), np.float32)
+            inv = 1.0 / fnp.sqrt(fnp.astype(fnp.reshape(rv, _channel_shape(ndim)),
+                                            np.float32) + eps)
+        w32, b32 = (None if v is None else fnp.astype(v, np.float32) for v in (w, b))
+        return fnp.astype(_affine((x - mean) * inv, w32, b32, ndim), half)
+
+    def run(x: Any, rm: Any, rv: Any, w: Any, b: Any) -> Any:
+        return (impl if half_dtype(x) is None else half_impl)(x, rm, rv, w, b)
+
+    return run
 
 
 def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,  # noqa: A002
@@ -201,7 +229,8 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A
             y = y + b
         return y
 
-    return op("NativeLayerNorm", impl, floating(input), weight, bias)
+    # As PyTorch's CPU kernel (and its backward): half inputs computed in float32.
+    return op("NativeLayerNorm", in_float32(impl), floating(input), weight, bias)
 
 
 def rms_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A002
@@ -221,8 +250,13 @@ def rms_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A00
     x_in = floating(input)
     e = float(np.finfo(data(x_in).dtype).eps) if eps is None else eps
 
+    @in_float32
+    def normalized(x: Any) -> Any:
+        return x / fnp.sqrt(fnp.mean(fnp.square(x), axis=axes, keepdims=True) + e)
+
     def impl(x: Any, w: Any) -> Any:
-        y = x / fnp.sqrt(fnp.mean(fnp.square(x), axis=axes, keepdims=True) + e)
+        # PyTorch normalizes a half input in float32, rounds, then scales in the half type.
+        y = normalized(x)
         return y if w is None else y * w
 
     return op("Mul", impl, x_in, weight)
@@ -259,7 +293,8 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
         y = fnp.reshape((g - mean) / fnp.sqrt(var + eps), shp)
         return _affine(y, w, b, len(shp))
 
-    return op("NativeGroupNorm", impl, floating(input), weight, bias)
+    # As PyTorch's CPU kernel (and its backward): half inputs computed in float32.
+    return op("NativeGroupNorm", in_float32(impl), floating(input), weight, bias)
 
 
 def local_response_norm(input: Any, size: int, alpha: float = 1e-4,  # noqa: A002

@@ -284,6 +284,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     >>> import funcgrad.torch as torch
     >>> import funcgrad.torch.nn as nn
     >>> from funcgrad.torch.nn.utils import parametrizations
+    >>> _ = torch.manual_seed(0)  # (some draws need more than 20 iterations for 3 digits)
     >>> lin = parametrizations.spectral_norm(nn.Linear(4, 3))
     >>> sorted(name for name, _ in lin.named_buffers())
     ['parametrizations.weight.0._u', 'parametrizations.weight.0._v']
