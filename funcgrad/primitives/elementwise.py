@@ -474,7 +474,16 @@ def _trunc_rem(x: Any, y: Any) -> Any:
         zero = np.zeros((), dt)
         # Floor modulo has the divisor's sign; C's fmod (XLA's rem) the dividend's.
         wrong = and_p.bind(ne(r, zero), ne(lt(r, zero), lt(x, zero)))
-        r = sub(r, mul(y, _flag(wrong, dt))) if dt.kind == "i" else select(wrong, sub(r, y), r)
+        if dt.kind == "i":
+            r = sub(r, mul(y, _flag(wrong, dt)))
+        else:
+            r = select(wrong, sub(r, y), r)
+            # That adjustment rounds (rem(-1e-3, 1) came out -0.0009999871); C's fmod is
+            # exact, and so is the floor remainder of the magnitudes (nothing to adjust),
+            # given the dividend's sign: the exact value, with the derivatives above.
+            exact = rem_p.bind(abs_p.bind(x), abs_p.bind(y))
+            exact = select(lt(x, zero), neg(exact), exact)
+            r = add(r, stop_gradient_p.bind(sub(exact, r)))
     if dt.kind in "iu" and _may_be_zero(y):
         # XLA's x % 0 is x; NumPy's is 0.
         r = add(r, mul(x, _flag(eq(y, np.zeros((), dt)), dt)))

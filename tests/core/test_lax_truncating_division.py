@@ -68,3 +68,22 @@ def test_a_python_number_operand_as_jax(x, y):
         got = getattr(flax, name)(x, y)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@settings(max_examples=10, deadline=None)
+@given(x=st.lists(st.floats(-8192.0, 8192.0, allow_subnormal=False, width=16), min_size=1,
+                  max_size=8),
+       y=st.floats(2.0 ** -10, 1024.0, allow_subnormal=False, width=16), flip=st.booleans())
+def test_float_remainder_is_exact_as_c_fmod(dtype, x, y, flip):
+    # (rem(-1e-3, 1) was -0.0009999871: the floor remainder adjusted by y rounds.)
+    import ml_dtypes
+
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    xs = np.array(x).astype(dt)
+    ys = np.full(xs.shape, -y if flip else y).astype(dt)
+    want = np.asarray(jlax.rem(xs, ys)).astype(np.float64)
+    for f in (flax.rem, fg.jit(flax.rem)):
+        got = np.asarray(f(xs, ys)).astype(np.float64)
+        # (The sign of an exact zero differs: a sharp_bits row.)
+        np.testing.assert_array_equal(got + 0.0, want + 0.0)
