@@ -35,6 +35,7 @@ from funcgrad.scipy.stats import (
     wrapcauchy,
 )
 from funcgrad.scipy.stats._core import mode, rankdata, sem
+from funcgrad.scipy.stats._kde import gaussian_kde
 
 __all__ = [
     "bernoulli",
@@ -46,6 +47,7 @@ __all__ = [
     "dirichlet",
     "expon",
     "gamma",
+    "gaussian_kde",
     "gennorm",
     "geom",
     "gumbel_l",
