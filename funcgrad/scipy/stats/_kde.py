@@ -43,6 +43,11 @@ class gaussian_kde:  # noqa: N801 - SciPy's and JAX's name
     """
 
     __slots__ = _FIELDS
+    neff: Any
+    dataset: Any
+    weights: Any
+    covariance: Any
+    inv_cov: Any
 
     def __init__(self, dataset: Any, bw_method: str | float | Callable[..., Any] | None = None,
                  weights: Any = None) -> None:
@@ -78,7 +83,7 @@ class gaussian_kde:  # noqa: N801 - SciPy's and JAX's name
         else:
             raise ValueError(
                 "`bw_method` should be 'scott', 'silverman', a scalar, or a callable.")
-        data_cov = jnp.atleast_2d(jnp.cov(dataset, rowvar=1, bias=False, aweights=weights))
+        data_cov = jnp.atleast_2d(jnp.cov(dataset, rowvar=True, bias=False, aweights=weights))
         object.__setattr__(self, "covariance", data_cov * factor ** 2)
         object.__setattr__(self, "inv_cov", jnp.linalg.inv(data_cov) / factor ** 2)
 
