@@ -148,11 +148,12 @@ def test_half_layer_and_group_norm_forward(dt, rows, data):
 @given(rows=st.integers(2, 6), data=st.data())
 def test_float16_batch_norm_statistics_as_stored(rows, data):
     # PyTorch stores a half input's mean and 1/std in the half type and reads them back;
-    # float16's match bit for bit (bfloat16's 1/std differs in a few draws).
+    # float16's match within 2 ulps (its variance sum's order can move 1/std by one ulp
+    # of float16, seen in derandomized draws; bfloat16's differs more).
     x = data.draw(_values((rows, 3, 4)))
     w, b = data.draw(_values((3,))), data.draw(_values((3,)))
     _check(lambda F, x, w, b: F.batch_norm(x, None, None, w, b, training=True), [x, w, b],
-           "float16", grad_ulps=np.inf, diff=(0, 1, 2))
+           "float16", fwd_ulps=2.0, grad_ulps=np.inf, diff=(0, 1, 2))
     m, v = data.draw(_values((3,))), data.draw(_values((3,), 0.1, 3.0))
     _check(lambda F, x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
            [x, m, v, w, b], "float16", diff=(0, 3, 4))
