@@ -225,21 +225,38 @@ def _where_fill(x: Any, where: Any, fill: float) -> Any:
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
               return_sign: bool = False, where: Any = None) -> Any:
     """log(sum(b * exp(a))) over ``axis``, without overflow."""
-    if b is not None or return_sign:
+    if where is not None:
+        # As JAX: the left-out entries become 0 before the promotion (a bool input becomes
+        # an integer one, so the default float), and the reductions skip them.
+        a = jnp.where(where, a, 0)
+    if b is None and not return_sign:
+        return jnp.logsumexp(_where_fill(_inexact(a), where, -np.inf), axis, keepdims)
+    if b is not None:
+        # a and b promote together (int8 with float16 scales computes in float16), and a
+        # zero scale drops its term even where a is inf or NaN.
+        x, b = promote_inexact(a, b)
+        x = jnp.where(b != 0, x, -np.inf)
+    else:
         x = _inexact(a)
-        m = lax.stop_gradient(jnp.max(_where_fill(x, where, -np.inf), axis, keepdims=True,
-                                      initial=-np.inf))
-        m = jnp.where(jnp.isfinite(m), m, 0.0)
-        s = jnp.sum(_where_fill(jnp.exp(x - m) * (1.0 if b is None else b), where, 0.0),
-                    axis, keepdims=True)
-        sign = jnp.sign(s)
-        # Without return_sign a negative sum has no logarithm: NaN, as JAX gives.
-        out = jnp.log(jnp.abs(s) if return_sign else s) + m
-        if not keepdims:
-            out = jnp.squeeze(out, axis)
-            sign = jnp.squeeze(sign, axis)
-        return (out, sign) if return_sign else out
-    return jnp.logsumexp(_where_fill(_inexact(a), where, -np.inf), axis, keepdims)
+    # The shift is the real parts' max (complex numbers have no order), 0 where it is not
+    # finite (an empty axis's max is the initial -inf).
+    m = lax.stop_gradient(jnp.max(_where_fill(jnp.real(x), where, -np.inf), axis,
+                                  keepdims=True, initial=-np.inf))
+    m = jnp.where(jnp.isfinite(m), m, 0.0)
+    s = jnp.sum(_where_fill(jnp.exp(x - m.astype(x.dtype)) * (1.0 if b is None else b),
+                            where, 0.0), axis, keepdims=True)
+    sign = jnp.sign(s)
+    # With return_sign (or a real sum) the logarithm is of |s|: a real result beside a
+    # complex sign; a negative real sum without return_sign has no logarithm: NaN.
+    real_sum = not jnp.iscomplexobj(s)
+    out = jnp.log(jnp.abs(s) if return_sign or real_sum else s) + m.astype(
+        jnp.abs(s).dtype if return_sign or real_sum else s.dtype)
+    if not return_sign and real_sum:
+        out = jnp.where(sign < 0, np.nan, out)
+    if not keepdims:
+        out = jnp.squeeze(out, axis)
+        sign = jnp.squeeze(sign, axis)
+    return (out, sign) if return_sign else out
 
 
 def logmeanexp(a: Any, axis: Any = None, keepdims: bool = False, where: Any = None) -> Any:

@@ -311,10 +311,18 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
         steps = from_buffer((np.arange(num, dtype=np.float64) / max(div, 1)).astype(dt))
         nd = len(get_aval(multiply(s, e)).shape)
         steps = steps.reshape((num,) + (1,) * nd)  # type: ignore[attr-defined]
-        out = add(expand_dims(s, 0), multiply(expand_dims(subtract(e, s), 0), steps))
+        # One value is start itself, as JAX's (stop never enters: an inf or NaN stop, as
+        # geomspace's log of a stop of the other sign, leaves it alone).
+        if num == 1:
+            from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
+
+            out = expand_dims(broadcast_to(s, get_aval(multiply(s, e)).shape), 0)
+        else:
+            out = add(expand_dims(s, 0), multiply(expand_dims(subtract(e, s), 0), steps))
         out = moveaxis(out, 0, axis) if axis else out
     else:
-        out = from_buffer(np.linspace(float(s), float(e), num, endpoint=endpoint).astype(dt))
+        stop = float(s) if num == 1 else float(e)  # one value is start (stop may be NaN)
+        out = from_buffer(np.linspace(float(s), stop, num, endpoint=endpoint).astype(dt))
     if dtype is not None:
         want = requested_dtype(dtype, "linspace")
         if want.kind in "iu" and np.dtype(get_aval(out).dtype).kind == "f":
@@ -324,7 +332,9 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
         out = cast(out, want)
     if retstep:
         # The step is an Array of the computation's type, as JAX returns it.
-        return out, from_buffer(np.asarray((float(e) - float(s)) / max(div, 1), dt))
+        # NaN where no step exists (no value, or one and the endpoint), as JAX's.
+        step = np.nan if div <= 0 else (float(e) - float(s)) / div
+        return out, from_buffer(np.asarray(step, dt))
     return out
 
 

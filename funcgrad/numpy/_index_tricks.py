@@ -698,7 +698,11 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     order[values_ind] = n + np.arange(n_insert)
     vshape = list(get_aval(a).shape)
     vshape[ax] = n_insert
-    both = concatenate([a, broadcast_to(vals, tuple(vshape))], axis=ax)
+    # JAX scatters the values, and a scatter into an empty slice is skipped without
+    # checking that the values broadcast to it.
+    fill = zeros(tuple(vshape), get_aval(vals).dtype) if 0 in vshape else \
+        broadcast_to(vals, tuple(vshape))
+    both = concatenate([a, fill], axis=ax)
     return take(both, asarray(order.astype(dtypes.default_int())), axis=ax)
 
 

@@ -142,10 +142,11 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     >>> fnp.histogram_bin_edges(fnp.array([0.0, 1.0]), bins=2).tolist()
     [0.0, 0.5, 1.0]
     """
-    if not isinstance(bins, int) and _ndim(bins) == 1:
-        (b,) = promote_inexact(bins)
-        return b
     (a,) = promote_inexact(a)
+    if not isinstance(bins, int) and _ndim(bins) == 1:
+        # Given edges take the data's inexact dtype, as JAX's (not their own: int64 edges
+        # of float32 data stay float32 in x64 mode).
+        return cast(asarray(bins), get_aval(a).dtype)
     dt = get_aval(a).dtype
     if range is None:
         first, last = _min(a), _max(a)
@@ -170,10 +171,12 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,  #
     >>> fnp.histogram(fnp.array([0.0, 0.2, 1.0]), bins=2)[0].tolist()
     [2.0, 1.0]
     """
-    (a,) = promote_inexact(a)
-    a = ravel(a)
-    if weights is not None:
-        a, weights = promote_inexact(a, ravel(weights))
+    # As JAX: weights promote together with the data (uint32 data with int32 weights
+    # count in the default float, not float32).
+    if weights is None:
+        (a,) = promote_inexact(ravel(a))
+    else:
+        a, weights = promote_inexact(ravel(a), ravel(weights))
     edges = histogram_bin_edges(a, bins, range, weights)
     nedges = get_aval(edges).shape[0]
     idx = searchsorted(edges, a, side="right")
@@ -247,7 +250,9 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     """
     from funcgrad.numpy._shape import stack  # noqa: PLC0415
 
-    x, y = promote_inexact(x, y)
+    # Stacked with their common (not yet inexact) dtype: histogramdd promotes it together
+    # with the weights, as JAX's does.
+    x, y = promote_args(x, y)
     if not isinstance(bins, int) and _ndim(bins) == 1 and len(bins) != 2:
         bins = [bins, bins]
     counts, edges = histogramdd(stack([x, y], axis=1), bins, range, weights, density)

@@ -134,6 +134,21 @@ def _mean_dtype(dt: np.dtype[Any], dtype: Any) -> np.dtype[Any]:
     return to_inexact_dtype(dt)
 
 
+def _var_dtype(dt: np.dtype[Any], dtype: Any, name: str) -> np.dtype[Any]:
+    """The dtype var/nanvar return when ``dtype`` is asked (a complex one for complex data,
+    which then holds the real variance), else the data's inexact dtype (real part taken)."""
+    if dtype is None:
+        return to_inexact_dtype(dt)
+    want = requested_dtype(dtype, name)
+    if dt.kind == "c" and want.kind != "c":
+        raise ValueError("jax.numpy.var does not yet support real dtype parameters when "
+                         "computing the variance of an array of complex values. The "
+                         "semantics of numpy.var seem unclear in this case. Please comment "
+                         "on https://github.com/jax-ml/jax/issues/2283 if this behavior is "
+                         "important to you.")
+    return want
+
+
 def _work_dtype(dt: np.dtype[Any]) -> np.dtype[Any]:
     """16-bit floats are summed and divided in float32 and rounded once, as JAX does."""
     return np.dtype(np.float32) if dt in (np.dtype(np.float16), dtypes.bfloat16) else dt
@@ -185,7 +200,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     a = _prepare(a)
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
-    out_dt = _mean_dtype(aval.dtype, dtype)
+    out_dt = _var_dtype(aval.dtype, dtype, "var")
     a = cast(a, _work_dtype(out_dt))
     centered = subtract(a, mean(a, axes, keepdims=True, where=where))
     if get_aval(centered).dtype.kind == "c":
@@ -208,7 +223,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
         from funcgrad.numpy._ufuncs import where as _where
 
         result = _where(greater(n, 0.0), result, np.nan)
-    if _work_dtype(out_dt) != out_dt:
+    if (dtype is not None and out_dt.kind in "fc") or _work_dtype(out_dt) != out_dt:
         result = cast(result, out_dt)
     return _keepdims(result, aval.ndim, axes, keepdims)
 

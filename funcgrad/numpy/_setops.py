@@ -307,7 +307,8 @@ def unique_values(x: Any, /, *, size: int | None = None, fill_value: Any = None)
     >>> fnp.unique_values(fnp.array([2, 1, 2])).tolist()
     [1, 2]
     """
-    return unique(x, size=size, fill_value=fill_value)
+    # The array API's functions keep each NaN apart (equal_nan=False), as JAX's do.
+    return unique(x, equal_nan=False, size=size, fill_value=fill_value)
 
 
 def unique_counts(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
@@ -317,7 +318,8 @@ def unique_counts(x: Any, /, *, size: int | None = None, fill_value: Any = None)
     >>> fnp.unique_counts(fnp.array([2, 1, 2])).counts.tolist()
     [1, 2]
     """
-    return _UniqueCounts(*unique(x, return_counts=True, size=size, fill_value=fill_value))
+    return _UniqueCounts(*unique(x, return_counts=True, equal_nan=False, size=size,
+                                 fill_value=fill_value))
 
 
 def unique_inverse(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
@@ -327,7 +329,8 @@ def unique_inverse(x: Any, /, *, size: int | None = None, fill_value: Any = None
     >>> fnp.unique_inverse(fnp.array([2, 1, 2])).inverse_indices.tolist()
     [1, 0, 1]
     """
-    return _UniqueInverse(*unique(x, return_inverse=True, size=size, fill_value=fill_value))
+    return _UniqueInverse(*unique(x, return_inverse=True, equal_nan=False, size=size,
+                                  fill_value=fill_value))
 
 
 def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
@@ -338,7 +341,8 @@ def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) ->
     [1, 0]
     """
     return _UniqueAll(*unique(x, return_index=True, return_inverse=True,
-                              return_counts=True, size=size, fill_value=fill_value))
+                              return_counts=True, equal_nan=False, size=size,
+                              fill_value=fill_value))
 
 
 # ---------------------------------------------------------------- set operations

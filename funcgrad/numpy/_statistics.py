@@ -35,6 +35,8 @@ from funcgrad.numpy._linalg import diagonal
 from funcgrad.numpy._reductions import (
     _accumulate_dtype,
     _prepare,
+    _var_dtype,
+    _work_dtype,
     argmax,
     argmin,
     argsort,
@@ -301,9 +303,11 @@ def _nan_count(a: Any, axis: Any, keepdims: bool, where_: Any, dt: Any) -> Any:
     return _sum(valid, axis=axis, dtype=dt, keepdims=keepdims, where=where_)
 
 
-def _mean_dtype(a: Any, dtype: Any) -> Any:
+def _mean_dtype(a: Any, dtype: Any, name: str = "nanmean") -> Any:
     if dtype is not None:
-        return np.dtype(dtype) if not hasattr(dtype, "dtype") else dtype.dtype
+        # A scalar type (np.float64) has a ``dtype`` attribute too: requested_dtype reads
+        # every form, canonical for the x64 mode.
+        return requested_dtype(dtype, name)
     dt = get_aval(a).dtype
     return dt if dtypes.is_inexact(dt) else dtypes.default_float()
 
@@ -337,8 +341,10 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     """
     a = _prepare(a)
     (a,) = promote_inexact(a)
-    dt = _mean_dtype(a, dtype)
-    a = cast(a, dt)
+    out_dt = _var_dtype(get_aval(a).dtype, dtype, "nanvar")
+    # JAX computes 16-bit floats in float32, and returns the asked dtype (a complex one
+    # holds the real variance).
+    a = cast(a, _work_dtype(out_dt))
     # NaN entries center to 0 (not NaN) so that they carry no derivative, as in JAX.
     centered = _where(isnan(a), 0, subtract(a, nanmean(a, axis=axis, keepdims=True,
                                                           where=where)))
@@ -352,7 +358,8 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     denom = subtract(count, cast(ddof, get_aval(count).dtype))
     # The divisor is 1 where the result is NaN anyway, so that no 0/0 reaches the gradient.
     empty = less_equal(denom, 0)
-    return divide(_where(empty, np.nan, total), _where(empty, 1, denom))
+    res = divide(_where(empty, np.nan, total), _where(empty, 1, denom))
+    return res if dtype is None and out_dt.kind != "f" else cast(res, out_dt)
 
 
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
@@ -372,7 +379,7 @@ _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
 def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nans: bool,
-              name: str, weights: Any = None) -> Any:
+              name: str, weights: Any = None, percent: bool = False) -> Any:
     if method not in _METHODS:
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', "
                          "'nearest' or 'inverted_cdf'")
@@ -399,12 +406,28 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
         (a,) = promote_inexact(a)
     if dtypes.python_scalar(a):
         a = cast(a, get_aval(a).dtype)
-    q = cast(asarray(q), get_aval(a).dtype)
+    # q keeps its own dtype, as in JAX: the positions and the linear interpolation are
+    # computed in it (a float64 q of float32 data in x64 mode), the result cast back.
+    q = asarray(q)
     if get_aval(a).dtype.kind == "c":
         raise ValueError(f"{name} does not support complex input")
     q_nd = get_aval(q).ndim
     if q_nd > 1:
         raise ValueError(f"{name}: q must be a scalar or 1-d, got shape {get_aval(q).shape}")
+    qdt = get_aval(q).dtype
+    if qdt.kind != "f":
+        raise TypeError(f"floor does not accept dtype {qdt}. Accepted dtypes are subtypes "
+                        "of floating.")
+    c01 = np.asarray(1, qdt) / np.asarray(100, qdt)
+    if percent:
+        # JAX's jitted q / 100 is q * 0.01 (XLA's reciprocal of the constant), and XLA
+        # moves that 0.01 onto the n - 1 of the positions below: q * (0.01 * (n - 1)).
+        q_percent, q = q, multiply(q, cast(c01, qdt))
+    if method == "inverted_cdf" and qdt != get_aval(a).dtype:
+        # JAX multiplies q by the total weight (of a's dtype) without promotion.
+        raise TypeError(f"lax.mul requires arguments to have the same dtypes, got {qdt}, "
+                        f"{get_aval(a).dtype}. (Tip: jnp.multiply is a similar function "
+                        "that does automatic type promotion on inputs).")
     nd = get_aval(a).ndim
     if axis is None:
         axes = tuple(range(nd))
@@ -420,7 +443,13 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
     n = math.prod(get_aval(a).shape[len(rest):])
     a = reshape(a, (*rest_shape, n))
     if n == 0:
-        raise ValueError(f"{name} of an empty slice")
+        # JAX's error: its gather of one entry from an empty axis (nanquantile of a 1-d
+        # slice indexes it instead).
+        jax_axis = 0 if axis is None else (len(rest) if isinstance(axis, tuple) else axes[0])
+        if squash_nans and not rest:
+            raise IndexError(f"index is out of bounds for axis {jax_axis} with size 0")
+        raise TypeError(f"Slice size at index {jax_axis} in gather op is out of range, must "
+                        "be within [0, 0 + 1), got 1.")
     if weights is not None:
         weights = reshape(S.transpose(weights, (*rest, *axes)) if nd else weights,
                           (*rest_shape, n))
@@ -432,19 +461,28 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
     nan_any = _any(isnan(a), axis=-1, keepdims=True)
     qv = reshape(q, (-1,)) if q_nd else reshape(q, (1,))
     nq = get_aval(qv).shape[0]
-    dt = get_aval(a).dtype
+    a_dt = get_aval(a).dtype
+    dt = qdt
     if squash_nans:
         count = cast(_sum(logical_not(isnan(a)), axis=-1, keepdims=True), dt)
     else:
         count = cast(n, dt)
     # q on a new leading axis of the output: positions of shape (nq, *rest, 1).
     qb = reshape(qv, (nq, *([1] * (len(rest_shape) + 1))))
-    pos = multiply(qb, subtract(count, cast(1, dt)))
-    pos = clip(pos, 0, subtract(count, cast(1, dt)))
+    last = subtract(count, cast(1, dt))
+    if percent:
+        pos = multiply(reshape(q_percent, get_aval(qb).shape), multiply(cast(c01, dt), last))
+    else:
+        pos = multiply(qb, last)
     low = floor(pos)
     high = ceil(pos)
+    # The weights come from the unclipped position and only the indices are clipped, as
+    # JAX's (a q past [0, 1] interpolates a value with itself); max(0, min(i, count - 1))
+    # makes a slice of NaNs only read its first entry.
     high_weight = subtract(pos, low)
     low_weight = subtract(cast(1, dt), high_weight)
+    low = maximum(cast(0, dt), minimum(low, last))
+    high = maximum(cast(0, dt), minimum(high, last))
     big = (nq, *rest_shape, 1)
     low_i = clip(cast(low, dtypes.default_int()), 0, n - 1)
     high_i = clip(cast(high, dtypes.default_int()), 0, n - 1)
@@ -456,7 +494,7 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
     if method == "inverted_cdf":
         res = _inverted_cdf(a, ab, qb, weights, squash_nans)
     elif method == "linear":
-        res = add(multiply(lo_v, low_weight), multiply(hi_v, high_weight))
+        res = add(multiply(cast(lo_v, dt), low_weight), multiply(cast(hi_v, dt), high_weight))
     elif method == "lower":
         res = lo_v
     elif method == "higher":
@@ -472,7 +510,7 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
         res = reshape(res, (nq, *keep_shape))
     if not q_nd:
         res = squeeze(res, axis=0)
-    return res
+    return cast(res, a_dt)
 
 
 def _inverted_cdf(a: Any, ab: Any, qb: Any, weights: Any, squash_nans: bool) -> Any:
@@ -550,9 +588,10 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
     >>> float(fnp.percentile(fnp.array([1.0, 2.0, 3.0]), 50))
     2.0
     """
-    _quantile_args("percentile", None, False, None, method, weights)
-    return quantile(a, true_divide(q, 100), axis, out, overwrite_input, method, keepdims,
-                    weights=weights, interpolation=interpolation)
+    method = _quantile_args("percentile", out, overwrite_input, interpolation, method,
+                            weights)
+    (q,) = promote_inexact(q)
+    return _quantile(a, q, axis, method, keepdims, False, "percentile", weights, True)
 
 
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
@@ -565,9 +604,10 @@ def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
     >>> float(fnp.nanpercentile(fnp.array([1.0, fnp.nan, 3.0]), 50))
     2.0
     """
-    _quantile_args("nanpercentile", None, False, None, method, weights)
-    return nanquantile(a, true_divide(q, 100), axis, out, overwrite_input, method, keepdims,
-                       weights=weights, interpolation=interpolation)
+    method = _quantile_args("nanpercentile", out, overwrite_input, interpolation, method,
+                            weights)
+    (q,) = promote_inexact(q)
+    return _quantile(a, q, axis, method, keepdims, True, "nanpercentile", weights, True)
 
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
