@@ -252,3 +252,17 @@ def test_jvp_with_a_numpy_float0_tangent_as_jax():
     want, want_tan = jax.jvp(lambda x: x * 2, (3,), (t,))
     assert int(out) == int(want) == 6
     assert np.asarray(tan).dtype == np.asarray(want_tan).dtype == jax.dtypes.float0
+
+
+@pytest.mark.parametrize("make", [
+    lambda np_, f0: np_.zeros((), f0), lambda np_, f0: np_.ones((2,), f0),
+    lambda np_, f0: np_.empty((2, 1), f0), lambda np_, f0: np_.full((3,), 0, f0),
+    lambda np_, f0: np_.zeros_like(np.arange(3), dtype=f0),
+    lambda np_, f0: np_.ones_like(np.arange(3), dtype=f0, shape=(1, 2)),
+])
+def test_float0_creation_gives_numpy_float0_as_jax(make):
+    ours, theirs = make(fnp, fg.dtypes.float0), make(jnp, jax.dtypes.float0)
+    assert isinstance(ours, np.ndarray) and ours.dtype == theirs.dtype
+    assert ours.shape == theirs.shape
+    primal, tangent = fg.jvp(lambda x: x * 2, (3,), (fnp.zeros((), fg.dtypes.float0),))
+    assert int(primal) == 6 and tangent.dtype == fg.dtypes.float0

@@ -21,6 +21,13 @@ from funcgrad.numpy._core import asarray as _asarray
 from funcgrad.numpy._core import cast, from_buffer, requested_dtype
 
 
+def _float0(dtype: Any) -> bool:
+    """``dtype`` is float0, the tangent type of integers: JAX's creation functions then
+    give a NumPy array of it (funcgrad arrays have no float0)."""
+    return dtype is not None and isinstance(dtype, (np.dtype, type, str)) and \
+        np.dtype(dtype) == dtypes.float0
+
+
 def _dt(dtype: Any, where: str, default: Any = None) -> Any:
     return requested_dtype(dtype, where) if dtype is not None else default
 
@@ -152,6 +159,8 @@ def zeros(shape: Any, dtype: Any = None) -> Any:
     >>> fnp.zeros((2,)).tolist()
     [0.0, 0.0]
     """
+    if _float0(dtype):
+        return np.zeros(_shape(shape), dtypes.float0)
     return from_buffer(np.zeros(_shape(shape), dtype=_dt(dtype, "zeros",
                                                           dtypes.default_float())))
 
@@ -164,6 +173,8 @@ def ones(shape: Any, dtype: Any = None) -> Any:
     >>> fnp.ones(2).tolist()
     [1.0, 1.0]
     """
+    if _float0(dtype):
+        return np.zeros(_shape(shape), dtypes.float0)
     return from_buffer(np.ones(_shape(shape), dtype=_dt(dtype, "ones", dtypes.default_float())))
 
 
@@ -175,6 +186,8 @@ def empty(shape: Any, dtype: Any = None) -> Any:
     >>> fnp.empty(2).shape
     (2,)
     """
+    if _float0(dtype):
+        return np.zeros(_shape(shape), dtypes.float0)
     return zeros(shape, dtype)
 
 
@@ -186,6 +199,8 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     >>> fnp.full(2, 7.0).tolist()
     [7.0, 7.0]
     """
+    if _float0(dtype):
+        return np.zeros(_shape(shape), dtypes.float0)
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
 
     if type(fill_value) is int and dtype is None:
@@ -214,6 +229,8 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     >>> fnp.zeros_like(fnp.ones(2)).tolist()
     [0.0, 0.0]
     """
+    if _float0(dtype):
+        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.float0)
     shp, dt, weak = _like(a, dtype, shape, "zeros_like")
     return _placed_like(a, from_buffer(np.zeros(shp, dt), weak))
 
@@ -226,6 +243,8 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     >>> fnp.ones_like(fnp.zeros(2)).tolist()
     [1.0, 1.0]
     """
+    if _float0(dtype):
+        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.float0)
     shp, dt, weak = _like(a, dtype, shape, "ones_like")
     return _placed_like(a, from_buffer(np.ones(shp, dt), weak))
 
@@ -238,6 +257,8 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     >>> fnp.empty_like(fnp.ones(2)).shape
     (2,)
     """
+    if _float0(dtype):
+        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.float0)
     return zeros_like(a, dtype, shape)
 
 
@@ -249,6 +270,8 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     >>> fnp.full_like(fnp.ones(2), 3.0).tolist()
     [3.0, 3.0]
     """
+    if _float0(dtype):
+        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.float0)
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
 
     shp, dt, weak = _like(a, dtype, shape, "full_like")
