@@ -25,7 +25,7 @@ def _float0(dtype: Any) -> bool:
     """``dtype`` is float0, the tangent type of integers: JAX's creation functions then
     give a NumPy array of it (funcgrad arrays have no float0)."""
     return dtype is not None and isinstance(dtype, (np.dtype, type, str)) and \
-        np.dtype(dtype) == dtypes.float0
+        np.dtype(dtype) == dtypes.FLOAT0
 
 
 def _dt(dtype: Any, where: str, default: Any = None) -> Any:
@@ -160,7 +160,7 @@ def zeros(shape: Any, dtype: Any = None) -> Any:
     [0.0, 0.0]
     """
     if _float0(dtype):
-        return np.zeros(_shape(shape), dtypes.float0)
+        return np.zeros(_shape(shape), dtypes.FLOAT0)
     return from_buffer(np.zeros(_shape(shape), dtype=_dt(dtype, "zeros",
                                                           dtypes.default_float())))
 
@@ -174,7 +174,7 @@ def ones(shape: Any, dtype: Any = None) -> Any:
     [1.0, 1.0]
     """
     if _float0(dtype):
-        return np.zeros(_shape(shape), dtypes.float0)
+        return np.zeros(_shape(shape), dtypes.FLOAT0)
     return from_buffer(np.ones(_shape(shape), dtype=_dt(dtype, "ones", dtypes.default_float())))
 
 
@@ -187,7 +187,7 @@ def empty(shape: Any, dtype: Any = None) -> Any:
     (2,)
     """
     if _float0(dtype):
-        return np.zeros(_shape(shape), dtypes.float0)
+        return np.zeros(_shape(shape), dtypes.FLOAT0)
     return zeros(shape, dtype)
 
 
@@ -200,7 +200,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     [7.0, 7.0]
     """
     if _float0(dtype):
-        return np.zeros(_shape(shape), dtypes.float0)
+        return np.zeros(_shape(shape), dtypes.FLOAT0)
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
 
     if type(fill_value) is int and dtype is None:
@@ -230,7 +230,7 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     [0.0, 0.0]
     """
     if _float0(dtype):
-        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.float0)
+        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
     shp, dt, weak = _like(a, dtype, shape, "zeros_like")
     return _placed_like(a, from_buffer(np.zeros(shp, dt), weak))
 
@@ -244,7 +244,7 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     [1.0, 1.0]
     """
     if _float0(dtype):
-        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.float0)
+        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
     shp, dt, weak = _like(a, dtype, shape, "ones_like")
     return _placed_like(a, from_buffer(np.ones(shp, dt), weak))
 
@@ -258,7 +258,7 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     (2,)
     """
     if _float0(dtype):
-        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.float0)
+        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
     return zeros_like(a, dtype, shape)
 
 
@@ -271,7 +271,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     [3.0, 3.0]
     """
     if _float0(dtype):
-        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.float0)
+        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
 
     shp, dt, weak = _like(a, dtype, shape, "full_like")
