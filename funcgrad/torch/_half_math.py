@@ -18,8 +18,8 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.transforms.custom import custom_jvp
 
-__all__ = ["half_dtype", "in_float32", "in_float32_at_result", "log_softmax_tangent",
-           "rounded_to", "softmax_tangent"]
+__all__ = ["half_dtype", "in_float32", "in_float32_at_result", "log_softmax",
+           "log_softmax_tangent", "rounded_to", "softmax", "softmax_tangent"]
 
 _HALF = (np.dtype(ml_dtypes.bfloat16), np.dtype(np.float16))
 _F32 = np.dtype(np.float32)
@@ -110,3 +110,23 @@ def softmax_tangent(dim: int) -> Callable[[Any, Any], Any]:
 def log_softmax_tangent(dim: int) -> Callable[[Any, Any], Any]:
     """log_softmax's derivative at its result ``y``, applied to ``dx``."""
     return lambda y, dx: dx - fnp.sum(fnp.exp(y) * dx, axis=dim, keepdims=True)
+
+
+# One wrapped function per dim, made once: every softmax call (a hot path) reuses it
+# instead of building a custom_jvp.
+@functools.cache
+def softmax(dim: int) -> Callable[[Any], Any]:
+    """``softmax`` along ``dim``, a half input's in float32 with the derivative at the
+    rounded result (other dtypes: funcgrad.nn.softmax itself)."""
+    from funcgrad import nn  # noqa: PLC0415
+
+    return in_float32_at_result(lambda v: nn.softmax(v, axis=dim), softmax_tangent(dim))
+
+
+@functools.cache
+def log_softmax(dim: int) -> Callable[[Any], Any]:
+    """``log_softmax`` along ``dim``, as :func:`softmax`."""
+    from funcgrad import nn  # noqa: PLC0415
+
+    return in_float32_at_result(lambda v: nn.log_softmax(v, axis=dim),
+                                log_softmax_tangent(dim))

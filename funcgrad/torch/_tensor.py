@@ -53,7 +53,7 @@ from funcgrad.primitives import linalg as _L
 from funcgrad.primitives import structural as _S
 from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch import _functionalize, _grad_mode
+from funcgrad.torch import _functionalize, _grad_mode, _half_math
 from funcgrad.torch import _repr as _repr_module
 from funcgrad.torch._autocast import CUDA as CUDA_POLICY
 from funcgrad.torch._autocast import TENSOR as autocast_tensor_type
@@ -84,11 +84,6 @@ from funcgrad.torch._graph import (
     signed_node,
     tensor_class,
     value_of,
-)
-from funcgrad.torch._half_math import (
-    in_float32_at_result,
-    log_softmax_tangent,
-    softmax_tangent,
 )
 from funcgrad.torch._mt_stream import MTStream
 from funcgrad.torch._random import TENSOR as random_tensor_type
@@ -1158,24 +1153,20 @@ class Tensor:
 
     @autocast_op("softmax")
     def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
-        from funcgrad import nn  # noqa: PLC0415
 
         if softmax_input("softmax", self, dim, dtype):
             return self.clone()
         x = _float_input(self) if dtype is None else self._astype(D.to_torch(dtype))
         # (A half input: computed in float32 and rounded once, as PyTorch's kernel.)
-        return apply_op("Softmax", in_float32_at_result(lambda v: nn.softmax(v, axis=dim),
-                                                        softmax_tangent(dim)), x)
+        return apply_op("Softmax", _half_math.softmax(dim), x)
 
     @autocast_op("log_softmax")
     def log_softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
-        from funcgrad import nn  # noqa: PLC0415
 
         if softmax_input("log_softmax", self, dim, dtype):
             return self.clone()
         x = _float_input(self) if dtype is None else self._astype(D.to_torch(dtype))
-        return apply_op("LogSoftmax", in_float32_at_result(
-            lambda v: nn.log_softmax(v, axis=dim), log_softmax_tangent(dim)), x)
+        return apply_op("LogSoftmax", _half_math.log_softmax(dim), x)
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
         _check_mask_dtype(mask)

@@ -32,8 +32,8 @@ from funcgrad.primitives.elementwise import add_p, select_p
 from funcgrad.primitives.indexing import gather as _gather
 from funcgrad.primitives.linalg import dot_general_p
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch import _half_math as half_math
 from funcgrad.torch._autocast import autocast_op
-from funcgrad.torch._half_math import log_softmax_tangent, softmax_tangent
 from funcgrad.torch._tensor import (
     Tensor,
     apply_binary_prim,
@@ -60,16 +60,6 @@ _f32 = _apply.in_float32
 
 
 # Those whose backward kernel reads the rounded result: the derivative is taken there.
-_softmax_tangent = softmax_tangent
-_log_softmax_tangent = log_softmax_tangent
-
-
-def _half_log_softmax(dim: int) -> Any:
-    """log_softmax, a half input's in float32 with the derivative at the rounded result."""
-    return _apply.in_float32_at_result(lambda v: nn.log_softmax(v, axis=dim),
-                                       _log_softmax_tangent(dim))
-
-
 _sigmoid = _apply.in_float32_at_result(nn.sigmoid, lambda y, dx: dx * ((1.0 - y) * y))
 _tanh = _apply.in_float32_at_result(fnp.tanh, lambda y, dx: dx * (1.0 - y * y))
 
@@ -181,7 +171,7 @@ def _softmax_dim(name: str, ndim: int) -> int:
 
 
 def _log_softmax(x: Any, dim: int) -> Any:
-    return _half_log_softmax(dim)(x)
+    return half_math.log_softmax(dim)(x)
 
 
 @autocast_op("softmax")
@@ -199,13 +189,11 @@ def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A
     if isinstance(input, Tensor) and softmax_input("softmax", input, dim, dtype):
         return input.clone()
 
-    def impl(x: Any) -> Any:
-        return nn.softmax(x if dtype is None else fnp.astype(x, _np_dtype(dtype)), axis=dim)
-
+    if dtype is None:
+        return _op("Softmax", half_math.softmax(dim), _floating(input))
     # With a dtype the input is cast first and the kernel runs in that dtype.
-    run = impl if dtype is not None else _apply.in_float32_at_result(impl,
-                                                                      _softmax_tangent(dim))
-    return _op("Softmax", run, _floating(input))
+    return _op("Softmax", lambda x: nn.softmax(fnp.astype(x, _np_dtype(dtype)), axis=dim),
+               _floating(input))
 
 
 @autocast_op("log_softmax")
@@ -217,13 +205,11 @@ def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noq
     if isinstance(input, Tensor) and softmax_input("log_softmax", input, dim, dtype):
         return input.clone()
 
-    def impl(x: Any) -> Any:
-        return nn.log_softmax(x if dtype is None else fnp.astype(x, _np_dtype(dtype)),
-                              axis=dim)
-
     if dtype is None:
-        impl = _half_log_softmax(dim)
-    return _op("LogSoftmax", impl, _floating(input))
+        return _op("LogSoftmax", half_math.log_softmax(dim), _floating(input))
+    return _op("LogSoftmax",
+               lambda x: nn.log_softmax(fnp.astype(x, _np_dtype(dtype)), axis=dim),
+               _floating(input))
 
 
 def _np_dtype(d: Any) -> Any:
