@@ -575,8 +575,13 @@ class Tensor:
                                "operation.")
 
     def _inplace(self, op: str, fn: Callable[..., Any], *others: Any,
-                 through_view: builtins.bool = False) -> Tensor:
-        """Write ``fn(self, *others)`` into this tensor's memory, recording it if needed."""
+                 through_view: builtins.bool = False,
+                 saves_result: builtins.bool = False) -> Tensor:
+        """Write ``fn(self, *others)`` into this tensor's memory, recording it if needed.
+
+        ``saves_result``: PyTorch's node for this op saves its result where funcgrad's rule
+        keeps something else (relu_ a mask, elu_ its input...), so the written tensor's
+        version is checked at backward as well."""
         self._check_inplace(through_view)
         if op not in _OVERLAP_OK and not OVERLAP_WRITE_OK[0] and \
                 _internal_overlap(self._data):
@@ -615,8 +620,7 @@ class Tensor:
             buf[...] = new._data
         self._vc[0] += 1
         if new.grad_fn is not None:
-            if not _adopt_saved_output(new.grad_fn, new._vc, self._vc) and \
-                    op in _SAVES_RESULT:
+            if not _adopt_saved_output(new.grad_fn, new._vc, self._vc) and saves_result:
                 new.grad_fn.keep_version(self._vc, _describe(self, new.grad_fn))
             self.grad_fn = new.grad_fn
             self._out_index = new._out_index
@@ -1149,7 +1153,7 @@ class Tensor:
 
         if self.dtype is D.bool:
             raise RuntimeError("Boolean inputs not supported for relu")
-        return self._inplace("Relu", nn.relu)
+        return self._inplace("Relu", nn.relu, saves_result=True)
 
     @autocast_op("softmax")
     def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
@@ -2273,12 +2277,6 @@ def _check_inference_saved(nodes: Sequence[GradFn], bufs: Sequence[Any]) -> None
                 raise RuntimeError(_INFERENCE_SAVED)
 
 
-# In-place ops whose PyTorch node saves its result, where funcgrad's rule keeps something
-# else (relu keeps a mask, elu_ its input...): their result's version is checked as well.
-_SAVES_RESULT = frozenset({"Relu", "Elu:1", "Celu:1", "LeakyRelu:1", "RreluWithNoise:1",
-                           "Reciprocal"})
-
-
 def _adopt_saved_output(node: Any, old: list[int], new: list[int]) -> builtins.bool:
     """An in-place op's node that keeps its result (exp_, sigmoid_...) checks the written
     tensor's version, not the temporary's it was computed into: a later in-place change
@@ -2874,6 +2872,9 @@ _UNARY: list[tuple[str, str, Callable[[Any], Any], builtins.bool]] = [
     ("deg2rad", "Deg2Rad", fnp.deg2rad, True), ("rad2deg", "Rad2Deg", fnp.rad2deg, True),
 ]
 
+# PyTorch's ReciprocalBackward saves the result; funcgrad's rule for 1 / x keeps x.
+_UNARY_SAVING_RESULT = frozenset({"reciprocal"})
+
 
 _NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
              "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
@@ -2914,7 +2915,8 @@ _INTEGER_UNARY: dict[str, tuple[Callable[[Tensor], Tensor] | None,
 }
 
 
-def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: builtins.bool
+def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: builtins.bool,
+                  saves_result: builtins.bool
                   ) -> tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor]]:
     host = _HOST_UNARY.get(name)
     integer_rules = _INTEGER_UNARY.get(name)
@@ -2950,7 +2952,7 @@ def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: buil
             out = method(self)
             check_result_cast(out.dtype, self.dtype)
             return self.copy_(out)
-        return self._inplace(op, fn)
+        return self._inplace(op, fn, saves_result=saves_result)
 
     method.__name__ = name
     inplace.__name__ = name + "_"
@@ -2961,7 +2963,7 @@ def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: buil
 _AUTOCAST_UNARY = {"arccos": "acos", "arcsin": "asin"}
 
 for _uname, _uop, _ufn, _ufloat in _UNARY:
-    _m, _i = _unary_method(_uname, _uop, _ufn, _ufloat)
+    _m, _i = _unary_method(_uname, _uop, _ufn, _ufloat, _uname in _UNARY_SAVING_RESULT)
     _aten = _AUTOCAST_UNARY.get(_uname, _uname)
     if _aten in CUDA_POLICY:
         _m = autocast_op(_aten)(_m)

@@ -81,7 +81,7 @@ def relu(input: Any, inplace: bool = False) -> Any:  # noqa: A002 - PyTorch's na
     if inplace:
         if not isinstance(input, Tensor):
             raise TypeError("relu(inplace=True) needs a Tensor")
-        return input._inplace("Relu", nn.relu)
+        return input._inplace("Relu", nn.relu, saves_result=True)
     if isinstance(input, Tensor):
         out = _relu_direct(input)
         if out is not None:

@@ -167,16 +167,17 @@ def boolean_dispatch(arg_name: str, arg_index: int, default: bool,
 # ------------------------------------------------------------ in-place activations
 
 
-def _inplace(name: str, fn: Callable[[Any], Any], input: Any) -> Any:  # noqa: A002
+def _inplace(name: str, fn: Callable[[Any], Any], input: Any,  # noqa: A002
+             saves_result: bool = False) -> Any:
     if not isinstance(input, Tensor):
         raise TypeError(f"{name.split(':', 1)[0].lower()}_(): argument 'input' (position 1) "
                         f"must be Tensor, not {type(input).__name__}")
-    return input._inplace(name, fn)
+    return input._inplace(name, fn, saves_result=saves_result)
 
 
 def relu_(input: Any) -> Any:  # noqa: A002 - PyTorch's name
     """``relu`` written into ``input``."""
-    return _inplace("Relu", jnn.relu, input)
+    return _inplace("Relu", jnn.relu, input, saves_result=True)
 
 
 def elu_(input: Any, alpha: float = 1.0) -> Any:  # noqa: A002
@@ -187,17 +188,18 @@ def elu_(input: Any, alpha: float = 1.0) -> Any:  # noqa: A002
     >>> F.elu_(torch.tensor([0.0, 1.0]))
     tensor([0., 1.])
     """
-    return _inplace("Elu:1", lambda x: _elu(x, alpha), input)
+    return _inplace("Elu:1", lambda x: _elu(x, alpha), input, saves_result=True)
 
 
 def selu_(input: Any) -> Any:  # noqa: A002
     """``selu`` written into ``input``."""
-    return _inplace("Elu:1", lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE), input)
+    return _inplace("Elu:1", lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE), input,
+                    saves_result=True)
 
 
 def celu_(input: Any, alpha: float = 1.0) -> Any:  # noqa: A002
     """``celu`` written into ``input``."""
-    return _inplace("Celu:1", lambda x: _celu(x, alpha), input)
+    return _inplace("Celu:1", lambda x: _celu(x, alpha), input, saves_result=True)
 
 
 def hardtanh_(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:  # noqa: A002
@@ -208,7 +210,8 @@ def hardtanh_(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:  
 def leaky_relu_(input: Any, negative_slope: float = 0.01) -> Any:  # noqa: A002
     """``leaky_relu`` written into ``input``."""
     # The slope side at 0, as PyTorch's backward (x > 0 ? 1 : slope).
-    return _inplace("LeakyRelu:1", lambda x: fnp.where(x > 0, x, x * negative_slope), input)
+    return _inplace("LeakyRelu:1", lambda x: fnp.where(x > 0, x, x * negative_slope), input,
+                    saves_result=True)
 
 
 def threshold_(input: Any, threshold: float, value: float) -> Any:  # noqa: A002
@@ -222,10 +225,12 @@ def rrelu_(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: 
     """``rrelu`` written into ``input``."""
     if not training:
         slope = (lower + upper) / 2
-        return _inplace("RreluWithNoise:1", lambda x: fnp.where(x > 0, x, x * slope), input)
+        return _inplace("RreluWithNoise:1", lambda x: fnp.where(x > 0, x, x * slope), input,
+                        saves_result=True)
     noise = uniform_noise(tuple(input.shape), lower, upper, input)
     return _inplace("RreluWithNoise:1",
-                    lambda x: fnp.where(x > 0, x, x * fnp.asarray(noise, dtype=x.dtype)), input)
+                    lambda x: fnp.where(x > 0, x, x * fnp.asarray(noise, dtype=x.dtype)), input,
+                    saves_result=True)
 
 
 # ------------------------------------------------------------------------- others
