@@ -60,17 +60,18 @@ def _read(jaxpr: ClosedJaxpr, inputs: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(i for i in inputs if id(jaxpr.jaxpr.invars[i]) in read)
 
 
-def consumed_donations(jaxpr: ClosedJaxpr, backend: str, donate: tuple[int, ...]
-                       ) -> tuple[int, ...]:
+def consumed_donations(jaxpr: ClosedJaxpr, backend: str, donate: tuple[int, ...],
+                       keep_unused: bool = False) -> tuple[int, ...]:
     """The donated inputs that a call consumes (their Arrays are deleted): those JAX's
     lowering matches to an output, first by shape and dtype, then the rest by element
     count (``mlir._set_up_aliases``), whether or not funcgrad's program writes into them.
-    An input the program does not use is none of them (JAX prunes it before lowering).
-    None on CuPy, where funcgrad does not use donations."""
+    An input the program does not use is none of them (JAX prunes it before lowering),
+    unless ``keep_unused`` (``jit(keep_unused=True)`` keeps it as a parameter). None on
+    CuPy, where funcgrad does not use donations."""
     if backend != "numpy":
         return ()
     ins, outs = jaxpr.in_avals, jaxpr.out_avals
-    donate = _read(jaxpr, donate)
+    donate = donate if keep_unused else _read(jaxpr, donate)
     waiting: dict[Any, list[int]] = {}
     for i in donate:
         waiting.setdefault((ins[i].shape, ins[i].dtype), []).append(i)
@@ -90,17 +91,18 @@ def consumed_donations(jaxpr: ClosedJaxpr, backend: str, donate: tuple[int, ...]
 
 
 def executable(jaxpr: ClosedJaxpr, backend: str, donate: tuple[int, ...] = (),
-               warn: bool = True) -> Callable[..., list[Any]]:
+               warn: bool = True, keep_unused: bool = False) -> Callable[..., list[Any]]:
     """The compiled program of ``jaxpr`` on ``backend`` (compiled once, then cached);
     ``donate`` lists the donated inputs (see ``jit(donate_argnums=...)``): the program may
     overwrite those a call consumes (``consumed_donations``), and ``warn`` says whether the
-    others are reported (JAX's warning)."""
+    others are reported (JAX's warning); with ``keep_unused`` an input the program does not
+    read may be consumed or reported too (``jit(keep_unused=True)``)."""
     per = _executables.setdefault(jaxpr, {})
-    key: Hashable = (backend, donate) if donate else backend
+    key: Hashable = (backend, donate, keep_unused) if donate else backend
     exe = per.get(key)
     if exe is None:
         t0 = time.perf_counter()
-        consumed = consumed_donations(jaxpr, backend, donate)
+        consumed = consumed_donations(jaxpr, backend, donate, keep_unused)
         if consumed:
             from funcgrad.backends.compile_python import compile_jaxpr  # noqa: PLC0415
 
@@ -111,7 +113,8 @@ def executable(jaxpr: ClosedJaxpr, backend: str, donate: tuple[int, ...] = (),
             monitoring.record_event_duration_secs(monitoring.COMPILE_EVENT,
                                                   time.perf_counter() - t0)
         per[key] = exe
-        unusable = [jaxpr.in_avals[i] for i in _read(jaxpr, donate) if i not in consumed]
+        unusable = [jaxpr.in_avals[i] for i in (donate if keep_unused else _read(jaxpr, donate))
+                    if i not in consumed]
         if unusable and warn:
             # JAX's warning, raised once per compiled program as JAX does at compile time.
             warnings.warn("Some donated buffers were not usable: "
@@ -329,15 +332,16 @@ class Lowered:
     """A staged and compiled jitted call: its jaxpr and its program text."""
 
     def __init__(self, jaxpr: ClosedJaxpr, out_tree: _OutTree, backend: str,
-                 donate: tuple[int, ...] = ()) -> None:
+                 donate: tuple[int, ...] = (), keep_unused: bool = False) -> None:
         self.jaxpr = jaxpr
         self.out_tree = out_tree
         self.backend = backend
         # The flat inputs donated (the program text shows the buffers written into).
         self.donate = donate
+        self.keep_unused = keep_unused
 
     def compile(self) -> Callable[..., list[Any]]:
-        return executable(self.jaxpr, self.backend, self.donate)
+        return executable(self.jaxpr, self.backend, self.donate, keep_unused=self.keep_unused)
 
     def as_text(self) -> str:
         """The generated program (Python source on the NumPy backend)."""
@@ -369,7 +373,41 @@ def _hashable_static(value: Any) -> Any:
             "Non-hashable static arguments are not supported. An error occurred while trying "
             f"to hash an object of type {type(value)}, {value}. The error was:\n"
             f"TypeError: {e}\n") from None
-    return value
+    return _Static(value)
+
+
+class _Static:
+    """A static argument in a cache key, equal to another only when their types are the
+    same too (JAX's ``Static``): ``f(x, 3)`` and ``f(x, 3.0)`` are traced separately."""
+
+    __slots__ = ("val",)
+
+    def __init__(self, val: Any) -> None:
+        self.val = val
+
+    def __hash__(self) -> int:
+        return hash(self.val)
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is _Static and type(self.val) is type(other.val)
+                and bool(self.val == other.val))
+
+
+def _static_positions(static_argnums: Sequence[int], nargs: int) -> set[int]:
+    """The positions of the static arguments among ``nargs`` positional ones, as JAX's
+    ``_ensure_inbounds``: an index past the arguments is ignored (the argument was passed
+    by keyword or left to its default), a negative one counts from the end."""
+    out = set()
+    for i in static_argnums:
+        if i >= nargs:
+            continue
+        if i < -nargs:
+            raise ValueError(
+                "Positional argument indices, e.g. for `static_argnums`, must have value "
+                "greater than or equal to -len(args) and less than len(args), but got "
+                f"value {i} for len(args) == {nargs}.")
+        out.add(i % nargs)
+    return out
 
 
 _live_functions: weakref.WeakSet[JitFunction] = weakref.WeakSet()
@@ -402,8 +440,8 @@ class JitFunction:
 
     def __init__(self, fun: Callable[..., Any], static_argnums: Sequence[int],
                  static_argnames: Sequence[str], backend: str | None,
-                 donate_argnums: Sequence[int] = (), donate_argnames: Sequence[str] = ()
-                 ) -> None:
+                 donate_argnums: Sequence[int] = (), donate_argnames: Sequence[str] = (),
+                 keep_unused: bool = False) -> None:
         _live_functions.add(self)
         functools.update_wrapper(self, fun)
         self.fun = fun
@@ -413,6 +451,9 @@ class JitFunction:
         self.donate_argnums, self.donate_argnames = _both_ways(fun, self._donate_given,
                                                                tuple(donate_argnames))
         self.backend = backend or "auto"
+        # JAX's keep_unused: observable here only through donation (an unused donated input
+        # is consumed, or reported as unusable, instead of being pruned).
+        self.keep_unused = keep_unused
         self._cache: dict[Hashable, tuple[ClosedJaxpr, _OutTree]] = {}
         # Calls with only Arrays as positional arguments skip flattening entirely.
         self._fast: dict[tuple[Any, ...], tuple[Callable[..., list[Any]], _OutTree,
@@ -427,10 +468,7 @@ class JitFunction:
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                ) -> tuple[list[Any], PyTreeDef, tuple[Any, ...], Callable[..., Any]]:
         nargs = len(args)
-        if any(not -nargs <= i < nargs for i in self.static_argnums):
-            raise ValueError(f"Jitted function has static_argnums={self.static_argnums}, but "
-                             f"only accepts {nargs} positional arguments.")
-        static_pos = {i % nargs if nargs else i for i in self.static_argnums}
+        static_pos = _static_positions(self.static_argnums, nargs)
         statics = tuple((i, _hashable_static(args[i])) for i in sorted(static_pos))
         statics_kw = tuple(sorted((k, _hashable_static(v)) for k, v in kwargs.items()
                                   if k in self.static_argnames))
@@ -445,7 +483,7 @@ class JitFunction:
             d_args, d_kwargs = tree_unflatten(in_tree, rewrap(flat, kinds))
             it = iter(d_args)
             full = [args[i] if i in static_pos else next(it) for i in range(nargs)]
-            return fun(*full, **d_kwargs, **dict(statics_kw))
+            return fun(*full, **d_kwargs, **{k: v.val for k, v in statics_kw})
 
         return leaves, in_tree, (statics, statics_kw, kinds), flat_fun
 
@@ -548,7 +586,7 @@ class JitFunction:
         matching, and one passed by keyword when its name is in donate_argnames)."""
         nargs = len(args)
         pos = {i for i in self.donate_argnums if 0 <= i < nargs}
-        static_pos = {i % nargs for i in self.static_argnums}
+        static_pos = _static_positions(self.static_argnums, nargs)
         flat: list[int] = []
         n = 0
 
@@ -571,14 +609,14 @@ class JitFunction:
         """Run with the donated inputs' buffers given to the program, then delete those
         Arrays (as JAX: a donated Array that the program used cannot be used again)."""
         donate = self._donated_leaves(args, kwargs)
-        exe = executable(closed, backend, donate)
+        exe = executable(closed, backend, donate, keep_unused=self.keep_unused)
         used = getattr(exe, "donated_used", ())
         bufs = [np.asarray(x, get_aval(x).dtype) if dtypes.python_scalar(x) else as_buffer(x)
                 for x in leaves]
         donated_buffers(leaves, bufs, used)
         outs = exe(*bufs)
         del bufs
-        for i in consumed_donations(closed, backend, donate):
+        for i in consumed_donations(closed, backend, donate, self.keep_unused):
             if isinstance(leaves[i], ArrayImpl):
                 leaves[i].delete()
         return [wrap(o, av) for o, av in zip(outs, closed.out_avals)]
@@ -631,7 +669,7 @@ class JitFunction:
         closed, out_tree, _, backend = self._staged(args, kwargs, abstract_ok=True)
         donate = self._donated_leaves(args, kwargs) if self.donate_argnums or \
             self.donate_argnames else ()
-        return Lowered(closed, out_tree, backend, donate)
+        return Lowered(closed, out_tree, backend, donate, self.keep_unused)
 
 
 def _closure_converted(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -676,15 +714,21 @@ def _name(fun: Callable[..., Any]) -> str:
 
 
 def _check_argnames(fun: Callable[..., Any], names: Sequence[str], what: str) -> None:
-    """As JAX: names that ``fun`` does not take are an error (unless it takes ``**kwargs``)."""
+    """As JAX: names that ``fun`` does not take are an error (unless it takes ``**kwargs``),
+    and so are the names of positional-only parameters."""
     try:
         params = inspect.signature(fun).parameters.values()
     except (TypeError, ValueError):
         return
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return
+    positional_only = {p.name for p in params if p.kind in (
+        inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)} & set(names)
+    if positional_only:
+        raise ValueError(f"Jitted function has invalid argnames {positional_only} in {what}. "
+                         "These are positional-only")
     valid = {p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                                    inspect.Parameter.KEYWORD_ONLY)}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return
     invalid = set(names) - valid
     if invalid:
         raise ValueError(f"Jitted function has invalid argnames {invalid} in {what}. "
@@ -724,28 +768,58 @@ def _both_ways(fun: Callable[..., Any], nums: tuple[int, ...], names: tuple[str,
     return tuple(sorted(all_nums)), tuple(sorted(all_names))
 
 
+def _infer_argnums_and_argnames(fun: Callable[..., Any], nums: int | Sequence[int] | None,
+                                 names: str | Sequence[str] | None
+                                 ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """JAX's ``infer_argnums_and_argnames``: given only positions, the names of those
+    positional-or-keyword parameters are added, and the other way round (so an argument
+    is static, or donated, however it is passed); given both, neither is inferred."""
+    num_t = None if nums is None else (nums,) if isinstance(nums, int) else tuple(nums)
+    name_t = None if names is None else _names(names)
+    if num_t is None and name_t is None:
+        return (), ()
+    if num_t is not None and name_t is not None:
+        return num_t, name_t
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return num_t or (), name_t or ()
+    kw = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    if num_t is None:
+        assert name_t is not None
+        return tuple(i for i, p in enumerate(params) if p.kind is kw and p.name in name_t), \
+            name_t
+    return num_t, tuple(p.name for i, p in enumerate(params) if p.kind is kw and i in num_t)
+
+
 def _names(x: str | Sequence[str] | None) -> tuple[str, ...]:
     return () if x is None else (x,) if isinstance(x, str) else tuple(x)
 
 
-def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (), backend: str | None = None,
+def jit(fun: Callable[..., Any] | None = None,
+        static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None, backend: str | None = None,
         donate_argnums: int | Sequence[int] | None = None,
         donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
         inline: bool = False, device: Any = None) -> Any:
     """Compile ``fun``: staged once per input signature, then run as a compiled program.
 
     ``static_argnums``/``static_argnames`` name arguments that are Python values
-    (hashable; a new value re-traces); names ``fun`` does not take are a ValueError, as in
-    JAX. ``backend`` is ``"numpy"``, ``"cupy"`` or None to follow the inputs.
+    (hashable; a new value, or one of another type, re-traces); as in JAX, given one of the
+    two the other is inferred from ``fun``'s signature (an argument is static whether passed
+    by position or by keyword), and positions or names ``fun`` does not take are a
+    ValueError. ``backend`` is ``"numpy"``, ``"cupy"`` or None to follow the inputs.
     ``donate_argnums``/``donate_argnames`` name arguments whose buffers the caller gives
     up: the program may write its results into them, and such an Array is deleted after
     the call (using it raises RuntimeError, as in JAX; a donation that no result can use
     warns and deletes nothing). A buffer that is not the Array's alone (a view, shared
     with NumPy data or another Array) is copied first: user data is never written.
-    ``keep_unused``, ``inline`` and ``device`` are accepted for JAX compatibility and
-    change nothing here (a jitted call is compiled as a whole). Decorating a method binds
-    ``self`` like any function.
+    ``keep_unused=True`` keeps an argument the function does not use as a parameter of the
+    program, which JAX otherwise prunes: observable only with donation (such an argument,
+    donated, is then consumed or reported as unusable, as in JAX); like JAX, any value is
+    accepted (its truth counts). ``inline`` and ``device`` are accepted for JAX
+    compatibility and change nothing here (a jitted call is compiled as a whole).
+    Decorating a method binds ``self`` like any function.
 
     >>> import numpy as np
     >>> import funcgrad as fg
@@ -755,18 +829,25 @@ def jit(fun: Callable[..., Any] | None = None, static_argnums: int | Sequence[in
     >>> f(np.ones(3), np.ones(3))
     Array(4., dtype=float32)
     """
-    del keep_unused, inline, device
-    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    names = _names(static_argnames)
+    del inline, device
     donated = _names(donate_argnames)
     donated_nums = () if donate_argnums is None else (donate_argnums,) \
         if isinstance(donate_argnums, int) else tuple(donate_argnums)
 
     def make(f: Callable[..., Any]) -> JitFunction:
+        nums, names = _infer_argnums_and_argnames(f, static_argnums, static_argnames)
+        _check_argnums(f, nums, "static_argnums")
         _check_argnames(f, names, "static_argnames")
-        _check_argnames(f, donated, "donate_argnames")
         _check_argnums(f, donated_nums, "donate_argnums")
-        return JitFunction(f, nums, names, backend, donated_nums, donated)
+        _check_argnames(f, donated, "donate_argnames")
+        jf = JitFunction(f, nums, names, backend, donated_nums, donated,
+                         keep_unused=bool(keep_unused))
+        both = set(names) & set(jf.donate_argnames)
+        if both:
+            raise ValueError("static_argnames and donate_argnames cannot intersect. Argument "
+                             f"names {both} appear in both static_argnames and "
+                             "donate_argnames")
+        return jf
 
     if fun is None:
         return make

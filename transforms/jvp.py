@@ -187,7 +187,16 @@ def _output_tangent(primal: Any, tangent: Any, float0: bool) -> Any:
     aval = get_aval(primal)
     if float0 and not dtypes.is_inexact(aval.dtype):
         return np.zeros(aval.shape, dtypes.FLOAT0)
-    return zeros_like_aval(aval) if tangent is None else as_primal_type(tangent, aval)
+    if tangent is None:
+        # A symbolic zero becomes an Array of the primal's aval, weak type included (JAX's
+        # instantiated zero tangent): hessian(lambda x: x)(1.0) is a weak 0.
+        from funcgrad.array import ArrayImpl, wrap  # noqa: PLC0415
+
+        z = zeros_like_aval(aval)
+        if isinstance(z, (ArrayImpl, Tracer)):
+            return z if get_aval(z) == aval else as_primal_type(z, aval)
+        return wrap(z, aval)
+    return as_primal_type(tangent, aval)
 
 
 def as_primal_type(t: Any, aval: Any) -> Any:

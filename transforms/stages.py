@@ -98,8 +98,26 @@ class Compiled:
             raise TypeError(
                 "Argument types differ from the types for which this computation was "
                 f"compiled: expected {bad[0][0].str_short()}, got {bad[0][1].str_short()}")
-        outs = self._exe(*(np.asarray(x, g.dtype) if dtypes.python_scalar(x)
-                           else as_buffer(asarray(x)) for x, g in zip(leaves, got)))
+        bufs = [np.asarray(x, g.dtype) if dtypes.python_scalar(x) else as_buffer(asarray(x))
+                for x, g in zip(leaves, got)]
+        base = self._lowered._base
+        donate = getattr(base, "donate", ())
+        if donate:
+            # As the jitted call: a donated buffer the program writes into is the Array's
+            # alone (else copied first), and the donated Arrays it consumes are deleted.
+            from funcgrad.transforms.jit import (  # noqa: PLC0415
+                consumed_donations,
+                donated_buffers,
+            )
+
+            donated_buffers(leaves, bufs, getattr(self._exe, "donated_used", ()))
+        outs = self._exe(*bufs)
+        del bufs
+        if donate:
+            for i in consumed_donations(self._lowered.jaxpr, base.backend, donate,
+                                        getattr(base, "keep_unused", False)):
+                if type(leaves[i]) is ArrayImpl:
+                    leaves[i].delete()
         return self._lowered.out_tree.unflatten(
             [o if type(o) is ArrayImpl else wrap(o, av)
              for o, av in zip(outs, self._lowered.jaxpr.out_avals)])

@@ -25,7 +25,13 @@ def args(*xs: Any) -> list[Any]:
 
 
 def const(x: Any, v: float) -> Any:
-    return jnp.asarray(v, dtype=x.dtype)
+    """``v`` in ``x``'s dtype, weakly typed when ``x`` is (JAX's ``lax._const``: a constant
+    leaves the weak type of a Python-scalar argument's result alone)."""
+    from funcgrad.core import get_aval  # noqa: PLC0415
+    from funcgrad.primitives.elementwise import convert_element_type  # noqa: PLC0415
+
+    c = jnp.asarray(v, dtype=x.dtype)
+    return convert_element_type(c, x.dtype, True) if get_aval(x).weak_type else c
 
 
 def outside(x: Any, mask: Any, fill: float) -> Any:

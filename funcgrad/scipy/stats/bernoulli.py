@@ -24,8 +24,9 @@ def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
     """
     k, p, loc = args(k, p, loc)
     x = k - loc
-    val = special.xlogy(x, p) + special.xlog1py(1.0 - x, -p)
-    return jnp.where((x == 0) | (x == 1), val, const(p, -np.inf))
+    val = special.xlogy(x, p) + special.xlog1py(const(x, 1.0) - x, -p)
+    # As JAX: -inf outside [0, 1] only (a k in between gets the formula's value).
+    return jnp.where((x < const(x, 0.0)) | (x > const(x, 1.0)), -np.inf, val)
 
 
 def pmf(k: Any, p: Any, loc: Any = 0) -> Any:
@@ -45,8 +46,10 @@ def cdf(k: Any, p: Any) -> Any:
     """
     k, p = args(k, p)
     zero, one = const(k, 0.0), const(k, 1.0)
-    out = jnp.where(k < 0, zero, jnp.where(k >= 1, one, one - p))
-    return jnp.where((p < 0) | (p > 1), const(p, np.nan), out)
+    # JAX's select: NaN for a NaN k or p as for p outside [0, 1].
+    conds = [jnp.isnan(k) | jnp.isnan(p) | (p < zero) | (p > one), k < zero,
+             (k >= zero) & (k < one), k >= one]
+    return jnp.select(conds, [np.nan, zero, one - p, one])
 
 
 def ppf(q: Any, p: Any) -> Any:
@@ -56,9 +59,9 @@ def ppf(q: Any, p: Any) -> Any:
     1.0
     """
     q, p = args(q, p)
-    out = jnp.where(q > 1.0 - p, const(q, 1.0), const(q, 0.0))
-    bad = (q < 0) | (q > 1) | (p < 0) | (p > 1)
-    return jnp.where(bad, const(q, np.nan), out)
+    zero, one = const(q, 0.0), const(q, 1.0)
+    bad = jnp.isnan(q) | jnp.isnan(p) | (p < zero) | (p > one) | (q < zero) | (q > one)
+    return jnp.where(bad, np.nan, jnp.where(q <= one - p, zero, one))
 
 
 __all__ = ["cdf", "logpmf", "pmf", "ppf"]

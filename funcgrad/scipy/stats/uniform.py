@@ -42,7 +42,10 @@ def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     0.25
     """
     x, loc, scale = args(x, loc, scale)
-    return jnp.clip((x - loc) / scale, 0.0, 1.0)
+    # JAX's select with strongly typed 0 and 1 (0 where no case holds: NaN in, 0 out).
+    zero, one = jnp.array(0, x.dtype), jnp.array(1, x.dtype)
+    conds = [x < loc, x > loc + scale, (x >= loc) & (x <= loc + scale)]
+    return jnp.select(conds, [zero, one, (x - loc) / scale])
 
 
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
