@@ -325,7 +325,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
 
 def _inexact(dt: Any) -> np.dtype[Any]:
     dt = np.dtype(dt)
-    return dt if dt.kind in "fc" else dtypes.default_float()
+    return dt if dtypes.is_inexact(dt) else dtypes.default_float()
 
 
 def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import dtypes
 from funcgrad.core import get_aval
 from funcgrad.numpy import _ufuncs as U
 from funcgrad.numpy._core import canonical_axes, to_inexact_dtype
@@ -97,7 +98,7 @@ def _logsumexp(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
     """``logaddexp.reduce``: log(sum(exp(a))) with the max shifted out (JAX ignores
     ``dtype`` here too)."""
     arr = fnp.asarray(a)
-    if get_aval(arr).dtype.kind not in "fc":
+    if not dtypes.is_inexact(get_aval(arr).dtype):
         arr = fnp.astype(arr, to_inexact_dtype(get_aval(arr).dtype))
     nd = get_aval(arr).ndim
     axes = canonical_axes(axis, nd)

@@ -180,6 +180,90 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     return _keepdims(result, aval.ndim, axes, keepdims)
 
 
+_mean = mean
+
+
+def _given_mean(a: Any, a_mean: Any, dt: np.dtype[Any], name: str) -> Any:
+    """var's ``mean=``, cast to the computation dtype ``dt``, with the errors JAX's
+    ``lax.sub(a, mean)`` gives (no rank broadcasting; size-1 axes and scalars do)."""
+    from funcgrad.numpy._core import is_array  # noqa: PLC0415
+
+    if not (is_array(a_mean) or isinstance(a_mean, (np.ndarray, np.generic))
+            or np.isscalar(a_mean)):
+        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a_mean)} at "
+                        "position 0.")
+    m = asarray(a_mean)
+    if get_aval(m).dtype.kind == "c" and dt.kind != "c":
+        from funcgrad.numpy._ufuncs import real  # noqa: PLC0415
+
+        m = real(m)  # astype to a real dtype keeps the real part, as JAX's
+    m = cast(m, dt)
+    a_shape, m_shape = get_aval(a).shape, get_aval(m).shape
+    if a_shape and m_shape:
+        if len(a_shape) != len(m_shape):
+            ranks = ", ".join(str(r) for r in sorted({len(a_shape), len(m_shape)}))
+            raise TypeError(f"sub: arrays must have the same number of dimensions, got "
+                            f"{{{ranks}}}")
+        if builtins.any(p != q and 1 not in (p, q) for p, q in zip(a_shape, m_shape)):
+            raise TypeError(f"sub got incompatible shapes for broadcasting: {a_shape}, "
+                            f"{m_shape}.")
+    return m
+
+
+_BOOL_DIV = ("div does not accept dtype bool at position 0. Accepted dtypes at position 0 "
+             "are subtypes of integer, floating, complexfloating.")
+
+
+def _int_var(a: Any, axes: tuple[int, ...], dt: np.dtype[Any], ddof: Any, keepdims: bool,
+             where_: Any, a_mean: Any, name: str) -> Any:
+    """var/nanvar with an integer (or bool) ``dtype``: as JAX, computed in that dtype (the
+    mean an integer quotient, truncated), then var divides in it (NaN where nothing is
+    left: a weakly typed float) and nanvar in the default float, cast back to ``dt``."""
+    from funcgrad.numpy._ufuncs import greater, less_equal  # noqa: PLC0415
+
+    trunc_div = E.div_p.lax_fn  # lax.div: integers rounded toward zero, as XLA's
+    assert trunc_div is not None
+
+    aval = get_aval(a)
+    if a_mean is None and dt.kind == "b":
+        raise TypeError(_BOOL_DIV)  # JAX's mean divides in the asked dtype
+    a = cast(a, dt)
+
+    def count(keep: bool) -> Any:
+        if where_ is None:
+            shape = tuple(1 if i in axes else d for i, d in enumerate(aval.shape)
+                          if keep or i not in axes)
+            from funcgrad.numpy._creation import full  # noqa: PLC0415
+
+            return full(shape, np.asarray(_count(aval.shape, axes)).astype(dt), dt)
+        return sum(_broadcast_mask(where_, aval.shape), axes, dtype=dt, keepdims=keep)
+
+    if a_mean is None:
+        m = trunc_div(sum(a, axes, dtype=dt, keepdims=True, where=where_), count(True))
+    else:
+        m = _given_mean(a, a_mean, dt, name)
+    centered = subtract(a, m)
+    if get_aval(centered).dtype.kind == "b":
+        raise TypeError(_BOOL_DIV)
+    squared = multiply(centered, centered)
+    if name == "var":
+        norm = subtract(count(keepdims), cast(np.asarray(ddof).astype(dt), dt))
+        total = sum(squared, axes, dtype=dt, keepdims=keepdims, where=where_)
+        return where(greater(norm, 0), trunc_div(total, norm), np.nan)
+    norm = subtract(_ones_count(a, axes, keepdims, where_), ddof)
+    empty = less_equal(norm, 0)
+    total = where(empty, np.nan, sum(squared, axes, keepdims=keepdims, where=where_))
+    res = divide(total, cast(where(empty, 1, norm), get_aval(total).dtype))
+    return cast(res, dt)
+
+
+def _ones_count(a: Any, axes: tuple[int, ...], keepdims: bool, where_: Any) -> Any:
+    """JAX's nanvar normalizer for integer data: a sum of True (the default int)."""
+    from funcgrad.numpy._creation import ones  # noqa: PLC0415
+
+    return sum(ones(get_aval(a).shape, dtype=bool), axes, keepdims=keepdims, where=where_)
+
+
 def _broadcast_mask(where_: Any, shape: tuple[int, ...]) -> Any:
     from funcgrad.numpy._core import broadcast_to_shape  # noqa: PLC0415
 
@@ -187,7 +271,8 @@ def _broadcast_mask(where_: Any, shape: tuple[int, ...]) -> Any:
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-        keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: Any = None) -> Any:
     """Variance over ``axis`` with ``ddof`` (or ``correction``) delta degrees of freedom.
 
     >>> import funcgrad.numpy as fnp
@@ -201,8 +286,11 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
     out_dt = _var_dtype(aval.dtype, dtype, "var")
+    if not dtypes.is_inexact(out_dt):
+        return _int_var(a, axes, out_dt, ddof, keepdims, where, mean, "var")
     a = cast(a, _work_dtype(out_dt))
-    centered = subtract(a, mean(a, axes, keepdims=True, where=where))
+    centered = subtract(a, _mean(a, axes, keepdims=True, where=where) if mean is None
+                        else _given_mean(a, mean, _work_dtype(out_dt), "var"))
     if get_aval(centered).dtype.kind == "c":
         # |z - mean|^2, a real variance (as NumPy and JAX), not the square of z - mean.
         from funcgrad.numpy._ufuncs import imag, real  # noqa: PLC0415
@@ -229,14 +317,20 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-        keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: Any = None) -> Any:
     """Standard deviation over ``axis``.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.std(fnp.array([1.0, 3.0])))
     1.0
     """
-    return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction))
+    if dtype is not None:
+        want = requested_dtype(dtype, "std")
+        if not dtypes.is_inexact(want):
+            raise ValueError(f"dtype argument to jnp.std must be inexact; got {want}")
+    return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                    correction=correction))
 
 
 def _chooser(prim_fn: Any, name: str, a: Any, axis: Any, keepdims: bool, initial: Any,

@@ -550,7 +550,7 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
     arr, dt, ax, n, k = _partition_operand(a, kth, axis, "partition")
     if dt.kind == "u":
         bottom = subtract(negative(top_k(negative(arr + 1), k + 1)[0]), 1)
-    elif dt.kind == "f":
+    elif dtypes.is_float(dt):
         from funcgrad.numpy._indexing import take_along_axis  # noqa: PLC0415
 
         bottom = take_along_axis(arr, top_k(_negated_nan_last(arr), k + 1)[1], -1)
@@ -577,7 +577,7 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     """
     arr, dt, ax, n, k = _partition_operand(a, kth, axis, "argpartition")
     bottom_ind = top_k(negative(arr + 1) if dt.kind == "u" else _negated_nan_last(arr)
-                       if dt.kind == "f" else negative(arr), k + 1)[1]
+                       if dtypes.is_float(dt) else negative(arr), k + 1)[1]
     # The rest in index order: the indices not in bottom_ind, found through a 0/1 proxy.
     hit = _any(equal(expand_dims(bottom_ind, -1), arange(n, dtype=get_aval(bottom_ind).dtype)),
                axis=-2)

@@ -610,14 +610,15 @@ def _full_slab(out: Any, ax: int, width: int, value: Any, dtype: Any) -> Any:
 
 
 def _ramp(edge: Any, end: Any, width: int, ax: int, before: bool, dtype: Any) -> Any:
-    """NumPy's linear_ramp: ``width`` values from the end value to the edge (excluded)."""
+    """NumPy's linear_ramp: ``width`` values from the end value to the edge (excluded).
+    Computed in the array's inexact dtype (bfloat16 included), as JAX's linspace is."""
     shape = [1] * get_aval(edge).ndim
     shape[ax] = width
     k = np.arange(width, dtype=np.float64)
     # before the array: end + (edge - end) k / w; after it: edge + (end - edge) (k + 1) / w
     frac = np.reshape(k / width if before else 1 - (k + 1) / width, shape)
     end_value = float(np.asarray(end))
-    work = dtype if np.dtype(dtype).kind in "fc" else dtypes.default_float()
+    work = dtype if dtypes.is_inexact(np.dtype(dtype)) else dtypes.default_float()
     ramp = end_value + (edge.astype(work) - end_value) * frac.astype(work)
     if np.dtype(dtype).kind in "iu":
         from funcgrad.numpy._ufuncs import floor  # noqa: PLC0415

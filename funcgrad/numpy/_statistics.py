@@ -34,6 +34,8 @@ from funcgrad.numpy._indexing import take_along_axis
 from funcgrad.numpy._linalg import diagonal
 from funcgrad.numpy._reductions import (
     _accumulate_dtype,
+    _given_mean,
+    _int_var,
     _prepare,
     _var_dtype,
     _work_dtype,
@@ -332,7 +334,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
 
 
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-           keepdims: bool = False, where: Any = None) -> Any:
+           keepdims: bool = False, where: Any = None, mean: Any = None) -> Any:
     """Variance of the non-NaN entries (divisor: their count minus ``ddof``).
 
     >>> import funcgrad.numpy as fnp
@@ -342,12 +344,16 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     a = _prepare(a)
     (a,) = promote_inexact(a)
     out_dt = _var_dtype(get_aval(a).dtype, dtype, "nanvar")
+    if not dtypes.is_inexact(out_dt):
+        return _int_var(a, canonical_axes(axis, get_aval(a).ndim), out_dt, ddof, keepdims,
+                        where, mean, "nanvar")
     # JAX computes 16-bit floats in float32, and returns the asked dtype (a complex one
     # holds the real variance).
     a = cast(a, _work_dtype(out_dt))
     # NaN entries center to 0 (not NaN) so that they carry no derivative, as in JAX.
-    centered = _where(isnan(a), 0, subtract(a, nanmean(a, axis=axis, keepdims=True,
-                                                          where=where)))
+    a_mean = nanmean(a, axis=axis, keepdims=True, where=where) if mean is None else \
+        _given_mean(a, mean, _work_dtype(out_dt), "nanvar")
+    centered = _where(isnan(a), 0, subtract(a, a_mean))
     if get_aval(a).dtype.kind == "c":
         sq = real(multiply(centered, conj(centered)))
     else:
@@ -359,18 +365,24 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     # The divisor is 1 where the result is NaN anyway, so that no 0/0 reaches the gradient.
     empty = less_equal(denom, 0)
     res = divide(_where(empty, np.nan, total), _where(empty, 1, denom))
-    return res if dtype is None and out_dt.kind != "f" else cast(res, out_dt)
+    return res if dtype is None and not dtypes.is_float(out_dt) else cast(res, out_dt)
 
 
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-           keepdims: bool = False, where: Any = None) -> Any:
+           keepdims: bool = False, where: Any = None, mean: Any = None) -> Any:
     """Standard deviation of the non-NaN entries.
 
     >>> import funcgrad.numpy as fnp
     >>> float(fnp.nanstd(fnp.array([1.0, fnp.nan, 3.0])))
     1.0
     """
-    return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where))
+    res = nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where,
+                 mean=mean)
+    res_dt = get_aval(res).dtype
+    if not dtypes.is_inexact(res_dt):  # JAX's lax.sqrt of an integer nanvar
+        raise TypeError(f"sqrt does not accept dtype {res_dt}. Accepted dtypes are subtypes "
+                        "of floating, complexfloating.")
+    return sqrt(res)
 
 
 # ------------------------------------------------------------------------ quantiles
@@ -415,7 +427,7 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
     if q_nd > 1:
         raise ValueError(f"{name}: q must be a scalar or 1-d, got shape {get_aval(q).shape}")
     qdt = get_aval(q).dtype
-    if qdt.kind != "f":
+    if not dtypes.is_float(qdt):
         raise TypeError(f"floor does not accept dtype {qdt}. Accepted dtypes are subtypes "
                         "of floating.")
     c01 = np.asarray(1, qdt) / np.asarray(100, qdt)

@@ -35,7 +35,7 @@ def _doc(name: str, what: str, example: str) -> str:
 def _unary(name: str, prim: Primitive, what: str, *, inexact: bool = True,
            example_out: str = "") -> Callable[[Any], Any]:
     def fn(x: Any) -> Any:
-        if not (_is_value(x) and get_aval(x).dtype.kind in "fc"):
+        if not (_is_value(x) and dtypes.is_inexact(get_aval(x).dtype)):
             (x,) = promote_inexact(x) if inexact else promote_args(x)
         return prim.bind(x)
 
@@ -74,7 +74,7 @@ def _same_type_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
     dtype)."""
     if _is_value(x):
         ax = get_aval(x)
-        if ax.dtype.kind not in "fc":
+        if not dtypes.is_inexact(ax.dtype):
             return None
         if type(y) is float or type(y) is int and _INT32_MIN <= y <= _INT32_MAX:
             return (x, np.asarray(y, ax.dtype)) if not ax.weak_type else None
@@ -85,7 +85,7 @@ def _same_type_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
         return None
     if (type(x) is float or type(x) is int and _INT32_MIN <= x <= _INT32_MAX) and _is_value(y):
         ay = get_aval(y)
-        if ay.dtype.kind in "fc" and not ay.weak_type:
+        if dtypes.is_inexact(ay.dtype) and not ay.weak_type:
             return np.asarray(x, ay.dtype), y
     return None
 
@@ -547,8 +547,8 @@ def angle(z: Any, deg: bool = False) -> Any:
     (z,) = promote_args(z)
     re, im = real(z), imag(z)
     dt = get_aval(re).dtype
-    if not dtypes.is_inexact(dt) or (dt.kind == "f" and get_aval(z).ndim == 0
-                                     and get_aval(z).dtype.kind != "c"):
+    if not dtypes.is_inexact(dt) or (dtypes.is_float(get_aval(z).dtype)
+                                     and get_aval(z).ndim == 0):
         # As JAX: integers, and real scalars, give the default float type.
         dt = dtypes.default_float()
         re, im = cast(re, dt), cast(im, dt)
