@@ -109,6 +109,7 @@ from funcgrad.torch._grad_mode import (
 )
 from funcgrad.torch._random import (
     Generator,
+    _default_generator,
     get_rng_state,
     initial_seed,
     manual_seed,
@@ -117,6 +118,8 @@ from funcgrad.torch._random import (
 )
 from funcgrad.torch._repr import set_printoptions
 from funcgrad.torch._tensor import Tensor
+
+default_generator = _default_generator()
 
 float = float32  # noqa: A001 - PyTorch's aliases
 double = float64
@@ -160,6 +163,8 @@ from funcgrad.torch import (  # noqa: E402
     linalg,
     nn,
     optim,
+    quasirandom,
+    random,
     serialization,
     special,
     utils,

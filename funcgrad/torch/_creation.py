@@ -426,10 +426,86 @@ def rand_like(t: Any, *, dtype: Any = None, device: Any = None,
     return rand(shp, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def randint_like(t: Any, low: builtins.int, high: builtins.int | None = None, *,
-                 dtype: Any = None, device: Any = None) -> Tensor:
-    shp, dt, dev = _like(t, dtype, device)
-    return randint(low, high, shp, dtype=dt, device=dev)
+def randint_like(*args: Any, low: Any = None, high: Any = None, input: Any = None,  # noqa: A002
+                 dtype: Any = None, device: Any = None, generator: Any = None,
+                 requires_grad: builtins.bool = False, memory_format: Any = None,
+                 layout: Any = None, pin_memory: builtins.bool = False) -> Tensor:
+    """Random integers shaped as ``input``: ``randint_like(input, high)`` or
+    ``randint_like(input, low, high)`` (positional or keyword, as PyTorch parses them)."""
+    named = {"input": input, "low": low, "high": high}
+    bound = _bind_overload(args, named, ("input", "high"), ("input", "low", "high"),
+                           "randint_like", _RANDINT_LIKE_SIGS)
+    shp, dt, dev = _like(bound["input"], dtype, device)
+    return randint(bound.get("low", 0), bound["high"], shp, dtype=dt, device=dev,
+                   generator=generator, requires_grad=requires_grad)
+
+
+_RANDINT_LIKE_SIGS = (
+    " * (Tensor input, int high, *, torch.Generator generator, torch.memory_format "
+    "memory_format = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False)\n"
+    " * (Tensor input, int low, int high, *, torch.Generator generator, torch.memory_format "
+    "memory_format = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False)")
+_RANDINT_SIGS = (
+    " * (int high, tuple of ints size, *, torch.Generator generator, Tensor out = None, "
+    "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+    "bool pin_memory = False, bool requires_grad = False)\n"
+    " * (int low, int high, tuple of ints size, *, torch.Generator generator, Tensor out = "
+    "None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+    "bool pin_memory = False, bool requires_grad = False)")
+
+
+def _is_int_arg(v: Any) -> builtins.bool:
+    if isinstance(v, Tensor):
+        return v.ndim == 0 and not v.dtype.is_floating_point and not v.dtype.is_complex
+    if isinstance(v, (builtins.float, np.floating, builtins.complex)):
+        return False
+    try:
+        operator.index(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _as_int(v: Any) -> builtins.int:
+    return builtins.int(v) if isinstance(v, Tensor) else operator.index(v)
+
+
+def _is_size_arg(v: Any) -> builtins.bool:
+    return isinstance(v, (tuple, list, Size)) and builtins.all(_is_int_arg(d) for d in v)
+
+
+def _bind_overload(args: tuple[Any, ...], named: dict[str, Any],
+                   *overloads_and_msg: Any) -> dict[str, Any]:
+    """Bind ``args`` and the keywords in ``named`` (None: not given) to the first of the
+    overloads (tuples of parameter names) whose parameters all get a value of the right
+    kind (``size`` a sequence of ints, ``input`` a tensor, the others ints), as PyTorch's
+    argument parser does; a TypeError in PyTorch's words when none fits."""
+    *overloads, fname, sigs = overloads_and_msg
+    for names in overloads:
+        if len(args) > len(names) or builtins.any(
+                v is not None and k not in names for k, v in named.items()):
+            continue
+        bound = dict(zip(names, args))
+        if builtins.any(named.get(k) is not None for k in bound):
+            continue
+        bound.update({k: v for k, v in named.items() if v is not None})
+        if set(bound) != set(names):
+            continue
+        if builtins.all(_is_size_arg(v) if k == "size" else
+                        isinstance(v, Tensor) if k == "input" else _is_int_arg(v)
+                        for k, v in bound.items()):
+            return bound
+    if len(args) == 2 and fname == "randint" and named.get("size") is None \
+            and builtins.all(_is_int_arg(a) for a in args):
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
+                        f"{type(args[1]).__name__}")
+    got = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}"
+                                              for k, v in named.items() if v is not None]
+    raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                    f"({', '.join(got)}), but expected one "
+                    f"of:\n{sigs}\n")
 
 
 # The dtypes PyTorch's arange and range kernels are not compiled for.
@@ -532,15 +608,16 @@ def rand(*size: Any, dtype: Any = None, device: Any = None,
     return _make(arr, device, requires_grad)
 
 
-def randint(low: builtins.int, high: Any = None, size: Any = (), *, dtype: Any = None,
-            device: Any = None, generator: Any = None, requires_grad: builtins.bool = False
-            ) -> Tensor:
-    """Random integers in ``[low, high)`` (int64)."""
-    if high is None:
-        low, high = 0, low
-    elif isinstance(high, (tuple, list, Size)):
-        # randint(high, size), as PyTorch allows.
-        low, high, size = 0, low, high
+def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
+            dtype: Any = None, device: Any = None, generator: Any = None,
+            requires_grad: builtins.bool = False, layout: Any = None,
+            pin_memory: builtins.bool = False) -> Tensor:
+    """Random integers in ``[low, high)`` (int64): ``randint(high, size)`` or
+    ``randint(low, high, size)``, positional or keyword, as PyTorch parses them."""
+    named = {"low": low, "high": high, "size": size}
+    bound = _bind_overload(args, named, ("high", "size"), ("low", "high", "size"),
+                           "randint", _RANDINT_SIGS)
+    low, high, size = _as_int(bound.get("low", 0)), _as_int(bound["high"]), bound["size"]
     dt = D.to_torch(dtype) if dtype is not None else D.int64
     if not low < high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "

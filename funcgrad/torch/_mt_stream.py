@@ -193,6 +193,17 @@ def _box_muller_f64(d: np.ndarray, mean: float, std: float) -> None:
     d[:, 8:] = fma64(radius * sin, std, mean)
 
 
+def _real_dtype(dt: np.dtype[Any]) -> np.dtype[Any]:
+    return np.dtype(_F64 if dt == np.complex128 else _F32)
+
+
+def _as_complex(pairs: np.ndarray, dt: np.dtype[Any]) -> np.ndarray:
+    """A complex array from ``(..., 2)`` real and imaginary parts."""
+    out = np.empty(pairs.shape[:-1], dt)
+    out.real, out.imag = pairs[..., 0], pairs[..., 1]
+    return out
+
+
 def _is_double(dtype: Any) -> bool:
     return np.dtype(dtype) == _F64
 
@@ -223,7 +234,12 @@ class MTStream:
         out[0:8] = (self.initial_seed % 2 ** 64).to_bytes(8, "little")
         out[8:12] = (625 - pos).to_bytes(4, "little")  # PyTorch counts down what is left
         out[12:16] = (1).to_bytes(4, "little")  # seeded
-        out[16:24] = int(pos).to_bytes(8, "little")  # the index of the next word
+        # The index of the next word: 0 straight after seeding (PyTorch twists on the first
+        # draw), where NumPy's twister stands at 624 too (the untwisted init_genrand key).
+        s32 = self.initial_seed & 0xFFFFFFFF
+        fresh = pos == 624 and int(key[0]) == s32 and \
+            int(key[1]) == (1812433253 * (s32 ^ (s32 >> 30)) + 1) & 0xFFFFFFFF
+        out[16:24] = (0 if fresh else int(pos)).to_bytes(8, "little")
         out[24:5016] = np.asarray(key, np.uint64).astype("<u8").tobytes()
         if self._normal is not None:
             out[5024:5032] = np.float64(self._normal).astype("<f8").tobytes()  # normal_y
@@ -276,6 +292,9 @@ class MTStream:
         shape = _shape(shape)
         n = math.prod(shape)
         dt = np.dtype(dtype)
+        if dt.kind == "c":  # PyTorch fills view_as_real(self): real, imaginary, real, ...
+            pairs = self.torch_uniform(shape + (2,), _real_dtype(dt), low, high)
+            return _as_complex(pairs, dt)
         if _is_double(dt):
             lo, hi = _F64(low), _F64(high)
             v = fma64(self._unit(n, True), hi - lo, lo)
@@ -300,6 +319,12 @@ class MTStream:
         shape = _shape(shape)
         n = math.prod(shape)
         dt = np.dtype(dtype)
+        if dt.kind == "c":
+            # PyTorch fills view_as_real(self) (twice the elements, real and imaginary parts
+            # interleaved) with std / sqrt(2): each part carries half the variance.
+            pairs = self.torch_normal(shape + (2,), _real_dtype(dt), mean,
+                                      float(std) / math.sqrt(2), contiguous)
+            return _as_complex(pairs, dt)
         if n < 16 or not contiguous:
             return self._normal_per_element(n, mean, std).astype(dt).reshape(shape)
         double = _is_double(dt)

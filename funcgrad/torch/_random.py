@@ -39,7 +39,8 @@ _RANDPERM_32_BIT_LIMIT = (2 ** 32 - 1) // 20
 
 
 def mt_randperm(n: int, stream: np.random.RandomState) -> list[int]:
-    """PyTorch's CPU ``randperm``: Fisher-Yates over 32-bit Mersenne Twister draws.
+    """PyTorch's CPU ``randperm``: Fisher-Yates over Mersenne Twister draws (32-bit words
+    below ``(2**32 - 1) // 20`` elements, 64-bit ones, high word first, above).
 
     PyTorch's generator is MT19937 seeded by ``init_genrand(seed)``, which is NumPy's
     legacy ``RandomState(seed)``: with that stream the permutation is PyTorch's exactly.
@@ -47,12 +48,16 @@ def mt_randperm(n: int, stream: np.random.RandomState) -> list[int]:
     >>> mt_randperm(5, np.random.RandomState(0))
     [4, 0, 1, 3, 2]
     """
+    m = max(n - 1, 0)
     if n >= _RANDPERM_32_BIT_LIMIT:
-        return [int(i) for i in stream.permutation(n)]
-    draws = stream.randint(0, 2 ** 32, size=max(n - 1, 0), dtype=np.uint32)
+        d = stream.randint(0, 2 ** 32, size=2 * m, dtype=np.uint32).astype(np.uint64)
+        draws = (d[0::2] << np.uint64(32)) | d[1::2]
+    else:
+        draws = stream.randint(0, 2 ** 32, size=m, dtype=np.uint32).astype(np.uint64)
+    offsets = (draws % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
     r = list(range(n))
-    for i in range(n - 1):
-        z = i + int(draws[i]) % (n - i)
+    for i, off in enumerate(offsets):
+        z = i + off
         r[i], r[z] = r[z], r[i]
     return r
 
@@ -175,16 +180,21 @@ class Generator:
         return self
 
 
-def _default_generator() -> Generator:
-    """The ``torch.Generator`` whose stream is the default one (``torch.manual_seed``
-    returns it, as PyTorch returns ``torch.default_generator``)."""
-    gen = Generator.__new__(Generator)
-    from funcgrad.torch._device import as_device  # noqa: PLC0415
+_DEFAULT: list[Generator] = []
 
-    gen.device = as_device("cpu")
-    gen._cuda = None
-    gen._stream = _generator[0]
-    return gen
+
+def _default_generator() -> Generator:
+    """``torch.default_generator``: the one ``torch.Generator`` whose stream is the default
+    one (``torch.manual_seed`` returns it, as PyTorch does)."""
+    if not _DEFAULT:
+        gen = Generator.__new__(Generator)
+        from funcgrad.torch._device import as_device  # noqa: PLC0415
+
+        gen.device = as_device("cpu")
+        gen._cuda = None
+        gen._stream = _generator[0]
+        _DEFAULT.append(gen)
+    return _DEFAULT[0]
 
 
 def _state_bytes(new_state: Any) -> np.ndarray:

@@ -35,7 +35,7 @@ from funcgrad.torch.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
     SequentialSampler,
-    generator_rng,
+    draw_seed,
 )
 
 __all__ = ["DataLoader", "get_worker_info"]
@@ -194,14 +194,10 @@ def _worker_loop(dataset: Any, index_queue: Any, result_queue: Any, fetcher: _Fe
 
 
 def _draw_base_seed(generator: Any) -> int:
-    """The workers' base seed, drawn when an iteration starts as PyTorch draws it: from a
-    given generator's stream (64 bits, after the sampler's iterator is made), so that a
-    seeded generator then shuffles as PyTorch does."""
-    if generator is not None:
-        generator_rng(generator)  # checks the type
-        hi, lo = (int(v) for v in generator._mt.randint(0, 2 ** 32, size=2, dtype=np.uint32))
-        return ((hi << 32) | lo) & (2 ** 63 - 1)
-    return int(generator_rng(None).integers(0, 2 ** 63 - 1))
+    """The workers' base seed, drawn when an iteration starts as PyTorch draws it (after
+    the sampler's iterator is made, before its first index): ``random_()`` of an int64
+    scalar from the loader's generator, or from the default generator without one."""
+    return draw_seed(generator)
 
 
 class _SingleProcessIter:

@@ -1,8 +1,9 @@
 """Samplers: the orders in which a ``DataLoader`` visits a map-style dataset's indices.
 
-Random samplers draw from the ``Generator`` they are given (its own stream) or, without
-one, from a stream seeded by funcgrad.torch's global generator (``torch.manual_seed``)
-each time an iteration starts, as PyTorch's do.
+Random samplers draw as PyTorch's do, from the ``Generator`` they are given or, without
+one, from the default generator (``torch.manual_seed``): ``RandomSampler`` through a new
+generator seeded from it each time an iteration starts, ``SubsetRandomSampler`` and
+``WeightedRandomSampler`` directly. The same seed gives PyTorch's orders.
 
 >>> from funcgrad.torch.utils.data import BatchSampler, SequentialSampler
 >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
@@ -12,11 +13,12 @@ each time an iteration starts, as PyTorch's do.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence, Sized
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
 
-from funcgrad.torch._random import Generator, mt_randperm, rng
+from funcgrad.torch._mt_stream import MTStream
+from funcgrad.torch._random import Generator, rng
 from funcgrad.torch._tensor import Tensor
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
@@ -25,44 +27,38 @@ __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
 T_co = TypeVar("T_co", covariant=True)
 
 
-def generator_rng(generator: Any) -> np.random.Generator:
-    """The NumPy stream to draw from: ``generator``'s own, or a fresh one seeded from the
-    global generator (so ``torch.manual_seed`` makes a shuffle reproducible)."""
+def generator_stream(generator: Any) -> MTStream:
+    """The stream to draw from: ``generator``'s own, or the default generator's (what
+    ``torch.manual_seed`` seeds), as PyTorch's ``generator=None`` means."""
     if generator is not None:
         if not isinstance(generator, Generator):
             raise TypeError(f"expected a torch.Generator, but got {type(generator).__name__}")
-        return generator._rng
-    return np.random.default_rng(int(rng().integers(0, 2 ** 63 - 1)))
+        if generator.device.type != "cpu":
+            raise RuntimeError(f"Expected a 'cpu' device type for generator but found "
+                               f"'{generator.device.type}'")
+        return cast(MTStream, generator._rng)
+    return rng()
+
+
+def draw_seed(generator: Any = None) -> int:
+    """``int(torch.empty((), dtype=torch.int64).random_(generator=generator).item())``: a
+    64-bit word modulo 2**63 from ``generator`` (the default generator when None)."""
+    return int(generator_stream(generator).torch_random((), np.int64))
+
+
+def sampler_stream(generator: Any) -> MTStream:
+    """``RandomSampler``'s stream: ``generator``'s, or (without one) a new generator seeded
+    with a seed drawn from the default generator, as PyTorch's ``RandomSampler`` does
+    each time an iteration starts."""
+    if generator is not None:
+        return generator_stream(generator)
+    return MTStream(draw_seed(None))
 
 
 def randperm(n: int, generator: Any = None) -> list[int]:
-    """A random permutation of ``range(n)`` drawn from ``generator``: PyTorch's order for
-    a seeded ``torch.Generator``; without one, from a stream seeded by the global
-    generator (see generator_rng)."""
-    if generator is not None:
-        generator_rng(generator)  # checks the type
-        return mt_randperm(n, generator._mt)
-    return [int(i) for i in generator_rng(None).permutation(n)]
-
-
-_MT_WORD = 2 ** 32
-
-
-def mt_randint(n: int, k: int, stream: np.random.RandomState) -> list[int]:
-    """PyTorch's CPU ``randint(high=n, size=(k,))`` over its Mersenne Twister: each value
-    is one 32-bit draw modulo ``n`` (for ``n`` below 2**32)."""
-    return [int(i) for i in stream.randint(0, _MT_WORD, size=k, dtype=np.uint32) % n]
-
-
-def mt_multinomial(w: np.ndarray, k: int, stream: np.random.RandomState) -> list[int]:
-    """PyTorch's CPU ``multinomial(w, k, replacement=True)`` (k > 1) over its Mersenne
-    Twister: each sample is a double from two 32-bit draws (53 bits), looked up in the
-    normalised cumulative distribution."""
-    cum = np.cumsum(w)
-    cum /= cum[-1]
-    words = stream.randint(0, _MT_WORD, size=(k, 2), dtype=np.uint32).astype(np.uint64)
-    bits = ((words[:, 0] << np.uint64(32)) | words[:, 1]) & np.uint64(2 ** 53 - 1)
-    return [int(i) for i in np.searchsorted(cum, bits.astype(np.float64) * 2.0 ** -53)]
+    """``torch.randperm(n, generator=generator).tolist()`` (the default generator when
+    None): PyTorch's permutation for the same seed."""
+    return [int(i) for i in generator_stream(generator).torch_randperm(int(n)).tolist()]
 
 
 class Sampler(Generic[T_co]):
@@ -119,26 +115,17 @@ class RandomSampler(Sampler[int]):
         return self._num_samples
 
     def __iter__(self) -> Iterator[int]:
+        # PyTorch's: without a generator, a new one seeded from the default generator.
         n = len(self.data_source)
-        r = generator_rng(self.generator)
-        if self.replacement:
-            # A seeded torch.Generator gives PyTorch's draws (its randint over that stream).
-            mt = self.generator._mt if self.generator is not None and n < _MT_WORD else None
-
-            def draw(k: int) -> list[int]:
-                return mt_randint(n, k, mt) if mt is not None else \
-                    [int(i) for i in np.asarray(r.integers(0, n, k))]
-
+        stream = sampler_stream(self.generator)
+        if self.replacement:  # randint(high=n, size=(32,)) at a time
             for _ in range(self.num_samples // 32):
-                yield from draw(32)
-            yield from draw(self.num_samples % 32)
+                yield from stream.torch_random((32,), np.int64, 0, n).tolist()
+            yield from stream.torch_random((self.num_samples % 32,), np.int64, 0, n).tolist()
         else:
-            # A seeded torch.Generator gives PyTorch's orders (its randperm stream).
-            perm = ((lambda: mt_randperm(n, self.generator._mt)) if self.generator is not None
-                    else (lambda: [int(i) for i in r.permutation(n)]))
             for _ in range(self.num_samples // n):
-                yield from perm()
-            yield from perm()[: self.num_samples % n]
+                yield from stream.torch_randperm(n).tolist()
+            yield from stream.torch_randperm(n).tolist()[: self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -156,7 +143,6 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        # PyTorch's order for a seeded torch.Generator: its randperm, as PyTorch's sampler.
         for i in randperm(len(self.indices), self.generator):
             yield self.indices[i]
 
@@ -197,13 +183,10 @@ class WeightedRandomSampler(Sampler[int]):
         if not self.replacement and self.num_samples > int((w > 0).sum()):
             raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
                                "enough non-negative category to sample)")
-        r = generator_rng(self.generator)
-        if self.generator is not None and self.replacement and self.num_samples > 1:
-            # PyTorch's multinomial over a seeded generator's stream (with one sample, or
-            # without replacement, PyTorch draws exponentials instead: not reproduced).
-            return iter(mt_multinomial(w, self.num_samples, self.generator._mt))
-        drawn = r.choice(len(w), self.num_samples, replace=self.replacement, p=w / w.sum())
-        return iter(int(i) for i in drawn)
+        # torch.multinomial(weights, num_samples, replacement, generator=generator).
+        drawn = generator_stream(self.generator).torch_multinomial(
+            w, self.num_samples, self.replacement)
+        return iter(drawn.tolist())
 
     def __len__(self) -> int:
         return self.num_samples
