@@ -238,6 +238,153 @@ class _IndependentConstraint(Constraint):
                 f"{self.reinterpreted_batch_ndims})")
 
 
+class _HalfOpenInterval(Constraint):
+    def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value: Any) -> Any:
+        return (self.lower_bound <= value) & (value < self.upper_bound)
+
+    def __repr__(self) -> str:
+        return (f"HalfOpenInterval(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
+
+
+class _Multinomial(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Any) -> Any:
+        return (value >= 0).all(dim=-1) & (value.sum(dim=-1) <= self.upper_bound)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        return (value.tril() == value).reshape(*value.shape[:-2], -1).all(-1)
+
+
+class _CorrCholesky(Constraint):
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        from funcgrad.torch import linalg
+        from funcgrad.torch._type_info import finfo
+
+        tol = finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm: Any = linalg.norm(value.detach(), dim=-1)
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_row_norm
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value: Any) -> Any:
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        from funcgrad.torch import linalg
+
+        eigenvalues: Any = linalg.eigvalsh(value)
+        return (eigenvalues >= 0).all(-1)
+
+
+class _Cat(Constraint):
+    """Constraints ``cseq`` on consecutive slices (of ``lengths``) along ``dim``."""
+
+    def __init__(self, cseq: Any, dim: int = 0, lengths: Any = None) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Any) -> Any:
+        from funcgrad.torch import _functions
+
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError(
+                f"dim {self.dim} out of range for value with {value.dim()} dimensions")
+        checks, start = [], 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start = start + length
+        return _functions.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Constraints ``cseq`` on the slices of ``dim``."""
+
+    def __init__(self, cseq: Any, dim: int = 0) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        dim = max(c.event_dim for c in self.cseq)
+        if self.dim + dim < 0:
+            dim += 1
+        return dim
+
+    def check(self, value: Any) -> Any:
+        from funcgrad.torch import _functions
+
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError(
+                f"dim {self.dim} out of range for value with {value.dim()} dimensions")
+        vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return _functions.stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The component constraint checked with the mixture dimension added back."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError("base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def check(self, value: Any) -> Any:
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        num_dim_to_keep = value.dim() - self.event_dim
+        result = result.reshape(*result.shape[:num_dim_to_keep], -1)
+        return result.all(-1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_constraint!r})"
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -260,9 +407,18 @@ greater_than = _GreaterThan
 less_than = _LessThan
 interval = _Interval
 integer_interval = _IntegerInterval
+half_open_interval = _HalfOpenInterval
+multinomial = _Multinomial
+lower_triangular = _LowerTriangular()
+corr_cholesky = _CorrCholesky()
+positive_semidefinite = _PositiveSemidefinite()
+cat = _Cat
+stack = _Stack
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "independent", "integer_interval", "interval", "is_dependent",
-           "less_than", "lower_cholesky", "nonnegative", "nonnegative_integer", "one_hot",
-           "positive", "positive_definite", "positive_integer", "real", "real_vector",
-           "simplex", "square", "symmetric", "unit_interval"]
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
+           "dependent", "dependent_property", "greater_than", "greater_than_eq",
+           "half_open_interval", "independent", "integer_interval", "interval",
+           "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial",
+           "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+           "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex",
+           "square", "stack", "symmetric", "unit_interval"]

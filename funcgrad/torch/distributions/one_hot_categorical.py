@@ -84,3 +84,22 @@ class OneHotCategorical(Distribution):
         values = torch.eye(n, dtype=self._param.dtype, device=self._param.device)
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         return values.expand((n, *self.batch_shape, n)) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """``OneHotCategorical`` whose ``rsample`` passes gradients straight through to
+    ``probs`` (the sample's value plus ``probs - probs.detach()``).
+
+    >>> import funcgrad.torch as torch
+    >>> p = torch.tensor([0.2, 0.8], requires_grad=True)
+    >>> s = torch.distributions.OneHotCategoricalStraightThrough(p).rsample()
+    >>> s.sum().item(), s.requires_grad
+    (1.0, True)
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = ()) -> Any:
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

@@ -1,6 +1,10 @@
 """Invertible transforms with log-Jacobians (``torch.distributions.transforms``): ``Transform``,
 ``ComposeTransform``, ``IndependentTransform``, ``ExpTransform``, ``AffineTransform``,
-``SigmoidTransform``, ``TanhTransform``, ``SoftplusTransform`` and ``identity_transform``."""
+``SigmoidTransform``, ``TanhTransform``, ``SoftplusTransform``, ``PowerTransform``,
+``AbsTransform``, ``ReshapeTransform``, ``SoftmaxTransform``, ``StickBreakingTransform``,
+``LowerCholeskyTransform``, ``PositiveDefiniteTransform``, ``CorrCholeskyTransform``,
+``CatTransform``, ``StackTransform``, ``CumulativeDistributionTransform`` and
+``identity_transform``."""
 
 from __future__ import annotations
 
@@ -12,12 +16,22 @@ from typing import Any
 
 from funcgrad.torch._type_info import finfo
 from funcgrad.torch.distributions import constraints
-from funcgrad.torch.distributions.utils import lazy_property, sum_rightmost, torch
+from funcgrad.torch.distributions.utils import (
+    broadcast_all,
+    lazy_property,
+    sum_rightmost,
+    torch,
+    tril_matrix_to_vec,
+    vec_to_tril_matrix,
+)
 from funcgrad.torch.nn import functional as F
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
-           "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform",
-           "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+           "Transform", "identity_transform"]
 
 
 class Transform:
@@ -563,3 +577,504 @@ class AffineTransform(Transform):
     def inverse_shape(self, shape: Any) -> Any:
         return torch.broadcast_shapes(shape, getattr(self.loc, "shape", ()),
                                       getattr(self.scale, "shape", ()))
+
+
+def _clipped_sigmoid(x: Any) -> Any:
+    info = finfo(x.dtype)
+    return x.sigmoid().clamp(min=info.tiny, max=1.0 - info.eps)
+
+
+def _check_dim(dim: int, t: Any, what: str) -> None:
+    if not -t.dim() <= dim < t.dim():
+        raise AssertionError(f"dim {dim} out of range for {what} with {t.dim()} dimensions")
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on the positive reals.
+
+    >>> import funcgrad.torch as torch
+    >>> PowerTransform(2.0)(torch.tensor(3.0)), PowerTransform(2.0).inv(torch.tensor(4.0))
+    (tensor(9.), tensor(2.))
+    """
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        (self.exponent,) = broadcast_all(exponent)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
+
+    @lazy_property
+    def sign(self) -> Any:
+        return self.exponent.sign()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PowerTransform):
+            return False
+        return bool(self.exponent.eq(other.exponent).all().item())
+
+    __hash__ = None
+
+    def _call(self, x: Any) -> Any:
+        return x.pow(self.exponent)
+
+    def _inverse(self, y: Any) -> Any:
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape: Any) -> Any:
+        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+
+    def inverse_shape(self, shape: Any) -> Any:
+        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+
+
+class AbsTransform(Transform):
+    """``y = |x|`` (not injective: the inverse is the identity on the positive reals).
+
+    >>> import funcgrad.torch as torch
+    >>> AbsTransform()(torch.tensor([-2.0, 3.0]))
+    tensor([2., 3.])
+    """
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbsTransform)
+
+    __hash__ = None
+
+    def _call(self, x: Any) -> Any:
+        return x.abs()
+
+    def _inverse(self, y: Any) -> Any:
+        return y
+
+
+class ReshapeTransform(Transform):
+    """Reshapes the rightmost ``in_shape`` dimensions to ``out_shape`` (log-Jacobian 0).
+
+    >>> import funcgrad.torch as torch
+    >>> ReshapeTransform((4,), (2, 2))(torch.zeros(3, 4)).shape
+    torch.Size([3, 2, 2])
+    """
+
+    bijective = True
+
+    def __init__(self, in_shape: Any, out_shape: Any, cache_size: int = 0) -> None:
+        self.in_shape, self.out_shape = torch.Size(in_shape), torch.Size(out_shape)
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @constraints.dependent_property
+    def domain(self) -> Any:
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @constraints.dependent_property
+    def codomain(self) -> Any:
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x: Any) -> Any:
+        batch_shape = x.shape[:x.dim() - len(self.in_shape)]
+        return x.reshape(batch_shape + self.out_shape)
+
+    def _inverse(self, y: Any) -> Any:
+        batch_shape = y.shape[:y.dim() - len(self.out_shape)]
+        return y.reshape(batch_shape + self.in_shape)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return x.new_zeros(x.shape[:x.dim() - len(self.in_shape)])
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < len(self.in_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.in_shape)
+        if shape[cut:] != self.in_shape:
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
+        return shape[:cut] + self.out_shape
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < len(self.out_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.out_shape)
+        if shape[cut:] != self.out_shape:
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
+        return shape[:cut] + self.in_shape
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of ``D(D-1)/2`` entries to Cholesky factors of ``D x D``
+    correlation matrices (tanh, then stick breaking along each row).
+
+    >>> import funcgrad.torch as torch
+    >>> CorrCholeskyTransform()(torch.zeros(1))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x: Any) -> Any:
+        x = x.tanh()
+        eps = finfo(x.dtype).eps
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        z1m_cumprod_sqrt = (1 - r ** 2).sqrt().cumprod(-1)
+        r = r + torch.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * F.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y: Any) -> Any:
+        y_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y_cumsum_shifted = F.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2
+
+    def log_abs_det_jacobian(self, x: Any, y: Any, intermediates: Any = None) -> Any:
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return shape[:-1] + (d, d)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return shape[:-2] + (d * (d - 1) // 2,)
+
+
+class SoftmaxTransform(Transform):
+    """``y = softmax(x)`` over the last dimension (not bijective; the inverse is ``log``).
+
+    >>> import funcgrad.torch as torch
+    >>> SoftmaxTransform()(torch.zeros(2))
+    tensor([0.5000, 0.5000])
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = None
+
+    def _call(self, x: Any) -> Any:
+        probs = (x - x.max(-1, True)[0]).exp()
+        return probs / probs.sum(-1, True)
+
+    def _inverse(self, y: Any) -> Any:
+        return y.log()
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+
+class StickBreakingTransform(Transform):
+    """``R^(K-1)`` to the ``K``-simplex by stick breaking.
+
+    >>> import funcgrad.torch as torch
+    >>> StickBreakingTransform()(torch.zeros(2))
+    tensor([0.3333, 0.3333, 0.3333])
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = None
+
+    def _call(self, x: Any) -> Any:
+        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
+        z = _clipped_sigmoid(x - offset.log())
+        z_cumprod = (1 - z).cumprod(-1)
+        return F.pad(z, [0, 1], value=1) * F.pad(z_cumprod, [1, 0], value=1)
+
+    def _inverse(self, y: Any) -> Any:
+        y_crop = y[..., :-1]
+        offset = y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)
+        sf = (1 - y_crop.cumsum(-1)).clamp(min=finfo(y.dtype).tiny)
+        return y_crop.log() - sf.log() + offset.log()
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
+        x = x - offset.log()
+        return (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] - 1,)
+
+
+class LowerCholeskyTransform(Transform):
+    """Square matrices to lower-triangular ones with a positive (exponentiated) diagonal.
+
+    >>> import funcgrad.torch as torch
+    >>> LowerCholeskyTransform()(torch.zeros(2, 2))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = None
+
+    def _call(self, x: Any) -> Any:
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y: Any) -> Any:
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Square matrices to positive-definite ones: ``L L^T`` for ``L`` the lower-Cholesky map.
+
+    >>> import funcgrad.torch as torch
+    >>> PositiveDefiniteTransform()(torch.zeros(2, 2))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = None
+
+    def _call(self, x: Any) -> Any:
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y: Any) -> Any:
+        return LowerCholeskyTransform().inv(torch.linalg.cholesky(y))
+
+
+class CatTransform(Transform):
+    """The transforms ``tseq`` on consecutive slices (of ``lengths``) along ``dim``.
+
+    >>> import funcgrad.torch as torch
+    >>> CatTransform([ExpTransform(), identity_transform], 0, [1, 1])(torch.zeros(2))
+    tensor([1., 0.])
+    """
+
+    def __init__(self, tseq: Any, dim: int = 0, lengths: Any = None,
+                 cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
+                                 f"({len(self.transforms)})")
+        self.dim = dim
+
+    @lazy_property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _check(self, t: Any, what: str) -> None:
+        _check_dim(self.dim, t, what)
+        if t.size(self.dim) != self.length:
+            raise AssertionError(f"{what}.size({self.dim}) = {t.size(self.dim)} must equal "
+                                 f"length {self.length}")
+
+    def _map(self, t: Any, inverse: bool) -> Any:
+        self._check(t, "tensor")
+        slices, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            piece = t.narrow(self.dim, start, length)
+            slices.append(trans.inv(piece) if inverse else trans(piece))
+            start = start + length
+        return torch.cat(slices, dim=self.dim)
+
+    def _call(self, x: Any) -> Any:
+        return self._map(x, False)
+
+    def _inverse(self, y: Any) -> Any:
+        return self._map(y, True)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        self._check(x, "x")
+        self._check(y, "y")
+        logdetjacs, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            logdetjac = trans.log_abs_det_jacobian(x.narrow(self.dim, start, length),
+                                                   y.narrow(self.dim, start, length))
+            if trans.event_dim < self.event_dim:
+                logdetjac = sum_rightmost(logdetjac, self.event_dim - trans.event_dim)
+            logdetjacs.append(logdetjac)
+            start = start + length
+        dim = self.dim
+        if dim >= 0:
+            dim = dim - x.dim()
+        dim = dim + self.event_dim
+        if dim < 0:
+            return torch.cat(logdetjacs, dim=dim)
+        return functools.reduce(operator.add, logdetjacs)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self) -> Any:
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self) -> Any:
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """The transforms ``tseq`` on the slices of ``dim``.
+
+    >>> import funcgrad.torch as torch
+    >>> StackTransform([ExpTransform(), identity_transform], 0)(torch.zeros(2))
+    tensor([1., 0.])
+    """
+
+    def __init__(self, tseq: Any, dim: int = 0, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z: Any, what: str) -> list[Any]:
+        _check_dim(self.dim, z, what)
+        if z.size(self.dim) != len(self.transforms):
+            raise AssertionError(f"{what}.size({self.dim}) = {z.size(self.dim)} must equal "
+                                 f"len(transforms) {len(self.transforms)}")
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _call(self, x: Any) -> Any:
+        return torch.stack([t(s) for s, t in zip(self._slice(x, "x"), self.transforms)],
+                           dim=self.dim)
+
+    def _inverse(self, y: Any) -> Any:
+        return torch.stack([t.inv(s) for s, t in zip(self._slice(y, "y"), self.transforms)],
+                           dim=self.dim)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        parts = zip(self._slice(x, "x"), self._slice(y, "y"), self.transforms)
+        return torch.stack([t.log_abs_det_jacobian(xs, ys) for xs, ys, t in parts],
+                           dim=self.dim)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self) -> Any:
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self) -> Any:
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)``; the log-Jacobian is the log-density.
+
+    >>> import funcgrad.torch as torch
+    >>> from funcgrad.torch.distributions import Normal
+    >>> CumulativeDistributionTransform(Normal(0.0, 1.0))(torch.tensor(0.0))
+    tensor(0.5000)
+    """
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self) -> Any:
+        return self.distribution.support
+
+    def _call(self, x: Any) -> Any:
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y: Any) -> Any:
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

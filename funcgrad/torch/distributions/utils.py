@@ -17,9 +17,20 @@ from funcgrad.torch._nn_functions import binomial
 from funcgrad.torch._random import rng
 from funcgrad.torch._type_info import finfo
 
+
 # The Tensor face's functions, from the modules that define them (importing funcgrad.torch
 # itself would make an import cycle with this subpackage).
-torch: Any = SimpleNamespace(
+class _TorchFace(SimpleNamespace):
+    """The functions below, falling back to ``funcgrad.torch`` (imported on first use) for
+    any other name."""
+
+    def __getattr__(self, name: str) -> Any:
+        import funcgrad.torch as full
+
+        return getattr(full, name)
+
+
+torch: Any = _TorchFace(
     Size=Size, Tensor=_tensor.Tensor, where=_tensor.where, no_grad=_grad_mode.no_grad,
     is_grad_enabled=_grad_mode.is_grad_enabled, matmul=_tensor.matmul,
     broadcast_tensors=_tensor_math.broadcast_tensors, get_default_dtype=_dtypes.get_default_dtype,
@@ -29,6 +40,9 @@ torch: Any = SimpleNamespace(
               "eye", "empty", "zeros_like", "ones_like", "full_like", "poisson")},
     stack=_functions.stack,
 )
+
+euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant, as torch's
+
 
 def finfo_eps_min(dtype: Any) -> tuple[float, float]:
     """torch.finfo(dtype)'s eps and min."""
@@ -126,3 +140,48 @@ def log_standard_gamma(concentration: Any) -> tuple[Any, Any]:
                                                              device=concentration.device))
     return log_x, (p.detach() - p) / torch.tensor(xpdf, dtype=torch.float64,
                                                   device=concentration.device)
+
+
+def _tril_positions(n: int, diag: int) -> np.ndarray:
+    """Flat indices of an ``n x n`` matrix's entries on or below diagonal ``diag``, row by
+    row."""
+    arange = np.arange(n)
+    return np.flatnonzero(arange < arange.reshape(-1, 1) + (diag + 1))
+
+
+def tril_matrix_to_vec(mat: Any, diag: int = 0) -> Any:
+    """The entries of ``mat`` on or below diagonal ``diag``, row by row (torch's helper).
+
+    >>> import funcgrad.torch as torch
+    >>> tril_matrix_to_vec(torch.arange(9.0).reshape(3, 3), diag=-1)
+    tensor([3., 6., 7.])
+    """
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    index = torch.tensor(_tril_positions(n, diag), dtype=torch.long, device=mat.device)
+    return mat.reshape(*mat.shape[:-2], n * n)[..., index]
+
+
+def vec_to_tril_matrix(vec: Any, diag: int = 0) -> Any:
+    """The lower-triangular matrices whose entries on or below diagonal ``diag`` are ``vec``
+    row by row (torch's helper), built by a gather so gradients flow.
+
+    >>> import funcgrad.torch as torch
+    >>> vec_to_tril_matrix(torch.tensor([1.0, 2.0, 3.0]))
+    tensor([[1., 0.],
+            [2., 3.]])
+    """
+    size = vec.shape[-1]
+    n_float = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * size
+                                  + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n_float) - n_float > finfo(vec.dtype).eps:
+        raise ValueError(
+            f"The size of last dimension is {size} which cannot be expressed as "
+            "the lower triangular part of a square D x D matrix.")
+    n = round(n_float)
+    index = np.full(n * n, size)
+    index[_tril_positions(n, diag)] = np.arange(size)
+    padded = _functions.cat([vec, vec.new_zeros((*vec.shape[:-1], 1))], -1)
+    gather = torch.tensor(index, dtype=torch.long, device=vec.device)
+    return padded[..., gather].reshape(*vec.shape[:-1], n, n)
