@@ -32,16 +32,12 @@ from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import div, eq, exp, mul, select
 from funcgrad.primitives.prng import _threefry_impl
 from funcgrad.primitives.rules import all_batched, full, same_shape_dtype
+from funcgrad.primitives.xla_cpu_math import ERFINV_F32_LARGE, ERFINV_F32_SMALL, erf_inv_f32
 
 _U32 = np.uint32
 
 # ------------------------------------------------------------------ erf_inv
 
-# Giles' single-precision approximation, as XLA evaluates it (Horner, w < 5 or not).
-ERFINV_F32_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                    0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-ERFINV_F32_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                    0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
 
 
 def erf_inv_with(ops: Any, x: Any) -> Any:
@@ -50,7 +46,8 @@ def erf_inv_with(ops: Any, x: Any) -> Any:
     ``isfinite``, ``erf``, ``erfc``): funcgrad.numpy for the traceable samplers, NumPy or
     CuPy inside this module's impl, so both draw the same normals.
 
-    float32 is XLA's polynomial; wider floats refine it by Newton steps on erf/erfc.
+    XLA's float32 polynomial (exact XLA bits on arrays: ``xla_cpu_math.erf_inv_f32``),
+    which wider floats refine by Newton steps on erf/erfc.
 
     >>> import numpy as np, scipy.special
     >>> ops = SimpleNamespace(where=np.where, log1p=np.log1p, sqrt=np.sqrt, abs=np.abs,
@@ -141,9 +138,9 @@ def _uniform(xp: Any, keys: Any, dt: np.dtype[Any], lo: Any = None) -> Any:
 def _normal(xp: Any, keys: Any, dt: np.dtype[Any]) -> Any:
     lo = np.nextafter(np.array(-1.0, dt), np.array(0.0, dt))
     u = _uniform(xp, keys, dt, lo)
-    if dt == dtypes.bfloat16:
-        # XLA evaluates erf_inv of bfloat16 in float32, rounding the result.
-        u = erf_inv_with(_array_ops(xp), u.astype(np.float32)).astype(dt)
+    if np.finfo(dt).bits <= 32:
+        # XLA's float32 arithmetic; half types are evaluated in float32 and rounded.
+        u = erf_inv_f32(xp, u.astype(np.float32)).astype(dt)
     else:
         u = erf_inv_with(_array_ops(xp), u)
     return dt.type(np.sqrt(2)) * u

@@ -40,6 +40,7 @@ from funcgrad.primitives.rules import (
     unary,
     wanted,
 )
+from funcgrad.primitives.xla_cpu_math import erf_inv_f32
 
 
 def _call(prim: Primitive, *args: Any) -> Any:
@@ -450,7 +451,16 @@ def zeta(x: Any, q: Any) -> Any:
 # ------------------------------------------------------------- inverse erf, nextafter
 
 _SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2
-erf_inv_p = unary("erf_inv", _via_scipy("erfinv"),
+
+
+def _erf_inv_impl(xp: Any, x: Any) -> Any:
+    # float32 and narrower: XLA's CPU arithmetic bit for bit (jax.random.normal's bits).
+    if x.dtype.itemsize <= 4:
+        return erf_inv_f32(xp, x.astype(np.float32, copy=False)).astype(x.dtype, copy=False)
+    return _via_scipy("erfinv")(xp, x)
+
+
+erf_inv_p = unary("erf_inv", _erf_inv_impl,
                   lambda x, ans: E.mul(E.exp(E.square(ans)), _SQRT_PI_OVER_2), reads="y",
                   cuda=_cuda_fn("erfinvf", "erfinv"))
 

@@ -108,15 +108,20 @@ _OPS = SimpleNamespace(where=jnp.where, log1p=jnp.log1p, sqrt=jnp.sqrt, abs=jnp.
 def erf_inv(x: Any) -> Any:
     """The inverse error function on (-1, 1), +-inf at +-1.
 
-    float32 uses XLA's polynomial; wider floats refine it by Newton steps on erf/erfc
-    (the same code as the gamma sampler's normals, ``erf_inv_with``).
+    float32 and narrower are XLA's CPU arithmetic bit for bit (``lax.erf_inv``); wider
+    floats refine its polynomial by Newton steps on erf/erfc (the same code as the gamma
+    sampler's normals, ``erf_inv_with``).
 
     >>> from funcgrad.random._continuous import erf_inv
     >>> import numpy as np
     >>> erf_inv(np.array([0.0, 0.5], np.float32))
     Array([0.        , 0.47693628], dtype=float32)
     """
-    return erf_inv_with(_OPS, jnp.asarray(x))
+    x = jnp.asarray(x)
+    if np.dtype(x.dtype).itemsize <= 4:
+        # The primitive: XLA's float32 arithmetic bit for bit (half types through float32).
+        return lax.erf_inv(x)
+    return erf_inv_with(_OPS, x)
 
 
 def check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...]) -> None:

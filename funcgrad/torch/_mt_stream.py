@@ -17,9 +17,11 @@ that only need reproducible draws from the same stream.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+
+from funcgrad.primitives.xla_cpu_math import fma32 as _fma32
 
 # PyTorch's default CPU seed (``torch.Generator().initial_seed()``).
 DEFAULT_SEED = 67280421310721
@@ -94,26 +96,12 @@ def fma64(a: Any, b: Any, c: Any) -> np.ndarray:
 
 
 def fma32(a: Any, b: Any, c: Any) -> np.ndarray:
-    """``a * b + c`` in float32 with one rounding (exact: the product is exact in float64;
-    the float64 sum rounded to float32 can differ from one rounding only where it lies
-    exactly halfway between two floats, and only those few are rounded to odd first).
+    """``a * b + c`` in float32 with one rounding (the engine's, on NumPy arrays).
 
     >>> float(fma32(np.float32(0.1), np.float32(10), np.float32(-1)))
     1.4901161193847656e-08
     """
-    p = np.asarray(a, _F32).astype(_F64) * np.asarray(b, _F32).astype(_F64)
-    c64 = np.broadcast_to(np.asarray(c, _F32).astype(_F64), p.shape)
-    s = np.asarray(p + c64)
-    bits = s.view(np.int64)
-    # Halfway between two floats (29 dropped bits 100...0), or in float32's subnormal
-    # range (where more bits are dropped): checked exactly.
-    risky = ((bits & 0x1FFFFFFF) == 0x10000000) | (np.abs(s) < 2.0 ** -125)
-    if risky.any():
-        idx = np.nonzero(risky)
-        hit, err = _two_sum(p[idx], c64[idx])
-        s = s.copy()
-        s[idx] = _round_odd(hit, err)
-    return s.astype(_F32)
+    return cast(np.ndarray, _fma32(np, a, b, c))
 
 
 # ----------------------------------------------------------------- avx_mathfun in float32
