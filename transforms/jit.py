@@ -343,6 +343,16 @@ class Lowered:
     def compile(self) -> Callable[..., list[Any]]:
         return executable(self.jaxpr, self.backend, self.donate, keep_unused=self.keep_unused)
 
+    def take_donations(self, leaves: Sequence[Any], bufs: list[Any], exe: Any) -> None:
+        """Before a call of ``exe`` (this program compiled) on ``bufs``: a donated buffer
+        the program writes into becomes the Array's alone (else it is copied first)."""
+        donated_buffers(leaves, bufs, getattr(exe, "donated_used", ()))
+
+    def consumed(self) -> list[int]:
+        """The flat inputs a call consumes: JAX deletes their Arrays afterwards."""
+        return list(consumed_donations(self.jaxpr, self.backend, self.donate,
+                                       self.keep_unused))
+
     def as_text(self) -> str:
         """The generated program (Python source on the NumPy backend)."""
         return str(getattr(self.compile(), "source", ""))

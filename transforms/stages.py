@@ -105,17 +105,11 @@ class Compiled:
         if donate:
             # As the jitted call: a donated buffer the program writes into is the Array's
             # alone (else copied first), and the donated Arrays it consumes are deleted.
-            from funcgrad.transforms.jit import (  # noqa: PLC0415
-                consumed_donations,
-                donated_buffers,
-            )
-
-            donated_buffers(leaves, bufs, getattr(self._exe, "donated_used", ()))
+            base.take_donations(leaves, bufs, self._exe)
         outs = self._exe(*bufs)
         del bufs
         if donate:
-            for i in consumed_donations(self._lowered.jaxpr, base.backend, donate,
-                                        getattr(base, "keep_unused", False)):
+            for i in base.consumed():
                 if type(leaves[i]) is ArrayImpl:
                     leaves[i].delete()
         return self._lowered.out_tree.unflatten(

@@ -11,7 +11,15 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from funcgrad.torch import _creation, _dtypes, _functions, _grad_mode, _tensor, _tensor_math
+from funcgrad.torch import (
+    _creation,
+    _dtypes,
+    _functions,
+    _grad_mode,
+    _tensor,
+    _tensor_math,
+    linalg,
+)
 from funcgrad.torch._device import Size
 from funcgrad.torch._nn_functions import binomial
 from funcgrad.torch._random import rng
@@ -21,13 +29,26 @@ from funcgrad.torch._type_info import finfo
 # The Tensor face's functions, from the modules that define them (importing funcgrad.torch
 # itself would make an import cycle with this subpackage).
 class _TorchFace(SimpleNamespace):
-    """The functions below, falling back to ``funcgrad.torch`` (imported on first use) for
-    any other name."""
+    """The functions below; any other public name of the modules funcgrad.torch takes its
+    creation functions, functions and dtypes from; and any Tensor method PyTorch also has
+    as a function (``torch.cos``, ``torch.mvlgamma``...), made as funcgrad.torch makes it."""
 
     def __getattr__(self, name: str) -> Any:
-        import funcgrad.torch as full
-
-        return getattr(full, name)
+        if name.startswith("_"):
+            raise AttributeError(f"the distributions' torch namespace has no {name!r}")
+        found = _tensor_math.FUNCTIONS.get(name)
+        for module in (_creation, _functions):
+            obj = getattr(module, name, None)
+            if found is None and getattr(obj, "__module__", None) == module.__name__:
+                found = obj
+        if found is None and isinstance(getattr(_dtypes, name, None), _dtypes.dtype):
+            found = getattr(_dtypes, name)
+        if found is None:
+            if not hasattr(_tensor.Tensor, name):
+                raise AttributeError(f"the distributions' torch namespace has no {name!r}")
+            found = _functions._method_function(name)
+        setattr(self, name, found)
+        return found
 
 
 torch: Any = _TorchFace(
@@ -38,7 +59,7 @@ torch: Any = _TorchFace(
     long=_dtypes.int64, float64=_dtypes.float64, bool=_dtypes.bool, **{n: getattr(_creation, n)
     for n in ("tensor", "normal", "randn", "rand", "bernoulli", "multinomial", "full", "arange",
               "eye", "empty", "zeros_like", "ones_like", "full_like", "poisson")},
-    stack=_functions.stack,
+    stack=_functions.stack, linalg=linalg,
 )
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant, as torch's
