@@ -19,7 +19,8 @@ import funcgrad.numpy as fnp
 from funcgrad.transforms.custom import custom_jvp
 
 __all__ = ["half_dtype", "in_float32", "in_float32_at_result", "log_softmax",
-           "log_softmax_tangent", "rounded_to", "softmax", "softmax_tangent"]
+           "linear", "log_softmax_tangent", "normalization", "pow_scalar", "round_trip",
+           "rounded_to", "softmax", "softmax_tangent"]
 
 _HALF = (np.dtype(ml_dtypes.bfloat16), np.dtype(np.float16))
 _F32 = np.dtype(np.float32)
@@ -130,3 +131,117 @@ def log_softmax(dim: int) -> Callable[[Any], Any]:
 
     return in_float32_at_result(lambda v: nn.log_softmax(v, axis=dim),
                                 log_softmax_tangent(dim))
+
+
+def normalization(group: Callable[[Any], Any], ungroup: Callable[[Any], Any],
+                  axes: tuple[int, ...], eps: float,
+                  affine: Callable[[Any, Any, Any], Any]) -> Callable[..., Any]:
+    """A layer/group normalization of a half input ``x`` with optional ``w``/``b``, as
+    PyTorch's CPU kernels compute it: mean and 1/std over ``axes`` of ``group(x)`` in
+    float32, ``affine(ungroup(normalized), w, b)`` in float32, rounded once.
+
+    Their backward kernels read the statistics as stored, in the half type (unless ``w``
+    or ``b`` is float32: then PyTorch stores them in float32), and compute in float32
+    ``dx = rstd * (g - mean(g) - x_hat * mean(x_hat * g))``, ``g = dy * w``, with ``x_hat``
+    from those rounded statistics (PyTorch's ``a * dy * w + b * x + c``),
+    ``dw = sum(dy * x_hat)`` and ``db = sum(dy)``, each rounded once. Differentiating the
+    float32 forward instead evaluates the derivative at the unrounded statistics: many
+    ulps off on the small elements of ``dx``. The rule is a custom JVP, linear in the
+    tangents, so forward mode works too."""
+    def stats(x32: Any) -> tuple[Any, Any, Any]:
+        g = group(x32)
+        mean = fnp.mean(g, axis=axes, keepdims=True)
+        var = fnp.mean(fnp.square(g - mean), axis=axes, keepdims=True)
+        return g, mean, 1.0 / fnp.sqrt(var + eps)
+
+    def run(x: Any, w: Any, b: Any) -> Any:
+        half = x.dtype
+        present = (w is not None, b is not None)
+        keep_f32 = any(p is not None and getattr(p, "dtype", None) == _F32 for p in (w, b))
+
+        def unpack(params: Any) -> list[Any]:
+            it = iter(params)
+            return [fnp.astype(next(it), _F32) if has else None for has in present]
+
+        @custom_jvp
+        def norm(x: Any, *params: Any) -> Any:
+            w32, b32 = unpack(params)
+            g, mean, rstd = stats(fnp.astype(x, _F32))
+            return fnp.astype(affine(ungroup((g - mean) * rstd), w32, b32), half)
+
+        def jvp(primals: Any, tangents: Any) -> Any:
+            (x, *params), (tx, *tparams) = primals, tangents
+            (w32, _), (tw32, tb32) = unpack(params), unpack(tparams)
+            g, mean, rstd = stats(fnp.astype(x, _F32))
+            if not keep_f32:
+                mean = fnp.astype(fnp.astype(mean, half), _F32)
+                rstd = fnp.astype(fnp.astype(rstd, half), _F32)
+            x_hat = g * rstd - rstd * mean
+            tg = group(fnp.astype(tx, _F32))
+            dn = rstd * (tg - fnp.mean(tg, axis=axes, keepdims=True)
+                         - x_hat * fnp.mean(x_hat * tg, axis=axes, keepdims=True))
+            t = affine(ungroup(dn), w32, None)
+            if tw32 is not None:
+                t = t + affine(ungroup(x_hat), tw32, None)
+            if tb32 is not None:
+                t = affine(t, None, tb32)
+            return norm(x, *params), fnp.astype(t, half)
+
+        norm.defjvp(jvp)
+        return norm(x, *(p for p in (w, b) if p is not None))
+
+    return run
+
+
+def linear(forward: Callable[[Any, Any], Any],
+           tangent: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
+    """A linear map ``forward(x, half)`` of a half ``x`` (pooling's window sums and
+    divisors) computed in float32 and rounded once; its derivative ``tangent(dx, half)``,
+    in float32 too and rounded once.
+
+    ``tangent`` rounds to ``half`` (:func:`round_trip`) where PyTorch's backward kernel
+    stores an intermediate in the half type (average pooling's ``grad / divisor``, its sums
+    into the gradient buffer): its transpose, the gradient, rounds at the same points (a
+    cast's transpose is the opposite cast)."""
+    def run(x: Any) -> Any:
+        half = x.dtype
+
+        @custom_jvp
+        def f(x: Any) -> Any:
+            return fnp.astype(forward(fnp.astype(x, _F32), half), half)
+
+        def jvp(primals: Any, tangents: Any) -> Any:
+            t = tangent(fnp.astype(tangents[0], _F32), half)
+            return f(primals[0]), fnp.astype(t, half)
+
+        f.defjvp(jvp)
+        return f(x)
+
+    return run
+
+
+def round_trip(v: Any, half: Any) -> Any:
+    """A float32 ``v`` rounded to ``half`` and widened back."""
+    return fnp.astype(fnp.astype(v, half), _F32)
+
+
+def pow_scalar(p: float) -> Callable[[Any], Any]:
+    """``x ** p`` of a half ``x`` as PyTorch's CPU kernel: the exponent rounded to the half
+    type, the power computed in float32 and rounded once; its backward PyTorch's
+    ``grad * (p * x.pow(p - 1))``, each of the three operations rounding to the half
+    type."""
+    @custom_jvp
+    def f(x: Any) -> Any:
+        e = np.float32(np.asarray(p, x.dtype))
+        return fnp.astype(fnp.power(fnp.astype(x, _F32), e), x.dtype)
+
+    def jvp(primals: Any, tangents: Any) -> Any:
+        (x,), (t,) = primals, tangents
+        half = x.dtype
+        x32 = fnp.astype(x, _F32)
+        e = np.float32(np.asarray(p - 1, half))
+        scale = round_trip(np.float32(p) * round_trip(fnp.power(x32, e), half), half)
+        return f(x), fnp.astype(fnp.astype(t, _F32) * scale, half)
+
+    f.defjvp(jvp)
+    return f

@@ -27,6 +27,7 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import empty
+from funcgrad.torch._half_math import in_float32
 from funcgrad.torch._tensor import Tensor, apply_op
 from funcgrad.torch.nn import init
 from funcgrad.torch.nn.module import Module
@@ -97,9 +98,13 @@ def _run(name: str, nd: int, fn: Callable[[Any, Any], Any], x: Any, w: Any, b: A
             out = _with_bias(out, b[0], nd)
         return out if batched else fnp.squeeze(out, 0)
 
+    # A half input: PyTorch's CPU convolution accumulates in float32 and adds the bias
+    # there, rounding once (a rounded convolution plus a rounded bias can be many ulps off
+    # where they cancel); in_float32 leaves other dtypes unchanged.
+    run = in_float32(impl)
     # An unbatched call is PyTorch's unsqueeze, convolution, squeeze: the last is seen.
     node = "Convolution" if batched else "Squeeze:1"
-    return op(node, impl, x, w) if b is None else op(node, impl, x, w, b)
+    return op(node, run, x, w) if b is None else op(node, run, x, w, b)
 
 
 def _conv(nd: int, input: Any, weight: Any, bias: Any, stride: Any,  # noqa: A002

@@ -27,6 +27,7 @@ from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import _apply
 from funcgrad.torch.nn._apply import data, floating, in_float32, op, shape
+from funcgrad.transforms.custom import custom_jvp
 
 __all__ = [
     "binary_cross_entropy", "cosine_embedding_loss", "cosine_similarity", "gaussian_nll_loss",
@@ -70,12 +71,28 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A
     _probabilities(input, target)
 
     def impl(x: Any, t: Any, w: Any) -> Any:
-        loss = -(t * fnp.maximum(fnp.log(x), -100.0)
-                 + (1 - t) * fnp.maximum(fnp.log1p(-x), -100.0))
+        loss = _bce_terms(x, t)
         return _apply.reduce(loss if w is None else loss * w, red)
 
     # PyTorch's kernel (and its backward) computes half inputs in float32, rounding once.
     return op("BinaryCrossEntropy", in_float32(impl), input, target, weight)
+
+
+@custom_jvp
+def _bce_terms(x: Any, t: Any) -> Any:
+    return -(t * fnp.maximum(fnp.log(x), -100.0)
+             + (1 - t) * fnp.maximum(fnp.log1p(-x), -100.0))
+
+
+@_bce_terms.defjvp
+def _bce_terms_jvp(primals: Any, tangents: Any) -> Any:
+    # PyTorch's backward formulas, not the derivative of the logs: the input's
+    # (x - t) / max((1 - x) x, 1e-12) is exactly 0 where x == t (the logs' derivatives
+    # leave a rounding there), the target's is -logit(x).
+    (x, t), (dx, dt) = primals, tangents
+    gx = (x - t) / fnp.maximum((1 - x) * x, 1e-12)
+    gt = -fnp.log(x / (1 - x))
+    return _bce_terms(x, t), gx * dx + gt * dt
 
 
 def _size(x: Any) -> str:

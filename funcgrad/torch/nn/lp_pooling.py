@@ -15,7 +15,8 @@ from typing import Any
 
 import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
-from funcgrad.torch.nn._apply import floating, op
+from funcgrad.torch import _half_math as half_math
+from funcgrad.torch.nn._apply import data, floating, half_dtype, op
 from funcgrad.torch.nn.conv import ntuple
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.pooling import avg_pool1d, avg_pool2d, avg_pool3d
@@ -28,7 +29,11 @@ _AVG = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}
 def _lp_pool(nd: int, input: Any, norm_type: float, kernel_size: Any,  # noqa: A002
              stride: Any, ceil_mode: bool) -> Any:
     count = math.prod(ntuple(kernel_size, nd))
-    powered = op("Pow", lambda x: x ** norm_type, floating(input))
+    x = floating(input)
+    half = half_dtype(data(x)) is not None
+    # A half input: PyTorch's composite, each operation rounding to the half type (and
+    # each backward formula too).
+    powered = op("Pow", half_math.pow_scalar(norm_type) if half else lambda x: x ** norm_type, x)
     if stride is not None:
         avg = _AVG[nd](powered, kernel_size, stride, 0, ceil_mode)
     else:
@@ -38,6 +43,9 @@ def _lp_pool(nd: int, input: Any, norm_type: float, kernel_size: Any,  # noqa: A
         # PyTorch's sign(a) * relu(|a|): negative averages (odd p) become 0.
         return (fnp.sign(a) * jnn.relu(fnp.abs(a)) * count) ** (1.0 / norm_type)
 
+    if half:
+        kept = (avg.sign() * avg.abs().relu()).mul(count)
+        return op("Pow", half_math.pow_scalar(1.0 / norm_type), kept)
     return op("Pow", finish, avg)
 
 

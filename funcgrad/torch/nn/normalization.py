@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.torch import _half_math as half_math
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import empty, ones, tensor, zeros
 from funcgrad.torch._device import Size
@@ -40,7 +41,6 @@ from funcgrad.torch.nn._apply import (
     data,
     floating,
     half_dtype,
-    in_float32,
     op,
     rounded_to,
     shape,
@@ -229,8 +229,17 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A
             y = y + b
         return y
 
+    def affine(y: Any, w: Any, b: Any) -> Any:
+        y = y if w is None else y * w
+        return y if b is None else y + b
+
     # As PyTorch's CPU kernel (and its backward): half inputs computed in float32.
-    return op("NativeLayerNorm", in_float32(impl), floating(input), weight, bias)
+    half_impl = half_math.normalization(lambda v: v, lambda v: v, axes, eps, affine)
+
+    def run(x: Any, w: Any, b: Any) -> Any:
+        return (impl if half_dtype(x) is None else half_impl)(x, w, b)
+
+    return op("NativeLayerNorm", run, floating(input), weight, bias)
 
 
 def rms_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A002
@@ -248,16 +257,24 @@ def rms_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A00
     _check_normalized(shp, norm)
     axes = tuple(range(len(shp) - len(norm), len(shp)))
     x_in = floating(input)
-    e = float(np.finfo(data(x_in).dtype).eps) if eps is None else eps
+    # PyTorch's default is the machine epsilon of the type it computes in (float32 for a
+    # half input).
+    wide = np.float64 if data(x_in).dtype == np.float64 else np.float32
+    e = float(np.finfo(wide).eps) if eps is None else eps
 
-    @in_float32
-    def normalized(x: Any) -> Any:
-        return x / fnp.sqrt(fnp.mean(fnp.square(x), axis=axes, keepdims=True) + e)
+    def normalized(x: Any, w: Any) -> Any:
+        y = x * (1.0 / fnp.sqrt(fnp.mean(fnp.square(x), axis=axes, keepdims=True) + e))
+        return y if w is None else y * w
 
     def impl(x: Any, w: Any) -> Any:
-        # PyTorch normalizes a half input in float32, rounds, then scales in the half type.
-        y = normalized(x)
-        return y if w is None else y * w
+        # PyTorch's composite: a half input (and its weight) widened to float32, the
+        # normalization and the scaling computed there and rounded once; its autograd
+        # graph in float32 likewise.
+        half = half_dtype(x)
+        if half is None:
+            return normalized(x, w)
+        return fnp.astype(normalized(fnp.astype(x, np.float32),
+                                     None if w is None else fnp.astype(w, np.float32)), half)
 
     return op("Mul", impl, x_in, weight)
 
@@ -294,7 +311,14 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
         return _affine(y, w, b, len(shp))
 
     # As PyTorch's CPU kernel (and its backward): half inputs computed in float32.
-    return op("NativeGroupNorm", in_float32(impl), floating(input), weight, bias)
+    half_impl = half_math.normalization(
+        lambda v: fnp.reshape(v, (shp[0], num_groups, -1)), lambda v: fnp.reshape(v, shp),
+        (2,), eps, lambda y, w, b: _affine(y, w, b, len(shp)))
+
+    def run(x: Any, w: Any, b: Any) -> Any:
+        return (impl if half_dtype(x) is None else half_impl)(x, w, b)
+
+    return op("NativeGroupNorm", run, floating(input), weight, bias)
 
 
 def local_response_norm(input: Any, size: int, alpha: float = 1e-4,  # noqa: A002

@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -25,9 +26,12 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.torch import _half_math as half_math
 from funcgrad.torch._autocast import autocast_op
+from funcgrad.torch.nn._apply import data
 from funcgrad.torch.nn.conv import check_input_rank, ntuple, op
 from funcgrad.torch.nn.module import Module
+from funcgrad.transforms.custom import custom_jvp
 
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
@@ -119,9 +123,55 @@ def _max_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, 
                     ceil_mode)
     params = geo.window(2)
 
+    def window_max(xb: Any) -> Any:
+        return lax.reduce_window(xb, -np.inf, lax.max, **params)
+
+    @custom_jvp
+    def half_max(xb: Any) -> Any:
+        return window_max(xb)
+
+    def half_max_jvp(primals: Any, tangents: Any) -> Any:
+        # PyTorch's backward kernel for a half input adds each window's gradient into the
+        # half gradient buffer at its maximum, output by output (row-major), each sum
+        # rounded: an element receives its windows' gradients from the last kernel offset
+        # to the first. The tangent sums the offsets in the opposite order, rounding
+        # between: transposed, the same sums. The maximum: the first largest element of
+        # the window, or its last NaN, as PyTorch's forward loop picks it.
+        (xb,), (tb,) = primals, tangents
+        half = xb.dtype
+        lead = len(xb.shape) - nd
+        widths = [(0, 0)] * lead + [tuple(p) for p in geo.pads]
+        xp = lax.stop_gradient(fnp.pad(fnp.astype(xb, np.float32), widths,
+                                       constant_values=-np.inf))
+        tp = fnp.pad(fnp.astype(tb, np.float32), widths)
+        offsets = list(itertools.product(*(range(k) for k in geo.k)))
+
+        def at(v: Any, j: tuple[int, ...]) -> Any:
+            return v[(Ellipsis,) + tuple(slice(a * d, a * d + (o - 1) * s + 1, s)
+                                         for a, d, o, s in zip(j, geo.d, geo.out, geo.s))]
+
+        best, pick = None, None
+        for i, j in enumerate(offsets):
+            v = at(xp, j)
+            if best is None:
+                best, pick = v, fnp.zeros(v.shape, dtype=np.int32)
+            else:
+                take = (v > best) | fnp.isnan(v)
+                best = fnp.where(take, v, best)
+                pick = fnp.where(take, np.int32(i), pick)
+        total = None
+        for i, j in enumerate(offsets):
+            part = fnp.where(pick == i, at(tp, j), np.float32(0))
+            total = part if total is None else total + part
+            tp = half_math.round_trip(tp, half)
+        return half_max(xb), fnp.astype(total, half)
+
+    half_max.defjvp(half_max_jvp)
+
     def impl(x: Any) -> Any:
         xb = _batched(x, batched)
-        out = _unbatched(lax.reduce_window(xb, -np.inf, lax.max, **params), batched)
+        pooled = half_max if half_math.half_dtype(x) is not None else window_max
+        out = _unbatched(pooled(xb), batched)
         if not return_indices:
             return out
         return out, _unbatched(_flat_indices(xb, nd, params), batched)
@@ -188,6 +238,9 @@ def max_pool3d_with_indices(*args: Any, **kwargs: Any) -> Any:
     return max_pool3d(*args, **{**kwargs, "return_indices": True})
 
 
+_HALF_NAMES = {"torch.bfloat16": "BFloat16", "torch.float16": "Half"}
+
+
 def _avg_divisor(spatial: Sequence[int], geo: _Geometry, count_include_pad: bool
                  ) -> np.ndarray:
     """PyTorch's divisor of each window: its size clipped to the padded input, or to the
@@ -224,9 +277,40 @@ def _avg_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, 
     else:
         div = _avg_divisor(spatial, geo, count_include_pad).astype(np.float64)
 
+    if nd == 3 and half_math.half_dtype(data(input)) is not None:
+        raise NotImplementedError('"avg_pool3d_out_frame" not implemented for '
+                                  f"'{_HALF_NAMES[str(input.dtype)]}'")
+
+    def window_sum(xb: Any) -> Any:
+        return lax.reduce_window(xb, 0.0, lax.add, **params)
+
+    div32 = np.asarray(div, dtype=np.float32)
+
+    def half_tangent(t: Any, half: Any) -> Any:
+        # PyTorch's backward kernel: delta = grad / divisor rounded to the half type, then
+        # added into the half gradient buffer output by output (row-major), each sum
+        # rounded: an input element receives its windows' deltas from the last kernel
+        # offset to the first. Transposed, this chain of rounded tangents does the same.
+        rounding = half_math.round_trip
+        lead = len(t.shape) - nd
+        tp = fnp.pad(t, [(0, 0)] * lead + [tuple(p) for p in geo.pads])
+        total = None
+        for j in itertools.product(*(range(k) for k in geo.k)):
+            part = tp[(Ellipsis,) + tuple(slice(a, a + (o - 1) * s + 1, s)
+                                          for a, o, s in zip(j, geo.out, geo.s))]
+            total = part if total is None else total + part
+            tp = rounding(tp, half)
+        return rounding(total, half) / div32
+
+    # PyTorch's CPU kernel for a half input: each window summed in float32, divided and
+    # rounded once.
+    half_impl = half_math.linear(lambda v, _: window_sum(v) / div32, half_tangent)
+
     def impl(x: Any) -> Any:
         xb = _batched(x, batched)
-        total = lax.reduce_window(xb, 0.0, lax.add, **params)
+        if half_math.half_dtype(x) is not None:
+            return _unbatched(half_impl(xb), batched)
+        total = window_sum(xb)
         return _unbatched(total / fnp.asarray(div, dtype=fnp.result_type(x)), batched)
 
     node = f"AvgPool{nd}D" if nd > 1 and batched else "Squeeze:1"
@@ -310,14 +394,76 @@ def _adaptive_avg(nd: int, input: Any, output_size: Any) -> Any:  # noqa: A002
         inside = (pos >= start[None, :]) & (pos < end[None, :])
         mats.append(inside / (end - start)[None, :])
 
-    def impl(x: Any) -> Any:
-        # The mean over a box is the product of the means along each axis.
+    def along(x: Any, ms: Sequence[np.ndarray]) -> Any:
         rank = len(x.shape)
-        for i, m in enumerate(mats):
+        for i, m in enumerate(ms):
             ax = rank - nd + i
             x = fnp.moveaxis(fnp.matmul(fnp.moveaxis(x, ax, -1),
                                         fnp.asarray(m, dtype=fnp.result_type(x))), -1, ax)
         return x
+
+    # A half input, as PyTorch's CPU kernel: each box summed in float32, divided by its
+    # height then its width (float32) and rounded once. Its backward computes
+    # grad / kh / kw in the half type (each division rounded), then adds it into the half
+    # gradient buffer output by output (row-major), each sum rounded; the windows that
+    # hold an input element come in order of their rank among that element's windows
+    # (its "slot"), so the tangent below sums the slots last to first, rounding between.
+    sizes = [(end - start).astype(np.float32) for start, end in map(_bounds, spatial, out)]
+    counts = [np.ones_like(m) * (m > 0) for m in mats]
+    slots = []
+    for n, o in zip(spatial, out):
+        start, end = _bounds(n, o)
+        pos = np.arange(n)
+        inside = (pos[:, None] >= start[None, :]) & (pos[:, None] < end[None, :])
+        first = inside.argmax(axis=1)
+        rank = np.arange(o)[None, :] - first[:, None]
+        slots.append([(inside & (rank == r)).astype(np.float32)
+                      for r in range(int(inside.sum(axis=1).max()))])
+
+    def divided(v: Any) -> Any:
+        for i, d in enumerate(sizes):
+            v = v / np.reshape(d, (-1,) + (1,) * (nd - 1 - i))
+        return v
+
+    def half_tangent(t: Any, half: Any) -> Any:
+        total = None
+        for ranks in reversed(list(itertools.product(*(range(len(m)) for m in slots)))):
+            part = along(t, [m[r] for m, r in zip(slots, ranks)])
+            total = part if total is None else total + part
+            t = half_math.round_trip(t, half)
+        for i in reversed(range(nd)):
+            total = half_math.round_trip(total, half) / np.reshape(
+                sizes[i], (-1,) + (1,) * (nd - 1 - i))
+        return total
+
+    def half_forward(v: Any, half: Any) -> Any:
+        if nd < 3:
+            return divided(along(v, counts))
+        # adaptive_avg_pool3d's kernel sums and divides in the half type itself: each
+        # box's elements added in row-major order, each sum rounded, then / kd / kh / kw,
+        # each rounded.
+        picks = []
+        for n, o in zip(spatial, out):
+            start, end = _bounds(n, o)
+            picks.append([((np.arange(n)[:, None] == start[None, :] + a)
+                           & (a < end - start)[None, :]).astype(np.float32)
+                          for a in range(int((end - start).max()))])
+        total = None
+        for offsets in itertools.product(*(range(len(p)) for p in picks)):
+            part = along(v, [p[a] for p, a in zip(picks, offsets)])
+            total = part if total is None else half_math.round_trip(total + part, half)
+        for i, d in enumerate(sizes):
+            total = half_math.round_trip(
+                total / np.reshape(d, (-1,) + (1,) * (nd - 1 - i)), half)
+        return total
+
+    half_impl = half_math.linear(half_forward, half_tangent)
+
+    def impl(x: Any) -> Any:
+        if half_math.half_dtype(x) is not None:
+            return half_impl(x)
+        # The mean over a box is the product of the means along each axis.
+        return along(x, mats)
 
     if nd == 2 and batched and out == [1, 1]:
         node = "Mean:1"
