@@ -45,7 +45,7 @@ from funcgrad.core import (
 )
 from funcgrad.core import _ctx as _core_ctx
 from funcgrad.dtypes import is_inexact
-from funcgrad.errors import AxisError
+from funcgrad.errors import AxisError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.numpy import _ufuncs as _plain  # (the functions, not jnp's ufunc objects)
 from funcgrad.primitives import elementwise as _E
@@ -90,6 +90,7 @@ from funcgrad.torch._random import TENSOR as random_tensor_type
 from funcgrad.torch._random import rng
 from funcgrad.torch._repr import format_tensor_data
 from funcgrad.torch._sign_bounds import clamp_tensors
+from funcgrad.torch._std_sort import replayed_order, topk_order
 from funcgrad.transforms.reverse import Edge
 from funcgrad.transforms.signatures import signature
 from funcgrad.tree_util import tree_flatten, tree_unflatten
@@ -606,7 +607,11 @@ class Tensor:
         if new._data.shape != self._data.shape:
             _check_inplace_shape(tuple(self.shape), tuple(new.shape))
         if new.dtype is not self.dtype:
-            check_result_cast(new.dtype, self.dtype)
+            shown = _shown_result_type(new.dtype, self, others)
+            check_result_cast(shown, self.dtype, "ComplexHalf" if shown.is_complex and
+                              self.dtype is D.float16 and not builtins.any(
+                                  isinstance(o, Tensor) and o.ndim and o.dtype.is_complex
+                                  for o in others) else None)
             new = new._astype(self.dtype)
         if view_of is not None:
             _copy_slices(self, new, *view_of)
@@ -754,7 +759,19 @@ class Tensor:
                     isinstance(value, Tensor) and value._requires_grad)):
                 # The write goes into the indexed view of this one (select, slice...).
                 _check_multi_output_view(self, _basic_index_name(idx, self.shape), 0)
-        self._inplace(op, lambda a, v: _put(a, idx, v), value, through_view=True)
+        if isinstance(value, Tensor) and value.ndim and value.shape[0] == 1:
+            # PyTorch drops the value's leading axes of length 1 first.
+            lead = 0
+            while lead < value.ndim and value.shape[lead] == 1:
+                lead += 1
+            value = value.reshape(tuple(value.shape)[lead:])
+        try:
+            self._inplace(op, lambda a, v: _put(a, idx, v), value, through_view=True)
+        except ShapeError:
+            if not isinstance(value, Tensor):
+                raise
+            _setitem_shape_error(self, idx, tuple(value.shape), value.dtype)
+            raise
 
     # ------------------------------------------------------------- shape ops
 
@@ -818,6 +835,13 @@ class Tensor:
                 "permute(sparse_coo): number of dimensions in the tensor input does not match "
                 "the length of the desired ordering of dimensions i.e. input.dim() = "
                 f"{self.ndim} is not equal to len(dims) = {len(d)}")
+        n = builtins.max(self.ndim, 1)
+        for k in d:
+            if not -n <= k < n:
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-n}, {n - 1}], but got {k})")
+        if len({k % n for k in d}) != len(d):
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
         return _view_op("Permute", lambda x: fnp.transpose(x, d), self)
 
     def transpose(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
@@ -893,9 +917,25 @@ class Tensor:
         return _view_op("Index" if _advanced(idx) else _basic_index_name(idx, self.shape),
                         lambda x: _get(x, idx), self)
 
+    def _split_dim(self, which: str, dim: Any) -> builtins.int:
+        """``dim`` wrapped as PyTorch's split/chunk do (a 0-d tensor refused first)."""
+        if self.ndim == 0:
+            raise RuntimeError(f"{which} expects at least a 1-dimensional tensor")
+        n = self.ndim
+        if not -n <= dim < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
+                             f"{n - 1}], but got {dim})")
+        return builtins.int(dim) % n
+
     def chunk(self, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        if not isinstance(chunks, builtins.int) or isinstance(chunks, builtins.bool):
+            raise TypeError(f"chunk(): argument 'chunks' (position 1) must be int, not "
+                            f"{type(chunks).__name__}")
+        if self.ndim == 0:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor")
         if chunks <= 0:
             raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        dim = self._split_dim("chunk", dim)
         n = self.shape[dim]
         if n == 0:
             # PyTorch splits an empty axis into `chunks` empty pieces, with split_with_sizes.
@@ -905,24 +945,60 @@ class Tensor:
                                            for i in range(0, n, step)])
 
     def split(self, split_size: Any, dim: builtins.int = 0) -> tuple[Tensor, ...]:
-        n = self.shape[dim]
+        if isinstance(split_size, Tensor) and split_size.ndim == 0:
+            split_size = builtins.int(split_size.item())
         if isinstance(split_size, builtins.int):
+            if self.ndim == 0:
+                raise RuntimeError("split expects at least a 1-dimensional tensor")
             if split_size < 0:
                 raise RuntimeError(f"split expects split_size be non-negative, but got "
                                    f"split_size={split_size}")
+            dim = self._split_dim("split", dim)
+            n = self.shape[dim]
             if split_size == 0 and n:
                 raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                    f"dimension size of {n}")
-        # An empty axis still gives one (empty) piece.
-        sizes = [split_size] * builtins.max(-(-n // split_size) if split_size else 0, 1) \
-            if isinstance(split_size, builtins.int) else list(split_size)
+            # An empty axis still gives one (empty) piece.
+            sizes = [split_size] * builtins.max(-(-n // split_size) if split_size else 0, 1)
+            bounds, start = [], 0
+            for s in sizes:
+                stop = builtins.min(start + s, n)
+                bounds.append((start, stop))
+                start = stop
+            return self._pieces("Split", dim, bounds)
+        return self.split_with_sizes(split_size, dim, _position=2)
+
+    def split_with_sizes(self, split_sizes: Any, dim: builtins.int = 0, *,
+                         _position: builtins.int = 1) -> tuple[Tensor, ...]:
+        head = "split_with_sizes(): argument 'split_sizes'"
+        if not isinstance(split_sizes, (list, tuple)):
+            raise TypeError(f"{head} (position {_position}) must be tuple of ints, not "
+                            f"{type(split_sizes).__name__}")
+        split_sizes = [s.item() if isinstance(s, Tensor) and s.ndim == 0 and not
+                       s.is_floating_point() else s for s in split_sizes]
+        for i, s in enumerate(split_sizes):
+            if isinstance(s, builtins.bool):
+                raise TypeError(f"{head} (position {_position}) must be tuple of ints, but "
+                                f"found element of type bool at pos {i}")
+            if not isinstance(s, builtins.int):
+                raise TypeError(f"{head} failed to unpack the object at pos {i + 1} with "
+                                f"error \"type must be tuple of ints,but got "
+                                f"{type(s).__name__}\"")
+        raw_dim, dim = dim, self._split_dim("split", dim)
+        n = self.shape[dim]
+        sizes = [builtins.int(s) for s in split_sizes]
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                               f"entries, but got split_sizes={sizes}")
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {raw_dim}), but got "
+                               f"split_sizes={sizes}")
         bounds, start = [], 0
         for s in sizes:
-            stop = builtins.min(start + s, n)
-            bounds.append((start, stop))
-            start = stop
-        return self._pieces("Split" if isinstance(split_size, builtins.int)
-                            else "SplitWithSizes", dim, bounds)
+            bounds.append((start, start + s))
+            start += s
+        return self._pieces("SplitWithSizes", dim, bounds)
 
     def _pieces(self, op: str, dim: builtins.int, bounds: Sequence[tuple[builtins.int, ...]]
                 ) -> tuple[Tensor, ...]:
@@ -1025,11 +1101,13 @@ class Tensor:
                         self)
 
     def argmax(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+        _check_arg_extremum("argmax", self)
         check_reducible("argmax()", self, dim, "", IndexError)
         return apply_op("Argmax", lambda x: fnp.astype(
             fnp.argmax(x, dim, keepdims=keepdim), np.int64), self)
 
     def argmin(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+        _check_arg_extremum("argmin", self)
         check_reducible("argmin()", self, dim, "", IndexError)
         return apply_op("Argmin", lambda x: fnp.astype(
             fnp.argmin(x, dim, keepdims=keepdim), np.int64), self)
@@ -1178,12 +1256,16 @@ class Tensor:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, "
                                f"but got tensor with {value.ndim} dimension(s).")
         _check_int_value(value, self.dtype)
+        if isinstance(mask, Tensor):
+            broadcast_shapes_as_torch(tuple(mask.shape), tuple(self.shape))
         return apply_op(_masked_fill_name(value), lambda x, m, v: fnp.where(
             m, fnp.astype(v, x.dtype), x), self, mask, value)
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         _check_mask_dtype(mask)
         _check_int_value(value, self.dtype)
+        if isinstance(mask, Tensor):
+            broadcast_shapes_as_torch(tuple(self.shape), tuple(mask.shape))
         return self._inplace(_masked_fill_name(value), lambda x, m, v: fnp.where(
             m, fnp.astype(v, x.dtype), x), mask, value)
 
@@ -1271,23 +1353,42 @@ class Tensor:
 
     def sort(self, dim: builtins.int = -1, descending: builtins.bool = False, *,
              stable: builtins.bool = False) -> Any:
-        # Always stable (equal entries keep their order), which stable=False also allows.
         check_sortable("Sort", self)
-        idx = apply_op("Sort", lambda x: fnp.astype(fnp.argsort(x, dim, descending=descending),
-                                                    np.int64), self)
+        if self.ndim == 0:
+            _wrap_scalar_dim(dim)
+            return _returns("sort", apply_op("Sort", lambda x: x, self),
+                            Tensor._from_data(to_device(np.zeros((), np.int64), self.device)))
+        host = None if stable or not self.numel() else host_if_eager(self)
+        order = None if host is None else replayed_order(host, dim % self.ndim, descending)
+        if order is None:
+            # Stable (equal entries keep their order): what std::sort gives where no two
+            # entries are equal, and under a trace.
+            idx = apply_op("Sort", lambda x: fnp.astype(
+                fnp.argsort(x, dim, descending=descending), np.int64), self)
+        else:
+            idx = Tensor._from_data(to_device(order, self.device))
         vals = apply_op("Sort", lambda x, i: take_along(x, i, dim), self, idx)
         return _returns("sort", vals, idx)
 
     def argsort(self, dim: builtins.int = -1, descending: builtins.bool = False, *,
                 stable: builtins.bool = False) -> Tensor:
-        return self.sort(dim, descending)[1]
+        return self.sort(dim, descending, stable=stable)[1]
 
     def topk(self, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True,
              sorted: builtins.bool = True) -> Any:  # noqa: A002
         check_sortable("topk", self)
         if not 0 <= k <= (self.shape[dim] if self.ndim else 1):
             raise RuntimeError("selected index k out of range")
-        idx = self.sort(dim, descending=largest)[1].narrow(dim, 0, k)
+        if self.ndim == 0:
+            _wrap_scalar_dim(dim)
+            return _returns("topk", apply_op("Topk", lambda x: x, self),
+                            Tensor._from_data(to_device(np.zeros((), np.int64), self.device)))
+        host = host_if_eager(self) if k and self.numel() else None
+        if host is None:
+            idx = self.sort(dim, descending=largest, stable=True)[1].narrow(dim, 0, k)
+        else:
+            idx = Tensor._from_data(to_device(
+                topk_order(host, dim % self.ndim, k, largest, sorted), self.device))
         vals = apply_op("Topk", lambda x, i: take_along(x, i, dim), self, idx)
         return _returns("topk", vals, idx)
 
@@ -1317,6 +1418,18 @@ class Tensor:
         return self._new(size, 0, dtype, device, requires_grad)
 
 
+def host_if_eager(t: Tensor) -> np.ndarray | None:
+    """The tensor's values where they are not traced (the replays decide positions from
+    the values, which a trace must not bake in)."""
+    return None if isinstance(t._data, Tracer) else t._host()
+
+def _wrap_scalar_dim(dim: Any) -> None:
+    """PyTorch's check of ``dim`` on a 0-d tensor (which counts as 1-d)."""
+    if not -1 <= dim <= 0:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{dim})")
+
+
 def softmax_input(name: str, t: Tensor, dim: builtins.int, dtype: Any) -> builtins.bool:
     """PyTorch's CPU softmax kernels take floating point only (no ``dtype`` given): other
     dtypes raise, except an empty tensor, which is returned as it is (True)."""
@@ -1329,6 +1442,14 @@ def softmax_input(name: str, t: Tensor, dim: builtins.int, dtype: Any) -> builti
     raise NotImplementedError(f'"{kernel}" not implemented for \'{_CPP[t.dtype.name]}\'')
 
 
+def _check_arg_extremum(name: str, t: Tensor) -> None:
+    """PyTorch's argmax/argmin refuse bool and complex input (even empty)."""
+    if t.dtype is D.bool:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if t.dtype.is_complex:
+        raise RuntimeError(f"{name}(): does not support complex input")
+
+
 def check_sortable(name: str, t: Tensor) -> None:
     """PyTorch's CPU sort and topk refuse complex tensors (topk also bool), even empty."""
     if t.device.type != "cpu":
@@ -1339,11 +1460,29 @@ def check_sortable(name: str, t: Tensor) -> None:
         raise RuntimeError("topk does not support bool dtypes on CPU")
 
 
-def check_result_cast(result: D.dtype, out: D.dtype) -> None:
+def _shown_result_type(computed: D.dtype, self: Tensor, others: Sequence[Any]) -> D.dtype:
+    """The result type PyTorch names when an in-place result does not fit: the promoted
+    type of the operands (a Python float or complex is of the default dtype, half
+    precision with a complex scalar is ComplexHalf), or the default dtype where the
+    operation makes floats of integers (div_)."""
+    try:
+        promoted = result_dtype(self, *others)
+    except Exception:  # noqa: BLE001 - operands that are no tensors or scalars
+        return computed
+    if D.category(promoted) != D.category(computed):
+        if D.category(promoted) > D.category(computed) or not (
+                computed.is_floating_point or computed.is_complex):
+            return computed
+        return D.default_complex() if computed.is_complex else D.get_default_dtype()
+    return promoted
+
+
+def check_result_cast(result: D.dtype, out: D.dtype, name: str | None = None) -> None:
     """PyTorch's error for an in-place result of a higher kind than the tensor's dtype."""
     if D.category(result) > D.category(out):
-        raise RuntimeError(f"result type {_CPP[result.name]} can't be cast to the desired "
-                           f"output type {_CPP[out.name]}")
+        shown = name or _CPP[result.name]
+        raise RuntimeError(f"result type {shown} can't be cast to the desired output type "
+                           f"{_CPP[out.name]}")
 
 
 _TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -2599,6 +2738,39 @@ def _host_operand(x: Any, dt: D.dtype) -> Any:
     return None
 
 
+def _setitem_shape_error(t: Tensor, idx: Any, vshape: tuple[builtins.int, ...],
+                         vdtype: D.dtype) -> None:
+    """PyTorch's error for ``t[idx] = value`` whose value does not fit the indexed part:
+    index_put_'s for advanced indexing, else expand's."""
+    try:
+        probe = np.broadcast_to(np.zeros((), np.bool_), tuple(t.shape))[
+            idx if not isinstance(idx, tuple) else tuple(
+                np.asarray(i._host()) if isinstance(i, Tensor) else i for i in idx)]
+    except Exception:  # noqa: BLE001 - an index NumPy reads otherwise: the engine's error
+        return
+    target = tuple(probe.shape)
+    if _advanced(idx):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be "
+                           f"broadcast to indexing result of shape {list(target)}") from None
+    if len(vshape) > len(target):
+        name = _TENSOR_TYPES.get(vdtype.name, "Tensor")
+        raise RuntimeError(f"expand(torch.{name}{{{list(vshape)}}}, size={list(target)}): the "
+                           f"number of sizes provided ({len(target)}) must be greater or equal "
+                           f"to the number of dimensions in the tensor ({len(vshape)})"
+                           ) from None
+    check_expand(vshape, target)
+
+
+def broadcast_shapes_as_torch(*shapes: tuple[builtins.int, ...]) -> tuple[builtins.int, ...]:
+    """The shapes broadcast one after the other as PyTorch's TensorIterator does, with its
+    error naming the first pair that clashes."""
+    out: tuple[builtins.int, ...] = ()
+    for s in shapes:
+        _check_broadcast(out, s)
+        out = tuple(np.broadcast_shapes(out, s))
+    return out
+
+
 def _check_broadcast(sa: tuple[builtins.int, ...], sb: tuple[builtins.int, ...]) -> None:
     """PyTorch's error for shapes that do not broadcast (the last clash is named)."""
     n = max(len(sa), len(sb))
@@ -3121,6 +3293,8 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if x is None or y is None:
         raise TypeError("where() takes the condition alone, or the condition, input and "
                         "other")
+    broadcast_shapes_as_torch(*(tuple(v.shape) for v in (condition, x, y)
+                                if isinstance(v, Tensor)))
     dt = result_dtype(x, y)
     if dt.np.kind in "iu":
         for v in (x, y):

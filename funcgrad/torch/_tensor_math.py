@@ -33,7 +33,7 @@ from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import cat, stack
 from funcgrad.torch._graph import name_node
 from funcgrad.torch._return_types import named_result
-from funcgrad.torch._std_sort import mode_row
+from funcgrad.torch._std_sort import aten_quick_select, mode_row, rank_keys, tied_rows
 from funcgrad.torch._tensor import (
     _CPP,
     Tensor,
@@ -53,6 +53,7 @@ from funcgrad.torch._tensor import (
     check_range,
     check_reducible,
     check_result_cast,
+    host_if_eager,
     minkowski,
     result_dtype,
     take_along,
@@ -240,8 +241,10 @@ def scatter_reduce(self: Tensor, dim: builtins.int, index: Tensor, src: Tensor, 
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     if reduce == "mean" and self.dtype is D.bool:
-        raise NotImplementedError('"scatter_gather_tensor_cpu_reduce_mean" not implemented '
-                                  "for 'Bool'")
+        # An empty index skips PyTorch's scatter kernel; its mean's floor division refuses.
+        kernel = "div_floor_cpu" if _t(index).numel() == 0 else \
+            "scatter_gather_tensor_cpu_reduce_mean"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     return _scatter(self, dim, index, src, reduce, "ScatterReduce", include_self)
 
 
@@ -341,7 +344,19 @@ def kthvalue(self: Tensor, k: builtins.int, dim: builtins.int = -1,
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     _no_cpu_kernel("kthvalue_cpu", self, self.dtype is D.bool or self.dtype.is_complex)
-    return _kth(self, k, d, keepdim, "kthvalue", "Kthvalue")
+    host = host_if_eager(self) if self.dim() else None
+    if host is None:
+        return _kth(self, k, d, keepdim, "kthvalue", "Kthvalue")
+    # ATen's quickselect decides which of equal entries is reported.
+    keys = rank_keys(host, d)
+    order = np.argsort(keys, axis=-1, kind="stable")[:, k - 1]
+    for r in np.flatnonzero(tied_rows(keys)):
+        key, ix = keys[r].tolist(), list(range(keys.shape[-1]))
+        aten_quick_select(key, ix, k - 1)
+        order[r] = ix[k - 1]
+    moved = np.moveaxis(host, d, -1).shape
+    it = _on_device_of(self, np.moveaxis(order.reshape((*moved[:-1], 1)), -1, d))
+    return _returns("kthvalue", *_pick("Kthvalue", self, it, d, keepdim))
 
 
 def _kth(self: Tensor, k: builtins.int, d: builtins.int, keepdim: builtins.bool, name: str,
@@ -1048,13 +1063,35 @@ def tile(self: Tensor, dims: Any) -> Tensor:
     return self.repeat(*reps)
 
 
-def tensor_split(self: Tensor, indices_or_sections: Any, dim: builtins.int = 0
-                 ) -> tuple[Tensor, ...]:
+def tensor_split(self: Tensor, indices_or_sections: Any = None, dim: builtins.int = 0, *,
+                 tensor_indices_or_sections: Any = None, sections: Any = None,
+                 indices: Any = None) -> tuple[Tensor, ...]:
     """Split into ``n`` near-equal parts, or at the given indices."""
+    spec = next((v for v in (indices_or_sections, tensor_indices_or_sections, sections,
+                             indices) if v is not None), None)
+    if self.dim() == 0:
+        raise RuntimeError(f"tensor_split expected at least a 1-dimensional tensor, but got a "
+                           f"tensor with {self.dim()} dims")
     d = _dim(dim, self.dim())
     n = self.shape[d]
-    spec = indices_or_sections.tolist() if isinstance(indices_or_sections, Tensor) else \
-        indices_or_sections
+    if isinstance(spec, Tensor):
+        if spec.dim() > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a "
+                               f"zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {spec.dim()} dims")
+        if spec.dtype.name != "int64":
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have "
+                               f"dtype of long, but got {_CPP[spec.dtype.name]}")
+        spec = spec.tolist()
+    if isinstance(spec, builtins.bool) or not isinstance(spec, (builtins.int, list, tuple)) \
+            or (not isinstance(spec, builtins.int) and not all(
+                isinstance(c, builtins.int) and not isinstance(c, builtins.bool)
+                for c in spec)):
+        raise TypeError(f"tensor_split() received an invalid combination of arguments - got "
+                        f"({type(spec).__name__}), but expected one of:\n"
+                        f" * (tuple of ints indices, int dim = 0)\n"
+                        f" * (Tensor tensor_indices_or_sections, int dim = 0)\n"
+                        f" * (int sections, int dim = 0)\n")
     if isinstance(spec, builtins.int):
         if spec <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
@@ -1069,14 +1106,14 @@ def tensor_split(self: Tensor, indices_or_sections: Any, dim: builtins.int = 0
                  for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-def split_with_sizes(self: Tensor, split_sizes: Sequence[builtins.int], dim: builtins.int = 0
-                     ) -> tuple[Tensor, ...]:
-    return self.split(list(split_sizes), dim)
-
-
 def _hvdsplit(which: str, axis: Callable[[Tensor], builtins.int]
               ) -> Callable[[Tensor, Any], tuple[Tensor, ...]]:
+    least = {"hsplit": 1, "vsplit": 2, "dsplit": 3}[which]
+
     def method(self: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        if self.dim() < least:
+            raise RuntimeError(f"torch.{which} requires a tensor with at least {least} "
+                               f"dimension, but got a tensor with {self.dim()} dimensions!")
         d = axis(self)
         if isinstance(indices_or_sections, builtins.int) and self.shape[d] % \
                 indices_or_sections:
@@ -1548,6 +1585,13 @@ def angle(self: Tensor) -> Tensor:
 # ---------------------------------------------------------------- in place
 
 
+def _int_split(self: Tensor, split_size: Any, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+    if not isinstance(split_size, builtins.int) or isinstance(split_size, builtins.bool):
+        raise TypeError(f"unsafe_split(): argument 'split_size' (position 1) must be int, not "
+                        f"{type(split_size).__name__}")
+    return self.split(split_size, dim)
+
+
 def _unsafe(split: Callable[..., tuple[Tensor, ...]]) -> Callable[..., tuple[Tensor, ...]]:
     """``unsafe_split``/``unsafe_chunk``: the same views, which PyTorch lets in-place
     operations write into (``split``'s outputs it refuses)."""
@@ -1941,12 +1985,11 @@ _METHODS: dict[str, Any] = {
     "new": new, "is_nonzero": is_nonzero,
     "ravel": ravel, "reshape_as": reshape_as, "movedim": movedim,
     "moveaxis": movedim, "swapdims": swapdims, "tile": tile, "tensor_split": tensor_split,
-    "split_with_sizes": split_with_sizes,
-    "unsafe_split_with_sizes": _unsafe(split_with_sizes),
+    "unsafe_split_with_sizes": _unsafe(Tensor.split_with_sizes),
     "hsplit": _hvdsplit("hsplit", lambda t: 0 if t.dim() == 1 else 1),
     "vsplit": _hvdsplit("vsplit", lambda t: 0),
     "dsplit": _hvdsplit("dsplit", lambda t: 2),
-    "unsafe_chunk": _unsafe(Tensor.chunk), "unsafe_split": _unsafe(Tensor.split),
+    "unsafe_chunk": _unsafe(Tensor.chunk), "unsafe_split": _unsafe(_int_split),
     "fliplr": fliplr, "flipud": flipud, "rot90": rot90,
     "repeat_interleave": repeat_interleave, "narrow_copy": narrow_copy, "unfold": unfold,
     "aminmax": aminmax, "diff": diff, "dist": dist, "renorm": renorm, "cov": cov,
