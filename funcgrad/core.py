@@ -722,10 +722,13 @@ class Tracer(Array):
         )
 
     def item(self) -> Any:
-        return self._concrete(".item()", ConcretizationTypeError).item()
+        val = self._concrete(".item()", ConcretizationTypeError)
+        # (A Python scalar as it is: a Python float's jvp primal.)
+        return val.item() if hasattr(val, "item") else val
 
     def tolist(self) -> Any:
-        return self._concrete(".tolist()", ConcretizationTypeError).tolist()
+        val = self._concrete(".tolist()", ConcretizationTypeError)
+        return val.tolist() if hasattr(val, "tolist") else val
 
     def __repr__(self) -> str:
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"

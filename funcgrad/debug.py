@@ -77,7 +77,8 @@ class _Printer:
         return f"print({self.fmt!r})"
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
-        args, kwargs = tree_map(np.asarray, (args, kwargs))
+        # The Arrays themselves, as JAX formats them: ``{}`` of an Array is its str (the
+        # NumPy text), an Array inside a tuple or list shows its repr, ``Array([...])``.
         with np.printoptions(**dict(self.options)):
             text = self.fmt.format(*args, **kwargs)
         sys.stdout.write(text + "\n")

@@ -27,6 +27,7 @@ import difflib
 import functools
 import itertools
 import operator
+import sys
 import textwrap
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -59,6 +60,38 @@ class _NodeType(NamedTuple):
 
 _registry: dict[type, _NodeType] = {}
 _namedtuple_nodes: dict[type, _NodeType] = {}
+# The registry user code sees: ``_registry`` less the internal nodes (typed PRNG key
+# arrays), which are leaves to users, as JAX's are, but nodes over their key data to
+# funcgrad's own transformations (which stage arrays only).
+_user_registry: dict[type, _NodeType] = {}
+_internal_nodes: set[type] = set()
+# Modules whose calls are decided by their caller (the public faces of pytrees).
+_PASS_THROUGH = frozenset({__name__, "funcgrad.tree"})
+
+
+def _reg() -> dict[type, _NodeType]:
+    """The registry for the caller of the public function that calls this: the full one
+    for funcgrad's own modules, the user's one (internal nodes are leaves) otherwise."""
+    if not _internal_nodes:
+        return _registry
+    f: Any = sys._getframe(2)
+    while f is not None:
+        name = f.f_globals.get("__name__")
+        if name not in _PASS_THROUGH:
+            if type(name) is str and name.startswith("funcgrad."):
+                return _registry
+            return _user_registry
+        f = f.f_back
+    return _user_registry
+
+
+def register_internal_node(nodetype: type, flatten_func: FlattenFn,
+                           unflatten_func: UnflattenFn) -> None:
+    """A node type for funcgrad's transformations that is a leaf to user code (JAX's key
+    arrays: leaves of ``jax.tree.leaves``, staged by ``jit``/``vmap``/``scan`` as the
+    arrays they hold)."""
+    _registry[nodetype] = _NodeType(flatten_func, unflatten_func)
+    _internal_nodes.add(nodetype)
 
 
 # ------------------------------------------------------------------ key entries
@@ -219,6 +252,7 @@ def _register(nodetype: type, node: _NodeType) -> None:
     if nodetype in _registry:
         raise TreeStructureError(f"Duplicate custom PyTreeDef type registration for {nodetype}.")
     _registry[nodetype] = node
+    _user_registry[nodetype] = node
 
 
 def register_pytree_with_keys(nodetype: type, flatten_with_keys: FlattenWithKeysFn,
@@ -411,6 +445,7 @@ _registry[list] = _NodeType(_seq_flatten, lambda _, c: list(c), None, _K_LIST)
 _registry[dict] = _NodeType(_dict_flatten, lambda keys, c: dict(zip(_keyed(keys), c)),
                             None, _K_DICT)
 _registry[type(None)] = _NodeType(_none_flatten, lambda _, c: None, None, _K_NONE)
+_user_registry.update(_registry)
 
 
 def _ordered_dict_flatten_with_keys(d: OrderedDict[Any, Any]
@@ -452,8 +487,8 @@ def _namedtuple_node(t: type) -> _NodeType:
     return node
 
 
-def _node_for_type(t: type) -> _NodeType | None:
-    node = _registry.get(t)
+def _node_for_type(t: type, reg: dict[type, _NodeType] = _registry) -> _NodeType | None:
+    node = reg.get(t)
     if node is None and issubclass(t, tuple) and hasattr(t, "_fields"):
         return _namedtuple_node(t)
     return node
@@ -465,7 +500,7 @@ def is_tree_node(typ: type) -> bool:
     >>> is_tree_node(dict), is_tree_node(type(None)), is_tree_node(int)
     (True, True, False)
     """
-    return _node_for_type(typ) is not None
+    return _node_for_type(typ, _reg()) is not None
 
 
 # ------------------------------------------------------------------ PyTreeDef
@@ -693,9 +728,9 @@ def _new_treedef(t: type, aux: Hashable, kids: tuple[PyTreeDef, ...],
 # reference cycle keeps leaves (arrays) alive after a call.
 
 
-def _flatten(x: Any, leaves: list[Any]) -> PyTreeDef:
+def _flatten(x: Any, leaves: list[Any], reg: dict[type, _NodeType]) -> PyTreeDef:
     t = type(x)
-    node = _registry.get(t)
+    node = reg.get(t)
     if node is None:
         if isinstance(x, tuple) and hasattr(t, "_fields"):
             node = _namedtuple_node(t)
@@ -718,15 +753,16 @@ def _flatten(x: Any, leaves: list[Any]) -> PyTreeDef:
         aux = None
     else:
         children, aux = node.flatten(x)
-    return _new_treedef(t, aux, tuple([_flatten(c, leaves) for c in children]), node)
+    return _new_treedef(t, aux, tuple([_flatten(c, leaves, reg) for c in children]), node)
 
 
-def _flatten_is_leaf(x: Any, leaves: list[Any], is_leaf: Callable[[Any], bool]) -> PyTreeDef:
+def _flatten_is_leaf(x: Any, leaves: list[Any], is_leaf: Callable[[Any], bool],
+                     reg: dict[type, _NodeType]) -> PyTreeDef:
     if is_leaf(x):
         leaves.append(x)
         return _LEAF
     t = type(x)
-    node = _node_for_type(t)
+    node = _node_for_type(t, reg)
     if node is None:
         leaves.append(x)
         return _LEAF
@@ -739,7 +775,7 @@ def _flatten_is_leaf(x: Any, leaves: list[Any], is_leaf: Callable[[Any], bool]) 
         children: Iterable[Any] = [x[k] for k in keys]
     else:
         children, aux = node.flatten(x)
-    return _new_treedef(t, aux, tuple([_flatten_is_leaf(c, leaves, is_leaf)
+    return _new_treedef(t, aux, tuple([_flatten_is_leaf(c, leaves, is_leaf, reg)
                                        for c in children]), node)
 
 
@@ -869,19 +905,20 @@ def _flatten_one_with_keys(x: Any, node: _NodeType
 
 
 def _flatten_with_path(x: Any, path: KeyPath, out: list[tuple[KeyPath, Any]],
-                       is_leaf: Callable[[Any, Any], bool] | None) -> PyTreeDef:
+                       is_leaf: Callable[[Any, Any], bool] | None,
+                       reg: dict[type, _NodeType]) -> PyTreeDef:
     if is_leaf is not None and is_leaf(path, x):
         out.append((path, x))
         return _LEAF
     t = type(x)
-    node = _node_for_type(t)
+    node = _node_for_type(t, reg)
     if node is None:
         out.append((path, x))
         return _LEAF
     if node.kind == _K_NONE:
         return _NONE
     keys, children, aux = _flatten_one_with_keys(x, node)
-    return _new_treedef(t, aux, tuple([_flatten_with_path(c, (*path, k), out, is_leaf)
+    return _new_treedef(t, aux, tuple([_flatten_with_path(c, (*path, k), out, is_leaf, reg)
                                        for k, c in zip(keys, children)]), node)
 
 
@@ -899,8 +936,8 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
     """
     leaves: list[Any] = []
     if is_leaf is None:
-        return leaves, _flatten(tree, leaves)
-    return leaves, _flatten_is_leaf(tree, leaves, is_leaf)
+        return leaves, _flatten(tree, leaves, _reg())
+    return leaves, _flatten_is_leaf(tree, leaves, is_leaf, _reg())
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
@@ -920,9 +957,9 @@ def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list
     """
     leaves: list[Any] = []
     if is_leaf is None:
-        _flatten(tree, leaves)
+        _flatten(tree, leaves, _reg())
     else:
-        _flatten_is_leaf(tree, leaves, is_leaf)
+        _flatten_is_leaf(tree, leaves, is_leaf, _reg())
     return leaves
 
 
@@ -976,7 +1013,7 @@ def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None
     kp_is_leaf: Callable[[Any, Any], bool] | None = is_leaf
     if is_leaf is not None and not is_leaf_takes_path:
         kp_is_leaf = functools.partial(_drop_path, is_leaf)
-    return out, _flatten_with_path(tree, (), out, kp_is_leaf)
+    return out, _flatten_with_path(tree, (), out, kp_is_leaf, _reg())
 
 
 def _drop_path(is_leaf: Callable[[Any], bool], path: Any, x: Any) -> bool:
@@ -1046,7 +1083,8 @@ def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = 
     """
     items = list(iterable)
     if is_leaf is None:
-        return all(_node_for_type(type(x)) is None for x in items)
+        reg = _reg()
+        return all(_node_for_type(type(x), reg) is None for x in items)
     leaves = tree_leaves(items, is_leaf)
     return len(leaves) == len(items) and all(a is b for a, b in zip(items, leaves))
 
@@ -1159,7 +1197,7 @@ def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
     >>> flatten_one_level((1, 2))
     ((1, 2), None)
     """
-    node = _node_for_type(type(tree))
+    node = _node_for_type(type(tree), _reg())
     if node is None:
         raise ValueError(f"can't tree-flatten type: {type(tree)}")
     kind = node.kind
@@ -1179,7 +1217,7 @@ def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[Any, Any]], H
     >>> flatten_one_level_with_keys({"b": 1, "a": 2})
     (((DictKey(key='a'), 2), (DictKey(key='b'), 1)), ('a', 'b'))
     """
-    node = _node_for_type(type(tree))
+    node = _node_for_type(type(tree), _reg())
     if node is None:
         raise ValueError(f"can't tree-flatten type: {type(tree)}")
     keys, children, aux = _flatten_one_with_keys(tree, node)

@@ -35,7 +35,13 @@ from funcgrad.core import (
     new_trace,
     set_current_trace,
 )
-from funcgrad.errors import DTypeError, NonDifferentiableError, NonScalarOutputError, ShapeError
+from funcgrad.errors import (
+    ConcretizationTypeError,
+    DTypeError,
+    NonDifferentiableError,
+    NonScalarOutputError,
+    ShapeError,
+)
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import convert_element_type
 from funcgrad.primitives.rules import full, gpu_of, place_like, place_on, zeros_like_aval
@@ -70,6 +76,32 @@ class VJPTracer(PrimalTracer):
         self._trace = trace
         self.primal = primal
         self.edge = edge
+
+    # JAX's grad tracers: ``item()`` (and ``int()``, ``bool()``) read the value, but
+    # ``float()`` and ``tolist()`` are its ConcretizationTypeError.
+    def item(self, *args: Any) -> Any:
+        return np.asarray(self._concrete(".item()", ConcretizationTypeError)).item(*args)
+
+    def __float__(self) -> float:
+        raise ConcretizationTypeError(
+            f"{_ABSTRACT}{_jax_shape(self)}\nThe problem arose with the `float` function. If "
+            "trying to convert the data type of a value, try using `x.astype(float)` or "
+            f"`jnp.array(x, float)` instead.\n\n{_SEE}")
+
+    def tolist(self) -> Any:
+        raise ConcretizationTypeError(
+            f"{_ABSTRACT}{_jax_shape(self)}\nThe tolist() method was called on "
+            f"{_jax_shape(self)}.\n\n{_SEE}")
+
+
+_ABSTRACT = "Abstract tracer value encountered where concrete value is expected: "
+_SEE = "See https://docs.jax.dev/en/latest/errors.html#jax.errors.ConcretizationTypeError"
+
+
+def _jax_shape(x: Any) -> str:
+    """JAX's words for a tracer's type: ``traced array with shape float32[2,3]``."""
+    aval = x.aval
+    return f"traced array with shape {aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
 class VJPTrace(Trace):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from funcgrad.primitives.rules import move_to_front, with_batch
 from funcgrad.primitives.structural import transpose
 from funcgrad.source_info import user_frame
 from funcgrad.transforms._util import as_leaf_array
-from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
+from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 
 class BatchTracer(Tracer):
@@ -133,6 +134,16 @@ def _broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[Any]:
     return out
 
 
+def _key_leaves(args: Any, n: int) -> list[bool]:
+    """Which of the ``n`` leaves of ``args`` are the data of typed PRNG key arrays."""
+    keys = sys.modules.get("funcgrad.random._keys")
+    if keys is None:
+        return [False] * n
+    key_type = keys.KeyArray
+    leaves = tree_flatten(args, is_leaf=lambda x: type(x) is key_type)[0]
+    return [type(x) is key_type for x in leaves]
+
+
 def _axis(spec: Any, ndim: int, what: str) -> int | None:
     if spec is None:
         return None
@@ -178,7 +189,6 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                         else (in_axes,) * n_pos) + (0,) * len(names)
             return vmap(with_kwargs, axes_all, out_axes, axis_name, axis_size)(
                 *args, *(kwargs[k] for k in names))
-        args = tuple(tree_map(as_leaf_array, a) for a in args)
         if isinstance(in_axes, (tuple, list)):
             if len(in_axes) != len(args):
                 raise ShapeError(
@@ -190,7 +200,13 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         else:
             axes = _broadcast_prefix(in_axes, args, "in_axes")
         flat, in_tree = tree_flatten(args)
-        dims = [_axis(s, get_aval(x).ndim, "in_axes") for s, x in zip(axes, flat)]
+        # As JAX, unmapped leaves pass through as they are (functions, strings, NumPy
+        # arrays); mapped ones become arrays. A key array's axes are its key axes.
+        keyed = _key_leaves(args, len(flat))
+        flat = [x if s is None else as_leaf_array(x) for s, x in zip(axes, flat)]
+        dims = [None if s is None else
+                _axis(s, get_aval(x).ndim - (1 if k else 0), "in_axes")
+                for s, x, k in zip(axes, flat, keyed)]
         sizes = {get_aval(x).shape[d] for x, d in zip(flat, dims) if d is not None}
         if len(sizes) > 1:
             detail = ", ".join(f"argument leaf {i} axis {d} has size {get_aval(x).shape[d]}"

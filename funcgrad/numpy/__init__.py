@@ -256,3 +256,32 @@ from funcgrad.numpy._builtin_ufuncs import (  # noqa: E402
     negative,
     subtract,
 )
+
+# Typed PRNG key arrays (``jax.random.key``) through the array functions JAX allows on
+# them: funcgrad.random fills ``_key_hooks`` by name with versions that answer
+# NotImplemented when no argument is a key array.
+_key_hooks: dict[str, Any] = {}
+
+
+def _keys_through(fn: Any) -> Any:
+    import functools  # noqa: PLC0415
+
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        hook = _key_hooks.get(name)
+        if hook is not None:
+            out = hook(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
+        return fn(*args, **kwargs)
+
+    return call
+
+
+(stack, concatenate, where, take, reshape, ravel, transpose, squeeze, expand_dims,
+ broadcast_to, swapaxes, asarray, array, copy, shape, ndim, size) = map(  # noqa: F811
+    _keys_through,
+    (stack, concatenate, where, take, reshape, ravel, transpose, squeeze,  # noqa: F405
+     expand_dims, broadcast_to, swapaxes, asarray, array, copy, shape, ndim, size))  # noqa: F405

@@ -128,6 +128,10 @@ def _array(obj: Any, dtype: Any) -> Any:
         if type(x) is int:
             if dtype is not None:
                 check_int_range(x, dt)
+                if dt.kind in "iu":
+                    # In range of the asked type (jnp.uint32(2**31 + 5)): no detour
+                    # through the default integer type, as in JAX.
+                    return from_buffer(np.asarray(x, dtype=dt))
             elif not np.iinfo(dt).min <= x <= np.iinfo(dt).max:
                 raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
         return cast(x, dt, weak=dtype is None and type(x) is not bool)

@@ -11,6 +11,7 @@ and grad (reparameterised samples).
 Array([0.8423141 , 0.18237865], dtype=float32)
 """
 
+from funcgrad.random import _key_ops  # noqa: F401 - key arrays under jnp functions
 from funcgrad.random._continuous import (
     cauchy,
     exponential,

@@ -18,7 +18,7 @@ import math
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import KeyReuseError
 from funcgrad.ir import HasShape
 from funcgrad.primitives.prng import threefry2x32
-from funcgrad.tree_util import register_pytree_node
+from funcgrad.tree_util import register_internal_node
 
 _U32 = np.dtype(np.uint32)
 _U64 = np.dtype(np.uint64)
@@ -56,8 +56,10 @@ class KeyDType:
 KEY_DTYPE = KeyDType()
 
 
-class KeyArray(HasShape):
+class PRNGKeyArray(HasShape):
     """A typed PRNG key array: the key data ``uint32[*shape, 2]`` seen as keys of ``shape``.
+
+    A pytree leaf, as JAX's key arrays are (funcgrad's transformations stage its data).
 
     >>> from funcgrad import random
     >>> k = random.key(0)
@@ -83,29 +85,85 @@ class KeyArray(HasShape):
     def dtype(self) -> KeyDType:
         return KEY_DTYPE
 
+    @property
+    def itemsize(self) -> int:
+        return 8
+
+    @property
+    def nbytes(self) -> int:
+        return 8 * self.size
+
+    @property
+    def T(self) -> KeyArray:  # noqa: N802 - NumPy's name
+        return self.transpose()
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
     def __getitem__(self, idx: Any) -> KeyArray:
+        if isinstance(idx, KeyArray):
+            raise TypeError(f"JAX does not support indexing with key arrays, got {idx!r}")
         idx = idx if isinstance(idx, tuple) else (idx,)
         if any(i is Ellipsis for i in idx):
             return KeyArray(self._data[idx + (slice(None),)])
-        return KeyArray(self._data[idx + (Ellipsis, slice(None))]
-                        if len(idx) < self.ndim else self._data[idx])
+        return KeyArray(self._data[idx + (Ellipsis, slice(None))])
 
     def __iter__(self) -> Any:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
         return (self[i] for i in range(len(self)))
 
+    def __bool__(self) -> bool:
+        raise TypeError("key array cannot be converted to boolean.")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy array. "
+                        "Use jax.random.key_data(arr) if you wish to extract the underlying "
+                        "integer array.")
+
+    # ----------------------------------------------------------- shape methods
+
+    def reshape(self, *shape: Any, order: str = "C") -> KeyArray:
+        return _key_ops().reshape(self, shape[0] if len(shape) == 1 else shape, order)
+
+    def ravel(self, order: str = "C") -> KeyArray:
+        return self.reshape(-1, order=order)
+
+    flatten = ravel
+
+    def squeeze(self, axis: Any = None) -> KeyArray:
+        return _key_ops().squeeze(self, axis)
+
+    def transpose(self, *axes: Any) -> KeyArray:
+        perm: Any = axes
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            perm = axes[0]
+        return _key_ops().transpose(self, perm or None)
+
+    def swapaxes(self, axis1: int, axis2: int) -> KeyArray:
+        return _key_ops().swapaxes(self, axis1, axis2)
+
+    def copy(self) -> KeyArray:
+        return KeyArray(jnp.copy(self._data))
+
+    def astype(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("Cannot call abstract method astype")
+
+    def item(self, *args: Any) -> Any:
+        raise NotImplementedError("Cannot call abstract method item")
+
+    # ------------------------------------------------------------- operators
+
     def __eq__(self, other: object) -> Any:
-        if not isinstance(other, KeyArray):
-            return NotImplemented
-        return jnp.all(self._data == other._data, axis=-1)
+        return _key_ops().compare(self, other, "equal", "eq")
 
     def __ne__(self, other: object) -> Any:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else jnp.logical_not(eq)
+        return _key_ops().compare(self, other, "not_equal", "ne")
+
+    def __pos__(self) -> KeyArray:
+        return self
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -114,12 +172,44 @@ class KeyArray(HasShape):
             return f"KeyArray({self.shape}, dtype=key<fry>) of {self._data!r}"
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(self._data)}"
 
+    __str__ = __repr__
 
-register_pytree_node(KeyArray, lambda k: ([k._data], None),
-                     lambda _, leaves: KeyArray(list(leaves)[0]))
+
+def _key_ops() -> Any:
+    from funcgrad.random import _key_ops  # noqa: PLC0415
+
+    return _key_ops
+
+
+KeyArray = PRNGKeyArray
+
+register_internal_node(KeyArray, lambda k: ([k._data], None),
+                       lambda _, leaves: KeyArray(list(leaves)[0]))
 
 
 # ------------------------------------------------------------------ checking
+
+
+def _arraylike(x: Any) -> bool:
+    """JAX's ``_arraylike``: arrays, tracers and scalars (not lists)."""
+    return (isinstance(x, (np.ndarray, Tracer)) or hasattr(x, "_value") or
+            hasattr(x, "__jax_array__") or bool(np.isscalar(x)))
+
+
+def check_key_data(data: Any) -> None:
+    """JAX's checks of raw key data (``uint32[..., 2]``), with its messages."""
+    if not all(hasattr(data, a) for a in ("ndim", "shape", "dtype")):
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data to have "
+                        f"ndim, shape, and dtype attributes. Got {data}")
+    if data.ndim < 1:
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; "
+                        f"got ndim={data.ndim}")
+    if tuple(data.shape[-1:]) != (2,):
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to "
+                        f"end with (2,); got shape={tuple(data.shape)} for impl={IMPL!r}")
+    if data.dtype != _U32:
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = "
+                        f"uint32; got dtype={data.dtype}")
 
 
 def check_key(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bool]:
@@ -132,20 +222,17 @@ def check_key(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bo
             if key._consumed is not None and key._consumed is not entry:
                 raise KeyReuseError(f"Previously-consumed key passed to {name} at index 0")
             key._consumed = entry
-    else:
-        data, typed = key, False
-        if not hasattr(data, "shape"):
-            raise TypeError(f"unexpected PRNG key type {type(key)}")
-        aval = get_aval(data)
-        if aval.shape[-1:] != (2,) or aval.dtype != _U32:
-            raise TypeError(f"{name}: a raw PRNG key must be uint32[..., 2] key data (as "
-                            f"random.PRNGKey gives), got {aval.str_short()}")
+    elif _arraylike(key):
+        check_key_data(key)
+        data = key if isinstance(key, Tracer) or hasattr(key, "_value") else jnp.asarray(key)
         _legacy_key_used()
         # JAX's enable_custom_prng: raw keys in, typed keys out.
         typed = bool(config.read("jax_enable_custom_prng"))
+    else:
+        raise TypeError(f"unexpected PRNG key type {type(key)}")
     if not allow_batched and get_aval(data).ndim != 1:
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
-                         f"{tuple(get_aval(data).shape[:-1])} != (). Use vmap for batching.")
+                         f"{np.shape(key)} != (). Use jax.vmap for batching.")
     return data, typed
 
 
@@ -185,12 +272,12 @@ def _rewrap(data: Any, typed: bool) -> Any:
 # ------------------------------------------------------------------- seeding
 
 
-def _seed_data(seed: Any) -> Any:
+def _seed_data(seed: Any, name: str = "key") -> Any:
     if isinstance(seed, KeyArray):
-        raise TypeError("a PRNG key constructor takes a scalar seed, but was given a PRNG key")
+        raise TypeError(f"{name} accepts a scalar seed, but was given a PRNG key.")
     if np.ndim(seed) if not isinstance(seed, Tracer) else get_aval(seed).ndim:
-        raise TypeError("a PRNG key constructor takes a scalar seed, but was given an array of "
-                        f"shape {np.shape(seed)} != (). Use vmap for batching")
+        raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape "
+                        f"{np.shape(seed)} != (). Use jax.vmap for batching")
     if isinstance(seed, bool) or (not isinstance(seed, int) and
                                   get_aval(seed).dtype.kind not in "iu"):
         raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
@@ -213,7 +300,7 @@ def _seed_data(seed: Any) -> Any:
     return jnp.stack([hi, lo])
 
 
-def PRNGKey(seed: Any) -> Any:  # noqa: N802 - JAX's name
+def PRNGKey(seed: Any, *, impl: Any = None) -> Any:  # noqa: N802 - JAX's name
     """A legacy PRNG key: the raw ``uint32[2]`` threefry2x32 key data of an integer seed.
 
     A 64-bit seed gives its high and low 32-bit words; a 32-bit one ``[0, seed]``
@@ -223,11 +310,12 @@ def PRNGKey(seed: Any) -> Any:  # noqa: N802 - JAX's name
     >>> random.PRNGKey(-1)
     Array([         0, 4294967295], dtype=uint32)
     """
-    data = _seed_data(seed)
+    resolve_impl(impl)
+    data = _seed_data(seed, "PRNGKey")
     return KeyArray(data) if config.read("jax_enable_custom_prng") else data
 
 
-def key(seed: Any, *, impl: Any = None) -> KeyArray:
+def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> KeyArray:
     """A typed PRNG key (dtype ``key<fry>``, shape ``()``) of an integer seed.
 
     >>> from funcgrad import random
@@ -235,9 +323,13 @@ def key(seed: Any, *, impl: Any = None) -> KeyArray:
     Array((), dtype=key<fry>) overlaying:
     [0 1]
     """
-    if impl not in (None, "threefry2x32"):
-        raise ValueError(f"only the threefry2x32 PRNG implementation exists, not {impl!r}")
-    return KeyArray(_seed_data(seed))
+    if dtype is not None:
+        if impl is not None:
+            raise ValueError("Cannot specify both `impl` and `dtype` arguments to "
+                             "jax.random.key")
+        impl = dtype
+    resolve_impl(impl)
+    return KeyArray(_seed_data(seed, "key"))
 
 
 def key_data(keys: Any) -> Any:
@@ -258,10 +350,9 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> KeyArray:
     >>> random.wrap_key_data(random.PRNGKey(3)).shape
     ()
     """
-    if impl not in (None, "threefry2x32"):
-        raise ValueError(f"only the threefry2x32 PRNG implementation exists, not {impl!r}")
-    data, _ = check_key("wrap_key_data", jnp.asarray(key_bits_array), allow_batched=True)
-    return KeyArray(data)
+    resolve_impl(impl)
+    check_key_data(key_bits_array)
+    return KeyArray(jnp.asarray(key_bits_array))
 
 
 def key_impl(keys: Any) -> str:
@@ -282,9 +373,7 @@ def key_dtype(impl_spec: Any = None) -> KeyDType:
     >>> random.key_dtype()
     key<fry>
     """
-    if impl_spec not in (None, "threefry2x32"):
-        raise ValueError(f"only the threefry2x32 PRNG implementation exists, not "
-                         f"{impl_spec!r}")
+    resolve_impl(impl_spec)
     return KEY_DTYPE
 
 
@@ -375,12 +464,14 @@ def fold_in(key: Any, data: Any) -> Any:
     """
     kdata, typed = check_key("fold_in", key)
     if np.ndim(data) if not isinstance(data, Tracer) else get_aval(data).ndim:
-        raise TypeError("fold_in accepts a scalar, but was given an array of shape "
-                        f"{np.shape(data)} != (). Use vmap for batching.")
-    if isinstance(data, int):
-        msg = np.array(data % (1 << 32), _U32)
-    else:
-        msg = lax.convert_element_type(jnp.asarray(data), _U32)
+        # (JAX's message, its missing space included.)
+        raise TypeError("fold_in accepts a scalar, but was given an array ofshape "
+                        f"{np.shape(data)} != (). Use jax.vmap for batching.")
+    if isinstance(data, KeyArray):
+        raise ValueError("Cannot convert_element_type from key<fry> to uint32")
+    # JAX's jnp.asarray(data, dtype='uint32'): Python ints out of uint32's range
+    # (-1, 2**32) are an OverflowError; arrays convert (int32 -1 is 2**32 - 1).
+    msg = jnp.asarray(data, dtype=_U32)
     o1, o2 = threefry2x32(kdata[0], kdata[1], np.zeros((), _U32), msg)
     return _rewrap(jnp.stack([o1, o2]), typed)
 
@@ -407,3 +498,65 @@ def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     if dt.kind != "u":
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dt}")
     return random_bits(data, dt.itemsize * 8, _shape_of(shape) if shape != () else ())
+
+
+# ------------------------------------------------------------ implementations
+
+
+def threefry_seed(seed: Any) -> Any:
+    return _seed_data(seed)
+
+
+def threefry_split(key: Any, shape: Sequence[int]) -> Any:
+    return split_data(key, shape)
+
+
+def threefry_random_bits(key: Any, bit_width: int, shape: Sequence[int]) -> Any:
+    return random_bits(key, bit_width, shape)
+
+
+def threefry_fold_in(key: Any, data: Any) -> Any:
+    return _rewrap(fold_in(key, data), False)
+
+
+class PRNGImpl(NamedTuple):
+    """A PRNG implementation as JAX describes one (its repr shows in JAX's errors)."""
+
+    key_shape: tuple[int, ...]
+    seed: Any
+    split: Any
+    random_bits: Any
+    fold_in: Any
+    name: str
+    tag: str
+
+
+IMPL = PRNGImpl((2,), threefry_seed, threefry_split, threefry_random_bits, threefry_fold_in,
+                "threefry2x32", "fry")
+
+# JAX's implementations, in its order; funcgrad has threefry2x32 only.
+_PRNG_NAMES = ("philox2x32", "philox4x32", "threefry2x32", "rbg", "unsafe_rbg", "threefry4x32")
+
+
+def resolve_impl(impl: Any) -> PRNGImpl:
+    """The implementation named by ``impl`` (JAX's ``resolve_prng_impl``): threefry2x32,
+    the only one funcgrad has; JAX's others are a ``ValueError`` naming them.
+
+    >>> resolve_impl(None).name
+    'threefry2x32'
+    """
+    if impl is None or impl is IMPL or isinstance(impl, KeyDType):
+        return IMPL
+    if type(impl) is str:
+        if impl == IMPL.name:
+            return IMPL
+        if impl in _PRNG_NAMES:
+            raise ValueError(
+                f"the {impl!r} PRNG implementation is not supported by funcgrad, which has "
+                "threefry2x32 only (JAX's 'rbg' and 'unsafe_rbg' use XLA's "
+                "rng_bit_generator, whose bits funcgrad cannot reproduce); use "
+                "impl='threefry2x32' (the default)")
+        names = ", ".join(f'"{n}"' for n in _PRNG_NAMES)
+        raise ValueError(f'unrecognized PRNG implementation "{impl}". Did you mean one of: '
+                         f"{names}?")
+    raise TypeError(f"unrecognized type {type(impl)} for specifying PRNG implementation.")
