@@ -8,14 +8,15 @@ Supported: ``Normal``, ``Uniform``, ``Bernoulli``, ``Categorical``, ``Exponentia
 ``Independent``, ``MixtureSameFamily``, ``StudentT``, ``Cauchy``, ``HalfCauchy``,
 ``HalfNormal``, ``LogNormal``, ``Gumbel``, ``Weibull``, ``Pareto``, ``Kumaraswamy``,
 ``FisherSnedecor``, ``InverseGamma``, ``GeneralizedPareto``, ``ContinuousBernoulli``,
-``LogisticNormal``, ``RelaxedBernoulli``, ``RelaxedOneHotCategorical`` and
-``TransformedDistribution`` over the ``transforms``; ``biject_to`` and ``transform_to``
-(``constraint_registry``); ``ExponentialFamily`` as their base where torch has it.
-``kl_divergence`` covers the pairs torch 2.13 registers among these families, extensible
-with ``register_kl``. Samples built on ``rand``/``randn``/``cauchy_``/``exponential_`` follow
-``torch.manual_seed`` as PyTorch's CPU stream does; gamma-based ones (gamma, beta, chi2,
-Student's t, Dirichlet, F, negative binomial) come from funcgrad's own gamma sampler and carry
-implicit reparameterization gradients.
+``LogisticNormal``, ``RelaxedBernoulli``, ``RelaxedOneHotCategorical``, ``VonMises``,
+``Wishart``, ``LKJCholesky`` and ``TransformedDistribution`` over the ``transforms``;
+``biject_to`` and ``transform_to`` (``constraint_registry``); ``ExponentialFamily`` as their
+base where torch has it. ``kl_divergence`` covers the pairs torch 2.13 registers among these
+families, extensible with ``register_kl``. Samples built on
+``rand``/``randn``/``cauchy_``/``exponential_`` follow ``torch.manual_seed`` as PyTorch's
+CPU stream does (the von Mises rejection sampler included); gamma-based ones (gamma, beta,
+chi2, Student's t, Dirichlet, F, negative binomial, Wishart, LKJ) come from funcgrad's own
+gamma sampler and carry implicit reparameterization gradients.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from funcgrad.torch.distributions.inverse_gamma import InverseGamma
 from funcgrad.torch.distributions.kl import kl_divergence, register_kl
 from funcgrad.torch.distributions.kumaraswamy import Kumaraswamy
 from funcgrad.torch.distributions.laplace import Laplace
+from funcgrad.torch.distributions.lkj_cholesky import LKJCholesky
 from funcgrad.torch.distributions.log_normal import LogNormal
 from funcgrad.torch.distributions.logistic_normal import LogisticNormal
 from funcgrad.torch.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -86,7 +88,9 @@ from funcgrad.torch.distributions.transforms import (
     identity_transform,
 )
 from funcgrad.torch.distributions.uniform import Uniform
+from funcgrad.torch.distributions.von_mises import VonMises
 from funcgrad.torch.distributions.weibull import Weibull
+from funcgrad.torch.distributions.wishart import Wishart
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
            "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
@@ -94,7 +98,7 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "Distribution", "ExpTransform", "Exponential", "ExponentialFamily",
            "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel",
            "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma",
-           "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+           "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
            "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily",
            "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
            "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
@@ -102,5 +106,5 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform",
            "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-           "Weibull", "biject_to", "constraint_registry", "constraints", "identity_transform",
-           "kl_divergence", "register_kl", "transform_to", "transforms"]
+           "VonMises", "Weibull", "Wishart", "biject_to", "constraint_registry", "constraints",
+           "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms"]
