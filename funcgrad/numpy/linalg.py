@@ -22,7 +22,7 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.core import get_aval
-from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.errors import ShapeError
 from funcgrad.numpy._core import broadcast_shapes, canonical_axes, canonical_axis, promote_inexact
 from funcgrad.numpy._creation import asarray, eye, zeros
 from funcgrad.numpy._linalg import diagonal as _diagonal
@@ -91,9 +91,6 @@ def _matrix(name: str, a: Any, square: bool = False) -> Any:
                          f"{shape}")
     if square and shape[-1] != shape[-2]:
         raise ShapeError(f"{name} needs square matrices, got shape {shape}")
-    if dtypes.kind(get_aval(a).dtype) == "c":
-        raise DTypeError(f"{name}: funcgrad's linear algebra is real (float32/float64) for "
-                         f"now, got {get_aval(a).dtype}")
     return a
 
 
@@ -107,8 +104,17 @@ def _mT(x: Any) -> Any:  # noqa: N802
     return swapaxes(x, -1, -2)
 
 
+def _is_complex(x: Any) -> bool:
+    return dtypes.kind(get_aval(x).dtype) == "c"
+
+
+def _H(x: Any) -> Any:  # noqa: N802 - the conjugate transpose, as JAX's _H
+    return conj(_mT(x)) if _is_complex(x) else _mT(x)
+
+
 def _symmetrize(x: Any) -> Any:
-    return (x + _mT(x)) / 2
+    """The Hermitian (real: symmetric) part ``(x + x^H) / 2``, as JAX's symmetrize."""
+    return (x + _H(x)) / 2
 
 
 def _batch_eye(like: Any) -> Any:
@@ -177,7 +183,7 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> A
     a = _matrix("cholesky", a, square=True)
     _lapack_dtype("cholesky", a)
     low = D.cholesky(_symmetrize(a) if symmetrize_input else a)
-    return _mT(low) if upper else low
+    return _H(low) if upper else low
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
@@ -340,12 +346,29 @@ def _slogdet_from_lu(lu_: Any, pivots: Any) -> tuple[Any, Any]:
     diag = _diagonal(lu_, 0, -2, -1)
     is_zero = any(diag == 0, axis=-1)
     swaps = sum(pivots != D.place_like(np.arange(n, dtype=np.int32), pivots), axis=-1)
-    negs = sum(diag < 0, axis=-1)
-    parity = (swaps + negs) % 2
     dt = get_aval(lu_).dtype
-    sgn = where(is_zero, np.zeros((), dt), (1 - 2 * parity).astype(dt))
-    logdet = where(is_zero, np.array(-np.inf, dt), sum(log(absolute(diag)), axis=-1))
+    mag = absolute(diag)
+    if _is_complex(lu_):
+        # the sign is a unit complex number: the product of the pivots' phases (JAX's)
+        parity = swaps % 2
+        phase = prod(diag / where(mag == 0, np.ones((), mag.dtype), mag).astype(dt), axis=-1)
+        sgn = where(is_zero, np.zeros((), dt), phase * (1 - 2 * parity).astype(dt))
+    else:
+        negs = sum(diag < 0, axis=-1)
+        parity = (swaps + negs) % 2
+        sgn = where(is_zero, np.zeros((), dt), (1 - 2 * parity).astype(dt))
+    rdt = get_aval(mag).dtype
+    logdet = where(is_zero, np.array(-np.inf, rdt), sum(log(mag), axis=-1))
     return sgn, logdet
+
+
+def _slogdet_tangents(sgn: Any, ans_dot: Any) -> tuple[Any, Any]:
+    """(sign_dot, logabsdet_dot) from ``ans_dot = tr(a^-1 da)``: the sign of a complex
+    determinant turns by the imaginary part (JAX's rule); a real one is constant."""
+    if _is_complex(ans_dot):
+        re = real(ans_dot)
+        return (ans_dot - re.astype(get_aval(ans_dot).dtype)) * sgn, re
+    return zeros(get_aval(sgn).shape, get_aval(sgn).dtype), ans_dot
 
 
 @custom_jvp
@@ -361,8 +384,8 @@ def _slogdet_jvp(primals: Any, tangents: Any) -> Any:
     # (linear) triangular solves against the same factors instead of factoring again.
     lu_, pivots, perm = D.lu(a)
     sgn, logdet = _slogdet_from_lu(lu_, pivots)
-    return (sgn, logdet), (zeros(get_aval(sgn).shape, get_aval(sgn).dtype),
-                           _trace(_lu_solve_raw(lu_, perm, da), 0, -2, -1))
+    return (sgn, logdet), _slogdet_tangents(sgn, _trace(_lu_solve_raw(lu_, perm, da), 0,
+                                                        -2, -1))
 
 
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
@@ -401,7 +424,17 @@ def _det_small(a: Any) -> Any:
 def _slogdet_small(a: Any) -> tuple[Any, Any]:
     # JAX's closed forms for 1x1 and 2x2 (no LU).
     d = a[..., 0, 0] if get_aval(a).shape[-1] == 1 else _det_small(a)
-    return sign(d), log(absolute(d))
+    return _unit(d), log(absolute(d))
+
+
+def _unit(d: Any) -> Any:
+    """``sign(d)``: ``d / |d|`` for complex ``d`` (0 at 0)."""
+    if not _is_complex(d):
+        return sign(d)
+    mag = absolute(d)
+    return where(mag == 0, np.zeros((), get_aval(d).dtype),
+                 d / where(mag == 0, np.ones((), get_aval(mag).dtype), mag).astype(
+                     get_aval(d).dtype))
 
 
 @_slogdet_small.defjvp
@@ -414,7 +447,7 @@ def _slogdet_small_jvp(primals: Any, tangents: Any) -> Any:
         ans_dot = ((g[..., 0, 0] * x[..., 1, 1] - g[..., 0, 1] * x[..., 1, 0]
                     - g[..., 1, 0] * x[..., 0, 1] + g[..., 1, 1] * x[..., 0, 0])
                    / _det_small(x))
-    return (sgn, ans), (zeros(get_aval(sgn).shape, get_aval(sgn).dtype), ans_dot)
+    return (sgn, ans), _slogdet_tangents(sgn, ans_dot)
 
 
 @custom_jvp
@@ -455,9 +488,10 @@ def _pinv_impl(a: Any, rtol: Any) -> Any:
     if rtol is None:
         rtol = 10.0 * builtins.max(m, n) * float(np.finfo(dt).eps)
     u, s, vt = svd(a, full_matrices=False)
-    cutoff = expand_dims(asarray(rtol, dtype=dt), -1) * s[..., 0:1]
-    s = where(s > cutoff, s, np.array(np.inf, dt))
-    return _matmul(_mT(vt), _mT(u) / expand_dims(s, -1))
+    sdt = get_aval(s).dtype
+    cutoff = expand_dims(asarray(rtol, dtype=sdt), -1) * s[..., 0:1]
+    s = where(s > cutoff, s, np.array(np.inf, sdt))
+    return _matmul(_H(vt), _H(u) / expand_dims(s, -1).astype(dt))
 
 
 def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
@@ -489,13 +523,13 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
         (x,), (dx,) = primals, tangents
         p = p_of(x)
         if m >= n:
-            s = _matmul(_matmul(p, _mT(p)), _mT(dx))
-            t = _matmul(_matmul(_mT(dx), _mT(p)), p)
+            s = _matmul(_matmul(p, _H(p)), _H(dx))
+            t = _matmul(_matmul(_H(dx), _H(p)), p)
             dp = (-_matmul(_matmul(p, dx), p) + s - _matmul(_matmul(s, x), p) + t
                   - _matmul(_matmul(p, x), t))
         else:
-            s = _matmul(p, _matmul(_mT(p), _mT(dx)))
-            t = _matmul(_mT(dx), _matmul(_mT(p), p))
+            s = _matmul(p, _matmul(_H(p), _H(dx)))
+            t = _matmul(_H(dx), _matmul(_H(p), p))
             dp = (-_matmul(p, _matmul(dx, p)) + s - _matmul(s, _matmul(x, p)) + t
                   - _matmul(p, _matmul(x, t)))
         return p, dp
@@ -531,15 +565,16 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *,
     else:
         rcond_v = where(asarray(rcond) < 0, float(np.finfo(dt).eps), rcond)
     u, s, vt = svd(a, full_matrices=False)
-    mask = (s > 0) & (s >= asarray(rcond_v, dtype=dt) * s[0])
+    sdt = get_aval(s).dtype
+    mask = (s > 0) & (s >= asarray(rcond_v, dtype=sdt) * s[0])
     rank = sum(mask)
-    safe = where(mask, s, np.ones((), dt))
+    safe = where(mask, s, np.ones((), sdt)).astype(dt)
     s_inv = expand_dims(where(mask, 1 / safe, np.zeros((), dt)), -1)
-    x = _matmul(_mT(vt), s_inv * _matmul(_mT(u), b))
+    x = _matmul(_H(vt), s_inv * _matmul(_H(u), b))
     if numpy_resid and (int(rank) < n or m <= n):
-        resid = zeros((0,), dt)
+        resid = zeros((0,), sdt)
     else:
-        resid = sum(square(b - _matmul(a, x)), axis=0)
+        resid = sum(_abs2(b - _matmul(a, x)), axis=0)
     if b_ndim == 1:
         x = ravel(x)
         if not (numpy_resid and resid.shape == (0,)):

@@ -57,8 +57,8 @@ _HALF = frozenset({np.dtype(np.float16), np.dtype(dtypes.bfloat16)})
 
 def _float_matrix(name: str, x: ShapedArray, square: bool = False, lapack: bool = False
                   ) -> None:
-    if dtypes.kind(x.dtype) != "f":
-        raise DTypeError(f"{name} needs a real floating point operand, got {x.dtype}; "
+    if dtypes.kind(x.dtype) not in "fc":
+        raise DTypeError(f"{name} needs a floating point or complex operand, got {x.dtype}; "
                          "convert integers with .astype(float)")
     if lapack:
         _not_half(name, x)
@@ -88,6 +88,25 @@ def _nd(x: Any) -> int:
 def _mT(x: Any) -> Any:  # noqa: N802 - the matrix transpose, named as in NumPy
     nd = _nd(x)
     return S.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+
+
+def _is_complex(x: Any) -> bool:
+    return dtypes.kind(get_aval(x).dtype) == "c"
+
+
+def _H(x: Any) -> Any:  # noqa: N802 - the conjugate transpose, as JAX's _H
+    """The conjugate transpose of the last two axes (the transpose of real matrices)."""
+    return E.conj(_mT(x)) if _is_complex(x) else _mT(x)
+
+
+def _cj(x: Any) -> Any:
+    """The complex conjugate (real arrays as they are)."""
+    return E.conj(x) if _is_complex(x) else x
+
+
+def _as_dtype_of(x: Any, like: Any) -> Any:
+    """``x`` (real) in ``like``'s dtype (complex where ``like`` is)."""
+    return E.convert_element_type(x, get_aval(like).dtype)
 
 
 def _mm(a: Any, b: Any) -> Any:
@@ -149,14 +168,29 @@ def _scale_rows(x: Any, v: Any) -> Any:
     return E.mul(x, S.broadcast_in_dim(v, shape, tuple(range(nd - 1))))
 
 
+def _half_triangle(x: Any, lower: bool) -> Any:
+    """One triangle of ``x`` with its diagonal halved."""
+    n = get_aval(x).shape[-1]
+    tri = np.tri(n) if lower else np.tri(n).T
+    return E.mul(x, _const_like(tri - 0.5 * np.eye(n), x))
+
+
 def _reflect(x: Any, lower: bool) -> Any:
-    """The symmetric matrix that one triangle of ``x`` stands for."""
+    """The symmetric (complex: Hermitian) matrix that one triangle of ``x`` stands for.
+    LAPACK takes a Hermitian matrix's diagonal as real (its imaginary part unread): the
+    complex map is ``T + T^H`` with ``T`` the triangle whose diagonal is halved."""
+    if _is_complex(x):
+        t = _half_triangle(x, lower)
+        return E.add(t, _H(t))
     t = _tri(x, lower)
     return E.add(t, _mT(_tri(x, lower, -1 if lower else 1)))
 
 
 def _reflect_transpose(g: Any, lower: bool) -> Any:
-    """The transpose of :func:`_reflect` (a linear map)."""
+    """The transpose of :func:`_reflect` (a real-linear map; the complex one under JAX's
+    cotangent convention, where conj is its own transpose)."""
+    if _is_complex(g):
+        return _half_triangle(E.add(g, _H(g)), lower)
     return E.add(_tri(g, lower), _tri(_mT(g), lower, -1 if lower else 1))
 
 
@@ -240,19 +274,21 @@ def _potrf_host(x: Any) -> Any:
 
 def _cholesky_impl(xp: Any, x: Any) -> Any:
     if xp is np:
-        if small_batches.use_loops("cholesky", _count(x.shape[:-2]), x.shape[-1]):
+        # (the compiled loops are real: complex matrices go to LAPACK's potrf)
+        if x.dtype.kind != "c" and small_batches.use_loops("cholesky", _count(x.shape[:-2]),
+                                                           x.shape[-1]):
             out = small_batches.cholesky_batch(x)  # reads the lower triangle only
             if out is not None:
                 return out
         return np.asarray(_potrf_host(x), dtype=x.dtype)
     lower = xp.tril(x)
-    sym = lower + xp.swapaxes(xp.tril(x, -1), -1, -2)
+    sym = lower + xp.conj(xp.swapaxes(xp.tril(x, -1), -1, -2))
     # cuSOLVER's potrf (batched in CuPy) reports a matrix that is not positive definite
     # only in devInfo, which CuPy does not read by default (reading it would be a
     # device->host copy): the failed pivot is left non-positive or NaN on the diagonal, so
     # the check that gives JAX's NaN factor stays on the device.
     low = xp.linalg.cholesky(sym)
-    ok = xp.all(xp.diagonal(low, 0, -2, -1) > 0, axis=-1)
+    ok = xp.all(xp.diagonal(low, 0, -2, -1).real > 0, axis=-1)
     failed = xp.tril(xp.full(low.shape[-2:], np.nan, low.dtype))
     return xp.where(ok[..., None, None], low, failed).astype(x.dtype, copy=False)
 
@@ -271,14 +307,23 @@ def _cholesky_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     L = cholesky_p.bind(x)  # noqa: N806
     if t is None:
         return L, None
+    # dL = L phi(L^-1 sigma L^-H) (complex: the Hermitian sigma, L^-H a conjugate solve)
     sigma = _reflect(t, True)
-    tmp = triangular_solve(L, sigma, left_side=False, lower=True, transpose_a=True)
+    cx = _is_complex(x)
+    tmp = triangular_solve(L, sigma, left_side=False, lower=True, transpose_a=True,
+                           conjugate_a=cx)
     inner = triangular_solve(L, tmp, left_side=True, lower=True)
     return L, _mm(L, _phi(inner))
 
 
 def _cholesky_vjp(ct: Any, primals: Sequence[Any], L: Any) -> list[Any]:  # noqa: N803
+    # The transpose of the jvp's map: L^T, phi, L^-T and conj(L)^-1 (the transpose of
+    # the right solve with L^H), then the reflection's transpose.
     p = _phi(_mm(_mT(L), ct))
+    if _is_complex(L):
+        g = triangular_solve(L, p, left_side=True, lower=True, transpose_a=True)
+        g = triangular_solve(L, g, left_side=False, lower=True, conjugate_a=True)
+        return [_reflect_transpose(g, True)]
     g = triangular_solve(L, p, left_side=False, lower=True)
     g = triangular_solve(L, g, left_side=True, lower=True, transpose_a=True)
     sym = E.mul(E.add(g, _mT(g)), 0.5)
@@ -343,7 +388,8 @@ def _trsm_host(a: Any, b: Any, lower: bool, trans: bool, unit: bool,
     flags = (int(left), int(not lower), int(trans), int(unit))
     if a.ndim == 2:
         return trsm(1.0, a.T, b.T, *flags).T
-    if small_batches.use_loops("trsm", _count(a.shape[:-2]), *b.shape[-2:]):
+    if a.dtype.kind != "c" and small_batches.use_loops("trsm", _count(a.shape[:-2]),
+                                                       *b.shape[-2:]):
         out = small_batches.trsm_batch(a, b, lower, trans, unit)
         if out is not None:
             return out
@@ -373,6 +419,8 @@ def _trsolve_impl(xp: Any, a: Any, b: Any, *, left_side: bool, lower: bool,
                   transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> Any:
     if b.size == 0 or a.shape[-1] == 0:
         return xp.zeros(b.shape, b.dtype)
+    if conjugate_a and a.dtype.kind == "c":
+        a = xp.conj(a)  # op(a) = conj(a) or a^H: the solve with the conjugated matrix
     if left_side:
         out = _solve_left(xp, a, b, lower, transpose_a, unit_diagonal)
     elif xp is np and a.ndim == 2:
@@ -403,6 +451,7 @@ def _trsolve_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any)
     if ta is not None:
         g = E.neg(_tri_part(ta, params["lower"], params["unit_diagonal"]))
         g = _mT(g) if params["transpose_a"] else g
+        g = _cj(g) if params["conjugate_a"] else g
         if params["left_side"]:
             # -op(a)^-1 op(da) x
             da_term = triangular_solve_p.bind(a, _mm(g, ans), **params)
@@ -422,6 +471,7 @@ def _trsolve_vjp(ct: Any, primals: Sequence[Any], ans: Any, **params: Any) -> li
     else:
         g = E.neg(_mm(_mT(ans), ct_b))
     g = _mT(g) if params["transpose_a"] else g
+    g = _cj(g) if params["conjugate_a"] else g
     return [_tri_part(g, params["lower"], params["unit_diagonal"]), ct_b]
 
 
@@ -512,7 +562,7 @@ def _lu_impl(xp: Any, x: Any) -> list[Any]:
         return [lu_.astype(x.dtype), pivots, perm]
     if xp is not np or x.size == 0:
         return lu_generic(xp, x)
-    if small_batches.use_loops("lu", _count(x.shape[:-2]), m, n):
+    if x.dtype.kind != "c" and small_batches.use_loops("lu", _count(x.shape[:-2]), m, n):
         out = small_batches.lu_batch(x)
         if out is not None:
             return list(out)
@@ -650,20 +700,30 @@ def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, full_matrices: b
         da, db = _split_wide(dx)
         u, _ = _split_wide(r)
         dq, du = _qr_jvp_tall(q, u, da)
-        dv = E.add(_mm(_mT(dq), b), _mm(_mT(q), db))
+        dv = E.add(_mm(_H(dq), b), _mm(_H(q), db))
         return [q, r], [dq, S.concatenate([du, dv], _nd(x) - 1)]
     return [q, r], list(_qr_jvp_tall(q, r, dx))
 
 
 def _qr_jvp_tall(q: Any, r: Any, dx: Any) -> tuple[Any, Any]:
-    """JAX's rule (j-towns.github.io/papers/qr-derivative.pdf) for m >= n, reduced."""
+    """JAX's rule (j-towns.github.io/papers/qr-derivative.pdf) for m >= n, reduced; for
+    complex matrices ``do`` (skew-Hermitian) also takes the imaginary part of the
+    diagonal of ``q^H dx r^-1`` (r's diagonal stays real)."""
     dx_rinv = triangular_solve(r, dx, left_side=False, lower=False)
-    qt_dx_rinv = _mm(_mT(q), dx_rinv)
+    qt_dx_rinv = _mm(_H(q), dx_rinv)
     low = _tri(qt_dx_rinv, True, -1)
-    do = E.sub(low, _mT(low))
+    do = E.sub(low, _H(low))
+    if _is_complex(dx):
+        do = E.add(do, _imag_diag(qt_dx_rinv))
     dq = E.add(_mm(q, E.sub(do, qt_dx_rinv)), dx_rinv)
     dr = _mm(E.sub(qt_dx_rinv, do), r)
     return dq, dr
+
+
+def _imag_diag(z: Any) -> Any:
+    """``i imag(diag(z))`` as a diagonal matrix: ``(z - conj(z)) / 2`` on the diagonal,
+    a real-linear map that is its own transpose under JAX's convention."""
+    return E.mul(E.mul(E.sub(z, E.conj(z)), 0.5), _eye_like(z))
 
 
 def _qr_vjp_tall(q: Any, r: Any, qb: Any, rb: Any) -> Any:
@@ -672,8 +732,10 @@ def _qr_vjp_tall(q: Any, r: Any, qb: Any, rb: Any) -> Any:
     v = _mm(_mT(q), qb)                 # from dq = q (do - z) + y
     zb = E.sub(w, v)
     dob = E.sub(v, w)
-    zb = E.add(zb, _tri(E.sub(dob, _mT(dob)), True, -1))   # do = low - low^T
-    yb = E.add(qb, _mm(q, zb))          # z = q^T y, and y itself in dq
+    zb = E.add(zb, _tri(E.sub(dob, _H(dob)), True, -1))   # do = low - low^H
+    if _is_complex(q):
+        zb = E.add(zb, _imag_diag(dob))
+    yb = E.add(qb, _mm(_cj(q), zb))     # z = q^H y, and y itself in dq
     return triangular_solve(r, yb, left_side=False, lower=False, transpose_a=True)
 
 
@@ -689,9 +751,9 @@ def _qr_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
         u, v = _split_wide(r)
         ub, vb = _split_wide(rb)
         b = _mm(q, v)
-        qb = E.add(qb, _mm(b, _mT(vb)))
+        qb = E.add(qb, _mm(_cj(b), _H(vb)))    # from dv = dq^H b + q^H db
         da = _qr_vjp_tall(q, u, qb, ub)
-        return [S.concatenate([da, _mm(q, vb)], _nd(r) - 1)]
+        return [S.concatenate([da, _mm(_cj(q), vb)], _nd(r) - 1)]
     return [_qr_vjp_tall(q, r, qb, rb)]
 
 
@@ -714,11 +776,16 @@ def _svd_abstract(x: ShapedArray, *, full_matrices: bool, compute_uv: bool
     m, n = x.shape[-2:]
     k = min(m, n)
     batch = x.shape[:-2]
-    s = ShapedArray((*batch, k), x.dtype)
+    s = ShapedArray((*batch, k), _real_dtype(x.dtype))
     if not compute_uv:
         return (s,)
     ku, kv = (m, n) if full_matrices else (k, k)
     return s, ShapedArray((*batch, m, ku), x.dtype), ShapedArray((*batch, kv, n), x.dtype)
+
+
+def _real_dtype(dt: Any) -> Any:
+    """The dtype of a complex dtype's parts (real dtypes as they are)."""
+    return np.finfo(dt).dtype if np.dtype(dt).kind == "c" else np.dtype(dt)
 
 
 def _svd_impl(xp: Any, x: Any, *, full_matrices: bool, compute_uv: bool) -> list[Any]:
@@ -731,10 +798,12 @@ def _svd_impl(xp: Any, x: Any, *, full_matrices: bool, compute_uv: bool) -> list
             outs[1] = outs[1] + xp.eye(m, dtype=x.dtype)
             outs[2] = outs[2] + xp.eye(n, dtype=x.dtype)
         return outs
+    rdt = _real_dtype(x.dtype)
     if not compute_uv:
-        return [xp.asarray(xp.linalg.svd(x, compute_uv=False), dtype=x.dtype)]
+        return [xp.asarray(xp.linalg.svd(x, compute_uv=False), dtype=rdt)]
     u, s, vt = xp.linalg.svd(x, full_matrices=full_matrices)
-    return [xp.asarray(a, dtype=x.dtype) for a in (s, u, vt)]
+    return [xp.asarray(s, dtype=rdt), xp.asarray(u, dtype=x.dtype),
+            xp.asarray(vt, dtype=x.dtype)]
 
 
 svd_p = Primitive("svd", abstract_eval=_svd_abstract, impl=_svd_impl, multiple_results=True)
@@ -751,7 +820,7 @@ def _svd_parts(x: Any) -> tuple[Any, Any, Any, Any]:
     eye = _const_like(np.eye(k), sj)
     diffs = E.mul(E.add(sj, si), E.sub(sj, si))
     f = E.sub(E.reciprocal(E.add(diffs, eye)), eye)
-    return s, u, _mT(vt), f
+    return s, u, _H(vt), f
 
 
 def _check_svd_differentiable(x: Any, full_matrices: bool, compute_uv: bool) -> None:
@@ -770,23 +839,40 @@ def _svd_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, full_matrices: 
         return outs, [None] * len(outs)
     _check_svd_differentiable(x, full_matrices, compute_uv)
     s, u, v, f = _svd_parts(x)
-    ds_mat = _mm(_mm(_mT(u), dx), v)
+    cx = _is_complex(x)
+    ds_mat = _mm(_mm(_H(u), dx), v)
     ds = _diag_part(ds_mat)
+    if cx:
+        ds = E.real(ds)
     if not compute_uv:
         return outs, [ds]
+    if cx:  # the real s and F meet the complex matrices in their dtype
+        s, f = _as_dtype_of(s, x), _as_dtype_of(f, x)
     dss = _scale_cols(ds_mat, s)       # dS diag(s)
     sds = _scale_rows(ds_mat, s)       # diag(s) dS
-    du = _mm(u, E.mul(f, E.add(dss, _mT(dss))))
-    dv = _mm(v, E.mul(f, E.add(sds, _mT(sds))))
+    inner_u = E.mul(f, E.add(dss, _H(dss)))
+    if cx:
+        # JAX's dUdV_diag: i imag(dS_ii) / s_i on the diagonal (the phase that keeps
+        # U diag(s) V^H = A; zero for real matrices)
+        inner_u = E.add(inner_u, _scale_cols(_imag_diag(ds_mat), _safe_inverse(s)))
+    du = _mm(u, inner_u)
+    dv = _mm(v, E.mul(f, E.add(sds, _H(sds))))
     m, n = get_aval(x).shape[-2:]
     inv_s = E.reciprocal(s)
     if m > n:
         dav = _mm(dx, v)
-        du = E.add(du, _scale_cols(E.sub(dav, _mm(u, _mm(_mT(u), dav))), inv_s))
+        du = E.add(du, _scale_cols(E.sub(dav, _mm(u, _mm(_H(u), dav))), inv_s))
     if n > m:
-        dahu = _mm(_mT(dx), u)
-        dv = E.add(dv, _scale_cols(E.sub(dahu, _mm(v, _mm(_mT(v), dahu))), inv_s))
-    return outs, [ds, du, _mT(dv)]
+        dahu = _mm(_H(dx), u)
+        dv = E.add(dv, _scale_cols(E.sub(dahu, _mm(v, _mm(_H(v), dahu))), inv_s))
+    return outs, [ds, du, _H(dv)]
+
+
+def _safe_inverse(s: Any) -> Any:
+    """1 / s, 0 where s is 0 (JAX's s_inv)."""
+    zero = E.convert_element_type(E.eq(s, place_like(np.zeros((), get_aval(s).dtype), s)),
+                                  get_aval(s).dtype)
+    return E.sub(E.reciprocal(E.add(s, zero)), zero)
 
 
 def _svd_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
@@ -794,26 +880,37 @@ def _svd_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
     (x,) = primals
     _check_svd_differentiable(x, full_matrices, compute_uv)
     s, u, v, f = _svd_parts(x)
+    cx = _is_complex(x)
     sb = cts[0]
+    if cx:
+        # The transpose of the jvp's complex map (JAX's convention: conj is its own
+        # transpose, products transpose without conjugating): dS = U^H dA V gives
+        # dA_bar = conj(U) dS_bar V^T.
+        s, f = _as_dtype_of(s, x), _as_dtype_of(f, x)
+        if sb is not None:
+            sb = _as_dtype_of(sb, x)
     dsb = None if sb is None else _diag_embed(sb, u)
     m, n = get_aval(x).shape[-2:]
     inv_s = E.reciprocal(s)
     extra = None
     if compute_uv and cts[1] is not None:
         ub = cts[1]
-        h = E.mul(f, _mm(_mT(u), ub))
-        dsb = add_tangents(dsb, _scale_cols(E.add(h, _mT(h)), s))
+        kb = _mm(_mT(u), ub)
+        h = E.mul(f, kb)
+        dsb = add_tangents(dsb, _scale_cols(E.add(h, _H(h)), s))
+        if cx:
+            dsb = add_tangents(dsb, _scale_cols(_imag_diag(kb), _safe_inverse(s)))
         if m > n:
-            proj = E.sub(ub, _mm(u, _mm(_mT(u), ub)))
+            proj = E.sub(ub, _mm(_cj(u), _mm(_mT(u), ub)))
             extra = _mm(_scale_cols(proj, inv_s), _mT(v))
     if compute_uv and cts[2] is not None:
-        vb = _mT(cts[2])
+        vb = _H(cts[2])
         h2 = E.mul(f, _mm(_mT(v), vb))
-        dsb = add_tangents(dsb, _scale_rows(E.add(h2, _mT(h2)), s))
+        dsb = add_tangents(dsb, _scale_rows(E.add(h2, _H(h2)), s))
         if n > m:
-            proj = E.sub(vb, _mm(v, _mm(_mT(v), vb)))
-            extra = add_tangents(extra, _mm(u, _mT(_scale_cols(proj, inv_s))))
-    out = None if dsb is None else _mm(_mm(u, dsb), _mT(v))
+            proj = E.sub(vb, _mm(_cj(v), _mm(_mT(v), vb)))
+            extra = add_tangents(extra, _H(_mm(_scale_cols(proj, inv_s), _mT(u))))
+    out = None if dsb is None else _mm(_mm(_cj(u), dsb), _mT(v))
     return [add_tangents(out, extra)]
 
 
@@ -832,14 +929,15 @@ def eigh(x: Any, lower: bool = True) -> list[Any]:
 
 def _eigh_abstract(x: ShapedArray, *, lower: bool) -> tuple[ShapedArray, ShapedArray]:
     _float_matrix("eigh", x, square=True, lapack=True)
-    return ShapedArray(x.shape, x.dtype), ShapedArray(x.shape[:-1], x.dtype)
+    return ShapedArray(x.shape, x.dtype), ShapedArray(x.shape[:-1], _real_dtype(x.dtype))
 
 
 def _eigh_impl(xp: Any, x: Any, *, lower: bool) -> list[Any]:
+    rdt = _real_dtype(x.dtype)
     if x.size == 0:
-        return [xp.zeros(x.shape, x.dtype), xp.zeros(x.shape[:-1], x.dtype)]
+        return [xp.zeros(x.shape, x.dtype), xp.zeros(x.shape[:-1], rdt)]
     w, v = xp.linalg.eigh(x, UPLO="L" if lower else "U")
-    return [xp.asarray(v, dtype=x.dtype), xp.asarray(w, dtype=x.dtype)]
+    return [xp.asarray(v, dtype=x.dtype), xp.asarray(w, dtype=rdt)]
 
 
 eigh_p = Primitive("eigh", abstract_eval=_eigh_abstract, impl=_eigh_impl,
@@ -862,19 +960,23 @@ def _eigh_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool) -
     v, w = eigh_p.bind(x, lower=lower)
     if t is None:
         return [v, w], [None, None]
-    vt_a_v = _mm(_mm(_mT(v), _reflect(t, lower)), v)
-    dv = _mm(v, E.mul(_eigh_f(w), vt_a_v))
-    return [v, w], [dv, _diag_part(vt_a_v)]
+    # V^H dA V: its real diagonal is dw, and V (F * it) is dv (F's zero diagonal keeps
+    # diag(V^H dV) = 0, JAX's choice of the eigenvectors' phases)
+    vt_a_v = _mm(_mm(_H(v), _reflect(t, lower)), v)
+    dv = _mm(v, E.mul(_as_dtype_of(_eigh_f(w), v), vt_a_v))
+    dw = _diag_part(vt_a_v)
+    return [v, w], [dv, E.real(dw) if _is_complex(dw) else dw]
 
 
 def _eigh_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
               lower: bool) -> list[Any]:
     v, w = outs
     vb, wb = cts
-    inner = None if wb is None else _diag_embed(wb, v)
+    inner = None if wb is None else _diag_embed(_as_dtype_of(wb, v), v)
     if vb is not None:
-        inner = add_tangents(inner, E.mul(_eigh_f(w), _mm(_mT(v), vb)))
-    g = _mm(_mm(v, inner), _mT(v))
+        inner = add_tangents(inner, E.mul(_as_dtype_of(_eigh_f(w), v), _mm(_mT(v), vb)))
+    # the transpose of dA -> V^H dA V is conj(V) (.) V^T
+    g = _mm(_mm(_cj(v), inner), _mT(v))
     return [_reflect_transpose(g, lower)]
 
 

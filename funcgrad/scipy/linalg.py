@@ -54,6 +54,16 @@ def _mT(x: Any) -> Any:  # noqa: N802
     return swapaxes(x, -1, -2)
 
 
+def _cx(x: Any) -> bool:
+    return dtypes.kind(get_aval(x).dtype) == "c"
+
+
+def _H(x: Any) -> Any:  # noqa: N802 - the conjugate transpose
+    from funcgrad.numpy._ufuncs import conj  # noqa: PLC0415
+
+    return conj(_mT(x)) if _cx(x) else _mT(x)
+
+
 def _square(name: str, a: Any) -> Any:
     (a,) = promote_inexact(a)
     shape = get_aval(a).shape
@@ -104,9 +114,10 @@ def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False,
     c, b = promote_inexact(c, b)
     vec = get_aval(b).ndim == 1
     bm = expand_dims(b, -1) if vec else b
-    low = c if lower else _mT(c)
+    low = c if lower else _H(c)
     y = D.triangular_solve(low, bm, left_side=True, lower=True)
-    x = D.triangular_solve(low, y, left_side=True, lower=True, transpose_a=True)
+    x = D.triangular_solve(low, y, left_side=True, lower=True, transpose_a=True,
+                           conjugate_a=_cx(low))
     return x[..., 0] if vec else x
 
 
@@ -129,7 +140,7 @@ def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
     vec = get_aval(b).ndim == get_aval(a).ndim - 1
     bm = expand_dims(b, -1) if vec else b
     x = D.triangular_solve(a, bm, left_side=True, lower=lower, transpose_a=transpose,
-                           unit_diagonal=unit_diagonal)
+                           conjugate_a=trans in (2, "C"), unit_diagonal=unit_diagonal)
     return x[..., 0] if vec else x
 
 
@@ -199,10 +210,11 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0,
                                unit_diagonal=True)
         x = D.triangular_solve(lu_, y, left_side=True, lower=False)
     else:
-        # a^T = u^T l^T p: solve u^T, then l^T, then undo p.
-        y = D.triangular_solve(lu_, bm, left_side=True, lower=False, transpose_a=True)
+        # a^T = u^T l^T p: solve u^T, then l^T, then undo p (trans=2: a^H, conjugated).
+        y = D.triangular_solve(lu_, bm, left_side=True, lower=False, transpose_a=True,
+                               conjugate_a=trans == 2)
         y = D.triangular_solve(lu_, y, left_side=True, lower=True, transpose_a=True,
-                               unit_diagonal=True)
+                               conjugate_a=trans == 2, unit_diagonal=True)
         x = matmul(_mT(pmat), y)
     return x[..., 0] if vec else x
 
@@ -261,9 +273,11 @@ def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
         a, b = promote_inexact(a, b)
         low = _la.cholesky(b)
         c = D.triangular_solve(low, a, left_side=True, lower=True)
-        c = D.triangular_solve(low, c, left_side=False, lower=True, transpose_a=True)
+        c = D.triangular_solve(low, c, left_side=False, lower=True, transpose_a=True,
+                               conjugate_a=_cx(low))
         w, y = _la.eigh(c)
-        v = D.triangular_solve(low, y, left_side=True, lower=True, transpose_a=True)
+        v = D.triangular_solve(low, y, left_side=True, lower=True, transpose_a=True,
+                               conjugate_a=_cx(low))
     return w if eigvals_only else (w, v)
 
 
@@ -342,7 +356,7 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
         raise ValueError(f"solve: unknown assume_a={assume_a!r}")
     if assume_a in ("pos", "positive definite"):
         a = _square("solve", a)
-        full = a if lower else _mT(a)
+        full = a if lower else _H(a)
         return cho_solve((_la.cholesky(full, symmetrize_input=False), True), b)
     (a, b) = promote_inexact(a, b)
     vec = get_aval(b).ndim == get_aval(a).ndim - 1
@@ -429,9 +443,9 @@ def polar(a: Any, side: str = "right", *, method: str = "svd", eps: Any = None,
     uu, s, vh = _la.svd(a, full_matrices=False)
     u = matmul(uu, vh)
     if side == "right":
-        p = matmul(_mT(vh) * expand_dims(s, -2), vh)
+        p = matmul(_H(vh) * expand_dims(s, -2), vh)
     else:
-        p = matmul(uu * expand_dims(s, -2), _mT(uu))
+        p = matmul(uu * expand_dims(s, -2), _H(uu))
     return u, p
 
 

@@ -62,7 +62,7 @@ def cholesky(self: Tensor, upper: builtins.bool = False) -> Tensor:
     L._no_half_kernel("cholesky_cpu", a)
     L._raise_info("cholesky", L._infos(a, "potrf"), "potrf")
     low = apply_op("Cholesky", lambda x: fnp.linalg.cholesky(L._one_triangle(x, True)), a)
-    return cast(Tensor, low.mT if upper else low)
+    return cast(Tensor, low.mH if upper else low)
 
 
 def _cho_solve(b: Any, f: Any, upper: builtins.bool) -> Any:
@@ -72,8 +72,9 @@ def _cho_solve(b: Any, f: Any, upper: builtins.bool) -> Any:
     # solve(F F^T, b) (or F^T F) with the whole of F, so the other triangle gets one too.
     tri = fnp.triu(f) if upper else fnp.tril(f)
     full = lax.stop_gradient(tri - f) + f
-    a = fnp.matmul(fnp.swapaxes(full, -1, -2), full) if upper else \
-        fnp.matmul(full, fnp.swapaxes(full, -1, -2))
+    full_h = fnp.conj(fnp.swapaxes(full, -1, -2)) if fnp.iscomplexobj(full) else \
+        fnp.swapaxes(full, -1, -2)
+    a = fnp.matmul(full_h, full) if upper else fnp.matmul(full, full_h)
     batch = np.broadcast_shapes(b.shape[:-2], a.shape[:-2])
     return fnp.linalg.solve(fnp.broadcast_to(a, (*batch, *a.shape[-2:])),
                             fnp.broadcast_to(b, (*batch, *b.shape[-2:])))
@@ -135,7 +136,8 @@ def svd(self: Tensor, some: builtins.bool = True, compute_uv: builtins.bool = Tr
         v = Tensor._from_data(z((*self.shape[:-2], n, n), dt))
         return named_result("svd", ("U", "S", "V"), (u, s, v))
     u, s, vh = L.svd(self, full_matrices=not some)
-    return named_result("svd", ("U", "S", "V"), (u, s, vh.transpose(-2, -1)))
+    v = vh.mH if vh.dtype.is_complex else vh.transpose(-2, -1)
+    return named_result("svd", ("U", "S", "V"), (u, s, v))
 
 
 def qr(self: Tensor, some: builtins.bool = True) -> Any:

@@ -274,9 +274,6 @@ def _matrix(name: str, a: Any, square: builtins.bool = True) -> Tensor:
     if square and a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they "
                            f"are {a.shape[-2]} by {a.shape[-1]} matrices")
-    if a.dtype.is_complex:
-        raise RuntimeError(f"linalg.{name}: complex matrices are not supported by funcgrad's "
-                           "factorizations; use a real floating point dtype")
     return a
 
 
@@ -325,7 +322,8 @@ def _infos(a: Tensor, routine: str) -> np.ndarray:
     batch = tuple(a.shape[:-2])
     if mats is None:
         return np.zeros(batch, np.int32)
-    fn = getattr(lapack, ("s" if mats.dtype == np.float32 else "d") + routine)
+    fn = getattr(lapack, {"float32": "s", "float64": "d", "complex64": "c",
+                          "complex128": "z"}.get(mats.dtype.name, "d") + routine)
     out = np.zeros(len(mats), np.int32)
     for k, m in enumerate(mats):
         if m.size == 0 or not np.all(np.isfinite(m)):
@@ -356,18 +354,22 @@ def _info_tensor(infos: np.ndarray) -> Tensor:
 
 
 def _one_triangle(a: Any, lower: builtins.bool) -> Any:
-    """The symmetric matrix that one triangle of ``a`` describes (LAPACK reads only that
-    one), with the derivative of symmetrizing ``a``: PyTorch's gradients of cholesky and
-    eigh are symmetric matrices."""
+    """The symmetric (complex: Hermitian) matrix that one triangle of ``a`` describes
+    (LAPACK reads only that one), with the derivative of symmetrizing ``a``: PyTorch's
+    gradients of cholesky and eigh are symmetric (Hermitian) matrices."""
     tri = jnp.tril(a) if lower else jnp.triu(a)
     strict = jnp.tril(a, -1) if lower else jnp.triu(a, 1)
-    full = tri + jnp.swapaxes(strict, -1, -2)
-    sym = (a + jnp.swapaxes(a, -1, -2)) / 2
+    full = tri + _mH(strict)
+    sym = (a + _mH(a)) / 2
     return lax.stop_gradient(full - sym) + sym
 
 
 def _mT(x: Any) -> Any:  # noqa: N802 - PyTorch's name for the matrix transpose
     return jnp.swapaxes(x, -1, -2)
+
+
+def _mH(x: Any) -> Any:  # noqa: N802 - PyTorch's name for the conjugate transpose
+    return jnp.conj(_mT(x)) if jnp.iscomplexobj(x) else _mT(x)
 
 
 def _plain(t: Tensor) -> Tensor:
@@ -419,7 +421,7 @@ def cholesky_ex(A: Tensor, *, upper: builtins.bool = False,  # noqa: N803
         _raise_info("cholesky", infos, "potrf")
     def run(x: Any) -> Any:
         low = jnp.linalg.cholesky(_one_triangle(x, True))
-        return _mT(low) if upper else low
+        return _mH(low) if upper else low
 
     factor = apply_op("LinalgCholeskyEx", run, a)
     return named_result("linalg_cholesky_ex", ("L", "info"), (factor, _info_tensor(infos)))
@@ -520,7 +522,7 @@ def eig(A: Tensor, *, out: Any = None) -> Any:  # noqa: N803
     _no_half_kernel("linalg_eig_out_cpu", a, skip_empty=False)
     _forward_only("linalg_eig", a)
     w, v = np.linalg.eig(np.asarray(a._host()))
-    dt = (D.complex128 if a.dtype is D.float64 else D.complex64).np
+    dt = (D.complex128 if a.dtype in (D.float64, D.complex128) else D.complex64).np
     return named_result("linalg_eig", ("eigenvalues", "eigenvectors"), (
         Tensor._from_data(np.asarray(w, dt)), Tensor._from_data(np.asarray(v, dt))))
 
@@ -736,15 +738,24 @@ def _lu_solve_values(lu_: Any, perm: np.ndarray, b: Any, left: builtins.bool,
     lu_ = jnp.broadcast_to(lu_, (*batch, *lu_.shape[-2:]))
     b = jnp.broadcast_to(b, (*batch, *b.shape[-2:]))
     perm = np.broadcast_to(perm, (*batch, perm.shape[-1]))
-    if not left:  # X A = B is A^T X^T = B^T
-        return _mT(_lu_solve_values(lu_, perm, _mT(b), True, not adjoint))
+    cx = jnp.iscomplexobj(lu_)
+    if not left:
+        # X A = B is A^T X^T = B^T; X A^H = B is conj(A) X^T = B^T
+        return _mT(_lu_op_solve(lu_, perm, _mT(b), not adjoint, adjoint and cx))
+    return _lu_op_solve(lu_, perm, b, adjoint, adjoint and cx)
+
+
+def _lu_op_solve(lu_: Any, perm: np.ndarray, b: Any, trans: builtins.bool,
+                 conj: builtins.bool) -> Any:
+    """``op(A)^-1 b`` from A's LU factors, ``op`` a transpose and/or a conjugation."""
     tri = lax_linalg.triangular_solve
-    if not adjoint:
+    if not trans:
         pb = jnp.take_along_axis(b, perm[..., None], -2)
-        y = tri(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
-        return tri(lu_, y, left_side=True, lower=False)
-    y = tri(lu_, b, left_side=True, lower=False, transpose_a=True)
-    z = tri(lu_, y, left_side=True, lower=True, unit_diagonal=True, transpose_a=True)
+        y = tri(lu_, pb, left_side=True, lower=True, unit_diagonal=True, conjugate_a=conj)
+        return tri(lu_, y, left_side=True, lower=False, conjugate_a=conj)
+    y = tri(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=conj)
+    z = tri(lu_, y, left_side=True, lower=True, unit_diagonal=True, transpose_a=True,
+            conjugate_a=conj)
     return jnp.take_along_axis(z, np.argsort(perm, axis=-1)[..., None], -2)
 
 
@@ -805,7 +816,7 @@ def _tolerance_value(v: Any, dt: Any) -> np.ndarray:
 
 def _relative_tolerance(a: Tensor, atol: Any, rtol: Any) -> Any:
     """PyTorch's ``max(atol, rtol * s_max)`` cutoff, as a tolerance relative to ``s_max``."""
-    dt = a._data.dtype
+    dt = np.finfo(a._data.dtype).dtype  # (a complex matrix's singular values are real)
     eps = builtins.float(np.finfo(dt).eps)
     if rtol is None:
         rtol = eps * builtins.max(a.shape[-2:]) if atol is None or (
@@ -914,7 +925,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any
         return sol[..., 0] if vector else sol
 
     def residual(x: Any, y: Any, s: Any) -> Any:
-        r = jnp.sum(jnp.square(jnp.matmul(x, as_matrix(s)) - as_matrix(y)), axis=-2)
+        r = jnp.sum(jnp.square(jnp.abs(jnp.matmul(x, as_matrix(s)) - as_matrix(y))),
+                    axis=-2)
         return r[..., 0] if vector else r
 
     sol = apply_op("LinalgLstsq", solution, a, b)
