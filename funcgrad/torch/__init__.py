@@ -171,7 +171,6 @@ from funcgrad.torch import (  # noqa: E402
 )
 from funcgrad.torch._compile import compile  # noqa: E402, A004
 from funcgrad.torch._functions import method_functions as _method_functions  # noqa: E402
-from funcgrad.torch._functions_extra import checked_tensordot as _checked_tensordot  # noqa: E402
 from funcgrad.torch._pinned import METHODS as _PINNED_METHODS  # noqa: E402
 from funcgrad.torch._spectral import istft, stft  # noqa: E402
 from funcgrad.torch._tensor_linalg import FUNCTIONS as _LINALG_FUNCTIONS  # noqa: E402
@@ -188,7 +187,6 @@ Tensor.istft = istft  # type: ignore[attr-defined]
 for _name, _method in _PINNED_METHODS.items():
     setattr(Tensor, _name, _method)
 globals().update(_LINALG_FUNCTIONS)
-tensordot = _checked_tensordot(_LINALG_FUNCTIONS["tensordot"])
 globals().update(_AUTOCAST_STATE)
 globals().update(_MATH_FUNCTIONS)
 

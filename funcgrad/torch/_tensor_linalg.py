@@ -300,9 +300,40 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
     >>> torch.tensordot(torch.ones(2, 3), torch.ones(3, 4), dims=1).shape
     torch.Size([2, 4])
     """
-    axes = dims.tolist() if isinstance(dims, Tensor) else dims
-    if isinstance(axes, (list, tuple)):
-        axes = tuple(tuple(d) if isinstance(d, (list, tuple)) else (d,) for d in axes)
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, builtins.int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > builtins.min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got "
+                               f"dims={dims}")
+        da, db = list(range(-dims, 0)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, builtins.int) else list(d) for d in dims)
+        if isinstance(dims[0], builtins.int) and isinstance(dims[1], builtins.int) \
+                and len(dims) == 2:
+            raise TypeError("tensordot(): argument 'dims_self' (position 3) must be "
+                            "tuple of ints, not int")
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    for t, ds in ((a, da), (b, db)):
+        n = builtins.max(t.dim(), 1)
+        for d in ds:
+            if not -n <= d < n:
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-n}, {n - 1}], but got {d})")
+    for i, j in zip(da, db):
+        s1, s2 = a.shape[i], b.shape[j]
+        # PyTorch sums a contracted axis of size 1 facing a longer one (a broadcast).
+        if s2 == 1 and s1 != 1:
+            a = a.sum(i, keepdim=True)
+        elif s1 == 1 and s2 != 1:
+            b = b.sum(j, keepdim=True)
+        elif s1 != s2:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{s1} in dim {i} and second has size {s2} in dim {j}")
+    axes = (tuple(da), tuple(db))
     return cast(Tensor, apply_op("View", lambda x, y: fnp.tensordot(x, y, axes), a, b))
 
 
