@@ -243,6 +243,8 @@ from funcgrad.torch._functions_extra import (  # noqa: E402
 from funcgrad.torch._higher_order import cond, vmap  # noqa: E402
 from funcgrad.torch._lowrank import lobpcg, pca_lowrank, svd_lowrank  # noqa: E402
 from funcgrad.torch._nn_functions import (  # noqa: E402
+    _sample_dirichlet,
+    _standard_gamma,
     alpha_dropout_,
     binomial,
     celu_,

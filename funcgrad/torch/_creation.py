@@ -702,7 +702,8 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
     if np.any(rates < 0) or np.any(np.isnan(rates)):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     g = generator._rng if generator is not None else _rng()
-    draws = Tensor(g.poisson(rates).astype(input.dtype.np)).to(input.device)
+    # PyTorch's CPU kernel (sample_poisson) on its stream, element by element.
+    draws = Tensor(np.asarray(g.torch_poisson(rates, input.dtype.np))).to(input.device)
     if not (input.requires_grad and is_grad_enabled()):
         return draws
     # PyTorch records the draw (PoissonBackward0) with a zero derivative.

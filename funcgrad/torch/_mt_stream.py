@@ -17,6 +17,7 @@ that only need reproducible draws from the same stream.
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any, cast
 
 import numpy as np
@@ -462,6 +463,58 @@ class MTStream:
                 out[i] = np.searchsorted(cum.astype(_F64), self._unit(k, True), side="left")
         return out.astype(np.int64).reshape(p.shape[:-1] + (k,))
 
+    # -- gamma, Dirichlet, Poisson, binomial (Distributions.h/.cpp, one element at a time)
+    def torch_standard_gamma(self, alpha: Any, dtype: Any) -> np.ndarray:
+        """``torch._standard_gamma``: per element in memory order, Marsaglia-Tsang
+        (``sample_gamma``, double uniforms and cached double normals, ``alpha`` boosted by 1
+        below 1 in the dtype), clamped below to the dtype's smallest normal.
+
+        >>> MTStream(0).torch_standard_gamma(np.array([0.5, 2.0]), np.float64).tolist()
+        [0.0007893582063475732, 0.6315406048880828]
+        """
+        dt = np.dtype(dtype)
+        a = np.asarray(alpha).astype(dt)
+        f32 = dt != _F64
+        with _Tap(self, 8 * a.size) as tap:
+            draws = [_gamma_one(x, f32, tap) for x in a.ravel().tolist()]
+        out = np.asarray(draws, _F64).astype(dt).reshape(a.shape)
+        return np.maximum(out, np.finfo(dt).tiny)
+
+    def torch_dirichlet(self, alpha: Any, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``torch._sample_dirichlet``: gamma draws in double (clamped to double's smallest
+        normal), summed over the last dimension as ATen's cascade sum does, divided, cast
+        and clamped into ``[tiny, nextafter(1, 0)]``. Also returns the gamma draws."""
+        dt = np.dtype(dtype)
+        a = np.asarray(alpha).astype(dt)
+        with _Tap(self, 8 * a.size) as tap:
+            draws = [_gamma_one(x, False, tap) for x in a.ravel().tolist()]
+        g = np.maximum(np.asarray(draws, _F64), np.finfo(_F64).tiny).reshape(a.shape)
+        total = _aten_row_sums(g.reshape(-1, a.shape[-1])).reshape(a.shape[:-1] + (1,)) \
+            if a.ndim else g
+        y = (g / total).astype(dt)
+        y = np.minimum(np.maximum(y, np.finfo(dt).tiny), np.nextafter(dt.type(1), dt.type(0)))
+        return y, g
+
+    def torch_poisson(self, rates: Any, dtype: Any) -> np.ndarray:
+        """``torch.poisson``: per element in memory order, the product of double uniforms
+        below rate 10, Hoermann's transformed rejection (PTRS) from 10 on."""
+        lam = np.asarray(rates).astype(_F64)
+        with _Tap(self, 4 * lam.size) as tap:
+            draws = [_poisson_one(x, tap) for x in lam.ravel().tolist()]
+        return np.asarray(draws, _F64).astype(np.dtype(dtype)).reshape(lam.shape)
+
+    def torch_binomial(self, count: Any, prob: Any, dtype: Any) -> np.ndarray:
+        """``torch.binomial``: per element in memory order, inversion (sums of geometric
+        draws) below ``count * p`` of 10, BTRS from 10 on, with ``p`` the smaller of
+        ``prob`` and ``1 - prob``; in the dtype where ATen computes in it."""
+        dt = np.dtype(dtype)
+        n, p = np.broadcast_arrays(np.asarray(count).astype(dt), np.asarray(prob).astype(dt))
+        f32 = dt != _F64
+        with _Tap(self, 4 * n.size) as tap:
+            draws = [_binomial_one(c, q, f32, tap)
+                     for c, q in zip(n.ravel().tolist(), p.ravel().tolist(), strict=True)]
+        return np.asarray(draws, _F64).astype(dt).reshape(n.shape)
+
     # -- NumPy-style draws from the same stream --------------------------------------
     def random(self, size: Any = None) -> Any:
         """Float64 uniforms in [0, 1) (PyTorch's double ``rand``)."""
@@ -521,6 +574,345 @@ class MTStream:
         if name.startswith("_") or name in ("tomaxint", "set_state", "get_state"):
             raise AttributeError(name)
         return getattr(self.__dict__["_mt"], name)
+
+
+# ----------------------------------------------------------------- rejection samplers
+# ATen's gamma, Poisson and binomial kernels (Distributions.h, Distributions.cpp) run one
+# element after another, each drawing as many double uniforms and normals as its rejection
+# loop needs. :class:`_Tap` serves those from words drawn ahead in blocks and, on exit,
+# leaves the twister just past the words used. The kernels are compiled without FMA
+# contraction, so plain Python double arithmetic (and the C library's log, pow, lgamma)
+# gives their numbers; ``_f32`` rounds where ATen computes in float.
+
+_TWO_POW_M53 = 2.0 ** -53
+_THIRD_F32 = float(_F32(1.0) / _F32(3.0))  # 1.0f / 3.0f, promoted to double
+_C0331_F32 = float(_F32(0.0331))  # 0.0331f
+
+
+_PACK_F32 = struct.Struct("<f")
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to float32 (to nearest, as a C cast)."""
+    try:
+        return cast(float, _PACK_F32.unpack(_PACK_F32.pack(x))[0])
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def _c_function(name: str, ctype: Any) -> Any:
+    try:
+        import ctypes  # noqa: PLC0415
+        import ctypes.util  # noqa: PLC0415
+
+        fn = getattr(ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6"), name)
+    except (OSError, AttributeError, TypeError):
+        return None
+    fn.restype, fn.argtypes = ctype, [ctype]
+    return fn
+
+
+def _libm_functions() -> tuple[Any, Any]:
+    """The C library's ``lgamma`` (CPython's math.lgamma is its own) and ``log1pf``."""
+    import ctypes  # noqa: PLC0415
+
+    lgamma = _c_function("lgamma", ctypes.c_double) or math.lgamma
+    log1pf = _c_function("log1pf", ctypes.c_float)
+    return lgamma, (log1pf if log1pf is not None else lambda x: _f32(math.log1p(x)))
+
+
+_LGAMMA, _LOG1PF = _libm_functions()
+
+
+def _floor(x: float) -> float:
+    return float(math.floor(x)) if math.isfinite(x) else x
+
+
+def _ceil(x: float) -> float:
+    return float(math.ceil(x)) if math.isfinite(x) else x
+
+
+def _log(x: float) -> float:
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+class _Tap:
+    """Double uniforms and PyTorch's cached double normals for a per-element kernel,
+    from twister words drawn ahead in blocks; on exit the twister stands just past the
+    words used (and the normal cache as the kernels left it)."""
+
+    def __init__(self, stream: MTStream, expect: int) -> None:
+        self._stream = stream
+        self._expect = max(int(expect), 64)
+
+    def __enter__(self) -> _Tap:
+        mt = self._stream._mt
+        self._start = mt.get_state()
+        self._words: list[int] = []
+        self._pos = 0
+        self._used = 0  # words used from earlier blocks
+        self._drawn = 0
+        self.normal_cache = self._stream._normal
+        self._refill(self._expect)
+        return self
+
+    def _refill(self, n: int) -> None:
+        n = max(n, 1024)
+        self._used += self._pos
+        self._words = self._words[self._pos:] + \
+            self._stream._mt.randint(0, 2 ** 32, size=n, dtype=np.uint32).tolist()
+        self._drawn += n
+        self._pos = 0
+
+    def uniform(self) -> float:
+        """``uniform_real_distribution<double>(0, 1)``: 53 bits of a 64-bit word."""
+        i = self._pos
+        if i + 2 > len(self._words):
+            self._refill(max(self._drawn, 1024))
+            i = 0
+        w = self._words
+        self._pos = i + 2
+        return ((w[i] & 0x1FFFFF) * 4294967296 + w[i + 1]) * _TWO_POW_M53
+
+    def normal(self) -> float:
+        """``normal_distribution<double>(0, 1)``: the cached sample if there is one; else
+        Box-Muller on two uniforms, the sine sample cached."""
+        z = self.normal_cache
+        if z is not None:
+            self.normal_cache = None
+            return z
+        u1 = self.uniform()
+        u2 = self.uniform()
+        r = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = (2.0 * math.pi) * u1
+        self.normal_cache = r * math.sin(theta)
+        return r * math.cos(theta)
+
+    def __exit__(self, *exc: Any) -> None:
+        used = self._used + self._pos
+        mt = self._stream._mt
+        if exc[0] is not None:
+            mt.set_state(self._start)
+            return
+        if used != self._drawn:  # back to the start, then forward past the words used
+            mt.set_state(self._start)
+            while used > 0:
+                step = min(used, 1 << 24)
+                mt.randint(0, 2 ** 32, size=step, dtype=np.uint32)
+                used -= step
+        self._stream._normal = self.normal_cache
+
+
+def _gamma_one(alpha: float, f32: bool, tap: _Tap) -> float:
+    """ATen's ``sample_gamma`` for one ``alpha`` (a float32 value where ``f32``): the
+    boost below 1 and ``d`` in the scalar type, the rest in double; unrounded."""
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        scale = math.pow(1.0 - tap.uniform(), _f32(1.0 / alpha) if f32 else 1.0 / alpha)
+        alpha = _f32(alpha + 1.0) if f32 else alpha + 1.0
+    d = _f32(alpha - _THIRD_F32) if f32 else alpha - _THIRD_F32
+    if not d > 0:
+        return math.nan  # ATen loops for ever here
+    c = 1.0 / math.sqrt(9.0 * d)
+    uniform, normal = tap.uniform, tap.normal
+    while True:
+        x = normal()
+        y = 1.0 + c * x
+        while y <= 0:
+            x = normal()
+            y = 1.0 + c * x
+        v = y * y * y
+        u = 1.0 - uniform()
+        xx = x * x
+        if u < 1.0 - _C0331_F32 * xx * xx:
+            return scale * d * v
+        if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            return scale * d * v
+
+
+def _poisson_one(lam: float, tap: _Tap) -> float:
+    """ATen's ``sample_poisson`` for one rate."""
+    if not lam >= 0:
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    uniform = tap.uniform
+    if lam >= 10:
+        slam = math.sqrt(lam)
+        loglam = math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        log_invalpha = math.log(1.1239 + 1.1328 / (b - 3.4))
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = uniform() - 0.5
+            v = uniform()
+            us = 0.5 - abs(u)
+            if us == 0:  # ATen: k = floor(-inf), rejected
+                continue
+            k = _floor((2 * a / us + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= vr:
+                return float(k)
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if (_log(v) + log_invalpha - math.log(a / (us * us) + b)) <= \
+                    (-lam + k * loglam - _LGAMMA(k + 1.0)):
+                return float(k)
+    if lam == 0:
+        return 0.0
+    enlam = math.exp(-lam)
+    x = 0
+    prod = 1.0
+    while True:
+        prod *= uniform()
+        if prod > enlam:
+            x += 1
+        else:
+            return float(x)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287)
+
+
+def _stirling_tail(k: float) -> float:
+    if k < 10:
+        return _STIRLING_TAIL[max(int(k), 0)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _binomial_inversion(count: float, prob: float, f32: bool, tap: _Tap) -> float:
+    if math.isnan(count):
+        return math.nan  # ATen loops for ever here
+    logprob = _LOG1PF(-prob) if f32 else math.log1p(-prob)  # log1p of the scalar type
+    geom_sum = 0.0
+    num_geom = 0.0
+    while True:
+        geom = _ceil(_log(tap.uniform()) / logprob) if logprob else math.inf
+        geom_sum += geom
+        if geom_sum > count:
+            return num_geom
+        num_geom += 1
+
+
+def _btrs(count: float, prob: float, f32: bool, tap: _Tap) -> float:
+    """ATen's ``btrs``: the float32 version rounds what ATen computes in float."""
+    r32 = _f32 if f32 else float
+    np_ = r32(count * prob)
+    stddev = r32(math.sqrt(r32(np_ * r32(1 - prob))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = np_ + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = r32(prob / r32(1 - prob))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = _floor(r32(r32(count + 1) * prob))
+    uniform = tap.uniform
+    while True:
+        u = uniform() - 0.5
+        v = uniform()
+        us = 0.5 - abs(u)
+        if us == 0:
+            continue
+        k = r32(_floor((2 * a / us + b) * u + c))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = _log(v * alpha / (a / (us * us) + b))
+        n_k1 = r32(r32(count - k) + 1)
+        upper = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                 + r32(count + 1) * math.log((count - m + 1) / n_k1)
+                 + (k + 0.5) * math.log(r * n_k1 / r32(k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m)
+                 - _stirling_tail(k) - _stirling_tail(r32(count - k)))
+        if v <= upper:
+            return k
+
+
+def _binomial_one(count: float, prob: float, f32: bool, tap: _Tap) -> float:
+    """ATen's ``sample_binomial`` for one (count, prob) of the scalar type."""
+    r32 = _f32 if f32 else float
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        if r32(count * prob) >= 10.0:
+            return _btrs(count, prob, f32, tap)
+        return _binomial_inversion(count, prob, f32, tap)
+    if prob > 0.5:
+        q = r32(1.0 - prob)
+        drawn = _btrs(count, q, f32, tap) if r32(count * q) >= 10.0 else \
+            _binomial_inversion(count, q, f32, tap)
+        return r32(count - drawn)
+    return math.nan
+
+
+def _cascade(x: np.ndarray) -> np.ndarray:
+    """ATen's ``multi_row_sum`` over axis 1 of ``x`` (rows, size, lanes...): four levels
+    of accumulators, each level folded into the next every ``2**level_power`` rows."""
+    size = x.shape[1]
+    power = max(4, (size - 1).bit_length() // 4 if size > 2 else 0)
+    step = 1 << power
+    mask = step - 1
+    acc = [np.zeros(x.shape[:1] + x.shape[2:], _F64) for _ in range(4)]
+    i = 0
+    while i + step <= size:
+        for _ in range(step):
+            acc[0] = acc[0] + x[:, i]
+            i += 1
+        for j in range(1, 4):
+            acc[j] = acc[j] + acc[j - 1]
+            acc[j - 1] = np.zeros_like(acc[j - 1])
+            if i & (mask << (j * power)):
+                break
+    while i < size:
+        acc[0] = acc[0] + x[:, i]
+        i += 1
+    for j in range(1, 4):
+        acc[0] = acc[0] + acc[j]
+    return acc[0]
+
+
+def _row_sum(x: np.ndarray) -> np.ndarray:
+    """ATen's ``row_sum`` over axis 1 (ILP of 4: four interleaved cascades, the tail into
+    the first, then the four added in order)."""
+    size = x.shape[1]
+    ilp = size // 4
+    head = x[:, :ilp * 4].reshape((x.shape[0], ilp, 4) + x.shape[2:])
+    part = _cascade(head)
+    first = part[:, 0]
+    for i in range(ilp * 4, size):
+        first = first + x[:, i]
+    for k in range(1, 4):
+        first = first + part[:, k]
+    return first
+
+
+# Doubles per vector in ATen's sum kernel: 4 (its AVX2 kernel, also picked on AVX-512).
+_VEC_DOUBLES = 4
+
+
+def _aten_row_sums(g: np.ndarray) -> np.ndarray:
+    """``Tensor.sum(-1)`` of contiguous double rows, in ATen's order (``cascade_sum``):
+    rows shorter than a vector by the scalar ``row_sum``; longer ones lane-wise by
+    vectors, then the scalar tail, then the lanes in order."""
+    w = _VEC_DOUBLES
+    rows, size = g.shape
+    if size < w:
+        return _row_sum(g)
+    nvec = size // w
+    lanes = _row_sum(g[:, :nvec * w].reshape(rows, nvec, w))
+    total = np.zeros(rows, _F64)
+    for i in range(nvec * w, size):
+        total = total + g[:, i]
+    for k in range(w):
+        total = total + lanes[:, k]
+    return total
 
 
 def _log0(x: float) -> float:

@@ -24,7 +24,8 @@ from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor, apply_op
 
 __all__ = [
-    "alpha_dropout_", "binomial", "celu_", "constant_pad_nd", "convolution", "dropout_",
+    "_sample_dirichlet", "_standard_gamma", "alpha_dropout_", "binomial", "celu_",
+    "constant_pad_nd", "convolution", "dropout_",
     "feature_alpha_dropout_", "feature_dropout", "feature_dropout_", "frobenius_norm",
     "gru_cell", "histogramdd", "lstm_cell", "native_batch_norm", "native_dropout",
     "native_group_norm", "native_layer_norm", "nuclear_norm", "rnn_relu_cell",
@@ -434,11 +435,53 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
                          f"{_SCALAR_NAMES.get(count.dtype.name, count.dtype.name)}")
     from funcgrad.torch._random import rng  # noqa: PLC0415
 
+    if not prob.dtype.is_floating_point:
+        raise ValueError(f"binomial only supports floating-point dtypes for prob, got: "
+                         f"{_SCALAR_NAMES.get(prob.dtype.name, prob.dtype.name)}")
+    _float_or_double(count, "binomial_cpu")
     g = generator._rng if generator is not None else rng()
-    n, p = np.broadcast_arrays(np.asarray(count._host(), np.float64),
-                               np.asarray(prob._host(), np.float64))
-    draws = g.binomial(n.astype(np.int64), np.clip(p, 0.0, 1.0))
-    return Tensor._from_data(draws.astype(count.dtype.np)).to(count.device)
+    # PyTorch's CPU kernel (sample_binomial: inversion or BTRS) on its stream, computed
+    # in count's dtype, element by element.
+    draws = g.torch_binomial(np.asarray(count._host()), np.asarray(prob._host()),
+                             count.dtype.np)
+    return Tensor._from_data(np.asarray(draws)).to(count.device)
+
+
+def _float_or_double(t: Tensor, kernel: str) -> None:
+    """ATen's dispatch over float and double only (``AT_DISPATCH_FLOATING_TYPES``)."""
+    if t.dtype.name not in ("float32", "float64"):
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                           f"'{_SCALAR_NAMES.get(t.dtype.name, t.dtype.name)}'")
+
+
+def _standard_gamma(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
+    """Gamma(``input``, 1) samples as PyTorch's CPU kernel draws them (float and double;
+    differentiable in ``input``).
+
+    >>> import funcgrad.torch as torch
+    >>> _ = torch.manual_seed(0)
+    >>> torch._standard_gamma(torch.tensor([0.5, 2.0], dtype=torch.float64))
+    tensor([0.0008, 0.6315], dtype=torch.float64)
+    """
+    _float_or_double(input, "gamma_cpu")
+    from funcgrad.torch.distributions.gamma import standard_gamma  # noqa: PLC0415
+
+    return cast(Tensor, standard_gamma(input, generator))
+
+
+def _sample_dirichlet(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
+    """Dirichlet samples, one per row of ``input`` (the concentrations, last dimension the
+    categories), as PyTorch's CPU kernel draws them.
+
+    >>> import funcgrad.torch as torch
+    >>> y = torch._sample_dirichlet(torch.ones(2, 3))
+    >>> y.shape, torch.allclose(y.sum(-1), torch.ones(2))
+    (torch.Size([2, 3]), True)
+    """
+    _float_or_double(input, "dirichlet")
+    from funcgrad.torch.distributions.dirichlet import sample_dirichlet  # noqa: PLC0415
+
+    return cast(Tensor, sample_dirichlet(input, generator))
 
 
 def histogramdd(input: Tensor, bins: Any, *, range: Sequence[builtins.float] | None = None,  # noqa: A002
