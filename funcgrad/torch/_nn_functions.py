@@ -20,6 +20,7 @@ from typing import Any, cast
 import numpy as np
 
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch._gamma_draws import sample_dirichlet, standard_gamma
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor, apply_op
 
@@ -464,8 +465,6 @@ def _standard_gamma(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A0
     tensor([0.0008, 0.6315], dtype=torch.float64)
     """
     _float_or_double(input, "gamma_cpu")
-    from funcgrad.torch.distributions.gamma import standard_gamma  # noqa: PLC0415
-
     return cast(Tensor, standard_gamma(input, generator))
 
 
@@ -479,8 +478,6 @@ def _sample_dirichlet(input: Tensor, generator: Any = None) -> Tensor:  # noqa: 
     (torch.Size([2, 3]), True)
     """
     _float_or_double(input, "dirichlet")
-    from funcgrad.torch.distributions.dirichlet import sample_dirichlet  # noqa: PLC0415
-
     return cast(Tensor, sample_dirichlet(input, generator))
 
 

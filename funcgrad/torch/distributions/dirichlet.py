@@ -4,36 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from funcgrad.torch._gamma_draws import sample_dirichlet
 from funcgrad.torch.distributions import constraints
 from funcgrad.torch.distributions.distribution import Distribution
 from funcgrad.torch.distributions.exp_family import ExponentialFamily
-from funcgrad.torch.distributions.utils import dirichlet_draws, gamma_surrogate, torch
+from funcgrad.torch.distributions.utils import torch
 from funcgrad.torch.nn import functional as F
-
-
-def sample_dirichlet(concentration: Any, generator: Any = None) -> Any:
-    """One Dirichlet draw per row of ``concentration`` (last dimension the categories):
-    PyTorch's (``torch._sample_dirichlet``: gamma draws in double, normalised by ATen's
-    row sums, clamped into ``[tiny, 1)``), differentiable in ``concentration``.
-
-    The derivative is the chain rule through the normalisation of the implicit gamma
-    derivatives: with ``s`` the zero surrogates of the log-draws, ``y0 * (1 + s - <y0,
-    s>)`` has value ``y0`` and the softmax's Jacobian.
-
-    >>> import funcgrad.torch as torch
-    >>> y = sample_dirichlet(torch.ones(2, 3))
-    >>> y.shape, torch.allclose(y.sum(-1), torch.ones(2))
-    (torch.Size([2, 3]), True)
-    """
-    y, gammas = dirichlet_draws(concentration, generator)
-    dtype, device = concentration.dtype, concentration.device
-    value = torch.tensor(y, dtype=dtype, device=device)
-    surrogate = gamma_surrogate(concentration, gammas)
-    if surrogate is None:
-        return value
-    y64 = torch.tensor(y, dtype=torch.float64, device=device)
-    tangent = 1 + surrogate - (y64 * surrogate).sum(-1, keepdim=True)
-    return value * tangent.to(dtype)
 
 
 class Dirichlet(ExponentialFamily):

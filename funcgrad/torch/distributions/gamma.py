@@ -5,34 +5,12 @@ from __future__ import annotations
 from numbers import Number
 from typing import Any
 
+from funcgrad.torch._gamma_draws import standard_gamma
 from funcgrad.torch._type_info import finfo
 from funcgrad.torch.distributions import constraints
 from funcgrad.torch.distributions.distribution import Distribution
 from funcgrad.torch.distributions.exp_family import ExponentialFamily
-from funcgrad.torch.distributions.utils import (
-    broadcast_all,
-    gamma_surrogate,
-    standard_gamma_draws,
-    torch,
-)
-
-
-def standard_gamma(concentration: Any, generator: Any = None) -> Any:
-    """Gamma(concentration, 1) draws of ``concentration``'s shape and dtype: PyTorch's
-    (``torch._standard_gamma``'s CPU kernel on its stream, clamped to the dtype's smallest
-    normal), differentiable in ``concentration`` (implicit reparameterization).
-
-    >>> import funcgrad.torch as torch
-    >>> x = standard_gamma(torch.tensor([1.0, 5.0], requires_grad=True))
-    >>> x.shape, bool((x > 0).all()), x.requires_grad
-    (torch.Size([2]), True, True)
-    """
-    x = standard_gamma_draws(concentration, generator)
-    value = torch.tensor(x, dtype=concentration.dtype, device=concentration.device)
-    surrogate = gamma_surrogate(concentration, x)
-    if surrogate is None:
-        return value
-    return value * (1 + surrogate).to(concentration.dtype)
+from funcgrad.torch.distributions.utils import broadcast_all, torch
 
 
 class Gamma(ExponentialFamily):

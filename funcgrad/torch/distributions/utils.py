@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from numbers import Number
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from funcgrad.torch import (
     _creation,
@@ -22,7 +20,6 @@ from funcgrad.torch import (
 )
 from funcgrad.torch._device import Size
 from funcgrad.torch._nn_functions import binomial
-from funcgrad.torch._random import rng
 from funcgrad.torch._type_info import finfo
 
 
@@ -129,61 +126,6 @@ def sum_rightmost(value: Any, dim: int) -> Any:
     if dim == 0:
         return value
     return value.reshape(*value.shape[:value.dim() - dim], -1).sum(-1)
-
-
-def _stream(generator: Any = None) -> Any:
-    """The stream to draw from: ``generator``'s, else the default one."""
-    return generator._rng if generator is not None else rng()
-
-
-def standard_gamma_draws(concentration: Any, generator: Any = None) -> np.ndarray:
-    """Gamma(concentration, 1) draws as ``torch._standard_gamma`` makes them (PyTorch's
-    CPU kernel on PyTorch's stream, clamped to the dtype's smallest normal), as NumPy of
-    ``concentration``'s dtype.
-
-    >>> import funcgrad.torch as torch
-    >>> _ = torch.manual_seed(0)
-    >>> standard_gamma_draws(torch.tensor([0.5, 2.0], dtype=torch.float64)).tolist()
-    [0.0007893582063475732, 0.6315406048880828]
-    """
-    a = np.asarray(concentration.detach().cpu().numpy())
-    return np.asarray(_stream(generator).torch_standard_gamma(a, a.dtype))
-
-
-def dirichlet_draws(concentration: Any, generator: Any = None
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """``torch._sample_dirichlet``'s draws (of ``concentration``'s dtype) and the float64
-    gamma draws they normalise."""
-    a = np.asarray(concentration.detach().cpu().numpy())
-    y, g = _stream(generator).torch_dirichlet(a, a.dtype)
-    return np.asarray(y), np.asarray(g)
-
-
-def gamma_surrogate(concentration: Any, draws: np.ndarray) -> Any:
-    """A float64 tensor that is zero but carries the derivative of the log of the gamma
-    ``draws`` in ``concentration`` (``None`` when none is recorded): the implicit one,
-    ``d log x / da = -(dP/da) / (x p(x))`` for the regularized incomplete gamma function
-    ``P(a, x)`` (``igamma``), as the surrogate ``(P.detach() - P) / (x p(x))``.
-
-    >>> import funcgrad.torch as torch
-    >>> c = torch.tensor([2.0, 3.0], requires_grad=True)
-    >>> s = gamma_surrogate(c, np.array([1.5, 2.5]))
-    >>> s.shape, s.detach().abs().sum().item()
-    (torch.Size([2]), 0.0)
-    """
-    if not (concentration.requires_grad and _grad_mode.is_grad_enabled()):
-        return None
-    a = concentration.detach().cpu().numpy().astype(np.float64)
-    # Logs below float64's smallest normal would make igamma's derivative 0/0.
-    log_x = np.maximum(np.log(np.asarray(draws, np.float64)),
-                       math.log(np.finfo(np.float64).tiny))
-    x = np.exp(log_x)
-    log_xpdf = a * log_x - x - special.gammaln(a)
-    xpdf = np.maximum(np.exp(log_xpdf), np.finfo(np.float64).tiny)
-    p = concentration.to(torch.float64).igamma(torch.tensor(x, dtype=torch.float64,
-                                                             device=concentration.device))
-    return (p.detach() - p) / torch.tensor(xpdf, dtype=torch.float64,
-                                           device=concentration.device)
 
 
 def _tril_positions(n: int, diag: int) -> np.ndarray:
