@@ -166,6 +166,80 @@ def logaddexp(x1: Any, x2: Any) -> Any:
     return _logaddexp()(x1, x2)
 
 
+# XLA's CPU scan of a length over 16 (its ReduceWindowRewriter's base length) is a tree.
+_XLA_SCAN_BASE = 16
+
+
+def _xla_window_fold(x: Any, combine: Callable[[Any, Any], Any], init: Any, reverse: bool
+                     ) -> Any:
+    """The inclusive scan along the last axis (of length <= 16) as XLA's CPU reduce_window
+    computes it: ``out[i] = combine(...combine(init, x[lo]), ..., x[hi])`` over the window
+    (``x[:i+1]``, or ``x[i:]`` when ``reverse``) in index order."""
+    shape = get_aval(x).shape
+    n, nd = shape[-1], len(shape)
+    acc = st.broadcast_in_dim(init, shape, ())
+    for k in range(n):
+        xk = st.broadcast_in_dim(_slice_axis(x, k, k + 1, 1, nd - 1), shape,
+                                 tuple(range(nd)))
+        col = np.arange(n)
+        inside = np.broadcast_to(col >= k if not reverse else col <= k, shape)
+        acc = el.select(inside, combine(acc, xk), acc)
+    return acc
+
+
+def _xla_scan(x: Any, combine: Callable[[Any, Any], Any], init: Any, reverse: bool) -> Any:
+    """XLA's CPU cumulative reduction along the last axis (``lax.cummax`` and friends lower
+    to a reduce_window, which XLA rewrites into rows of 16 scanned in place, an exclusive
+    scan of the rows' ends, and a combine of the two). Only its order matters: that of
+    complex max/min, which pick without propagating NaN."""
+    shape = get_aval(x).shape
+    n, nd = shape[-1], len(shape)
+    if n <= _XLA_SCAN_BASE:
+        return _xla_window_fold(x, combine, init, reverse)
+    b = _XLA_SCAN_BASE
+    cols = -(-n // b)
+    config = [(0, 0, 0)] * (nd - 1) + [(0, cols * b - n, 0)]
+    tiles = st.reshape(st.pad(x, init, config), (*shape[:-1], cols, b))
+    outer = _xla_window_fold(tiles, combine, init, reverse)
+    edge = st.reshape(_slice_axis(outer, 0, 1, 1, nd) if reverse else
+                      _slice_axis(outer, b - 1, b, 1, nd), (*shape[:-1], cols))
+    inner = _xla_scan(edge, combine, init, reverse)
+    pad1 = [(0, 0, 0)] * (nd - 1) + [((0, 1, 0) if reverse else (1, 0, 0))]
+    shifted = st.pad(inner, init, pad1)
+    excl = _slice_axis(shifted, 1, None, 1, nd - 1) if reverse else \
+        _slice_axis(shifted, 0, cols, 1, nd - 1)
+    spread = st.broadcast_in_dim(excl, (*shape[:-1], cols, b), tuple(range(nd)))
+    out = st.reshape(combine(outer, spread), (*shape[:-1], cols * b))
+    return _slice_axis(out, 0, n, 1, nd - 1)
+
+
+@functools.cache
+def _complex_cumulative(greater: bool, axis: int, reverse: bool) -> Any:
+    """cummax (``greater``) or cummin of complex numbers: XLA's values (see
+    :func:`_xla_scan`), and JAX's derivative, that of the associative scan."""
+    from funcgrad.transforms.custom import custom_jvp
+    from funcgrad.transforms.jvp import jvp
+
+    combine = el.max_ if greater else el.min_
+
+    def raw(x: Any) -> Any:
+        nd = get_aval(x).ndim
+        perm = [i for i in range(nd) if i != axis] + [axis]
+        back = list(np.argsort(perm))
+        init = np.array(-np.inf if greater else np.inf, get_aval(x).dtype)
+        return st.transpose(_xla_scan(st.transpose(x, perm), combine, init, reverse), back)
+
+    f = custom_jvp(raw)
+
+    @f.defjvp
+    def _jvp(primals: Any, tangents: Any) -> Any:
+        # As JAX: the associative scan differentiated (its values included).
+        return jvp(lambda v: associative_scan(combine, v, reverse=reverse, axis=axis),
+                   primals, tangents)
+
+    return f
+
+
 def _cumulative(name: str, combine: Callable[[Any, Any], Any], kinds: str
                 ) -> Callable[..., Any]:
     def fn(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
@@ -179,6 +253,8 @@ def _cumulative(name: str, combine: Callable[[Any, Any], Any], kinds: str
             # As JAX's: its cumulative reductions take no negative axes.
             raise ShapeError(f"{name}: axis {axis} is out of range for rank {aval.ndim} (XLA "
                              "operations do not allow negative axes)")
+        if aval.dtype.kind == "c" and name in ("cummax", "cummin"):
+            return _complex_cumulative(name == "cummax", axis, bool(reverse))(operand)
         return associative_scan(combine, operand, reverse=reverse, axis=axis)
 
     fn.__name__ = fn.__qualname__ = name
@@ -188,6 +264,6 @@ def _cumulative(name: str, combine: Callable[[Any, Any], Any], kinds: str
 
 
 cumprod = _cumulative("cumprod", el.mul, "iufc")
-cummax = _cumulative("cummax", el.max_, "iuf")
-cummin = _cumulative("cummin", el.min_, "iuf")
+cummax = _cumulative("cummax", el.max_, "iufc")
+cummin = _cumulative("cummin", el.min_, "iufc")
 cumlogsumexp = _cumulative("cumlogsumexp", logaddexp, "f")

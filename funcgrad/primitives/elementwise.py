@@ -594,6 +594,10 @@ def _full_shape(x: Any, shape: tuple[int, ...]) -> Any:
 def _chooser_partial(cmp: Any) -> Any:
     # JAX's rule for max/min: the derivative goes to the chosen operand, half each on ties.
     def partial(x: Any, y: Any, ans: Any) -> Any:
+        if get_aval(x).dtype.kind == "c":
+            # Complex numbers have no gt/lt: JAX's own form, [x == ans] / (1 + [y == ans]).
+            return div(_indicator(eq(x, ans), ans),
+                       add(_indicator(eq(y, ans), ans), 1.0))
         strict = _indicator(cmp(x, y), ans)
         tie = _indicator(eq(x, y), ans)
         return add(strict, mul(tie, 0.5))
@@ -601,12 +605,38 @@ def _chooser_partial(cmp: Any) -> Any:
     return partial
 
 
-max_p = binary("max", "maximum", _chooser_partial(gt),
-               lambda x, y, a: _chooser_partial(gt)(y, x, a), kinds="biuf", reads="x0,x1,y0",
-               cuda="fg_max({0}, {1})", torch="maximum")
-min_p = binary("min", "minimum", _chooser_partial(lt),
-               lambda x, y, a: _chooser_partial(lt)(y, x, a), kinds="biuf", reads="x0,x1,y0",
-               cuda="fg_min({0}, {1})", torch="minimum")
+def complex_pick(xp: Any, x: Any, y: Any, greater: bool) -> Any:
+    """JAX's (XLA's) max (``greater``) or min of complex numbers: ``x`` where it is beyond
+    ``y`` by real part, ties by imaginary part, else ``y`` (so ``y`` when either has a NaN
+    in a compared part: no NaN propagation, unlike NumPy's maximum)."""
+    xr, yr, xi, yi = xp.real(x), xp.real(y), xp.imag(x), xp.imag(y)
+    first = xp.where(xr == yr, xi > yi, xr > yr) if greater else \
+        xp.where(xr == yr, xi < yi, xr < yr)
+    return xp.where(first, x, y).astype(np.result_type(x, y), copy=False)
+
+
+def _chooser_impl(np_name: str, greater: bool) -> Callable[..., Any]:
+    def impl(xp: Any, x: Any, y: Any) -> Any:
+        if x.dtype.kind == "c":
+            return complex_pick(xp, x, y, greater)
+        return getattr(xp, np_name)(x, y)
+
+    return impl
+
+
+# The impl is a function (NumPy's maximum propagates NaN through complex numbers, where
+# XLA's does not); the ufunc stays named for the real fast paths (exact_ufunc refuses it
+# on complex operands).
+max_p = binary("max", _chooser_impl("maximum", True), _chooser_partial(gt),
+               lambda x, y, a: _chooser_partial(gt)(y, x, a), kinds="biufc",
+               reads="x0,x1,y0", cuda="fg_max({0}, {1})", torch="maximum",
+               py="np.maximum({0}, {1})")
+max_p.ufunc = "maximum"
+min_p = binary("min", _chooser_impl("minimum", False), _chooser_partial(lt),
+               lambda x, y, a: _chooser_partial(lt)(y, x, a), kinds="biufc",
+               reads="x0,x1,y0", cuda="fg_min({0}, {1})", torch="minimum",
+               py="np.minimum({0}, {1})")
+min_p.ufunc = "minimum"
 atan2_p = binary(
     "atan2", "arctan2",
     lambda x, y, a: div(y, add(square(x), square(y))),

@@ -17,7 +17,7 @@ import numpy as np
 from funcgrad import dtypes
 from funcgrad.config import config
 from funcgrad.core import Primitive, get_aval
-from funcgrad.errors import ShapeError
+from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import structural as S
@@ -103,9 +103,45 @@ linear(reduce_sum_p, lambda ct, primals, ans, axes: [
     _keep_dims_back(ct, get_aval(primals[0]).shape, axes)])
 
 
+def _complex_fold(xp: Any, x: Any, axes: tuple[int, ...], greater: bool) -> Any:
+    """XLA's reduce_max/reduce_min of complex numbers on the CPU: a left fold
+    ``acc = pick(acc, x)`` from the identity (-inf+0j for max) over the reduced elements in
+    row-major order, and the element itself when there is one. (XLA splits reductions of more
+    than 32 elements into a tree, which this does not copy: with NaNs there the result may
+    differ.) Without NaNs the fold is the last extreme element, or the identity when it is
+    beyond them all, computed at once."""
+    kept = [i for i in range(x.ndim) if i not in axes]
+    n = math.prod(x.shape[a] for a in axes)
+    rows = xp.reshape(xp.transpose(x, (*kept, *axes)), (*(x.shape[i] for i in kept), n))
+    if n == 1:
+        return rows[..., 0]
+    init = xp.full(rows.shape[:-1], -np.inf if greater else np.inf, x.dtype)
+    if bool(xp.isnan(rows).any()):
+        acc = init
+        for k in range(n):
+            acc = E.complex_pick(xp, acc, rows[..., k], greater)
+        return acc
+    re, im = xp.real(rows), xp.imag(rows)
+    best_re = xp.max(re, axis=-1) if greater else xp.min(re, axis=-1)
+    on = re == best_re[..., None]
+    far = -np.inf if greater else np.inf
+    masked = xp.where(on, im, far)
+    best_im = xp.max(masked, axis=-1) if greater else xp.min(masked, axis=-1)
+    hit = on & (im == best_im[..., None])
+    last = n - 1 - xp.argmax(hit[..., ::-1], axis=-1)
+    best = xp.take_along_axis(rows, last[..., None], axis=-1)[..., 0]
+    return E.complex_pick(xp, init, best, greater)
+
+
 def _chooser(name: str, np_name: str) -> Primitive:
-    prim = Primitive(name, abstract_eval=_reduce_abstract("biuf", name),
-                     impl=_reduce_impl(np_name, getattr(np, f"{np_name}imum"), False))
+    real_impl = _reduce_impl(np_name, getattr(np, f"{np_name}imum"), False)
+
+    def impl(xp: Any, x: Any, axes: tuple[int, ...]) -> Any:
+        if x.dtype.kind == "c":
+            return _complex_fold(xp, x, axes, np_name == "max")
+        return real_impl(xp, x, axes)
+
+    prim = Primitive(name, abstract_eval=_reduce_abstract("biufc", name), impl=impl)
 
     def location_weights(x: Any, ans: Any, axes: tuple[int, ...]) -> Any:
         # Ties share the derivative equally, as in JAX.
@@ -222,7 +258,20 @@ reduce_prod_p.batch = shifted_axes_batch(reduce_prod_p, "axes")
 # ---------------------------------------------------------- argmax / argmin
 
 
-def _arg_abstract(x: ShapedArray, *, axis: int, index_dtype: np.dtype[Any]) -> ShapedArray:
+def _arg_abstract(name: str) -> Any:
+    def rule(x: ShapedArray, *, axis: int, index_dtype: np.dtype[Any]) -> ShapedArray:
+        if x.dtype.kind == "c":
+            # JAX's arg-reductions compare with gt/lt, which have no complex order.
+            op = "gt" if name == "argmax" else "lt"
+            raise DTypeError(f"{op} does not accept dtype {x.dtype.name} at position 0. "
+                             "Accepted dtypes at position 0 are subtypes of integer, "
+                             "floating, bool.")
+        return _arg_shape(x, axis=axis, index_dtype=index_dtype)
+
+    return rule
+
+
+def _arg_shape(x: ShapedArray, *, axis: int, index_dtype: np.dtype[Any]) -> ShapedArray:
     _check_axes(x, (axis,))
     if x.shape[axis] == 0:
         raise ShapeError(f"arg-reduction over axis {axis} of size 0 has no answer")
@@ -231,7 +280,7 @@ def _arg_abstract(x: ShapedArray, *, axis: int, index_dtype: np.dtype[Any]) -> S
 
 def _arg_prim(name: str, np_name: str) -> Primitive:
     prim = Primitive(
-        name, abstract_eval=_arg_abstract,
+        name, abstract_eval=_arg_abstract(name),
         impl=lambda xp, x, axis, index_dtype: getattr(xp, np_name)(x, axis=axis).astype(
             index_dtype),
     )
@@ -300,21 +349,35 @@ __all__ = [
 
 def _sort_abstract(x: ShapedArray, *, axis: int) -> ShapedArray:
     _check_axes(x, (axis,))
-    require_kind("sort", x, "biuf", "real")
+    require_kind("sort", x, "biufc", "numeric")
     return x
 
 
 def _argsort_abstract(x: ShapedArray, *, axis: int) -> ShapedArray:
     _check_axes(x, (axis,))
-    require_kind("argsort", x, "biuf", "real")
+    require_kind("argsort", x, "biufc", "numeric")
     return ShapedArray(x.shape, dtypes.int64)
 
 
-sort_p = Primitive("sort", abstract_eval=_sort_abstract,
-                   impl=lambda xp, x, axis: xp.sort(x, axis=axis, kind="stable"))
-argsort_p = Primitive("argsort", abstract_eval=_argsort_abstract,
-                      impl=lambda xp, x, axis: xp.argsort(x, axis=axis, kind="stable").astype(
-                          np.int64))
+def _argsort_impl(xp: Any, x: Any, axis: int) -> Any:
+    if x.dtype.kind != "c":
+        return xp.argsort(x, axis=axis, kind="stable").astype(np.int64)
+    # JAX's (lax.sort's) order of complex numbers: by real part, then imaginary part, each
+    # with NaN last; NumPy's complex order puts any NaN last instead. Two stable passes.
+    first = xp.argsort(xp.imag(x), axis=axis, kind="stable")
+    re = xp.take_along_axis(xp.real(x), first, axis=axis)
+    second = xp.argsort(re, axis=axis, kind="stable")
+    return xp.take_along_axis(first, second, axis=axis).astype(np.int64)
+
+
+def _sort_impl(xp: Any, x: Any, axis: int) -> Any:
+    if x.dtype.kind != "c":
+        return xp.sort(x, axis=axis, kind="stable")
+    return xp.take_along_axis(x, _argsort_impl(xp, x, axis), axis=axis)
+
+
+sort_p = Primitive("sort", abstract_eval=_sort_abstract, impl=_sort_impl)
+argsort_p = Primitive("argsort", abstract_eval=_argsort_abstract, impl=_argsort_impl)
 
 
 def sort(x: Any, axis: int = -1) -> Any:
