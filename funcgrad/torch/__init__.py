@@ -55,7 +55,16 @@ from funcgrad.torch._creation import (
     zeros,
     zeros_like,
 )
-from funcgrad.torch._device import Size, device
+from funcgrad.torch._device import (  # PyTorch's memory formats
+    Size,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    device,
+    memory_format,
+    newaxis,
+    preserve_format,
+)
 from funcgrad.torch._dtypes import (
     bfloat16,
     bool,
@@ -167,6 +176,7 @@ from funcgrad.torch import (  # noqa: E402
     random,
     serialization,
     special,
+    testing,
     utils,
 )
 from funcgrad.torch._compile import compile  # noqa: E402, A004

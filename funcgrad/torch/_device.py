@@ -19,6 +19,42 @@ from funcgrad.devices import Device, device_of, put_buffer
 from funcgrad.torch._compile_trace import CompileTracer
 
 
+class memory_format:  # noqa: N801 - PyTorch's name
+    """A memory layout (``torch.channels_last``...), printed as PyTorch prints it."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self) -> str:
+        return self._name
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+newaxis = None  # torch.newaxis: None, as in indexing
+
+
+def channels_last_order(fmt: Any, ndim: builtins.int) -> tuple[builtins.int, ...] | None:
+    """The axes of a ``fmt`` layout from outermost to innermost (None: row-major), with
+    PyTorch's error for a tensor of the wrong rank."""
+    if fmt is channels_last:
+        if ndim != 4:
+            raise RuntimeError("required rank 4 tensor to use channels_last format")
+        return (0, 2, 3, 1)
+    if fmt is channels_last_3d:
+        if ndim != 5:
+            raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
+        return (0, 2, 3, 4, 1)
+    return None
+
+
 class device:  # noqa: N801 - PyTorch's name
     """Where a tensor lives: ``cpu`` or ``cuda:N``."""
 

@@ -52,6 +52,7 @@ from funcgrad.primitives import elementwise as _E
 from funcgrad.primitives import linalg as _L
 from funcgrad.primitives import structural as _S
 from funcgrad.primitives.rules import scalar_as
+from funcgrad.torch import _device as _dev
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _functionalize, _grad_mode, _half_math
 from funcgrad.torch import _repr as _repr_module
@@ -281,6 +282,8 @@ class Tensor:
                  create_graph: builtins.bool = False,
                  inputs: Sequence[Tensor] | None = None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``."""
+        if create_graph:
+            warn_once(CREATE_GRAPH_CYCLE)
         gs = root_grads([self], None if gradient is None else [gradient])
         retain = create_graph if retain_graph is None else retain_graph
         if inputs is not None:
@@ -412,6 +415,8 @@ class Tensor:
         return self._data.__dlpack_device__()
 
     def __float__(self) -> builtins.float:
+        if self._requires_grad:
+            warn_once(SCALAR_REQUIRES_GRAD)
         return builtins.float(self._scalar())
 
     def __int__(self) -> builtins.int:
@@ -423,6 +428,8 @@ class Tensor:
         return self.item()
 
     def __complex__(self) -> builtins.complex:
+        if self._requires_grad:
+            warn_once(SCALAR_REQUIRES_GRAD)
         return builtins.complex(self.item())
 
     def __bool__(self) -> builtins.bool:
@@ -491,6 +498,9 @@ class Tensor:
         if dev is not None and self.device != as_device(dev):
             target = as_device(dev)
             out = apply_op("ToCopy", lambda x: _moved(x, target), out)
+        fmt = kwargs.get("memory_format")
+        if fmt is not None and fmt is not _dev.preserve_format:
+            out = out.contiguous(memory_format=fmt)
         return out
 
     def cuda(self, device: Any = None) -> Tensor:
@@ -556,13 +566,53 @@ class Tensor:
                 type(out._data) is np.ndarray and type(self._data) is np.ndarray
                 and np.shares_memory(out._data, self._data)):
             out._data = out._data.copy()
-        return out
+        return out._laid_out(self._layout_kept(memory_format))
+
+    def _layout_kept(self, memory_format: Any) -> Any:
+        """The layout ``memory_format`` asks of a copy (preserve_format, the default: a
+        channels-last tensor's)."""
+        if memory_format is None or memory_format is _dev.preserve_format:
+            for fmt in (_dev.channels_last, _dev.channels_last_3d):
+                if self.dim() == (4 if fmt is _dev.channels_last else 5) and \
+                        not self.is_contiguous() and self.is_contiguous(memory_format=fmt):
+                    return fmt
+            return None
+        return memory_format
+
+    def _laid_out(self, memory_format: Any) -> Tensor:
+        """This tensor's buffer rewritten, in place, in a channels-last layout (the same
+        values; its strides are PyTorch's for that layout). Staged values have none."""
+        order = _dev.channels_last_order(memory_format, self.dim())
+        if order is not None and type(self._data) is np.ndarray:
+            inverse = tuple(builtins.int(i) for i in np.argsort(order))
+            self._data = np.ascontiguousarray(self._data.transpose(order)).transpose(inverse)
+        return self
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
-        return self if self.is_contiguous() else self.clone()
+        if memory_format is _dev.preserve_format and not self.is_contiguous():
+            raise RuntimeError("preserve memory format is unsupported by the contiguous "
+                               "operator")
+        if memory_format in (_dev.channels_last, _dev.channels_last_3d):
+            _dev.channels_last_order(memory_format, self.dim())  # PyTorch's rank check
+            return self if self.is_contiguous(memory_format=memory_format) else \
+                self.clone(memory_format=memory_format)
+        return self if self.is_contiguous() else self.clone(memory_format=_dev.contiguous_format)
 
     def is_contiguous(self, memory_format: Any = None) -> builtins.bool:
         flags = getattr(self._data, "flags", None)  # tracers: staged values have no layout
+        if memory_format in (_dev.channels_last, _dev.channels_last_3d):
+            # PyTorch's test: the strides of the channels-last order, size-1 axes skipped
+            ndim = 4 if memory_format is _dev.channels_last else 5
+            if self.dim() != ndim:
+                return False
+            shp, st = tuple(self.shape), cast(Any, self).stride()
+            expected = 1
+            for d in (1, *range(ndim - 1, 1, -1), 0):
+                if shp[d] != 1:
+                    if st[d] != expected:
+                        return False
+                    expected *= shp[d]
+            return True
         return True if flags is None else builtins.bool(flags.c_contiguous)
 
     # --------------------------------------------------------------- in place
@@ -2127,6 +2177,28 @@ def _describe(t: Tensor, made_by: GradFn | None = None) -> Callable[[], str]:
 # While a torch.func transform runs: the tensors that require grad its function uses without
 # receiving them (closed over), which the transform then takes as inputs (func.py).
 CLOSURE_SINKS: list[list[Tensor]] = []
+
+# PyTorch's TORCH_WARN_ONCE warnings (the first in the process warns, later ones do not),
+# with the text PyTorch gives them.
+SCALAR_REQUIRES_GRAD = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior."
+    "\nConsider using tensor.detach() first. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
+CREATE_GRAPH_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
+_WARNED_ONCE: set[str] = set()
+
+
+def warn_once(message: str, stacklevel: builtins.int = 3) -> None:
+    """PyTorch's TORCH_WARN_ONCE: a UserWarning the first time in the process."""
+    if message not in _WARNED_ONCE:
+        _WARNED_ONCE.add(message)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
 
 
 def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] | None = None,

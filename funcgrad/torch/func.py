@@ -411,14 +411,24 @@ def grad_and_value(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
 
 
 def vjp(func: Any, *primals: Any, has_aux: bool = False) -> Any:
-    """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangent)`` gives one Tensor per primal."""
+    """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangent)`` gives one Tensor per primal.
+
+    Under autograd, the outputs and ``vjp_fn``'s results are operations of the outer graph
+    (as PyTorch's): gradients reach the primals and the tensors ``func`` closes over (a
+    module's parameters) that require grad."""
+    from funcgrad.torch._grad_mode import is_recording  # noqa: PLC0415
     from funcgrad.torch._graph import X64  # noqa: PLC0415
     from funcgrad.transforms.vjp import vjp as _vjp  # noqa: PLC0415
 
     C.check_reverse_inputs(primals, None)
-    with X64:
-        out = _vjp(_over_values(C.checked_output(func, C.VJP, has_aux)), *_values(primals),
-                   has_aux=has_aux)
+    checked = C.checked_output(func, C.VJP, has_aux)
+    found: list[Tensor] = []
+    CLOSURE_SINKS.append(found)
+    try:
+        with X64:
+            out = _vjp(_over_values(checked), *_values(primals), has_aux=has_aux)
+    finally:
+        CLOSURE_SINKS.pop()
     fn = out[1]
 
     def vjp_fn(ct: Any) -> Any:
@@ -426,7 +436,33 @@ def vjp(func: Any, *primals: Any, has_aux: bool = False) -> Any:
         with X64:
             return _tensors(_torch_grads(fn(_torch_grads(_values(ct)))))
 
-    return (_tensors(out[0]), vjp_fn, *(_tensors(out[2:])))
+    if not is_recording() or not (found or any(
+            isinstance(t, Tensor) and t._requires_grad for t in C.leaves(primals))):
+        return (_tensors(out[0]), vjp_fn, *(_tensors(out[2:])))
+
+    # The outer graph: the outputs and vjp_fn's results recorded as transformed calls.
+    def as_call(staged: Any) -> Any:
+        def run(*prim: Any) -> Any:
+            # traced (as the transform traces it), so the tensors func closes over are seen
+            r = _vjp(staged, *prim, has_aux=has_aux)
+            return (r[0], r[2]) if has_aux else r[0]
+        return run
+
+    def pulled(staged: Any) -> Any:
+        def run(prim: Any, ct: Any) -> Any:
+            return _torch_grads(_vjp(staged, *prim, has_aux=has_aux)[1](_torch_grads(ct)))
+        return run
+
+    with X64:
+        value = _transform(as_call, checked)(*primals)
+
+    def recorded_vjp_fn(ct: Any) -> Any:
+        with X64:
+            return _transform(pulled, checked)(tuple(primals), ct)
+
+    if has_aux:
+        return value[0], recorded_vjp_fn, value[1]
+    return value, recorded_vjp_fn
 
 
 def jvp(func: Any, primals: Any, tangents: Any, *, has_aux: bool = False) -> Any:
@@ -458,10 +494,17 @@ def jvp(func: Any, primals: Any, tangents: Any, *, has_aux: bool = False) -> Any
                 f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} "
                 f"while the given forward gradient is of size {list(t.shape)}.")
     tangents, wide = _tangents_as_primals(primals, tangents)
+
+    # One operation of the outer autograd graph (as PyTorch's jvp composes with autograd):
+    # gradients reach the primals, the tangents and the tensors func closes over.
+    def pushed(staged: Any) -> Any:
+        def run(prim: Any, tang: Any) -> Any:
+            return _jvp(staged, prim, tang, has_aux=has_aux)
+        return run
+
     with X64:
-        out = _tensors(_jvp(_over_values(C.checked_output(func, C.JVP, has_aux)),
-                            _values(tuple(primals)), _values(tuple(tangents)),
-                            has_aux=has_aux))
+        out = _transform(pushed, C.checked_output(func, C.JVP, has_aux))(
+            tuple(primals), tuple(tangents))
     if wide is None:
         return out
     return (out[0], _map_leaves(lambda t: _widened(t, wide), out[1]), *out[2:])

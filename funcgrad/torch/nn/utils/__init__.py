@@ -17,5 +17,11 @@ from funcgrad.torch.nn.utils.clip_grad import (
     get_total_norm,
 )
 from funcgrad.torch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from funcgrad.torch.nn.utils.fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
 from funcgrad.torch.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from funcgrad.torch.nn.utils.weight_norm import remove_weight_norm, weight_norm
