@@ -131,7 +131,6 @@ from funcgrad.numpy._ufuncs import (
     exp,
     exp2,
     expm1,
-    fix,
     float_power,
     floor,
     floor_divide,

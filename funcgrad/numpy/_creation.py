@@ -315,6 +315,40 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     return from_buffer(np.arange(start, stop, step, dtype=_dt(dtype, "arange")))
 
 
+# Rows up to this many computed values round their second element differently (XLA's CPU
+# loop for them, measured against JAX 0.10.2).
+_LINSPACE_PEELED = 33
+
+
+def _fma(a: Any, b: Any, c: Any) -> Any:
+    """``a * b + c`` rounded once (as a fused multiply-add), in ``c``'s float type: through
+    float64 for narrower types, with error-free transformations (Dekker's product, Knuth's
+    sum) for float64; non-finite values take the plain expression.
+    """
+    a, b, c = np.broadcast_arrays(a, b, c)
+    dt = c.dtype
+    if dt.itemsize < 8:
+        return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(dt)
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    p = a * b
+    plain = p + c
+    if not np.all(np.isfinite(plain)) or not np.all(np.abs(p) < 1e300):
+        return plain
+
+    def split(x: Any) -> tuple[Any, Any]:
+        t = 134217729.0 * x
+        hi = t - (t - x)
+        return hi, x - hi
+
+    ah, al = split(a)
+    bh, bl = split(b)
+    pe = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = plain
+    z = s - p
+    se = (p - (s - z)) + (c - z)
+    return s + (pe + se)
+
+
 @_on_device()
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
@@ -324,45 +358,88 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     >>> fnp.linspace(0, 1, 2).tolist()
     [0.0, 1.0]
     """
-    from funcgrad.numpy._core import promote_inexact  # noqa: PLC0415
-    from funcgrad.numpy._ufuncs import add, multiply, subtract  # noqa: PLC0415
+    from funcgrad.numpy._core import (  # noqa: PLC0415
+        broadcast_shapes,
+        shape_of,
+        to_inexact_dtype,
+        typed,
+    )
+    from funcgrad.numpy._shape import (  # noqa: PLC0415
+        broadcast_to,
+        concatenate,
+        expand_dims,
+        reshape,
+    )
+    from funcgrad.numpy._ufuncs import add, floor, multiply, subtract  # noqa: PLC0415
 
-    div = (num - 1) if endpoint else num
-    s, e = promote_inexact(start, stop)
-    dt = dtypes.default_float() if dtypes.python_scalar(s) else get_aval(s).dtype
-    s, e = cast(s, dt), cast(e, dt)
-    if isinstance(s, Tracer) or isinstance(e, Tracer) or get_aval(s).shape or get_aval(
-            e).shape:
-        from funcgrad.numpy._shape import expand_dims, moveaxis  # noqa: PLC0415
-
-        steps = from_buffer((np.arange(num, dtype=np.float64) / max(div, 1)).astype(dt))
-        nd = len(get_aval(multiply(s, e)).shape)
-        steps = steps.reshape((num,) + (1,) * nd)  # type: ignore[attr-defined]
-        # One value is start itself, as JAX's (stop never enters: an inf or NaN stop, as
-        # geomspace's log of a stop of the other sign, leaves it alone).
-        if num == 1:
-            from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
-
-            out = expand_dims(broadcast_to(s, get_aval(multiply(s, e)).shape), 0)
-        else:
-            out = add(expand_dims(s, 0), multiply(expand_dims(subtract(e, s), 0), steps))
-        out = moveaxis(out, 0, axis) if axis else out
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    for i, v in enumerate((start, stop)):
+        if isinstance(v, (list, tuple)):
+            raise TypeError(f"linspace requires ndarray or scalar arguments, got {type(v)} "
+                            f"at position {i}.")
+    # JAX's arithmetic, step for step (jax/_src/numpy/array_creation.py:_linspace), so
+    # that float32 values round as JAX's: start * (1 - t) + stop * t with
+    # t = iota(div) / div, then stop itself appended when ``endpoint``.
+    s, e = _asarray(start), _asarray(stop)
+    if dtype is None:
+        want = to_inexact_dtype(dtypes.promote(typed(s), typed(e))[0])
     else:
-        stop = float(s) if num == 1 else float(e)  # one value is start (stop may be NaN)
-        out = from_buffer(np.linspace(float(s), stop, num, endpoint=endpoint).astype(dt))
-    if dtype is not None:
         want = requested_dtype(dtype, "linspace")
-        if want.kind in "iu" and np.dtype(get_aval(out).dtype).kind == "f":
-            from funcgrad.numpy._ufuncs import floor  # noqa: PLC0415
-
-            out = floor(out)  # JAX floors toward an integer dtype (-0.67 -> -1)
-        out = cast(out, want)
-    if retstep:
-        # The step is an Array of the computation's type, as JAX returns it.
-        # NaN where no step exists (no value, or one and the endpoint), as JAX's.
-        step = np.nan if div <= 0 else (float(e) - float(s)) / div
-        return out, from_buffer(np.asarray(step, dt))
-    return out
+    comp = to_inexact_dtype(want)
+    s, e = cast(s, comp), cast(e, comp)
+    bounds = list(broadcast_shapes(shape_of(s), shape_of(e)))
+    bs, be = broadcast_to(s, tuple(bounds)), broadcast_to(e, tuple(bounds))
+    axis = len(bounds) + axis + 1 if axis < 0 else axis
+    bounds.insert(axis, 1)
+    div = (num - 1) if endpoint else num
+    if num > 1:
+        # XLA multiplies by the reciprocal of ``div`` (JAX's source divides).
+        delta = multiply(subtract(e, s),
+                         from_buffer(np.asarray(1, comp) / np.asarray(div, comp)))
+        iota_shape = [1] * len(bounds)
+        iota_shape[axis] = div
+        real = np.finfo(comp).dtype
+        # XLA rewrites the division by ``div`` into a product with its reciprocal and
+        # reassociates stop * (iota * r) into iota * (stop * r); the CPU backend then
+        # fuses that product into the sum (one rounding), which _fma reproduces.
+        r = np.asarray(1, real) / np.asarray(div, real)
+        iota = np.arange(div, dtype=real).reshape(iota_shape)
+        one_minus_t = (1 - iota * r).astype(comp)
+        iota, r = iota.astype(comp), r.astype(comp)
+        s_b, e_b = reshape(bs, bounds), reshape(be, bounds)
+        if isinstance(s_b, Tracer) or isinstance(e_b, Tracer) or comp.kind == "c":
+            out = add(multiply(s_b, from_buffer(one_minus_t)),
+                      multiply(from_buffer(iota), multiply(e_b, from_buffer(r))))
+        else:
+            sv, ev = np.asarray(s_b), np.asarray(e_b)
+            with np.errstate(all="ignore"):
+                er = (ev * r).astype(comp)
+                vals = _fma(iota, er, (sv * one_minus_t).astype(comp))
+                if 1 < div <= _LINSPACE_PEELED:
+                    # The second element (iota 1, so iota * er is er) of a short row comes
+                    # out of XLA's CPU code with the other product fused:
+                    # start * (1 - r) + er.
+                    sel = tuple(slice(1, 2) if i == axis else slice(None)
+                                for i in range(vals.ndim))
+                    vals[sel] = _fma(np.broadcast_to(sv, vals[sel].shape), one_minus_t[sel],
+                                     np.broadcast_to(er, vals[sel].shape))
+            out = from_buffer(np.asarray(vals, comp))
+        if endpoint:
+            out = concatenate([out, expand_dims(be, axis)], axis)
+    elif num == 1:
+        delta = (from_buffer(np.asarray(np.nan, comp)) if endpoint
+                 else cast(subtract(e, s), comp))
+        out = reshape(bs, bounds)
+    else:
+        delta = from_buffer(np.asarray(np.nan, comp))
+        empty_shape = list(bounds)
+        empty_shape[axis] = 0
+        out = from_buffer(np.zeros(empty_shape, want))
+    if want.kind in "iu" and np.dtype(get_aval(out).dtype).kind == "f":
+        out = floor(out)  # JAX floors toward an integer dtype (-0.67 -> -1)
+    out = cast(out, want)
+    return (out, delta) if retstep else out
 
 
 @_on_device()

@@ -465,6 +465,9 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi)
     >>> [round(v, 3) for v in fnp.unwrap(fnp.array([0.0, 6.0])).tolist()]
     [0.0, -0.283]
     """
+    from funcgrad.numpy._ufuncs import check_arraylike  # noqa: PLC0415
+
+    check_arraylike("unwrap", p)
     (p,) = promote_inexact(p)
     if get_aval(p).dtype.kind == "c":
         raise ValueError("unwrap does not support complex inputs.")

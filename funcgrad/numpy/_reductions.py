@@ -32,6 +32,7 @@ from funcgrad.numpy._core import (
 from funcgrad.numpy._ufuncs import (
     _to_bool,
     add,
+    check_arraylike,
     divide,
     exp,
     isfinite,
@@ -106,6 +107,8 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A
     6.0
     """
     _no_out(out, "sum")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("sum", a)
     res = _reduce_arith(R.reduce_sum, a, axis, dtype, keepdims, where, 0, promote_integers)
     return _with_initial(res, initial, add)
 
@@ -120,6 +123,8 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     6.0
     """
     _no_out(out, "prod")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("prod", a)
     res = _reduce_arith(R.reduce_prod, a, axis, dtype, keepdims, where, 1, promote_integers)
     return _with_initial(res, initial, multiply)
 
@@ -163,6 +168,8 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     3.0
     """
     _no_out(out, "mean")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("mean", a)
     a = _prepare(a)
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
@@ -280,6 +287,8 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     1.0
     """
     _no_out(out, "var")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("var", a)
     if correction is not None:
         ddof = correction
     a = _prepare(a)
@@ -325,6 +334,8 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     >>> float(fnp.std(fnp.array([1.0, 3.0])))
     1.0
     """
+    if isinstance(a, (list, tuple)):
+        check_arraylike("std", a)
     if dtype is not None:
         want = requested_dtype(dtype, "std")
         if not dtypes.is_inexact(want):
@@ -357,7 +368,10 @@ def _chooser(prim_fn: Any, name: str, a: Any, axis: Any, keepdims: bool, initial
     else:
         out = prim_fn(a, axes)
     out = _keepdims(out, aval.ndim, axes, keepdims)
-    return _with_initial(out, None if initial is None else cast(initial, aval.dtype), combine)
+    out = _with_initial(out, None if initial is None else cast(initial, aval.dtype), combine)
+    # JAX's max/min are strongly typed even of a weak operand (lax.reduce with a strong
+    # initial value): jnp.max(0.5) is a float32, and so are gradients through it.
+    return cast(out, aval.dtype) if aval.weak_type else out
 
 
 def _lexicographic_extreme(a: Any, axes: tuple[int, ...], largest: bool) -> Any:
@@ -400,6 +414,8 @@ def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # no
     5.0
     """
     _no_out(out, "max")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("max", a)
     from funcgrad.numpy._ufuncs import maximum  # noqa: PLC0415
 
     return _chooser(R.reduce_max, "max", a, axis, keepdims, initial, where, maximum)
@@ -414,6 +430,8 @@ def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # no
     1.0
     """
     _no_out(out, "min")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("min", a)
     from funcgrad.numpy._ufuncs import minimum  # noqa: PLC0415
 
     return _chooser(R.reduce_min, "min", a, axis, keepdims, initial, where, minimum)
@@ -430,6 +448,8 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
     4.0
     """
     _no_out(out, "ptp")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("ptp", a)
     return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
@@ -461,6 +481,8 @@ def argmax(a: Any, axis: Any = None, out: Any = None, keepdims: Any = None) -> A
     1
     """
     _no_out(out, "argmax")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("argmax", a)
     _no_complex_order(a, "gt")
     return _arg(R.argmax, a, axis, bool(keepdims))
 
@@ -473,6 +495,8 @@ def argmin(a: Any, axis: Any = None, out: Any = None, keepdims: Any = None) -> A
     0
     """
     _no_out(out, "argmin")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("argmin", a)
     _no_complex_order(a, "lt")
     return _arg(R.argmin, a, axis, bool(keepdims))
 
@@ -505,6 +529,8 @@ def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # no
     False
     """
     _no_out(out, "all")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("all", a)
     return _logical_reduce(R.reduce_min, a, axis, keepdims, where, True)
 
 
@@ -517,6 +543,8 @@ def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # no
     True
     """
     _no_out(out, "any")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("any", a)
     return _logical_reduce(R.reduce_max, a, axis, keepdims, where, False)
 
 
@@ -578,6 +606,8 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     [1.0, 3.0, 6.0]
     """
     _no_out(out, "cumsum")
+    if isinstance(a, (list, tuple)):
+        check_arraylike("cumsum", a)
     a = _prepare(a)
     aval = get_aval(a)
     if axis is None:

@@ -36,6 +36,7 @@ def _unary(name: str, prim: Primitive, what: str, *, inexact: bool = True,
            example_out: str = "") -> Callable[[Any], Any]:
     def fn(x: Any) -> Any:
         if not (_is_value(x) and dtypes.is_inexact(get_aval(x).dtype)):
+            check_arraylike(name, x)
             (x,) = promote_inexact(x) if inexact else promote_args(x)
         return prim.bind(x)
 
@@ -50,6 +51,7 @@ def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False,
         fast = _same_type_pair(x, y)
         if fast is not None:
             return prim.bind(*fast)
+        check_arraylike(name, x, y)
         x, y = promote_inexact(x, y) if inexact else promote_args(x, y)
         x, y = broadcast_args(x, y, where=name)
         return prim.bind(x, y)
@@ -57,6 +59,15 @@ def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False,
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _doc(name, what, example or f"fnp.{name}(fnp.ones(3), 2.0).shape\n(3,)")
     return fn
+
+
+def check_arraylike(name: str, *args: Any) -> None:
+    """JAX's ``check_arraylike``: a list or tuple is no array argument (JAX asks for
+    ``jnp.asarray`` first), with JAX's TypeError text."""
+    for i, a in enumerate(args):
+        if isinstance(a, (list, tuple)):
+            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)} "
+                            f"at position {i}.")
 
 
 def _is_value(x: Any) -> bool:
@@ -121,6 +132,7 @@ isfinite = _unary("isfinite", E.is_finite_p, "True where finite.", inexact=False
 def _float_or_same(prim: Primitive, name: str, what: str) -> Callable[[Any], Any]:
     # floor/ceil/round of integers are the integers themselves, as in NumPy.
     def fn(x: Any) -> Any:
+        check_arraylike(name, x)
         (x,) = promote_args(x)
         if dtypes.is_integer(get_aval(x).dtype) or dtypes.is_bool(get_aval(x).dtype):
             return x
@@ -142,6 +154,7 @@ def rint(x: Any) -> Any:
     >>> fnp.rint(2.5).tolist()
     2.0
     """
+    check_arraylike("rint", x)
     (x,) = promote_inexact(x)
     return E.round_p.bind(x)
 
@@ -177,10 +190,8 @@ def trunc(x: Any) -> Any:
     >>> float(fnp.trunc(-1.5))
     -1.0
     """
+    check_arraylike("trunc", x)
     return where(less(x, 0), ceil(x), floor(x))
-
-
-fix = trunc
 
 
 def positive(x: Any) -> Any:
@@ -190,6 +201,7 @@ def positive(x: Any) -> Any:
     >>> float(fnp.positive(-1.0))
     -1.0
     """
+    check_arraylike("positive", x)
     (x,) = promote_args(x)
     return x
 
@@ -201,6 +213,7 @@ def square(x: Any) -> Any:
     >>> float(fnp.square(3.0))
     9.0
     """
+    check_arraylike("square", x)
     (x,) = promote_args(x)
     if get_aval(x).dtype.kind == "b":
         x = cast(x, dtypes.default_int())  # JAX squares booleans as integers
@@ -214,6 +227,7 @@ def reciprocal(x: Any) -> Any:
     >>> float(fnp.reciprocal(4.0))
     0.25
     """
+    check_arraylike("reciprocal", x)
     (x,) = promote_inexact(x)
     return E.integer_pow_p.bind(x, y=-1)
 
@@ -225,6 +239,7 @@ def isnan(x: Any) -> Any:
     >>> bool(fnp.isnan(float("nan")))
     True
     """
+    check_arraylike("isnan", x)
     (x,) = promote_args(x)
     return E.ne_p.bind(x, x)
 
@@ -236,6 +251,7 @@ def isinf(x: Any) -> Any:
     >>> bool(fnp.isinf(float("inf")))
     True
     """
+    check_arraylike("isinf", x)
     (x,) = promote_args(x)
     return logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
 
@@ -247,6 +263,7 @@ def logical_not(x: Any) -> Any:
     >>> bool(fnp.logical_not(0.0))
     True
     """
+    check_arraylike("logical_not", x)
     return E.not_p.bind(_to_bool(x))
 
 
@@ -257,6 +274,7 @@ def invert(x: Any) -> Any:
     >>> int(fnp.invert(0))
     -1
     """
+    check_arraylike("invert", x)
     (x,) = promote_args(x)
     return E.not_p.bind(x)
 
@@ -280,6 +298,7 @@ def deg2rad(x: Any) -> Any:
     >>> print(f"{float(fnp.deg2rad(180.0)):.4f}")
     3.1416
     """
+    check_arraylike("deg2rad", x)
     return multiply(promote_inexact(x)[0], math.pi / 180.0)
 
 
@@ -293,6 +312,7 @@ def rad2deg(x: Any) -> Any:
     >>> float(fnp.rad2deg(0.0))
     0.0
     """
+    check_arraylike("rad2deg", x)
     return multiply(promote_inexact(x)[0], 180.0 / math.pi)
 
 
@@ -306,6 +326,7 @@ def log2(x: Any) -> Any:
     >>> float(fnp.log2(8.0))
     3.0
     """
+    check_arraylike("log2", x)
     (x,) = promote_inexact(x)
     # As JAX: a strong log(2) of the real dtype (the result is never weak), and complex
     # divided part by part (so log2(0j) is -inf+0j, not -inf+nanj).
@@ -324,6 +345,7 @@ def log10(x: Any) -> Any:
     >>> float(fnp.log10(100.0))
     2.0
     """
+    check_arraylike("log10", x)
     (x,) = promote_inexact(x)
     # JAX multiplies by 1/log(10) rounded to the real dtype (not a division by log(10)),
     # part by part for complex: the last bit, and geomspace's rounding, follow from that.
@@ -343,6 +365,7 @@ def sinc(x: Any) -> Any:
     >>> float(fnp.sinc(0.0))
     1.0
     """
+    check_arraylike("sinc", x)
     (x,) = promote_inexact(x)
     pix = multiply(x, math.pi)
     # Near 0 a Taylor polynomial (smooth to every order) replaces sin(t)/t.
@@ -443,6 +466,7 @@ def floor_divide(x: Any, y: Any) -> Any:
     >>> float(fnp.floor_divide(-7.0, 2.0))
     -4.0
     """
+    check_arraylike("floor_divide", x, y)
     x, y = promote_args(x, y)
     if dtypes.is_inexact(get_aval(x).dtype):
         return floor(divide(x, y))
@@ -456,6 +480,7 @@ def power(x: Any, y: Any) -> Any:
     >>> float(fnp.power(2.0, 3))
     8.0
     """
+    check_arraylike("power", x, y)
     if type(y) is int and not isinstance(asarray(x), bool):
         (x,) = promote_args(x)
         return E.integer_pow_p.bind(x, y=y)
@@ -472,6 +497,7 @@ def float_power(x: Any, y: Any) -> Any:
     >>> float(fnp.float_power(2, 0.5)) > 1.41
     True
     """
+    check_arraylike("float_power", x, y)
     return power(*promote_inexact(x, y))
 
 
@@ -482,6 +508,7 @@ def fmod(x: Any, y: Any) -> Any:
     >>> float(fnp.fmod(-7.0, 2.0))
     -1.0
     """
+    check_arraylike("fmod", x, y)
     x, y = promote_args(x, y)
     r = remainder(x, y)
     wrong_side = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(x, 0)))
@@ -495,6 +522,7 @@ def divmod(x: Any, y: Any) -> tuple[Any, Any]:  # noqa: A001 - NumPy's name
     >>> [float(v) for v in fnp.divmod(7.0, 2.0)]
     [3.0, 1.0]
     """
+    check_arraylike("divmod", x, y)
     return floor_divide(x, y), remainder(x, y)
 
 
@@ -505,6 +533,7 @@ def conjugate(x: Any) -> Any:
     >>> fnp.conjugate(fnp.array([1 + 2j])).tolist()
     [(1-2j)]
     """
+    check_arraylike("conjugate", x)
     (x,) = promote_args(x)
     return E.conj(x) if get_aval(x).dtype.kind == "c" else x
 
@@ -519,6 +548,7 @@ def real(x: Any) -> Any:
     >>> fnp.real(fnp.array([1 + 2j])).tolist()
     [1.0]
     """
+    check_arraylike("real", x)
     (x,) = promote_args(x)
     return E.real(x) if get_aval(x).dtype.kind == "c" else x
 
@@ -530,6 +560,7 @@ def imag(x: Any) -> Any:
     >>> fnp.imag(fnp.array([1 + 2j])).tolist()
     [2.0]
     """
+    check_arraylike("imag", x)
     from funcgrad.numpy._creation import zeros_like  # noqa: PLC0415
 
     (x,) = promote_args(x)
@@ -579,6 +610,7 @@ def hypot(x: Any, y: Any) -> Any:
     >>> float(fnp.hypot(3.0, 4.0))
     5.0
     """
+    check_arraylike("hypot", x, y)
     # As JAX: the larger magnitude times sqrt(1 + ratio^2) (no overflow), and at the
     # origin the derivative splits evenly between the two (0.5 each), not NaN.
     x, y = promote_inexact(x, y)
@@ -599,6 +631,7 @@ def logaddexp(x: Any, y: Any) -> Any:
     >>> print(f"{float(fnp.logaddexp(0.0, 0.0)):.4f}")
     0.6931
     """
+    check_arraylike("logaddexp", x, y)
     x, y = promote_inexact(x, y)
     x, y = broadcast_args(x, y, where="logaddexp")
     return _logaddexp_e(x, y)
@@ -642,6 +675,7 @@ def logaddexp2(x: Any, y: Any) -> Any:
     >>> float(fnp.logaddexp2(1.0, 1.0))
     2.0
     """
+    check_arraylike("logaddexp2", x, y)
     x, y = promote_inexact(x, y)
     x, y = broadcast_args(x, y, where="logaddexp2")
     return _logaddexp_2(x, y)
@@ -654,6 +688,7 @@ def copysign(x: Any, y: Any) -> Any:
     >>> float(fnp.copysign(2.0, -1.0))
     -2.0
     """
+    check_arraylike("copysign", x, y)
     from funcgrad.numpy._ufuncs_extra import signbit  # noqa: PLC0415 - it imports this module
 
     x, y = promote_inexact(x, y)
@@ -701,6 +736,7 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:  # noqa: 
     """
     if arr is None:
         raise ValueError("No input was provided to the clip function.")
+    check_arraylike("clip", arr)
     out = asarray(arr)
     if any(v is not None and get_aval(asarray(v)).dtype.kind == "c" for v in (out, min, max)):
         # As JAX: complex numbers have no order to clip by (maximum's lexicographic order

@@ -34,6 +34,7 @@ from funcgrad.numpy._ufuncs import (
     bitwise_and,
     bitwise_or,
     ceil,
+    check_arraylike,
     copysign,
     equal,
     exp,
@@ -106,6 +107,7 @@ def left_shift(x1: Any, x2: Any, /) -> Any:
     >>> fnp.left_shift(fnp.array([1, 3]), 2).tolist()
     [4, 12]
     """
+    check_arraylike("left_shift", x1, x2)
     x1, x2 = broadcast_args(*_integers("left_shift", x1, x2))
     return B.shift_left(x1, x2)
 
@@ -117,6 +119,7 @@ def right_shift(x1: Any, x2: Any, /) -> Any:
     >>> fnp.right_shift(fnp.array([-8, 8]), 2).tolist()
     [-2, 2]
     """
+    check_arraylike("right_shift", x1, x2)
     x1, x2 = broadcast_args(*_integers("right_shift", x1, x2))
     if get_aval(x1).dtype.kind == "u":
         return B.shift_right_logical(x1, x2)
@@ -165,6 +168,7 @@ def fmax(x1: Any, x2: Any) -> Any:
     >>> fnp.fmax(fnp.array([fnp.nan, 1.0]), fnp.array([2.0, fnp.nan])).tolist()
     [2.0, 1.0]
     """
+    check_arraylike("fmax", x1, x2)
     x1, x2 = broadcast_args(*promote_args(x1, x2), keep_scalars=False)
     return where(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
 
@@ -176,6 +180,7 @@ def fmin(x1: Any, x2: Any) -> Any:
     >>> fnp.fmin(fnp.array([fnp.nan, 1.0]), fnp.array([2.0, fnp.nan])).tolist()
     [2.0, 1.0]
     """
+    check_arraylike("fmin", x1, x2)
     x1, x2 = broadcast_args(*promote_args(x1, x2), keep_scalars=False)
     return where(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
@@ -208,6 +213,7 @@ def gcd(x1: Any, x2: Any) -> Any:
     >>> fnp.gcd(fnp.array([12, 7]), 18).tolist()
     [6, 1]
     """
+    check_arraylike("gcd", x1, x2)
     x1, x2 = broadcast_args(*_integers("gcd", x1, x2), keep_scalars=False)
     if get_aval(x1).dtype.kind == "b":
         raise DTypeError("gcd needs integers, got bool")
@@ -221,6 +227,7 @@ def lcm(x1: Any, x2: Any) -> Any:
     >>> fnp.lcm(fnp.array([4, 0]), 6).tolist()
     [12, 0]
     """
+    check_arraylike("lcm", x1, x2)
     x1, x2 = broadcast_args(*_integers("lcm", x1, x2), keep_scalars=False)
     if get_aval(x1).dtype.kind == "b":
         raise DTypeError("lcm needs integers, got bool")
@@ -236,6 +243,7 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
     >>> fnp.heaviside(fnp.array([-1.0, 0.0, 2.0]), 0.5).tolist()
     [0.0, 0.5, 1.0]
     """
+    check_arraylike("heaviside", x1, x2)
     x1, x2 = broadcast_args(*promote_inexact(x1, x2), keep_scalars=False)
     return where(less(x1, 0), 0, where(greater(x1, 0), 1, where(isnan(x1), x1, x2)))
 
@@ -360,6 +368,7 @@ def ldexp(x1: Any, x2: Any, /) -> Any:
     >>> fnp.ldexp(fnp.array([0.5, 3.0]), 2).tolist()
     [2.0, 12.0]
     """
+    check_arraylike("ldexp", x1, x2)
     a1, a2 = asarray(x1), asarray(x2)
     d1 = dtypes.result_type(a1)
     d2 = dtypes.result_type(a2)
@@ -397,6 +406,7 @@ def nextafter(x1: Any, x2: Any, /) -> Any:
     >>> float(fnp.nextafter(fnp.float32(1.0), 2.0)) > 1.0
     True
     """
+    check_arraylike("nextafter", x1, x2)
     x1, x2 = broadcast_args(*promote_inexact(x1, x2), keep_scalars=False)
     return _nextafter(x1, x2)
 

@@ -328,7 +328,6 @@ ELEMENTWISE = [
     unary("negative"), unary("positive"),
     unary("absolute", NONZERO), unary("abs", NONZERO), unary("sign", NONZERO),
     unary("floor", OFF_INT), unary("ceil", OFF_INT), unary("trunc", OFF_INT),
-    unary("fix", OFF_INT),
     unary("rint", OFF_HALF, dtypes=FLOATS),
     unary("rint", SMALL_INTS, dtypes=(I64,), grad=False, variant="int"),
     Case("round", rounding(), dtypes=FLOATS),

@@ -1063,7 +1063,7 @@ _UNARY_NP = {
     "abs": "f", "absolute": "f", "arccos": "u", "arccosh": "g", "arcsin": "u", "arcsinh": "f",
     "arctan": "f", "arctanh": "u", "around": "f", "cbrt": "f", "ceil": "f", "cos": "f",
     "cosh": "f", "deg2rad": "f", "degrees": "f", "exp": "f", "exp2": "f", "expm1": "f",
-    "fix": "f", "floor": "f", "isfinite": with_nonfinite, "isinf": with_nonfinite,
+    "floor": "f", "isfinite": with_nonfinite, "isinf": with_nonfinite,
     "isnan": with_nonfinite, "log": "p", "log10": "p", "log1p": "p", "log2": "p",
     "nan_to_num": with_nonfinite, "negative": "f", "positive": "f", "rad2deg": "f",
     "radians": "f", "reciprocal": "p", "rint": "f", "round": "f", "sign": "d", "sin": "f",
