@@ -41,7 +41,7 @@ def _fold(w: Tensor, b: Any, mean: Tensor, var: Any, eps: float, gamma: Tensor |
     PyTorch's order of operations (its bits), each in the layer's own dtype."""
     w_dtype = w.dtype
     b_dtype = b.dtype if b is not None else w_dtype
-    bias = zeros_like(mean) if b is None else b
+    bias: Any = zeros_like(mean) if b is None else b
     gamma = ones_like(mean) if gamma is None else gamma
     beta = zeros_like(mean) if beta is None else beta
     inv_std = (var + eps).rsqrt()
@@ -83,7 +83,7 @@ def fuse_linear_bn_weights(linear_w: Tensor, linear_b: Any, bn_rm: Tensor,
     """The fused linear layer's weight and bias, as Parameters."""
     w_dtype = linear_w.dtype
     b_dtype = linear_b.dtype if linear_b is not None else w_dtype
-    bias = zeros_like(bn_rm) if linear_b is None else linear_b
+    bias: Any = zeros_like(bn_rm) if linear_b is None else linear_b
     # PyTorch folds gamma into the scale first here (unlike the convolution's order).
     scale = bn_w * (bn_rv + bn_eps).rsqrt()
     new_w = linear_w * scale.unsqueeze(-1).to(dtype=w_dtype)
