@@ -15,39 +15,15 @@ from hypothesis import strategies as st
 torch = pytest.importorskip("torch")
 
 import funcgrad.torch as ft  # noqa: E402
+from tests.torch._half_ulps import run_functional, ulp_error  # noqa: E402
 
-_MANT = {"bfloat16": 7, "float16": 10}
-_TINY = {"bfloat16": 2.0 ** -126, "float16": 2.0 ** -14}
-
-
-def _ulp_error(mine, theirs, dt):
-    """The largest difference in ulps of the half type, each measured at the larger of the
-    element and 1/16 of the tensor's largest magnitude."""
-    a = np.asarray(mine.detach().float().numpy(), np.float64)
-    b = np.asarray(theirs.detach().float().numpy(), np.float64)
-    assert a.shape == b.shape
-    if a.size == 0:
-        return 0.0
-    assert np.array_equal(np.isnan(a), np.isnan(b))
-    a, b = np.nan_to_num(a), np.nan_to_num(b)
-    scale = np.maximum(np.maximum(np.abs(b), np.abs(b).max() / 16), _TINY[dt])
-    ulp = 2.0 ** (np.floor(np.log2(scale)) - _MANT[dt])
-    return float((np.abs(a - b) / ulp).max())
+_ulp_error = ulp_error
 
 
 def _run(lib, f, arrays, dt, diff):
-    ts = []
-    for i, a in enumerate(arrays):
-        t = lib.tensor(a, dtype=getattr(lib, dt))
-        if i in diff:
-            t.requires_grad_(True)
-        ts.append(t)
-    out = f(lib.nn.functional, *ts)
     # A seed outside the drawn ones: a cotangent proportional to the input would make some
     # gradients (rms_norm's) cancel to rounding noise.
-    g = np.random.default_rng(2**40).uniform(-1, 1, tuple(out.shape))
-    out.backward(lib.tensor(g, dtype=out.dtype))
-    return [out] + [ts[i].grad for i in diff]
+    return run_functional(lib, f, arrays, dt, diff, seed=2**40)
 
 
 def _check(f, arrays, dt, fwd_ulps=1.0, grad_ulps=(2.0,), diff=(0,)):

@@ -5,14 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from funcgrad.torch.distributions import constraints
+from funcgrad.torch.distributions._folded import Folded
 from funcgrad.torch.distributions.cauchy import Cauchy
-from funcgrad.torch.distributions.transformed_distribution import TransformedDistribution
-from funcgrad.torch.distributions.transforms import AbsTransform
 from funcgrad.torch.distributions.utils import torch
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(Folded):
     """``|X|`` for ``X ~ Cauchy(0, scale)``; its mean is infinite.
 
     >>> import funcgrad.torch as torch
@@ -21,22 +19,9 @@ class HalfCauchy(TransformedDistribution):
     (HalfCauchy(), tensor(-1.1447), tensor(inf))
     """
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
+    base = Cauchy
+    values_as_tensors = True
     base_dist: Cauchy
-
-    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
-        base_dist = Cauchy(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> HalfCauchy:
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
-
-    @property
-    def scale(self) -> Any:
-        return self.base_dist.scale
 
     @property
     def mean(self) -> Any:
@@ -44,28 +29,5 @@ class HalfCauchy(TransformedDistribution):
                           device=self.scale.device)
 
     @property
-    def mode(self) -> Any:
-        return torch.zeros_like(self.scale)
-
-    @property
     def variance(self) -> Any:
         return self.base_dist.variance
-
-    def log_prob(self, value: Any) -> Any:
-        if self._validate_args:
-            self._validate_sample(value)
-        value = torch.as_tensor(value, dtype=self.base_dist.scale.dtype,
-                                device=self.base_dist.scale.device)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return torch.where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value: Any) -> Any:
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob: Any) -> Any:
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self) -> Any:
-        return self.base_dist.entropy() - math.log(2)
