@@ -8,10 +8,11 @@ from funcgrad.torch.distributions import constraints
 from funcgrad.torch.distributions.distribution import Distribution
 from funcgrad.torch.distributions.gamma import Gamma
 from funcgrad.torch.distributions.utils import (
-    broadcast_all,
+    expand_count_and_probs,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
+    set_count_and_probs,
     torch,
 )
 from funcgrad.torch.nn import functional as F
@@ -32,29 +33,17 @@ class NegativeBinomial(Distribution):
                        "logits": constraints.real}
     support = constraints.nonnegative_integer
 
+    total_count: Any
+    _param: Any
+
     def __init__(self, total_count: Any, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        set_count_and_probs(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> NegativeBinomial:
         new = self._get_checked_instance(NegativeBinomial, _instance)
-        shape = torch.Size(batch_shape)
-        new.total_count = self.total_count.expand(shape)
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(shape))
-                new._param = getattr(new, name)
-        Distribution.__init__(new, shape, validate_args=False)
-        new._validate_args = self._validate_args
+        expand_count_and_probs(self, new, batch_shape)
         return new
 
     @property

@@ -171,3 +171,33 @@ def vec_to_tril_matrix(vec: Any, diag: int = 0) -> Any:
     padded = _functions.cat([vec, vec.new_zeros((*vec.shape[:-1], 1))], -1)
     gather = torch.tensor(index, dtype=torch.long, device=vec.device)
     return padded[..., gather].reshape(*vec.shape[:-1], n, n)
+
+
+def set_count_and_probs(d: Any, total_count: Any, probs: Any, logits: Any) -> None:
+    """A count distribution's parameters (Binomial, NegativeBinomial): ``total_count``
+    broadcast with ``probs`` or with ``logits`` (exactly one given) and of its dtype; the
+    given one is also ``d._param``."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        d.total_count, d.probs = broadcast_all(total_count, probs)
+        d.total_count = d.total_count.type_as(d.probs)
+    else:
+        d.total_count, d.logits = broadcast_all(total_count, logits)
+        d.total_count = d.total_count.type_as(d.logits)
+    d._param = d.probs if probs is not None else d.logits
+
+
+def expand_count_and_probs(d: Any, new: Any, batch_shape: Any) -> None:
+    """``new`` made ``d`` expanded to ``batch_shape`` (the parameters it has computed so
+    far included), without validating its arguments again."""
+    from funcgrad.torch.distributions.distribution import Distribution  # noqa: PLC0415
+
+    shape = torch.Size(batch_shape)
+    new.total_count = d.total_count.expand(shape)
+    for name in ("probs", "logits"):
+        if name in d.__dict__:
+            setattr(new, name, d.__dict__[name].expand(shape))
+            new._param = getattr(new, name)
+    Distribution.__init__(new, shape, validate_args=False)
+    new._validate_args = d._validate_args
