@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.source_info import user_stacklevel
 from funcgrad.torch._device import device_of_buffer
 from funcgrad.torch._half_math import half_dtype, in_float32, in_float32_at_result, rounded_to
-from funcgrad.torch._tensor import Tensor, apply_op
+from funcgrad.torch._tensor import Tensor, apply_op, broadcast_shapes_as_torch
 
 __all__ = ["data", "floating", "half_dtype", "in_float32", "in_float32_at_result", "keep_mask",
            "on_device_of", "op", "reduce", "reduction", "rounded_to", "shape", "uniform_noise"]
@@ -137,3 +138,15 @@ def reduce(loss: Any, reduction: str) -> Any:  # noqa: A001 - names the loss arg
     if reduction == "sum":
         return fnp.sum(loss)
     return loss
+
+
+def check_target_size(input: Any, target: Any) -> None:  # noqa: A002
+    """PyTorch's regression losses: a target of another size warns (the sizes shown as
+    torch.Size), then must broadcast with the input (broadcast_tensors' error)."""
+    si, st = tuple(shape(input)), tuple(shape(target))
+    if si != st:
+        warnings.warn(f"Using a target size (torch.Size({list(st)})) that is different to the "
+                      f"input size (torch.Size({list(si)})). This will likely lead to incorrect "
+                      "results due to broadcasting. Please ensure they have the same size.",
+                      UserWarning, stacklevel=user_stacklevel())
+        broadcast_shapes_as_torch(si, st)

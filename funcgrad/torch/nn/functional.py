@@ -375,29 +375,6 @@ def _reduce(loss: Any, reduction: str) -> Any:
     return loss
 
 
-def _check_same_size(input: Any, target: Any) -> None:  # noqa: A002
-    # PyTorch's warning (its sizes as torch.Size), then its broadcast_tensors error
-    if _shape(input) != _shape(target):
-        warnings.warn(f"Using a target size (torch.Size({list(_shape(target))})) that is "
-                      f"different to the input size (torch.Size({list(_shape(input))})). This "
-                      "will likely lead to incorrect results due to broadcasting. Please "
-                      "ensure they have the same size.", UserWarning, stacklevel=3)
-        _broadcast_check(tuple(_shape(input)), tuple(_shape(target)))
-
-
-def _broadcast_check(a: Any, b: Any) -> None:
-    """PyTorch's ``broadcast_tensors`` error (``infer_size``) for shapes that do not
-    broadcast: the first mismatch from the right."""
-    ndim = max(len(a), len(b))
-    for i in range(ndim - 1, -1, -1):
-        offset = ndim - 1 - i
-        sa = a[len(a) - 1 - offset] if len(a) - 1 - offset >= 0 else 1
-        sb = b[len(b) - 1 - offset] if len(b) - 1 - offset >= 0 else 1
-        if sa not in (sb, 1) and sb != 1:
-            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b "
-                               f"({sb}) at non-singleton dimension {i}")
-
-
 @autocast_op("mse_loss")
 def mse_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
              reduce: Any = None, reduction: str = "mean") -> Any:
@@ -409,7 +386,7 @@ def mse_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
     tensor(2.5000, dtype=torch.float64)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    _check_same_size(input, target)
+    _apply.check_target_size(input, target)
 
     def impl(x: Any, t: Any) -> Any:
         d = x - t
@@ -423,7 +400,7 @@ def l1_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
             reduce: Any = None, reduction: str = "mean") -> Any:
     """Mean (or sum, or elementwise) absolute error; the derivative at 0 is 0."""
     reduction = _reduction(size_average, reduce, reduction)
-    _check_same_size(input, target)
+    _apply.check_target_size(input, target)
     names = {"mean": "Mean", "sum": "Sum", "none": "Abs"}
     return _op(names[reduction], lambda x, t: _reduce(fnp.abs(x - t), reduction), input,
                target)

@@ -43,29 +43,6 @@ def _name(red: str, elementwise: str) -> str:
     return _NAMES.get(red, elementwise)
 
 
-def _same_size(input: Any, target: Any) -> None:  # noqa: A002
-    # PyTorch's warning (its sizes as torch.Size), then its broadcast_tensors error
-    if shape(input) != shape(target):
-        warnings.warn(f"Using a target size (torch.Size({list(shape(target))})) that is "
-                      f"different to the input size (torch.Size({list(shape(input))})). This "
-                      "will likely lead to incorrect results due to broadcasting. Please "
-                      "ensure they have the same size.", UserWarning, stacklevel=3)
-        _broadcast_check(tuple(shape(input)), tuple(shape(target)))
-
-
-def _broadcast_check(a: Any, b: Any) -> None:
-    """PyTorch's ``broadcast_tensors`` error (``infer_size``) for shapes that do not
-    broadcast: the first mismatch from the right."""
-    ndim = max(len(a), len(b))
-    for i in range(ndim - 1, -1, -1):
-        offset = ndim - 1 - i
-        sa = a[len(a) - 1 - offset] if len(a) - 1 - offset >= 0 else 1
-        sb = b[len(b) - 1 - offset] if len(b) - 1 - offset >= 0 else 1
-        if sa not in (sb, 1) and sb != 1:
-            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b "
-                               f"({sb}) at non-singleton dimension {i}")
-
-
 @autocast_op("binary_cross_entropy")
 def binary_cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
                          size_average: Any = None, reduce: Any = None,
@@ -139,7 +116,7 @@ def smooth_l1_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A
                    reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Any:
     """``0.5 d**2 / beta`` where ``|d| < beta``, ``|d| - beta / 2`` elsewhere."""
     red = _apply.reduction(size_average, reduce, reduction)
-    _same_size(input, target)
+    _apply.check_target_size(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
 
@@ -158,7 +135,7 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean",  # noqa: A002
     """``0.5 d**2`` where ``|d| < delta``, ``delta (|d| - delta / 2)`` elsewhere (times
     ``weight``)."""
     red = _apply.reduction(None, None, reduction)
-    _same_size(input, target)
+    _apply.check_target_size(input, target)
     if weight is not None and shape(weight) != shape(input):
         raise ValueError("Weights and input must have the same size.")
 
