@@ -469,8 +469,25 @@ def floor_divide(x: Any, y: Any) -> Any:
     check_arraylike("floor_divide", x, y)
     x, y = promote_args(x, y)
     if dtypes.is_inexact(get_aval(x).dtype):
-        return floor(divide(x, y))
+        return _float_floor_divide(x, y)
     return floor_divide_int(x, y)
+
+
+def _float_floor_divide(x: Any, y: Any) -> Any:
+    # JAX's (CPython's float_divmod): the exact x - fmod(x, y) divided, one less where
+    # fmod's sign is not the divisor's, rounded. floor(x / y) is not the same: x / y
+    # rounds first (1.0 // 0.1 is 9, but x / y is 10.0).
+    mod = _c_fmod(x, y)
+    div = divide(where(equal(y, 0), x, subtract(x, mod)), y)
+    off = logical_and(not_equal(mod, 0), not_equal(sign(y), sign(mod)))
+    return E.round_(where(off, subtract(div, 1), div))
+
+
+def _c_fmod(x: Any, y: Any) -> Any:
+    """C's fmod of operands of one dtype, exactly (lax.rem, after broadcasting)."""
+    fmod_fn = E.rem_p.lax_fn
+    assert fmod_fn is not None
+    return fmod_fn(*broadcast_args(x, y, where="fmod"))
 
 
 def power(x: Any, y: Any) -> Any:
@@ -510,6 +527,8 @@ def fmod(x: Any, y: Any) -> Any:
     """
     check_arraylike("fmod", x, y)
     x, y = promote_args(x, y)
+    if dtypes.is_inexact(get_aval(x).dtype):
+        return _c_fmod(x, y)
     r = remainder(x, y)
     wrong_side = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(x, 0)))
     return where(wrong_side, subtract(r, y), r)

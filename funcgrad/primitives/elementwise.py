@@ -483,7 +483,16 @@ def _trunc_rem(x: Any, y: Any) -> Any:
             # given the dividend's sign: the exact value, with the derivatives above.
             exact = rem_p.bind(abs_p.bind(x), abs_p.bind(y))
             exact = select(lt(x, zero), neg(exact), exact)
-            r = add(r, stop_gradient_p.bind(sub(exact, r)))
+            sg = stop_gradient_p.bind
+            value = add(r, sg(sub(exact, r)))
+            # A zero has the dividend's sign (fmod(-0., y) and fmod(-2., 2.) are -0.), which
+            # r + (0 - r) loses: -(-r + r) is -0. with r's derivative.
+            negative = lt(atan2_p.bind(x, np.full((), -1, dt)), zero)  # -0. included
+            value = select(and_p.bind(eq(exact, zero), negative),
+                           neg(add(neg(r), sg(r))), value)
+            # An infinite divisor: fmod(x, inf) is x, which no correction reaches from the
+            # floor remainder inf.
+            r = select(is_finite_p.bind(r), value, exact)
     if dt.kind in "iu" and _may_be_zero(y):
         # XLA's x % 0 is x; NumPy's is 0.
         r = add(r, mul(x, _flag(eq(y, np.zeros((), dt)), dt)))
