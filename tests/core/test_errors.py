@@ -332,8 +332,10 @@ def test_python_control_flow_works_under_grad_and_jvp() -> None:
     out, t = fg.jvp(f, (2.0,), (1.0,))
     assert (float(out), float(t)) == (8.0, 12.0)
     assert float(fg.hessian(f)(2.0)) == 12.0
-    # float()/int() of a concrete primal also work
-    assert float(fg.grad(lambda x: x * float(x))(3.0)) == 3.0
+    # int() of a concrete primal works; float() under grad is refused, as in JAX
+    assert float(fg.grad(lambda x: x * int(x))(3.0)) == 3.0
+    with pytest.raises(E.ConcretizationTypeError):
+        fg.grad(lambda x: x * float(x))(3.0)
     assert float(fg.jvp(lambda x: x * int(x), (3.0,), (1.0,))[1]) == 3.0
 
 
