@@ -2993,11 +2993,20 @@ def _reversed_name(op: str, other: Any) -> str:
     return {"Rsub": "Rsub:1", "Div": "Mul", "Pow": "Pow:2"}.get(op, op)
 
 
+def _floor_divide(a: Any, b: Any) -> Any:
+    """PyTorch's floor division: JAX's quotient, except that a zero quotient takes the sign
+    of ``a / b`` (PyTorch's div_floor: ``-2.5 // -3`` is 0., where JAX's gives -0.)."""
+    q = fnp.floor_divide(a, b)
+    if not fnp.issubdtype(fnp.result_type(q), fnp.floating):
+        return q
+    return fnp.where(q == 0, fnp.copysign(fnp.zeros_like(q), fnp.divide(a, b)), q)
+
+
 for _name, _op, _rop, _fn, _kw in [
     ("add", "Add", "Add", _plain.add, {}), ("sub", "Sub", "Rsub", _plain.subtract, {}),
     ("mul", "Mul", "Mul", _plain.multiply, {}),
     ("truediv", "Div", "Div", fnp.divide, {"true_div": True}),
-    ("floordiv", "FloorDivide", "FloorDivide", fnp.floor_divide, {}),
+    ("floordiv", "FloorDivide", "FloorDivide", _floor_divide, {}),
     ("mod", "Remainder", "Remainder", fnp.remainder, {}), ("pow", "Pow", "Pow", _power, {}),
     ("and", "BitwiseAnd", "BitwiseAnd", _plain.bitwise_and, {}),
     ("or", "BitwiseOr", "BitwiseOr", _plain.bitwise_or, {}),
@@ -3042,7 +3051,7 @@ def _div(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tenso
         return binary("Div", fnp.divide, self, other, true_div=True)
     # div.Tensor_mode is PyTorch's third overload (DivBackward2), numbers included.
     if rounding_mode == "floor":
-        return binary("Div:2", fnp.floor_divide, self, other)
+        return binary("Div:2", _floor_divide, self, other)
     if rounding_mode == "trunc":
         return binary("Div:2", _trunc_divide, self, other)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
@@ -3065,7 +3074,7 @@ for _name, _op, _fn, _kw in [
     ("multiply", "Mul", _plain.multiply, {}), ("div", "Div", fnp.divide, {"true_div": True}),
     ("divide", "Div", fnp.divide, {"true_div": True}),
     ("true_divide", "Div", fnp.divide, {"true_div": True}),
-    ("floor_divide", "FloorDivide", fnp.floor_divide, {}),
+    ("floor_divide", "FloorDivide", _floor_divide, {}),
     ("remainder", "Remainder", fnp.remainder, {}), ("fmod", "Fmod", fnp.fmod, {}),
     ("maximum", "Maximum", _plain.maximum, {}), ("minimum", "Minimum", _plain.minimum, {}),
     ("atan2", "Atan2", fnp.arctan2, {"true_div": True}),

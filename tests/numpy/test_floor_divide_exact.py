@@ -63,8 +63,9 @@ def test_torch_face_floor_division_as_torch() -> None:
     torch = pytest.importorskip("torch")
     import funcgrad.torch as ft
 
-    vals = [1.0, -1.0, 7.0, 5.0, 0.3, -2.5, 1e6]
-    for div in (0.1, -0.1, 3.0, 0.7):
-        got = (ft.tensor(vals, dtype=ft.float64) // div).tolist()
-        want = (torch.tensor(vals, dtype=torch.float64) // div).tolist()
-        assert got == want
+    vals = [1.0, -1.0, 7.0, 5.0, 0.3, -2.5, 1e6, 0.0, -0.0]
+    for div in (0.1, -0.1, 3.0, -3.0, 0.7):
+        got = np.asarray((ft.tensor(vals, dtype=ft.float64) // div).tolist())
+        want = np.asarray((torch.tensor(vals, dtype=torch.float64) // div).tolist())
+        # (zero quotients carry the sign of a / b in PyTorch, not JAX's)
+        assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
