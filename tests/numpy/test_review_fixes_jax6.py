@@ -215,7 +215,9 @@ METHODS = ["linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf"]
 @settings(max_examples=40, deadline=None)
 @given(x=hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=2, max_side=5),
                     elements=_floats() | st.just(np.nan)),
-       q=st.lists(st.floats(-0.25, 1.25, width=32), min_size=1, max_size=3),
+       # (no subnormal q: XLA flushes it to 0, which moves 'higher' to the first element)
+       q=st.lists(st.floats(-0.25, 1.25, width=32, allow_subnormal=False), min_size=1,
+                  max_size=3),
        q_kind=st.sampled_from(["py", "f32", "f64", "scalar"]),
        method=st.sampled_from(METHODS), axis=st.sampled_from([None, 0, -1]),
        keepdims=st.booleans(), name=st.sampled_from(["quantile", "nanquantile"]),
