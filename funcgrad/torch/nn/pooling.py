@@ -126,51 +126,55 @@ def _max_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, 
     def window_max(xb: Any) -> Any:
         return lax.reduce_window(xb, -np.inf, lax.max, **params)
 
-    @custom_jvp
-    def half_max(xb: Any) -> Any:
-        return window_max(xb)
+    def make_half_max() -> Any:
+        # (Made for half inputs only: the rule and the function refer to each other, a
+        # reference cycle per call.)
+        @custom_jvp
+        def half_max(xb: Any) -> Any:
+            return window_max(xb)
 
-    def half_max_jvp(primals: Any, tangents: Any) -> Any:
-        # PyTorch's backward kernel for a half input adds each window's gradient into the
-        # half gradient buffer at its maximum, output by output (row-major), each sum
-        # rounded: an element receives its windows' gradients from the last kernel offset
-        # to the first. The tangent sums the offsets in the opposite order, rounding
-        # between: transposed, the same sums. The maximum: the first largest element of
-        # the window, or its last NaN, as PyTorch's forward loop picks it.
-        (xb,), (tb,) = primals, tangents
-        half = xb.dtype
-        lead = len(xb.shape) - nd
-        widths = [(0, 0)] * lead + [tuple(p) for p in geo.pads]
-        xp = lax.stop_gradient(fnp.pad(fnp.astype(xb, np.float32), widths,
-                                       constant_values=-np.inf))
-        tp = fnp.pad(fnp.astype(tb, np.float32), widths)
-        offsets = list(itertools.product(*(range(k) for k in geo.k)))
+        def half_max_jvp(primals: Any, tangents: Any) -> Any:
+            # PyTorch's backward kernel for a half input adds each window's gradient into the
+            # half gradient buffer at its maximum, output by output (row-major), each sum
+            # rounded: an element receives its windows' gradients from the last kernel offset
+            # to the first. The tangent sums the offsets in the opposite order, rounding
+            # between: transposed, the same sums. The maximum: the first largest element of
+            # the window, or its last NaN, as PyTorch's forward loop picks it.
+            (xb,), (tb,) = primals, tangents
+            half = xb.dtype
+            lead = len(xb.shape) - nd
+            widths = [(0, 0)] * lead + [tuple(p) for p in geo.pads]
+            xp = lax.stop_gradient(fnp.pad(fnp.astype(xb, np.float32), widths,
+                                           constant_values=-np.inf))
+            tp = fnp.pad(fnp.astype(tb, np.float32), widths)
+            offsets = list(itertools.product(*(range(k) for k in geo.k)))
 
-        def at(v: Any, j: tuple[int, ...]) -> Any:
-            return v[(Ellipsis,) + tuple(slice(a * d, a * d + (o - 1) * s + 1, s)
-                                         for a, d, o, s in zip(j, geo.d, geo.out, geo.s))]
+            def at(v: Any, j: tuple[int, ...]) -> Any:
+                return v[(Ellipsis,) + tuple(slice(a * d, a * d + (o - 1) * s + 1, s)
+                                             for a, d, o, s in zip(j, geo.d, geo.out, geo.s))]
 
-        best, pick = None, None
-        for i, j in enumerate(offsets):
-            v = at(xp, j)
-            if best is None:
-                best, pick = v, fnp.zeros(v.shape, dtype=np.int32)
-            else:
-                take = (v > best) | fnp.isnan(v)
-                best = fnp.where(take, v, best)
-                pick = fnp.where(take, np.int32(i), pick)
-        total = None
-        for i, j in enumerate(offsets):
-            part = fnp.where(pick == i, at(tp, j), np.float32(0))
-            total = part if total is None else total + part
-            tp = half_math.round_trip(tp, half)
-        return half_max(xb), fnp.astype(total, half)
+            best, pick = None, None
+            for i, j in enumerate(offsets):
+                v = at(xp, j)
+                if best is None:
+                    best, pick = v, fnp.zeros(v.shape, dtype=np.int32)
+                else:
+                    take = (v > best) | fnp.isnan(v)
+                    best = fnp.where(take, v, best)
+                    pick = fnp.where(take, np.int32(i), pick)
+            total = None
+            for i, j in enumerate(offsets):
+                part = fnp.where(pick == i, at(tp, j), np.float32(0))
+                total = part if total is None else total + part
+                tp = half_math.round_trip(tp, half)
+            return half_max(xb), fnp.astype(total, half)
 
-    half_max.defjvp(half_max_jvp)
+        half_max.defjvp(half_max_jvp)
+        return half_max
 
     def impl(x: Any) -> Any:
         xb = _batched(x, batched)
-        pooled = half_max if half_math.half_dtype(x) is not None else window_max
+        pooled = make_half_max() if half_math.half_dtype(x) is not None else window_max
         out = _unbatched(pooled(xb), batched)
         if not return_indices:
             return out
