@@ -19,6 +19,7 @@ from funcgrad.core import Tracer, get_aval
 from funcgrad.ir import ShapedArray
 from funcgrad.numpy._core import asarray as _asarray
 from funcgrad.numpy._core import cast, from_buffer, requested_dtype
+from funcgrad.primitives.fused_multiply_add import fma
 
 
 def _float0(dtype: Any) -> bool:
@@ -320,35 +321,6 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
 _LINSPACE_PEELED = 33
 
 
-def _fma(a: Any, b: Any, c: Any) -> Any:
-    """``a * b + c`` rounded once (as a fused multiply-add), in ``c``'s float type: through
-    float64 for narrower types, with error-free transformations (Dekker's product, Knuth's
-    sum) for float64; non-finite values take the plain expression.
-    """
-    a, b, c = np.broadcast_arrays(a, b, c)
-    dt = c.dtype
-    if dt.itemsize < 8:
-        return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(dt)
-    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
-    p = a * b
-    plain = p + c
-    if not np.all(np.isfinite(plain)) or not np.all(np.abs(p) < 1e300):
-        return plain
-
-    def split(x: Any) -> tuple[Any, Any]:
-        t = 134217729.0 * x
-        hi = t - (t - x)
-        return hi, x - hi
-
-    ah, al = split(a)
-    bh, bl = split(b)
-    pe = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    s = plain
-    z = s - p
-    se = (p - (s - z)) + (c - z)
-    return s + (pe + se)
-
-
 @_on_device()
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
@@ -415,14 +387,14 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
             sv, ev = np.asarray(s_b), np.asarray(e_b)
             with np.errstate(all="ignore"):
                 er = (ev * r).astype(comp)
-                vals = _fma(iota, er, (sv * one_minus_t).astype(comp))
+                vals = fma(iota, er, (sv * one_minus_t).astype(comp))
                 if 1 < div <= _LINSPACE_PEELED:
                     # The second element (iota 1, so iota * er is er) of a short row comes
                     # out of XLA's CPU code with the other product fused:
                     # start * (1 - r) + er.
                     sel = tuple(slice(1, 2) if i == axis else slice(None)
                                 for i in range(vals.ndim))
-                    vals[sel] = _fma(np.broadcast_to(sv, vals[sel].shape), one_minus_t[sel],
+                    vals[sel] = fma(np.broadcast_to(sv, vals[sel].shape), one_minus_t[sel],
                                      np.broadcast_to(er, vals[sel].shape))
             out = from_buffer(np.asarray(vals, comp))
         if endpoint:

@@ -5,8 +5,8 @@ JAX's float32 ``random.normal`` is ``sqrt(2) * erf_inv(u)``; XLA's CPU backend c
 rational below sqrt(2) - 1, ``log(1 + x)`` above) and Eigen's Cephes-style ``log``, all with
 LLVM's fused multiply-adds. NumPy's ``log1p`` differs in the last bit for about a sixth of
 the inputs, and so did a twentieth of the normals drawn. These functions rebuild that
-arithmetic on any array module (NumPy, CuPy): fused multiply-adds through float64, where a
-float32 product is exact.
+arithmetic on any array module (NumPy, CuPy), with the fused multiply-adds of
+``fused_multiply_add``.
 """
 
 from __future__ import annotations
@@ -17,53 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.primitives.fused_multiply_add import fma32_wide as _fma
+
 _F32 = np.float32
 _F64 = np.float64
-
-
-def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def fma32(xp: Any, a: Any, b: Any, c: Any) -> Any:
-    """``a * b + c`` on float32 values with one rounding (the product is exact in float64;
-    a float64 sum that lands halfway between two floats is rounded to odd first, so the
-    second rounding is the one a fused multiply-add makes).
-
-    >>> float(fma32(np, np.float32(0.1), np.float32(10), np.float32(-1)))
-    1.4901161193847656e-08
-    """
-    return _fma(xp, xp.asarray(a, _F32), xp.asarray(b, _F32).astype(_F64),
-                xp.asarray(c, _F32).astype(_F64))
-
-
-def _fma(xp: Any, a: Any, b: Any, c: Any) -> Any:
-    """:func:`fma32` where ``b`` (and ``c``) are already float64 arrays or scalars holding
-    float32 values: a loop's invariant operand is converted once."""
-    s = xp.multiply(a, b, dtype=_F64)
-    s += c
-    bits = s.view(np.int64)
-    # 29 dropped bits 100...0: a float32 halfway point, maybe reached by the float64
-    # rounding; rounded to odd first where the exact sum is not on it (and float32's
-    # subnormal range, where fewer bits are kept).
-    risky = ((bits & 0x1FFFFFFF) == 0x10000000) | (xp.abs(s) < 2.0 ** -125)
-    if bool(risky.any()):
-        # (Few elements: the exact sum is rebuilt there only.)
-        shape = s.shape
-        idx = xp.nonzero(risky.reshape(-1))[0]
-        a_, b_ = (xp.broadcast_to(xp.asarray(v), shape).reshape(-1)[idx] for v in (a, b))
-        p = xp.multiply(a_, b_, dtype=_F64)
-        c_ = xp.broadcast_to(xp.asarray(c, _F64), shape).reshape(-1)[idx]
-        hit, err = _two_sum(p, c_)
-        hb = hit.view(np.int64)
-        step = xp.where((err > 0) == (hit > 0), 1, -1)
-        odd = (err != 0) & ((hb & 1) == 0) & xp.isfinite(hit) & (hit != 0)
-        flat = s.reshape(-1).copy()
-        flat[idx] = xp.where(odd, hb + step, hb).view(_F64)
-        s = flat.reshape(shape)
-    return s.astype(_F32)
 
 
 _BLOCK = 1 << 14

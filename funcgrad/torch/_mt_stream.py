@@ -22,7 +22,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from funcgrad.primitives.xla_cpu_math import fma32 as _fma32
+from funcgrad.primitives.fused_multiply_add import fma32 as _fma32
+from funcgrad.primitives.fused_multiply_add import fma64
 
 # PyTorch's default CPU seed (``torch.Generator().initial_seed()``).
 DEFAULT_SEED = 67280421310721
@@ -56,45 +57,6 @@ def _shape(shape: Any) -> tuple[int, ...]:
 # ----------------------------------------------------------------- exact float arithmetic
 # PyTorch's kernels are compiled with FMA contraction: ``x * (to - from) + from`` and
 # ``n * std + mean`` round once. NumPy has no fused multiply-add, so these rebuild it.
-
-def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    t = 134217729.0 * a  # Veltkamp: 2**27 + 1 splits a double into two 26-bit halves
-    hi = t - (t - a)
-    return hi, a - hi
-
-
-def _round_odd(s: np.ndarray, err: np.ndarray) -> np.ndarray:
-    """``s`` (the rounded sum) nudged one ulp toward ``err`` when inexact and even: the
-    sticky bit that lets a second rounding land where one rounding would."""
-    bits = s.view(np.int64)
-    fix = (err != 0) & ((bits & 1) == 0) & np.isfinite(s) & (s != 0)
-    step = np.where((err > 0) == (s > 0), 1, -1)
-    return np.where(fix, bits + step, bits).view(_F64)
-
-
-def fma64(a: Any, b: Any, c: Any) -> np.ndarray:
-    """``a * b + c`` in float64 with one rounding (rare 1-ulp misses under cancellation).
-
-    >>> float(fma64(np.float64(0.1), 10.0, -1.0))
-    5.551115123125783e-17
-    """
-    a, b, c = (np.asarray(v, _F64) for v in (a, b, c))
-    a, b, c = np.broadcast_arrays(a, b, c)
-    p = a * b
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # p + e == a * b exactly
-    s, t = _two_sum(p, c)
-    u, v = _two_sum(t, e)
-    out = s + _round_odd(u, v)
-    return np.where(np.isfinite(p), out, p + c)
-
 
 def fma32(a: Any, b: Any, c: Any) -> np.ndarray:
     """``a * b + c`` in float32 with one rounding (the engine's, on NumPy arrays).

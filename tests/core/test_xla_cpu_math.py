@@ -15,7 +15,8 @@ from hypothesis.extra import numpy as hnp
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad.primitives.xla_cpu_math import erf_inv_f32, fma32, log1p_f32, log_f32
+from funcgrad.primitives.fused_multiply_add import fma32
+from funcgrad.primitives.xla_cpu_math import erf_inv_f32, log1p_f32, log_f32
 
 # JAX's default 32-bit mode on both sides (the suite's default is funcgrad in 64-bit).
 pytestmark = pytest.mark.x32
