@@ -260,18 +260,22 @@ from funcgrad.numpy._builtin_ufuncs import (  # noqa: E402
 # them: funcgrad.random fills ``_key_hooks`` by name with versions that answer
 # NotImplemented when no argument is a key array.
 _key_hooks: dict[str, Any] = {}
+# The key array types (funcgrad.random registers its own): the hooks run only when an
+# argument is one, so ordinary calls pay a type check.
+_key_types: set[type] = set()
 
 
-def _keys_through(fn: Any) -> Any:
+def _keys_through(fn: Any, in_sequence: bool = False) -> Any:
+    """``fn``, through its key hook when an argument is a key array (``in_sequence``: the
+    first argument is a sequence of arrays, as stack's)."""
     import functools  # noqa: PLC0415
 
     name = fn.__name__
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        hook = _key_hooks.get(name)
-        if hook is not None:
-            out = hook(*args, **kwargs)
+        if _key_types and _has_key(args, kwargs, in_sequence):
+            out = _key_hooks[name](*args, **kwargs)
             if out is not NotImplemented:
                 return out
         return fn(*args, **kwargs)
@@ -279,8 +283,26 @@ def _keys_through(fn: Any) -> Any:
     return call
 
 
-(stack, concatenate, where, take, reshape, ravel, transpose, squeeze, expand_dims,
- broadcast_to, swapaxes, asarray, array, copy, shape, ndim, size) = map(  # noqa: F811
+def _has_key(args: tuple[Any, ...], kwargs: dict[str, Any], in_sequence: bool) -> bool:
+    keys = _key_types
+    for a in args:
+        if type(a) in keys:
+            return True
+    if in_sequence and args and type(args[0]) in (list, tuple):
+        for a in args[0]:
+            if type(a) in keys:
+                return True
+    for v in kwargs.values():  # (a loop: ``any`` here is funcgrad.numpy's)
+        if type(v) in keys:
+            return True
+    return False
+
+
+(stack, concatenate, asarray, array) = (  # noqa: F811
+    _keys_through(stack, True), _keys_through(concatenate, True),  # noqa: F405
+    _keys_through(asarray, True), _keys_through(array, True))  # noqa: F405
+(where, take, reshape, ravel, transpose, squeeze, expand_dims,
+ broadcast_to, swapaxes, copy, shape, ndim, size) = map(  # noqa: F811
     _keys_through,
-    (stack, concatenate, where, take, reshape, ravel, transpose, squeeze,  # noqa: F405
-     expand_dims, broadcast_to, swapaxes, asarray, array, copy, shape, ndim, size))  # noqa: F405
+    (where, take, reshape, ravel, transpose, squeeze,  # noqa: F405
+     expand_dims, broadcast_to, swapaxes, copy, shape, ndim, size))  # noqa: F405

@@ -186,6 +186,7 @@ def size(a: Any, axis: int | None = None) -> Any:
     return a.size if axis is None else a.shape[canonical_axis(axis, a.ndim)]
 
 
+jnp._key_types.add(KeyArray)
 jnp._key_hooks.update(
     stack=stack, concatenate=concatenate, where=where, take=take, reshape=reshape,
     ravel=ravel, transpose=transpose, swapaxes=swapaxes, squeeze=squeeze,
