@@ -232,9 +232,11 @@ def tied_rows(keys: np.ndarray) -> np.ndarray:
 def replayed_order(host: np.ndarray, dim: int, descending: bool
                     ) -> np.ndarray | None:
     """``argsort`` as PyTorch's CPU ``std::sort`` leaves it (None: stable gives the same)."""
+    n = np.atleast_1d(host).shape[dim]
+    if n <= 16:
+        return None  # std::sort's insertion sort: stable on rows this short
     keys = rank_keys(host, dim)
-    n = keys.shape[-1]
-    rows: Any = np.flatnonzero(tied_rows(keys)) if n > 16 else []
+    rows = np.flatnonzero(tied_rows(keys))
     if not len(rows):
         return None
     if descending:
