@@ -1,14 +1,14 @@
 """Utilities for ``nn`` models, as ``torch.nn.utils``: ``rnn`` (packed and padded
 sequences), ``parametrize`` and ``parametrizations`` (computed weights: orthogonal, weight
-and spectral normalization), the hook-based ``weight_norm`` and ``spectral_norm``, gradient
-clipping and parameter vectors.
+and spectral normalization), ``prune`` (masks on parameters), the hook-based
+``weight_norm`` and ``spectral_norm``, gradient clipping and parameter vectors.
 
 >>> from funcgrad.torch.nn.utils import rnn
 >>> rnn.PackedSequence._fields
 ('data', 'batch_sizes', 'sorted_indices', 'unsorted_indices')
 """
 
-from funcgrad.torch.nn.utils import parametrizations, parametrize, rnn
+from funcgrad.torch.nn.utils import parametrizations, parametrize, prune, rnn
 from funcgrad.torch.nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
