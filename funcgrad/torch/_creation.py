@@ -21,6 +21,7 @@ from funcgrad.array import ArrayImpl
 from funcgrad.core import Tracer
 from funcgrad.torch import _cuda_random
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._device import Size, as_device, default_device, engine_device, to_device
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._random import Generator, manual_seed, rng, seed  # noqa: F401
@@ -261,14 +262,20 @@ def tensor(data: Any, dtype: Any = None, device: Any = None,
             arr = raw  # (ints read as int64, asked for as int64: the common case)
         else:
             try:
-                arr = np.array(values, dtype=dt.np)
+                arr = np.array(values, dtype=np.float64 if dt in _HALVES else dt.np)
             except OverflowError:
                 arr = np.array(_checked_ints(values, dt), dtype=dt.np)
     if dt is not None and arr.dtype != dt.np:
+        if dt in _HALVES and arr.dtype == np.float64:
+            # PyTorch converts a double to a half type through float (rounding twice).
+            arr = cast(Any, arr).astype(np.float32)
         arr = cast(Any, arr).astype(dt.np)
     if arr.dtype.kind not in "biufc" and D.from_numpy(arr.dtype) is not D.bfloat16:
         raise TypeError(f"could not make a tensor from {type(data).__name__}")
     return _make(arr, device, requires_grad)
+
+
+_HALVES = (D.float16, D.bfloat16)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -391,39 +398,90 @@ def _like(t: Any, dtype: Any, device: Any) -> tuple[tuple[builtins.int, ...], An
     return tuple(t.shape), dtype or t.dtype, device if device is not None else t.device
 
 
+def _like_strides(t: Any, memory_format: Any) -> tuple[builtins.int, ...] | None:
+    """The strides PyTorch gives a ``*_like(t, memory_format=...)`` result (None:
+    row-major): by default ``t``'s layout (see ``_memory_layout.kept_strides``)."""
+    shape = tuple(t.shape) if isinstance(t, Tensor) else np.shape(t)
+    if not isinstance(t, Tensor) or type(t._data) is not np.ndarray:
+        _layout.format_strides(shape, memory_format)  # the rank check, on any input
+        return None
+    return _layout.kept_strides(shape, cast(Any, t).stride(), memory_format)
+
+
+def _relaid(out: Tensor, strides: tuple[builtins.int, ...] | None) -> Tensor:
+    """``out`` (a new tensor) rewritten with ``strides``; a device buffer keeps its own."""
+    if strides is not None and type(out._data) is np.ndarray:
+        out._data = _layout.laid_out(out._data, strides)
+    return out
+
+
 def zeros_like(t: Any, *, dtype: Any = None, device: Any = None,
-               requires_grad: builtins.bool = False, memory_format: Any = None) -> Tensor:
+               requires_grad: builtins.bool = False, memory_format: Any = None,
+               layout: Any = None, pin_memory: builtins.bool = False) -> Tensor:
+    strides = _like_strides(t, memory_format)
     shp, dt, dev = _like(t, dtype, device)
-    return zeros(shp, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _relaid(zeros(shp, dtype=dt, device=dev, requires_grad=requires_grad), strides)
 
 
 def ones_like(t: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: builtins.bool = False, memory_format: Any = None) -> Tensor:
+              requires_grad: builtins.bool = False, memory_format: Any = None,
+              layout: Any = None, pin_memory: builtins.bool = False) -> Tensor:
+    strides = _like_strides(t, memory_format)
     shp, dt, dev = _like(t, dtype, device)
-    return ones(shp, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _relaid(ones(shp, dtype=dt, device=dev, requires_grad=requires_grad), strides)
 
 
 def empty_like(t: Any, *, dtype: Any = None, device: Any = None,
-               requires_grad: builtins.bool = False, memory_format: Any = None) -> Tensor:
-    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
+               requires_grad: builtins.bool = False, memory_format: Any = None,
+               layout: Any = None, pin_memory: builtins.bool = False) -> Tensor:
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad,
+                      memory_format=memory_format)
 
 
 def full_like(t: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: builtins.bool = False, memory_format: Any = None) -> Tensor:
+              requires_grad: builtins.bool = False, memory_format: Any = None,
+              layout: Any = None, pin_memory: builtins.bool = False) -> Tensor:
+    strides = _like_strides(t, memory_format)
     shp, dt, dev = _like(t, dtype, device)
-    return full(shp, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _relaid(full(shp, fill_value, dtype=dt, device=dev, requires_grad=requires_grad),
+                   strides)
 
 
-def randn_like(t: Any, *, dtype: Any = None, device: Any = None,
-               requires_grad: builtins.bool = False) -> Tensor:
-    shp, dt, dev = _like(t, dtype, device)
-    return randn(shp, dtype=dt, device=dev, requires_grad=requires_grad)
+def _drawn_like(draw: Any, t: Any, device: Any, memory_format: Any,
+                requires_grad: builtins.bool) -> Tensor:
+    """``draw(shape)`` (a Tensor of fresh samples) shaped as ``t`` in the layout of
+    ``memory_format``: PyTorch's generators fill memory front to back, so a channels-last
+    result holds the samples a row-major one would, in another order."""
+    strides = _like_strides(t, memory_format)
+    shape = tuple(t.shape) if isinstance(t, Tensor) else np.shape(t)
+    if strides is None or as_device(device).type != "cpu":
+        out = draw(shape)
+    else:
+        out = Tensor._from_data(_layout.drawn_in_layout(lambda s: draw(s)._data, shape,
+                                                        strides))
+    return out.requires_grad_() if requires_grad else out
 
 
-def rand_like(t: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: builtins.bool = False) -> Tensor:
-    shp, dt, dev = _like(t, dtype, device)
-    return rand(shp, dtype=dt, device=dev, requires_grad=requires_grad)
+def randn_like(t: Any, *, generator: Any = None, dtype: Any = None, device: Any = None,
+               requires_grad: builtins.bool = False, memory_format: Any = None,
+               layout: Any = None, pin_memory: builtins.bool = False) -> Tensor:
+    _, dt, dev = _like(t, dtype, device)
+    if as_device(dev).type == "cpu" and _like_strides(t, memory_format) is not None:
+        # Not row-major: PyTorch's normal_ kernel draws element by element (its Box-Muller
+        # fill is for contiguous tensors), in memory order.
+        npdt = D.to_torch(dt).np
+        return _drawn_like(lambda s: Tensor._from_data(_host_stream(generator).torch_normal(
+            s, npdt, 0.0, 1.0, False)), t, dev, memory_format, requires_grad)
+    return _drawn_like(lambda s: randn(s, dtype=dt, device=dev, generator=generator), t,
+                       dev, memory_format, requires_grad)
+
+
+def rand_like(t: Any, *, generator: Any = None, dtype: Any = None, device: Any = None,
+              requires_grad: builtins.bool = False, memory_format: Any = None,
+              layout: Any = None, pin_memory: builtins.bool = False) -> Tensor:
+    _, dt, dev = _like(t, dtype, device)
+    return _drawn_like(lambda s: rand(s, dtype=dt, device=dev, generator=generator), t,
+                       dev, memory_format, requires_grad)
 
 
 def randint_like(*args: Any, low: Any = None, high: Any = None, input: Any = None,  # noqa: A002
@@ -435,9 +493,10 @@ def randint_like(*args: Any, low: Any = None, high: Any = None, input: Any = Non
     named = {"input": input, "low": low, "high": high}
     bound = _bind_overload(args, named, ("input", "high"), ("input", "low", "high"),
                            "randint_like", _RANDINT_LIKE_SIGS)
-    shp, dt, dev = _like(bound["input"], dtype, device)
-    return randint(bound.get("low", 0), bound["high"], shp, dtype=dt, device=dev,
-                   generator=generator, requires_grad=requires_grad)
+    _, dt, dev = _like(bound["input"], dtype, device)
+    return _drawn_like(lambda s: randint(bound.get("low", 0), bound["high"], s, dtype=dt,
+                                         device=dev, generator=generator),
+                       bound["input"], dev, memory_format, requires_grad)
 
 
 _RANDINT_LIKE_SIGS = (

@@ -46,6 +46,8 @@ def _common(tensors: Sequence[Any]) -> D.dtype:
 
 def cat(tensors: Sequence[Any], dim: builtins.int = 0, *, out: Any = None) -> Tensor:
     """Concatenate along ``dim`` (dtypes promote as in PyTorch)."""
+    if not builtins.len(tensors):
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     ts = [t for t in tensors if not (isinstance(t, Tensor) and t.shape == (0,))] or \
         list(tensors)
     if ts and builtins.all(isinstance(t, Tensor) for t in ts):

@@ -166,7 +166,8 @@ class GradFn(Node):
         self.shapes_only = False
 
     def name(self) -> str:
-        return _node_name(self.op)
+        n = _node_name(self.op)
+        return "torch::autograd::" + n if n in _CPP_NAMED else n
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
@@ -174,7 +175,8 @@ class GradFn(Node):
         return tuple(_shown(e) for e in shown)
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
+        # (The C++ nodes' class names come without name()'s namespace.)
+        return f"<{self.name().rsplit('::', 1)[-1]} object at {id(self):#x}>"
 
     def register_hook(self, hook: Callable[..., Any]) -> Any:
         """``hook(grad_inputs, grad_outputs)`` after this node's backward (PyTorch's node
@@ -406,7 +408,9 @@ def _recorded_backward(node: GradFn, tape: TapeTrace, start: int, in_cts: list[A
 _classes: dict[tuple[type, str], type] = {}
 # PyTorch's nodes that are not named after a derivative formula.
 _UNSUFFIXED = frozenset({"CopySlices", "AccumulateGrad", "CondAutogradOpBackward",
-                         "WhileLoopAutogradOpBackward"})
+                         "WhileLoopAutogradOpBackward", "NotImplemented"})
+# The C++ nodes with no derivative formula: ``name()`` gives their C++ class name.
+_CPP_NAMED = frozenset({"CopySlices", "NotImplemented"})
 
 
 def _node_name(op: str) -> str:

@@ -75,8 +75,8 @@ def in_float32(impl: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def in_float32_at_result(impl: Callable[[Any], Any],
-                         tangent: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
+def in_float32_at_result(impl: Callable[..., Any], tangent: Callable[[Any, Any], Any],
+                         with_half: bool = False) -> Callable[[Any], Any]:
     """As :func:`in_float32` for a one-argument ``impl`` whose PyTorch backward kernel reads
     the op's rounded *result* (softmax, log_softmax, sigmoid, tanh): the derivative is
     ``tangent(y, dx)``, linear in ``dx``, with ``y`` the half result widened to float32.
@@ -84,10 +84,13 @@ def in_float32_at_result(impl: Callable[[Any], Any],
     Differentiating the float32 computation instead would evaluate the derivative at the
     unrounded result; where it cancels (softmax's ``dx - sum(y * dx)``) that is many ulps
     from PyTorch. A custom JVP (not VJP) keeps forward mode working; its transpose widens
-    the cotangent, applies ``tangent``'s transpose in float32 and rounds once."""
+    the cotangent, applies ``tangent``'s transpose in float32 and rounds once.
+    ``with_half``: the half-typed forward is ``impl(x32, half_dtype)`` (a kernel that
+    stores an intermediate in the half type), other dtypes' ``impl(x, None)``."""
     @custom_jvp
     def half(x: Any) -> Any:
-        return fnp.astype(impl(fnp.astype(x, _F32)), x.dtype)
+        x32 = fnp.astype(x, _F32)
+        return fnp.astype(impl(x32, x.dtype) if with_half else impl(x32), x.dtype)
 
     def jvp(primals: Any, tangents: Any) -> Any:
         (x,), (dx,) = primals, tangents
@@ -98,7 +101,9 @@ def in_float32_at_result(impl: Callable[[Any], Any],
 
     @functools.wraps(impl)
     def run(x: Any) -> Any:
-        return impl(x) if _half_dtype(x) is None else half(x)
+        if _half_dtype(x) is None:
+            return impl(x, None) if with_half else impl(x)
+        return half(x)
 
     return run
 
@@ -126,11 +131,28 @@ def softmax(dim: int) -> Callable[[Any], Any]:
 
 @functools.cache
 def log_softmax(dim: int) -> Callable[[Any], Any]:
-    """``log_softmax`` along ``dim``, as :func:`softmax`."""
+    """``log_softmax`` along ``dim``, as :func:`softmax`. PyTorch's half kernel stores the
+    sum of the exponentials, and then its logarithm, in the half type: the result is
+    ``(x - max) - half(log(half(sum(exp(x - max)))))`` computed in float32, rounded once
+    more."""
     from funcgrad import nn  # noqa: PLC0415
 
-    return in_float32_at_result(lambda v: nn.log_softmax(v, axis=dim),
-                                log_softmax_tangent(dim))
+    def impl(v: Any, half: Any) -> Any:
+        if half is None:
+            return nn.log_softmax(v, axis=dim)
+        if np.shape(v)[dim] == 0:
+            return v
+        # (No guard for infinite maxima: a row of -inf, or with +inf, is NaN in PyTorch.)
+        shifted = v - fnp.max(v, axis=dim, keepdims=True)
+        total = fnp.sum(fnp.exp(shifted), axis=dim, keepdims=True)
+        return shifted - _stored(fnp.log(_stored(total, half)), half)
+
+    return in_float32_at_result(impl, log_softmax_tangent(dim), with_half=True)
+
+
+def _stored(v: Any, half: Any) -> Any:
+    """A float32 value stored in the half type and read back."""
+    return fnp.astype(fnp.astype(v, half), _F32)
 
 
 def normalization(group: Callable[[Any], Any], ungroup: Callable[[Any], Any],
@@ -245,3 +267,73 @@ def pow_scalar(p: float) -> Callable[[Any], Any]:
 
     f.defjvp(jvp)
     return f
+
+
+# PyTorch's CPU nll_loss sums a half batch in the half type by a cascade: a partial sum per
+# level, level j + 1 taking level j's sum (and restarting it) after every element whose
+# index is a multiple of 16 ** (j + 1), index 0 included; the top level never passes on.
+_CASCADE_STEP = 16
+_CASCADE_LEVELS = 8
+
+
+def cascade_sum(values: Any, half: Any, keep: Any = None) -> Any:
+    """The sum of a 1-D float32 array of ``half``-representable values as PyTorch's half
+    nll_loss adds its batch (see above), each addition rounded to ``half``; the derivative
+    is the plain sum's. The value is float32, representable in ``half``. ``keep`` (a host
+    boolean array): the elements the kernel visits, the others skipped outright (they pass
+    nothing up either); None: all.
+
+    >>> import numpy as np
+    >>> float(cascade_sum(np.array([1.0, 2048.0, 1.0], np.float32), np.float16))  # not 2050
+    2048.0
+    """
+    def add(a: Any, b: Any) -> Any:
+        return _stored(a + b, half)
+
+    values = fnp.asarray(values, _F32)
+    n = int(np.shape(values)[0])
+    tags = np.arange(n) if keep is None else np.flatnonzero(np.asarray(keep))
+    items = values if keep is None else fnp.take(values, tags)
+    partial = []  # what each level holds at the end
+    for level in range(_CASCADE_LEVELS):
+        k = len(tags)
+        if level == _CASCADE_LEVELS - 1:
+            bounds = np.zeros(0, np.int64)  # the top level passes nothing on
+        else:
+            bounds = np.flatnonzero(tags % _CASCADE_STEP ** (level + 1) == 0)
+        # Groups end at each bound; what follows the last one stays at this level.
+        starts = np.concatenate([[0], bounds[:-1] + 1]).astype(np.int64)
+        groups = [(int(a), int(b) + 1) for a, b in zip(starts, bounds)]
+        rest = (int(bounds[-1]) + 1 if len(bounds) else 0, k)
+        sums = _group_sums(items, groups + ([rest] if rest[1] > rest[0] else []), add)
+        partial.append(sums[-1] if rest[1] > rest[0] else None)
+        if not groups:
+            break
+        items = sums[:len(groups)] if rest[1] > rest[0] else sums
+        tags = tags[bounds]
+    total = None
+    for p in partial:
+        if p is not None:
+            total = p if total is None else add(total, p)
+    if total is None:
+        return fnp.sum(values)
+    from funcgrad.lax import stop_gradient  # noqa: PLC0415
+
+    plain = fnp.sum(values)
+    return plain + stop_gradient(total - plain)
+
+
+def _group_sums(items: Any, groups: list[tuple[int, int]], add: Any) -> Any:
+    """Each ``[start, stop)`` run of ``items`` summed left to right by ``add``: the runs
+    side by side, padded with zeros to the longest (adding 0 changes nothing)."""
+    if not groups:
+        return items[:0]
+    width = max(b - a for a, b in groups)
+    index = np.full((len(groups), width), -1, np.int64)
+    for r, (a, b) in enumerate(groups):
+        index[r, :b - a] = np.arange(a, b)
+    padded = fnp.where(index >= 0, fnp.take(items, np.maximum(index, 0)), 0.0)
+    acc = padded[:, 0]
+    for i in range(1, width):
+        acc = add(acc, padded[:, i])
+    return acc

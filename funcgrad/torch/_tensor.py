@@ -53,8 +53,9 @@ from funcgrad.primitives import linalg as _L
 from funcgrad.primitives import structural as _S
 from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _device as _dev
+from funcgrad.torch import _division, _functionalize, _grad_mode, _half_math
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch import _functionalize, _grad_mode, _half_math
+from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch import _repr as _repr_module
 from funcgrad.torch._autocast import CUDA as CUDA_POLICY
 from funcgrad.torch._autocast import TENSOR as autocast_tensor_type
@@ -482,26 +483,63 @@ class Tensor:
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """Copy to a device and/or dtype: ``t.to("cuda")``, ``t.to(torch.float64)``,
-        ``t.to(other)``."""
+        ``t.to(other)``; ``memory_format`` lays the copy out (the layout kept by default),
+        ``copy=True`` copies even when nothing changes."""
         dev = kwargs.get("device")
         dt = kwargs.get("dtype")
+        flags = [kwargs.get("non_blocking", False), kwargs.get("copy", False)]
+        n_flags = 0
         for a in args:
             if isinstance(a, Tensor):
                 dev, dt = a.device, a.dtype
+            elif isinstance(a, builtins.bool):
+                # to(dtype, non_blocking, copy): the flags follow positionally.
+                flags[builtins.min(n_flags, 1)] = a
+                n_flags += 1
             elif isinstance(a, (str, device)) or type(a).__name__ == "Device":
                 dev = a
             elif a is not None:
                 dt = a
+        fmt = kwargs.get("memory_format")
+        _dev.channels_last_order(fmt, self.dim())  # PyTorch's rank check
         out = self
         if dt is not None and D.to_torch(dt) is not self.dtype:
             out = out._astype(D.to_torch(dt))
         if dev is not None and self.device != as_device(dev):
             target = as_device(dev)
             out = apply_op("ToCopy", lambda x: _moved(x, target), out)
-        fmt = kwargs.get("memory_format")
-        if fmt is not None and fmt is not _dev.preserve_format:
-            out = out.contiguous(memory_format=fmt)
-        return out
+        if out is self:
+            if not flags[1] and (fmt is None or fmt is _dev.preserve_format or
+                                 fmt is self._suggested_format()):
+                return self
+            out = apply_op("ToCopy", lambda x: fnp.array(x), self)
+            if out._data is self._data or (type(out._data) is np.ndarray and type(
+                    self._data) is np.ndarray and np.shares_memory(out._data, self._data)):
+                out._data = out._data.copy()
+        return out._relaid(self, fmt)
+
+    def _suggested_format(self) -> Any:
+        """The layout PyTorch reads off this tensor's strides (``to`` keeps the tensor
+        itself when asked for that one)."""
+        return _layout.suggested_format(tuple(self.shape), cast(Any, self).stride())
+
+    def _relaid(self, source: Tensor, memory_format: Any) -> Tensor:
+        """This new tensor (a copy of ``source``'s values) with the layout PyTorch gives a
+        copy of ``source`` made with ``memory_format``: its buffer rewritten in place. A
+        staged value or a device buffer keeps its own."""
+        src, made_buf = source._data, self._data
+        if type(made_buf) is np.ndarray and type(src) is np.ndarray:
+            if (memory_format is None or memory_format is _dev.preserve_format) and \
+                    src.flags.c_contiguous and made_buf.flags.c_contiguous and \
+                    builtins.all(a // src.itemsize == b // made_buf.itemsize
+                                 for a, b in zip(src.strides, made_buf.strides)):
+                return self  # the common case: a row-major copy of a row-major tensor
+            shape = tuple(source.shape)
+            given, made = cast(Any, source).stride(), cast(Any, self).stride()
+            strides = _layout.kept_strides(shape, given, memory_format)
+            if (strides or _layout.row_major(shape)) != made:
+                self._data = _layout.laid_out(self._data, strides)
+        return self
 
     def cuda(self, device: Any = None) -> Tensor:
         return self.to("cuda" if device is None else f"cuda:{device}")
@@ -511,12 +549,20 @@ class Tensor:
 
     def _astype(self, dt: D.dtype) -> Tensor:
         if dt.np.kind in "iu" and self.dtype.is_floating_point and not self.is_cuda:
-            return apply_op("ToCopy", lambda x: _x86_float_to_int(x, dt.np), self)
-        return apply_op("ToCopy", lambda x: fnp.astype(x, dt.np), self)
+            out = apply_op("ToCopy", lambda x: _x86_float_to_int(x, dt.np), self)
+        elif dt in (D.float16, D.bfloat16) and self.dtype is D.float64:
+            # PyTorch converts a double to a half type through float (rounding twice).
+            out = apply_op("ToCopy", lambda x: fnp.astype(fnp.astype(x, np.float32), dt.np),
+                           self)
+        else:
+            out = apply_op("ToCopy", lambda x: fnp.astype(x, dt.np), self)
+        return out._relaid(self, None)
 
-    def _converted(self, dt: D.dtype) -> Tensor:
+    def _converted(self, dt: D.dtype, memory_format: Any = None) -> Tensor:
         # As PyTorch's ``to``: a tensor already of that dtype is returned itself, not a
         # copy (``p.float() is p`` for a float32 Parameter, and no ToCopy node).
+        if memory_format is not None:
+            return self.to(dt, memory_format=memory_format)
         return self if dt is self.dtype else self._astype(dt)
 
     def type(self, dtype: Any = None) -> Any:
@@ -528,35 +574,35 @@ class Tensor:
     def type_as(self, other: Tensor) -> Tensor:
         return self._converted(other.dtype)
 
-    def float(self) -> Tensor:
-        return self._converted(D.float32)
+    def float(self, memory_format: Any = None) -> Tensor:
+        return self._converted(D.float32, memory_format)
 
-    def double(self) -> Tensor:
-        return self._converted(D.float64)
+    def double(self, memory_format: Any = None) -> Tensor:
+        return self._converted(D.float64, memory_format)
 
-    def half(self) -> Tensor:
-        return self._converted(D.float16)
+    def half(self, memory_format: Any = None) -> Tensor:
+        return self._converted(D.float16, memory_format)
 
-    def bfloat16(self) -> Tensor:
-        return self._converted(D.bfloat16)
+    def bfloat16(self, memory_format: Any = None) -> Tensor:
+        return self._converted(D.bfloat16, memory_format)
 
-    def long(self) -> Tensor:
-        return self._converted(D.int64)
+    def long(self, memory_format: Any = None) -> Tensor:
+        return self._converted(D.int64, memory_format)
 
-    def int(self) -> Tensor:
-        return self._converted(D.int32)
+    def int(self, memory_format: Any = None) -> Tensor:
+        return self._converted(D.int32, memory_format)
 
-    def short(self) -> Tensor:
-        return self._converted(D.int16)
+    def short(self, memory_format: Any = None) -> Tensor:
+        return self._converted(D.int16, memory_format)
 
-    def byte(self) -> Tensor:
-        return self._converted(D.uint8)
+    def byte(self, memory_format: Any = None) -> Tensor:
+        return self._converted(D.uint8, memory_format)
 
-    def char(self) -> Tensor:
-        return self._converted(D.int8)
+    def char(self, memory_format: Any = None) -> Tensor:
+        return self._converted(D.int8, memory_format)
 
-    def bool(self) -> Tensor:
-        return self._converted(D.bool)
+    def bool(self, memory_format: Any = None) -> Tensor:
+        return self._converted(D.bool, memory_format)
 
     def clone(self, memory_format: Any = None) -> Tensor:
         out = apply_op("Clone", lambda x: fnp.array(x), self)
@@ -566,27 +612,7 @@ class Tensor:
                 type(out._data) is np.ndarray and type(self._data) is np.ndarray
                 and np.shares_memory(out._data, self._data)):
             out._data = out._data.copy()
-        return out._laid_out(self._layout_kept(memory_format))
-
-    def _layout_kept(self, memory_format: Any) -> Any:
-        """The layout ``memory_format`` asks of a copy (preserve_format, the default: a
-        channels-last tensor's)."""
-        if memory_format is None or memory_format is _dev.preserve_format:
-            for fmt in (_dev.channels_last, _dev.channels_last_3d):
-                if self.dim() == (4 if fmt is _dev.channels_last else 5) and \
-                        not self.is_contiguous() and self.is_contiguous(memory_format=fmt):
-                    return fmt
-            return None
-        return memory_format
-
-    def _laid_out(self, memory_format: Any) -> Tensor:
-        """This tensor's buffer rewritten, in place, in a channels-last layout (the same
-        values; its strides are PyTorch's for that layout). Staged values have none."""
-        order = _dev.channels_last_order(memory_format, self.dim())
-        if order is not None and type(self._data) is np.ndarray:
-            inverse = tuple(builtins.int(i) for i in np.argsort(order))
-            self._data = np.ascontiguousarray(self._data.transpose(order)).transpose(inverse)
-        return self
+        return out._relaid(self, memory_format)
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
         if memory_format is _dev.preserve_format and not self.is_contiguous():
@@ -711,12 +737,15 @@ class Tensor:
         return self.div_(other)
 
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
-        return self._inplace("Add", lambda a, b: _arith(_plain.add, a, _scaled(b, alpha)), other)
+        cplx = self.dtype.is_complex
+        return self._inplace("Add", lambda a, b: _arith(_plain.add, a,
+                                                        _scaled(b, alpha, cplx)), other)
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
         _check_bool_subtraction(self, other)
-        return self._inplace("Sub", lambda a, b: _arith(_plain.subtract, a, _scaled(b, alpha)),
-                             other)
+        cplx = self.dtype.is_complex
+        return self._inplace("Sub", lambda a, b: _arith(_plain.subtract, a,
+                                                        _scaled(b, alpha, cplx)), other)
 
     def mul_(self, other: Any) -> Tensor:
         return self._inplace("Mul", lambda a, b: _arith(_plain.multiply, a, b), other)
@@ -794,9 +823,16 @@ class Tensor:
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         idx = _unwrap_index(idx)
-        _check_index_bounds(self, idx)
-        # PyTorch: advanced indexing of a tensor that is not a view is index_put_.
-        op = "IndexPut" if _advanced(idx) and not self._is_view else "CopySlices"
+        lifted = _lift_scalar_bools(idx, self.ndim)
+        shape = tuple(self.shape)
+        if lifted is not None:
+            axes, idx = lifted
+            shape = _with_axes(shape, axes)
+        _check_index_bounds(self, idx, shape)
+        # PyTorch: advanced indexing of a tensor that is not a view is index_put_ (a scalar
+        # bool's goes through the unsqueezed view: CopySlices).
+        op = "IndexPut" if _advanced(idx) and not self._is_view and lifted is None \
+            else "CopySlices"
         if isinstance(value, Tensor) and value.device != self.device and \
                 (not _advanced(idx) or value.dim() == 0):
             # Basic indexing assigns through copy_, which copies across devices, and a CPU
@@ -816,11 +852,16 @@ class Tensor:
                 lead += 1
             value = value.reshape(tuple(value.shape)[lead:])
         try:
-            self._inplace(op, lambda a, v: _put(a, idx, v), value, through_view=True)
+            if lifted is None:
+                self._inplace(op, lambda a, v: _put(a, idx, v), value, through_view=True)
+            else:
+                self._inplace(op, lambda a, v: fnp.reshape(
+                    _put(fnp.expand_dims(a, lifted[0]), idx, v), a.shape), value,
+                    through_view=True)
         except ShapeError:
             if not isinstance(value, Tensor):
                 raise
-            _setitem_shape_error(self, idx, tuple(value.shape), value.dtype)
+            _setitem_shape_error(shape, idx, tuple(value.shape), value.dtype)
             raise
 
     # ------------------------------------------------------------- shape ops
@@ -963,6 +1004,11 @@ class Tensor:
             out._vc, out._is_view = self._vc, True
             return out
         idx = _unwrap_index(idx)
+        lifted = _lift_scalar_bools(idx, self.ndim)
+        if lifted is not None:
+            axes, idx = lifted
+            _check_index_bounds(self, idx, _with_axes(tuple(self.shape), axes))
+            return _view_op("Index", lambda x: _get(fnp.expand_dims(x, axes), idx), self)
         _check_index_bounds(self, idx)
         return _view_op("Index" if _advanced(idx) else _basic_index_name(idx, self.shape),
                         lambda x: _get(x, idx), self)
@@ -1427,6 +1473,7 @@ class Tensor:
     def topk(self, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True,
              sorted: builtins.bool = True) -> Any:  # noqa: A002
         check_sortable("topk", self)
+        check_int_argument("topk", "k", 1, k)
         if not 0 <= k <= (self.shape[dim] if self.ndim else 1):
             raise RuntimeError("selected index k out of range")
         if self.ndim == 0:
@@ -1498,6 +1545,13 @@ def _check_arg_extremum(name: str, t: Tensor) -> None:
         raise RuntimeError(f"{name}(): does not support bool input")
     if t.dtype.is_complex:
         raise RuntimeError(f"{name}(): does not support complex input")
+
+
+def check_int_argument(fn: str, arg: str, position: builtins.int, value: Any) -> None:
+    """PyTorch's argument parser: an ``int`` parameter refuses bools and floats."""
+    if isinstance(value, (builtins.bool, builtins.float)):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be int, not "
+                        f"{type(value).__name__}")
 
 
 def check_sortable(name: str, t: Tensor) -> None:
@@ -1908,7 +1962,11 @@ def _dims(dim: Any) -> Any:
     return dim
 
 
-def _scaled(b: Any, alpha: Any) -> Any:
+def _scaled(b: Any, alpha: Any, cplx: builtins.bool = False) -> Any:
+    """``alpha * b`` as PyTorch's add and sub take it: for a complex result the complex
+    product, even by alpha 1 (so an infinite part of ``b`` makes the other part NaN)."""
+    if cplx:
+        return b * builtins.complex(alpha)
     return b if isinstance(alpha, builtins.int) and alpha == 1 else b * alpha
 
 
@@ -2012,11 +2070,66 @@ def _advanced(idx: Any) -> builtins.bool:
                         for i in items)
 
 
-def _check_index_bounds(t: Tensor, idx: Any) -> None:
-    """PyTorch raises IndexError for an integer index out of range (JAX would clamp)."""
+def _is_scalar_bool(i: Any) -> builtins.bool:
+    if type(i) is builtins.bool or isinstance(i, np.bool_):
+        return True
+    return (type(i) is ArrayImpl or isinstance(i, np.ndarray)) and i.ndim == 0 and \
+        i.dtype == np.bool_
+
+
+def _lift_scalar_bools(idx: Any, ndim: builtins.int
+                       ) -> tuple[tuple[builtins.int, ...], Any] | None:
+    """PyTorch reads a scalar bool index (``True``, a 0-d bool tensor) as a new axis of
+    length 1 indexed by ``[0]`` (True) or ``[]`` (False): an advanced index that consumes
+    no dimension. Returns the new axes' positions and the index of the tensor with those
+    axes, or None when the index has no scalar bool (a traced one is left alone).
+
+    >>> _lift_scalar_bools((slice(None), True), 2)
+    ((1,), (slice(None, None, None), array([0])))
+    """
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not builtins.any(_is_scalar_bool(i) for i in items):
+        return None
+
+    def consumed(i: Any) -> builtins.int:
+        if i is None or i is Ellipsis or _is_scalar_bool(i):
+            return 0
+        if isinstance(i, (np.ndarray, ArrayImpl)) and i.dtype == np.bool_:
+            return builtins.int(i.ndim)
+        return 1
+
+    span = ndim - builtins.sum(consumed(i) for i in items)
+    axes: list[builtins.int] = []
+    out: list[Any] = []
+    pos = 0
+    for i in items:
+        if _is_scalar_bool(i):
+            axes.append(pos)
+            out.append(np.zeros(1 if builtins.bool(i) else 0, np.int64))
+            pos += 1
+            continue
+        out.append(i)
+        pos += span if i is Ellipsis else consumed(i)
+    return tuple(axes), tuple(out)
+
+
+def _with_axes(shape: tuple[builtins.int, ...], axes: tuple[builtins.int, ...]
+               ) -> tuple[builtins.int, ...]:
+    """``shape`` with axes of length 1 inserted at ``axes`` (positions in the result)."""
+    out = list(shape)
+    for a in axes:
+        out.insert(a, 1)
+    return tuple(out)
+
+
+def _check_index_bounds(t: Tensor, idx: Any,
+                        shape: tuple[builtins.int, ...] | None = None) -> None:
+    """PyTorch raises IndexError for an integer index out of range (JAX would clamp);
+    ``shape``: the shape indexed, when not ``t``'s."""
     items = idx if isinstance(idx, tuple) else (idx,)
     dim = 0
-    shape = t.shape
+    if shape is None:
+        shape = tuple(t.shape)
     n_ell = builtins.sum(1 for i in items if i is Ellipsis)
     consumed = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
     for i in items:
@@ -2026,7 +2139,7 @@ def _check_index_bounds(t: Tensor, idx: Any) -> None:
         if i is None:
             continue
         if dim >= len(shape):
-            raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+            raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
         if isinstance(i, builtins.int) and not isinstance(i, builtins.bool):
             n = shape[dim]
             if not -n <= i < n:
@@ -2683,11 +2796,13 @@ def _check_bool_subtraction(a: Any, b: Any) -> None:
 
 
 def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
-           true_div: builtins.bool = False, shown: builtins.bool = True) -> Tensor:
-    """A binary elementwise operation with PyTorch's promotion."""
+           true_div: builtins.bool = False, shown: builtins.bool = True,
+           alpha: Any = 1) -> Tensor:
+    """A binary elementwise operation with PyTorch's promotion; ``alpha`` scales ``b``
+    (add's and sub's)."""
     if op in _SUBTRACTIONS:
         _check_bool_subtraction(a, b)
-    prim = _BINARY_PRIM.get(f)
+    prim = _BINARY_PRIM.get(f) if type(alpha) is builtins.int and alpha == 1 else None
     if prim is not None and isinstance(a, Tensor) and is_grad_enabled() and (
             a._requires_grad or getattr(b, "_requires_grad", False)):
         # The common case of recording first: a floating point tensor with a number, or
@@ -2715,6 +2830,10 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
     dt = result_dtype(a, b)
     if true_div and D.category(dt) <= 1:
         dt = D.get_default_dtype()
+    cplx = D.category(dt) == 3
+    if cplx and op.partition(":")[0] in _ALPHA_OPS or not (
+            type(alpha) is builtins.int and alpha == 1):
+        f = _with_alpha(f, alpha, cplx)
     host = _HOST_BINARY.get(f)
     if host is not None and dt.name != "bool" and not (is_grad_enabled() and (
             getattr(a, "_requires_grad", False) or getattr(b, "_requires_grad", False))):
@@ -2724,9 +2843,13 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
             # (0-d operands give a NumPy scalar: kept an array).
             out = host(va, vb)
             return Tensor._from_data(out if type(out) is np.ndarray else np.asarray(out))
-    if op.partition(":")[0] in ("FloorDivide", "Remainder") and D.category(dt) <= 1 and \
-            isinstance(b, (Tensor, builtins.int)):
-        _check_integer_divisor(b)
+    kernel = _ROUNDING_KERNELS.get(f if op == "Div:2" else op.partition(":")[0])
+    if kernel is not None:
+        if dt.name == "bool" or D.category(dt) > 2:
+            raise NotImplementedError(f'"{kernel}_cpu" not implemented for '
+                                      f"'{_CPP[dt.name]}'")
+        if D.category(dt) <= 1 and isinstance(b, (Tensor, builtins.int)):
+            _check_integer_divisor(b)
     fa, fb = _fixed_scalar(a, dt), _fixed_scalar(b, dt)
     direct = _PRIM_BINARY.get(f)
     sa, sb = getattr(fa, "shape", ()), getattr(fb, "shape", ())
@@ -2744,6 +2867,13 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
     return apply_op(op, lambda x, y: f(_cast_to(x, dt), _cast_to(y, dt)), fa, fb,
                     shown=(a, b) if shown else None)
 
+
+# PyTorch's kernels of the rounding divisions (named by their errors), which have no bool
+# or complex version; an integer divisor 0 raises. By node (``div``'s rounding modes share
+# one, Div:2: by function).
+_ROUNDING_KERNELS: dict[Any, str] = {
+    "FloorDivide": "div_floor", "Remainder": "remainder", "Fmod": "fmod",
+    _division.floor_divide: "div_floor", _division.trunc_divide: "div_trunc"}
 
 # Binary operations that are one primitive on operands of one dtype and shape (or rank 0).
 _PRIM_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
@@ -2794,6 +2924,17 @@ def _prim_operand(x: Any, dt: D.dtype) -> Any:
 
 _PRIM_SCALARS = (builtins.bool, builtins.int, builtins.float)
 
+# PyTorch's add, sub and rsub compute ``a + alpha * b``: for complex numbers the product
+# with alpha (1 + 0j by default) is a complex one, so an infinite part of ``b`` turns the
+# other part into NaN (``(1+1j) + (-inf+0j)`` is -inf+nanj).
+_ALPHA_OPS = frozenset({"Add", "Sub", "Rsub"})
+
+
+def _with_alpha(f: Callable[[Any, Any], Any], alpha: Any, cplx: builtins.bool
+                ) -> Callable[[Any, Any], Any]:
+    return lambda x, y: f(x, _scaled(y, alpha, cplx))
+
+
 # Binary operations whose primitive's impl is this NumPy ufunc (on operands of one dtype).
 _HOST_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
     _plain.add: np.add, _plain.subtract: np.subtract, _plain.multiply: np.multiply}
@@ -2810,12 +2951,12 @@ def _host_operand(x: Any, dt: D.dtype) -> Any:
     return None
 
 
-def _setitem_shape_error(t: Tensor, idx: Any, vshape: tuple[builtins.int, ...],
-                         vdtype: D.dtype) -> None:
-    """PyTorch's error for ``t[idx] = value`` whose value does not fit the indexed part:
-    index_put_'s for advanced indexing, else expand's."""
+def _setitem_shape_error(shape: tuple[builtins.int, ...], idx: Any,
+                         vshape: tuple[builtins.int, ...], vdtype: D.dtype) -> None:
+    """PyTorch's error for ``t[idx] = value`` (``t`` of ``shape``) whose value does not fit
+    the indexed part: index_put_'s for advanced indexing, else expand's."""
     try:
-        probe = np.broadcast_to(np.zeros((), np.bool_), tuple(t.shape))[
+        probe = np.broadcast_to(np.zeros((), np.bool_), shape)[
             idx if not isinstance(idx, tuple) else tuple(
                 np.asarray(i._host()) if isinstance(i, Tensor) else i for i in idx)]
     except Exception:  # noqa: BLE001 - an index NumPy reads otherwise: the engine's error
@@ -2993,21 +3134,13 @@ def _reversed_name(op: str, other: Any) -> str:
     return {"Rsub": "Rsub:1", "Div": "Mul", "Pow": "Pow:2"}.get(op, op)
 
 
-def _floor_divide(a: Any, b: Any) -> Any:
-    """PyTorch's floor division: JAX's quotient, except that a zero quotient takes the sign
-    of ``a / b`` (PyTorch's div_floor: ``-2.5 // -3`` is 0., where JAX's gives -0.)."""
-    q = fnp.floor_divide(a, b)
-    if not fnp.issubdtype(fnp.result_type(q), fnp.floating):
-        return q
-    return fnp.where(q == 0, fnp.copysign(fnp.zeros_like(q), fnp.divide(a, b)), q)
-
-
 for _name, _op, _rop, _fn, _kw in [
     ("add", "Add", "Add", _plain.add, {}), ("sub", "Sub", "Rsub", _plain.subtract, {}),
     ("mul", "Mul", "Mul", _plain.multiply, {}),
     ("truediv", "Div", "Div", fnp.divide, {"true_div": True}),
-    ("floordiv", "FloorDivide", "FloorDivide", _floor_divide, {}),
-    ("mod", "Remainder", "Remainder", fnp.remainder, {}), ("pow", "Pow", "Pow", _power, {}),
+    ("floordiv", "FloorDivide", "FloorDivide", _division.floor_divide, {}),
+    ("mod", "Remainder", "Remainder", _division.remainder, {}),
+    ("pow", "Pow", "Pow", _power, {}),
     ("and", "BitwiseAnd", "BitwiseAnd", _plain.bitwise_and, {}),
     ("or", "BitwiseOr", "BitwiseOr", _plain.bitwise_or, {}),
     ("xor", "BitwiseXor", "BitwiseXor", _plain.bitwise_xor, {}),
@@ -3022,6 +3155,25 @@ for _name, _op, _rop, _fn, _kw in [
     else:
         setattr(Tensor, f"__r{_name}__", _method(_rop, _fn, reverse=True, reflected=True,
                                                  **_kw))
+_rmod_plain = Tensor.__rmod__  # type: ignore[attr-defined]
+
+
+def _number_remainder(y: Any, *, number: Any) -> Any:
+    return _division.remainder_without_derivative(scalar_as(number, y.dtype, ()), y)
+
+
+def _rmod(self: Tensor, other: Any) -> Tensor:
+    """``number % tensor``. PyTorch's remainder(Scalar, Tensor) has no derivative formula:
+    the result's node is NotImplemented (the tensor its one input), whose backward
+    raises."""
+    if isinstance(other, Tensor) or type(other) not in _PRIM_SCALARS or \
+            not (self._requires_grad and is_recording()):
+        return _rmod_plain(self, other)
+    y = self.to(result_dtype(other, self))
+    return apply_op("NotImplemented", _number_remainder, y, number=other, shown=(self,))
+
+
+Tensor.__rmod__ = _rmod  # type: ignore[attr-defined]
 # Autocast: ``x ** y`` is pow; ``2 / x`` is PyTorch's ``x.reciprocal() * 2``.
 for _name, _aten in (("__pow__", "pow"), ("__rpow__", "pow"), ("__rtruediv__", "reciprocal")):
     setattr(Tensor, _name, autocast_op(_aten)(getattr(Tensor, _name)))
@@ -3038,7 +3190,7 @@ Tensor.not_equal = Tensor.ne  # type: ignore[attr-defined]
 def _named_binary(op: str, f: Callable[[Any, Any], Any], **kw: Any
                   ) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-        return binary(_overload(op, other), lambda x, y: f(x, _scaled(y, alpha)), self, other,
+        return binary(_overload(op, other), f, self, other, alpha=alpha,
                       **kw)
 
     return method
@@ -3051,21 +3203,11 @@ def _div(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tenso
         return binary("Div", fnp.divide, self, other, true_div=True)
     # div.Tensor_mode is PyTorch's third overload (DivBackward2), numbers included.
     if rounding_mode == "floor":
-        return binary("Div:2", _floor_divide, self, other)
+        return binary("Div:2", _division.floor_divide, self, other)
     if rounding_mode == "trunc":
-        return binary("Div:2", _trunc_divide, self, other)
+        return binary("Div:2", _division.trunc_divide, self, other)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                        f"but found '{rounding_mode}'")
-
-
-def _trunc_divide(a: Any, b: Any) -> Any:
-    """The quotient rounded toward zero (C's integer division; ``trunc(a / b)`` for
-    floats)."""
-    if fnp.issubdtype(fnp.result_type(a, b), fnp.inexact):
-        return fnp.trunc(fnp.divide(a, b))
-    q = fnp.floor_divide(a, b)
-    inexact = (fnp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
-    return fnp.where(inexact, q + 1, q)
 
 
 for _name, _op, _fn, _kw in [
@@ -3074,8 +3216,9 @@ for _name, _op, _fn, _kw in [
     ("multiply", "Mul", _plain.multiply, {}), ("div", "Div", fnp.divide, {"true_div": True}),
     ("divide", "Div", fnp.divide, {"true_div": True}),
     ("true_divide", "Div", fnp.divide, {"true_div": True}),
-    ("floor_divide", "FloorDivide", _floor_divide, {}),
-    ("remainder", "Remainder", fnp.remainder, {}), ("fmod", "Fmod", fnp.fmod, {}),
+    ("floor_divide", "FloorDivide", _division.floor_divide, {}),
+    ("remainder", "Remainder", _division.remainder, {}),
+    ("fmod", "Fmod", _division.fmod, {}),
     ("maximum", "Maximum", _plain.maximum, {}), ("minimum", "Minimum", _plain.minimum, {}),
     ("atan2", "Atan2", fnp.arctan2, {"true_div": True}),
     ("hypot", "Hypot", fnp.hypot, {}), ("logaddexp", "Logaddexp", _plain.logaddexp, {}),
@@ -3462,7 +3605,8 @@ def _repr(t: Tensor) -> str:
     elif not (default or dt.name in _DEFAULT_SHOWN):
         extras.append(f"dtype={dt}")
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+        # The C++ nodes' names come without their namespace (``<CopySlices>``).
+        extras.append(f"grad_fn=<{t.grad_fn.name().rsplit('::', 1)[-1]}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
     return _add_suffixes("tensor(" + body, extras, len("tensor("))

@@ -42,10 +42,13 @@ def det(self: Tensor) -> Tensor:
 
 
 def logdet(self: Tensor) -> Tensor:
-    """``log(det)``: NaN for a negative determinant, -inf for a zero one."""
+    """``log(det)``: NaN for a negative determinant, -inf for a zero one; for a complex
+    matrix ``log(sign) + logabsdet`` (PyTorch's, so a singular one gives -inf+nanj)."""
     if L._is_half(self):
         L._no_half("logdet", L._matrix("slogdet", self))
     s, la = L.slogdet(self)
+    if self.dtype.is_complex:
+        return cast(Tensor, s.log() + la)
     return cast(Tensor, apply_op("Where", lambda sg, v: fnp.where(
         sg < 0, fnp.nan, v), s, la))
 

@@ -42,14 +42,17 @@ from funcgrad.torch._tensor import (
     _ddof,
     _dims,
     _float_input,
+    _lift_scalar_bools,
     _no_dof,
     _returns,
     _std_value,
     _sum_dtype,
     _var_no_dof,
     _vector_norm,
+    _with_axes,
     apply_op,
     binary,
+    check_int_argument,
     check_range,
     check_reducible,
     check_result_cast,
@@ -154,7 +157,22 @@ def index_fill(self: Tensor, dim: builtins.int, index: Tensor, value: Any) -> Te
 def index_put(self: Tensor, indices: Sequence[Any], values: Any,
               accumulate: builtins.bool = False) -> Tensor:
     """``self`` with ``values`` at ``self[indices]`` (added with ``accumulate``)."""
+    if len(indices) > self.dim():
+        # (Counted before a mask or a scalar bool is read for the dimensions it takes.)
+        raise IndexError(f"too many indices for tensor of dimension {self.dim()} (got "
+                         f"{len(indices)})")
     idx = tuple(_t(i) for i in indices)
+    lifted = _lift_scalar_bools(tuple(i._value_for_backward() for i in idx), self.dim())
+    if lifted is not None:
+        axes, where = lifted
+        _check_index_bounds(self, where, _with_axes(tuple(self.shape), axes))
+
+        def put_lifted(x: Any, v: Any) -> Any:
+            ref = fnp.expand_dims(x, axes).at[where]
+            out = ref.add(v) if accumulate else ref.set(fnp.astype(v, x.dtype))
+            return fnp.reshape(out, x.shape)
+
+        return cast(Tensor, apply_op("IndexPut", put_lifted, self, values))
     _check_index_bounds(self, tuple(i._data for i in idx))
 
     def run(x: Any, v: Any, *ii: Any) -> Any:
@@ -338,6 +356,7 @@ def msort(self: Tensor) -> Tensor:
 def kthvalue(self: Tensor, k: builtins.int, dim: builtins.int = -1,
              keepdim: builtins.bool = False) -> Any:
     """``(values, indices)`` of the ``k``-th smallest entry along ``dim``."""
+    check_int_argument("kthvalue", "k", 1, k)
     d = _dim(dim, self.dim())
     check_reducible("kthvalue()", self, d)
     n = self.shape[d] if self.dim() else 1
@@ -1962,8 +1981,8 @@ def is_nonzero(self: Tensor) -> builtins.bool:
 
 
 def _to_complex(dt: D.dtype) -> Callable[[Tensor], Tensor]:
-    def method(self: Tensor) -> Tensor:
-        return self.to(dt)
+    def method(self: Tensor, memory_format: Any = None) -> Tensor:
+        return self.to(dt, memory_format=memory_format)
 
     return method
 

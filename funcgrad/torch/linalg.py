@@ -123,10 +123,17 @@ def _with_matrix_norms(plain: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """``Tensor.norm`` taking ``p="nuc"`` (and other strings) as matrix norms, as PyTorch."""
     def norm(self: Tensor, p: Any = "fro", dim: Any = None,
              keepdim: builtins.bool = False) -> Tensor:
-        if not isinstance(p, str) or p == "fro":
-            return plain(self, p, dim, keepdim)
         dims = tuple(range(self.ndim)) if dim is None else (
             (dim,) if isinstance(dim, builtins.int) else tuple(dim))
+        # "fro" over at most two axes is the 2-norm of the entries; over more, PyTorch
+        # sends it to matrix_norm, which refuses it.
+        if not isinstance(p, str) or (p == "fro" and (dim is None or len(dims) <= 2)):
+            return plain(self, p, dim, keepdim)
+        if p not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+        if self.ndim < 2:
+            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                               "dimensions.")
         if len(dims) != 2:
             raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
                                + " ".join(str(d) for d in dims))

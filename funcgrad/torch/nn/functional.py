@@ -28,6 +28,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import nn
+from funcgrad.core import Tracer
 from funcgrad.primitives.elementwise import add_p, select_p
 from funcgrad.primitives.indexing import gather as _gather
 from funcgrad.primitives.linalg import dot_general_p
@@ -464,6 +465,9 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     losses = -picked * w
     if reduction == "none":
         return losses[0] if unbatched else losses
+    half = half_math.half_dtype(losses)
+    if half is not None and len(_shape(losses)) == 1:
+        return _half_nll_reduced(losses, w, weight is None, reduction, half, valid)
     if reduction == "sum":
         return fnp.sum(losses)
     total = fnp.sum(w)
@@ -473,6 +477,24 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     none = total == 0
     nan = np.nan if int(np.prod(_shape(target))) == 0 else -np.nan
     return fnp.sum(losses) / fnp.where(none, 1.0, total) + fnp.where(none, nan, 0.0)
+
+
+def _half_nll_reduced(losses: Any, w: Any, unweighted: bool, reduction: str,
+                      half: Any, valid: Any = None) -> Any:
+    """A half batch's summed or averaged nll_loss as PyTorch's CPU kernel computes it: the
+    losses (and the weights, for a weighted mean) summed in the half type by its cascade,
+    the mean's divisor the count of kept targets in the half type. ``valid``: the targets
+    not ignored, which the cascade skips when known on the host (traced: it visits all,
+    which differs only where an ignored target's index is a multiple of 16)."""
+    keep = None if valid is None or isinstance(valid, Tracer) else np.asarray(valid)
+    total = half_math.cascade_sum(fnp.astype(losses, np.float32), half, keep)
+    if reduction == "mean":
+        kept = fnp.astype(w, np.float32)
+        count = fnp.astype(fnp.astype(fnp.sum(kept), half), np.float32) if unweighted else \
+            half_math.cascade_sum(kept, half, keep)
+        # With every target ignored (or none): 0 / 0, a positive NaN in the half kernel.
+        total = fnp.where(count == 0, np.nan, total / fnp.where(count == 0, 1.0, count))
+    return fnp.astype(total, half)
 
 
 def _check_class_weight(weight: Any, n_classes: int, prefix: str = "") -> None:
@@ -547,6 +569,9 @@ def _ce_plain(reduction: str, x: Any, t: Any) -> Any:
     losses = -picked
     if reduction == "none":
         return losses
+    half = half_math.half_dtype(losses)
+    if half is not None:
+        return _half_nll_reduced(losses, fnp.ones_like(losses), True, reduction, half)
     # Negated before the sum, as the masked program does: an empty or all-zero batch sums
     # to +0.0 as in PyTorch, not -0.0.
     total = fnp.sum(losses)
@@ -602,7 +627,13 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
         # recorded primitives per call become one.
         if host and not ignored and weight is None and eps == 0.0 and len(shape) == 2:
             return _op("NllLoss", _ce_plain_jit(reduction), input, target)
-        by_index = _ce_by_index_jit(ignore_index, reduction, eps, n_classes, host)
+        if ignored and half_math.half_dtype(_data(input)) is not None:
+            # The half kernel's sum skips ignored targets: the mask must be known, not
+            # traced.
+            by_index = functools.partial(_ce_by_index, ignore_index, reduction, eps,
+                                         n_classes, host)
+        else:
+            by_index = _ce_by_index_jit(ignore_index, reduction, eps, n_classes, host)
         return _op("NllLoss" if eps == 0.0 else "Add", by_index, input, target, weight)
 
     def by_probs(x: Any, t: Any, w: Any) -> Any:

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
+from funcgrad.torch._device import memory_format
 from funcgrad.torch._dtypes import to_torch
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
@@ -708,6 +709,9 @@ class Module:
         """Move to a device and/or cast floating-point parameters and buffers to a dtype."""
         device = kwargs.get("device")
         dtype = kwargs.get("dtype")
+        fmt = kwargs.get("memory_format")
+        if any(isinstance(a, memory_format) for a in args):
+            raise TypeError(_to_overloads(args))
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
@@ -726,6 +730,10 @@ class Module:
                 t = t.to(dtype)
             if device is not None:
                 t = t.to(device)
+            if fmt is not None and t.dim() in (4, 5):
+                # Only 4-d and 5-d tensors take the layout (a 5-d one refuses
+                # channels_last, as in PyTorch).
+                t = t.to(memory_format=fmt)
             return t
 
         return self._apply(convert)
@@ -795,6 +803,19 @@ def _check_name(name: Any, what: str) -> None:
         raise KeyError(f'{what} name can\'t be empty string ""')
     if "." in name:
         raise KeyError(f'{what} name can\'t contain "."')
+
+
+def _to_overloads(args: tuple[Any, ...]) -> str:
+    """PyTorch's error for ``Module.to`` given a memory format positionally (its argument
+    parser lists the overloads)."""
+    names = {memory_format: "torch.memory_format", str: "str", Tensor: "Tensor"}
+    got = ", ".join(names.get(type(a)) or ("torch.device" if _is_device(a) else "torch.dtype")
+                    for a in args)
+    sig = "bool non_blocking = False, bool copy = False, *, torch.memory_format " \
+          "memory_format = None)"
+    return (f"to() received an invalid combination of arguments - got ({got}), but expected "
+            f"one of:\n * (torch.device device = None, torch.dtype dtype = None, {sig}\n"
+            f" * (torch.dtype dtype, {sig}\n * (Tensor tensor, {sig}\n")
 
 
 def _is_device(a: Any) -> bool:
