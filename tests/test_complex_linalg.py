@@ -158,7 +158,7 @@ def test_values_and_dtypes_match_jax(name: str, seed: int, n: int, dtype: str) -
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=tol, atol=tol)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(_cases, _seeds, _sizes)
 def test_grads_match_jax_and_finite_differences(name: str, seed: int, n: int) -> None:
     jax, jnp, jsl, fn, a, weights, phase_free = _jax_setup(name, seed, n)
@@ -177,7 +177,7 @@ def test_grads_match_jax_and_finite_differences(name: str, seed: int, n: int) ->
     np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-5)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(_cases, _seeds, _sizes)
 def test_jvps_match_jax_and_finite_differences(name: str, seed: int, n: int) -> None:
     jax, jnp, jsl, fn, a, weights, phase_free = _jax_setup(name, seed, n)

@@ -40,7 +40,7 @@ def _pendulum(lib):
 _floats = st.floats(-1.5, 1.5, allow_subnormal=False)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=4, deadline=None)
 @given(y=st.tuples(_floats, _floats), k=st.floats(0.5, 3.0), end=st.floats(0.5, 4.0),
        n=st.integers(2, 5))
 def test_solution_and_adjoint_gradients_match_jax(y, k, end, n):

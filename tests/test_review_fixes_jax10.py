@@ -137,7 +137,7 @@ def _grads(fun_f, fun_j, z):
     return (np.asarray(fg.grad(fun_f)(z)), np.asarray(jax.grad(fun_j)(z)))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(x=_complex_arrays(max_dims=1, max_side=8, nan=False), data=st.data())
 def test_derivatives_of_complex_max_min_as_jax(x, data):
     x = x.astype(np.complex128)

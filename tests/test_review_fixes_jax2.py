@@ -127,7 +127,7 @@ def test_logsumexp_is_strongly_typed_and_takes_complex(mode):
 
 
 @BOTH
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(n=st.integers(0, 5), pos=st.lists(st.integers(-8, 8), min_size=0, max_size=3),
        scalar=st.booleans(), nvals=st.integers(1, 3))
 def test_insert_clips_positions_as_jax(mode, n, pos, scalar, nvals):
@@ -237,7 +237,7 @@ def test_vecdot_dtype(mode, da, db, pet):
 
 
 @BOTH
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 99), dt=st.sampled_from([np.float32, np.int32, np.float16, bool]),
        weighted=st.booleans())
 def test_histogram2d_density_dtype(mode, seed, dt, weighted):

@@ -22,7 +22,7 @@ def _close(a, b, rtol=1e-10):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=1e-13)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), d=st.integers(1, 3), n=st.integers(5, 30),
        bw=st.sampled_from([None, "scott", "silverman", 0.4]), weighted=st.booleans())
 def test_estimates_match_jax(seed, d, n, bw, weighted):

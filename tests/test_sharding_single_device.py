@@ -152,7 +152,7 @@ def test_shard_map_values_as_jax(case: str, xs: list[float]) -> None:
         np.testing.assert_allclose(a, b, rtol=1e-6)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 # (no subnormals: XLA flushes them to zero, NumPy keeps them)
 @given(st.lists(st.floats(-2, 2, width=64, allow_subnormal=False), min_size=3, max_size=3))
 def test_shard_map_grad(xs: list[float]) -> None:

@@ -162,7 +162,7 @@ def test_shift_operators_on_arrays_match_jax() -> None:
     assert (x << 1).dtype == (j << 1).dtype
 
 
-@settings(max_examples=20, deadline=None, derandomize=True, database=None)
+@settings(max_examples=10, deadline=None, derandomize=True, database=None)
 @given(st.integers(1, 5), st.integers(1, 6), st.integers(1, 5),
        st.sampled_from(["bfloat16", "float16"]), st.integers(0, 2 ** 16))
 def test_half_precision_products_match_jax(m: int, k: int, n: int, dtype: str,
@@ -209,7 +209,7 @@ def test_lax_functions_take_numpy_values_in_the_default_dtypes() -> None:
         assert lax.add(np.ones(2), np.ones(2)).dtype == np.float64
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@settings(max_examples=15, deadline=None, derandomize=True, database=None)
 @given(st.integers(1, 3), st.integers(1, 6), st.integers(0, 2 ** 16), st.integers(1, 3),
        st.booleans())
 def test_lax_sort_with_several_keys_matches_jax(rows: int, n: int, seed: int, num_keys: int,

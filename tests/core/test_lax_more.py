@@ -20,7 +20,7 @@ from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.testing import check_grads
 
 jax = pytest.importorskip("jax")
-SETTINGS = settings(max_examples=6, deadline=None, database=None)
+SETTINGS = settings(max_examples=4, deadline=None, database=None)
 FLOATS = st.floats(-3, 3, allow_nan=False, width=64)
 
 

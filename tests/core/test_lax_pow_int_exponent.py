@@ -31,7 +31,7 @@ def _cases(dtype):
             hnp.arrays(np.int32, shape, elements=st.integers(-4, 5)))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
 def test_values_and_derivatives_match_jax(data, dtype):
     xs, ys = _cases(dtype)

@@ -122,7 +122,7 @@ def test_large_arrays_go_through_blocks() -> None:
 
 
 @needs_jax
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["float32", "float16", "bfloat16"]),
        hnp.array_shapes(max_dims=2, max_side=40))
 def test_normal_has_jaxs_bits(seed: int, dtype: str, shape: tuple[int, ...]) -> None:

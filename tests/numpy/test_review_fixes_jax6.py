@@ -309,7 +309,7 @@ def test_vecdot_dtype_as_jax(x64, a, b, linalg):
 
 
 @pytest.mark.parametrize("x64", MODES)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(dtype=st.sampled_from(DTYPES[1:-1]), density=st.sampled_from([None, False, True]),
        w_dtype=st.sampled_from([None, np.float32, np.int32, np.float64]),
        bins=st.sampled_from(["int", "int_edges", "float_edges"]),
