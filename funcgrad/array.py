@@ -33,6 +33,8 @@ class Array:
     __slots__ = ()
     # NumPy's binary operators defer to ours (``np_array + x`` gives an Array).
     __array_priority__ = 100
+    # Arrays whose own (reflected) comparisons answer ``x == a`` (typed key arrays).
+    _reflected_comparisons = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -111,7 +113,8 @@ def _defer_unrecognized(name: str) -> Any:
         convert = getattr(other, "__jax_array__", None)
         if convert is not None:
             other = convert()
-        if isinstance(other, (int, float, complex, np.generic, np.ndarray, Array)):
+        if isinstance(other, (int, float, complex, np.generic, np.ndarray)) or (
+                isinstance(other, Array) and not other._reflected_comparisons):
             return getattr(Array, name)(self, other)
         if name in ("__eq__", "__ne__") and type(other) in (dict, list, set, tuple):
             raise TypeError(f"unsupported operand type(s) for ==: {type(self).__name__!r} "

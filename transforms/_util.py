@@ -55,24 +55,34 @@ def as_leaf_array(x: Any) -> Any:
     return asarray(x)
 
 
-def check_differentiable(leaves: Sequence[Any], what: str) -> None:
-    for x in leaves:
-        aval = get_aval(x)
-        if not dtypes.is_inexact(aval.dtype):
-            raise IntegerInputError(
-                f"{what} requires real or complex inputs, but got an input of dtype "
-                f"{aval.dtype} (shape {aval.shape}). Differentiate with respect to floating "
-                "point values: convert it with x.astype(float), or leave it out of argnums."
-            )
+def check_input_dtypes(leaves: Sequence[Any], what: str, *, holomorphic: bool = False,
+                       allow_int: bool = False) -> None:
+    """JAX's checks of differentiated inputs, leaf by leaf, with its TypeError texts:
+    complex only with ``holomorphic=True``; otherwise floating point for ``jacfwd`` and
+    inexact (or integer with ``allow_int``) for the reverse-mode transforms.
 
-
-def check_holomorphic_inputs(leaves: Sequence[Any], what: str) -> None:
-    """With ``holomorphic=True`` every differentiated input must be complex (JAX's check)."""
+    >>> check_input_dtypes([np.float32(1.0)], "grad")
+    >>> check_input_dtypes([np.int32(1)], "grad", allow_int=True)
+    """
+    forward = what == "jacfwd"
     for x in leaves:
         dt = get_aval(x).dtype
-        if dt.kind != "c":
-            raise GradError(f"{what} with holomorphic=True requires inputs with complex "
-                            f"dtype, but got {dt.name}.")
+        if holomorphic:
+            if dt.kind != "c":
+                raise GradError(f"{what} with holomorphic=True requires inputs with complex "
+                                f"dtype, but got {dt.name}.")
+        elif forward:
+            if dt.kind != "f":
+                raise (GradError if dt.kind == "c" else IntegerInputError)(
+                    "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+                    f"np.floating), but got {dt.name}. For holomorphic differentiation, pass "
+                    "holomorphic=True. For differentiation of non-holomorphic functions "
+                    "involving complex inputs or integer inputs, use jax.jvp directly.")
+        elif not allow_int and not dtypes.is_inexact(dt):
+            raise IntegerInputError(
+                f"{what} requires real- or complex-valued inputs (input dtype that is a "
+                f"sub-dtype of np.inexact), but got {dt.name}. If you want to use Boolean- or "
+                "integer-valued inputs, use vjp or set allow_int to True.")
 
 
 def check_output_kind(dtype: Any, what: str, holomorphic: bool) -> None:

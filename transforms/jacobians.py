@@ -25,8 +25,7 @@ from funcgrad.errors import GradError
 from funcgrad.ir import ShapedArray
 from funcgrad.transforms._util import (
     as_leaf_array,
-    check_differentiable,
-    check_holomorphic_inputs,
+    check_input_dtypes,
     check_output_kind,
     normalize_argnums,
 )
@@ -78,19 +77,7 @@ def _setup(fun: Callable[..., Any], argnums: int | Sequence[int], args: tuple[An
     nums, single = normalize_argnums(argnums, len(args))
     args = tuple(tree_map(as_leaf_array, a) if i in nums else a for i, a in enumerate(args))
     flat_in, in_tree = tree_flatten(tuple(args[i] for i in nums))
-    check_differentiable([x for x in flat_in if not allow_int
-                          or dtypes.is_inexact(get_aval(x).dtype)], what)
-    if holomorphic:
-        check_holomorphic_inputs(flat_in, what)
-    elif what == "jacfwd":
-        for x in flat_in:
-            if get_aval(x).dtype.kind == "c":
-                raise GradError(
-                    "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
-                    f"np.floating), but got {get_aval(x).dtype.name}. For holomorphic "
-                    "differentiation, pass holomorphic=True. For differentiation of "
-                    "non-holomorphic functions involving complex inputs or integer inputs, "
-                    "use jax.jvp directly.")
+    check_input_dtypes(flat_in, what, holomorphic=holomorphic, allow_int=allow_int)
 
     def f_flat(*xs: Any) -> Any:
         full = list(args)

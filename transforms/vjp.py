@@ -48,8 +48,7 @@ from funcgrad.primitives.rules import full, gpu_of, place_like, place_on, zeros_
 from funcgrad.source_info import user_frame
 from funcgrad.transforms._util import (
     as_leaf_array,
-    check_differentiable,
-    check_holomorphic_inputs,
+    check_input_dtypes,
     check_output_kind,
     normalize_argnums,
     offering_mask,
@@ -366,10 +365,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         nums, single = normalize_argnums(argnums, len(args))
         dyn = [tree_map(as_leaf_array, args[i]) for i in nums]
         # allow_int: integer inputs get float0 zeros (from vjp), as in JAX.
-        check_differentiable([x for x in tree_flatten(dyn)[0] if not allow_int
-                              or dtypes.is_inexact(get_aval(x).dtype)], where)
-        if holomorphic:
-            check_holomorphic_inputs(tree_flatten(dyn)[0], where)
+        check_input_dtypes(tree_flatten(dyn)[0], where, holomorphic=holomorphic,
+                           allow_int=allow_int)
 
         def f(*dyn_args: Any) -> Any:
             full_args = list(args)

@@ -302,7 +302,9 @@ def _has_key(args: tuple[Any, ...], kwargs: dict[str, Any], in_sequence: bool) -
     _keys_through(stack, True), _keys_through(concatenate, True),  # noqa: F405
     _keys_through(asarray, True), _keys_through(array, True))  # noqa: F405
 (where, take, reshape, ravel, transpose, squeeze, expand_dims,
- broadcast_to, swapaxes, copy, shape, ndim, size) = map(  # noqa: F811
+ broadcast_to, swapaxes, copy, shape, ndim, size, zeros_like, ones_like, empty_like,
+ full_like) = map(  # noqa: F811
     _keys_through,
     (where, take, reshape, ravel, transpose, squeeze,  # noqa: F405
-     expand_dims, broadcast_to, swapaxes, copy, shape, ndim, size))  # noqa: F405
+     expand_dims, broadcast_to, swapaxes, copy, shape, ndim, size,  # noqa: F405
+     zeros_like, ones_like, empty_like, full_like))  # noqa: F405

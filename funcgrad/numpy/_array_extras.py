@@ -22,7 +22,7 @@ import funcgrad.numpy as fnp
 from funcgrad import dtypes
 from funcgrad.core import get_aval
 from funcgrad.errors import ConcretizationTypeError
-from funcgrad.numpy._core import canonical_axis, promote_args
+from funcgrad.numpy._core import canonical_axis, check_arraylike, promote_args
 from funcgrad.transforms.vmap import vmap
 
 
@@ -44,6 +44,7 @@ def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
     >>> [p.tolist() for p in fnp.hsplit(fnp.arange(4), 2)]
     [[0, 1], [2, 3]]
     """
+    check_arraylike("hsplit", ary)
     a = fnp.asarray(ary)
     if _ndim(a) == 0:
         raise ValueError("hsplit only works on arrays of 1 or more dimensions")
@@ -57,6 +58,7 @@ def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
     >>> [p.shape for p in fnp.vsplit(fnp.zeros((4, 2)), 2)]
     [(2, 2), (2, 2)]
     """
+    check_arraylike("vsplit", ary)
     a = fnp.asarray(ary)
     if _ndim(a) < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
@@ -70,6 +72,7 @@ def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
     >>> [p.shape for p in fnp.dsplit(fnp.zeros((1, 1, 4)), [1])]
     [(1, 1, 1), (1, 1, 3)]
     """
+    check_arraylike("dsplit", ary)
     a = fnp.asarray(ary)
     if _ndim(a) < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
@@ -83,6 +86,7 @@ def resize(a: Any, new_shape: Any) -> Any:
     >>> fnp.resize(fnp.array([1, 2, 3]), (2, 2)).tolist()
     [[1, 2], [3, 1]]
     """
+    check_arraylike("resize", a)
     shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(s) for s in new_shape)
     if any(s < 0 for s in shape):
         raise ValueError("all elements of `new_shape` must be non-negative")
@@ -101,6 +105,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     >>> fnp.rollaxis(fnp.zeros((2, 3, 4)), 2).shape
     (4, 2, 3)
     """
+    check_arraylike("rollaxis", a)
     a = fnp.asarray(a)
     nd = _ndim(a)
     start = _static_int(start, "'start' argument of jnp.rollaxis()")
@@ -121,6 +126,7 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     >>> fnp.rot90(fnp.array([[1, 2], [3, 4]]), 2).tolist()
     [[4, 3], [2, 1]]
     """
+    check_arraylike("rot90", m)
     m = fnp.asarray(m)
     nd = _ndim(m)
     if nd < 2:
@@ -148,6 +154,7 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     >>> [v.tolist() for v in fnp.unstack(fnp.array([[1, 2], [3, 4]]), axis=1)]
     [[1, 3], [2, 4]]
     """
+    check_arraylike("unstack", x)
     x = fnp.asarray(x)
     if _ndim(x) == 0:
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
@@ -163,6 +170,7 @@ def matrix_transpose(x: Any, /) -> Any:
     >>> fnp.matrix_transpose(fnp.zeros((2, 3, 4))).shape
     (2, 4, 3)
     """
+    check_arraylike("matrix_transpose", x)
     return fnp.linalg.matrix_transpose(x)
 
 
@@ -174,6 +182,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
     >>> fnp.vecdot(fnp.array([1.0, 2.0]), fnp.array([3.0, 4.0])).tolist()
     11.0
     """
+    check_arraylike("jnp.vecdot", x1, x2)
     return fnp.linalg.vecdot(x1, x2, axis=axis, precision=precision,
                              preferred_element_type=preferred_element_type)
 
@@ -185,6 +194,7 @@ def matvec(x1: Any, x2: Any, /) -> Any:
     >>> fnp.matvec(fnp.eye(2) * 2, fnp.array([1.0, 3.0])).tolist()
     [2.0, 6.0]
     """
+    check_arraylike("matvec", x1, x2)
     x1, x2 = fnp.asarray(x1), fnp.asarray(x2)
     if _ndim(x1) < 2 or _ndim(x2) < 1:
         raise ValueError("matvec needs a matrix (..., n, m) and a vector (..., m), got shapes "
@@ -199,6 +209,7 @@ def vecmat(x1: Any, x2: Any, /) -> Any:
     >>> fnp.vecmat(fnp.array([1.0, 3.0]), fnp.eye(2) * 2).tolist()
     [2.0, 6.0]
     """
+    check_arraylike("matvec", x1, x2)  # the name JAX's message gives
     x1, x2 = fnp.asarray(x1), fnp.asarray(x2)
     if _ndim(x1) < 1 or _ndim(x2) < 2:
         raise ValueError("vecmat needs a vector (..., n) and a matrix (..., n, m), got shapes "
@@ -214,6 +225,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     >>> fnp.cross(fnp.array([1.0, 0.0, 0.0]), fnp.array([0.0, 1.0, 0.0])).tolist()
     [0.0, 0.0, 1.0]
     """
+    check_arraylike("cross", a, b)
     a, b = promote_args(fnp.asarray(a), fnp.asarray(b))
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -240,6 +252,7 @@ def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any
     >>> fnp.apply_along_axis(fnp.sum, 1, fnp.array([[1, 2], [3, 4]])).tolist()
     [3, 7]
     """
+    check_arraylike("apply_along_axis", arr)
     arr = fnp.asarray(arr)
     nd = _ndim(arr)
     axis = canonical_axis(axis, nd)
@@ -261,6 +274,7 @@ def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: Sequence[int]
     >>> fnp.apply_over_axes(fnp.sum, fnp.ones((2, 3)), [0, 1]).tolist()
     [[6.0]]
     """
+    check_arraylike("apply_over_axes", a)
     arr = fnp.asarray(a)
     for ax in axes:
         b = fnp.asarray(func(arr, ax))
@@ -335,6 +349,7 @@ def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
     >>> fnp.packbits(fnp.array([1, 0, 1])).tolist()
     [160]
     """
+    check_arraylike("packbits", a)
     arr = fnp.asarray(a)
     if get_aval(arr).dtype.kind not in "biu":
         raise TypeError("Expected an input array of integer or boolean data type")
@@ -365,6 +380,7 @@ def unpackbits(a: Any, axis: int | None = None, count: int | None = None,
     >>> fnp.unpackbits(fnp.array([160], np.uint8)).tolist()
     [1, 0, 1, 0, 0, 0, 0, 0]
     """
+    check_arraylike("unpackbits", a)
     arr = fnp.asarray(a)
     if get_aval(arr).dtype != np.uint8:
         raise TypeError("Expected an input array of unsigned byte data type")

@@ -55,6 +55,35 @@ def cast(x: Any, dtype: np.dtype[Any], weak: bool = False) -> Any:
     return E.convert_element_type(x, dtype, weak)
 
 
+def check_arraylike(name: str, *args: Any) -> None:
+    """JAX's ``check_arraylike``: a list or tuple is no array argument (JAX asks for
+    ``jnp.asarray`` first), with JAX's TypeError text; ``name`` is the one JAX's message
+    gives. Hot paths (reshape, take, matmul...) call it only once an ``isinstance`` test
+    has found a list or tuple: the call costs more than the rest of a cheap op's checks.
+
+    >>> check_arraylike("sort", np.ones(3), 2.0)
+    >>> check_arraylike("sort", [1.0])
+    Traceback (most recent call last):
+    TypeError: sort requires ndarray or scalar arguments, got <class 'list'> at position 0.
+    """
+    for i, a in enumerate(args):
+        if isinstance(a, (list, tuple)):
+            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)} "
+                            f"at position {i}.")
+
+
+def check_arraylike_seq(name: str, arrays: Any) -> None:
+    """:func:`check_arraylike` on the entries of a list or tuple of arrays (``arrays`` may
+    also be one array, whose rows are the entries and need no check).
+
+    >>> check_arraylike_seq("stack", [np.ones(2), [1.0, 2.0]])
+    Traceback (most recent call last):
+    TypeError: stack requires ndarray or scalar arguments, got <class 'list'> at position 1.
+    """
+    if isinstance(arrays, (list, tuple)):
+        check_arraylike(name, *arrays)
+
+
 def promote_args(*xs: Any) -> list[Any]:
     """Convert the operands to their common dtype under JAX's promotion rules."""
     xs = tuple(asarray(x) for x in xs)

@@ -18,7 +18,7 @@ from funcgrad.conversion import _flat_items, check_int_range
 from funcgrad.core import Tracer, get_aval
 from funcgrad.ir import ShapedArray
 from funcgrad.numpy._core import asarray as _asarray
-from funcgrad.numpy._core import cast, from_buffer, requested_dtype
+from funcgrad.numpy._core import cast, check_arraylike, from_buffer, requested_dtype
 from funcgrad.primitives.fused_multiply_add import fma
 
 
@@ -204,6 +204,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     >>> fnp.full(2, 7.0).tolist()
     [7.0, 7.0]
     """
+    check_arraylike("full", fill_value)
     if _float0(dtype):
         return np.zeros(_shape(shape), dtypes.FLOAT0)
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
@@ -234,6 +235,8 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     >>> fnp.zeros_like(fnp.ones(2)).tolist()
     [0.0, 0.0]
     """
+    if isinstance(a, (list, tuple)):
+        check_arraylike("zeros_like", a)
     if _float0(dtype):
         return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
     shp, dt, weak = _like(a, dtype, shape, "zeros_like")
@@ -248,6 +251,7 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     >>> fnp.ones_like(fnp.zeros(2)).tolist()
     [1.0, 1.0]
     """
+    check_arraylike("ones_like", a)
     if _float0(dtype):
         return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
     shp, dt, weak = _like(a, dtype, shape, "ones_like")
@@ -262,6 +266,7 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     >>> fnp.empty_like(fnp.ones(2)).shape
     (2,)
     """
+    check_arraylike("ones_like", a)  # the name JAX's message gives
     if _float0(dtype):
         return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
     return zeros_like(a, dtype, shape)
@@ -275,6 +280,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     >>> fnp.full_like(fnp.ones(2), 3.0).tolist()
     [3.0, 3.0]
     """
+    check_arraylike("full_like", a, fill_value)
     if _float0(dtype):
         return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
@@ -346,10 +352,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
 
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    for i, v in enumerate((start, stop)):
-        if isinstance(v, (list, tuple)):
-            raise TypeError(f"linspace requires ndarray or scalar arguments, got {type(v)} "
-                            f"at position {i}.")
+    check_arraylike("linspace", start, stop)
     # JAX's arithmetic, step for step (jax/_src/numpy/array_creation.py:_linspace), so
     # that float32 values round as JAX's: start * (1 - t) + stop * t with
     # t = iota(div) / div, then stop itself appended when ``endpoint``.
@@ -422,6 +425,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # 
     >>> fnp.eye(2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
+    check_arraylike("eye", k)
     return from_buffer(np.eye(N, M, k, dtype=_dt(dtype, "eye", dtypes.default_float())))
 
 
@@ -458,6 +462,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
     >>> [g.shape for g in fnp.meshgrid(fnp.arange(2), fnp.arange(3), sparse=True)]
     [(1, 2), (3, 1)]
     """
+    check_arraylike("meshgrid", *xi)
     from funcgrad.numpy._shape import broadcast_to, reshape  # noqa: PLC0415
 
     arrs = [_asarray(x) for x in xi]
@@ -516,6 +521,8 @@ def copy(a: Any) -> Any:
     >>> fnp.copy(fnp.ones(1)).tolist()
     [1.0]
     """
+    if isinstance(a, (list, tuple)):
+        check_arraylike("copy", a)
     return array(a)
 
 

@@ -18,7 +18,14 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.core import Tracer, get_aval
-from funcgrad.numpy._core import asarray, canonical_axis, cast, is_array, promote_args
+from funcgrad.numpy._core import (
+    asarray,
+    canonical_axis,
+    cast,
+    check_arraylike,
+    is_array,
+    promote_args,
+)
 from funcgrad.numpy._creation import arange, array, linspace, ones, zeros
 from funcgrad.numpy._indexing import take, take_along_axis
 from funcgrad.numpy._linalg import diag
@@ -183,6 +190,7 @@ def ix_(*args: Any) -> tuple[Any, ...]:
     >>> [a.shape for a in fnp.ix_(fnp.array([0, 1]), fnp.array([2, 3, 4]))]
     [(2, 1), (1, 3)]
     """
+    check_arraylike("ix", *args)
     n = len(args)
     out = []
     for i, a in enumerate(args):
@@ -241,6 +249,7 @@ def diag_indices_from(arr: Any) -> tuple[Any, ...]:
     >>> len(fnp.diag_indices_from(fnp.ones((3, 3))))
     2
     """
+    check_arraylike("diag_indices_from", arr)
     shape = get_aval(asarray(arr)).shape
     if len(shape) < 2:
         raise ValueError("input array must be at least 2-d")
@@ -276,6 +285,7 @@ def tril_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
     >>> fnp.tril_indices_from(fnp.ones((2, 3)))[1].tolist()
     [0, 0, 1]
     """
+    check_arraylike("tril_indices_from", arr)
     shape = get_aval(asarray(arr)).shape
     if len(shape) != 2:
         raise ValueError("Only 2-D inputs are accepted")
@@ -289,6 +299,7 @@ def triu_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
     >>> fnp.triu_indices_from(fnp.ones((2, 3)))[1].tolist()
     [0, 1, 2, 1, 2]
     """
+    check_arraylike("triu_indices_from", arr)
     shape = get_aval(asarray(arr)).shape
     if len(shape) != 2:
         raise ValueError("Only 2-D inputs are accepted")
@@ -354,6 +365,7 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
     >>> [c.tolist() for c in fnp.unravel_index(fnp.array([5, 1]), (2, 3))]
     [[1, 0], [2, 1]]
     """
+    check_arraylike("unravel_index", indices)
     (idx,) = promote_args(indices)
     if get_aval(idx).dtype.kind not in "iu":
         raise TypeError("only int indices permitted")
@@ -405,6 +417,7 @@ def diagflat(v: Any, k: int = 0) -> Any:
     >>> fnp.diagflat(fnp.array([[1, 2]])).tolist()
     [[1, 0], [0, 2]]
     """
+    check_arraylike("diagflat", v)
     return diag(ravel(asarray(v)), k)
 
 
@@ -417,6 +430,7 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     """
     if out is not None:
         raise ValueError("The 'out' argument to choose is not supported.")
+    check_arraylike("choose", a, *choices)
     a = asarray(a)
     n = len(choices)
     if mode == "raise":
@@ -447,6 +461,7 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     >>> fnp.select([x < 1, x > 2], [x, -x], 9).tolist()
     [0, 9, 9, -3]
     """
+    check_arraylike("select", *condlist, *choicelist, default)
     if len(condlist) != len(choicelist):
         raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} "
                          f"vs {len(choicelist)})")
@@ -471,6 +486,7 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
     >>> fnp.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v * 10]).tolist()
     [1.0, 20.0]
     """
+    check_arraylike("piecewise", x)
     x = asarray(x)
     conds = [asarray(c) for c in (condlist if isinstance(condlist, (list, tuple)) else
                                   [condlist])]
@@ -507,6 +523,7 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
     ...           inplace=False).tolist()
     [7.0, 0.0, 8.0, 7.0]
     """
+    check_arraylike("place", arr, mask, vals)
     if inplace:
         raise ValueError("place: JAX arrays are immutable; pass inplace=False to "
                                   "get the updated copy")
@@ -713,6 +730,12 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     >>> fnp.append(fnp.array([1, 2]), 3).tolist()
     [1, 2, 3]
     """
+    # JAX's message names the function that meets the list: ravel, or concatenate.
+    if axis is None:
+        check_arraylike("ravel", arr)
+        check_arraylike("ravel", values)
+    else:
+        check_arraylike("concatenate", arr, values)
     a, v = promote_args(arr, values)
     if axis is None:
         return concatenate([ravel(a), ravel(v)])

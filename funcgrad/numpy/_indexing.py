@@ -22,7 +22,14 @@ from funcgrad.array import ArrayImpl, wrap
 from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import IndexingError, IndexTypeError, NonConcreteBooleanIndexError
 from funcgrad.ir import ShapedArray
-from funcgrad.numpy._core import asarray, broadcast_shapes, broadcast_to_shape, cast, promote_args
+from funcgrad.numpy._core import (
+    asarray,
+    broadcast_shapes,
+    broadcast_to_shape,
+    cast,
+    check_arraylike,
+    promote_args,
+)
 from funcgrad.numpy._shape import _arr
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import indexing as I
@@ -587,6 +594,8 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: A
     >>> fnp.take(fnp.arange(5.0), fnp.array([4, 0])).tolist()
     [4.0, 0.0]
     """
+    if isinstance(a, (list, tuple)) or isinstance(indices, (list, tuple)):
+        check_arraylike("take", a, indices)
     from funcgrad.numpy._core import canonical_axis  # noqa: PLC0415
 
     if out is not None:
@@ -659,6 +668,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
     >>> fnp.take_along_axis(fnp.array([[1.0, 2.0]]), fnp.array([[1]]), 1).tolist()
     [[2.0]]
     """
+    check_arraylike("take_along_axis", arr, indices)
     from funcgrad.numpy._core import canonical_axis  # noqa: PLC0415
 
     arr = _arr(arr)

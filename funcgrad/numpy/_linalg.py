@@ -16,7 +16,13 @@ import numpy as np
 from funcgrad import dtypes
 from funcgrad.core import get_aval
 from funcgrad.errors import ShapeError
-from funcgrad.numpy._core import broadcast_shapes, broadcast_to_shape, canonical_axis, promote_args
+from funcgrad.numpy._core import (
+    broadcast_shapes,
+    broadcast_to_shape,
+    canonical_axis,
+    check_arraylike,
+    promote_args,
+)
 from funcgrad.numpy._shape import _arr, moveaxis, ravel, reshape
 from funcgrad.numpy._ufuncs import multiply, where
 from funcgrad.primitives import elementwise as E
@@ -115,6 +121,7 @@ def outer(a: Any, b: Any) -> Any:
     >>> fnp.outer(fnp.ones(2), fnp.ones(3)).shape
     (2, 3)
     """
+    check_arraylike("outer", a, b)
     a, b = _pair(a, b)
     a, b = ravel(a), ravel(b)
     return L.dot_general(S.reshape(a, (get_aval(a).size, 1)), S.reshape(b, (1, get_aval(b).size)),
@@ -261,6 +268,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     >>> fnp.diagonal(fnp.eye(3)).tolist()
     [1.0, 1.0, 1.0]
     """
+    check_arraylike("diagonal", a)
     a = _arr(a)
     nd = get_aval(a).ndim
     i, j = canonical_axis(axis1, nd), canonical_axis(axis2, nd)
@@ -293,6 +301,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     >>> float(fnp.trace(fnp.eye(3)))
     3.0
     """
+    check_arraylike("trace", a)
     from funcgrad.numpy._reductions import sum as _sum  # noqa: PLC0415
 
     d = diagonal(a, offset, axis1, axis2)
@@ -306,6 +315,7 @@ def diag(v: Any, k: int = 0) -> Any:
     >>> fnp.diag(fnp.array([1.0, 2.0])).tolist()
     [[1.0, 0.0], [0.0, 2.0]]
     """
+    check_arraylike("diag", v)
     v = _arr(v)
     shp = get_aval(v).shape
     if len(shp) == 2:
@@ -326,6 +336,7 @@ def tril(m: Any, k: int = 0) -> Any:
     >>> fnp.tril(fnp.ones((2, 2))).tolist()
     [[1.0, 0.0], [1.0, 1.0]]
     """
+    check_arraylike("tril", m)
     return _triangle(m, k, lower=True)
 
 
@@ -355,6 +366,7 @@ def triu(m: Any, k: int = 0) -> Any:
     >>> fnp.triu(fnp.ones((2, 2))).tolist()
     [[1.0, 1.0], [0.0, 1.0]]
     """
+    check_arraylike("triu", m)
     return _triangle(m, k, lower=False)
 
 
@@ -365,6 +377,7 @@ def kron(a: Any, b: Any) -> Any:
     >>> fnp.kron(fnp.eye(2), fnp.ones((2, 2))).shape
     (4, 4)
     """
+    check_arraylike("kron", a, b)
     a, b = _pair(a, b)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if len(sa) != len(sb):
@@ -417,6 +430,8 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
     >>> fnp.matmul(fnp.ones((5, 2, 3)), fnp.ones((3, 4)), precision="highest").shape
     (5, 2, 4)
     """
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        check_arraylike("matmul", a, b)
     (a, b), want = _with_options((a, b), precision, preferred_element_type)
     return _as(_matmul(a, b), want)
 
@@ -430,6 +445,8 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
     >>> float(fnp.dot(fnp.ones(3), fnp.ones(3), precision="highest"))
     3.0
     """
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        check_arraylike("dot", a, b)
     (a, b), want = _with_options((a, b), precision, preferred_element_type)
     return _as(_dot(a, b), want)
 
@@ -441,6 +458,7 @@ def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any =
     >>> float(fnp.vdot(fnp.ones((2, 2)), fnp.ones((2, 2))))
     4.0
     """
+    check_arraylike("vdot", a, b)
     (a, b), want = _with_options((a, b), precision, preferred_element_type)
     return _as(_vdot(a, b), want)
 
@@ -452,6 +470,7 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
     >>> fnp.inner(fnp.ones((2, 3)), fnp.ones((4, 3))).shape
     (2, 4)
     """
+    check_arraylike("inner", a, b)
     (a, b), want = _with_options((a, b), precision, preferred_element_type)
     return _as(_inner(a, b), want)
 
@@ -464,6 +483,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
     >>> fnp.tensordot(fnp.ones((2, 3, 4)), fnp.ones((3, 4, 5))).shape
     (2, 5)
     """
+    check_arraylike("tensordot", a, b)
     (a, b), want = _with_options((a, b), precision, preferred_element_type)
     return _as(_tensordot(a, b, axes), want)
 
@@ -493,7 +513,9 @@ def einsum(subscripts: str, /, *operands: Any, out: Any = None, optimize: Any = 
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
-    if not isinstance(subscripts, str):
+    if isinstance(subscripts, str):
+        check_arraylike("einsum", *operands)
+    else:
         # The interleaved form einsum(a, [0, 1], b, [1, 2], [0, 2]): NumPy's letters.
         subscripts, operands = _interleaved(subscripts, *operands)
     ops, want = _with_options(operands, precision, preferred_element_type)

@@ -16,7 +16,14 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.core import get_aval
-from funcgrad.numpy._core import asarray, canonical_axis, cast, promote_args, promote_inexact
+from funcgrad.numpy._core import (
+    asarray,
+    canonical_axis,
+    cast,
+    check_arraylike,
+    promote_args,
+    promote_inexact,
+)
 from funcgrad.numpy._creation import arange, zeros
 from funcgrad.numpy._reductions import cumsum
 from funcgrad.numpy._reductions import max as _max
@@ -66,6 +73,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
     >>> fnp.searchsorted(fnp.array([1, 2, 2, 3]), fnp.array([2, 4]), side="right").tolist()
     [3, 4]
     """
+    check_arraylike("searchsorted", a, v)
     if side not in ("left", "right"):
         raise ValueError(f"{side!r} is an invalid value for keyword 'side'")
     a, v = promote_args(a, v)
@@ -89,6 +97,7 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
     >>> fnp.digitize(fnp.array([0.5, 1.5, 3.0]), fnp.array([1.0, 2.0])).tolist()
     [0, 1, 2]
     """
+    check_arraylike("digitize", x, bins)
     x, bins = promote_args(x, bins)
     if get_aval(bins).ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got {bins}")
@@ -110,6 +119,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
     >>> fnp.bincount(fnp.array([0, 2, 2])).tolist()
     [1, 0, 2]
     """
+    check_arraylike("bincount", x)
     x = asarray(x)
     if get_aval(x).dtype.kind not in "iub":
         raise TypeError(f"x argument to bincount must have an integer type; got {x.dtype}")
@@ -142,6 +152,7 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     >>> fnp.histogram_bin_edges(fnp.array([0.0, 1.0]), bins=2).tolist()
     [0.0, 0.5, 1.0]
     """
+    check_arraylike("histogram_bin_edges", a, bins)
     (a,) = promote_inexact(a)
     if not isinstance(bins, int) and _ndim(bins) == 1:
         # Given edges take the data's inexact dtype, as JAX's (not their own: int64 edges
@@ -171,6 +182,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,  #
     >>> fnp.histogram(fnp.array([0.0, 0.2, 1.0]), bins=2)[0].tolist()
     [2.0, 1.0]
     """
+    check_arraylike("histogram", a, bins)
     # As JAX: weights promote together with the data (uint32 data with int32 weights
     # count in the default float, not float32).
     if weights is None:
@@ -197,6 +209,7 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     >>> fnp.histogramdd(fnp.array([[0.0, 0.0], [1.0, 1.0]]), bins=2)[0].tolist()
     [[1, 0], [0, 1]]
     """
+    check_arraylike("histogramdd", sample)
     # As JAX: weights promote together with the sample (and set the edges' dtype too).
     if weights is None:
         (sample,) = promote_inexact(sample)
@@ -248,13 +261,14 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     >>> fnp.histogram2d(fnp.array([0.0, 1.0]), fnp.array([0.0, 1.0]), bins=2)[0].tolist()
     [[1, 0], [0, 1]]
     """
+    check_arraylike("histogram2d", x, y)
     from funcgrad.numpy._shape import stack  # noqa: PLC0415
 
     # Stacked with their common (not yet inexact) dtype: histogramdd promotes it together
     # with the weights, as JAX's does.
     x, y = promote_args(x, y)
     if not isinstance(bins, int) and _ndim(bins) == 1 and len(bins) != 2:
-        bins = [bins, bins]
+        bins = [asarray(bins)] * 2  # one array of edges for both (JAX takes a list here)
     counts, edges = histogramdd(stack([x, y], axis=1), bins, range, weights, density)
     return counts, edges[0], edges[1]
 
@@ -267,6 +281,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     >>> fnp.interp(fnp.array([0.5, 3.0]), fnp.array([0.0, 1.0]), fnp.array([0.0, 2.0])).tolist()
     [1.0, 2.0]
     """
+    check_arraylike("interp", x, xp, fp)
     x, xp = promote_inexact(x, xp)
     (fp,) = promote_inexact(fp)
     if get_aval(xp).ndim != 1 or get_aval(fp).ndim != 1:
@@ -340,6 +355,7 @@ def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
     >>> fnp.convolve(fnp.array([1.0, 2.0]), fnp.array([1.0, 1.0])).tolist()
     [1.0, 3.0, 2.0]
     """
+    check_arraylike("convolve", a, v)
     return _conv(a, v, mode, "convolve")
 
 
@@ -351,6 +367,7 @@ def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None,
     >>> fnp.correlate(fnp.array([1.0, 2.0, 3.0]), fnp.array([1.0, 1.0])).tolist()
     [3.0, 5.0]
     """
+    check_arraylike("correlate", a, v)
     return _conv(a, v, mode, "correlate")
 
 
@@ -465,8 +482,6 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi)
     >>> [round(v, 3) for v in fnp.unwrap(fnp.array([0.0, 6.0])).tolist()]
     [0.0, -0.283]
     """
-    from funcgrad.numpy._ufuncs import check_arraylike  # noqa: PLC0415
-
     check_arraylike("unwrap", p)
     (p,) = promote_inexact(p)
     if get_aval(p).dtype.kind == "c":
@@ -493,10 +508,8 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     [0, 3, 5]
     """
     def arraylike(x: Any) -> Any:
-        # JAX's TypeError for a list (each argument is checked on its own, at position 0).
-        if isinstance(x, (list, tuple)):
-            raise TypeError(f"ediff1d requires ndarray or scalar arguments, got {type(x)} at "
-                            "position 0.")
+        # JAX checks each argument on its own (a list is always "at position 0").
+        check_arraylike("ediff1d", x)
         return asarray(x)
 
     arr = ravel(arraylike(ary))

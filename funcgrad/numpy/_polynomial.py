@@ -19,7 +19,7 @@ import funcgrad.numpy as fnp
 from funcgrad import dtypes
 from funcgrad.core import get_aval
 from funcgrad.errors import ConcretizationTypeError
-from funcgrad.numpy._core import promote_args, promote_inexact
+from funcgrad.numpy._core import check_arraylike, promote_args, promote_inexact
 from funcgrad.numpy._setops import host_value
 
 
@@ -41,6 +41,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:  # no
     >>> fnp.vander(fnp.array([1, 2, 3]), 3).tolist()
     [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
     """
+    check_arraylike("vander", x)
     x = fnp.asarray(x)
     if get_aval(x).ndim != 1:
         raise ValueError("x must be a one-dimensional array")
@@ -60,6 +61,7 @@ def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     >>> fnp.polyval(fnp.array([2, 1]), fnp.array([1, 2])).tolist()
     [3, 5]
     """
+    check_arraylike("polyval", p, x)
     p, x = promote_args(fnp.asarray(p), fnp.asarray(x))
     pa, xa = get_aval(p), get_aval(x)
     shape = np.broadcast_shapes(pa.shape[1:], xa.shape)
@@ -76,6 +78,7 @@ def polyadd(a1: Any, a2: Any) -> Any:
     >>> fnp.polyadd(fnp.array([1.0, 2.0]), fnp.array([1.0, 0.0, 0.0])).tolist()
     [1.0, 1.0, 2.0]
     """
+    check_arraylike("polyadd", a1, a2)
     a1, a2 = promote_args(fnp.asarray(a1), fnp.asarray(a2))
     n1, n2 = get_aval(a1).shape[0], get_aval(a2).shape[0]
     if n2 <= n1:
@@ -90,6 +93,7 @@ def polysub(a1: Any, a2: Any) -> Any:
     >>> fnp.polysub(fnp.array([3.0, 2.0]), fnp.array([1.0])).tolist()
     [3.0, 1.0]
     """
+    check_arraylike("polysub", a1, a2)
     a1, a2 = promote_args(fnp.asarray(a1), fnp.asarray(a2))
     return polyadd(a1, fnp.negative(a2))
 
@@ -101,6 +105,7 @@ def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Any:
     >>> fnp.polymul(fnp.array([1.0, 1.0]), fnp.array([1.0, -1.0])).tolist()
     [1.0, 0.0, -1.0]
     """
+    check_arraylike("polymul", a1, a2)
     a1, a2 = promote_inexact(fnp.asarray(a1), fnp.asarray(a2))
     if trim_leading_zeros and (get_aval(a1).shape[0] > 1 or get_aval(a2).shape[0] > 1):
         a1, a2 = fnp.trim_zeros(a1, trim="f"), fnp.trim_zeros(a2, trim="f")
@@ -119,6 +124,7 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, A
     >>> q.tolist(), r.tolist()
     ([1.0, -1.0], [0.0, 0.0, 0.0])
     """
+    check_arraylike("polydiv", u, v)
     u, v = promote_inexact(fnp.asarray(u), fnp.asarray(v))
     m, n = get_aval(u).shape[0] - 1, get_aval(v).shape[0] - 1
     scale = 1.0 / v[0]
@@ -142,6 +148,7 @@ def polyder(p: Any, m: int = 1) -> Any:
     >>> fnp.polyder(fnp.array([1.0, 1.0, 1.0])).tolist()
     [2.0, 1.0]
     """
+    check_arraylike("polyder", p)
     m = _static_int(m, "polyder's m")
     (p,) = promote_inexact(fnp.asarray(p))
     if m < 0:
@@ -161,6 +168,7 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     >>> fnp.polyint(fnp.array([3.0, 0.0])).tolist()
     [1.5, 0.0, 0.0]
     """
+    check_arraylike("polyint", p)
     m = _static_int(m, "polyint's m")
     p, k_arr = promote_inexact(fnp.asarray(p), fnp.asarray(0 if k is None else k))
     if m < 0:
@@ -187,6 +195,7 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
     ...                                   fnp.array([1.0, 3.0, 5.0]), 1).tolist()]
     [2.0, 1.0]
     """
+    check_arraylike("polyfit", x, y)
     x, y = fnp.asarray(x), fnp.asarray(y)
     deg = _static_int(deg, "polyfit's deg")
     order = deg + 1
@@ -241,6 +250,7 @@ def poly(seq_of_zeros: Any) -> Any:
     >>> fnp.poly(fnp.array([1.0, 2.0])).tolist()
     [1.0, -3.0, 2.0]
     """
+    check_arraylike("poly", seq_of_zeros)
     (z,) = promote_inexact(fnp.asarray(seq_of_zeros))
     z = fnp.atleast_1d(z)
     sh = get_aval(z).shape
@@ -264,6 +274,7 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     >>> sorted(fnp.roots(fnp.array([1.0, -3.0, 2.0])).real.tolist())
     [1.0, 2.0]
     """
+    check_arraylike("roots", p)
     (p,) = promote_inexact(fnp.asarray(p))
     p = fnp.atleast_1d(p)
     if get_aval(p).ndim != 1:

@@ -23,6 +23,7 @@ from funcgrad.numpy._core import (
     canonical_axes,
     canonical_axis,
     cast,
+    check_arraylike,
     from_buffer,
     promote_args,
     promote_inexact,
@@ -32,7 +33,6 @@ from funcgrad.numpy._core import (
 from funcgrad.numpy._ufuncs import (
     _to_bool,
     add,
-    check_arraylike,
     divide,
     exp,
     isfinite,
@@ -447,9 +447,9 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
     >>> float(fnp.ptp(fnp.array([1.0, 5.0, 2.0])))
     4.0
     """
-    _no_out(out, "ptp")
     if isinstance(a, (list, tuple)):
         check_arraylike("ptp", a)
+    _no_out(out, "ptp")
     return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
@@ -480,9 +480,9 @@ def argmax(a: Any, axis: Any = None, out: Any = None, keepdims: Any = None) -> A
     >>> int(fnp.argmax(fnp.array([1.0, 5.0, 2.0])))
     1
     """
-    _no_out(out, "argmax")
     if isinstance(a, (list, tuple)):
         check_arraylike("argmax", a)
+    _no_out(out, "argmax")
     _no_complex_order(a, "gt")
     return _arg(R.argmax, a, axis, bool(keepdims))
 
@@ -494,9 +494,9 @@ def argmin(a: Any, axis: Any = None, out: Any = None, keepdims: Any = None) -> A
     >>> int(fnp.argmin(fnp.array([1.0, 5.0, 2.0])))
     0
     """
-    _no_out(out, "argmin")
     if isinstance(a, (list, tuple)):
         check_arraylike("argmin", a)
+    _no_out(out, "argmin")
     _no_complex_order(a, "lt")
     return _arg(R.argmin, a, axis, bool(keepdims))
 
@@ -566,6 +566,7 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     >>> int(fnp.count_nonzero(fnp.array([1.0, 0.0, 3.0])))
     2
     """
+    check_arraylike("count_nonzero", a)
     return sum(_to_bool(a), axis=axis, keepdims=keepdims)
 
 
@@ -677,6 +678,7 @@ def sort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None, stable:
     >>> fnp.sort(fnp.array([3.0, 1.0, 2.0])).tolist()
     [1.0, 2.0, 3.0]
     """
+    check_arraylike("sort", a)
     x, ax = _along_axis(a, axis)
     if get_aval(x).dtype.kind == "c":
         from funcgrad.numpy._indexing import take_along_axis  # noqa: PLC0415
@@ -705,6 +707,7 @@ def argsort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None,
     >>> fnp.argsort(fnp.array([3.0, 1.0, 2.0])).tolist()
     [1, 2, 0]
     """
+    check_arraylike("argsort", a)
     x, ax = _along_axis(a, axis)
     if get_aval(x).dtype.kind == "c":
         return _complex_argsort(x, ax, descending)

@@ -24,7 +24,14 @@ from funcgrad import dtypes
 from funcgrad.array import ArrayImpl
 from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import ConcretizationTypeError, ShapeError
-from funcgrad.numpy._core import asarray, canonical_axis, cast, promote_args
+from funcgrad.numpy._core import (
+    asarray,
+    canonical_axis,
+    cast,
+    check_arraylike,
+    check_arraylike_seq,
+    promote_args,
+)
 from funcgrad.numpy._creation import arange, full, zeros
 from funcgrad.numpy._indexing import take, take_along_axis
 from funcgrad.numpy._reductions import any as _any
@@ -102,6 +109,7 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
     >>> [i.tolist() for i in fnp.nonzero(fnp.array([[0, 1], [2, 0]]))]
     [[0, 1], [1, 0]]
     """
+    check_arraylike("nonzero", a)
     a = asarray(a)
     shape = get_aval(a).shape
     if len(shape) == 0:
@@ -132,6 +140,7 @@ def flatnonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> A
     >>> fnp.flatnonzero(fnp.array([[0, 1], [2, 0]])).tolist()
     [1, 2]
     """
+    check_arraylike("ravel", a)  # the name JAX's message gives
     return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
 
 
@@ -142,6 +151,7 @@ def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
     >>> fnp.argwhere(fnp.array([[0, 1], [2, 0]])).tolist()
     [[0, 1], [1, 0]]
     """
+    check_arraylike("argwhere", a)
     a = asarray(a)
     if get_aval(a).ndim == 0:
         return argwhere(reshape(a, (1,)), size=size, fill_value=fill_value)[:, :0]
@@ -156,6 +166,7 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
     >>> fnp.compress(fnp.array([True, False, True]), fnp.arange(3.0)).tolist()
     [0.0, 2.0]
     """
+    check_arraylike("compress", condition, a)
     cond = asarray(condition)
     if get_aval(cond).ndim != 1:
         raise ValueError("condition must be a 1D array")
@@ -196,6 +207,7 @@ def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: An
     >>> fnp.extract(fnp.array([1, 0, 1]), fnp.array([4.0, 5.0, 6.0])).tolist()
     [4.0, 6.0]
     """
+    check_arraylike("extreact", condition, arr)  # sic: JAX's message
     return compress(ravel(condition), ravel(arr), size=size, fill_value=fill_value)
 
 
@@ -285,6 +297,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     >>> v.tolist(), c.tolist()
     ([1, 2], [1, 2])
     """
+    check_arraylike("unique", ar)
     ar = asarray(ar)
     if size is None:
         ax = None if axis is None else canonical_axis(axis, get_aval(ar).ndim)
@@ -307,6 +320,7 @@ def unique_values(x: Any, /, *, size: int | None = None, fill_value: Any = None)
     >>> fnp.unique_values(fnp.array([2, 1, 2])).tolist()
     [1, 2]
     """
+    check_arraylike("unique_values", x)
     # The array API's functions keep each NaN apart (equal_nan=False), as JAX's do.
     return unique(x, equal_nan=False, size=size, fill_value=fill_value)
 
@@ -318,6 +332,7 @@ def unique_counts(x: Any, /, *, size: int | None = None, fill_value: Any = None)
     >>> fnp.unique_counts(fnp.array([2, 1, 2])).counts.tolist()
     [1, 2]
     """
+    check_arraylike("unique_counts", x)
     return _UniqueCounts(*unique(x, return_counts=True, equal_nan=False, size=size,
                                  fill_value=fill_value))
 
@@ -329,6 +344,7 @@ def unique_inverse(x: Any, /, *, size: int | None = None, fill_value: Any = None
     >>> fnp.unique_inverse(fnp.array([2, 1, 2])).inverse_indices.tolist()
     [1, 0, 1]
     """
+    check_arraylike("unique_inverse", x)
     return _UniqueInverse(*unique(x, return_inverse=True, equal_nan=False, size=size,
                                   fill_value=fill_value))
 
@@ -340,6 +356,7 @@ def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) ->
     >>> fnp.unique_all(fnp.array([2, 1, 2])).indices.tolist()
     [1, 0]
     """
+    check_arraylike("unique_all", x)
     return _UniqueAll(*unique(x, return_index=True, return_inverse=True,
                               return_counts=True, equal_nan=False, size=size,
                               fill_value=fill_value))
@@ -356,6 +373,7 @@ def isin(element: Any, test_elements: Any, assume_unique: bool = False,
     >>> fnp.isin(fnp.array([1, 2, 3]), fnp.array([3, 1])).tolist()
     [True, False, True]
     """
+    check_arraylike("isin", element, test_elements)
     element, test = promote_args(element, test_elements)
     test = ravel(test)
     hit = _any(equal(expand_dims(element, -1), test), axis=-1)
@@ -390,6 +408,7 @@ def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = No
     >>> fnp.union1d(fnp.array([3, 1]), fnp.array([2, 1])).tolist()
     [1, 2, 3]
     """
+    check_arraylike("union1d", ar1, ar2)
     ar1, ar2 = promote_args(ar1, ar2)
     return unique(concatenate([ravel(ar1), ravel(ar2)]), size=size, fill_value=fill_value)
 
@@ -402,6 +421,7 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | No
     >>> fnp.setdiff1d(fnp.array([3, 1, 2]), fnp.array([2])).tolist()
     [1, 3]
     """
+    check_arraylike("setdiff1d", ar1, ar2)
     ar1, ar2 = promote_args(ar1, ar2)
     dt = get_aval(ar1).dtype
     # Unlike the other set operations, JAX pads setdiff1d's result with 0 by default.
@@ -427,6 +447,7 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
     >>> fnp.intersect1d(fnp.array([3, 1, 2]), fnp.array([2, 3, 5])).tolist()
     [2, 3]
     """
+    check_arraylike("intersect1d", ar1, ar2)
     ar1, ar2 = promote_args(ar1, ar2)
     dt = get_aval(ar1).dtype
     if not _traced(ar1, ar2):
@@ -453,6 +474,7 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | Non
     >>> fnp.setxor1d(fnp.array([1, 2, 3]), fnp.array([2, 4])).tolist()
     [1, 3, 4]
     """
+    check_arraylike("setxor1d", ar1, ar2)
     ar1, ar2 = promote_args(ar1, ar2)
     dt = get_aval(ar1).dtype
     if not _traced(ar1, ar2):
@@ -482,6 +504,7 @@ def lexsort(keys: Any, axis: int = -1) -> Any:
     >>> fnp.lexsort([fnp.array([2, 1, 2]), fnp.array([1, 1, 0])]).tolist()
     [2, 1, 0]
     """
+    check_arraylike_seq("lexsort", keys)
     key_list = [asarray(k) for k in keys] if not hasattr(keys, "shape") else \
         [asarray(keys)[i] for i in range(get_aval(asarray(keys)).shape[0])]
     if not key_list:
@@ -508,9 +531,7 @@ def sort_complex(a: Any) -> Any:
     >>> fnp.sort_complex(fnp.array([3.0, 1.0])).tolist()
     [(1+0j), (3+0j)]
     """
-    if isinstance(a, (list, tuple)):
-        raise TypeError(f"sort_complex requires ndarray or scalar arguments, got {type(a)} "
-                        "at position 0.")
+    check_arraylike("sort_complex", a)
     a = asarray(a)
     dt = get_aval(a).dtype
     if dt.kind == "c":
@@ -547,6 +568,7 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
     >>> fnp.partition(fnp.array([3.0, 1.0, 2.0, 0.0]), 1)[:2].tolist()
     [0.0, 1.0]
     """
+    check_arraylike("partition", a)
     arr, dt, ax, n, k = _partition_operand(a, kth, axis, "partition")
     if dt.kind == "u":
         bottom = subtract(negative(top_k(negative(arr + 1), k + 1)[0]), 1)
@@ -575,6 +597,7 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     >>> fnp.argpartition(fnp.array([3.0, 1.0, 2.0, 0.0]), 1)[:2].tolist()
     [3, 1]
     """
+    check_arraylike("partition", a)  # the name JAX's message gives
     arr, dt, ax, n, k = _partition_operand(a, kth, axis, "argpartition")
     bottom_ind = top_k(negative(arr + 1) if dt.kind == "u" else _negated_nan_last(arr)
                        if dtypes.is_float(dt) else negative(arr), k + 1)[1]
@@ -594,6 +617,7 @@ def trim_zeros(filt: Any, trim: str = "fb") -> Any:
     >>> fnp.trim_zeros(fnp.array([0, 1, 2, 0])).tolist()
     [1, 2]
     """
+    check_arraylike("trim_zeros", filt)
     filt = asarray(filt)
     if get_aval(filt).ndim != 1:
         raise ValueError("trim_zeros requires a 1-d array")

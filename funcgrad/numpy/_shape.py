@@ -25,6 +25,8 @@ from funcgrad.numpy._core import (
     canonical_axes,
     canonical_axis,
     cast,
+    check_arraylike,
+    check_arraylike_seq,
     promote_args,
 )
 from funcgrad.primitives import structural as S
@@ -95,6 +97,8 @@ def reshape(a: Any, newshape: Any, order: str = "C") -> Any:
     >>> fnp.reshape(fnp.arange(6.0), (2, -1)).shape
     (2, 3)
     """
+    if isinstance(a, (list, tuple)):
+        check_arraylike("reshape", a)
     if order != "C":
         raise ValueError("only order='C' is supported")
     a = _arr(a)
@@ -108,6 +112,8 @@ def ravel(a: Any, order: str = "C") -> Any:
     >>> fnp.ravel(fnp.ones((2, 3))).shape
     (6,)
     """
+    if isinstance(a, (list, tuple)):
+        check_arraylike("ravel", a)
     a = _arr(a)
     if order == "F":
         a = transpose(a)
@@ -123,6 +129,8 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     >>> fnp.transpose(fnp.ones((2, 3, 4))).shape
     (4, 3, 2)
     """
+    if isinstance(a, (list, tuple)):
+        check_arraylike("transpose", a)
     a = _arr(a)
     nd = get_aval(a).ndim
     if axes is None:
@@ -156,6 +164,8 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     >>> fnp.moveaxis(fnp.ones((2, 3, 4)), 0, -1).shape
     (3, 4, 2)
     """
+    if isinstance(a, (list, tuple)):
+        check_arraylike("moveaxis", a)
     a = _arr(a)
     nd = get_aval(a).ndim
     src = [canonical_axis(s, nd) for s in np.atleast_1d(source)]
@@ -175,6 +185,8 @@ def squeeze(a: Any, axis: Any = None) -> Any:
     >>> fnp.squeeze(fnp.ones((1, 3, 1))).shape
     (3,)
     """
+    if isinstance(a, (list, tuple)):
+        check_arraylike("squeeze", a)
     a = _arr(a)
     shp = get_aval(a).shape
     if axis is None:
@@ -194,6 +206,8 @@ def expand_dims(a: Any, axis: Any) -> Any:
     >>> fnp.expand_dims(fnp.ones(3), 0).shape
     (1, 3)
     """
+    if isinstance(a, (list, tuple)):
+        check_arraylike("expand_dims", a)
     a = _arr(a)
     out_nd = get_aval(a).ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1)
     return S.expand_dims(a, canonical_axes(axis, out_nd))
@@ -206,6 +220,8 @@ def broadcast_to(a: Any, shape: Sequence[int]) -> Any:
     >>> fnp.broadcast_to(fnp.ones(3), (2, 3)).shape
     (2, 3)
     """
+    if isinstance(a, (list, tuple)):
+        check_arraylike("broadcast_to", a)
     return broadcast_to_shape(_arr(a), tuple(shape) if not isinstance(shape, int) else (shape,))
 
 
@@ -216,6 +232,7 @@ def broadcast_arrays(*args: Any) -> list[Any]:
     >>> [x.shape for x in fnp.broadcast_arrays(fnp.ones(3), fnp.ones((2, 1)))]
     [(2, 3), (2, 3)]
     """
+    check_arraylike("broadcast_arrays", *args)
     arrs = [_arr(a) for a in args]
     shp = broadcast_shapes(*(get_aval(a).shape for a in arrs))
     return [broadcast_to_shape(a, shp) for a in arrs]
@@ -228,6 +245,7 @@ def atleast_1d(a: Any) -> Any:
     >>> fnp.atleast_1d(1.0).shape
     (1,)
     """
+    check_arraylike("atleast_1d", a)
     a = _arr(a)
     return S.reshape(a, (1,)) if get_aval(a).ndim == 0 else a
 
@@ -239,6 +257,7 @@ def atleast_2d(a: Any) -> Any:
     >>> fnp.atleast_2d(fnp.ones(3)).shape
     (1, 3)
     """
+    check_arraylike("atleast_2d", a)
     a = _arr(a)
     shp = get_aval(a).shape
     return S.reshape(a, (1,) * (2 - len(shp)) + shp) if len(shp) < 2 else a
@@ -251,6 +270,7 @@ def atleast_3d(a: Any) -> Any:
     >>> fnp.atleast_3d(fnp.ones(3)).shape
     (1, 3, 1)
     """
+    check_arraylike("atleast_3d", a)
     a = _arr(a)
     shp = get_aval(a).shape
     new = {0: (1, 1, 1), 1: (1, *shp, 1), 2: (*shp, 1)}.get(len(shp), shp)
@@ -264,6 +284,7 @@ def flip(a: Any, axis: Any = None) -> Any:
     >>> fnp.flip(fnp.arange(3.0)).tolist()
     [2.0, 1.0, 0.0]
     """
+    check_arraylike("flip", a)
     a = _arr(a)
     return S.rev(a, canonical_axes(axis, get_aval(a).ndim))
 
@@ -275,6 +296,7 @@ def fliplr(a: Any) -> Any:
     >>> fnp.fliplr(fnp.eye(2)).tolist()
     [[0.0, 1.0], [1.0, 0.0]]
     """
+    check_arraylike("fliplr", a)
     return flip(a, 1)
 
 
@@ -285,6 +307,7 @@ def flipud(a: Any) -> Any:
     >>> fnp.flipud(fnp.arange(2.0)).tolist()
     [1.0, 0.0]
     """
+    check_arraylike("flipud", a)
     return flip(a, 0)
 
 
@@ -303,6 +326,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     >>> fnp.roll(fnp.arange(4.0), 1).tolist()
     [3.0, 0.0, 1.0, 2.0]
     """
+    check_arraylike("roll", a)
     a = _arr(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), get_aval(a).shape)
@@ -329,6 +353,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     >>> fnp.concatenate([fnp.ones(2), fnp.zeros(3)]).shape
     (5,)
     """
+    check_arraylike_seq("concatenate", arrays)
     if not len(arrays):
         raise ShapeError("need at least one array to concatenate")
     arrs = promote_args(*arrays)
@@ -356,6 +381,7 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     >>> fnp.stack([fnp.ones(2), fnp.ones(2)]).shape
     (2, 2)
     """
+    check_arraylike_seq("stack", arrays)
     if not len(arrays):
         raise ShapeError("need at least one array to stack")
     arrs = [_arr(a) for a in promote_args(*arrays)]
@@ -375,6 +401,7 @@ def hstack(arrays: Sequence[Any]) -> Any:
     >>> fnp.hstack([fnp.ones(2), fnp.ones(3)]).shape
     (5,)
     """
+    check_arraylike_seq("hstack", arrays)
     arrs = [atleast_1d(a) for a in arrays]
     return concatenate(arrs, 0 if get_aval(arrs[0]).ndim == 1 else 1)
 
@@ -386,6 +413,7 @@ def vstack(arrays: Sequence[Any]) -> Any:
     >>> fnp.vstack([fnp.ones(2), fnp.ones(2)]).shape
     (2, 2)
     """
+    check_arraylike_seq("vstack", arrays)
     return concatenate([atleast_2d(a) for a in arrays], 0)
 
 
@@ -399,6 +427,7 @@ def dstack(arrays: Sequence[Any]) -> Any:
     >>> fnp.dstack([fnp.ones(2), fnp.ones(2)]).shape
     (1, 2, 2)
     """
+    check_arraylike_seq("dstack", arrays)
     return concatenate([atleast_3d(a) for a in arrays], 2)
 
 
@@ -409,6 +438,7 @@ def column_stack(arrays: Sequence[Any]) -> Any:
     >>> fnp.column_stack([fnp.ones(3), fnp.zeros(3)]).shape
     (3, 2)
     """
+    check_arraylike_seq("column_stack", arrays)
     cols = []
     for a in arrays:
         a = _arr(a)
@@ -437,6 +467,7 @@ def split(a: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     >>> [p.shape for p in fnp.split(fnp.arange(6.0), 3)]
     [(2,), (2,), (2,)]
     """
+    check_arraylike("split", a)
     return _split(a, indices_or_sections, axis, even=True)
 
 
@@ -447,6 +478,7 @@ def array_split(a: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     >>> [p.shape for p in fnp.array_split(fnp.arange(5.0), 2)]
     [(3,), (2,)]
     """
+    check_arraylike("array_split", a)
     return _split(a, indices_or_sections, axis, even=False)
 
 
@@ -468,6 +500,7 @@ def tile(a: Any, reps: Any) -> Any:
     >>> fnp.tile(fnp.arange(2.0), 2).tolist()
     [0.0, 1.0, 0.0, 1.0]
     """
+    check_arraylike("tile", a)
     a = _arr(a)
     reps_t = (int(reps),) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
     shp = get_aval(a).shape
@@ -489,6 +522,7 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
     >>> fnp.repeat(fnp.arange(2.0), 2).tolist()
     [0.0, 0.0, 1.0, 1.0]
     """
+    check_arraylike("repeat", a, repeats)
     a = _arr(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -521,6 +555,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     >>> fnp.pad(fnp.arange(4.0), 2, mode="linear_ramp", end_values=(5, -1)).tolist()
     [5.0, 2.5, 0.0, 1.0, 2.0, 3.0, 1.0, -1.0]
     """
+    check_arraylike("pad", array)
     allowed = {"constant": {"constant_values"}, "edge": set(), "empty": set(),
                "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}, "wrap": set(),
                "linear_ramp": {"end_values"}, "maximum": {"stat_length"},
@@ -698,6 +733,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     >>> fnp.diff(fnp.array([1, 5, 2]), n=2, prepend=0, append=fnp.array([9])).tolist()
     [3, -7, 10]
     """
+    check_arraylike("diff", a)
     from funcgrad.numpy._ufuncs import not_equal, subtract  # noqa: PLC0415
 
     out = _arr(a)

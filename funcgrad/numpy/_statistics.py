@@ -25,6 +25,7 @@ from funcgrad.numpy._core import (
     canonical_axes,
     canonical_axis,
     cast,
+    check_arraylike,
     is_array,
     promote_inexact,
     requested_dtype,
@@ -120,6 +121,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
     >>> fnp.cumprod(fnp.array([1.0, 2.0, 3.0])).tolist()
     [1.0, 2.0, 6.0]
     """
+    check_arraylike("cumprod", a)
     a, ax = _flat_if_none(a, axis)
     dt = get_aval(a).dtype
     # As JAX's cumulative reductions: booleans count in the default integer, other
@@ -163,6 +165,7 @@ def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
     >>> fnp.cumulative_sum(fnp.array([1, 2, 3]), include_initial=True).tolist()
     [0, 1, 3, 6]
     """
+    check_arraylike("cumulative_sum", x)
     from funcgrad.numpy._reductions import cumsum  # noqa: PLC0415
 
     return _cumulative(cumsum, x, axis, dtype, include_initial, 0)
@@ -176,6 +179,7 @@ def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
     >>> fnp.cumulative_prod(fnp.array([2, 3])).tolist()
     [2, 6]
     """
+    check_arraylike("cumulative_prod", x)
     return _cumulative(cumprod, x, axis, dtype, include_initial, 1)
 
 
@@ -197,6 +201,7 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     >>> float(fnp.nansum(fnp.array([1.0, fnp.nan, 2.0])))
     3.0
     """
+    check_arraylike("nansum", a)
     return _sum(_nan_to(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
                 where=where)
 
@@ -209,6 +214,7 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     >>> float(fnp.nanprod(fnp.array([2.0, fnp.nan, 3.0])))
     6.0
     """
+    check_arraylike("nanprod", a)
     return prod(_nan_to(a, 1), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
                 where=where)
 
@@ -233,6 +239,7 @@ def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
     >>> float(fnp.nanmax(fnp.array([1.0, fnp.nan, 3.0])))
     3.0
     """
+    check_arraylike("nanmax", a)
     return _nan_extreme(_max, -np.inf, a, axis, keepdims, initial, where)
 
 
@@ -244,6 +251,7 @@ def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
     >>> float(fnp.nanmin(fnp.array([1.0, fnp.nan, 3.0])))
     1.0
     """
+    check_arraylike("nanmin", a)
     return _nan_extreme(_min, np.inf, a, axis, keepdims, initial, where)
 
 
@@ -264,6 +272,7 @@ def nanargmax(a: Any, axis: Any = None, out: Any = None, keepdims: Any = None) -
     >>> int(fnp.nanargmax(fnp.array([1.0, fnp.nan, 3.0])))
     2
     """
+    check_arraylike("nanargmax", a)
     return _nan_arg(argmax, -np.inf, a, axis, keepdims)
 
 
@@ -274,6 +283,7 @@ def nanargmin(a: Any, axis: Any = None, out: Any = None, keepdims: Any = None) -
     >>> int(fnp.nanargmin(fnp.array([4.0, fnp.nan, 3.0])))
     2
     """
+    check_arraylike("nanargmin", a)
     return _nan_arg(argmin, np.inf, a, axis, keepdims)
 
 
@@ -284,6 +294,7 @@ def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> A
     >>> fnp.nancumsum(fnp.array([1.0, fnp.nan, 2.0])).tolist()
     [1.0, 1.0, 3.0]
     """
+    check_arraylike("nancumsum", a)
     from funcgrad.numpy._reductions import cumsum  # noqa: PLC0415
 
     return cumsum(_nan_to(a, 0), axis=axis, dtype=dtype)
@@ -296,6 +307,7 @@ def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> 
     >>> fnp.nancumprod(fnp.array([2.0, fnp.nan, 3.0])).tolist()
     [2.0, 2.0, 6.0]
     """
+    check_arraylike("nancumprod", a)
     return cumprod(_nan_to(a, 1), axis=axis, dtype=dtype)
 
 
@@ -322,6 +334,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     >>> fnp.nanmean(fnp.array([[1.0, fnp.nan], [2.0, 4.0]]), axis=1).tolist()
     [1.0, 3.0]
     """
+    check_arraylike("nanmean", a)
     a = _prepare(a)
     dt = _mean_dtype(a, dtype)
     if not dtypes.is_inexact(get_aval(a).dtype):
@@ -341,6 +354,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     >>> float(fnp.nanvar(fnp.array([1.0, fnp.nan, 3.0])))
     1.0
     """
+    check_arraylike("nanvar", a)
     a = _prepare(a)
     (a,) = promote_inexact(a)
     out_dt = _var_dtype(get_aval(a).dtype, dtype, "nanvar")
@@ -376,6 +390,7 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     >>> float(fnp.nanstd(fnp.array([1.0, fnp.nan, 3.0])))
     1.0
     """
+    check_arraylike("nanstd", a)
     res = nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where,
                  mean=mean)
     res_dt = get_aval(res).dtype
@@ -572,6 +587,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None,
     >>> float(fnp.quantile(fnp.array([1.0, 2.0, 3.0, 4.0]), 0.5))
     2.5
     """
+    check_arraylike("quantile", a, q)
     method = _quantile_args("quantile", out, overwrite_input, interpolation, method, weights)
     return _quantile(a, q, axis, method, keepdims, False, "quantile", weights)
 
@@ -586,6 +602,7 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
     >>> float(fnp.nanquantile(fnp.array([1.0, fnp.nan, 3.0]), 0.5))
     2.0
     """
+    check_arraylike("nanquantile", a, q)
     method = _quantile_args("nanquantile", out, overwrite_input, interpolation, method,
                             weights)
     return _quantile(a, q, axis, method, keepdims, True, "nanquantile", weights)
@@ -600,6 +617,7 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
     >>> float(fnp.percentile(fnp.array([1.0, 2.0, 3.0]), 50))
     2.0
     """
+    check_arraylike("percentile", a, q)
     method = _quantile_args("percentile", out, overwrite_input, interpolation, method,
                             weights)
     (q,) = promote_inexact(q)
@@ -616,6 +634,7 @@ def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
     >>> float(fnp.nanpercentile(fnp.array([1.0, fnp.nan, 3.0]), 50))
     2.0
     """
+    check_arraylike("nanpercentile", a, q)
     method = _quantile_args("nanpercentile", out, overwrite_input, interpolation, method,
                             weights)
     (q,) = promote_inexact(q)
@@ -630,6 +649,7 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     >>> float(fnp.median(fnp.array([3.0, 1.0, 2.0, 10.0])))
     2.5
     """
+    check_arraylike("median", a)
     return quantile(a, 0.5, axis=axis, out=out, overwrite_input=overwrite_input,
                     keepdims=keepdims, method="midpoint")
 
@@ -642,6 +662,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
     >>> float(fnp.nanmedian(fnp.array([3.0, fnp.nan, 1.0])))
     2.0
     """
+    check_arraylike("nanmedian", a)
     return nanquantile(a, 0.5, axis=axis, out=out, overwrite_input=overwrite_input,
                        keepdims=keepdims, method="midpoint")
 
@@ -657,6 +678,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     >>> fnp.cov(fnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
     [[1.0, -1.0], [-1.0, 1.0]]
     """
+    check_arraylike("cov", m, y)
     if y is not None:
         m, y = promote_inexact(m, y)
         if get_aval(y).ndim > 2:
@@ -721,6 +743,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Any:
     >>> fnp.corrcoef(fnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
     [[1.0, -1.0], [-1.0, 1.0]]
     """
+    check_arraylike("corrcoef", x)
     c = cov(x, y, rowvar)
     if get_aval(c).ndim == 0:
         return divide(c, c)

@@ -21,6 +21,7 @@ from funcgrad.numpy._core import (
     asarray,
     broadcast_args,
     cast,
+    check_arraylike,
     promote_args,
     promote_inexact,
     requested_dtype,
@@ -46,12 +47,14 @@ def _unary(name: str, prim: Primitive, what: str, *, inexact: bool = True,
 
 
 def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False,
-            example: str = "") -> Callable[[Any, Any], Any]:
+            example: str = "", error_name: str = "") -> Callable[[Any, Any], Any]:
+    # error_name: the name JAX's list TypeError gives, where it is not the function's own
+    # (jnp.divide reports "true_divide").
     def fn(x: Any, y: Any) -> Any:
         fast = _same_type_pair(x, y)
         if fast is not None:
             return prim.bind(*fast)
-        check_arraylike(name, x, y)
+        check_arraylike(error_name or name, x, y)
         x, y = promote_inexact(x, y) if inexact else promote_args(x, y)
         x, y = broadcast_args(x, y, where=name)
         return prim.bind(x, y)
@@ -61,13 +64,21 @@ def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False,
     return fn
 
 
-def check_arraylike(name: str, *args: Any) -> None:
-    """JAX's ``check_arraylike``: a list or tuple is no array argument (JAX asks for
-    ``jnp.asarray`` first), with JAX's TypeError text."""
-    for i, a in enumerate(args):
-        if isinstance(a, (list, tuple)):
-            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)} "
-                            f"at position {i}.")
+def array_api_alias(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``fn`` under an array API spelling of its name (``acos`` for ``arccos``): in JAX
+    each is a function of its own, whose list TypeError gives that spelling.
+
+    >>> import funcgrad.numpy as fnp
+    >>> array_api_alias(fnp.arccos, "acos").__name__
+    'acos'
+    """
+    def alias(*args: Any, **kwargs: Any) -> Any:
+        check_arraylike(name, *args)
+        return fn(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = name
+    alias.__doc__ = fn.__doc__
+    return alias
 
 
 def _is_value(x: Any) -> bool:
@@ -166,6 +177,7 @@ def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
     >>> fnp.round(fnp.array([2.567, -0.5]), 2)
     Array([ 2.57, -0.5 ], dtype=float32)
     """
+    check_arraylike("round", x)
     (x,) = promote_args(x)
     if np.dtype(get_aval(x).dtype).kind == "c":
         # Each part rounded, as JAX rounds a complex number.
@@ -279,7 +291,7 @@ def invert(x: Any) -> Any:
     return E.not_p.bind(x)
 
 
-bitwise_not = invert
+bitwise_not = array_api_alias(invert, "bitwise_not")
 
 
 def _to_bool(x: Any) -> Any:
@@ -382,10 +394,11 @@ add = _binary("add", E.add_p, "x + y with broadcasting.")
 subtract = _binary("subtract", E.sub_p, "x - y with broadcasting.")
 multiply = _binary("multiply", E.mul_p, "x * y with broadcasting.")
 divide = _binary("divide", E.div_p, "True division x / y (integers give the default float).",
-                 inexact=True)
+                 inexact=True, error_name="true_divide")
 true_divide = divide
 floor_divide_int = _binary("floor_divide", E.div_p, "Floor division x // y.")
-remainder = _binary("remainder", E.rem_p, "Remainder with the sign of the divisor.")
+remainder = _binary("remainder", E.rem_p, "Remainder with the sign of the divisor (a zero: the\n"
+                      "dividend's, as JAX's).")
 mod = remainder
 maximum = _binary("maximum", E.max_p, "Elementwise maximum (ties split the gradient).")
 minimum = _binary("minimum", E.min_p, "Elementwise minimum (ties split the gradient).")
@@ -594,6 +607,7 @@ def angle(z: Any, deg: bool = False) -> Any:
     >>> float(fnp.angle(1j, deg=True))
     90.0
     """
+    check_arraylike("angle", z)
     (z,) = promote_args(z)
     re, im = real(z), imag(z)
     dt = get_aval(re).dtype
@@ -608,6 +622,7 @@ def angle(z: Any, deg: bool = False) -> Any:
 
 def _logical(name: str, prim: Primitive) -> Callable[[Any, Any], Any]:
     def fn(x: Any, y: Any) -> Any:
+        check_arraylike(name, x, y)
         x, y = broadcast_args(_to_bool(x), _to_bool(y))
         return prim.bind(x, y)
 
@@ -732,11 +747,15 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     if x is None and y is None:
         from funcgrad.numpy._setops import nonzero  # noqa: PLC0415
 
+        check_arraylike("where", condition)
         return nonzero(condition, size=size, fill_value=fill_value)
-    for position, v in ((1, x), (2, y)):
+    # JAX names the first argument that is missing or a list.
+    for position, v in enumerate((condition, x, y)):
         if v is None:
             raise TypeError("where requires ndarray or scalar arguments, got <class "
                             f"'NoneType'> at position {position}.")
+        if isinstance(v, (list, tuple)):
+            check_arraylike("where", condition, x, y)
     if size is not None or fill_value is not None:
         raise ValueError("size and fill_value arguments cannot be used in three-term where "
                          "function.")
@@ -764,6 +783,9 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:  # noqa: 
                          "min/max keywords. Complex values have no ordering and cannot be "
                          "clipped. Please convert to a real value or array by taking the real "
                          "or imaginary components via funcgrad.numpy.real/imag respectively.")
+    # JAX takes maximum(min, arr) and minimum(max, ...): a list bound is at position 0.
+    check_arraylike("maximum", min)
+    check_arraylike("minimum", max)
     if min is not None:
         out = maximum(out, min)
     if max is not None:
@@ -779,6 +801,7 @@ def nan_to_num(x: Any, nan: float = 0.0, posinf: float | None = None,
     >>> float(fnp.nan_to_num(float("nan")))
     0.0
     """
+    check_arraylike("nan_to_num", x)
     (x,) = promote_args(x)
     dt = get_aval(x).dtype
     if not dtypes.is_inexact(dt):
@@ -786,9 +809,11 @@ def nan_to_num(x: Any, nan: float = 0.0, posinf: float | None = None,
     info = np.finfo(dt)
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
-    out = where(isnan(x), nan, x)
-    out = where(equal(out, np.inf), posinf, out)
-    return where(equal(out, -np.inf), neginf, out)
+    # The replacements take x's dtype (a float64 or a list of them leaves float32 x float32),
+    # as in JAX.
+    out = where(isnan(x), cast(asarray(nan), dt), x)
+    out = where(equal(out, np.inf), cast(asarray(posinf), dt), out)
+    return where(equal(out, -np.inf), cast(asarray(neginf), dt), out)
 
 
 def astype(x: Any, dtype: Any) -> Any:
@@ -798,6 +823,7 @@ def astype(x: Any, dtype: Any) -> Any:
     >>> fnp.astype(fnp.array([1.7]), "int32").dtype
     dtype('int32')
     """
+    check_arraylike("astype", x)
     x = asarray(x)
     dt = requested_dtype(dtype, "astype")
     if dtypes.python_scalar(x):

@@ -18,7 +18,15 @@ from funcgrad import dtypes
 from funcgrad.array import ArrayImpl
 from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import DTypeError
-from funcgrad.numpy._core import asarray, broadcast_args, cast, promote_args, promote_inexact
+from funcgrad.numpy._core import (
+    asarray,
+    broadcast_args,
+    cast,
+    check_arraylike,
+    check_arraylike_seq,
+    promote_args,
+    promote_inexact,
+)
 from funcgrad.numpy._reductions import all as _all
 from funcgrad.numpy._shape import concatenate, transpose
 from funcgrad.numpy._ufuncs import (
@@ -31,10 +39,10 @@ from funcgrad.numpy._ufuncs import (
     arctan,
     arctan2,
     arctanh,
+    array_api_alias,
     bitwise_and,
     bitwise_or,
     ceil,
-    check_arraylike,
     copysign,
     equal,
     exp,
@@ -64,10 +72,12 @@ from funcgrad.primitives import elementwise as E
 from funcgrad.primitives.special import bessel_i0e
 from funcgrad.primitives.special import nextafter as _nextafter
 
-acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh
-atan, atan2, atanh = arctan, arctan2, arctanh
+acos, acosh, asin, asinh = (array_api_alias(f, n) for f, n in (
+    (arccos, "acos"), (arccosh, "acosh"), (arcsin, "asin"), (arcsinh, "asinh")))
+atan, atan2, atanh = (array_api_alias(f, n) for f, n in (
+    (arctan, "atan"), (arctan2, "atan2"), (arctanh, "atanh")))
 pow = power  # noqa: A001 - the array API's name
-bitwise_invert = invert
+bitwise_invert = array_api_alias(invert, "bitwise_invert")
 euler_gamma = np.euler_gamma
 ComplexWarning = np.exceptions.ComplexWarning
 
@@ -79,6 +89,7 @@ def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
     >>> fnp.concat([fnp.ones(2), fnp.zeros(1)]).tolist()
     [1.0, 1.0, 0.0]
     """
+    check_arraylike_seq("concat", arrays)
     return concatenate(arrays, axis=axis)
 
 
@@ -89,6 +100,7 @@ def permute_dims(a: Any, /, axes: tuple[int, ...]) -> Any:
     >>> fnp.permute_dims(fnp.ones((2, 3)), (1, 0)).shape
     (3, 2)
     """
+    check_arraylike("permute_dims", a)
     return transpose(a, axes)
 
 
@@ -126,7 +138,7 @@ def right_shift(x1: Any, x2: Any, /) -> Any:
     return B.shift_right_arithmetic(x1, x2)
 
 
-bitwise_left_shift = left_shift
+bitwise_left_shift = array_api_alias(left_shift, "bitwise_left_shift")
 bitwise_right_shift = right_shift
 
 
@@ -137,6 +149,7 @@ def bitwise_count(x: Any, /) -> Any:
     >>> fnp.bitwise_count(fnp.array([7, -1])).tolist()
     [3, 1]
     """
+    check_arraylike("bitwise_count", x)
     (x,) = _integers("bitwise_count", x)
     if get_aval(x).dtype.kind == "b":
         raise DTypeError("bitwise_count needs integers, got bool")
@@ -157,6 +170,7 @@ def fabs(x: Any, /) -> Any:
     >>> fnp.fabs(fnp.array([-2, 3])).tolist()
     [2.0, 3.0]
     """
+    check_arraylike("fabs", x)
     (x,) = _real_inexact("fabs", x)
     return abs(x)
 
@@ -168,7 +182,7 @@ def fmax(x1: Any, x2: Any) -> Any:
     >>> fnp.fmax(fnp.array([fnp.nan, 1.0]), fnp.array([2.0, fnp.nan])).tolist()
     [2.0, 1.0]
     """
-    check_arraylike("fmax", x1, x2)
+    check_arraylike("greater", x1, x2)  # JAX's message names its comparison
     x1, x2 = broadcast_args(*promote_args(x1, x2), keep_scalars=False)
     return where(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
 
@@ -180,7 +194,7 @@ def fmin(x1: Any, x2: Any) -> Any:
     >>> fnp.fmin(fnp.array([fnp.nan, 1.0]), fnp.array([2.0, fnp.nan])).tolist()
     [2.0, 1.0]
     """
-    check_arraylike("fmin", x1, x2)
+    check_arraylike("less", x1, x2)  # JAX's message names its comparison
     x1, x2 = broadcast_args(*promote_args(x1, x2), keep_scalars=False)
     return where(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
@@ -255,6 +269,7 @@ def i0(x: Any) -> Any:
     >>> round(float(fnp.i0(0.0)), 6)
     1.0
     """
+    check_arraylike("i0", x)
     (x,) = _real_inexact("i0", x)
     # |x| as x * sign(x): its slope at 0 is 0, so i0'(0) = i1(0) = 0 as in JAX.
     return multiply(exp(multiply(x, E.sign(x))), bessel_i0e(x))
@@ -278,6 +293,7 @@ def isposinf(x: Any, /, out: Any = None) -> Any:
     >>> fnp.isposinf(fnp.array([fnp.inf, -fnp.inf])).tolist()
     [True, False]
     """
+    check_arraylike("isposinf", x)
     return _posneg_inf(x, 1.0)
 
 
@@ -288,6 +304,7 @@ def isneginf(x: Any, /, out: Any = None) -> Any:
     >>> fnp.isneginf(fnp.array([fnp.inf, -fnp.inf])).tolist()
     [False, True]
     """
+    check_arraylike("isneginf", x)
     return _posneg_inf(x, -1.0)
 
 
@@ -301,6 +318,7 @@ def signbit(x: Any, /) -> Any:
     >>> fnp.signbit(fnp.array([-0.0, 1.0, -2.0])).tolist()
     [True, False, True]
     """
+    check_arraylike("signbit", x)
     (x,) = promote_args(x)
     dt = get_aval(x).dtype
     if dt.kind in "iu":
@@ -332,6 +350,7 @@ def frexp(x: Any, /) -> tuple[Any, Any]:
     >>> m.tolist(), e.tolist()
     ([0.5, 0.0], [4, 0])
     """
+    check_arraylike("frexp", x)
     (x,) = _real_inexact("frexp", x)
     dt = get_aval(x).dtype
     nmant, nexp, minexp, tiny = _finfo_bits(dt)
@@ -394,6 +413,7 @@ def modf(x: Any, /, out: Any = None) -> tuple[Any, Any]:
     >>> f.tolist(), w.tolist()
     ([-0.5, 0.25], [-1.0, 2.0])
     """
+    check_arraylike("modf", x)
     (x,) = promote_inexact(x)
     whole = where(greater_equal(x, 0), floor(x), ceil(x))
     return subtract(x, whole), whole
@@ -418,6 +438,7 @@ def spacing(x: Any, /) -> Any:
     >>> float(fnp.spacing(fnp.float32(1.0)))
     1.1920928955078125e-07
     """
+    check_arraylike("spacing", x)
     (x,) = _real_inexact("spacing", x)
     dt = get_aval(x).dtype
     inf = np.asarray(np.inf, dt)
@@ -512,6 +533,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
     >>> fnp.isclose(fnp.array([1.0, 2.0]), fnp.array([1.0 + 1e-9, 2.1])).tolist()
     [True, False]
     """
+    check_arraylike("isclose", a, b)
     # JAX's formula, in the inexact type (integers are compared with their tolerances).
     a, b = promote_inexact(a, b)
     dt = get_aval(a).dtype
@@ -536,6 +558,7 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
     >>> bool(fnp.allclose(fnp.ones(3), 1.0))
     True
     """
+    check_arraylike("allclose", a, b)
     return _all(isclose(a, b, rtol, atol, equal_nan))
 
 

@@ -22,7 +22,7 @@ from funcgrad import dtypes
 from funcgrad.array import wrap
 from funcgrad.core import get_aval
 from funcgrad.ir import ShapedArray
-from funcgrad.numpy._core import canonical_axis, cast, promote_inexact
+from funcgrad.numpy._core import canonical_axis, cast, check_arraylike, promote_inexact
 from funcgrad.numpy._shape import _arr, moveaxis, roll
 from funcgrad.numpy._ufuncs import conjugate, multiply
 from funcgrad.primitives import structural as S
@@ -174,6 +174,7 @@ def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -
     >>> fnp.fft.fft(fnp.ones(2)).tolist()
     [(2+0j), 0j]
     """
+    check_arraylike("jax.numpy.fft.fft", a)
     return _core_1d("fft", FftType.FFT, a, n, axis, norm)
 
 
@@ -184,6 +185,7 @@ def ifft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) 
     >>> fnp.fft.ifft(fnp.array([2.0, 0.0])).tolist()
     [(1+0j), (1+0j)]
     """
+    check_arraylike("jax.numpy.fft.ifft", a)
     return _core_1d("ifft", FftType.IFFT, a, n, axis, norm)
 
 
@@ -194,6 +196,7 @@ def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) 
     >>> fnp.fft.rfft(fnp.ones(4)).tolist()
     [(4+0j), 0j, 0j]
     """
+    check_arraylike("jax.numpy.fft.rfft", a)
     return _core_1d("rfft", FftType.RFFT, a, n, axis, norm)
 
 
@@ -205,6 +208,7 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
     >>> fnp.fft.irfft(fnp.array([4.0, 0.0, 0.0])).tolist()
     [1.0, 1.0, 1.0, 1.0]
     """
+    check_arraylike("jax.numpy.fft.irfft", a)
     return _core_1d("irfft", FftType.IRFFT, a, n, axis, norm)
 
 
@@ -215,6 +219,7 @@ def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) 
     >>> fnp.fft.hfft(fnp.array([1.0, 0.0, 0.0])).tolist()
     [1.0, 1.0, 1.0, 1.0]
     """
+    check_arraylike("conjugate", a)  # the name JAX's message gives
     conj_a = conjugate(_prepare("hfft", FftType.IRFFT, a))
     ax = _one_axis("hfft", axis)
     nn = (get_aval(conj_a).shape[ax] - 1) * 2 if n is None else n
@@ -243,6 +248,7 @@ def fftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = No
     >>> fnp.fft.fftn(fnp.ones((2, 2))).tolist()
     [[(4+0j), 0j], [0j, 0j]]
     """
+    check_arraylike("jax.numpy.fft.fftn", a)
     return _core("fftn", FftType.FFT, a, s, axes, norm)
 
 
@@ -254,6 +260,7 @@ def ifftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = N
     >>> fnp.fft.ifftn(fnp.array([[4.0, 0.0], [0.0, 0.0]])).real.tolist()
     [[1.0, 1.0], [1.0, 1.0]]
     """
+    check_arraylike("jax.numpy.fft.ifftn", a)
     return _core("ifftn", FftType.IFFT, a, s, axes, norm)
 
 
@@ -265,6 +272,7 @@ def rfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = N
     >>> fnp.fft.rfftn(fnp.ones((2, 4))).shape
     (2, 3)
     """
+    check_arraylike("jax.numpy.fft.rfftn", a)
     return _core("rfftn", FftType.RFFT, a, s, axes, norm)
 
 
@@ -276,6 +284,7 @@ def irfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = 
     >>> fnp.fft.irfftn(fnp.fft.rfftn(fnp.ones((2, 4)))).tolist()
     [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
     """
+    check_arraylike("jax.numpy.fft.irfftn", a)
     return _core("irfftn", FftType.IRFFT, a, s, axes, norm)
 
 
@@ -287,6 +296,7 @@ def fft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
     >>> fnp.fft.fft2(fnp.ones((2, 2)))[0, 0].item()
     (4+0j)
     """
+    check_arraylike("jax.numpy.fft.fft2", a)
     return _core_2d("fft2", FftType.FFT, a, s, axes, norm)
 
 
@@ -298,6 +308,7 @@ def ifft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1)
     >>> fnp.fft.ifft2(fnp.ones((2, 2)))[0, 0].item()
     (1+0j)
     """
+    check_arraylike("jax.numpy.fft.ifft2", a)
     return _core_2d("ifft2", FftType.IFFT, a, s, axes, norm)
 
 
@@ -309,6 +320,7 @@ def rfft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1)
     >>> fnp.fft.rfft2(fnp.ones((2, 4))).shape
     (2, 3)
     """
+    check_arraylike("jax.numpy.fft.rfft2", a)
     return _core_2d("rfft2", FftType.RFFT, a, s, axes, norm)
 
 
@@ -320,6 +332,7 @@ def irfft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1
     >>> fnp.fft.irfft2(fnp.ones((2, 3))).shape
     (2, 4)
     """
+    check_arraylike("jax.numpy.fft.irfft2", a)
     return _core_2d("irfft2", FftType.IRFFT, a, s, axes, norm)
 
 
@@ -397,6 +410,7 @@ def fftshift(x: Any, axes: Any = None) -> Any:
     >>> fnp.fft.fftshift(fnp.fft.fftfreq(4)).tolist()
     [-0.5, -0.25, 0.0, 0.25]
     """
+    check_arraylike("fftshift", x)
     return _shift(x, axes, inverse=False)
 
 
@@ -407,4 +421,5 @@ def ifftshift(x: Any, axes: Any = None) -> Any:
     >>> fnp.fft.ifftshift(fnp.array([-0.5, -0.25, 0.0, 0.25])).tolist()
     [0.0, 0.25, -0.5, -0.25]
     """
+    check_arraylike("ifftshift", x)
     return _shift(x, axes, inverse=True)

@@ -23,7 +23,14 @@ import numpy as np
 from funcgrad import dtypes
 from funcgrad.core import get_aval
 from funcgrad.errors import ShapeError
-from funcgrad.numpy._core import broadcast_shapes, canonical_axes, canonical_axis, promote_inexact
+from funcgrad.numpy._core import (
+    broadcast_shapes,
+    canonical_axes,
+    canonical_axis,
+    check_arraylike,
+    check_arraylike_seq,
+    promote_inexact,
+)
 from funcgrad.numpy._creation import asarray, eye, zeros
 from funcgrad.numpy._linalg import diagonal as _diagonal
 from funcgrad.numpy._linalg import matmul as _matmul
@@ -180,6 +187,7 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> A
     >>> fnp.linalg.cholesky(fnp.array([[4.0, 2.0], [2.0, 2.0]])).tolist()
     [[2.0, 0.0], [1.0, 1.0]]
     """
+    check_arraylike("jnp.linalg.cholesky", a)
     a = _matrix("cholesky", a, square=True)
     _lapack_dtype("cholesky", a)
     low = D.cholesky(_symmetrize(a) if symmetrize_input else a)
@@ -194,6 +202,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     >>> q.shape, r.shape
     ((3, 2), (2, 2))
     """
+    check_arraylike("jnp.linalg.qr", a)
     a = _matrix("qr", a)
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"qr mode={mode!r}: use 'reduced', 'complete' or 'r'")
@@ -212,6 +221,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
     >>> fnp.linalg.svd(fnp.diag(fnp.array([1.0, 3.0])), compute_uv=False).tolist()
     [3.0, 1.0]
     """
+    check_arraylike("jnp.linalg.svd", a)
     a = _matrix("svd", a)
     if subset_by_index is not None:
         k = builtins.min(get_aval(a).shape[-2:])
@@ -234,6 +244,7 @@ def svdvals(x: Any, /) -> Any:
     >>> fnp.linalg.svdvals(fnp.array([[0.0, 2.0], [1.0, 0.0]])).tolist()
     [2.0, 1.0]
     """
+    check_arraylike("jnp.linalg.svdvals", x)
     return svd(x, compute_uv=False)
 
 
@@ -244,6 +255,7 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
     >>> fnp.linalg.eigh(fnp.array([[2.0, 1.0], [1.0, 2.0]])).eigenvalues.tolist()
     [1.0, 3.0]
     """
+    check_arraylike("jnp.linalg.eigh", a)
     a = _matrix("eigh", a, square=True)
     uplo = "L" if UPLO is None else UPLO
     if uplo not in ("L", "U"):
@@ -259,6 +271,7 @@ def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -
     >>> fnp.linalg.eigvalsh(fnp.array([[2.0, 0.0], [0.0, 1.0]])).tolist()
     [1.0, 2.0]
     """
+    check_arraylike("jnp.linalg.eigvalsh", a)
     return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
@@ -284,6 +297,7 @@ def eig(a: Any) -> EigResult:
     >>> sorted(fnp.linalg.eig(fnp.array([[2.0, 0.0], [0.0, 1.0]])).eigenvalues.real.tolist())
     [1.0, 2.0]
     """
+    check_arraylike("jnp.linalg.eig", a)
     w, v = D.eig(_general_square("eig", a))
     return EigResult(w, v)
 
@@ -295,6 +309,7 @@ def eigvals(a: Any) -> Any:
     >>> fnp.linalg.eigvals(fnp.array([[0.0, -1.0], [1.0, 0.0]])).imag.tolist()
     [1.0, -1.0]
     """
+    check_arraylike("jnp.linalg.eigvals", a)
     return D.eig(_general_square("eigvals", a), compute_right_eigenvectors=False)[0]
 
 
@@ -309,6 +324,7 @@ def solve(a: Any, b: Any) -> Any:
     >>> fnp.linalg.solve(fnp.array([[1.0, 1.0], [0.0, 2.0]]), fnp.array([3.0, 2.0])).tolist()
     [2.0, 1.0]
     """
+    check_arraylike("jnp.linalg.solve", a, b)
     a, b = promote_inexact(a, b)
     a = _matrix("solve", a, square=True)
     bshape = get_aval(b).shape
@@ -336,6 +352,7 @@ def inv(a: Any) -> Any:
     >>> fnp.linalg.inv(fnp.array([[2.0, 0.0], [0.0, 4.0]])).tolist()
     [[0.5, 0.0], [0.0, 0.25]]
     """
+    check_arraylike("jnp.linalg.inv", a)
     a = _matrix("inv", a, square=True)
     _lapack_dtype("lu", a)
     return _solve(a, _batch_eye(a))
@@ -396,6 +413,7 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     >>> float(s), round(float(l), 6)
     (-1.0, 1.791759)
     """
+    check_arraylike("jnp.linalg.slogdet", a)
     a = _matrix("slogdet", a, square=True)
     if method not in (None, "lu"):
         raise ValueError(f"slogdet method={method!r}: funcgrad uses LU (method='lu')")
@@ -473,6 +491,7 @@ def det(a: Any) -> Any:
     >>> round(float(fnp.linalg.det(fnp.array([[1.0, 2.0], [3.0, 4.0]]))), 4)
     -2.0
     """
+    check_arraylike("jnp.linalg.det", a)
     a = _matrix("det", a, square=True)
     n = get_aval(a).shape[-1]
     if n in (2, 3):
@@ -503,6 +522,7 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
     >>> fnp.linalg.pinv(fnp.array([[2.0, 0.0], [0.0, 0.0]])).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
     """
+    check_arraylike("jnp.linalg.pinv", a)
     if rcond is not None:
         if rtol is not None:
             raise ValueError("pinv: only one of rtol and rcond may be specified.")
@@ -547,6 +567,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *,
     >>> round(float(x[0]), 4), int(rank)
     (2.0, 1)
     """
+    check_arraylike("jnp.linalg.lstsq", a, b)
     a, b = promote_inexact(a, b)
     a = _matrix("lstsq", a)
     if get_aval(a).ndim != 2:
@@ -589,6 +610,7 @@ def matrix_power(a: Any, n: int) -> Any:
     >>> fnp.linalg.matrix_power(fnp.array([[1.0, 1.0], [0.0, 1.0]]), 3).tolist()
     [[1.0, 3.0], [0.0, 1.0]]
     """
+    check_arraylike("jnp.linalg.matrix_power", a)
     if int(n) != n:
         raise TypeError(f"matrix_power needs an integer exponent, got {n!r}")
     a = asarray(a)
@@ -620,6 +642,7 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False,  # noqa: N
     >>> int(fnp.linalg.matrix_rank(fnp.array([[1.0, 2.0], [2.0, 4.0]])))
     1
     """
+    check_arraylike("jnp.linalg.matrix_rank", M)
     if tol is not None:
         if rtol is not None:
             raise ValueError("matrix_rank: only one of tol or rtol may be given")
@@ -643,6 +666,7 @@ def cond(x: Any, p: Any = None) -> Any:
     >>> float(fnp.linalg.cond(fnp.array([[1.0, 2.0], [2.0, 1.0]])))
     3.0
     """
+    check_arraylike("cond", x)
     x = _matrix("cond", x)
     shape = get_aval(x).shape
     if shape[-1] == 0 or shape[-2] == 0:
@@ -667,6 +691,7 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
     >>> fnp.linalg.tensorinv(fnp.eye(4).reshape(4, 2, 2), ind=1).shape
     (2, 2, 4)
     """
+    check_arraylike("tensorinv", a)
     a = asarray(a)
     shape = get_aval(a).shape
     if ind <= 0:
@@ -685,6 +710,7 @@ def tensorsolve(a: Any, b: Any, axes: tuple[int, ...] | None = None) -> Any:
     >>> fnp.linalg.tensorsolve(2 * fnp.eye(4).reshape(2, 2, 4), fnp.ones((2, 2))).tolist()
     [0.5, 0.5, 0.5, 0.5]
     """
+    check_arraylike("tensorsolve", a, b)
     a, b = promote_inexact(a, b)
     if axes is not None:
         nd = get_aval(a).ndim
@@ -706,6 +732,7 @@ def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
     >>> fnp.linalg.multi_dot([fnp.ones(2), fnp.eye(2), fnp.ones(2)]).tolist()
     2.0
     """
+    check_arraylike_seq("jnp.linalg.multi_dot", arrays)
     arrs = [asarray(x) for x in arrays]
     if len(arrs) < 2:
         raise ValueError("multi_dot needs at least two arrays")
@@ -763,6 +790,7 @@ def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
     >>> fnp.linalg.matmul(fnp.eye(2), fnp.ones(2)).tolist()
     [1.0, 1.0]
     """
+    check_arraylike("jnp.linalg.matmul", x1, x2)
     return _matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
@@ -773,6 +801,7 @@ def matrix_transpose(x: Any, /) -> Any:
     >>> fnp.linalg.matrix_transpose(fnp.ones((2, 3, 4))).shape
     (2, 4, 3)
     """
+    check_arraylike("jnp.linalg.matrix_transpose", x)
     x = asarray(x)
     if get_aval(x).ndim < 2:
         raise ShapeError(f"matrix_transpose needs rank >= 2, got shape {get_aval(x).shape}")
@@ -786,6 +815,7 @@ def outer(x1: Any, x2: Any, /) -> Any:
     >>> fnp.linalg.outer(fnp.ones(2), fnp.arange(3.0)).shape
     (2, 3)
     """
+    check_arraylike("jnp.linalg.outer", x1, x2)
     for x in (x1, x2):
         if get_aval(asarray(x)).ndim != 1:
             raise ShapeError(f"linalg.outer needs 1-D inputs, got shape "
@@ -801,6 +831,7 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
     >>> float(fnp.linalg.tensordot(fnp.ones((2, 3)), fnp.ones((2, 3))))
     6.0
     """
+    check_arraylike("jnp.linalg.tensordot", x1, x2)
     return _tensordot(x1, x2, axes, precision=precision,
                       preferred_element_type=preferred_element_type)
 
@@ -814,6 +845,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
     >>> fnp.linalg.vecdot(fnp.ones((2, 3)), fnp.arange(3.0)).tolist()
     [3.0, 3.0]
     """
+    check_arraylike("jnp.linalg.vecdot", x1, x2)
     x1, x2 = asarray(x1), asarray(x2)
     n1, n2 = get_aval(x1).ndim, get_aval(x2).ndim
     a1, a2 = canonical_axis(axis, n1), canonical_axis(axis, n2)
@@ -838,6 +870,7 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     >>> fnp.linalg.cross(fnp.array([1.0, 0.0, 0.0]), fnp.array([0.0, 1.0, 0.0])).tolist()
     [0.0, 0.0, 1.0]
     """
+    check_arraylike("jnp.linalg.outer", x1, x2)  # the name JAX's message gives
     x1, x2 = asarray(x1), asarray(x2)
     s1, s2 = get_aval(x1).shape, get_aval(x2).shape
     if not s1 or not s2 or s1[axis] != 3 or s2[axis] != 3:
@@ -858,6 +891,7 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Any:
     >>> fnp.linalg.diagonal(fnp.eye(2)).tolist()
     [1.0, 1.0]
     """
+    check_arraylike("jnp.linalg.diagonal", x)
     return _diagonal(x, offset, -2, -1)
 
 
@@ -868,6 +902,7 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
     >>> float(fnp.linalg.trace(fnp.eye(3)))
     3.0
     """
+    check_arraylike("jnp.linalg.trace", x)
     return _trace(x, offset, -2, -1, dtype)
 
 
@@ -878,6 +913,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
     >>> float(fnp.linalg.vector_norm(fnp.ones((2, 2))))
     2.0
     """
+    check_arraylike("jnp.linalg.vector_norm", x)
     x = _prepare(x)
     if axis is None:
         out = _vector_norm(ravel(x), ord, 0, False)
@@ -903,6 +939,7 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any: 
     >>> float(fnp.linalg.matrix_norm(fnp.eye(2), ord=1))
     1.0
     """
+    check_arraylike("jnp.linalg.matrix_norm", x)
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
@@ -914,6 +951,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     >>> print(f'{float(fnp.linalg.norm(fnp.eye(2), "fro")) ** 2:.6f}')
     2.000000
     """
+    check_arraylike("jnp.linalg.norm", x)
     # Integers are measured in the inexact type JAX gives them (int32: float32).
     (x,) = promote_inexact(_prepare(x))
     nd = np.ndim(x) if not hasattr(x, "ndim") else x.ndim

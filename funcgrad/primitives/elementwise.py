@@ -409,10 +409,28 @@ def _div_impl(xp: Any, x: Any, y: Any) -> Any:
     return xp.true_divide(x, y)
 
 
-rem_p = binary("rem", "remainder", lambda x, y, a: full(get_aval(x).shape, 1,
-                                                        get_aval(x).dtype),
+def _rem_impl(xp: Any, x: Any, y: Any) -> Any:
+    # The floor remainder (the divisor's sign), whose zeros keep the dividend's sign, as
+    # JAX's jnp.remainder, PyTorch's % and the CUDA kernel's fg_mod (C's fmod underneath)
+    # give them; NumPy's take the divisor's.
+    r = xp.remainder(x, y)
+    if r.dtype.kind in "iub":
+        return r
+    return xp.where(r == 0, xp.copysign(r, x), r)
+
+
+def _rem_scalar(eqn: Any, args: list[str], t: str) -> str:
+    a, b = args
+    if _kind(eqn) in "iub":
+        return f"np.remainder({a}, {b})"
+    return (f"(np.copysign(np.remainder({a}, {b}), {a}) if np.remainder({a}, {b}) == 0 "
+            f"else np.remainder({a}, {b}))")
+
+
+rem_p = binary("rem", _rem_impl, lambda x, y, a: full(get_aval(x).shape, 1,
+                                                      get_aval(x).dtype),
                lambda x, y, a: neg(floor_p.bind(div(x, y))), kinds="iuf", reads="x0,x1",
-               cuda="fg_mod({0}, {1})", torch="remainder")
+               cuda="fg_mod({0}, {1})", torch="remainder", py=_rem_scalar)
 
 
 def _truncating(name: str, fix: Callable[[Any, Any], Any], doc: str) -> Callable[..., Any]:

@@ -25,7 +25,7 @@ from funcgrad import dtypes
 from funcgrad.conversion import register_input_converter
 from funcgrad.core import get_aval
 from funcgrad.numpy._core import canonical_axis
-from funcgrad.random._keys import KeyArray
+from funcgrad.random._keys import KeyArray, data_index
 
 _PROMOTION = "dtype=key<fry> is not a valid dtype for JAX type promotion."
 _NO_DTYPE = "Cannot interpret 'key<fry>' as a data type"
@@ -186,12 +186,74 @@ def size(a: Any, axis: int | None = None) -> Any:
     return a.size if axis is None else a.shape[canonical_axis(axis, a.ndim)]
 
 
+def _filled_like(a: Any, fill: Any, dtype: Any, shape: Any) -> Any:
+    """Keys whose data words are all ``fill`` (a key: its data), shaped as ``a`` or
+    ``shape``; with a ``dtype``, an ordinary array of it, as JAX's ``*_like`` of keys."""
+    if not _is_key(a):
+        return NotImplemented
+    key_shape = a.shape if shape is None else _shape_arg(shape)
+    if dtype is not None:
+        return jnp.full(key_shape, fill, dtype)
+    data = fill._data if _is_key(fill) else jnp.asarray(fill, dtype=np.uint32)
+    return KeyArray(jnp.broadcast_to(data, (*key_shape, 2)))
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, **kwargs: Any) -> Any:
+    return _filled_like(a, 0, dtype, shape)
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, **kwargs: Any) -> Any:
+    return _filled_like(a, 1, dtype, shape)
+
+
+# JAX's empty_like of keys is its zeros_like.
+empty_like = zeros_like
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None,
+              **kwargs: Any) -> Any:
+    return _filled_like(a, fill_value, dtype, shape)
+
+
+class KeyIndexUpdateHelper:
+    """``keys.at``: ``keys.at[idx]`` reads or sets keys through the key data."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, keys: KeyArray) -> None:
+        self.keys = keys
+
+    def __getitem__(self, idx: Any) -> _KeyIndexUpdate:
+        return _KeyIndexUpdate(self.keys, idx)
+
+
+class _KeyIndexUpdate:
+    __slots__ = ("keys", "idx")
+
+    def __init__(self, keys: KeyArray, idx: Any) -> None:
+        self.keys, self.idx = keys, idx
+
+    def get(self, **kwargs: Any) -> KeyArray:
+        return KeyArray(self.keys._data.at[data_index(self.idx)].get(**kwargs))
+
+    def set(self, values: Any, **kwargs: Any) -> KeyArray:
+        if not _is_key(values):
+            raise TypeError("Cannot determine dtype of key<fry>")
+        return KeyArray(self.keys._data.at[data_index(self.idx)].set(values._data, **kwargs))
+
+    def _no_arithmetic(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(_NO_DTYPE)
+
+    add = multiply = divide = power = min = max = apply = _no_arithmetic
+
+
 jnp._key_types.add(KeyArray)
 jnp._key_hooks.update(
     stack=stack, concatenate=concatenate, where=where, take=take, reshape=reshape,
     ravel=ravel, transpose=transpose, swapaxes=swapaxes, squeeze=squeeze,
     expand_dims=expand_dims, broadcast_to=broadcast_to, asarray=asarray, array=array,
-    copy=copy, shape=shape, ndim=ndim, size=size)
+    copy=copy, shape=shape, ndim=ndim, size=size, zeros_like=zeros_like,
+    ones_like=ones_like, empty_like=empty_like, full_like=full_like)
 
 
 # -------------------------------------------------------------------- operators

@@ -24,6 +24,7 @@ import numpy as np
 
 import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
+from funcgrad.array import Array
 from funcgrad.config import config
 from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import KeyReuseError
@@ -56,10 +57,12 @@ class KeyDType:
 KEY_DTYPE = KeyDType()
 
 
-class PRNGKeyArray(HasShape):
+class PRNGKeyArray(HasShape, Array):
     """A typed PRNG key array: the key data ``uint32[*shape, 2]`` seen as keys of ``shape``.
 
-    A pytree leaf, as JAX's key arrays are (funcgrad's transformations stage its data).
+    A pytree leaf, as JAX's key arrays are (funcgrad's transformations stage its data), and
+    a ``funcgrad.Array`` as JAX's are a ``jax.Array``; the array methods it answers are
+    its own (``x.at[i].set(key)``, shape methods), the arithmetic ones JAX's errors.
 
     >>> from funcgrad import random
     >>> k = random.key(0)
@@ -71,6 +74,8 @@ class PRNGKeyArray(HasShape):
 
     __slots__ = ("_data", "_consumed")
     __array_priority__ = 100
+    # ``array == keys`` is answered by the keys' comparisons, with JAX's TypeError.
+    _reflected_comparisons = True
 
     def __init__(self, data: Any) -> None:
         self._data = data
@@ -82,7 +87,7 @@ class PRNGKeyArray(HasShape):
         return tuple(get_aval(self._data).shape[:-1])
 
     @property
-    def dtype(self) -> KeyDType:
+    def dtype(self) -> KeyDType:  # type: ignore[override]  # keys have no NumPy dtype
         return KEY_DTYPE
 
     @property
@@ -103,12 +108,19 @@ class PRNGKeyArray(HasShape):
         return self.shape[0]
 
     def __getitem__(self, idx: Any) -> KeyArray:
-        if isinstance(idx, KeyArray):
-            raise TypeError(f"JAX does not support indexing with key arrays, got {idx!r}")
-        idx = idx if isinstance(idx, tuple) else (idx,)
-        if any(i is Ellipsis for i in idx):
-            return KeyArray(self._data[idx + (slice(None),)])
-        return KeyArray(self._data[idx + (Ellipsis, slice(None))])
+        return KeyArray(self._data[data_index(idx)])
+
+    @property
+    def at(self) -> Any:
+        """Indexed reads and ``set`` of keys, as ``x.at`` of arrays (JAX has no other
+        update of keys: ``add`` and the like are its TypeError).
+
+        >>> from funcgrad import random
+        >>> ks = random.split(random.key(0), 3)
+        >>> ks.at[0].set(random.key(1))[0] == random.key(1)
+        Array(True, dtype=bool)
+        """
+        return _key_ops().KeyIndexUpdateHelper(self)
 
     def __iter__(self) -> Any:
         if not self.shape:
@@ -173,6 +185,17 @@ class PRNGKeyArray(HasShape):
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(self._data)}"
 
     __str__ = __repr__
+
+
+def data_index(idx: Any) -> tuple[Any, ...]:
+    """The index of the key data (``uint32[*shape, 2]``) for index ``idx`` of the keys:
+    the trailing data axis is kept whole."""
+    if isinstance(idx, KeyArray):
+        raise TypeError(f"JAX does not support indexing with key arrays, got {idx!r}")
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    if any(i is Ellipsis for i in idx):
+        return idx + (slice(None),)
+    return idx + (Ellipsis, slice(None))
 
 
 def _key_ops() -> Any:

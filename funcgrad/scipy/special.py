@@ -512,13 +512,14 @@ def i1(x: Any) -> Any:
 
 @custom_jvp
 def _logit(x: Any) -> Any:
-    return jnp.log(x / (_const(x, 1.0) - x))
+    # A Python 1.0 (not a constant of x's dtype) keeps a weakly typed x weak, as in JAX.
+    return jnp.log(x / (1.0 - x))
 
 
 @_logit.defjvp
 def _logit_jvp(primals: Any, tangents: Any) -> Any:
     (x,), (t,) = primals, tangents
-    return _logit(x), t / (x * (_const(x, 1.0) - x))
+    return _logit(x), t / (x * (1.0 - x))
 
 
 def logit(x: Any) -> Any:

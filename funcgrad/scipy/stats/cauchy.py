@@ -79,7 +79,10 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     0.0
     """
     q, loc, scale = args(q, loc, scale)
-    return loc + scale * jnp.tan(const(q, math.pi) * (q - const(q, 0.5)))
+    # tan(pi q - pi/2) rounds as JAX's does (tan(pi (q - 1/2)) differs in the last bits,
+    # and in sign near the poles at q = 0, 1, ...).
+    unscaled = jnp.tan(const(q, math.pi) * q - const(q, math.pi / 2))
+    return unscaled * scale + loc
 
 
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -89,7 +92,8 @@ def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     0.0
     """
     q, loc, scale = args(q, loc, scale)
-    return loc - scale * jnp.tan(const(q, math.pi) * (q - const(q, 0.5)))
+    unscaled = jnp.tan(const(q, math.pi / 2) - const(q, math.pi) * q)
+    return unscaled * scale + loc
 
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]

@@ -80,8 +80,9 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     >>> float(ppf(0.5))
     0.0
     """
-    q, loc, scale = args(q, loc, scale)
-    return special.ndtri(q) * scale + loc
+    # As in JAX, q goes to ndtri unpromoted (so an integer q is ndtri's TypeError) and
+    # the result is cast to the default float type, strongly typed.
+    return jnp.asarray(special.ndtri(q) * scale + loc, dtype=float)
 
 
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -90,8 +91,8 @@ def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     >>> float(isf(0.5))
     0.0
     """
-    q, loc, scale = args(q, loc, scale)
-    return -special.ndtri(q) * scale + loc
+    # ppf(1 - q) in q's own dtype, as JAX; a list goes on as it is for ndtri's error.
+    return ppf(q if isinstance(q, (list, tuple)) else 1 - q, loc, scale)
 
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
