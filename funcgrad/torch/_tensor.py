@@ -416,7 +416,9 @@ class Tensor:
         return self._data.__dlpack_device__()
 
     def __float__(self) -> builtins.float:
-        if self._requires_grad:
+        # PyTorch warns only while grad mode is on (LBFGS's line search converts so, under
+        # no_grad).
+        if self._requires_grad and is_grad_enabled():
             warn_once(SCALAR_REQUIRES_GRAD)
         return builtins.float(self._scalar())
 
@@ -429,7 +431,7 @@ class Tensor:
         return self.item()
 
     def __complex__(self) -> builtins.complex:
-        if self._requires_grad:
+        if self._requires_grad and is_grad_enabled():
             warn_once(SCALAR_REQUIRES_GRAD)
         return builtins.complex(self.item())
 

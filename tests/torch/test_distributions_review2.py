@@ -343,3 +343,39 @@ def test_sample_statistics() -> None:
         assert abs(r01.mean()) < 6 * math.sqrt(var / r01.size)
         fourth = 3 / ((2 * eta + dim - 1) * (2 * eta + dim + 1))  # E[r^4]
         assert abs((r01 ** 2).mean() - var) < 6 * math.sqrt((fourth - var ** 2) / r01.size)
+
+
+@settings(max_examples=15, deadline=None)
+@given(logits=st.lists(st.floats(-3, 3), min_size=2, max_size=5),
+       seed=st.integers(0, 2**31 - 1),
+       kind=st.sampled_from(["Categorical", "Bernoulli", "Binomial", "Geometric"]))
+def test_lazy_probs_first_read_under_no_grad_keep_the_graph(logits: list[float], seed: int,
+                                                            kind: str) -> None:
+    """sample() reads ``probs`` under no_grad; the cached value must still carry the graph
+    of ``logits`` into the later log_prob/entropy (an entropy bonus after sampling)."""
+    def run(lib: Any) -> np.ndarray:
+        lib.manual_seed(seed)
+        lg = lib.tensor(logits, dtype=lib.float64, requires_grad=True)
+        d = getattr(lib.distributions, kind)(logits=lg)
+        a = d.sample()
+        loss = -d.log_prob(a).sum()
+        if kind != "Binomial":
+            loss = loss - 0.1 * d.entropy().sum()
+        loss = loss + d.mean.sum()
+        loss.backward()
+        return lg.grad.numpy().copy()
+
+    np.testing.assert_allclose(run(ft), run(torch), rtol=1e-10, atol=1e-12)
+
+
+def test_no_scalar_conversion_warning_under_no_grad() -> None:
+    """PyTorch warns about float() of a tensor requiring grad only while grad mode is on."""
+    def run(lib: Any) -> list[str]:
+        x = lib.ones((), requires_grad=True) * 3
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.no_grad():
+                float(x), complex(x)
+        return [str(w.message) for w in caught]
+
+    assert run(ft) == run(torch) == []

@@ -111,7 +111,11 @@ class lazy_property:  # noqa: N801 - torch's name
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
             return self
-        value = self.fn(instance)
+        # Computed with grad on, as PyTorch's: first read under no_grad (sample() reads
+        # probs so), the cached value would otherwise carry no graph for later log_prob or
+        # entropy calls.
+        with _grad_mode.enable_grad():
+            value = self.fn(instance)
         instance.__dict__[self.fn.__name__] = value
         return value
 
