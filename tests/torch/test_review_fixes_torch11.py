@@ -471,3 +471,31 @@ def test_int_arguments_and_empty_cat_as_torch(call):
         assert str(got[1]) == str(want[1])
     else:
         assert got[1] == want[1]
+
+
+# ------------------------------------------- RNN inter-layer dropout over packed sequences
+
+@settings(max_examples=10, deadline=None)
+@given(lengths=st.lists(st.integers(1, 5), min_size=1, max_size=4),
+       mode=st.sampled_from(["LSTM", "GRU", "RNN"]), bidirectional=st.booleans(),
+       batch_first=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_rnn_dropout_on_packed_sequences_draws_as_torch(lengths, mode, bidirectional,
+                                                        batch_first, seed):
+    """PyTorch draws the inter-layer dropout masks of a packed batch over its packed rows:
+    the same outputs, and the generator left where PyTorch's is."""
+    x = np.random.default_rng(seed).normal(size=(len(lengths), max(lengths), 2))
+
+    def run(lib):
+        lib.manual_seed(seed)
+        m = getattr(lib.nn, mode)(2, 3, num_layers=3, dropout=0.4, batch_first=True,
+                                  bidirectional=bidirectional).double()
+        xt = lib.tensor(x if batch_first else x.transpose(1, 0, 2))
+        m.batch_first = batch_first
+        packed = lib.nn.utils.rnn.pack_padded_sequence(
+            xt, lib.tensor(lengths), batch_first=batch_first, enforce_sorted=False)
+        out, _ = m(packed)
+        return _np(out.data), float(lib.rand(1))
+
+    (got, after), (want, want_after) = run(ft), run(torch)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert after == want_after

@@ -282,9 +282,20 @@ class RNNBase(Module):
                         params.get("bias_hh"), params.get("weight_hr")])
         return out
 
-    def _dropout_masks(self, like: Any, batch: int, steps: int) -> list[Any]:
+    def _dropout_masks(self, like: Any, batch: int, steps: int,
+                       lengths: np.ndarray | None = None) -> list[Any]:
+        """The inter-layer dropout masks, (steps, batch, width) each. For packed input on
+        the CPU, PyTorch draws them over the packed rows (time-major, sorted batch), so
+        they are drawn so and spread over the padded layout (padding rows read row 0:
+        their outputs are zeroed anyway)."""
         dirs = 2 if self.bidirectional else 1
         width = (self.proj_size or self.hidden_size) * dirs
+        rows = None
+        if lengths is not None and type(data(like)) is np.ndarray:
+            # Counting the live (step, sequence) cells row by row numbers them in packed
+            # order.
+            live = np.arange(steps)[:, None] < lengths[None, :]
+            rows = np.where(live, np.cumsum(live.ravel()).reshape(live.shape) - 1, 0)
         masks: list[Any] = []
         for _ in range(self.num_layers - 1):
             if not self.training or self.dropout == 0.0:
@@ -292,8 +303,14 @@ class RNNBase(Module):
                 continue
             p = self.dropout
             dt, mshape = data(like).dtype, (steps, batch, width)
-            masks.append(on_device_of(np.zeros(mshape, dt), like) if p >= 1.0 else
-                         (keep_mask(mshape, p, like) * (1.0 / (1.0 - p))).astype(dt))
+            if p >= 1.0:
+                masks.append(on_device_of(np.zeros(mshape, dt), like))
+                continue
+            if rows is not None:
+                keep = keep_mask((int(lengths.sum()), width), p, like)[rows]
+            else:
+                keep = keep_mask(mshape, p, like)
+            masks.append((keep * (1.0 / (1.0 - p))).astype(dt))
         return masks
 
     def _check_hidden(self, hx: Any, expected: tuple[int, ...], what: str) -> None:
@@ -345,7 +362,7 @@ class RNNBase(Module):
         self._check_hidden(h0, h_shape, "hidden")
         if lstm:
             self._check_hidden(c0, c_shape, "cell")
-        masks = self._dropout_masks(x, batch, steps)
+        masks = self._dropout_masks(x, batch, steps, lengths)
 
         def impl(xv: Any, h0v: Any, c0v: Any, weights: list[list[Any]]) -> Any:
             return _run_layers(self.mode, xv, h0v, c0v, weights, self.num_layers, dirs,
