@@ -734,6 +734,17 @@ class Tracer(Array):
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
 
 
+def jax_type_text(aval: ShapedArray) -> str:
+    """An aval as JAX's tracer reprs write it: ``~float32[]`` (weak), ``uint8[2,3]``.
+
+    >>> from funcgrad.ir import ShapedArray
+    >>> jax_type_text(ShapedArray((2, 3), np.dtype(np.uint8)))
+    'uint8[2,3]'
+    """
+    weak = "~" if aval.weak_type else ""
+    return f"{weak}{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
+
+
 class PrimalTracer(Tracer):
     """A tracer that carries a value of its parent trace (jvp and vjp tracers)."""
 

@@ -30,6 +30,7 @@ from funcgrad.core import (
     as_buffer,
     bind,
     get_aval,
+    jax_type_text,
     leaked_tracer_error,
     new_trace,
     set_current_trace,
@@ -60,6 +61,10 @@ class StagingTracer(Tracer):
     @property
     def aval(self) -> ShapedArray:
         return self._var.aval
+
+    def __repr__(self) -> str:
+        # JAX's words for a jit/make_jaxpr/scan-body tracer, which user prints show.
+        return f"JitTracer({jax_type_text(self._var.aval)})"
 
 
 class StagingTrace(Trace):

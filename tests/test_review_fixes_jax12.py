@@ -357,3 +357,38 @@ def test_remainder_zeros_take_the_dividends_sign_as_jax(pairs: Any, dtype: str) 
         jx = jax.grad(lambda a, b: jnp.remainder(a, b).sum(), (0, 1))(xs, ys)
         for g, j in zip(gx, jx):
             np.testing.assert_array_equal(np.asarray(g), np.asarray(j))
+
+
+_TRACER_PRINTS = [
+    "m.jit(show)(m.numpy.ones(2, m.numpy.int16))",
+    "m.jit(show)(3)",
+    "m.jit(show)(m.numpy.zeros((), bool))",
+    "m.grad(lambda x: show(x) * 2.)(1.0)",
+    "m.grad(lambda x: show(x).sum())(m.numpy.ones((2, 2)))",
+    "m.vmap(show)(m.numpy.ones((3, 2)))",
+    "m.vmap(lambda x: show(x * 1.0))(m.numpy.arange(3))",
+    "m.vmap(show, in_axes=1)(m.numpy.ones((2, 3), m.numpy.bfloat16))",
+    "m.jvp(lambda x: show(x * 2), (m.numpy.arange(3.),), (m.numpy.ones(3),))",
+    "m.jvp(lambda x, y: show(y) + x, (1.0, 2.0), (1.0, 0.0))",
+    "m.jit(m.grad(lambda x: show(x).sum()))(m.numpy.ones(2))",
+    "m.vmap(m.grad(lambda x: show(x) * 2.))(m.numpy.ones(3))",
+    "m.make_jaxpr(show)(1.0)",
+    "m.eval_shape(show, m.numpy.ones(2))",
+]
+
+
+@pytest.mark.parametrize("call", _TRACER_PRINTS)
+def test_tracers_print_as_jax_s(call: str) -> None:
+    """What a user's print of a traced value shows (JitTracer, GradTracer, VmapTracer,
+    JVPTracer, as JAX writes them)."""
+    def run(m: Any) -> list[str]:
+        seen: list[str] = []
+
+        def show(x: Any) -> Any:
+            seen.append(f"{x!r} | {x}")
+            return x
+
+        eval(call, {"m": m, "show": show})  # noqa: S307 - the calls above, as text
+        return seen
+
+    assert run(fg) == run(jax)

@@ -47,6 +47,11 @@ class JVPTracer(PrimalTracer):
         self.primal = primal
         self.tangent = tangent
 
+    def __repr__(self) -> str:
+        tangent = (f"Zero({self.aval.str_short()})" if self.tangent is None
+                   else str(self.tangent))
+        return f"JVPTracer(primal={self.primal}, tangent={tangent})"
+
 
 class JVPTrace(Trace):
     label = "jvp trace"

@@ -76,6 +76,9 @@ class VJPTracer(PrimalTracer):
         self.primal = primal
         self.edge = edge
 
+    def __repr__(self) -> str:
+        return f"GradTracer(primal={self.primal}, typeof(tangent)={self.aval.str_short()})"
+
     # JAX's grad tracers: ``item()`` (and ``int()``, ``bool()``) read the value, but
     # ``float()`` and ``tolist()`` are its ConcretizationTypeError.
     def item(self, *args: Any) -> Any:

@@ -20,7 +20,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from funcgrad import processes
-from funcgrad.core import Primitive, Trace, Tracer, get_aval, new_trace, set_current_trace
+from funcgrad.core import (
+    Primitive,
+    Trace,
+    Tracer,
+    get_aval,
+    jax_type_text,
+    new_trace,
+    set_current_trace,
+)
 from funcgrad.errors import ShapeError, TreeStructureError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.rules import move_to_front, with_batch
@@ -43,6 +51,10 @@ class BatchTracer(Tracer):
         aval = get_aval(self.val)
         shape = aval.shape[:self.bdim] + aval.shape[self.bdim + 1:]
         return ShapedArray(shape, aval.dtype, aval.weak_type)
+
+    def __repr__(self) -> str:
+        return (f"VmapTracer(aval={jax_type_text(self.aval)}, "
+                f"batched={jax_type_text(get_aval(self.val))})")
 
 
 # The axis names of the batch rules running now (innermost last): vmap_flat called by a rule

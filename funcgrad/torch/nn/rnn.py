@@ -290,8 +290,9 @@ class RNNBase(Module):
         their outputs are zeroed anyway)."""
         dirs = 2 if self.bidirectional else 1
         width = (self.proj_size or self.hidden_size) * dirs
-        rows = None
+        rows, n_packed = None, 0
         if lengths is not None and type(data(like)) is np.ndarray:
+            n_packed = int(lengths.sum())
             # Counting the live (step, sequence) cells row by row numbers them in packed
             # order.
             live = np.arange(steps)[:, None] < lengths[None, :]
@@ -307,7 +308,7 @@ class RNNBase(Module):
                 masks.append(on_device_of(np.zeros(mshape, dt), like))
                 continue
             if rows is not None:
-                keep = keep_mask((int(lengths.sum()), width), p, like)[rows]
+                keep = keep_mask((n_packed, width), p, like)[rows]
             else:
                 keep = keep_mask(mshape, p, like)
             masks.append((keep * (1.0 / (1.0 - p))).astype(dt))
