@@ -300,6 +300,10 @@ from funcgrad.torch._utility_functions import (  # noqa: E402
 
 globals().update(_COPY_FUNCTIONS)
 
+from funcgrad.torch._foreach import FUNCTIONS as _FOREACH_FUNCTIONS  # noqa: E402
+
+globals().update(_FOREACH_FUNCTIONS)
+
 from funcgrad.torch._legacy_tensor_types import TYPES as _LEGACY_TYPES  # noqa: E402
 from funcgrad.torch._legacy_tensor_types import set_default_tensor_type  # noqa: E402
 from funcgrad.torch._legacy_tensor_types import tensor_type as _tensor_type  # noqa: E402

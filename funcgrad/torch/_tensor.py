@@ -662,9 +662,6 @@ class Tensor:
         keeps something else (relu_ a mask, elu_ its input...), so the written tensor's
         version is checked at backward as well."""
         self._check_inplace(through_view)
-        if op not in _OVERLAP_OK and not OVERLAP_WRITE_OK[0] and \
-                _internal_overlap(self._data):
-            raise RuntimeError(_functionalize.OVERLAP)
         src = self
         grad_on = is_grad_enabled()
         tracked = grad_on and (self._requires_grad or builtins.any(
@@ -681,6 +678,10 @@ class Tensor:
                 view_of = _eager_view_root(self, op)
             # The recorded operation keeps the old values: its backward may need them.
             src = self._snapshot()
+        # the kernel's overlap check comes after autograd's (a view of a leaf...), as PyTorch
+        if op not in _OVERLAP_OK and not OVERLAP_WRITE_OK[0] and \
+                _internal_overlap(self._data):
+            raise RuntimeError(_functionalize.OVERLAP)
         new = apply_op(op, fn, src, *others)
         if new._data.shape != self._data.shape:
             _check_inplace_shape(tuple(self.shape), tuple(new.shape))
@@ -1388,6 +1389,9 @@ class Tensor:
         return cast(Tensor, cast(Any, self).abs())
 
     def __invert__(self) -> Tensor:
+        if self.dtype.is_floating_point or self.dtype.is_complex:
+            raise TypeError("~ (operator.invert) is only implemented on integer and "
+                            "Boolean-type tensors")
         return apply_op("BitwiseNot", fnp.invert, self)
 
     def logical_not(self) -> Tensor:
@@ -3313,6 +3317,15 @@ _INTEGER_UNARY: dict[str, tuple[Callable[[Tensor], Tensor] | None,
 }
 
 
+# The unary methods whose PyTorch kernel has integer and bool types only.
+_INTEGER_ONLY_UNARY = frozenset({"bitwise_not"})
+
+
+def _refuse_inexact(name: str, t: Tensor) -> None:
+    if t.dtype.is_floating_point or t.dtype.is_complex:
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_CPP[t.dtype.name]}\'')
+
+
 def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: builtins.bool,
                   saves_result: builtins.bool
                   ) -> tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor]]:
@@ -3323,6 +3336,8 @@ def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: buil
     prim = prim if isinstance(prim, Primitive) else None
 
     def method(self: Tensor) -> Tensor:
+        if name in _INTEGER_ONLY_UNARY:
+            _refuse_inexact(name, self)
         if integer_rules is not None and not (self.dtype.is_floating_point
                                               or self.dtype.is_complex):
             rule = integer_rules[0 if self.dtype is D.bool else 1]
@@ -3343,6 +3358,8 @@ def _unary_method(name: str, op: str, fn: Callable[[Any], Any], float_only: buil
         return apply_op(op, fn, x)
 
     def inplace(self: Tensor) -> Tensor:
+        if name in _INTEGER_ONLY_UNARY:
+            _refuse_inexact(name, self)
         if (float_only or integer_rules is not None) and not (
                 self.dtype.is_floating_point or self.dtype.is_complex):
             # PyTorch's integer kernel: it refuses, or its result (floor_ keeps the values,

@@ -99,6 +99,8 @@ def index_select(self: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
     idx = _t(index)
     if idx.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if idx.dtype.name not in ("int32", "int64"):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     check_range(idx, 0, self.shape[d] if self.dim() else 1, IndexError,
                 "index out of range in self")
     # The index is no operand of PyTorch's node: next_functions lists ``self`` alone.
@@ -1268,6 +1270,9 @@ def dist(self: Tensor, other: Tensor, p: Any = 2) -> Tensor:
 
 def renorm(self: Tensor, p: Any, dim: builtins.int, maxnorm: Any) -> Tensor:
     """Each slice along ``dim`` scaled down to ``p``-norm at most ``maxnorm``."""
+    if self.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.dim()} "
+                           "dimensions")
     d = _dim(dim, self.dim())
     others = tuple(i for i in range(self.dim()) if i != d)
     norms = cast(Any, self).norm(p, dim=others, keepdim=True).detach()
@@ -2192,7 +2197,8 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     [torch.Size([2, 3]), torch.Size([2, 3])]
     """
     shape = tuple(broadcast_shapes(*[tuple(t.shape) for t in tensors]))
-    return tuple(t.expand(*shape) for t in tensors)
+    # PyTorch's expand_size returns a tensor that already has the shape itself (no view)
+    return tuple(t if tuple(t.shape) == shape else t.expand(*shape) for t in tensors)
 
 
 def cartesian_prod(*tensors: Tensor) -> Tensor:

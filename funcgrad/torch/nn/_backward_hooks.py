@@ -26,6 +26,8 @@ class BackwardHookFunction(Function):
     def forward(ctx: Any, on_backward: Callable[[tuple[Any, ...]], Sequence[Any]],
                 *tensors: Tensor) -> tuple[Tensor, ...]:
         ctx.on_backward = on_backward
+        # the hooks see None for an output with no gradient (PyTorch's node pre-hook)
+        ctx.set_materialize_grads(False)
         return tensors
 
     @staticmethod
@@ -91,12 +93,12 @@ class _Call:
         return [new[i] for i in positions]
 
 
-def hooked_call(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                forward: Callable[..., Any]) -> Any:
-    """``forward(*args, **kwargs)`` with the module's backward hooks attached."""
-    if not is_grad_enabled():
-        return forward(*args, **kwargs)
+def setup_input_hook(module: Any, args: tuple[Any, ...]) -> tuple[_Call, tuple[Any, ...]]:
+    """Attach the module's backward hooks to the tensor inputs, before ``forward`` (as
+    PyTorch's ``BackwardHook.setup_input_hook``): the call and the args to pass on."""
     call = _Call(module, len(args))
+    if not is_grad_enabled():
+        return call, args
     positions = [i for i, a in enumerate(args)
                  if isinstance(a, Tensor) and a.requires_grad]
     if positions and _full_hooks(module):
@@ -107,18 +109,30 @@ def hooked_call(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
         for i, w in zip(positions, wrapped, strict=True):
             new_args[i] = w
         args = tuple(new_args)
-    out = forward(*args, **kwargs)
-    single = isinstance(out, Tensor)
-    outs = [out] if single else list(out) if isinstance(out, (tuple, list)) else None
-    if outs is None:
+    return call, args
+
+
+def setup_output_hook(call: _Call, out: Any) -> Any:
+    """Attach the hooks to the module's result, after its forward hooks ran (as PyTorch):
+    a tensor or a tuple's tensors; another result is passed on with PyTorch's warning."""
+    if not isinstance(out, (Tensor, tuple)):
+        warnings.warn("For backward hooks to be called, module output should be a Tensor or a "
+                      f"tuple of Tensors but received {type(out)}", stacklevel=3)
         return out
+    if not is_grad_enabled():
+        return out
+    result: Any = out
+    single = isinstance(result, Tensor)
+    outs = [result] if single else list(result)
     at = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
     if not at:
-        return out
+        return result
     wrapped = BackwardHookFunction.apply(call.outputs_backward, *(outs[i] for i in at))
     for i, w in zip(at, wrapped, strict=True):
         outs[i] = w
-    return outs[0] if single else type(out)(outs)
+    if single:
+        return outs[0]
+    return tuple(outs) if type(result) is tuple else type(result)(*outs)
 
 
 def _full_hooks(module: Any) -> list[Callable[..., Any]]:

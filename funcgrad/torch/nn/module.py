@@ -654,14 +654,14 @@ class Module:
             if new is not None:
                 args = new if isinstance(new, tuple) else (new,)
         non_full = getattr(self, "_is_full_backward_hook", None) is False
-        try:
-            if (getattr(self, "_backward_hooks", None) and not non_full) or \
-                    getattr(self, "_backward_pre_hooks", None):
-                from funcgrad.torch.nn._backward_hooks import hooked_call  # noqa: PLC0415
+        bw_hook = None
+        if (getattr(self, "_backward_hooks", None) and not non_full) or \
+                getattr(self, "_backward_pre_hooks", None):
+            from funcgrad.torch.nn import _backward_hooks  # noqa: PLC0415
 
-                out = hooked_call(self, args, kwargs, self.forward)
-            else:
-                out = self.forward(*args, **kwargs)
+            bw_hook, args = _backward_hooks.setup_input_hook(self, args)
+        try:
+            out = self.forward(*args, **kwargs)
         except Exception:
             for key, hook in list(self._forward_hooks.items()):
                 if key in getattr(self, "_hooks_always_called", ()):
@@ -680,6 +680,9 @@ class Module:
                 hook(self, args, out)
             if new is not None:
                 out = new
+        if bw_hook is not None:
+            # after the forward hooks, as PyTorch: the gradients seen are those of the result
+            out = _backward_hooks.setup_output_hook(bw_hook, out)
         if non_full and self._backward_hooks:
             from funcgrad.torch.nn._backward_hooks import attach_non_full  # noqa: PLC0415
 
