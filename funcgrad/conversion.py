@@ -105,11 +105,14 @@ def asarray(x: Any, name: str = "argument") -> Any:
     if isinstance(x, np.generic):
         return _copied(np.asarray(x))
     if isinstance(x, (list, tuple)):
-        if any(isinstance(e, (Tracer, ArrayImpl)) or not dtypes.python_scalar(e)
-               and not isinstance(e, (list, tuple, np.generic, np.ndarray))
-               for e in _flat_items(x)):
-            return _stacked([asarray(e) for e in x])
-        arr = np.asarray(x)
+        leaves = _flat_items(x)
+        typed = False  # a NumPy scalar or array among the leaves: JAX's promotion decides
+        for e in leaves:
+            if not dtypes.python_scalar(e):
+                if not isinstance(e, (np.generic, np.ndarray)):
+                    return _stacked([asarray(e) for e in x], leaves)
+                typed = True
+        arr = _typed_list(x, leaves) if typed else np.asarray(x)
         if arr.dtype.kind in "OUS":
             raise DTypeError(f"{name} {x!r} is not numeric (at {user_frame()})")
         if arr.dtype.kind in "iu":
@@ -150,12 +153,39 @@ def _flat_items(x: Any) -> list[Any]:
 
 
 
-def _stacked(items: list[Any]) -> Any:
-    """Stack values (tracers among them) along a new leading axis, promoting them."""
+def _leaf_dtype(leaves: list[Any]) -> np.dtype[Any]:
+    """JAX's dtype for an array made of a list's ``leaves``: their promotion (Python
+    scalars weakly typed, NumPy scalars and arrays not), canonicalized; strong."""
+    return dtypes.canonicalize_dtype(dtypes.promote(*map(_leaf_typed, leaves))[0])
+
+
+def _leaf_typed(e: Any) -> tuple[np.dtype[Any], bool]:
+    if dtypes.python_scalar(e):
+        return dtypes._python_type_node(type(e))
+    if isinstance(e, (np.generic, np.ndarray)):
+        return dtypes.to_dtype(e.dtype), False
+    aval = get_aval(e if isinstance(e, (ArrayImpl, Tracer)) else asarray(e))
+    return aval.dtype, aval.weak_type
+
+
+def _typed_list(x: Any, leaves: list[Any]) -> Any:
+    """A NumPy array of a (nested) list holding NumPy scalars or arrays, in JAX's dtype:
+    ``[np.int8(1), 2]`` is int8 (a Python integer out of its range NumPy's OverflowError).
+    """
+    try:
+        dt = _leaf_dtype(leaves)
+    except (DTypeError, TypeError, ValueError):
+        return np.asarray(x)  # strings and other non-numbers: the caller's error
+    return np.asarray(x, dtype=dt)
+
+
+def _stacked(items: list[Any], leaves: list[Any]) -> Any:
+    """Stack values (tracers among them) along a new leading axis, in the (strong) dtype
+    JAX gives an array of the list's ``leaves``."""
     from funcgrad.primitives import elementwise as E  # noqa: PLC0415
     from funcgrad.primitives import structural as S  # noqa: PLC0415
 
-    dt, weak = dtypes.promote(*((get_aval(i).dtype, get_aval(i).weak_type) for i in items))
+    dt, weak = _leaf_dtype(leaves), False
     shapes = {get_aval(i).shape for i in items}
     if len(shapes) != 1:
         from funcgrad.errors import ShapeError  # noqa: PLC0415

@@ -64,6 +64,13 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
     >>> lax.associative_scan(lax.mul, np.array([1, 2, 3, 4]), reverse=True)
     Array([24, 24, 12,  4], dtype=int32)
     """
+    return _associative_scan(fn, elems, reverse, axis, keep_weak=False)
+
+
+def _associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool, axis: int,
+                      keep_weak: bool) -> Any:
+    """:func:`associative_scan`; ``keep_weak`` (for the cumulative reductions, primitives
+    of their own in JAX) keeps weak types."""
     from funcgrad.tree_util import tree_flatten, tree_unflatten
 
     if not callable(fn):
@@ -120,6 +127,11 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
     out = scan(list(flat))
     if reverse:
         out = [st.rev(x, (axis,)) for x in out]
+    if not keep_weak and get_aval(out[0]).shape[axis] >= 2:
+        # As JAX: its interleave pads with a strongly typed zero, so the scan of a weakly
+        # typed array of two or more elements is strong (its cumulative reductions,
+        # primitives of their own there, keep the weak type).
+        out = [el.convert_element_type(x, get_aval(x).dtype) for x in out]
     return tree_unflatten(tree, out)
 
 
@@ -234,7 +246,7 @@ def _complex_cumulative(greater: bool, axis: int, reverse: bool) -> Any:
     @f.defjvp
     def _jvp(primals: Any, tangents: Any) -> Any:
         # As JAX: the associative scan differentiated (its values included).
-        return jvp(lambda v: associative_scan(combine, v, reverse=reverse, axis=axis),
+        return jvp(lambda v: _associative_scan(combine, v, reverse, axis, keep_weak=True),
                    primals, tangents)
 
     return f
@@ -255,7 +267,7 @@ def _cumulative(name: str, combine: Callable[[Any, Any], Any], kinds: str
                              "operations do not allow negative axes)")
         if aval.dtype.kind == "c" and name in ("cummax", "cummin"):
             return _complex_cumulative(name == "cummax", axis, bool(reverse))(operand)
-        return associative_scan(combine, operand, reverse=reverse, axis=axis)
+        return _associative_scan(combine, operand, bool(reverse), axis, keep_weak=True)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The cumulative {name[3:]} of ``operand`` along ``axis`` (from the end "

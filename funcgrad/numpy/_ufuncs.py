@@ -654,7 +654,11 @@ def hypot(x: Any, y: Any) -> Any:
     safe = where(zero, 1, hi)
     out = where(zero, hi, multiply(hi, sqrt(add(1, square(divide(lo, safe))))))
     inf = logical_or(logical_and(isinf(x), greater(x, 0)), logical_and(isinf(y), greater(y, 0)))
-    return where(inf, np.inf, out)
+    out = where(inf, np.inf, out)
+    aval = get_aval(out)
+    # As JAX: its infinity is a strong NumPy constant, which keeps a weak type only for
+    # scalar results (weak arrays of one or more axes give strong results).
+    return E.convert_element_type(out, aval.dtype) if aval.weak_type and aval.ndim else out
 
 
 def logaddexp(x: Any, y: Any) -> Any:

@@ -284,7 +284,9 @@ def round_(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:
     r = select(ge(sub(a, whole), 0.5), add(whole, 1.0), whole)
     out = select(lt(xf, 0.0), neg(r), r)
     # A result of zero keeps x's sign (-0.3 and -0.0 give -0.0), as XLA's round does.
-    return select(finite, select(eq(r, 0.0), mul(xf, 0.0), out), x)
+    out = select(finite, select(eq(r, 0.0), mul(xf, 0.0), out), x)
+    # The constants above are strong: a weakly typed x gives a weak result, as in JAX.
+    return convert_element_type(out, dt, weak_type=True) if get_aval(x).weak_type else out
 
 
 round_p.lax_fn = round_

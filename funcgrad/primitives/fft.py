@@ -74,7 +74,7 @@ def _abstract_eval(x: ShapedArray, *, fft_type: FftType, fft_lengths: tuple[int,
             raise ShapeError(f"RFFT of trailing axes {tail} with fft_lengths={fft_lengths}: "
                              "they must be equal")
         shape = (*lead, *fft_lengths[:-1], fft_lengths[-1] // 2 + 1)
-        return ShapedArray(shape, complex_dtype_of(x.dtype), x.weak_type)
+        return ShapedArray(shape, complex_dtype_of(x.dtype), False)
     if x.dtype.kind != "c":
         raise DTypeError(f"{fft_type.name} needs a complex operand, got {x.dtype}")
     if fft_type == FftType.IRFFT:
@@ -82,11 +82,12 @@ def _abstract_eval(x: ShapedArray, *, fft_type: FftType, fft_lengths: tuple[int,
         if tail != want:
             raise ShapeError(f"IRFFT with fft_lengths={fft_lengths} needs trailing axes {want} "
                              f"(the last one n // 2 + 1), got {tail}")
-        return ShapedArray((*lead, *fft_lengths), real_dtype_of(x.dtype), x.weak_type)
+        return ShapedArray((*lead, *fft_lengths), real_dtype_of(x.dtype), False)
     if tail != fft_lengths:
         raise ShapeError(f"{fft_type.name} of trailing axes {tail} with "
                          f"fft_lengths={fft_lengths}: they must be equal")
-    return x
+    # As JAX: the result is strongly typed, whatever the operand's weak type.
+    return ShapedArray(x.shape, x.dtype, False) if x.weak_type else x
 
 
 def _impl(xp: Any, x: Any, *, fft_type: FftType, fft_lengths: tuple[int, ...]) -> Any:
