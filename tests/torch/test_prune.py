@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import functools
 import re
-import warnings
 
 import numpy as np
 import pytest
@@ -20,13 +19,11 @@ from hypothesis import strategies as st
 
 import funcgrad.torch as ft
 import funcgrad.torch.nn.utils.prune as fprune
+from tests.torch._outcomes import outcome
+from tests.torch._outcomes import values as _np
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.nn.utils.prune")
-
-
-def _np(t):
-    return np.asarray(t.detach().numpy())
 
 
 def _prune(lib):
@@ -40,12 +37,7 @@ def _msg(e: BaseException) -> str:
 
 
 def _outcome(fn):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return "ok", fn()
-    except Exception as e:  # noqa: BLE001 - the error type and message are compared
-        return type(e).__name__, _msg(e)
+    return outcome(fn, _msg)
 
 
 def _state(module):

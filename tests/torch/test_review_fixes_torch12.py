@@ -16,20 +16,8 @@ from hypothesis import strategies as st
 torch = pytest.importorskip("torch")
 
 import funcgrad.torch as ft  # noqa: E402
-
-
-def _np(t):
-    return np.asarray(t.detach().numpy())
-
-
-def _outcome(fn):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return "ok", fn()
-    except Exception as e:  # noqa: BLE001 - the error type and message are compared
-        return type(e).__name__, str(e)
-
+from tests.torch._outcomes import outcome as _outcome  # noqa: E402
+from tests.torch._outcomes import values as _np  # noqa: E402
 
 # ------------------------------------------- 1. backward hooks after the forward hooks
 
