@@ -321,6 +321,17 @@ def _k(k: Any, fn: str) -> Any:
     return k
 
 
+def _channels_to_prune(t: Any, amount: Any, dim: int) -> tuple[int, Any]:
+    """The channel count along ``dim`` and how many of them ``amount`` prunes, checked as
+    PyTorch checks them (the tensor, the dim, then the amount)."""
+    _validate_structured(t)
+    _validate_dim(t, dim)
+    tensor_size = t.shape[dim]
+    nparams_toprune = _nparams_toprune(amount, tensor_size)
+    _validate_amount(nparams_toprune, tensor_size)
+    return tensor_size, nparams_toprune
+
+
 def _validate_structured(t: Any) -> None:
     if len(t.shape) <= 1:
         raise ValueError("Structured pruning can only be applied to multidimensional "
@@ -441,11 +452,7 @@ class RandomStructured(BasePruningMethod):
         self.dim = dim
 
     def compute_mask(self, t: Any, default_mask: Any) -> Any:
-        _validate_structured(t)
-        _validate_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _nparams_toprune(self.amount, tensor_size)
-        _validate_amount(nparams_toprune, tensor_size)
+        tensor_size, nparams_toprune = _channels_to_prune(t, self.amount, self.dim)
         if nparams_toprune == 0:
             return default_mask
         # Drawn on the CPU default generator, whatever the tensor's device, as PyTorch's.
@@ -486,12 +493,8 @@ class LnStructured(BasePruningMethod):
         self.dim = dim
 
     def compute_mask(self, t: Any, default_mask: Any) -> Any:
-        _validate_structured(t)
-        _validate_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _nparams_toprune(self.amount, tensor_size)
+        tensor_size, nparams_toprune = _channels_to_prune(t, self.amount, self.dim)
         nparams_tokeep = tensor_size - nparams_toprune
-        _validate_amount(nparams_toprune, tensor_size)
         # The channels kept are the largest norms, in topk's order for ties.
         norm = _compute_norm(t, self.n, self.dim)
         topk = norm.topk(_k(nparams_tokeep, "topk"), largest=True)
