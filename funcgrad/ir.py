@@ -355,8 +355,10 @@ def _pp(jaxpr: Jaxpr, namer: _Namer, indent: int) -> str:
                 f"{k}={_pp_param(v, namer, indent + 4)}" for k, v in eqn.params.items()
             ) + "]"
         args = " ".join(namer.atom(a) for a in eqn.inputs)
-        outs = " ".join(namer.decl(v) for v in eqn.outputs) or "_"
-        lines.append(f"{pad}    {outs} = {eqn.primitive.name}{params} {args}".rstrip())
+        # An equation without results (an effect) prints without ``=``, as in JAX.
+        outs = "".join(namer.decl(v) + " " for v in eqn.outputs)
+        eq = "= " if outs else ""
+        lines.append(f"{pad}    {outs}{eq}{eqn.primitive.name}{params} {args}".rstrip())
     outs = ", ".join(namer.atom(a) for a in jaxpr.outvars)
     trailing = "," if len(jaxpr.outvars) == 1 else ""
     lines.append(f"{pad}  in ({outs}{trailing}) }}")

@@ -377,6 +377,8 @@ _TRACER_PRINTS = [
     "m.vmap(show, in_axes=1)(m.numpy.ones((2, 3), m.numpy.bfloat16))",
     "m.jvp(lambda x: show(x * 2), (m.numpy.arange(3.),), (m.numpy.ones(3),))",
     "m.jvp(lambda x, y: show(y) + x, (1.0, 2.0), (1.0, 0.0))",
+    "m.linearize(lambda x: show(x) * 2., 1.0)",
+    "m.linearize(lambda x: show(m.numpy.square(x)), m.numpy.ones(2))",
     "m.jit(m.grad(lambda x: show(x).sum()))(m.numpy.ones(2))",
     "m.vmap(m.grad(lambda x: show(x) * 2.))(m.numpy.ones(3))",
     "m.make_jaxpr(show)(1.0)",

@@ -48,6 +48,10 @@ class JVPTracer(PrimalTracer):
         self.tangent = tangent
 
     def __repr__(self) -> str:
+        if self._trace.linearizing:  # type: ignore[attr-defined]
+            # JAX's linearize traces with its grad tracers, and prints them so.
+            return (f"GradTracer(primal={self.primal}, "
+                    f"typeof(tangent)={self.aval.str_short()})")
         tangent = (f"Zero({self.aval.str_short()})" if self.tangent is None
                    else str(self.tangent))
         return f"JVPTracer(primal={self.primal}, tangent={tangent})"
@@ -55,6 +59,7 @@ class JVPTracer(PrimalTracer):
 
 class JVPTrace(Trace):
     label = "jvp trace"
+    linearizing = False  # set when ``linearize`` stages the tangents
 
     def lift(self, x: Any) -> tuple[Any, Any]:
         if isinstance(x, JVPTracer) and x._trace is self:
@@ -89,10 +94,11 @@ def _tangent_for(primal: Any, tangent: Any) -> Any:
     return tangent
 
 
-def jvp_flat(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
-             ) -> tuple[list[Any], list[Any], Any]:
+def jvp_flat(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+             *, linearizing: bool = False) -> tuple[list[Any], list[Any], Any]:
     """Push tangents through ``fun(*primals) -> pytree``; zero tangents stay ``None``."""
     trace = JVPTrace()
+    trace.linearizing = linearizing
     with new_trace(trace):
         ins = [JVPTracer(trace, p, _tangent_for(p, t)) for p, t in zip(primals, tangents)]
         out = fun(*ins)
@@ -261,7 +267,7 @@ def _linearize(fun: Callable[..., Any], primals: tuple[Any, ...], float0: bool
 
     def tangent_fn(*flat_t: Any) -> list[Any]:
         outs, touts, out_tree = jvp_flat(lambda *xs: fun(*tree_unflatten(in_tree, xs)),
-                                         flat_p, flat_t)
+                                         flat_p, flat_t, linearizing=True)
         box.append((outs, out_tree))
         return [zeros_like_aval(get_aval(p)) if t is None else t for p, t in zip(outs, touts)]
 

@@ -46,7 +46,7 @@ def _make(name: str, dt: np.dtype[Any]) -> Any:
                                          "__doc__": f"The {dt.name} scalar type."})
 
 
-bool_ = _make("bool_", dtypes.bool_)
+bool_ = _make("bool", dtypes.bool_)  # JAX names the class `bool`
 int8 = _make("int8", dtypes.int8)
 int16 = _make("int16", dtypes.int16)
 int32 = _make("int32", dtypes.int32)
