@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -166,3 +167,60 @@ def drawn_in_layout(draw: Callable[[Shape], np.ndarray], shape: Shape,
     axes = storage_axes(shape, strides)
     values = draw(tuple(shape[k] for k in axes)).transpose(np.argsort(axes))
     return laid_out(values, strides)
+
+
+def _buffer_strides(buf: np.ndarray) -> Shape:
+    return tuple(int(s) // buf.itemsize for s in buf.strides)
+
+
+def host_format(t: Any) -> memory_format:
+    """The layout PyTorch reads off a tensor's strides (row-major for anything that is not
+    a host tensor: an array, a staged value, a device buffer)."""
+    buf = getattr(t, "_data", None)
+    if type(buf) is not np.ndarray or buf.ndim not in (4, 5) or buf.flags.c_contiguous:
+        return contiguous_format
+    return suggested_format(buf.shape, _buffer_strides(buf))
+
+
+def in_format(t: Any, fmt: Any) -> Any:
+    """``t``, a tensor just made by an operation, with its host buffer laid out in ``fmt``
+    (``contiguous_format`` or a channels-last one), as PyTorch's kernel lays out its
+    result: convolutions and pools follow their input's format, softmax and the norms
+    write row-major. Anything else (an array, a staged value) is returned as it is."""
+    buf = getattr(t, "_data", None)
+    if type(buf) is not np.ndarray or (fmt is contiguous_format and buf.flags.c_contiguous):
+        return t
+    strides = format_strides(buf.shape, fmt) if buf.ndim in (4, 5) else None
+    if _buffer_strides(buf) != (strides or row_major(buf.shape)):
+        t._data = laid_out(buf, strides)
+    return t
+
+
+def conv_format(*tensors: Any) -> memory_format:
+    """The layout of a convolution's result: channels-last where the input or the weight
+    is (PyTorch's CPU rule)."""
+    for t in tensors:
+        fmt = host_format(t)
+        if fmt is not contiguous_format:
+            return fmt
+    return contiguous_format
+
+
+def result_format(rule: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Lay out what the decorated operation returns (each tensor of a tuple too) as
+    PyTorch's kernel does: ``"row_major"`` (softmax, the norms), or ``"input"``, the
+    format of its first argument (pools, resampling, padding)."""
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def laid(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+            out = fn(input, *args, **kwargs)
+            fmt = contiguous_format if rule == "row_major" else host_format(input)
+            if isinstance(out, tuple):
+                for o in out:
+                    in_format(o, fmt)
+                return out
+            return in_format(out, fmt)
+
+        return laid
+
+    return wrap

@@ -1357,8 +1357,10 @@ class Tensor:
         _check_int_value(value, self.dtype)
         if isinstance(mask, Tensor):
             broadcast_shapes_as_torch(tuple(mask.shape), tuple(self.shape))
-        return apply_op(_masked_fill_name(value), lambda x, m, v: fnp.where(
+        out = apply_op(_masked_fill_name(value), lambda x, m, v: fnp.where(
             m, fnp.astype(v, x.dtype), x), self, mask, value)
+        # PyTorch fills a row-major clone.
+        return cast(Tensor, _layout.in_format(out, _dev.contiguous_format))
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         _check_mask_dtype(mask)

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.source_info import user_stacklevel
+from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._device import device_of_buffer
 from funcgrad.torch._half_math import half_dtype, in_float32, in_float32_at_result, rounded_to
 from funcgrad.torch._tensor import Tensor, apply_op, broadcast_shapes_as_torch
@@ -99,8 +100,14 @@ def keep_mask(mask_shape: tuple[int, ...], p: float, like: Any) -> Any:
     if index is None:
         from funcgrad.torch._random import rng  # noqa: PLC0415
 
-        # PyTorch's CPU dropout: ``bernoulli_(1 - p)`` on the noise tensor.
-        return rng().torch_bernoulli_scalar(mask_shape, np.bool_, 1.0 - p)
+        # PyTorch's CPU dropout: ``bernoulli_(1 - p)`` on the noise tensor, made by
+        # ``empty_like(input)``: in the input's layout, filled in memory order.
+        strides = None
+        if isinstance(like, Tensor) and type(like._data) is np.ndarray and \
+                not like._data.flags.c_contiguous and tuple(like.shape) == mask_shape:
+            strides = _layout.kept_strides(mask_shape, cast(Any, like).stride(), None)
+        return _layout.drawn_in_layout(
+            lambda s: rng().torch_bernoulli_scalar(s, np.bool_, 1.0 - p), mask_shape, strides)
     from funcgrad.torch import _cuda_random  # noqa: PLC0415
 
     return _cuda_random.keep_mask(mask_shape, p, index)

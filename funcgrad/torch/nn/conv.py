@@ -25,6 +25,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import empty
 from funcgrad.torch._half_math import in_float32
@@ -104,7 +105,8 @@ def _run(name: str, nd: int, fn: Callable[[Any, Any], Any], x: Any, w: Any, b: A
     run = in_float32(impl)
     # An unbatched call is PyTorch's unsqueeze, convolution, squeeze: the last is seen.
     node = "Convolution" if batched else "Squeeze:1"
-    return op(node, run, x, w) if b is None else op(node, run, x, w, b)
+    out = op(node, run, x, w) if b is None else op(node, run, x, w, b)
+    return _layout.in_format(out, _layout.conv_format(x, w)) if batched else out
 
 
 def _conv(nd: int, input: Any, weight: Any, bias: Any, stride: Any,  # noqa: A002
@@ -305,6 +307,7 @@ def _gather_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
     return np.where(r < n, r, period - r)
 
 
+@_layout.result_format("input")
 def pad(input: Any, pad: Sequence[int], mode: str = "constant",  # noqa: A002
         value: float | None = None) -> Any:
     """Pad the last ``len(pad) // 2`` axes, the last axis first: ``(left, right, top,

@@ -34,6 +34,7 @@ from funcgrad.primitives.indexing import gather as _gather
 from funcgrad.primitives.linalg import dot_general_p
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _half_math as half_math
+from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._tensor import (
     Tensor,
@@ -176,6 +177,7 @@ def _log_softmax(x: Any, dim: int) -> Any:
 
 
 @autocast_op("softmax")
+@_layout.result_format("row_major")
 def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
             dtype: Any = None) -> Any:
     """``exp(x) / sum(exp(x))`` along ``dim``.
@@ -198,6 +200,7 @@ def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A
 
 
 @autocast_op("log_softmax")
+@_layout.result_format("row_major")
 def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
                 dtype: Any = None) -> Any:
     """``x - logsumexp(x)`` along ``dim``."""

@@ -31,6 +31,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _half_math as half_math
+from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import empty, ones, tensor, zeros
 from funcgrad.torch._device import Size
@@ -156,6 +157,7 @@ def _normalizer(use_stats: bool, axes: tuple[int, ...], ndim: int, eps: float
     return run
 
 
+@_layout.result_format("row_major")
 def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,  # noqa: A002
                   weight: Any = None, bias: Any = None, use_input_stats: bool = True,
                   momentum: float = 0.1, eps: float = 1e-5) -> Any:
@@ -205,6 +207,7 @@ def _check_normalized(shp: tuple[int, ...], norm: tuple[int, ...]) -> None:
 
 
 @autocast_op("layer_norm")
+@_layout.result_format("row_major")
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A002
                bias: Any = None, eps: float = 1e-5) -> Any:
     """Normalize over the trailing ``normalized_shape`` axes, then ``* weight + bias``.
@@ -280,6 +283,7 @@ def rms_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A00
 
 
 @autocast_op("group_norm")
+@_layout.result_format("input")
 def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None,  # noqa: A002
                eps: float = 1e-5) -> Any:
     """Split the channels (axis 1) into ``num_groups`` groups and normalize each group of

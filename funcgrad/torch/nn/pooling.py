@@ -27,6 +27,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.torch import _half_math as half_math
+from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch.nn._apply import data
 from funcgrad.torch.nn.conv import check_input_rank, ntuple, op
@@ -476,6 +477,7 @@ def _adaptive_avg(nd: int, input: Any, output_size: Any) -> Any:  # noqa: A002
     return op(node, impl, input)
 
 
+@_layout.result_format("input")
 def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:  # noqa: A002
     """Average pooling to ``output_size`` positions (PyTorch's uneven windows).
 
@@ -487,6 +489,7 @@ def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:  # noqa: A002
     return _adaptive_avg(1, input, output_size)
 
 
+@_layout.result_format("input")
 def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:  # noqa: A002
     """2-d average pooling to ``output_size`` (an int, or a pair whose None keeps a size).
 
@@ -499,6 +502,7 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:  # noqa: A002
 
 
 @autocast_op("adaptive_avg_pool3d")
+@_layout.result_format("input")
 def adaptive_avg_pool3d(input: Any, output_size: Any) -> Any:  # noqa: A002
     """3-d average pooling to ``output_size``.
 
@@ -545,6 +549,7 @@ def _adaptive_max(nd: int, input: Any, output_size: Any,  # noqa: A002
     return op(node, impl, input)
 
 
+@_layout.result_format("input")
 def adaptive_max_pool1d(input: Any, output_size: Any,  # noqa: A002
                         return_indices: bool = False) -> Any:
     """Max pooling to ``output_size`` positions.
@@ -557,6 +562,7 @@ def adaptive_max_pool1d(input: Any, output_size: Any,  # noqa: A002
     return _adaptive_max(1, input, output_size, return_indices)
 
 
+@_layout.result_format("input")
 def adaptive_max_pool2d(input: Any, output_size: Any,  # noqa: A002
                         return_indices: bool = False) -> Any:
     """2-d max pooling to ``output_size``; ``return_indices`` as ``max_pool2d``'s.
@@ -571,6 +577,7 @@ def adaptive_max_pool2d(input: Any, output_size: Any,  # noqa: A002
 
 
 @autocast_op("adaptive_max_pool3d")
+@_layout.result_format("input")
 def adaptive_max_pool3d(input: Any, output_size: Any,  # noqa: A002
                         return_indices: bool = False) -> Any:
     """3-d max pooling to ``output_size``.
@@ -583,18 +590,21 @@ def adaptive_max_pool3d(input: Any, output_size: Any,  # noqa: A002
     return _adaptive_max(3, input, output_size, return_indices)
 
 
+@_layout.result_format("input")
 def adaptive_max_pool1d_with_indices(input: Any, output_size: Any,  # noqa: A002
                                      return_indices: bool = True) -> Any:
     """``adaptive_max_pool1d`` with its indices."""
     return _adaptive_max(1, input, output_size, True)
 
 
+@_layout.result_format("input")
 def adaptive_max_pool2d_with_indices(input: Any, output_size: Any,  # noqa: A002
                                      return_indices: bool = True) -> Any:
     """``adaptive_max_pool2d`` with its indices."""
     return _adaptive_max(2, input, output_size, True)
 
 
+@_layout.result_format("input")
 def adaptive_max_pool3d_with_indices(input: Any, output_size: Any,  # noqa: A002
                                      return_indices: bool = True) -> Any:
     """``adaptive_max_pool3d`` with its indices."""

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch.nn._apply import floating, op
 from funcgrad.torch.nn.module import Module
@@ -223,6 +224,7 @@ def _sizes(input: Any, size: Any, scale_factor: Any,  # noqa: A002
 
 
 @autocast_op("interpolate")
+@_layout.result_format("input")
 def interpolate(input: Any, size: Any = None, scale_factor: Any = None,  # noqa: A002
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Any:
