@@ -19,7 +19,7 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.core import Tracer
-from funcgrad.errors import ConcretizationTypeError
+from funcgrad.errors import ConcretizationTypeError, DTypeError
 
 
 def _segments(data: Any, segment_ids: Any, num_segments: int | None, identity: Any,
@@ -27,6 +27,10 @@ def _segments(data: Any, segment_ids: Any, num_segments: int | None, identity: A
     import funcgrad.numpy as jnp  # noqa: PLC0415
 
     data = jnp.asarray(data)
+    if method in ("add", "multiply") and data.dtype == np.bool_:
+        op = "add" if method == "add" else "mul"
+        raise DTypeError(f"{op} does not accept dtype bool at position 0. Accepted dtypes at "
+                         "position 0 are subtypes of integer, floating, complexfloating.")
     ids = jnp.asarray(segment_ids)
     if num_segments is None:
         if isinstance(segment_ids, Tracer) or isinstance(ids, Tracer):
@@ -36,7 +40,7 @@ def _segments(data: Any, segment_ids: Any, num_segments: int | None, identity: A
         num_segments = int(np.max(np.asarray(ids))) + 1 if ids.size else 0
     if not dtypes.is_inexact(data.dtype) and identity in (-np.inf, np.inf):
         info = np.iinfo(data.dtype) if data.dtype != np.bool_ else None
-        identity = (info.min if identity < 0 else info.max) if info else identity < 0
+        identity = (info.min if identity < 0 else info.max) if info else identity > 0
     out = jnp.full((num_segments, *data.shape[1:]), identity, data.dtype)
     # Negative ids are dropped too (not counted from the end, as Python indexing would).
     ids = jnp.where(ids < 0, num_segments, ids)

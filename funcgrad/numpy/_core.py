@@ -87,6 +87,8 @@ def check_arraylike_seq(name: str, arrays: Any) -> None:
 def promote_args(*xs: Any) -> list[Any]:
     """Convert the operands to their common dtype under JAX's promotion rules."""
     xs = tuple(asarray(x) for x in xs)
+    if len(xs) == 1:
+        return list(xs)  # as JAX: one operand keeps its type (a weak boolean stays weak)
     dtype, weak = dtypes.promote(*(typed(x) for x in xs))
     return [cast(x, dtype, weak) for x in xs]
 

@@ -514,6 +514,8 @@ def _logical_reduce(prim_fn: Any, a: Any, axis: Any, keepdims: bool, where_: Any
                     empty: bool) -> Any:
     b = _masked(_to_bool(a), where_, empty)
     aval = get_aval(b)
+    if aval.weak_type:
+        b = E.convert_element_type(b, np.bool_)  # JAX's any/all are strongly typed
     axes = canonical_axes(axis, aval.ndim)
     if any_empty(aval.shape, axes):
         return _empty_logical(aval.shape, axes, keepdims, empty)

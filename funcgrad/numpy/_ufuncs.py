@@ -265,7 +265,8 @@ def isinf(x: Any) -> Any:
     """
     check_arraylike("isinf", x)
     (x,) = promote_args(x)
-    return logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
+    out = logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
+    return E.convert_element_type(out, np.bool_)  # strong: JAX compares with a typed inf
 
 
 def logical_not(x: Any) -> Any:
@@ -623,6 +624,8 @@ def angle(z: Any, deg: bool = False) -> Any:
 def _logical(name: str, prim: Primitive) -> Callable[[Any, Any], Any]:
     def fn(x: Any, y: Any) -> Any:
         check_arraylike(name, x, y)
+        # As JAX: promoted first, then each made boolean (weak operands give a weak result).
+        x, y = promote_args(x, y)
         x, y = broadcast_args(_to_bool(x), _to_bool(y))
         return prim.bind(x, y)
 

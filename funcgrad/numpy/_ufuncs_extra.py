@@ -281,9 +281,10 @@ def _posneg_inf(x: Any, sign: float) -> Any:
     dt = get_aval(x).dtype
     if dt.kind == "c":
         raise DTypeError("isposinf/isneginf are not well defined for complex types")
+    # (Strongly typed, as JAX's comparison with a typed infinity.)
     if dtypes.kind(dt) != "f":
-        return not_equal(x, x)
-    return equal(x, sign * np.inf)
+        return not_equal(x, x.astype(dt))
+    return equal(x, np.asarray(sign * np.inf, dt))
 
 
 def isposinf(x: Any, /, out: Any = None) -> Any:

@@ -335,12 +335,30 @@ def _logistic(xp: Any, x: Any) -> Any:
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
 
 
+def _binary_power(x: Any, n: int, mul_: Callable[[Any, Any], Any]) -> Any:
+    """``x ** n`` (n >= 1) by squaring, the products in XLA's order (JAX's lowering of
+    integer_pow): ``x ** 3`` is ``x * (x * x)``, ``x ** 4`` is ``(x * x) * (x * x)``."""
+    acc = None
+    while n:
+        if n & 1:
+            acc = x if acc is None else mul_(acc, x)
+        n >>= 1
+        if n:
+            x = mul_(x, x)
+    return acc
+
+
 def _integer_pow_impl(xp: Any, x: Any, *, y: int) -> Any:
-    if y == 2:
-        return x * x
+    # JAX's values bit for bit: products by squaring (not libm's pow, which rounds once),
+    # a negative power the reciprocal of the positive one.
     if y < 0 and x.dtype.kind in "iu":
         raise DTypeError("Integers cannot be raised to negative powers")
-    return xp.power(x, y) if y >= 0 else xp.power(x, float(y)).astype(x.dtype)
+    if y == 0:
+        return xp.ones_like(x)
+    if y in (1, -1):
+        return x.copy() if y == 1 else xp.true_divide(xp.ones((), x.dtype), x)
+    out = _binary_power(x, abs(y), lambda a, b: a * b)
+    return out if y > 0 else xp.true_divide(xp.ones((), x.dtype), out)
 
 
 def _integer_pow_deriv(x: Any, ans: Any, *, y: int) -> Any:
@@ -379,12 +397,13 @@ def _ipow_cuda(y: int, a: str, t: str) -> str:
 
 
 def _ipow_py(y: int, a: str, t: str, eqn: Any) -> str | None:
-    # As the impl: x * x for 2, else NumPy's power (its -1 is a reciprocal).
-    if y == 2:
-        return f"({a} * {a})"
-    if y == -1 and _kind(eqn) == "f":
-        return f"({t}(1) / {a})"
-    return None if y < 0 and _kind(eqn) in "iu" else f"np.power({a}, {t}({y}))"
+    # As the impl: the products by squaring (the compiler shares the repeated squares).
+    if y < 0 and _kind(eqn) in "iu":
+        return None
+    if y == 0:
+        return f"{t}(1)"  # (a scalar expression: numba's loop body, element by element)
+    out = _binary_power(a, abs(y), lambda p, q: f"({p} * {q})")
+    return out if y > 0 else f"({t}(1) / {out})"
 
 # ------------------------------------------------------ binary primitives
 
@@ -757,7 +776,34 @@ def _zero_broadcast(a: np.ndarray) -> bool:
 select_p = Primitive("select", abstract_eval=_select_abstract, impl=_select_impl)
 select_p.describe(lax="select", fusion="elementwise", cuda="({0} ? {1} : {2})", ufunc=None,
                   py_scalar="({1} if {0} else {2})",
-                  torch_method=None, torch_node="Where", lax_fn=lambda p, t, f: select(p, t, f))
+                  torch_method=None, torch_node="Where", lax_fn=lambda p, t, f: _lax_select(
+                      p, t, f))
+
+
+def _lax_select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """``lax.select``: JAX's checks and errors, and a scalar predicate chooses whole
+    operands (broadcast here; the primitive takes equal shapes)."""
+    from funcgrad.primitives.structural import broadcast_in_dim  # noqa: PLC0415 - a cycle
+
+    on_true = _scalar_to(on_true, on_false)
+    on_false = _scalar_to(on_false, on_true)
+    pa, ta, fa = get_aval(pred), get_aval(on_true), get_aval(on_false)
+    if pa.dtype.kind not in "biu":
+        raise DTypeError(f"select `which` must be boolean or integer type, got {pa.dtype}.")
+    if ta.shape != fa.shape:
+        raise ShapeError(f"select cases must have the same shapes, got "
+                         f"[{fa.shape}, {ta.shape}].")
+    if ta.dtype != fa.dtype:
+        raise DTypeError(
+            f"lax.select requires arguments to have the same dtypes, got {fa.dtype}, "
+            f"{ta.dtype}. (Tip: jnp.where is a similar function that does automatic type "
+            "promotion on inputs).")
+    if pa.shape not in ((), ta.shape):
+        raise ShapeError(f"select `which` must be scalar or have the same shape as cases, "
+                         f"got `which` shape {pa.shape} but case shape {ta.shape}.")
+    if pa.shape != ta.shape:
+        pred = broadcast_in_dim(pred, ta.shape, ())
+    return select_p.bind(pred, on_true, on_false)
 
 
 def _select_transpose(ct: Any, primals: Sequence[Any], ans: Any) -> list[Any]:

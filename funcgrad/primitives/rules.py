@@ -258,7 +258,8 @@ def unary(name: str, np_name: str | Callable[..., Any], deriv: Rule | None = Non
     def abstract_eval(x: ShapedArray, **params: Any) -> ShapedArray:
         require_kind(name, x, kinds, kind_text)
         if result_dtype is not None:
-            return ShapedArray(x.shape, result_dtype)
+            # (A comparison of weakly typed values is weakly typed, as JAX's.)
+            return ShapedArray(x.shape, result_dtype, x.weak_type)
         return x
 
     prim = Primitive(name, abstract_eval=abstract_eval, impl=impl)
@@ -327,7 +328,7 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
         out = same_shape_dtype(name, x, y)
         require_kind(name, x, kinds, kind_text)
         if result_dtype is not None:
-            return ShapedArray(out.shape, result_dtype)
+            return ShapedArray(out.shape, result_dtype, out.weak_type)
         return out
 
     prim = Primitive(name, abstract_eval=abstract_eval, impl=impl)

@@ -259,4 +259,4 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
         raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
                          f"of categories ({logits.shape[axis]}).")
     idx = _top_k_indices(jnp.moveaxis(noisy, axis, -1), k)
-    return jnp.moveaxis(idx, -1, 0).reshape(shp).astype(dtypes.default_int())
+    return jnp.moveaxis(idx, -1, 0).reshape(shp).astype(np.int32)  # top_k's, as JAX
