@@ -734,8 +734,26 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None
     return _make(np.asarray(arr).astype(dt.np), device, requires_grad, honour_default=False)
 
 
-def bernoulli(p: Tensor) -> Tensor:
-    """0/1 samples with probabilities ``p``."""
+def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None,  # noqa: A002
+              out: Tensor | None = None) -> Tensor:
+    """0/1 samples with probabilities ``input`` (or the float ``p``), drawn from
+    ``generator``'s stream as ``Tensor.bernoulli`` draws them."""
+    if not isinstance(input, Tensor):
+        raise TypeError('bernoulli() missing 1 required positional arguments: "input"')
+    probs: Any = input  # (Tensor's sampling methods are attached at import)
+    got = probs.bernoulli(p, generator=generator) if p is not None or generator is not None \
+        else _bernoulli_default(input)
+    if out is None:
+        return cast(Tensor, got)
+    from funcgrad.torch._grad_mode import no_grad  # noqa: PLC0415
+
+    dest: Any = out
+    with no_grad():
+        dest.resize_(got.shape).copy_(got)
+    return out
+
+
+def _bernoulli_default(p: Tensor) -> Tensor:
     index = _gpu_index(p.device, honour_default=False)
     if index is not None:  # drawn on p's device by its generator
         u = _cuda_random.uniform(tuple(p.shape), np.float64, index)

@@ -176,11 +176,23 @@ def _einsum_node(equation: Any, n_ops: int) -> str:
 
 @autocast_op("einsum")
 def einsum(equation: str, *operands: Any) -> Tensor:
+    if not isinstance(equation, str) and operands:
+        # The sublist format, einsum(op0, sublist0, op1, sublist1, ..., [out]): the same
+        # equation in letters (PyTorch's own rewriting keeps its label order: 0-25 are
+        # A-Z, 26-51 are a-z).
+        args = (equation, *operands)
+        terms = [_sublist_term(sub) for sub in args[1::2]]
+        equation = ",".join(terms) + ("->" + _sublist_term(args[-1])
+                                      if len(args) % 2 else "")
+        operands = tuple(args[0::2][:len(terms)])
     ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) \
         else list(operands)
     if type(equation) is str and not _einsum_well_formed(equation):
         msg = _einsum_error(equation, [tuple(np.shape(o)) for o in ops])
         raise RuntimeError(f"einsum(): {msg or 'invalid equation ' + repr(equation)}")
+    if len(ops) == 2 and type(equation) is str and builtins.all(
+            isinstance(o, Tensor) for o in ops) and ops[0].dtype is not ops[1].dtype:
+        _einsum_check_pair_dtypes(equation, ops[0], ops[1])
     try:
         if ops and isinstance(ops[0], Tensor) and D.category(ops[0].dtype) <= 1 \
                 and type(equation) is str and _einsum_sums_alone(equation):
@@ -199,6 +211,45 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         if isinstance(e, FuncgradError):
             raise RuntimeError(str(e)) from None
         raise
+
+
+def _einsum_check_pair_dtypes(equation: str, a: Tensor, b: Tensor) -> None:
+    """PyTorch contracts two operands that share a summed subscript (of size above 1 in
+    both) with a matrix product, which refuses operands of two dtypes; without such a
+    subscript it multiplies them, with type promotion."""
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if len(terms) != 2:
+        return
+    letters = "".join(terms).replace(".", "")
+    out = set(rhs) if arrow else {c for c in letters if letters.count(c) == 1}
+
+    def sizes(term: str, shape: tuple[builtins.int, ...]) -> dict[str, builtins.int]:
+        head, ell, tail = term.partition("...")
+        got = dict(zip(head, shape))
+        if ell and tail:
+            got.update(zip(tail, shape[-len(tail):]))
+        elif not ell:
+            got = dict(zip(term, shape))
+        return got
+
+    sa, sb = sizes(terms[0], tuple(a.shape)), sizes(terms[1], tuple(b.shape))
+    if builtins.any(c not in out and sa[c] != 1 and sb[c] != 1 for c in sa if c in sb):
+        raise RuntimeError(f"expected scalar type {D._CPP_NAMES[a.dtype.name]} but found "
+                           f"{D._CPP_NAMES[b.dtype.name]}")
+
+
+def _sublist_term(sublist: Any) -> str:
+    def letter(n: Any) -> str:
+        if n is Ellipsis:
+            return "..."
+        if 0 <= n < 26:
+            return chr(ord("A") + n)
+        if 26 <= n < 52:
+            return chr(ord("a") + n - 26)
+        raise ValueError("einsum(): subscript in subscript list is not within the valid "
+                         "range [0, 52)")
+    return "".join(letter(n) for n in sublist)
 
 
 @functools.lru_cache(maxsize=256)

@@ -192,3 +192,18 @@ def is_recording() -> bool:
     """Whether Tensor operations record the graph now: grad mode on, inference mode off
     (``enable_grad`` inside ``inference_mode`` records nothing, as in PyTorch)."""
     return _mode.enabled and not _mode.inference
+
+
+# How many torch.func transforms (grad, vmap, jacrev...) are running the user's function
+# now: PyTorch refuses backward() there.
+FUNCTORCH_DEPTH = [0]
+_BACKWARD_IN_TRANSFORM = (
+    "backward() called inside a functorch transform. This is not supported, please use "
+    "functorch.grad or functorch.vjp instead or call backward() outside of functorch "
+    "transforms.")
+
+
+def check_backward_outside_transforms() -> None:
+    """PyTorch's refusal of ``backward()`` inside a ``torch.func`` transform."""
+    if FUNCTORCH_DEPTH[0]:
+        raise RuntimeError(_BACKWARD_IN_TRANSFORM)

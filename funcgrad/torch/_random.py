@@ -150,6 +150,21 @@ class Generator:
         self._stream.set_state(_state_bytes(new_state))
         return self
 
+    def clone_state(self) -> Generator:
+        """A new generator in this one's state: its draws are the ones this one would
+        make next, and the two then go on apart."""
+        _draws.refuse_state_access("Generator.clone_state()")
+        twin = Generator.__new__(Generator)
+        twin.device = self.device
+        twin._stream = MTStream(self._seed)
+        twin._stream.set_state(self._stream.get_state())
+        twin._cuda = None
+        if self._cuda is not None:
+            import copy  # noqa: PLC0415
+
+            twin._cuda = copy.deepcopy(self._cuda)
+        return twin
+
     def __repr__(self) -> str:
         return f"<torch._C.Generator object at {id(self):#x}>"
 
@@ -173,11 +188,25 @@ class Generator:
         # A generator made or seeded inside a compiled step would be seeded once, at
         # staging, where the eager step seeds it on every call.
         _draws.refuse_state_access("seeding a generator")
+        if type(seed) is bool or not isinstance(seed, int):
+            if isinstance(seed, np.integer):
+                raise TypeError("an integer is required")
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+        seed = _seed_value(seed)
         self._cuda = None
         if not hasattr(self, "_stream"):
             self._stream = MTStream(seed)
-        self._stream.seed(int(seed))
+        self._stream.seed(seed)
         return self
+
+
+def _seed_value(seed: Any) -> int:
+    """A seed as PyTorch reads it: any 64-bit integer, signed or not, a negative one taken
+    modulo 2**64."""
+    s = int(seed)
+    if not -(1 << 63) <= s < (1 << 64):
+        raise ValueError("Overflow when unpacking long long")
+    return s % (1 << 64)
 
 
 _DEFAULT: list[Generator] = []
@@ -214,7 +243,8 @@ def manual_seed(seed: int) -> Any:
     tensor([0.4963, 0.7682])
     """
     _draws.refuse_state_access("torch.manual_seed()")
-    _generator[0].seed(int(seed))
+    seed = _seed_value(seed)
+    _generator[0].seed(seed)
     _cuda_random.manual_seed(seed)  # every GPU's too, as PyTorch's manual_seed
     return _default_generator()
 

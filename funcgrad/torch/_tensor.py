@@ -107,7 +107,7 @@ class Tensor:
     """An array with PyTorch's autograd semantics (leaf/non-leaf, ``.grad``, ``backward``)."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_out_index", "_vc",
-                 "_hooks", "_accum", "_is_view", "_inference", "__weakref__")
+                 "_hooks", "_accum", "_is_view", "_view_base", "_inference", "__weakref__")
     __array_priority__ = 2000
     __array_ufunc__ = None
 
@@ -128,6 +128,7 @@ class Tensor:
         self._hooks: list[Any] | tuple[()] = ()
         self._accum: weakref.ref[AccumulateGrad] | None = None
         self._is_view = False
+        self._view_base: Tensor | None = None
         self._inference = _grad_mode._mode.inference
         if requires_grad:
             self._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
@@ -144,10 +145,16 @@ class Tensor:
         t._hooks = ()
         t._accum = None
         t._is_view = False
+        t._view_base = None
         t._inference = _grad_mode._mode.inference
         return t
 
     # ------------------------------------------------------------- autograd state
+
+    @property
+    def _base(self) -> Tensor | None:
+        """The tensor this one is a view of (the root of a chain of views), or None."""
+        return self._view_base if self._is_view else None
 
     @property
     def grad(self) -> Tensor | None:
@@ -158,6 +165,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            _check_grad_assignment(self, value)
         self._grad = value
 
     @property
@@ -283,6 +292,7 @@ class Tensor:
                  create_graph: builtins.bool = False,
                  inputs: Sequence[Tensor] | None = None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``."""
+        _grad_mode.check_backward_outside_transforms()
         if create_graph:
             warn_once(CREATE_GRAPH_CYCLE)
         gs = root_grads([self], None if gradient is None else [gradient])
@@ -1005,6 +1015,7 @@ class Tensor:
             # sharing the version counter as every view does.
             out = Tensor._from_data(data[idx, ...])
             out._vc, out._is_view = self._vc, True
+            out._view_base = self if self._view_base is None else self._view_base
             return out
         idx = _unwrap_index(idx)
         lifted = _lift_scalar_bools(idx, self.ndim)
@@ -1612,6 +1623,37 @@ def _check_mask_dtype(mask: Any) -> None:
     if isinstance(mask, Tensor) and mask.dtype is not D.bool:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{cpp_type_name(mask.dtype)}")
+
+
+def _check_grad_assignment(t: Tensor, value: Any) -> None:
+    """PyTorch's checks on ``t.grad = value``, in its order: type, self, dtype, device,
+    size."""
+    if not isinstance(value, Tensor):
+        raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(value).__name__}")
+    if value is t:
+        raise RuntimeError("can't assign Variable as its own grad")
+    if value.dtype is not t.dtype:
+        unsigned = {"uint16": "short unsigned int", "uint32": "unsigned int",
+                    "uint64": "long unsigned int"}
+        raise RuntimeError(
+            "attempting to assign a gradient with dtype "
+            f"'{unsigned.get(value.dtype.name) or cpp_type_name(value.dtype)}' to a tensor "
+            f"with grad_dtype '{_CPP[t.dtype.name]}'. The gradient must match the tensor's "
+            "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+            "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
+            "caution. Diverging the dtypes of a tensor and its gradient may break downstream "
+            "systems that assume they match.")
+    if value.device.type != t.device.type:
+        raise RuntimeError(
+            f"attempting to assign a gradient with device type '{value.device.type}' to a "
+            f"tensor with device type '{t.device.type}'. Please ensure that the gradient and "
+            "the tensor are on the same device")
+    if tuple(value.shape) != tuple(t.shape):
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+            f"size '{list(t.shape)}'. Please ensure that the gradient and the tensor are the "
+            "same size")
 
 
 def cpp_type_name(dt: D.dtype) -> str:
@@ -2638,6 +2680,8 @@ def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
             _device_views(a, b):
         out._vc = t._vc
         out._is_view = True
+        # PyTorch's ``_base``: the tensor at the root of a chain of views.
+        out._view_base = t if t._view_base is None else t._view_base
         # A view is an inference tensor exactly when its base is.
         out._inference = t._inference
         recording = is_grad_enabled()
@@ -2803,6 +2847,23 @@ def _check_bool_subtraction(a: Any, b: Any) -> None:
                            "`logical_not()` operator instead.")
 
 
+# The ops whose number operand is a Scalar argument of PyTorch's overload, not a wrapped
+# tensor: their nodes list the tensor alone (PowBackward0 of ``x ** 2``).
+_SCALAR_OVERLOADS = frozenset({"Pow", "Remainder", "Fmod", "Rsub"})
+
+
+def _shown_operands(op: str, a: Any, b: Any) -> tuple[Any, ...]:
+    if op.partition(":")[0] in _SCALAR_OVERLOADS:
+        return tuple(x for x in (a, b) if isinstance(x, Tensor))
+    return (a, b)
+
+
+# PyTorch's kernels of the bitwise ops, which have no floating point version.
+_BITWISE_KERNELS = {"BitwiseAnd": "bitwise_and", "BitwiseOr": "bitwise_or",
+                    "BitwiseXor": "bitwise_xor", "BitwiseLeftShift": "lshift",
+                    "BitwiseRightShift": "rshift"}
+
+
 def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
            true_div: builtins.bool = False, shown: builtins.bool = True,
            alpha: Any = 1) -> Tensor:
@@ -2828,14 +2889,20 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
             if vb is not None:
                 sb = vb._data.shape if vb is b else ()
                 # Same shapes (or a number): no operand to broadcast first.
-                out = apply_prim(op, prim, (a, vb), shown=(a, b) if shown else None) \
+                listed = _shown_operands(op, a, b) if shown else None
+                out = apply_prim(op, prim, (a, vb), shown=listed) \
                     if sb == da.shape or not sb else \
-                    apply_binary_prim(op, prim, a, vb, (a, b) if shown else None)
+                    apply_binary_prim(op, prim, a, vb, listed)
                 if out is not None:
                     return out
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.shape != b.shape:
         _check_broadcast(tuple(a.shape), tuple(b.shape))
     dt = result_dtype(a, b)
+    kernel = _BITWISE_KERNELS.get(op)
+    if kernel is not None and (dt.is_floating_point or dt.is_complex):
+        where = a if isinstance(a, Tensor) else b
+        raise NotImplementedError(f'"{kernel}_{where.device.type}" not implemented for '
+                                  f"'{_CPP[dt.name]}'")
     if true_div and D.category(dt) <= 1:
         dt = D.get_default_dtype()
     cplx = D.category(dt) == 3
@@ -2866,14 +2933,15 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
         # funcgrad.numpy's promotion and broadcasting (PyTorch's were applied above).
         va, vb = _prim_operand(fa, dt), _prim_operand(fb, dt)
         if va is not None and vb is not None:
-            out = apply_prim(op, _BINARY_PRIM[f], (va, vb), shown=(a, b) if shown else None)
+            out = apply_prim(op, _BINARY_PRIM[f], (va, vb),
+                             shown=_shown_operands(op, a, b) if shown else None)
             if out is not None:
                 return out
         g = direct
         return apply_op(op, lambda x, y: g(_cast_to(x, dt), _cast_to(y, dt)), fa, fb,
-                        shown=(a, b) if shown else None)
+                        shown=_shown_operands(op, a, b) if shown else None)
     return apply_op(op, lambda x, y: f(_cast_to(x, dt), _cast_to(y, dt)), fa, fb,
-                    shown=(a, b) if shown else None)
+                    shown=_shown_operands(op, a, b) if shown else None)
 
 
 # PyTorch's kernels of the rounding divisions (named by their errors), which have no bool
@@ -3106,6 +3174,10 @@ def _checked_pow(method: Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, A
     zero, masked = _method("Pow", _zero_power), _method("Pow", _masked_power)
     roots = {0.5: _method("Pow", lambda x, y: fnp.sqrt(x)),
              -0.5: _method("Pow", lambda x, y: lax.rsqrt(x))}
+    # PyTorch's kernel multiplies for these exponents (x * x * x, 1 / (x * x)), as
+    # integer_pow does; others go to pow.
+    products = {3: _method("Pow", lambda x, y: fnp.power(x, 3)),
+                -2: _method("Pow", lambda x, y: fnp.power(x, -2))}
 
     def pow_(self: Tensor, other: Any) -> Tensor:
         _check_integer_exponent(self, other)
@@ -3119,6 +3191,11 @@ def _checked_pow(method: Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, A
         if type(other) in (builtins.int, builtins.float) and other == 0 and \
                 self.dtype.is_floating_point:
             return zero(self, other)
+        if type(other) in (builtins.int, builtins.float) and other in products and \
+                self.dtype in (D.float32, D.float64, D.bfloat16):
+            # (float16's is computed in float and rounded once, as measured against
+            # PyTorch 2.13's CPU kernel.)
+            return products[other](self, other)
         if type(other) is builtins.float and other in roots and self.dtype.is_floating_point:
             # PyTorch's kernel takes these exponents as sqrt and rsqrt: (-0.) ** 0.5 is -0,
             # (-0.) ** -0.5 is -inf and (-inf) ** 0.5 NaN (C's pow: +0, +inf and +inf).
@@ -3538,6 +3615,13 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if x is None or y is None:
         raise TypeError("where() takes the condition alone, or the condition, input and "
                         "other")
+    if isinstance(condition, Tensor) and condition.dtype is not D.bool:
+        if condition.dtype is not D.uint8:
+            raise RuntimeError("where expected condition to be a boolean tensor, but got a "
+                               f"tensor with dtype {_CPP[condition.dtype.name]}")
+        warn_once("where received a uint8 condition tensor. This behavior is deprecated and "
+                  "will be removed in a future version of PyTorch. Use a boolean condition "
+                  "instead.")
     broadcast_shapes_as_torch(*(tuple(v.shape) for v in (condition, x, y)
                                 if isinstance(v, Tensor)))
     dt = result_dtype(x, y)

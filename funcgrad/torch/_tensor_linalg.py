@@ -242,6 +242,7 @@ def diagonal(self: Tensor, offset: builtins.int = 0, dim1: builtins.int = 0,
             view.flags.writeable = True  # NumPy's diagonal views are read-only by default
         out = Tensor._from_data(view)
         out._vc, out._is_view, out._inference = self._vc, True, self._inference
+        out._view_base = self if self._view_base is None else self._view_base
         return out
     return cast(Tensor, apply_op("Diagonal", lambda x: fnp.diagonal(x, offset, dim1, dim2),
                                  self, saves_tensors=False))

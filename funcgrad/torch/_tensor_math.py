@@ -33,7 +33,14 @@ from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import cat, stack
 from funcgrad.torch._graph import name_node
 from funcgrad.torch._return_types import named_result
-from funcgrad.torch._std_sort import aten_quick_select, mode_row, rank_keys, tied_rows
+from funcgrad.torch._std_sort import (
+    aten_quick_select,
+    mode_row,
+    rank_keys,
+    replayed_order,
+    std_sort,
+    tied_rows,
+)
 from funcgrad.torch._tensor import (
     _CPP,
     Tensor,
@@ -563,10 +570,16 @@ def unique(self: Tensor, sorted: builtins.bool = True, return_inverse: builtins.
            return_counts: builtins.bool = False, dim: builtins.int | None = None) -> Any:
     """The distinct entries, sorted (with the inverse map and counts when asked)."""
     host = np.asarray(self._host())
-    if dim is None:
+    has_nan = host.dtype.kind in "fc" and builtins.bool(np.isnan(host).any())
+    if dim is None and has_nan:
+        vals, inv, counts = _unique_nan_apart(host.reshape(-1))
+        inv = inv.reshape(host.shape)
+    elif dim is None:
         vals, inv, counts = np.unique(host.reshape(-1), return_inverse=True,
                                       return_counts=True)
         inv = inv.reshape(host.shape)
+    elif has_nan:
+        vals, inv, counts = _unique_rows_nan(host, _dim(dim, self.dim()))
     else:
         vals, inv, counts = np.unique(host, return_inverse=True, return_counts=True,
                                       axis=_dim(dim, self.dim()))
@@ -577,6 +590,63 @@ def unique(self: Tensor, sorted: builtins.bool = True, return_inverse: builtins.
     if return_counts:
         out.append(_on_device_of(self, counts.astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_nan_apart(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PyTorch sorts NaN last and then merges neighbours that compare ``==``, so no two
+    NaNs are ever merged (``np.unique`` merges them). Its sort is the unstable one, so
+    the NaNs are numbered in the order that sort leaves them."""
+    order = replayed_order(flat, 0, False)
+    if order is None:
+        order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    starts = np.ones(ordered.size, bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    inv = np.empty(flat.size, np.int64)
+    inv[order] = np.cumsum(starts) - 1
+    return ordered[starts], inv, np.diff(np.append(np.flatnonzero(starts), flat.size))
+
+
+class _RowKey:
+    """A slice compared as ATen's unique(dim=) compares them: the first element where one
+    is ``<`` or ``>`` the other decides, NaN deciding nothing."""
+
+    __slots__ = ("row",)
+
+    def __init__(self, row: np.ndarray) -> None:
+        self.row = row
+
+    def __lt__(self, other: _RowKey) -> builtins.bool:
+        for a, b in zip(self.row.tolist(), other.row.tolist()):
+            if a < b:
+                return True
+            if a > b:
+                return False
+        return False
+
+
+def _unique_rows_nan(host: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """unique(dim=) with NaNs: ATen orders the slices with ``std::sort`` under a comparator
+    that NaN leaves inconsistent, so the order is replayed; slices holding a NaN are never
+    equal to another."""
+    moved = np.moveaxis(host, d, 0)
+    flat = moved.reshape(moved.shape[0], -1)
+    keys = [_RowKey(r) for r in flat]
+    ix = list(range(len(keys)))
+    try:
+        std_sort(keys, ix, 0, len(keys))
+    except IndexError:  # the comparator ran a scan off the end, undefined in C++ too
+        ix = list(range(len(keys)))
+    order = np.asarray(ix, np.int64)
+    ordered = flat[order]
+    starts = np.ones(len(order), bool)
+    if len(order) > 1:
+        starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    inv = np.empty(len(order), np.int64)
+    inv[order] = np.cumsum(starts) - 1
+    counts = np.diff(np.append(np.flatnonzero(starts), len(order)))
+    vals = np.moveaxis(moved[order[starts]], 0, d)
+    return np.ascontiguousarray(vals), inv, counts
 
 
 def unique_consecutive(self: Tensor, return_inverse: builtins.bool = False,
@@ -1635,9 +1705,16 @@ def _unsafe(split: Callable[..., tuple[Tensor, ...]]) -> Callable[..., tuple[Ten
     return method
 
 
+_BITWISE_NAMES = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                            "bitwise_right_shift"})
+
+
 def _inplace_of(name: str) -> Callable[..., Tensor]:
     """``name_``: the out-of-place result written into this tensor's memory."""
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if name in _BITWISE_NAMES and len(args) == 1:
+            # PyTorch checks the cast into self before it looks for a kernel.
+            check_result_cast(result_dtype(self, args[0]), self.dtype)
         out = getattr(Tensor, name)(self, *args, **kwargs)
         if isinstance(out, Tensor):
             if name == "float_power" and out.dtype is not self.dtype:
@@ -2283,11 +2360,35 @@ def cdist(x1: Tensor, x2: Tensor, p: builtins.float = 2.0,
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    _cdist_dtype_checks(x1, x2, p, compute_mode)
 
     def run(a: Any, b: Any) -> Any:
         return minkowski(a[..., :, None, :] - b[..., None, :, :], p)
 
     return cast(Tensor, apply_op("Cdist", run, x1, x2))
+
+
+def _cdist_dtype_checks(x1: Tensor, x2: Tensor, p: builtins.float, mode: str) -> None:
+    """PyTorch's refusals of cdist's dtypes and ``p``, in its order."""
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_CPP[t.dtype.name]}")
+    if not p >= 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype.name in ("float16", "bfloat16"):
+        raise NotImplementedError(f'"cdist" not implemented for \'{_CPP[x1.dtype.name]}\'')
+    if x1.dtype is not x2.dtype:
+        from funcgrad.torch._tensor import cpp_type_name  # noqa: PLC0415
+
+        # p = 2 may go through a matrix product, whose own check speaks first.
+        rows = max(x1.shape[-2], x2.shape[-2])
+        if p == 2 and (mode == "use_mm_for_euclid_dist" or
+                       mode == "use_mm_for_euclid_dist_if_necessary" and rows > 25):
+            raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                               f"{cpp_type_name(x1.dtype)} != {cpp_type_name(x2.dtype)}")
+        raise RuntimeError(f"expected scalar type {_CPP[x1.dtype.name]} but found "
+                           f"{_CPP[x2.dtype.name]}")
 
 
 def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: builtins.bool = False,  # noqa: A002
@@ -2299,6 +2400,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: builtins.boo
     >>> torch.searchsorted(torch.tensor([1, 3, 5]), torch.tensor([3, 6]))
     tensor([1, 3])
     """
+    _searchsorted_checks(sorted_sequence, input, right, side)
     s = np.asarray(sorted_sequence._host())
     if sorter is not None:
         s = np.take_along_axis(s, np.asarray(sorter._host()), -1)
@@ -2313,6 +2415,33 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: builtins.boo
     return _on_device_of(sorted_sequence, np.asarray(res, np.int32 if out_int32 else np.int64))
 
 
+def _searchsorted_checks(bounds: Tensor, values: Any, right: builtins.bool,
+                         side: str | None) -> None:
+    """PyTorch's checks of searchsorted's arguments, in its order and words."""
+    name = "torch.searchsorted(): "
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"{name}side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError(f"{name}side and right can't be set to opposites, got side of "
+                               "left while right was True")
+    if bounds.dim() == 0:
+        raise RuntimeError(f"{name}boundaries tensor should have positive dimension, but got "
+                           "0 dimension")
+    vshape = tuple(values.shape) if isinstance(values, Tensor) else ()
+    if bounds.dim() != 1 and not vshape:
+        raise RuntimeError(
+            f"{name}input value can be a scalar only when boundaries tensor dimension is 1, "
+            f"but we got boundaries tensor dim({bounds.dim()}) and input value's dim(0) "
+            "numel(1)")
+    if bounds.dim() != 1 and (len(vshape) != bounds.dim()
+                              or vshape[:-1] != tuple(bounds.shape)[:-1]):
+        raise RuntimeError(
+            f"{name}boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+            "boundaries tensor and input value tensor must match, but we got boundaries "
+            f"tensor {list(bounds.shape)} and input value tensor {list(vshape)}")
+
+
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: builtins.bool = False,  # noqa: A002
               right: builtins.bool = False) -> Tensor:
     """The bucket of each entry of ``input`` among the sorted ``boundaries``.
@@ -2321,6 +2450,9 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: builtins.bool = Fals
     >>> torch.bucketize(torch.tensor([1, 4, 9]), torch.tensor([2, 4, 8]))
     tensor([0, 1, 3])
     """
+    if boundaries.dim() != 1:
+        raise RuntimeError("boundaries tensor must be 1 dimension, but got "
+                           f"dim({boundaries.dim()})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 

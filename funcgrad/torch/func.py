@@ -265,9 +265,15 @@ def _over_values(func: Any) -> Any:
     """``func`` of Tensors as a function of engine values (Tensors hold the tracers)."""
     import functools  # noqa: PLC0415
 
+    from funcgrad.torch._grad_mode import FUNCTORCH_DEPTH  # noqa: PLC0415
+
     @functools.wraps(func)
     def run(*args: Any, **kwargs: Any) -> Any:
-        out = func(*_tensors(args), **_tensors(kwargs))
+        FUNCTORCH_DEPTH[0] += 1
+        try:
+            out = func(*_tensors(args), **_tensors(kwargs))
+        finally:
+            FUNCTORCH_DEPTH[0] -= 1
         record_orders(out, run.orders)  # type: ignore[attr-defined]
         return _values(out)
 
@@ -716,6 +722,18 @@ def vmap(func: Any, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "erro
     plain = _transform(_vmap, func, in_dims, out_dims)
 
     def run(*args: Any, **kwargs: Any) -> Any:
+        from funcgrad.errors import ShapeError  # noqa: PLC0415
+
+        try:
+            return mapped(*args, **kwargs)
+        except ShapeError as e:
+            if not str(e).startswith("vmap out_axes=None for an output that depends"):
+                raise
+            name = getattr(user_func, "__name__", repr(user_func))
+            raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor "
+                             "when out_dim is None") from None
+
+    def mapped(*args: Any, **kwargs: Any) -> Any:
         C.check_vmap(user_func, in_dims, out_dims, args)
         if kwargs:
             # PyTorch passes keyword arguments to each call as they are, unmapped.

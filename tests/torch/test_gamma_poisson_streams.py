@@ -169,11 +169,18 @@ def test_distributions_sample_match(seed: int, dtype: str, n: tuple[int, ...]) -
     theirs = _distributions(torch, getattr(torch, dtype))
     _seed(seed)
     for a, b in zip(ours, theirs, strict=True):
-        _same(a.sample(n), b.sample(n))
+        draws = [(a.sample(n), b.sample(n))]
         _same_state()
         if a.has_rsample:
-            _same(a.rsample(n), b.rsample(n))
+            draws.append((a.rsample(n), b.rsample(n)))
             _same_state()
+        for x, y in draws:
+            if isinstance(a, ft.distributions.InverseGamma):
+                # Its pow(-1) is SLEEF's pow in PyTorch: 1 ulp off the exact reciprocal
+                # on ~2% of elements (sharp_bits); the streams agree (above).
+                np.testing.assert_array_max_ulp(_np(x), _np(y), 1)
+            else:
+                _same(x, y)
 
 
 def test_rsample_keeps_values_and_carries_gradients() -> None:

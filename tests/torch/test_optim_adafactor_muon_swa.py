@@ -132,7 +132,8 @@ def test_adafactor_state_layout_and_roundtrip():
     assert str(opt.state[w]["step"].dtype) == "torch.float32"
     w2, b2 = w.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
     opt2 = optim.Adafactor([w2, b2], lr=0.5)
-    opt2.load_state_dict(opt.state_dict())
+    # a deep copy: as in PyTorch, loading shares the state tensors with the dict
+    opt2.load_state_dict(copy.deepcopy(opt.state_dict()))
     for t in (w, b, w2, b2):
         t.grad = ft.full(t.shape, -0.5)
     opt.step()

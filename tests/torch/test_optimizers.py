@@ -6,6 +6,7 @@ PyTorch's documented formulas, not from funcgrad's code)."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 
 import numpy as np
@@ -124,7 +125,8 @@ def test_state_dict_roundtrip_continues_identically(name):
         opt_a.step()
     b.data = a.detach().clone()
     opt_b = getattr(optim, name)([b], lr=0.5)
-    opt_b.load_state_dict(opt_a.state_dict())
+    # a deep copy: as in PyTorch, loading shares the state tensors with the dict
+    opt_b.load_state_dict(copy.deepcopy(opt_a.state_dict()))
     assert opt_b.param_groups[0]["lr"] == 0.05
     for g in gs[3:]:
         a.grad, b.grad = ft.tensor(g), ft.tensor(g)

@@ -157,7 +157,8 @@ def test_xlogy_gradients_match_torch(name: str, data: Any) -> None:
 @SETTINGS
 @given(name=st.sampled_from(["i0", "special.i0", "special.i1", "special.i0e",
                              "special.i1e"]),
-       xs=st.lists(st.one_of(st.just(0.0), st.floats(-3, 3)), min_size=1, max_size=4))
+       xs=st.lists(st.one_of(st.just(0.0), st.floats(-3, 3).filter(lambda v: abs(v) > 1e-6)),
+                   min_size=1, max_size=4))
 def test_bessel_gradients_at_zero_match_torch(name: str, xs: list[float]) -> None:
     res = []
     for t in (torch, ft):
@@ -166,7 +167,8 @@ def test_bessel_gradients_at_zero_match_torch(name: str, xs: list[float]) -> Non
         g, = t.autograd.grad(f(x).sum(), x, create_graph=True)
         g2, = t.autograd.grad(g.sum(), x)
         res.append(np.array([g.tolist(), g2.tolist()]))
-    # Near 0 PyTorch's own second derivatives cancel to noise (7e-7 seen at x = 5e-10).
+    # Near 0 PyTorch's own second derivatives cancel to noise (7e-7 seen at x = 5e-10,
+    # 3e-5 at 6.6e-12): exactly 0 is drawn, and values no closer to it than 1e-6.
     np.testing.assert_allclose(res[1], res[0], rtol=1e-9, atol=5e-6)
 
 

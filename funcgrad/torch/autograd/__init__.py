@@ -71,6 +71,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     """
     outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in ins:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -108,6 +110,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     >>> x.grad
     tensor([3.])
     """
+    from funcgrad.torch._grad_mode import check_backward_outside_transforms  # noqa: PLC0415
+
+    check_backward_outside_transforms()
     outs = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     gs = root_grads(outs, grad_tensors)
     retain = create_graph if retain_graph is None else retain_graph

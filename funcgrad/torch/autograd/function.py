@@ -190,7 +190,8 @@ class Function(_SingleLevel):
             raise RuntimeError(f"{cls.__name__} must define forward and backward")
         ctx = FunctionCtx()
         grad_on = is_grad_enabled()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad and grad_on
+        # PyTorch fills this from the inputs alone: it stays True under no_grad.
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad
                                      for a in args)
         setup = _custom_setup(cls)
         with no_grad():
@@ -199,7 +200,7 @@ class Function(_SingleLevel):
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args, **kwargs)  # type: ignore[attr-defined]
-        if not any(ctx.needs_input_grad):
+        if not (grad_on and any(ctx.needs_input_grad)):
             return output
         return _record(cls, ctx, args, output)
 

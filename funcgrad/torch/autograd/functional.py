@@ -101,14 +101,33 @@ def _prep(inputs: tuple[Any, ...], create_graph: bool) -> tuple[Tensor, ...]:
 def _grads(outputs: tuple[Tensor, ...], inputs: tuple[Tensor, ...], v: tuple[Any, ...],
            create_graph: bool) -> tuple[Tensor, ...]:
     from funcgrad.torch._creation import zeros_like  # noqa: PLC0415
+
+    got = _raw_grads(outputs, inputs, v, create_graph)
+    return tuple(zeros_like(i) if g is None else g for g, i in zip(got, inputs))
+
+
+def _raw_grads(outputs: tuple[Tensor, ...], inputs: tuple[Tensor, ...], v: tuple[Any, ...],
+               create_graph: bool) -> tuple[Tensor | None, ...]:
+    """``_grads`` with None for each input the outputs do not reach (strict mode's test)."""
     from funcgrad.torch.autograd import grad  # noqa: PLC0415
 
     pairs = [(o, g) for o, g in zip(outputs, v) if o.requires_grad]
     if not pairs:
-        return tuple(zeros_like(i) for i in inputs)
-    got = grad([o for o, _ in pairs], list(inputs), grad_outputs=[g for _, g in pairs],
-               retain_graph=True, create_graph=create_graph, allow_unused=True)
-    return tuple(zeros_like(i) if g is None else g for g, i in zip(got, inputs))
+        return tuple(None for _ in inputs)
+    return tuple(grad([o for o, _ in pairs], list(inputs), grad_outputs=[g for _, g in pairs],
+                      retain_graph=True, create_graph=create_graph, allow_unused=True))
+
+
+def _strict_outputs(outs: tuple[Tensor, ...], strict: bool) -> None:
+    """Strict mode's refusal of an output that does not depend on the inputs at all."""
+    if not strict:
+        return
+    for i, o in enumerate(outs):
+        if not o.requires_grad:
+            raise RuntimeError(
+                f"Output {i} of the user-provided function does not require gradients. The "
+                "outputs must be computed in a differentiable manner from the input when "
+                "running in strict mode.")
 
 
 def _detach(ts: tuple[Any, ...], create_graph: bool) -> tuple[Any, ...]:
@@ -186,8 +205,14 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     with enable_grad():
         xs = _prep(ins, create_graph)
         out_tuple, outs = _as_tuple(func(*xs), _OUTPUTS, "jacobian")
+        _strict_outputs(outs, strict)
+        if vectorize and strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
+                "not supported together. Please either set `strict=False` or "
+                "`vectorize=False`.")
         rows: list[tuple[Any, ...]] = []
-        for o in outs:
+        for oi, o in enumerate(outs):
             per_in: list[list[Tensor]] = [[] for _ in xs]
             flat = o.reshape(-1)
             if flat.numel():
@@ -195,9 +220,19 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
             for k in range(flat.numel()):
                 seed = zeros_like(flat)
                 seed[k] = 1.0
-                gs = _grads((flat,), xs, (seed,), create_graph)
-                for i, g in enumerate(gs):
-                    per_in[i].append(g)
+                raw = _raw_grads((flat,), xs, (seed,), create_graph)
+                for i, g in enumerate(raw):
+                    if g is None and strict:
+                        raise RuntimeError(
+                            f"Output {oi} of the user-provided function is independent of "
+                            f"input {i}. This is not allowed in strict mode.")
+                    if strict and create_graph and g is not None and not g.requires_grad:
+                        # PyTorch numbers the output here, though it speaks of an input.
+                        raise RuntimeError(
+                            "The jacobian of the user-provided function is independent of "
+                            f"input {oi}. This is not allowed in strict mode when "
+                            "create_graph=True.")
+                    per_in[i].append(zeros_like(xs[i]) if g is None else g)
             blocks = tuple(
                 (stack(per_in[i]) if per_in[i] else zeros_like(x).reshape(0, *x.shape))
                 .reshape(*o.shape, *x.shape) for i, x in enumerate(xs))
@@ -214,12 +249,23 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     in_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
 
     def gradient(*xs: Tensor) -> Any:
-        out = _single(func(*xs), "hessian")
+        raw_out = func(*xs)
+        _strict_outputs(_as_tuple(raw_out, _OUTPUTS, "hessian")[1], strict)
+        out = _single(raw_out, "hessian")
         _real_output(out)
-        return _out(in_tuple, _grads((out,), xs, (out.new_ones(()).reshape(out.shape),),
-                                     create_graph=True))
+        gs = _grads((out,), xs, (out.new_ones(()).reshape(out.shape),), create_graph=True)
+        for i, g in enumerate(gs):
+            if strict and not g.requires_grad:
+                raise RuntimeError(
+                    "While computing the hessian, found that the jacobian of the user-provided "
+                    f"function with respect to input {i} is independent of the input. This is "
+                    "not allowed in strict mode. You should ensure that your function is twice "
+                    "differentiable and that the jacobian depends on the inputs (this would be "
+                    "violated by a linear function for example).")
+        return _out(in_tuple, gs)
 
-    return jacobian(gradient, inputs, create_graph=create_graph)
+    return jacobian(gradient, inputs, create_graph=create_graph, strict=strict,
+                    vectorize=vectorize)
 
 
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,

@@ -17,6 +17,7 @@ tensor([[[1.0000],
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -151,6 +152,29 @@ def _check_mha_shapes(qs: tuple[int, ...], ks: tuple[int, ...], vs: tuple[int, .
                                  f"but got {Size(ms)}")
 
 
+def _mismatch_warning(mask: Any, name: str, other: Any, other_name: str) -> None:
+    if mask is not None and other is not None and mask.dtype != other.dtype:
+        warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use "
+                      "same type for both instead.", UserWarning, stacklevel=3)
+
+
+def canonical_mask(mask: Any, name: str, other: Any, other_name: str, target: Any,
+                   check_other: bool = True) -> Any:
+    """A mask as PyTorch's modules hand it on: a bool one becomes ``-inf`` where True in
+    ``target``'s dtype; a mask of another dtype than ``other`` (the other mask) is deprecated,
+    with a warning."""
+    if mask is None:
+        return None
+    _check_mask_dtype(mask, name)
+    if check_other:
+        _mismatch_warning(mask, name, other, other_name)
+    if mask.dtype is torch_bool:
+        from funcgrad.torch._creation import zeros_like  # noqa: PLC0415
+
+        return zeros_like(mask, dtype=target).masked_fill_(mask, float("-inf"))
+    return mask
+
+
 def _check_mask_dtype(mask: Any, name: str) -> None:
     if mask is None:
         return
@@ -254,6 +278,7 @@ def multi_head_attention_forward(
     unbatched = len(qs) == 2
     _check_mha_shapes(qs, shape(key), shape(value), key_padding_mask, attn_mask, num_heads)
     _check_mask_dtype(key_padding_mask, "key_padding_mask")
+    _mismatch_warning(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask")
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
                            "Transformer module method `generate_square_subsequent_mask` to "
@@ -316,14 +341,17 @@ def multi_head_attention_forward(
         mask = None if mask is None else _as_bias(mask, dt, True)
         pad = None if pad is None else _as_bias(pad, dt, True)
         return _mha_math(q, k, v, w_in, b_in, w_q, w_k, w_v, bk, bv, w_out, b_out, mask, pad,
-                         sk, sv, num_heads, add_zero_attn, drop, need_weights,
-                         average_attn_weights,
+                         sk, sv, num_heads, add_zero_attn, drop, need_weights, False,
                          None if causal is None else _as_bias(fnp.asarray(causal), dt, True))
 
     result = op("View", impl, query, key, value, in_proj_weight, in_proj_bias, q_proj_weight,
                 k_proj_weight, v_proj_weight, bias_k, bias_v, out_proj_weight, out_proj_bias,
                 attn_mask, key_padding_mask, static_k, static_v)
     out, weights = result if need_weights else (result, None)
+    if weights is not None and average_attn_weights:
+        # A node of its own, as PyTorch's (MeanBackward1 over the per-head weights' view).
+        weights = weights.mean(dim=1) if isinstance(weights, Tensor) else \
+            fnp.mean(weights, axis=1)
     if unbatched:
         out = out.squeeze(1)
         if weights is not None:

@@ -164,7 +164,9 @@ class Module:
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+            # PyTorch names a tensor by its legacy type ('torch.FloatTensor').
+            shown = param.type() if isinstance(param, Tensor) else type(param).__name__
+            raise TypeError(f"cannot assign '{shown}' object to parameter "
                             f"'{name}' (torch.nn.Parameter or None required)")
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
@@ -898,6 +900,21 @@ class Sequential(_ModuleSequence):
 
     def append(self, module: Module) -> Sequential:
         self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        """Put ``module`` at position ``index`` (the later ones move up by one)."""
+        if not isinstance(module, Module):
+            raise AssertionError("module should be of type: <class "
+                                 "'torch.nn.modules.module.Module'>")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        at = operator.index(index) + (n if index < 0 else 0)
+        # Shifted by key, from the end, as PyTorch does (the keys are the positions).
+        for i in range(n, at, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(at)] = module
         return self
 
     def forward(self, input: Any) -> Any:  # noqa: A002 - PyTorch's name

@@ -51,11 +51,11 @@ def _check_index_dtype(indices: Any) -> None:
                            "(while checking arguments for embedding)")
 
 
-def _host_indices(indices: Any, num: int) -> np.ndarray:
+def _host_indices(indices: Any, num: int, check_range: bool = True) -> np.ndarray:
     """The indices on the host, checked as PyTorch checks them."""
     _check_index_dtype(indices)
     host = indices._host() if isinstance(indices, Tensor) else np.asarray(data(indices))
-    if host.size and (host.min() < 0 or host.max() >= num):
+    if check_range and host.size and (host.min() < 0 or host.max() >= num):
         raise IndexError("index out of range in self")
     return host
 
@@ -129,13 +129,18 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,  # noqa: 
     return op("Embedding", impl, weight, input)
 
 
+# How PyTorch's messages print the Tensor class.
+_TENSOR_CLASS = "<class 'torch.Tensor'>"
+
+
 def _bags(idx: np.ndarray, offsets: Any, include_last_offset: bool) -> tuple[np.ndarray, int]:
     """The bag of each flattened index, and the number of bags."""
     if idx.ndim == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is "
                              "treated is a mini-batch of fixed length sequences. However, "
-                             f"found offsets of type {type(offsets).__name__}")
+                             "found offsets of type "
+                             f"{_TENSOR_CLASS if isinstance(offsets, Tensor) else type(offsets)}")
         return np.repeat(np.arange(idx.shape[0]), idx.shape[1]), idx.shape[0]
     if idx.ndim != 1:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
@@ -155,6 +160,24 @@ def _bags(idx: np.ndarray, offsets: Any, include_last_offset: bool) -> tuple[np.
     if include_last_offset and off.size:
         bag = np.where(np.arange(idx.size) < off[-1], bag, -1)
     return bag, n_bags
+
+
+def _check_bag_indices(flat: np.ndarray, bag: np.ndarray, num: int, generic: bool) -> None:
+    """PyTorch's range check of embedding_bag's indices. Its generic CPU kernel (max mode,
+    a padding_idx, float64 weights) checks every index; the fbgemm one of the other cases
+    checks those inside a bag and names the index by its place in the bag."""
+    bad = (flat < 0) | (flat >= num)
+    if not generic:
+        bad &= bag >= 0
+    if not bad.any():
+        return
+    p = int(np.argmax(bad))
+    if generic:
+        raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings but "
+                           f"found idx to be {int(flat[p])}")
+    place = int(np.count_nonzero(bag[:p] == bag[p]))
+    raise RuntimeError(f"Index {place} of input takes value {int(flat[p])} which is not in "
+                       f"the valid range [0, {num})")
 
 
 def embedding_bag(input: Any, weight: Any, offsets: Any = None,  # noqa: A002
@@ -181,7 +204,7 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None,  # noqa: A002
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
     num, dim = shape(weight)
-    idx = _host_indices(input, num)
+    idx = _host_indices(input, num, check_range=False)
     pad = _padding_index(padding_idx, num)
     if per_sample_weights is not None and shape(per_sample_weights) != idx.shape:
         raise ValueError(f"embedding_bag: If per_sample_weights ({shape(per_sample_weights)}) "
@@ -189,6 +212,8 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None,  # noqa: A002
                          f"({idx.shape})")
     bag, n_bags = _bags(idx, offsets, include_last_offset)
     flat = idx.reshape(-1)
+    _check_bag_indices(flat, bag, num, mode == "max" or pad is not None or
+                       str(weight.dtype) == "torch.float64")
     if max_norm is not None:
         _renorm_rows(weight, flat, max_norm, norm_type)
     member = (bag[None, :] == np.arange(n_bags)[:, None])
@@ -202,8 +227,10 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None,  # noqa: A002
     for b in range(n_bags):
         pos = np.nonzero(member[b])[0]
         slots[b, :pos.size], valid[b, :pos.size] = pos, True
+    # (An index outside every bag is not checked, nor read: row 0 stands in for it.)
+    safe = np.where((flat < 0) | (flat >= num), 0, flat)
     member_d, slots_d, valid_d, flat_d = (on_device_of(a, weight) for a in
-                                          (member, slots, valid, flat))
+                                          (member, slots, valid, safe))
     denom = on_device_of(np.maximum(counts, 1).astype(np.float64)[:, None], weight)
 
     def impl(w: Any, psw: Any) -> Any:

@@ -29,7 +29,7 @@ from typing import Any
 from funcgrad.torch._creation import empty, full
 from funcgrad.torch.nn import functional as F
 from funcgrad.torch.nn import init
-from funcgrad.torch.nn.attention_functions import multi_head_attention_forward
+from funcgrad.torch.nn.attention_functions import canonical_mask, multi_head_attention_forward
 from funcgrad.torch.nn.module import Module, ModuleList
 from funcgrad.torch.nn.modules import GELU, Dropout, Linear, ReLU
 from funcgrad.torch.nn.normalization import LayerNorm
@@ -120,6 +120,9 @@ class MultiheadAttention(Module):
     def forward(self, query: Any, key: Any, value: Any, key_padding_mask: Any = None,
                 need_weights: bool = True, attn_mask: Any = None,
                 average_attn_weights: bool = True, is_causal: bool = False) -> tuple[Any, Any]:
+        key_padding_mask = canonical_mask(key_padding_mask, "key_padding_mask", attn_mask,
+                                          "attn_mask", query.dtype)
+        attn_mask = canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
         batched = query.dim() == 3
         if self.batch_first and batched:
             query, key, value = (x.transpose(1, 0) for x in (query, key, value))
@@ -177,6 +180,9 @@ class TransformerEncoderLayer(Module):
 
     def forward(self, src: Any, src_mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: bool = False) -> Any:
+        src_key_padding_mask = canonical_mask(src_key_padding_mask, "src_key_padding_mask",
+                                              src_mask, "src_mask", src.dtype)
+        src_mask = canonical_mask(src_mask, "src_mask", None, "", src.dtype, False)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -305,6 +311,9 @@ class TransformerEncoder(Module):
 
     def forward(self, src: Any, mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: bool | None = None) -> Any:
+        src_key_padding_mask = canonical_mask(src_key_padding_mask, "src_key_padding_mask",
+                                              mask, "mask", src.dtype)
+        mask = canonical_mask(mask, "mask", None, "", src.dtype, False)
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=bool(is_causal),

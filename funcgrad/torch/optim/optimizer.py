@@ -281,8 +281,9 @@ class Optimizer:
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state dict made by ``state_dict`` (of an optimizer over like parameters).
 
-        State Tensors are copied, floating ones cast to their parameter's dtype and
-        device (``step`` is kept as it is), and each group takes the saved options.
+        State Tensors go through ``Tensor.to`` (floating ones to their parameter's dtype,
+        all to its device; ``step`` is kept as it is): one already right is shared with
+        ``state_dict``, as in PyTorch. Each group takes the saved options.
         """
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
@@ -294,9 +295,10 @@ class Optimizer:
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
                           chain.from_iterable(g["params"] for g in groups)))
         state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        saved_group_of = {i: g for g in state_dict["param_groups"] for i in g["params"]}
         for k, v in state_dict["state"].items():
             if k in id_map:
-                state[id_map[k]] = _cast(id_map[k], v)
+                state[id_map[k]] = _cast(id_map[k], v, saved_group_of.get(k, {}))
             else:
                 state[k] = v
 
@@ -326,24 +328,29 @@ class Optimizer:
         return out + ")"
 
 
-def _cast(param: Tensor, value: Any, key: Any = None) -> Any:
-    """A copy of ``value`` whose Tensors sit on ``param``'s device (and dtype, if floating
-    point; not if complex, as in PyTorch)."""
+def _cast(param: Tensor, value: Any, group: dict[str, Any], key: Any = None) -> Any:
+    """``value`` with its Tensors moved to ``param``'s device (and dtype, if floating
+    point) by ``Tensor.to``: as in PyTorch, a Tensor that needs no change is the same
+    object, so the loaded state shares it with the state dict; containers are new."""
     if isinstance(value, Tensor):
-        t = value.detach()
-        if key != "step":
-            with no_grad():
-                # PyTorch casts to the dtype of a floating parameter only: the state of a
-                # complex one (NAdam's mu_product, ASGD's eta...) keeps its own dtype.
-                if param.dtype.is_floating_point and t.dtype is not param.dtype:
-                    t = t.to(dtype=param.dtype)
-                if str(t.device) != str(param.device):
-                    t = t.to(device=param.device)
-        return Tensor._from_data(_xp(t._data).array(t._data, copy=True))
+        if key == "step":
+            # PyTorch leaves the step count alone, save for fused and capturable groups
+            # whose step lives as a float32 on the parameter's device.
+            if group.get("capturable") or group.get("fused"):
+                from funcgrad.torch._dtypes import float32  # noqa: PLC0415
+
+                return value.to(dtype=float32, device=param.device)
+            return value
+        with no_grad():
+            # Only a floating parameter sets the dtype: the state of a complex one
+            # (NAdam's mu_product, ASGD's eta...) keeps its own.
+            if param.dtype.is_floating_point:
+                return value.to(dtype=param.dtype, device=param.device)
+            return value.to(device=param.device)
     if isinstance(value, dict):
-        return {k: _cast(param, v, k) for k, v in value.items()}
+        return {k: _cast(param, v, group, k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_cast(param, v) for v in value)
+        return type(value)(_cast(param, v, group) for v in value)
     return value
 
 
