@@ -60,6 +60,7 @@ from funcgrad.numpy._ufuncs import (
     where,
 )
 from funcgrad.primitives import decompositions as D
+from funcgrad.primitives.elementwise import power_by_squaring
 from funcgrad.primitives.indexing import gather
 from funcgrad.primitives.structural import squeeze
 from funcgrad.transforms.custom import custom_jvp
@@ -622,15 +623,7 @@ def matrix_power(a: Any, n: int) -> Any:
         return broadcast_to(eye(shape[-1], dtype=get_aval(a).dtype), shape)
     if n < 0:
         a, n = inv(a), -n
-    result = None
-    z = a
-    while n:
-        if n & 1:
-            result = z if result is None else _matmul(result, z)
-        n >>= 1
-        if n:
-            z = _matmul(z, z)
-    return result
+    return power_by_squaring(a, n, _matmul)
 
 
 def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False,  # noqa: N803

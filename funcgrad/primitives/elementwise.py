@@ -335,9 +335,14 @@ def _logistic(xp: Any, x: Any) -> Any:
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
 
 
-def _binary_power(x: Any, n: int, mul_: Callable[[Any, Any], Any]) -> Any:
-    """``x ** n`` (n >= 1) by squaring, the products in XLA's order (JAX's lowering of
-    integer_pow): ``x ** 3`` is ``x * (x * x)``, ``x ** 4`` is ``(x * x) * (x * x)``."""
+def power_by_squaring(x: Any, n: int, mul_: Callable[[Any, Any], Any]) -> Any:
+    """``x ** n`` (n >= 1) by squaring with the product ``mul_``, in XLA's order (JAX's
+    lowering of integer_pow; matrix powers too): ``x ** 3`` is ``x * (x * x)``, ``x ** 4``
+    is ``(x * x) * (x * x)``.
+
+    >>> power_by_squaring(3, 5, lambda a, b: a * b)
+    243
+    """
     acc = None
     while n:
         if n & 1:
@@ -357,7 +362,7 @@ def _integer_pow_impl(xp: Any, x: Any, *, y: int) -> Any:
         return xp.ones_like(x)
     if y in (1, -1):
         return x.copy() if y == 1 else xp.true_divide(xp.ones((), x.dtype), x)
-    out = _binary_power(x, abs(y), lambda a, b: a * b)
+    out = power_by_squaring(x, abs(y), lambda a, b: a * b)
     return out if y > 0 else xp.true_divide(xp.ones((), x.dtype), out)
 
 
@@ -402,7 +407,7 @@ def _ipow_py(y: int, a: str, t: str, eqn: Any) -> str | None:
         return None
     if y == 0:
         return f"{t}(1)"  # (a scalar expression: numba's loop body, element by element)
-    out = _binary_power(a, abs(y), lambda p, q: f"({p} * {q})")
+    out = power_by_squaring(a, abs(y), lambda p, q: f"({p} * {q})")
     return out if y > 0 else f"({t}(1) / {out})"
 
 # ------------------------------------------------------ binary primitives

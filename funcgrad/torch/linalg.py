@@ -24,6 +24,7 @@ import funcgrad.numpy as jnp
 from funcgrad import lax
 from funcgrad.lax import linalg as lax_linalg
 from funcgrad.numpy.linalg import _chain_order as numpy_chain_order
+from funcgrad.primitives.elementwise import power_by_squaring
 from funcgrad.scipy import linalg as scipy_linalg
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._autocast import autocast_namespace
@@ -996,16 +997,7 @@ def matrix_power(A: Tensor, n: builtins.int, *, out: Any = None) -> Tensor:  # n
         return cast(Tensor, apply_op("Copy", lambda x: jnp.broadcast_to(
             jnp.eye(x.shape[-1], dtype=x.dtype), x.shape) + 0 * x, a))
     z = inv(a) if n < 0 else a
-    k = builtins.abs(builtins.int(n))
-    result: Tensor | None = None
-    while k:
-        if k & 1:
-            result = z if result is None else matmul(result, z)
-        k >>= 1
-        if k:
-            z = matmul(z, z)
-    assert result is not None
-    return result
+    return cast(Tensor, power_by_squaring(z, builtins.abs(builtins.int(n)), matmul))
 
 
 def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
