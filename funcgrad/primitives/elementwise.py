@@ -362,8 +362,20 @@ def _integer_pow_impl(xp: Any, x: Any, *, y: int) -> Any:
         return xp.ones_like(x)
     if y in (1, -1):
         return x.copy() if y == 1 else xp.true_divide(xp.ones((), x.dtype), x)
-    out = power_by_squaring(x, abs(y), lambda a, b: a * b)
-    return out if y > 0 else xp.true_divide(xp.ones((), x.dtype), out)
+    fresh: set[int] = set()  # products made here, which may be overwritten
+
+    def mul_(a: Any, b: Any) -> Any:
+        # In place into a product of our own (not the input, not the other operand when
+        # they are one array): a high power allocates once, not once per product.
+        out = a if id(a) in fresh and a is not b else None
+        r = xp.multiply(a, b, out=out)
+        fresh.add(id(r))
+        return r
+
+    out = power_by_squaring(x, abs(y), mul_)
+    if y > 0:
+        return out
+    return xp.true_divide(xp.ones((), x.dtype), out, out=out if id(out) in fresh else None)
 
 
 def _integer_pow_deriv(x: Any, ans: Any, *, y: int) -> Any:
