@@ -152,3 +152,29 @@ _WEAK: list[Callable[[Any, Any], Any]] = [
 def test_comparisons_of_weak_values_are_weak_as_in_jax(k: int) -> None:
     assert _outcome(lambda: _WEAK[k](fg, fnp.asarray(1.0))) == \
         _outcome(lambda: _WEAK[k](jax, jnp.asarray(1.0)))
+
+
+_CLAMPS: list[Callable[[Any], Any]] = [
+    lambda m: m.lax.clamp(0.0, m.numpy.ones(2, m.numpy.bfloat16), 1.0),
+    lambda m: m.lax.clamp(0, m.numpy.ones(2, m.numpy.int8), 5),
+    lambda m: m.lax.clamp(0.0, m.numpy.linspace(-1, 2, 4), 1.0),
+    lambda m: m.lax.clamp(0, m.numpy.ones(2), 1),
+    lambda m: m.lax.clamp(m.numpy.float32(0), m.numpy.ones(2, m.numpy.bfloat16), 1.0),
+    lambda m: m.lax.clamp(m.numpy.int8(0), m.numpy.arange(4, dtype=m.numpy.int8),
+                          m.numpy.int8(2)),
+    lambda m: m.lax.cond(True, lambda x: x + 1, lambda x: x - 1, operand=1.0),
+    lambda m: m.lax.cond(False, lambda x: x + 1, lambda x: x - 1, 2.0, operand=1.0),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_CLAMPS)))
+def test_clamp_dtypes_and_cond_operand_keyword_as_jax(k: int) -> None:
+    assert _outcome(lambda: _CLAMPS[k](fg)) == _outcome(lambda: _CLAMPS[k](jax))
+
+
+@pytest.mark.parametrize("name", ["unique_all", "unique_counts", "unique_inverse"])
+def test_unique_result_types_are_named_as_jax(name: str) -> None:
+    x = [3, 1, 3, 2]
+    ours, theirs = getattr(fnp, name)(fnp.array(x)), getattr(jnp, name)(jnp.array(x))
+    assert type(ours).__name__ == type(theirs).__name__
+    assert ours._fields == theirs._fields

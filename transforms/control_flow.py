@@ -301,15 +301,25 @@ def _switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) 
     return tree_unflatten(staged[0][2], outs)
 
 
+_NO_OPERAND = object()
+
+
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
-         *operands: Any) -> Any:
-    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, as one primitive.
+         *operands: Any, operand: Any = _NO_OPERAND) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, as one primitive
+    (JAX's older ``operand=`` keyword passes one operand).
 
     >>> import numpy as np
     >>> import funcgrad as fg
     >>> fg.lax.cond(np.array(False), lambda x: x + 1.0, lambda x: x - 1.0, np.array(2.0))
     Array(1., dtype=float32)
     """
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError("if 'operand' keyword is passed then no positional operands can "
+                            f"be passed, got operand={operand} and positional operands "
+                            f"{operands}")
+        operands = (operand,)
     p = asarray(pred)
     if get_aval(p).shape != ():
         raise ShapeError(f"cond's predicate must be a scalar, got shape {get_aval(p).shape} "

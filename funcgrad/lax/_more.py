@@ -243,16 +243,14 @@ def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002 - JAX's argument nam
     """
     x = _asarray(x)
     xa = get_aval(x)
+    # A Python number is an array of its default dtype here, as in every lax function
+    # (no promotion): 0.0 clamps float32 operands (float64 ones with x64 on), not bfloat16.
     lo, hi = _asarray(min), _asarray(max)
-    if dtypes.python_scalar(min):
-        lo = el.convert_element_type(lo, xa.dtype)
-    if dtypes.python_scalar(max):
-        hi = el.convert_element_type(hi, xa.dtype)
+    if {get_aval(lo).dtype, get_aval(hi).dtype} != {xa.dtype}:
+        raise DTypeError(f"lax.clamp requires arguments to have the same dtypes, got "
+                         f"{get_aval(lo).dtype}, {xa.dtype}, {get_aval(hi).dtype}.")
     for name, b in (("min", lo), ("max", hi)):
         ba = get_aval(b)
-        if ba.dtype != xa.dtype:
-            raise DTypeError(f"clamp requires min.dtype == operand.dtype == max.dtype, got "
-                             f"{name}.dtype={ba.dtype} and operand.dtype={xa.dtype}")
         if ba.shape not in ((), xa.shape):
             raise ShapeError(f"clamp requires {name}.shape == operand.shape or "
                              f"{name}.shape == (), got {ba.shape} and {xa.shape}")

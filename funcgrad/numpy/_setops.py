@@ -223,19 +223,19 @@ def _neq_adjacent(aux: Any, equal_nan: bool) -> Any:
     return concatenate([asarray(np.ones(1, bool)), diff])
 
 
-class _UniqueAll(NamedTuple):
+class _UniqueAllResult(NamedTuple):
     values: Any
     indices: Any
     inverse_indices: Any
     counts: Any
 
 
-class _UniqueCounts(NamedTuple):
+class _UniqueCountsResult(NamedTuple):
     values: Any
     counts: Any
 
 
-class _UniqueInverse(NamedTuple):
+class _UniqueInverseResult(NamedTuple):
     values: Any
     inverse_indices: Any
 
@@ -333,7 +333,7 @@ def unique_counts(x: Any, /, *, size: int | None = None, fill_value: Any = None)
     [1, 2]
     """
     check_arraylike("unique_counts", x)
-    return _UniqueCounts(*unique(x, return_counts=True, equal_nan=False, size=size,
+    return _UniqueCountsResult(*unique(x, return_counts=True, equal_nan=False, size=size,
                                  fill_value=fill_value))
 
 
@@ -345,7 +345,7 @@ def unique_inverse(x: Any, /, *, size: int | None = None, fill_value: Any = None
     [1, 0, 1]
     """
     check_arraylike("unique_inverse", x)
-    return _UniqueInverse(*unique(x, return_inverse=True, equal_nan=False, size=size,
+    return _UniqueInverseResult(*unique(x, return_inverse=True, equal_nan=False, size=size,
                                   fill_value=fill_value))
 
 
@@ -357,7 +357,7 @@ def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) ->
     [1, 0]
     """
     check_arraylike("unique_all", x)
-    return _UniqueAll(*unique(x, return_index=True, return_inverse=True,
+    return _UniqueAllResult(*unique(x, return_index=True, return_inverse=True,
                               return_counts=True, equal_nan=False, size=size,
                               fill_value=fill_value))
 
