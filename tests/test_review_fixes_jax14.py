@@ -178,3 +178,22 @@ def test_unique_result_types_are_named_as_jax(name: str) -> None:
     ours, theirs = getattr(fnp, name)(fnp.array(x)), getattr(jnp, name)(jnp.array(x))
     assert type(ours).__name__ == type(theirs).__name__
     assert ours._fields == theirs._fields
+
+
+def _custom_with_array_methods(m: Any) -> Any:
+    @m.custom_jvp
+    def f(x: Any, y: Any) -> Any:
+        return x * y.sum()
+
+    @f.defjvp
+    def rule(p: Any, t: Any) -> Any:
+        # The tangent of an operand not differentiated is a zero Array: it has ``.at``.
+        return f(*p), t[0] * p[1].sum() + p[0] * t[1].at[0].set(0.0).sum()
+
+    return [m.grad(f)(2.0, m.numpy.ones(3)), m.jit(m.grad(f))(2.0, m.numpy.ones(3)),
+            m.grad(lambda x: f(x, 3.0 * m.numpy.ones(2)))(2.0)]
+
+
+def test_custom_jvp_rules_get_zero_tangents_as_arrays() -> None:
+    ours, theirs = _custom_with_array_methods(fg), _custom_with_array_methods(jax)
+    assert [_outcome(lambda o=o: o) for o in ours] == [_outcome(lambda o=o: o) for o in theirs]

@@ -347,9 +347,13 @@ def _custom(j, bwd_out, nargs=2):
     return f
 
 
+# No subnormal values or products (XLA flushes them to zero).
+_NORMAL_PRODUCTS = st.floats(-3, 3, width=32).filter(lambda v: v == 0 or abs(v) > 1e-15)
+
+
 @X32
 @settings(max_examples=20, deadline=None)
-@given(x=st.floats(-3, 3), a=st.floats(-3, 3), b=st.floats(-3, 3), which=st.integers(0, 3))
+@given(x=_NORMAL_PRODUCTS, a=_NORMAL_PRODUCTS, b=_NORMAL_PRODUCTS, which=st.integers(0, 3))
 def test_custom_vjp_none_cotangent_leaves_follow_jax(x, a, b, which):
     outs = [lambda res, g: (g * res[1]["a"], {"a": g * res[0], "b": None}),
             lambda res, g: (None, {"a": g * res[0], "b": g}),

@@ -54,8 +54,15 @@ def _call_prim(name: str) -> Primitive:
     return prim
 
 
+def _user_zeros(p: Any) -> Any:
+    """Zeros like ``p`` as a rule written by the user sees them: an Array (JAX's rules get
+    ``ArrayImpl`` zeros, with ``.at`` and the other methods), never a bare NumPy array."""
+    z = zeros_like_aval(get_aval(p))
+    return wrap(z, get_aval(z)) if isinstance(z, np.ndarray) else z
+
+
 def _instantiate(ts: Sequence[Any], ps: Sequence[Any]) -> list[Any]:
-    return [zeros_like_aval(get_aval(p)) if t is None else t for p, t in zip(ps, ts)]
+    return [_user_zeros(p) if t is None else t for p, t in zip(ps, ts)]
 
 
 class _Flat:
@@ -139,7 +146,7 @@ def _custom_jvp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[A
     # its transpose, which is the vjp.
     # Tangents of operands not differentiated stay constant zeros (symbolic zeros).
     mask = [wanted(i) for i in range(len(primals))]
-    zeros = [zeros_like_aval(get_aval(p)) for p in primals]
+    zeros = [_user_zeros(p) for p in primals]
     f, diff = fix_unwanted(lambda *ts: jvp(list(primals), list(ts))[1], zeros, mask)
     with at_zero_tangents():
         _, _, backward = vjp_flat(f, diff)

@@ -367,7 +367,7 @@ def _integer_pow_impl(xp: Any, x: Any, *, y: int) -> Any:
     def mul_(a: Any, b: Any) -> Any:
         # In place into a product of our own (not the input, not the other operand when
         # they are one array): a high power allocates once, not once per product.
-        out = a if id(a) in fresh and a is not b else None
+        out = a if id(a) in fresh and a is not b and np.ndim(a) else None
         r = xp.multiply(a, b, out=out)
         fresh.add(id(r))
         return r
@@ -375,7 +375,8 @@ def _integer_pow_impl(xp: Any, x: Any, *, y: int) -> Any:
     out = power_by_squaring(x, abs(y), mul_)
     if y > 0:
         return out
-    return xp.true_divide(xp.ones((), x.dtype), out, out=out if id(out) in fresh else None)
+    mine = id(out) in fresh and np.ndim(out)  # (a 0-d product is a NumPy scalar)
+    return xp.true_divide(xp.ones((), x.dtype), out, out=out if mine else None)
 
 
 def _integer_pow_deriv(x: Any, ans: Any, *, y: int) -> Any:
