@@ -749,6 +749,32 @@ class Tensor:
     def __itruediv__(self, other: Any) -> Tensor:
         return self.div_(other)
 
+    # The other augmented assignments write in place too, as PyTorch's (``y = x; y //= 2``
+    # changes x): without them Python would rebind ``y`` to a new tensor.
+    def __ifloordiv__(self, other: Any) -> Tensor:
+        return cast(Tensor, cast(Any, self).floor_divide_(other))
+
+    def __imod__(self, other: Any) -> Tensor:
+        return cast(Tensor, cast(Any, self).remainder_(other))
+
+    def __ipow__(self, other: Any) -> Tensor:
+        return self.pow_(other)
+
+    def __iand__(self, other: Any) -> Tensor:
+        return cast(Tensor, cast(Any, self).bitwise_and_(other))
+
+    def __ior__(self, other: Any) -> Tensor:
+        return cast(Tensor, cast(Any, self).bitwise_or_(other))
+
+    def __ixor__(self, other: Any) -> Tensor:
+        return cast(Tensor, cast(Any, self).bitwise_xor_(other))
+
+    def __ilshift__(self, other: Any) -> Tensor:
+        return cast(Tensor, cast(Any, self).bitwise_left_shift_(other))
+
+    def __irshift__(self, other: Any) -> Tensor:
+        return cast(Tensor, cast(Any, self).bitwise_right_shift_(other))
+
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
         cplx = self.dtype.is_complex
         return self._inplace("Add", lambda a, b: _arith(_plain.add, a,
@@ -770,6 +796,7 @@ class Tensor:
 
     def pow_(self, other: Any) -> Tensor:
         _check_integer_exponent(self, other)
+        check_result_cast(result_dtype(self, other), self.dtype)
         return self._inplace(_overload("Pow", other), lambda a, b: _arith(_power, a, b),
                              other)
 

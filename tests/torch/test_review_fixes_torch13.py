@@ -562,3 +562,21 @@ def test_scalar_overload_next_functions(expr):
         return y.grad_fn.name(), [(None if n is None else n.name(), k)
                                   for n, k in y.grad_fn.next_functions]
     assert run(ft) == run(torch)
+
+
+@pytest.mark.parametrize("op", ["<<=", ">>=", "&=", "|=", "^=", "**=", "//=", "%="])
+@pytest.mark.parametrize("init", ["[3.0, 4.0]", "[3, 4]", "[True, False]", "[-3, 4]"])
+def test_augmented_assignments_write_in_place(op: str, init: str) -> None:
+    """``y = x; y //= 2`` changes ``x`` in PyTorch: every augmented assignment is the
+    in-place method (or its error), never a rebinding to a new tensor."""
+    def run(L: object) -> object:
+        x = L.tensor(eval(init))  # type: ignore[attr-defined]  # noqa: S307 - literals above
+        env = {"y": x}
+
+        def step() -> object:
+            exec(f"y {op} 2", {}, env)  # noqa: S102 - the operators above
+            return env["y"] is x, x.tolist(), str(x.dtype)
+
+        return _outcome(step)
+
+    assert run(ft) == run(torch)
