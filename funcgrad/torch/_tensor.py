@@ -749,32 +749,6 @@ class Tensor:
     def __itruediv__(self, other: Any) -> Tensor:
         return self.div_(other)
 
-    # The other augmented assignments write in place too, as PyTorch's (``y = x; y //= 2``
-    # changes x): without them Python would rebind ``y`` to a new tensor.
-    def __ifloordiv__(self, other: Any) -> Tensor:
-        return cast(Tensor, cast(Any, self).floor_divide_(other))
-
-    def __imod__(self, other: Any) -> Tensor:
-        return cast(Tensor, cast(Any, self).remainder_(other))
-
-    def __ipow__(self, other: Any) -> Tensor:
-        return self.pow_(other)
-
-    def __iand__(self, other: Any) -> Tensor:
-        return cast(Tensor, cast(Any, self).bitwise_and_(other))
-
-    def __ior__(self, other: Any) -> Tensor:
-        return cast(Tensor, cast(Any, self).bitwise_or_(other))
-
-    def __ixor__(self, other: Any) -> Tensor:
-        return cast(Tensor, cast(Any, self).bitwise_xor_(other))
-
-    def __ilshift__(self, other: Any) -> Tensor:
-        return cast(Tensor, cast(Any, self).bitwise_left_shift_(other))
-
-    def __irshift__(self, other: Any) -> Tensor:
-        return cast(Tensor, cast(Any, self).bitwise_right_shift_(other))
-
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
         cplx = self.dtype.is_complex
         return self._inplace("Add", lambda a, b: _arith(_plain.add, a,
@@ -3286,6 +3260,13 @@ def _rmod(self: Tensor, other: Any) -> Tensor:
 
 
 Tensor.__rmod__ = _rmod  # type: ignore[attr-defined]
+# The other augmented assignments write in place too, as PyTorch's (``y = x; y //= 2``
+# changes x): without them Python would rebind ``y`` to a new tensor.
+for _name, _inplace in (("floordiv", "floor_divide_"), ("mod", "remainder_"), ("pow", "pow_"),
+                        ("and", "bitwise_and_"), ("or", "bitwise_or_"), ("xor", "bitwise_xor_"),
+                        ("lshift", "bitwise_left_shift_"), ("rshift", "bitwise_right_shift_")):
+    setattr(Tensor, f"__i{_name}__",
+            lambda self, other, _m=_inplace: getattr(self, _m)(other))
 # Autocast: ``x ** y`` is pow; ``2 / x`` is PyTorch's ``x.reciprocal() * 2``.
 for _name, _aten in (("__pow__", "pow"), ("__rpow__", "pow"), ("__rtruediv__", "reciprocal")):
     setattr(Tensor, _name, autocast_op(_aten)(getattr(Tensor, _name)))
