@@ -2731,8 +2731,8 @@ def root_grads(outs: Sequence[Tensor], grads: Any) -> list[Any]:
             gd = g if isinstance(g, Tensor) else Tensor._from_data(
                 np.asarray(g, t._data.dtype))
             if tuple(gd.shape) != tuple(t.shape):
-                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
-                                   f"{gd.shape} and output[0] has a shape of {t.shape}.")
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{gd.shape} and output[{i}] has a shape of {t.shape}.")
             if gd.dtype != t.dtype:
                 if gd.dtype.is_complex != t.dtype.is_complex:
                     raise RuntimeError(

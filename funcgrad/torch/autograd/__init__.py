@@ -76,6 +76,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     for t in ins:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if is_grads_batched:
+        return _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     gs = root_grads(outs, grad_outputs)
     retain = create_graph if retain_graph is None else retain_graph
     with _inputs_given():
@@ -97,6 +100,66 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             result.append(None)
         else:
             result.append(r)
+    return tuple(result)
+
+
+def _batched_grad(outs: list[Tensor], ins: list[Tensor], grad_outputs: Any,
+                  retain_graph: bool | None, create_graph: bool, allow_unused: bool | None,
+                  materialize_grads: bool) -> tuple[Any, ...]:
+    """``grad(..., is_grads_batched=True)``: the first axis of every ``grad_outputs`` entry
+    is a batch of seeds, and each input's gradient gets that batch axis in front.
+
+    PyTorch vmaps its backward; here one backward runs per seed on the retained graph, which
+    gives the same values (and, with ``create_graph``, a graph through ``stack``)."""
+    from funcgrad.torch._creation import zeros_like  # noqa: PLC0415
+    from funcgrad.torch._functions import stack  # noqa: PLC0415
+
+    seeds = ([grad_outputs] if isinstance(grad_outputs, Tensor) or grad_outputs is None
+             else list(grad_outputs))
+    seeds += [None] * (len(outs) - len(seeds))
+    for i, (o, g) in enumerate(zip(outs, seeds)):
+        if g is None:
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, "
+                             "but that input is a Tensor of dimensionality 0 so expected in_dim "
+                             "to satisfy 0 <= in_dim < 0.")
+        if not isinstance(g, Tensor) or g.dim() == 0 or tuple(g.shape[1:]) != tuple(o.shape):
+            shape = g.shape[2:] if isinstance(g, Tensor) else ()
+            # PyTorch's message shows the seed's shape past its first two axes.
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output "
+                "as the batch dimension. The sizes of the remaining dimensions are expected to "
+                "match the shape of corresponding output, but a mismatch was detected: "
+                f"grad_output[{i}] has a shape of {shape} and output[{i}] has a shape of "
+                f"{o.shape}. If you only want some tensors in `grad_output` to be considered "
+                "batched, consider using vmap.")
+    sizes = [int(g.shape[0]) for g in seeds]
+    if len(set(sizes)) > 1:
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    if sizes[0] == 0:
+        raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
+    retain = create_graph if retain_graph is None else retain_graph
+    per_seed = [grad(outs, ins, [g[b] for g in seeds],
+                     retain_graph=True if b < sizes[0] - 1 else retain,
+                     create_graph=create_graph, allow_unused=True)
+                for b in range(sizes[0])]
+    result: list[Any] = []
+    for i, t in enumerate(ins):
+        found = [r[i] for r in per_seed]
+        if all(r is None for r in found):
+            if materialize_grads:
+                # PyTorch materializes an unused input's gradient without the batch axis.
+                result.append(zeros_like(t))
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior.")
+            else:
+                result.append(None)
+            continue
+        result.append(stack([zeros_like(t) if r is None else r for r in found]))
     return tuple(result)
 
 
