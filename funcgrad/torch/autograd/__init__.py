@@ -134,14 +134,15 @@ def _batched_grad(outs: list[Tensor], ins: list[Tensor], grad_outputs: Any,
                 f"grad_output[{i}] has a shape of {shape} and output[{i}] has a shape of "
                 f"{o.shape}. If you only want some tensors in `grad_output` to be considered "
                 "batched, consider using vmap.")
-    sizes = [int(g.shape[0]) for g in seeds]
+    given: list[Tensor] = [g for g in seeds if isinstance(g, Tensor)]
+    sizes = [int(g.shape[0]) for g in given]
     if len(set(sizes)) > 1:
         raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
                          f"dimension, got sizes {sizes} for the mapped dimension")
     if sizes[0] == 0:
         raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
     retain = create_graph if retain_graph is None else retain_graph
-    per_seed = [grad(outs, ins, [g[b] for g in seeds],
+    per_seed = [grad(outs, ins, [g[b] for g in given],
                      retain_graph=True if b < sizes[0] - 1 else retain,
                      create_graph=create_graph, allow_unused=True)
                 for b in range(sizes[0])]
