@@ -6,6 +6,18 @@
 """
 
 from funcgrad.api_extras import closure_convert
-from funcgrad.transforms.custom import custom_gradient, custom_jvp, custom_vjp
+from funcgrad.transforms.custom import (
+    CustomVJPPrimal,
+    SymbolicZero,
+    custom_gradient,
+    custom_jvp,
+    custom_jvp_call_p,
+    custom_vjp,
+    custom_vjp_call_p,
+    custom_vjp_primal_tree_values,
+    zero_from_primal,
+)
 
-__all__ = ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp"]
+__all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_gradient", "custom_jvp",
+           "custom_jvp_call_p", "custom_vjp", "custom_vjp_call_p",
+           "custom_vjp_primal_tree_values", "zero_from_primal"]

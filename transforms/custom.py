@@ -19,6 +19,7 @@ Array(2., dtype=float32)
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from collections.abc import Callable, Sequence
@@ -101,9 +102,11 @@ class _Rule:
 
     def __init__(self, fn: Callable[..., Any], name: str) -> None:
         self.fn, self.name = fn, name
+        # A bwd rule that takes SymbolicZero cotangents (``defvjp(symbolic_zeros=True)``).
+        self.symbolic_zeros = False
 
-    def __call__(self, *args: Any) -> Any:
-        return self.fn(*args)
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        return self.fn(*args, **kw)
 
     def __repr__(self) -> str:
         return self.name
@@ -135,9 +138,109 @@ def _split_static(args: tuple[Any, ...], nondiff: tuple[int, ...]
 custom_jvp_call_p = _call_prim("custom_jvp_call")
 
 
+class SymbolicZero:
+    """The tangent (or cotangent) of a value not involved in differentiation, as a rule
+    defined with ``symbolic_zeros=True`` is given it: it has the zero's ``aval``, ``shape``
+    and ``dtype`` but no values, so the rule can skip its work.
+
+    >>> import funcgrad.numpy as jnp
+    >>> z = SymbolicZero.from_primal_value(jnp.ones(3))
+    >>> z, z.shape, z.dtype
+    (SymbolicZero, (3,), dtype('float32'))
+    """
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return self.__class__.__name__
+
+    def __getattr__(self, name: str) -> Any:
+        # The aval's properties (shape, dtype, ndim, size) show through, as in JAX.
+        if name == "aval":
+            raise AttributeError(name)
+        try:
+            return getattr(self.aval, name)
+        except AttributeError:
+            raise AttributeError(f"{self.__class__.__name__} has no attribute {name}") from None
+
+    @staticmethod
+    def from_primal_value(val: Any) -> SymbolicZero:
+        """The symbolic zero tangent of ``val``."""
+        return SymbolicZero(_tangent_aval(get_aval(val)))
+
+
+@dataclasses.dataclass(slots=True)
+class CustomVJPPrimal:
+    """One leaf of a custom_vjp fwd rule's arguments under ``symbolic_zeros=True``: the
+    primal ``value`` and whether it is ``perturbed`` (differentiated).
+
+    >>> CustomVJPPrimal(1.0, False).perturbed
+    False
+    """
+
+    value: Any
+    perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree: Any) -> Any:
+    """``tree`` with each :class:`CustomVJPPrimal` leaf replaced by its value.
+
+    >>> custom_vjp_primal_tree_values((CustomVJPPrimal(2.0, True),))
+    (2.0,)
+    """
+    from funcgrad.tree_util import tree_map  # noqa: PLC0415
+
+    def value(leaf: Any) -> Any:
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+
+    return tree_map(value, tree)
+
+
+def _tangent_aval(aval: ShapedArray) -> ShapedArray:
+    """The type of a tangent of a value of type ``aval``: float0 for integers and bools."""
+    if dtypes.is_inexact(aval.dtype):
+        return aval.strip_weak()
+    return ShapedArray(aval.shape, dtypes.FLOAT0)
+
+
+def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
+    """The zero tangent of each leaf of ``val``: a :class:`SymbolicZero` with
+    ``symbolic_zeros=True``, else zeros (float0 zeros for integer leaves).
+
+    >>> import funcgrad.numpy as jnp
+    >>> zero_from_primal(jnp.ones(2))
+    Array([0., 0.], dtype=float32)
+    """
+    from funcgrad.tree_util import tree_map  # noqa: PLC0415
+
+    def zero(x: Any) -> Any:
+        t_aval = _tangent_aval(get_aval(x))
+        if symbolic_zeros:
+            return SymbolicZero(t_aval)
+        if t_aval.dtype == dtypes.FLOAT0:
+            return np.zeros(t_aval.shape, dtypes.FLOAT0)
+        return _user_zeros(zeros_like_aval(t_aval))
+
+    return tree_map(zero, val)
+
+
+def _symbolic(ts: Sequence[Any], ps: Sequence[Any]) -> list[Any]:
+    return [SymbolicZero.from_primal_value(p) if t is None else t for p, t in zip(ps, ts)]
+
+
+def _check_no_symbolic(ts: Sequence[Any]) -> None:
+    for t in ts:
+        if isinstance(t, (SymbolicZero, CustomVJPPrimal)):
+            raise TypeError(f"Argument '{t!r}' of type '{type(t)}' is not a valid JAX type")
+
+
 def _custom_jvp_rule(primals: Sequence[Any], tangents: Sequence[Any], *,
                      fun: Callable[..., Any], jvp: Callable[..., Any]) -> Any:
-    return jvp(list(primals), _instantiate(tangents, primals))
+    # The rule gets None for a zero tangent: it gives the user zeros or a SymbolicZero.
+    return jvp(list(primals), list(tangents))
 
 
 def _custom_jvp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *,
@@ -146,8 +249,14 @@ def _custom_jvp_vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[A
     # its transpose, which is the vjp.
     # Tangents of operands not differentiated stay constant zeros (symbolic zeros).
     mask = [wanted(i) for i in range(len(primals))]
-    zeros = [_user_zeros(p) for p in primals]
-    f, diff = fix_unwanted(lambda *ts: jvp(list(primals), list(ts))[1], zeros, mask)
+
+    def tangent_map(*ts: Any) -> list[Any]:
+        p_out, t_out = jvp(list(primals), list(ts))
+        return _instantiate(t_out, p_out)
+
+    # Recorded at zero tangents; the operands not differentiated get None (symbolic zeros).
+    f, _ = fix_unwanted(tangent_map, [None] * len(mask), mask)
+    diff = [_user_zeros(p) for p, m in zip(primals, mask) if m]
     with at_zero_tangents():
         _, _, backward = vjp_flat(f, diff)
     return spread(backward(list(cts)), mask)
@@ -198,8 +307,13 @@ def _split_halves(fun: Callable[..., Any], size: int) -> Callable[..., Any]:
     """Batch a rule ``(xs, ys) -> (outs, outs2)`` whose inputs all carry a batch axis."""
 
     def run(xs: Sequence[Any], ys: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-        n = len(xs)
-        leaves = _batched(lambda *a: fun(list(a[:n]), list(a[n:])), size)(*xs, *ys)
+        # A None of ys (a zero tangent) stays None, outside the batch.
+        n, given = len(xs), [y is not None for y in ys]
+
+        def call(*a: Any) -> Any:
+            return fun(list(a[:n]), spread(a[n:], given))
+
+        leaves = _batched(call, size)(*xs, *(y for y in ys if y is not None))
         half = len(leaves) // 2
         return leaves[:half], leaves[half:]
 
@@ -234,10 +348,15 @@ class custom_jvp:  # noqa: N801 - JAX's name
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp_rule: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
 
-    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
-        """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``."""
+    def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False
+               ) -> Callable[..., Any]:
+        """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``; with
+        ``symbolic_zeros=True`` the tangent of an input not differentiated is a
+        :class:`SymbolicZero`."""
         self.jvp_rule = jvp
+        self.symbolic_zeros = symbolic_zeros
         return jvp
 
     def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
@@ -271,8 +390,10 @@ class custom_jvp:  # noqa: N801 - JAX's name
         flat, in_tree = _weak_scalars(tree_flatten(dyn))
         fun = _Flat(self.fun, static, in_tree)
         rule = self.jvp_rule
+        zeros = _symbolic if self.symbolic_zeros else _instantiate
 
         def jvp(primals: list[Any], tangents: list[Any]) -> tuple[list[Any], list[Any]]:
+            tangents = zeros(tangents, primals)
             p_tree = tree_unflatten(in_tree, primals)
             t_tree = tree_unflatten(in_tree, tangents)
             # As in JAX, non-differentiable arguments lead the rule's arguments.
@@ -284,6 +405,7 @@ class custom_jvp:  # noqa: N801 - JAX's name
                     f"custom_jvp rule returned a primal of structure {out_tree} and a tangent "
                     f"of structure {t_out_tree}; they must match"
                 )
+            _check_no_symbolic(touts)
             for o, t in zip(outs, touts):
                 _check_tangent_type(o, t)
             fun.out_tree = out_tree
@@ -329,14 +451,14 @@ def _custom_vjp_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
     # transpose (bwd), so it is deferred (custom_lin). Transposed (a custom_jvp rule that
     # calls jvp of a custom_vjp function, under reverse mode) it runs bwd; evaluated, it
     # raises (no forward mode).
-    outs, res = fwd(*primals)
     nonzero = tuple(t is not None for t in tangents)
+    outs, res = fwd(*primals, perturbed=nonzero)
     out_float = tuple(dtypes.is_inexact(get_aval(o).dtype) for o in outs)
 
     def transpose(cts: Sequence[Any]) -> list[Any]:
         it = iter(cts)
         full = [next(it) if fl else None for fl in out_float]
-        in_cts = bwd(res, _instantiate(full, outs))
+        in_cts = bwd(res, _cotangent_zeros(full, outs, bwd))
         return [c for c, nz in zip(in_cts, nonzero) if nz]
 
     out_avals = [get_aval(o).strip_weak() for o, fl in zip(outs, out_float) if fl]
@@ -344,7 +466,7 @@ def _custom_vjp_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
     def lin_fun(*ts: Any) -> Any:
         raise NonDifferentiableError(_NO_FORWARD)
 
-    def lin_fwd(*ts: Any) -> tuple[list[Any], Any]:
+    def lin_fwd(*ts: Any, perturbed: Any = None) -> tuple[list[Any], Any]:
         if not _zero_tangents.depth:
             raise NonDifferentiableError(_NO_FORWARD)
         # Recorded at zero tangents (at_zero_tangents): a linear map's value there is 0.
@@ -360,12 +482,20 @@ def _custom_vjp_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
     return list(outs), [next(it) if fl else None for fl in out_float]
 
 
+def _cotangent_zeros(cts: Sequence[Any], outs: Sequence[Any], bwd: Any) -> list[Any]:
+    """The cotangents a bwd rule is given: zeros, or SymbolicZero for a rule defined with
+    ``symbolic_zeros=True``, where the engine has None."""
+    if getattr(bwd, "symbolic_zeros", False):
+        return _symbolic(cts, outs)
+    return _instantiate(cts, outs)
+
+
 def _custom_vjp_fwd(primals: Sequence[Any], *, fun: Callable[..., Any],
                     fwd: Callable[..., Any], bwd: Callable[..., Any]) -> Any:
-    outs, res = fwd(*primals)
+    outs, res = fwd(*primals, perturbed=take_mask(len(primals)))
 
     def backward(cts: Sequence[Any]) -> list[Any]:
-        return bwd(res, _instantiate(cts, outs))
+        return bwd(res, _cotangent_zeros(cts, outs, bwd))
 
     return outs, backward
 
@@ -387,19 +517,31 @@ def _custom_vjp_batch(args: Sequence[Any], dims: Sequence[Any], *, fun: Callable
                       fwd: Callable[..., Any], bwd: Callable[..., Any]) -> Any:
     size = batch_size(args, dims)
 
-    def bfwd(*primals: Any) -> tuple[list[Any], Any]:
-        leaves, tree = vmap_flat(lambda *a: fwd(*a), primals, [0] * len(primals), size)
+    def bfwd(*primals: Any, perturbed: Any = None) -> tuple[list[Any], Any]:
+        leaves, tree = vmap_flat(lambda *a: fwd(*a, perturbed=perturbed), primals,
+                                 [0] * len(primals), size)
         outs, res = tree_unflatten(tree, leaves)
         return list(outs), res
 
     def bbwd(res: Any, cts: list[Any]) -> list[Any]:
         res_leaves, res_tree = tree_flatten(res)
         n = len(res_leaves)
-        return _batched(lambda *a: bwd(tree_unflatten(res_tree, a[:n]), list(a[n:])),
-                        size)(*res_leaves, *cts)
+        # A symbolic zero is not batched: it stays outside, with one example's type.
+        batched = [not isinstance(c, SymbolicZero) for c in cts]
+        fixed = [None if b else SymbolicZero(c.aval.update(shape=c.shape[1:]))
+                 for c, b in zip(cts, batched)]
 
+        def call(*a: Any) -> Any:
+            it = iter(a[n:])
+            return bwd(tree_unflatten(res_tree, a[:n]),
+                       [next(it) if b else z for b, z in zip(batched, fixed)])
+
+        return _batched(call, size)(*res_leaves, *(c for c, b in zip(cts, batched) if b))
+
+    bbwd_rule = _Rule(bbwd, f"{bwd!r}")
+    bbwd_rule.symbolic_zeros = getattr(bwd, "symbolic_zeros", False)
     outs = custom_vjp_call_p.bind(*all_batched(args, dims), fun=_batched(fun, size),
-                                  fwd=bfwd, bwd=bbwd)
+                                  fwd=bfwd, bwd=bbwd_rule)
     return outs, [0] * len(outs)
 
 
@@ -426,6 +568,7 @@ class custom_vjp:  # noqa: N801 - JAX's name
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
 
     def __getattr__(self, name: str) -> Any:
         # As JAX's: the wrapped function's attributes show through (``def_vmap`` of a
@@ -435,9 +578,14 @@ class custom_vjp:  # noqa: N801 - JAX's name
             raise AttributeError(name)
         return getattr(fun, name)
 
-    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
-        """Register the forward (with residuals) and backward functions."""
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
+               symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
+        """Register the forward (with residuals) and backward functions. With
+        ``symbolic_zeros=True`` each leaf of fwd's arguments is a :class:`CustomVJPPrimal`
+        and bwd gets a :class:`SymbolicZero` for an output's zero cotangent
+        (``optimize_remat`` is accepted: funcgrad always keeps fwd's residuals)."""
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = symbolic_zeros
 
     def __call__(self, *args: Any) -> Any:
         if self.fwd is None or self.bwd is None:
@@ -456,7 +604,12 @@ class custom_vjp:  # noqa: N801 - JAX's name
                      for a in dyn]
         n_dyn = len(dyn)
 
-        def fwd(*primals: Any) -> tuple[list[Any], Any]:
+        symbolic = self.symbolic_zeros
+
+        def fwd(*primals: Any, perturbed: Any = None) -> tuple[list[Any], Any]:
+            if symbolic:
+                mask = (True,) * len(primals) if perturbed is None else perturbed
+                primals = tuple(CustomVJPPrimal(p, bool(m)) for p, m in zip(primals, mask))
             out, res = user_fwd(*fun.args(primals))
             outs, fun.out_tree = tree_flatten(out)
             return outs, res
@@ -468,8 +621,10 @@ class custom_vjp:  # noqa: N801 - JAX's name
                 in_cts = tuple(in_cts)
             return _bwd_leaves(in_cts, dyn_types, in_avals)
 
+        bwd_rule = _Rule(bwd, f"{fun!r}_bwd")
+        bwd_rule.symbolic_zeros = symbolic
         outs = custom_vjp_call_p.bind(*flat, fun=fun, fwd=_Rule(fwd, f"{fun!r}_fwd"),
-                                      bwd=_Rule(bwd, f"{fun!r}_bwd"))
+                                      bwd=bwd_rule)
         return tree_unflatten(fun.out_tree, outs)
 
 
