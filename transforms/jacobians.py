@@ -100,33 +100,38 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
     def jac(*args: Any) -> Any:
         f_flat, flat_in, in_tree, single = _setup(fun, argnums, args, "jacfwd", holomorphic)
-        zeros = [_on_device_of(np.zeros(get_aval(x).shape, get_aval(x).dtype), x)
-                 for x in flat_in]
-        res = jvp(f_flat, tuple(flat_in), tuple(zeros), has_aux=has_aux)
+        avals = [get_aval(x) for x in flat_in]
+        sizes = [a.size for a in avals]
+        n = sum(sizes)
+        # JAX's standard basis: the basis vectors of all inputs in one batch, so that the
+        # function (and any rule or side effect in it) runs once, primal included.
+        basis, start = [], 0
+        for a, x, size in zip(avals, flat_in, sizes):
+            block = np.zeros((max(n, 1), size), a.dtype)
+            block[start:start + size] = np.eye(size, dtype=a.dtype)
+            basis.append(_on_device_of(block.reshape((max(n, 1), *a.shape)), x))
+            start += size
+
+        def push(*ts: Any) -> Any:
+            return jvp(f_flat, tuple(flat_in), ts, has_aux=has_aux)
+
+        # The primal (and aux) come back with the batch axis and are read at row 0: a
+        # custom rule's batching may have batched them.
+        res = vmap(push)(*basis)
         out_leaves, out_tree = tree_flatten(res[0])
+        out_leaves = [o[0] for o in out_leaves]
         if holomorphic:
             for o in out_leaves:
                 if get_aval(o).dtype.kind != "c":
                     raise GradError("jacfwd with holomorphic=True requires outputs with "
                                     f"complex dtype, but got {get_aval(o).dtype.name}.")
-        columns = []
-        for k, x in enumerate(flat_in):
-            aval = get_aval(x)
-
-            def push(t: Any, k: int = k) -> Any:
-                ts = list(zeros)
-                ts[k] = t
-                return jvp(f_flat, tuple(flat_in), tuple(ts), has_aux=has_aux)[1]
-
-            basis = _basis(aval.shape, aval.dtype, x)
-            cols = tree_flatten(vmap(push)(basis))[0] if aval.size else [
-                np.zeros((0, *get_aval(o).shape)) for o in out_leaves]
-            columns.append(cols)
-        blocks = [[_to_block(columns[k][j], get_aval(o).shape, get_aval(flat_in[k]).shape,
+        stacked = tree_flatten(res[1])[0]
+        starts = np.cumsum([0, *sizes])
+        blocks = [[_to_block(t[starts[k]:starts[k + 1]], get_aval(o).shape, avals[k].shape,
                              rows_first=False)
-                   for k in range(len(flat_in))] for j, o in enumerate(out_leaves)]
+                   for k in range(len(flat_in))] for t, o in zip(stacked, out_leaves)]
         result = _arrange(blocks, out_tree, in_tree, single)
-        return (result, res[2]) if has_aux else result
+        return (result, tree_map(lambda v: v[0], res[2])) if has_aux else result
 
     return jac
 
