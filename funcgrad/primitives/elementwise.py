@@ -479,7 +479,7 @@ def _truncating(name: str, fix: Callable[[Any, Any], Any], doc: str) -> Callable
         from funcgrad.primitives.rules import _scalars_as_operand  # noqa: PLC0415
         from funcgrad.primitives.structural import broadcast_in_dim  # noqa: PLC0415
 
-        x, y = _scalars_as_operand(x, y)
+        x, y = _scalars_as_operand(x, y, name)
         # The fix-ups select elementwise: a rank-0 side spread over the other's shape.
         sx, sy = get_aval(x).shape, get_aval(y).shape
         if sx != sy:

@@ -380,23 +380,45 @@ def binary(name: str, np_name: str | Callable[..., Any], dx: Rule | None = None,
                   py_scalar=_py_scalar_of(np_name, py, 2) if cuda else None)
 
     def lax_fn(x: Any, y: Any) -> Any:
-        return prim.bind(*_scalars_as_operand(x, y))
+        return prim.bind(*_scalars_as_operand(x, y, lax or name))
 
     lax_fn.__name__ = lax_fn.__qualname__ = lax or name
     lax_fn.__module__ = "funcgrad.lax"
     lax_fn.__doc__ = (f"The ``{name}`` primitive, elementwise on equal shapes and dtypes (a "
-                      "Python number takes the other operand's dtype).")
+                      "Python number is an operand of its default dtype, as in JAX).")
     prim.lax_fn = lax_fn
     return prim
 
 
-def _scalars_as_operand(x: Any, y: Any) -> tuple[Any, Any]:
-    """A Python number beside an array takes the array's dtype (a weakly typed scalar)."""
-    if dtypes.python_scalar(x) and not dtypes.python_scalar(y):
-        return scalar_as(x, get_aval(y).dtype), y
-    if dtypes.python_scalar(y) and not dtypes.python_scalar(x):
-        return x, scalar_as(y, get_aval(x).dtype)
+# jax.lax's primitive names where its public function is named otherwise, and JAX's hint of
+# the jax.numpy function that promotes (its errors name both).
+_JAX_PRIMITIVE_NAME = {"bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor"}
+_PROMOTING = {"add": "add", "atan2": "arctan2", "div": "divide", "eq": "equal",
+              "max": "maximum", "min": "minimum", "mul": "multiply", "ne": "not_equal",
+              "nextafter": "nextafter", "shift_left": "left_shift",
+              "shift_right_logical": "right_shift", "shift_right_arithmetic": "right_shift",
+              "sub": "subtract"}
+
+
+def _scalars_as_operand(x: Any, y: Any, name: str | None = None) -> tuple[Any, Any]:
+    """The operands of a public ``lax`` binary function as JAX takes them: a Python number
+    is an array of its default dtype (weakly typed; no promotion toward the other operand),
+    and with ``name`` the dtypes must then be equal (JAX's TypeError)."""
+    x, y = (_default_typed(v) if dtypes.python_scalar(v) else v for v in (x, y))
+    if name is not None:
+        dx, dy = get_aval(x).dtype, get_aval(y).dtype
+        if dx != dy:
+            prim = _JAX_PRIMITIVE_NAME.get(name, name)
+            tip = (f" (Tip: jnp.{_PROMOTING[prim]} is a similar function that does automatic "
+                   "type promotion on inputs)." if prim in _PROMOTING else "")
+            raise DTypeError(f"lax.{prim} requires arguments to have the same dtypes, got "
+                             f"{dx}, {dy}.{tip}")
     return x, y
+
+
+def _default_typed(value: Any) -> Any:
+    aval = get_aval(value)  # a Python number's default dtype, weakly typed
+    return wrap(np.asarray(value, aval.dtype), aval)
 
 
 def scalar_as(value: Any, dtype: Any, shape: Sequence[int] = ()) -> Any:

@@ -187,9 +187,12 @@ def test_python_complex_scalars_follow_jax_promotion() -> None:
 
 
 def test_lax_refuses_a_complex_scalar_beside_a_real_array() -> None:
-    with pytest.raises(DTypeError, match="complex"):
+    # As JAX's lax: a Python number is an operand of its default dtype, never promoted.
+    with pytest.raises(DTypeError, match="got float64, complex128"):
         lax.mul(np.ones(2), 1j)
-    _same(lax.mul(np.ones(2, np.complex128), 2.0), np.full(2, 2 + 0j))
+    with pytest.raises(DTypeError, match="got complex128, float64"):
+        lax.mul(np.ones(2, np.complex128), 2.0)
+    _same(lax.mul(np.ones(2, np.complex128), 2.0 + 0j), np.full(2, 2 + 0j))
 
 
 def test_converting_complex_to_real_takes_the_real_part_and_warns() -> None:
