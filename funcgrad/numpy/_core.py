@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,7 +29,7 @@ from funcgrad.errors import AxisError, DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import structural as S
-from funcgrad.source_info import user_frame
+from funcgrad.source_info import user_frame, user_stacklevel
 
 
 def typed(x: Any) -> tuple[np.dtype[Any], bool]:
@@ -38,6 +39,11 @@ def typed(x: Any) -> tuple[np.dtype[Any], bool]:
 
 def cast(x: Any, dtype: np.dtype[Any], weak: bool = False) -> Any:
     """Convert to ``dtype``; Python scalars become 0-d Arrays (staged as literals)."""
+    if type(x) is complex and np.dtype(dtype).kind != "c":
+        # As JAX's conversion: the real part, with NumPy's warning.
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=user_stacklevel())
+        x = x.real
     if dtypes.python_scalar(x):
         if type(x) is int:
             # JAX takes a Python int as the default integer type first (2**40 overflows

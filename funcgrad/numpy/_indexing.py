@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.array import ArrayImpl, wrap
+from funcgrad.config import config
 from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import IndexingError, IndexTypeError, NonConcreteBooleanIndexError
 from funcgrad.ir import ShapedArray
@@ -35,7 +37,7 @@ from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import indexing as I
 from funcgrad.primitives import structural as S
 from funcgrad.primitives.rules import place_like
-from funcgrad.source_info import user_frame
+from funcgrad.source_info import user_frame, user_stacklevel
 
 
 def _is_int_scalar(i: Any) -> bool:
@@ -358,6 +360,19 @@ def _positions(x: Any, idx: Any, clip: bool) -> Any:
     return _coordinates(shape, _expand_index(idx, len(shape)), clip)[0]
 
 
+def _warn_unsafe_cast(values: Any, dtype: Any) -> None:
+    """JAX's FutureWarning for update values that its promotion would not cast to the
+    array's ``dtype`` (``x.at[i].set(1.5)`` on integers): they are cast anyway, as in JAX."""
+    vdt = dtypes.result_type(values)
+    if vdt != dtype and dtypes.result_type(values, np.dtype(dtype)) != dtype:
+        promotion = config.read("jax_numpy_dtype_promotion") or "standard"
+        warnings.warn(
+            "scatter inputs have incompatible types: cannot safely cast value from "
+            f"dtype={vdt} to dtype={np.dtype(dtype)} with jax_numpy_dtype_promotion="
+            f"{promotion}. In future JAX releases this will result in an error.",
+            FutureWarning, stacklevel=user_stacklevel())
+
+
 def _flat_update(x: Any, idx: Any, values: Any, mode: Any,
                  prim: Callable[..., Any], **params: Any) -> Any:
     """``x`` with ``prim`` (a scatter) applied at the elements ``x[idx]`` addresses."""
@@ -367,6 +382,7 @@ def _flat_update(x: Any, idx: Any, values: Any, mode: Any,
     pos = _positions(x, idx, clip=m == "clip")
     pshape = get_aval(pos).shape
     (v,) = promote_args(values)
+    _warn_unsafe_cast(v, aval.dtype)
     v = cast(v, aval.dtype)
     if dtypes.python_scalar(v) or get_aval(v).shape != pshape:
         v = broadcast_to_shape(cast(v, aval.dtype), pshape)
@@ -524,6 +540,7 @@ def _apply(x: Any, idx: Any, func: Callable[[Any, Any], Any], mode: Any, values:
     vflat = None
     if values is not None:
         (v,) = promote_args(values)
+        _warn_unsafe_cast(v, aval.dtype)
         v = cast(v, aval.dtype)
         if dtypes.python_scalar(v) or get_aval(v).shape != pshape:
             v = broadcast_to_shape(v, pshape)

@@ -907,13 +907,15 @@ def _saturate(xp: Any, x: Any, dst: np.dtype[Any]) -> Any:
     clamp to the integer range and NaN gives 0, where a C cast is undefined (NumPy on x86
     wraps: uint8 of 300.7 gave 44, int32 of 1e10 gave -2**31)."""
     info = np.iinfo(dst)
+    hi, lo, zero = dst.type(info.max), dst.type(info.min), dst.type(0)
+    # (A bound beyond a half-precision type's range is inf there: NumPy's overflow warning
+    # on converting it says nothing to the user, and the comparison is still right.)
     with np.errstate(invalid="ignore", over="ignore"):
         out = x.astype(dst)
-    hi, lo, zero = dst.type(info.max), dst.type(info.min), dst.type(0)
-    # The bounds compare in x's type: float(info.max) rounds up to the first value out of
-    # range (2**31 for int32 in float32), and info.min is a power of two (or 0).
-    out = xp.where(x >= float(info.max), hi, out)
-    out = xp.where(x <= float(info.min), lo, out)
+        # The bounds compare in x's type: float(info.max) rounds up to the first value out
+        # of range (2**31 for int32 in float32), and info.min is a power of two (or 0).
+        out = xp.where(x >= float(info.max), hi, out)
+        out = xp.where(x <= float(info.min), lo, out)
     return xp.where(xp.isnan(x), zero, out)
 
 
