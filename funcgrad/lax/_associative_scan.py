@@ -2,9 +2,10 @@
 built on it: ``cumprod``, ``cummax``, ``cummin``, ``cumlogsumexp``.
 
 The scan is a composition of slices, pads and concatenations, so it is differentiable, and
-runs under ``jit`` and ``vmap`` like any other traced code. On the CPU JAX lowers its
-cumulative reductions to the same algorithm, so the values (and the derivatives at ties of
-``cummax``/``cummin``) are JAX's.
+runs under ``jit`` and ``vmap`` like any other traced code. JAX differentiates its
+cumulative reductions through the same algorithm, so the derivatives (at ties of
+``cummax``/``cummin`` too) are JAX's; their values are XLA's reduce_window (see
+:func:`_xla_scan`).
 
 >>> import numpy as np
 >>> from funcgrad import lax
@@ -89,8 +90,9 @@ def _associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool, 
     axis %= nd
     lengths = {get_aval(x).shape[axis] for x in flat}
     if len(lengths) != 1:
-        raise ShapeError(f"associative_scan: arrays of elems differ in length along axis "
-                         f"{axis}: {[get_aval(x).shape for x in flat]}")
+        # (JAX's words, whatever the axis)
+        raise ShapeError("Array inputs to associative_scan must have the same first "
+                         f"dimension. (saw: {[get_aval(x).shape for x in flat]})")
     if reverse:
         flat = [st.rev(x, (axis,)) for x in flat]
 
@@ -202,8 +204,8 @@ def _xla_window_fold(x: Any, combine: Callable[[Any, Any], Any], init: Any, reve
 def _xla_scan(x: Any, combine: Callable[[Any, Any], Any], init: Any, reverse: bool) -> Any:
     """XLA's CPU cumulative reduction along the last axis (``lax.cummax`` and friends lower
     to a reduce_window, which XLA rewrites into rows of 16 scanned in place, an exclusive
-    scan of the rows' ends, and a combine of the two). Only its order matters: that of
-    complex max/min, which pick without propagating NaN."""
+    scan of the rows' ends, and a combine of the two). Its order sets the rounding of
+    floating products and log-sum-exps, and which complex number max/min picks."""
     shape = get_aval(x).shape
     n, nd = shape[-1], len(shape)
     if n <= _XLA_SCAN_BASE:
@@ -225,21 +227,31 @@ def _xla_scan(x: Any, combine: Callable[[Any, Any], Any], init: Any, reverse: bo
     return _slice_axis(out, 0, n, 1, nd - 1)
 
 
+# The combine and identity of the cumulative reductions computed in XLA's order.
+_XLA_ORDERED: dict[str, tuple[Callable[[Any, Any], Any], float]] = {
+    "cumprod": (el.mul, 1.0), "cumlogsumexp": (logaddexp, -np.inf),
+    "cummax": (el.max_, -np.inf), "cummin": (el.min_, np.inf)}
+
+
 @functools.cache
-def _complex_cumulative(greater: bool, axis: int, reverse: bool) -> Any:
-    """cummax (``greater``) or cummin of complex numbers: XLA's values (see
-    :func:`_xla_scan`), and JAX's derivative, that of the associative scan."""
+def _xla_cumulative(name: str, axis: int, reverse: bool) -> Any:
+    """``name`` (see ``_XLA_ORDERED``) with XLA's values (see :func:`_xla_scan`): those of
+    floating ``cumprod``/``cumlogsumexp``, whose rounding depends on the order, and of
+    complex ``cummax``/``cummin``; and JAX's derivative, that of the associative scan."""
     from funcgrad.transforms.custom import custom_jvp
     from funcgrad.transforms.jvp import jvp
 
-    combine = el.max_ if greater else el.min_
+    combine, identity = _XLA_ORDERED[name]
 
     def raw(x: Any) -> Any:
         nd = get_aval(x).ndim
         perm = [i for i in range(nd) if i != axis] + [axis]
         back = list(np.argsort(perm))
-        init = np.array(-np.inf if greater else np.inf, get_aval(x).dtype)
-        return st.transpose(_xla_scan(st.transpose(x, perm), combine, init, reverse), back)
+        init = np.array(identity, get_aval(x).dtype)
+        out = st.transpose(_xla_scan(st.transpose(x, perm), combine, init, reverse), back)
+        if get_aval(x).weak_type:  # kept, as by JAX's cumulative primitives
+            out = el.convert_element_type(out, get_aval(x).dtype, weak_type=True)
+        return out
 
     f = custom_jvp(raw)
 
@@ -265,8 +277,11 @@ def _cumulative(name: str, combine: Callable[[Any, Any], Any], kinds: str
             # As JAX's: its cumulative reductions take no negative axes.
             raise ShapeError(f"{name}: axis {axis} is out of range for rank {aval.ndim} (XLA "
                              "operations do not allow negative axes)")
-        if aval.dtype.kind == "c" and name in ("cummax", "cummin"):
-            return _complex_cumulative(name == "cummax", axis, bool(reverse))(operand)
+        # XLA's CPU reduce_window order: it matters to the rounding of floating products
+        # and log-sum-exps, and to which complex number max/min picks.
+        if (aval.dtype.kind == "c" if name in ("cummax", "cummin")
+                else dtypes.kind(aval.dtype) in "fc"):
+            return _xla_cumulative(name, axis, bool(reverse))(operand)
         return _associative_scan(combine, operand, bool(reverse), axis, keep_weak=True)
 
     fn.__name__ = fn.__qualname__ = name

@@ -317,9 +317,43 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
                 "arange needs concrete bounds (the length would depend on a traced value); "
                 "mark the argument static with jit(f, static_argnums=...)"
             )
+    start_name = "stop" if stop is None and step is None else "start"
+    for name, v in ((start_name, start), ("stop", stop), ("step", step)):
+        if v is not None and np.ndim(v) != 0:
+            raise ValueError(f"jax.numpy.arange: arguments must be scalars; got {name}={v}")
+    dt = _dt(dtype, "arange") or dtypes.canonicalize(dtypes.result_type(
+        *(v for v in (start, stop, step) if v is not None)))
+    if dt == dtypes.bool_:  # JAX's arange is an iota
+        raise TypeError("iota does not accept dtype bool. Accepted dtypes are subtypes of "
+                        "integer, floating, complexfloating.")
     start, stop, step = (v.item() if isinstance(v, ArrayImpl) else v
                          for v in (start, stop, step))
-    return from_buffer(np.arange(start, stop, step, dtype=_dt(dtype, "arange")))
+    if stop is None:
+        start, stop = 0, start
+    if step is None and start == 0:
+        return from_buffer(np.arange(max(0, int(np.ceil(stop))), dtype=dt))
+    # JAX's arithmetic (not NumPy's): start + step * iota, rounded op by op in the dtype
+    # (float32 for the half floats' steps), start and step converted as lax converts
+    # (the NumPy impl, so that this stays a constant under jit).
+    from funcgrad.primitives.elementwise import _convert_impl  # noqa: PLC0415
+
+    half = step is not None and dtypes.kind(dt) == "f" and np.finfo(dt).bits < 32
+    work = np.dtype(np.float32) if half else dt
+    size = max(0, int(np.ceil(stop - start if step is None else (stop - start) / step)))
+    iota = np.arange(size).astype(work)
+
+    def conv(v: Any) -> Any:  # integers into an integer dtype wrap around, as in JAX
+        if isinstance(v, (int, np.integer)) and work.kind in "iu":
+            return np.array(v).astype(work)
+        src = np.asarray(v)
+        return _convert_impl(np, src.astype(dtypes.canonicalize(src.dtype)), new_dtype=work,
+                             weak_type=False)
+
+    with np.errstate(all="ignore"):
+        if step is not None:
+            iota = iota * conv(step)
+        vals = conv(start) + iota
+    return from_buffer(_convert_impl(np, vals, new_dtype=dt, weak_type=False) if half else vals)
 
 
 # Rows up to this many computed values round their second element differently (XLA's CPU

@@ -170,12 +170,13 @@ def _parse_einsum(subscripts: str, ranks: Sequence[int]) -> tuple[list[str], str
             ell_rank = max(ell_rank, r - (len(t) - 3))
     ell = "".join(free[:ell_rank])
     new_terms = []
-    for t, r in zip(terms, ranks):
+    for n, (t, r) in enumerate(zip(terms, ranks)):
         if "..." in t:
             k = r - (len(t) - 3)
             t = t.replace("...", ell[ell_rank - k:])
-        if len(t) != r:
-            raise ShapeError(f"einsum: subscript {t!r} has {len(t)} letters for rank {r}")
+        if len(t) != r:  # (JAX's errors here are opt_einsum's)
+            raise ShapeError(f"Einstein sum subscript {t!r} does not contain the correct "
+                             f"number of indices for operand {n}.")
         new_terms.append(t)
     if explicit:
         out = out.replace("...", ell)
@@ -209,10 +210,12 @@ def _einsum(subscripts: str, *operands: Any) -> Any:
     ops = [_arr(o) for o in promote_args(*operands)]
     terms, out = _parse_einsum(subscripts, [get_aval(o).ndim for o in ops])
     sizes: dict[str, int] = {}
-    for o, t in zip(ops, terms):
+    for n, (o, t) in enumerate(zip(ops, terms)):
         for c, d in zip(t, get_aval(o).shape):
             if sizes.setdefault(c, d) != d and d != 1 and sizes[c] != 1:
-                raise ShapeError(f"einsum: index {c!r} has sizes {sizes[c]} and {d}")
+                # (opt_einsum's words, the earlier size first)
+                raise ShapeError(f"Size of label {c!r} for operand {n} ({sizes[c]}) does not "
+                                 f"match previous terms ({d}).")
             sizes[c] = builtins_max(sizes[c], d)
     # Size-1 axes broadcast, as in NumPy.
     ops = [broadcast_to_shape(o, tuple(sizes[c] for c in t)) for o, t in zip(ops, terms)]
@@ -246,7 +249,7 @@ def _einsum(subscripts: str, *operands: Any) -> Any:
     acc, acc_t = sum_unneeded(acc, acc_t, set(out))
     missing = [c for c in out if c not in acc_t]
     if missing:
-        raise ShapeError(f"einsum: output index {missing[0]!r} does not appear in the inputs")
+        raise ShapeError(f"Output character {missing[0]!r} did not appear in the input")
     return S.transpose(acc, tuple(acc_t.index(c) for c in out))
 
 

@@ -17,10 +17,11 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import dtypes
-from funcgrad.core import get_aval
+from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import ConcretizationTypeError
-from funcgrad.numpy._core import check_arraylike, promote_args, promote_inexact
+from funcgrad.numpy._core import check_arraylike, from_buffer, promote_args, promote_inexact
 from funcgrad.numpy._setops import host_value
+from funcgrad.primitives.fused_multiply_add import fma
 
 
 def _complex_of(dt: Any) -> np.dtype[Any]:
@@ -65,10 +66,26 @@ def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     p, x = promote_args(fnp.asarray(p), fnp.asarray(x))
     pa, xa = get_aval(p), get_aval(x)
     shape = np.broadcast_shapes(pa.shape[1:], xa.shape)
+    if _on_host(p) and _on_host(x) and xa.dtype in _FMA_TYPES:
+        # JAX's polyval is jitted, and XLA's CPU code fuses each step of Horner's rule,
+        # y * x + p[i], into one fused multiply-add (one rounding, not two).
+        pv, xv = np.asarray(p), np.broadcast_to(np.asarray(x), shape)
+        yv = np.zeros(shape, xa.dtype)
+        for i in range(pa.shape[0]):
+            yv = fma(yv, xv, np.broadcast_to(pv[i], shape))
+        return from_buffer(np.asarray(yv, xa.dtype))
     y = fnp.zeros(shape, xa.dtype)
     for i in range(pa.shape[0]):
         y = y * x + p[i]
     return fnp.astype(y, xa.dtype) if pa.shape[0] == 0 else y
+
+
+_FMA_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _on_host(a: Any) -> bool:
+    """A concrete value in host memory (not a tracer, not a GPU buffer)."""
+    return not isinstance(a, Tracer) and type(getattr(a, "_value", a)) is np.ndarray
 
 
 def polyadd(a1: Any, a2: Any) -> Any:

@@ -131,7 +131,10 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
     a = cast(a, target)
     if target == dtypes.bool_:
         return _scan(a, ax, E.and_p.bind, True)
-    return _scan(a, ax, E.mul, 1)
+    # lax.cumprod, as JAX: XLA's order of the products, and their rounding.
+    from funcgrad.lax._associative_scan import cumprod as lax_cumprod  # noqa: PLC0415
+
+    return lax_cumprod(a, ax)
 
 
 def _cumulative(fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool,

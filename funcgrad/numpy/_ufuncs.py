@@ -398,8 +398,22 @@ divide = _binary("divide", E.div_p, "True division x / y (integers give the defa
                  inexact=True, error_name="true_divide")
 true_divide = divide
 floor_divide_int = _binary("floor_divide", E.div_p, "Floor division x // y.")
-remainder = _binary("remainder", E.rem_p, "Remainder with the sign of the divisor (a zero: the\n"
+_remainder = _binary("remainder", E.rem_p, "Remainder with the sign of the divisor (a zero: the\n"
                       "dividend's, as JAX's).")
+
+
+def remainder(x: Any, y: Any) -> Any:
+    """Remainder with the sign of the divisor (a zero: the dividend's, as JAX's); booleans
+    count as the default integer.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.remainder(fnp.array([-7, 7]), 3).tolist()
+    [2, 1]
+    """
+    check_arraylike("remainder", x, y)
+    return _remainder(*_numeric(*promote_args(x, y)))
+
+
 mod = remainder
 maximum = _binary("maximum", E.max_p, "Elementwise maximum (ties split the gradient).")
 minimum = _binary("minimum", E.min_p, "Elementwise minimum (ties split the gradient).")
@@ -484,7 +498,22 @@ def floor_divide(x: Any, y: Any) -> Any:
     x, y = promote_args(x, y)
     if dtypes.is_inexact(get_aval(x).dtype):
         return _float_floor_divide(x, y)
-    return floor_divide_int(x, y)
+    x, y = _numeric(x, y)
+    out = floor_divide_int(x, y)
+    # x // 0 as JAX's: XLA's quotient by zero is all ones (-1), which JAX's floor then
+    # lowers to -2 for a signed x other than 0 (NumPy gives 0). From out: its weak type.
+    ones = subtract(multiply(out, 0), 1)
+    at_zero = ones if get_aval(out).dtype.kind == "u" else where(
+        not_equal(x, 0), subtract(ones, 1), ones)
+    return where(equal(y, 0), at_zero, out)
+
+
+def _numeric(*args: Any) -> tuple[Any, ...]:
+    """Booleans (promoted together) as the default integer: JAX's promote_args_numeric,
+    which its integer division, remainder and power apply (``True // True`` is 1)."""
+    if all(get_aval(a).dtype == dtypes.bool_ for a in args):
+        return tuple(cast(a, dtypes.default_int()) for a in args)
+    return args
 
 
 def _float_floor_divide(x: Any, y: Any) -> Any:
@@ -513,7 +542,7 @@ def power(x: Any, y: Any) -> Any:
     """
     check_arraylike("power", x, y)
     if type(y) is int and not isinstance(asarray(x), bool):
-        (x,) = promote_args(x)
+        (x,) = _numeric(*promote_args(x))
         return E.integer_pow_p.bind(x, y=y)
     x, y = promote_args(x, y)
     x, y = broadcast_args(x, y)

@@ -61,22 +61,27 @@ def vectorize(pyfunc: Callable[..., Any], *, excluded: Collection[int | str] = f
         arrays = [fnp.asarray(args[i]) for i in pos] + [fnp.asarray(kwargs[k])
                                                           for k in mapped_kw]
         cores = in_core if in_core is not None else [()] * len(arrays)
+        # JAX's words (jax/_src/numpy/vectorize.py), this context included.
+        context = (f"on vectorized function with excluded={excluded!r} and "
+                   f"signature={signature!r}")
         if len(cores) != len(arrays):
             raise TypeError(f"wrong number of positional arguments: expected {len(cores)}, "
-                            f"got {len(arrays)}")
+                            f"got {len(arrays)} {context}")
         sizes: dict[str, int] = {}
         loop_shapes = []
         for a, core in zip(arrays, cores):
             shape = get_aval(a).shape
             if len(shape) < len(core):
                 raise ValueError(f"input with shape {shape} does not have enough dimensions "
-                                 f"for its core dimensions {core} in signature {signature}")
+                                 f"for all core dimensions {core} {context}")
             for name, size in zip(core, shape[len(shape) - len(core):]):
                 if sizes.setdefault(name, size) != size:
                     raise ValueError(f"inconsistent size for core dimension {name!r}: "
-                                     f"{sizes[name]} vs {size}")
+                                     f"{size} vs {sizes[name]} {context}")
             loop_shapes.append(shape[:len(shape) - len(core)])
-        loop = np.broadcast_shapes(*loop_shapes)
+        from funcgrad.lax import broadcast_shapes  # noqa: PLC0415
+
+        loop = broadcast_shapes(*loop_shapes)  # (JAX's error)
         arrays = [fnp.broadcast_to(a, (*loop, *get_aval(a).shape[len(ls):]))
                   for a, ls in zip(arrays, loop_shapes)]
 

@@ -323,13 +323,66 @@ def _cumsum_abstract(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray
     return x
 
 
+# XLA's CPU cumsum is a reduce_window, which its ReduceWindowRewriter turns into rows of 16.
+_XLA_SCAN_BASE = 16
+
+
+def _window_sums(x: np.ndarray, reverse: bool) -> np.ndarray:
+    """The running sums along axis 0 (of length <= 16) as XLA's reduce_window adds them:
+    each window ``x[:i+1]`` (``x[i:]`` when ``reverse``) in index order, every addition
+    rounded to the dtype (halves too). Axis 0 is the outer one, so each addition is one
+    contiguous block operation."""
+    acc = x.copy()
+    n = x.shape[0]
+    if not reverse:
+        for k in range(1, n):
+            np.add(acc[k - 1:k], x[k:k + 1], out=acc[k:k + 1])
+        return acc
+    for k in range(1, n):  # acc[i] = x[i] + ... + x[i + k], added left to right
+        np.add(acc[:n - k], x[k:], out=acc[:n - k])
+    return acc
+
+
+def _xla_cumsum(x: np.ndarray, reverse: bool) -> np.ndarray:
+    """XLA's CPU cumsum along axis 1 of ``x`` (pre, n, post), bit for bit: rows of 16
+    summed in order (see :func:`_window_sums`), the rows' totals scanned the same way, and
+    each row's sums offset by the total of the rows before it (after it when ``reverse``)."""
+    pre, n, post = x.shape
+    b = _XLA_SCAN_BASE
+    rows = -(-n // b) if n > b else 1
+    width = b if n > b else n
+    if rows * width != n:
+        x = np.concatenate([x, np.zeros((pre, rows * width - n, post), x.dtype)], axis=1)
+    # (width, pre, rows, post): the position within a row outermost, so the window sums
+    # are block additions.
+    cols = np.ascontiguousarray(np.moveaxis(x.reshape((pre, rows, width, post)), 2, 0))
+    inner = _window_sums(cols, reverse)
+    if rows > 1:
+        totals = _xla_cumsum(np.ascontiguousarray(inner[0 if reverse else -1]), reverse)
+        if reverse:
+            np.add(totals[None, :, 1:], inner[:, :, :-1], out=inner[:, :, :-1])
+        else:
+            np.add(totals[None, :, :-1], inner[:, :, 1:], out=inner[:, :, 1:])
+    out = np.moveaxis(inner, 0, 2).reshape((pre, rows * width, post))
+    return out[:, :n] if rows * width != n else out
+
+
 def _cumsum_impl(xp: Any, x: Any, *, axis: int, reverse: bool) -> Any:
-    acc = np.dtype(np.float32) if x.dtype in _HALF else x.dtype  # as in reduce_sum
-    if reverse:
-        out = xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=acc), axis)
-    else:
-        out = xp.cumsum(x, axis=axis, dtype=acc)
-    return out if acc == x.dtype else out.astype(x.dtype)
+    if x.dtype.kind in "biu" or xp is not np:
+        # Integers are exact in any order; on a GPU, XLA's own GPU scan has another order,
+        # and a library scan is the fast one (halves accumulate in float32 there).
+        acc = np.dtype(np.float32) if x.dtype in _HALF else x.dtype
+        if reverse:
+            out = xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=acc), axis)
+        else:
+            out = xp.cumsum(x, axis=axis, dtype=acc)
+        return out if acc == x.dtype else out.astype(x.dtype)
+    # Floats on the CPU in XLA's order (unlike reduce_sum, halves are not accumulated in
+    # float32), each window's sum starting from 0 (so -0.0 becomes 0.0).
+    shape, axis = x.shape, axis % x.ndim
+    x3 = (x + np.zeros((), x.dtype)).reshape(
+        (math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])))
+    return np.ascontiguousarray(_xla_cumsum(x3, reverse)).reshape(shape)
 
 
 cumsum_p = Primitive("cumsum", abstract_eval=_cumsum_abstract, impl=_cumsum_impl)

@@ -132,16 +132,32 @@ def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
     ...                         lower=True).tolist()
     [1.0, 2.0]
     """
-    a, b = promote_inexact(a, b)
+    import warnings  # noqa: PLC0415
+
+    from funcgrad.numpy._vectorize import vectorize  # noqa: PLC0415
+
     transpose = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}.get(trans)
     if transpose is None:
-        raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got "
-                         f"{trans!r}")
-    vec = get_aval(b).ndim == get_aval(a).ndim - 1
-    bm = expand_dims(b, -1) if vec else b
-    x = D.triangular_solve(a, bm, left_side=True, lower=lower, transpose_a=transpose,
-                           conjugate_a=trans in (2, "C"), unit_diagonal=unit_diagonal)
-    return x[..., 0] if vec else x
+        raise ValueError(f"Invalid 'trans' value {trans}")
+    a, b = promote_inexact(a, b)
+    # As JAX's: a vector b (a 1-D one, or, deprecated, a batch of them beside a batch of
+    # matrices) or a matrix b, each broadcast against a's batch by vectorize.
+    na, nb = get_aval(a), get_aval(b)
+    vec = nb.ndim == 1 or (na.ndim == nb.ndim + 1 and na.shape[-1] == nb.shape[-1])
+    if vec and nb.ndim > 1:
+        warnings.warn(
+            "jax.scipy.linalg.solve_triangular: batched 1D solves with b.ndim > 1 are "
+            "deprecated, and in the future will be treated as a batched 2D solve. Use "
+            "solve_triangular(a, b[..., None]).squeeze(-1) to avoid this warning.",
+            FutureWarning, stacklevel=2)
+
+    def solve(a: Any, b: Any) -> Any:
+        x = D.triangular_solve(a, expand_dims(b, -1) if vec else b, left_side=True,
+                               lower=lower, transpose_a=transpose,
+                               conjugate_a=trans in (2, "C"), unit_diagonal=unit_diagonal)
+        return x[..., 0] if vec else x
+
+    return vectorize(solve, signature="(n,n),(n)->(n)" if vec else "(n,n),(n,k)->(n,k)")(a, b)
 
 
 def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from jax_oracle import same_error
@@ -100,6 +100,8 @@ def test_variance_dtype_argument_as_jax(x64, name, dtype, data):
        as_array=st.booleans())
 def test_one_value_is_start_as_jax(x64, start, stop, name, endpoint, dtype, as_array):
     # geomspace(1, -8, 1) is [1] in JAX: the one value never meets the (NaN) stop.
+    # (10 ** 16.008 as an integer shows float64 pow's last bit, where libm and XLA differ.)
+    assume(not (name == "logspace" and dtype is int and start > 15))
     s = np.array([start, 2 * start]) if as_array else start
     _compare(lambda m: getattr(m, name)(s, stop, 1, endpoint=endpoint, dtype=dtype))
 
