@@ -312,3 +312,12 @@ globals().update(_LEGACY_TYPES)
 Tensor.type = _tensor_type  # type: ignore[method-assign]  # legacy types' names too
 
 __version__ = "2.13.0"
+
+# PyTorch's keyword out= on the functions that are not a Tensor method's function (those
+# take it in _functions.method_functions).
+from funcgrad.torch._functions import with_out as _with_out  # noqa: E402
+
+globals().update({_name: _with_out(_name, globals()[_name]) for _name in (
+    "matmul", "where", "maximum", "minimum", "clamp", "clip", "hstack", "vstack", "dstack",
+    "column_stack", "row_stack", "masked_select", "polygamma", "bucketize", "searchsorted",
+    "isin", "complex", "polar", "tensordot", "chain_matmul")})

@@ -11,9 +11,10 @@ torch.Size([2, 3])
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
-from collections.abc import Sequence
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -366,24 +367,59 @@ def _full(shape: tuple[builtins.int, ...], value: Any, dt: D.dtype, device: Any,
     return _make(np.full(shape, value, dt.np), device, requires_grad)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _into_out(fn: _F) -> _F:
+    """A factory taking PyTorch's ``out=``: made in ``out``'s dtype (unless ``dtype`` names
+    it, which must then match), written into ``out`` (resized silently, as PyTorch's
+    factories resize) and ``out`` returned.
+
+    >>> import funcgrad.torch as torch
+    >>> o = torch.empty(0, dtype=torch.int64)
+    >>> torch.ones(2, out=o) is o, o
+    (True, tensor([1, 1]))
+    """
+    @functools.wraps(fn)
+    def run(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if out is None:
+            return fn(*args, **kwargs)
+        from funcgrad.torch._functions import write_out  # noqa: PLC0415
+
+        dtype = kwargs.get("dtype")
+        if dtype is not None and D.to_torch(dtype) is not out.dtype:
+            raise RuntimeError(f"dtype {_CPP[D.to_torch(dtype).name]} does not match dtype "
+                               f"of out parameter ({_CPP[out.dtype.name]})")
+        kwargs["dtype"] = out.dtype
+        if out.numel() != 0:
+            out.resize_(0)  # PyTorch's factories resize out without the warning
+        return write_out(fn.__name__, out, fn(*args, **kwargs), (args, kwargs))
+
+    return cast(_F, run)
+
+
+@_into_out
 def zeros(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
     """Zeros (the default dtype unless ``dtype`` is given)."""
     return _filled(0, size, dtype, device, requires_grad, "zeros")
 
 
+@_into_out
 def ones(*size: Any, dtype: Any = None, device: Any = None,
          requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
     """Ones (the default dtype unless ``dtype`` is given)."""
     return _filled(1, size, dtype, device, requires_grad, "ones")
 
 
+@_into_out
 def empty(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
     """A tensor of the given size (zero-filled: no uninitialised memory is exposed)."""
     return _filled(0, size, dtype, device, requires_grad, "empty")
 
 
+@_into_out
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
     """``size`` filled with ``fill_value`` (its dtype inferred from the value)."""
@@ -578,6 +614,7 @@ def _no_range_kernel(name: str, dt: D.dtype, device: Any) -> None:
     raise NotImplementedError(f'"{name}_{where}" not implemented for \'{_CPP[dt.name]}\'')
 
 
+@_into_out
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
     """Values in ``[start, end)``; the default float dtype if any bound is a float, else
@@ -594,6 +631,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
     return _make(arr, device, requires_grad)
 
 
+@_into_out
 def linspace(start: Any, end: Any, steps: builtins.int, *, dtype: Any = None,
              device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``."""
@@ -625,6 +663,7 @@ def _linspace(start: Any, end: Any, steps: builtins.int, dt: np.dtype[Any]) -> n
     return np.array([float(b + int(sg) * fs * int(k)) for b, sg, k in zip(fb, sign, n)], dt)
 
 
+@_into_out
 def logspace(start: Any, end: Any, steps: builtins.int, base: builtins.float = 10.0, *,
              dtype: Any = None, device: Any = None,
              requires_grad: builtins.bool = False) -> Tensor:
@@ -633,6 +672,7 @@ def logspace(start: Any, end: Any, steps: builtins.int, base: builtins.float = 1
                  requires_grad)
 
 
+@_into_out
 def eye(n: builtins.int, m: builtins.int | None = None, *, dtype: Any = None,
         device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
     """The identity matrix."""
@@ -640,6 +680,7 @@ def eye(n: builtins.int, m: builtins.int | None = None, *, dtype: Any = None,
     return _make(np.eye(n, m, dtype=dt.np), device, requires_grad)
 
 
+@_into_out
 def randn(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: builtins.bool = False, generator: Any = None) -> Tensor:
     """Standard normal samples."""
@@ -654,6 +695,7 @@ def randn(*size: Any, dtype: Any = None, device: Any = None,
     return _make(arr, device, requires_grad)
 
 
+@_into_out
 def rand(*size: Any, dtype: Any = None, device: Any = None,
          requires_grad: builtins.bool = False, generator: Any = None) -> Tensor:
     """Uniform samples in [0, 1)."""
@@ -692,6 +734,7 @@ def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
     return _make(arr, device, False)
 
 
+@_into_out
 def randperm(n: builtins.int, *, generator: Any = None, dtype: Any = None,
              device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
     """A random permutation of ``0..n-1`` (int64); with a seeded ``generator``, PyTorch's

@@ -44,8 +44,87 @@ def _common(tensors: Sequence[Any]) -> D.dtype:
     return out
 
 
+# The name PyTorch's ``out=`` errors give an alias (``torch.divide`` is ``div``).
+_OUT_NAMES = {"divide": "div", "true_divide": "div", "multiply": "mul", "subtract": "sub",
+              "absolute": "abs", "negative": "neg", "clip": "clamp", "greater": "gt",
+              "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne",
+              "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arccosh": "acosh",
+              "arcsinh": "asinh", "arctanh": "atanh", "arctan2": "atan2", "fix": "trunc",
+              "concat": "cat", "concatenate": "cat"}
+_RESIZED = ("An output with one or more elements was resized since it had shape {}, which "
+            "does not match the required output shape {}. This behavior is deprecated, and in "
+            "a future PyTorch release outputs will not be resized unless they have zero "
+            "elements. You can explicitly reuse an out tensor t by resizing it, inplace, to "
+            "zero elements with t.resize_(0). (Triggered internally at "
+            "/__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)")
+
+
+def _needs_grad(x: Any) -> builtins.bool:
+    if isinstance(x, Tensor):
+        return x.requires_grad
+    if isinstance(x, (list, tuple)):
+        return builtins.any(_needs_grad(v) for v in x)
+    if isinstance(x, dict):
+        return builtins.any(_needs_grad(v) for v in x.values())
+    return False
+
+
+def write_out(name: str, out: Any, result: Any, args: Any, stacklevel: builtins.int = 3
+              ) -> Any:
+    """``result`` written into ``out`` as PyTorch's ``out=`` overloads write it: refused
+    while grad is recorded for an argument, the dtype checked (a float result into an
+    integer ``out`` is an error), ``out`` resized to fit (with PyTorch's warning unless it
+    was empty); ``out`` itself is returned (a tuple ``out`` for a tuple result).
+
+    >>> import funcgrad.torch as torch
+    >>> o = torch.empty(2)
+    >>> torch.add(torch.ones(2), 1, out=o) is o, o
+    (True, tensor([2., 2.]))
+    """
+    import warnings  # noqa: PLC0415
+
+    from funcgrad.torch._grad_mode import no_grad  # noqa: PLC0415
+    from funcgrad.torch._tensor import check_result_cast  # noqa: PLC0415
+
+    name = _OUT_NAMES.get(name, name)
+    if is_grad_enabled() and (_needs_grad(args) or _needs_grad(out)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    pairs = list(zip(out, result)) if isinstance(result, tuple) else [(out, result)]
+    for o, r in pairs:
+        check_result_cast(r.dtype, o.dtype)
+        if tuple(o.shape) != tuple(r.shape):
+            if o.numel():
+                warnings.warn(_RESIZED.format(list(o.shape), list(r.shape)), UserWarning,
+                              stacklevel=stacklevel)
+            o.resize_(tuple(r.shape))
+        with no_grad():
+            o.copy_(r)
+    if not isinstance(result, tuple):
+        return out
+    if type(result) is tuple:
+        return tuple(out)
+    # a return type: ``torch.return_types.max`` gives ``max_out`` (values, indices)
+    fields = getattr(result, "_fields", None) or ("values", "indices")
+    from funcgrad.torch._return_types import named_result  # noqa: PLC0415
+
+    return named_result(f"{type(result).__name__}_out", fields, out)
+
+
+def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` taking PyTorch's keyword ``out=`` (:func:`write_out`)."""
+    @functools.wraps(fn)
+    def run(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        res = fn(*args, **kwargs)
+        return res if out is None else write_out(name, out, res, (args, kwargs))
+
+    return run
+
+
 def cat(tensors: Sequence[Any], dim: builtins.int = 0, *, out: Any = None) -> Tensor:
     """Concatenate along ``dim`` (dtypes promote as in PyTorch)."""
+    if out is not None:
+        return cast(Tensor, write_out("cat", out, cat(tensors, dim), tensors))
     if not builtins.len(tensors):
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     ts = [t for t in tensors if not (isinstance(t, Tensor) and t.shape == (0,))] or \
@@ -72,6 +151,8 @@ concat = concatenate = cat
 
 def stack(tensors: Sequence[Any], dim: builtins.int = 0, *, out: Any = None) -> Tensor:
     """Stack along a new axis ``dim``."""
+    if out is not None:
+        return cast(Tensor, write_out("stack", out, stack(tensors, dim), tensors))
     for k, t in enumerate(tensors[1:], 1):
         if isinstance(t, Tensor) and isinstance(tensors[0], Tensor) and \
                 t.shape != tensors[0].shape:
@@ -394,6 +475,11 @@ _SCALAR_FIRST = {"remainder": "__rmod__", "pow": "__rpow__", "sub": "__rsub__",
 
 def _method_function(name: str) -> Callable[..., Any]:
     def fn(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002 - PyTorch's name
+        if "out" in kwargs:
+            out = kwargs.pop("out")
+            res = fn(input, *args, **kwargs)
+            return res if out is None else write_out(name, out, res, (input, args, kwargs),
+                                                      stacklevel=4)
         if name in _SCALAR_FIRST and isinstance(input, (builtins.int, builtins.float)) and \
                 not isinstance(input, builtins.bool) and len(args) == 1 and not kwargs and \
                 isinstance(args[0], Tensor):

@@ -315,7 +315,10 @@ class Tensor:
         return t
 
     def detach_(self) -> Tensor:
-        """Cut this tensor from the graph, in place (it becomes a leaf)."""
+        """Cut this tensor from the graph, in place (it becomes a leaf); a view refuses, as
+        in PyTorch."""
+        if self._is_view:
+            raise RuntimeError(_DETACH_VIEW)
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -671,7 +674,18 @@ class Tensor:
         ``saves_result``: PyTorch's node for this op saves its result where funcgrad's rule
         keeps something else (relu_ a mask, elu_ its input...), so the written tensor's
         version is checked at backward as well."""
-        self._check_inplace(through_view)
+        # PyTorch refuses an inference tensor's in-place update only when bumping its
+        # version, after its kernel wrote the values: the write happens, then the error.
+        inference_write = self._inference and not _grad_mode._mode.inference
+        base = self._view_base if self._is_view else None
+        if inference_write and base is not None and not base._inference:
+            # A view made in inference mode of a normal tensor is a normal tensor to
+            # PyTorch: written freely, unless grad is recorded for its base.
+            if is_grad_enabled() and base._requires_grad:
+                raise RuntimeError(_INFERENCE_VIEW)
+            inference_write = False
+        elif not inference_write:
+            self._check_inplace(through_view)
         src = self
         grad_on = is_grad_enabled()
         tracked = grad_on and (self._requires_grad or builtins.any(
@@ -681,6 +695,11 @@ class Tensor:
         if grad_on and self._is_view:
             rec = _functionalize.eager_record(self)
             if rec is not None and rec.no_grad and rec.root._requires_grad:
+                raise RuntimeError(_NO_GRAD_VIEW)
+            base = self._view_base
+            if not self._requires_grad and not self._inference and base is not None and \
+                    base._requires_grad:
+                # A view made under no_grad of a tensor that requires grad (no record).
                 raise RuntimeError(_NO_GRAD_VIEW)
         view_of: Any = None
         if tracked:
@@ -712,6 +731,8 @@ class Tensor:
             self._data = np.array(new._data, copy=True)
         else:
             buf[...] = new._data
+        if inference_write:
+            raise RuntimeError(_INFERENCE_INPLACE)
         self._vc[0] += 1
         if new.grad_fn is not None:
             if not _adopt_saved_output(new.grad_fn, new._vc, self._vc) and saves_result:
@@ -1673,7 +1694,8 @@ _NON_LEAF_GRAD = (
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
     "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
     "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
-    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information. (Triggered "
+    "internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)"
 )
 
 
@@ -1772,6 +1794,18 @@ def _eager_view_root(view: Tensor, op: str) -> tuple[Tensor, np.ndarray]:
     return root, pos
 
 
+_INFERENCE_VIEW = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given "
+    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the inference_mode "
+    "block (if you don't want the inplace to be tracked) or both outside (if you want the "
+    "inplace to be tracked).")
+_DETACH_VIEW = (
+    "Can't detach views in-place. Use detach() instead. If you are using "
+    "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
+    "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+    "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+    "torch/optim/optimizer.py as the solution.")
 _NO_GRAD_VIEW = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
     "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
@@ -1819,6 +1853,10 @@ def _refresh_views(root: Tensor) -> None:
                          root)
         v.grad_fn, v._out_index = again.grad_fn, again._out_index
         v._requires_grad = again._requires_grad
+        d = v._data
+        if type(d) is np.ndarray and type(root._data) is np.ndarray and \
+                not np.shares_memory(d, root._data):
+            v._data = again._data  # a view in a buffer of its own (a recorded diagonal)
 
 
 def _check_inplace_shape(own: tuple[builtins.int, ...], result: tuple[builtins.int, ...]
@@ -2437,7 +2475,7 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
         t = Tensor._from_data(_as_buffer(v))
         if e is not None:
             t.grad_fn, t._out_index, t._requires_grad = node, k, True
-            _register_saved_output(node, e, t)
+            _register_saved_output(node, e, t, op)
         wrapped.append(t)
     _fresh_contiguous(wrapped, leaves, tpos)
     return wrapped[0] if out_tree is None else tree_unflatten(out_tree, wrapped)
@@ -2541,7 +2579,7 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
         if sig.inexact_out[0]:
             t.grad_fn = node
             t._requires_grad = True
-            if sig.keep_out:
+            if sig.keep_out or op in _SAVES_RESULT:
                 # The node keeps its output for backward: in-place changes must be caught.
                 node.keep_version(t._vc, _describe(t, node))
         return t
@@ -2565,7 +2603,7 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
         t = Tensor._from_data(o)
         if inexact[k]:
             t.grad_fn, t._out_index, t._requires_grad = node, k, True
-            _register_saved_output(node, (node, k), t)
+            _register_saved_output(node, (node, k), t, op)
         wrapped.append(t)
     return cast(Tensor, wrapped) if prim.multiple_results else wrapped[0]
 
@@ -2665,20 +2703,34 @@ def _adopt_saved_output(node: Any, old: list[int], new: list[int]) -> builtins.b
     return True
 
 
-def _register_saved_output(node: GradFn, edge: Any, t: Tensor) -> None:
+# Operations whose PyTorch node saves its result though funcgrad's rule keeps something
+# else (relu's mask, softmax's input): an in-place change of the result must fail their
+# backward, as PyTorch's. (The converse, ``x ** 0.5`` whose rule reads its result where
+# PyTorch's PowBackward0 keeps only x, stays an error: the in-place write would change
+# the value the rule reads.)
+_SAVES_RESULT = frozenset({"Relu", "Softmax", "LogSoftmax", "Reciprocal", "Cumprod"})
+
+
+def _register_saved_output(node: GradFn, edge: Any, t: Tensor, op: str = "") -> None:
     """If the node that made this output keeps it for backward, in-place changes to the
     output must be caught."""
     inner, k = edge
-    if isinstance(inner, GradFn) and k < len(inner.outs) and type(inner.outs[k]) is not Missing:
+    if not isinstance(inner, GradFn):
+        return
+    if op in _SAVES_RESULT or (k < len(inner.outs) and type(inner.outs[k]) is not Missing):
         inner.keep_version(t._vc, _describe(t, t.grad_fn))
 
 
-def _view_op(op: str, fn: Callable[..., Any], t: Tensor) -> Tensor:
-    """A shape operation whose result shares memory (and the version counter) with ``t``."""
-    out = apply_op(op, fn, t)
+def _view_op(op: str, fn: Callable[..., Any], t: Tensor,
+             saves_tensors: builtins.bool = True, copied: builtins.bool = False) -> Tensor:
+    """A shape operation whose result shares memory (and the version counter) with ``t``
+    (``saves_tensors``: as :func:`apply_op`'s; ``copied``: the engine computes the view
+    into a new buffer, a view all the same: writes reach ``t`` through the view's record,
+    as a device view's do)."""
+    out = apply_op(op, fn, t, saves_tensors=saves_tensors)
     a, b = out._data, t._data
-    if (type(a) is np.ndarray and type(b) is np.ndarray and np.shares_memory(a, b)) or \
-            _device_views(a, b):
+    if (type(a) is np.ndarray and type(b) is np.ndarray and (copied or np.shares_memory(a, b))) \
+            or _device_views(a, b):
         out._vc = t._vc
         out._is_view = True
         # PyTorch's ``_base``: the tensor at the root of a chain of views.

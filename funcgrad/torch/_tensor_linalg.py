@@ -26,7 +26,7 @@ from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import _need_tensor, matmul
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._return_types import named_result
-from funcgrad.torch._tensor import _CPP, Tensor, apply_op
+from funcgrad.torch._tensor import _CPP, Tensor, _view_op, apply_op
 
 # ------------------------------------------------------------------ methods
 
@@ -244,8 +244,9 @@ def diagonal(self: Tensor, offset: builtins.int = 0, dim1: builtins.int = 0,
         out._vc, out._is_view, out._inference = self._vc, True, self._inference
         out._view_base = self if self._view_base is None else self._view_base
         return out
-    return cast(Tensor, apply_op("Diagonal", lambda x: fnp.diagonal(x, offset, dim1, dim2),
-                                 self, saves_tensors=False))
+    # Recorded, a view too (an in-place change of it writes into self: CopySlices).
+    return _view_op("Diagonal", lambda x: fnp.diagonal(x, offset, dim1, dim2), self,
+                    saves_tensors=False, copied=True)
 
 
 def diag_embed(self: Tensor, offset: builtins.int = 0, dim1: builtins.int = -2,

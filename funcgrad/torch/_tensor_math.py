@@ -801,9 +801,13 @@ def _product(op: str, self: Tensor, a: Tensor, b: Tensor, beta: Any, alpha: Any,
     ``self`` through the in-place mechanism (``Tensor._inplace``), recorded as PyTorch's
     node ``op`` either way."""
     beta, alpha = _coef(beta, dt), _coef(alpha, dt)
+    # PyTorch's CPU BLAS for a half type (bfloat16, float16) accumulates the product and
+    # adds ``beta * self`` in float32, rounding once (``addr`` is elementwise: not so).
+    wide = D.float32 if dt in (D.bfloat16, D.float16) and op != "Addr" else dt
 
     def run(s: Any, x: Any, y: Any) -> Any:
-        return _ba(_as(s, dt), prod(_as(x, dt), _as(y, dt)), beta, alpha)
+        r = _ba(_as(s, wide), prod(_as(x, wide), _as(y, wide)), beta, alpha)
+        return r if wide is dt else fnp.astype(r, dt.np)
 
     if inplace:
         return self._inplace(op, run, a, b)

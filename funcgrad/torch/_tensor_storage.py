@@ -35,9 +35,10 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.core import Tracer
+from funcgrad.torch import _grad_mode
 from funcgrad.torch._device import array_module
 from funcgrad.torch._grad_mode import is_grad_enabled
-from funcgrad.torch._tensor import Tensor, apply_op
+from funcgrad.torch._tensor import _INFERENCE_INPLACE, Tensor, apply_op
 from funcgrad.torch._tensor_math import shape_inplace
 
 # ------------------------------------------------------------------ layout
@@ -279,7 +280,11 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
                            f"{list(shape)}")
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    self._check_inplace()
+    # PyTorch refuses an inference tensor's resize (outside inference mode) when bumping
+    # its version, after resizing it; to the same shape it bumps nothing.
+    inference_write = self._inference and not _grad_mode._mode.inference
+    if not inference_write:
+        self._check_inplace()
     n = math.prod(shape)
     d = self._data
     if not _is_buffer(d):
@@ -299,6 +304,10 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
             keep = builtins.min(n, d.size)
             new[:keep] = d.reshape(-1)[:keep]
             self._data = new.reshape(shape)
+    elif inference_write:
+        return self
+    if inference_write:
+        raise RuntimeError(_INFERENCE_INPLACE)
     self._vc[0] += 1
     return self
 

@@ -51,10 +51,18 @@ __all__ = [
 
 
 def _out(result: Tensor, out: Any) -> Tensor:
+    """``result`` written into ``out`` as PyTorch's ``out=`` writes it (resized to fit,
+    refused while grad is recorded: the error names the operation, ``erf()``)."""
     if out is None:
         return result
-    cast(Any, out).copy_(result)
-    return cast(Tensor, out)
+    import re  # noqa: PLC0415
+
+    from funcgrad.torch._functions import write_out  # noqa: PLC0415
+
+    node = result.grad_fn
+    op = "" if node is None else re.sub(r"Backward\d*$", "", type(node).__name__)
+    name = re.sub(r"(?<!^)(?=[A-Z])", "_", op).lower() or "special"
+    return cast(Tensor, write_out(name, out, result, (result,), stacklevel=4))
 
 
 def _doc(fn: Callable[..., Any], name: str, what: str, call: str = "torch.tensor([0.5])"

@@ -436,13 +436,24 @@ class _ConvNd(Module):
             s += f", padding_mode={self.padding_mode}"
         return s
 
-    def forward(self, input: Any) -> Any:  # noqa: A002 - PyTorch's name
+    def _conv_forward(self, input: Any, weight: Any, bias: Any) -> Any:  # noqa: A002
+        """The convolution with ``weight`` and ``bias`` (PyTorch's hook for subclasses that
+        transform the weight, weight standardization...), through ``F.conv<n>d`` as
+        PyTorch's modules go, so its autocast cast applies.
+
+        >>> import funcgrad.torch as torch
+        >>> c = torch.nn.Conv1d(1, 1, 2, bias=False)
+        >>> c._conv_forward(torch.ones(1, 1, 3), torch.ones(1, 1, 2), None)
+        tensor([[[2., 2.]]])
+        """
+        conv = (conv1d, conv2d, conv3d)[self.nd - 1]
         if self.padding_mode != "zeros":
             x = pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return _conv(self.nd, x, self.weight, self.bias, self.stride, 0, self.dilation,
-                         self.groups)
-        return _conv(self.nd, input, self.weight, self.bias, self.stride, self.padding,
-                     self.dilation, self.groups)
+            return conv(x, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input: Any) -> Any:  # noqa: A002 - PyTorch's name
+        return self._conv_forward(input, self.weight, self.bias)
 
 
 class Conv1d(_ConvNd):
@@ -528,9 +539,10 @@ class _ConvTransposeNd(_ConvNd):
         return tuple(out)
 
     def forward(self, input: Any, output_size: Any = None) -> Any:  # noqa: A002
-        return _conv_transpose(self.nd, input, self.weight, self.bias, self.stride,
-                               self.padding, self._output_padding(input, output_size),
-                               self.groups, self.dilation)
+        # Through F.conv_transpose<n>d, as PyTorch's modules: its autocast cast applies.
+        conv = (conv_transpose1d, conv_transpose2d, conv_transpose3d)[self.nd - 1]
+        return conv(input, self.weight, self.bias, self.stride, self.padding,
+                    self._output_padding(input, output_size), self.groups, self.dilation)
 
 
 class ConvTranspose1d(_ConvTransposeNd):

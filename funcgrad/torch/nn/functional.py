@@ -319,16 +319,26 @@ def _linear_direct(x: Tensor, w: Tensor, b: Any) -> Tensor | None:
     input's and the weight's last axes (no transpose), then the bias added with
     broadcasting; the result's node is PyTorch's ``AddmmBackward0`` (``MmBackward0``
     without a bias). None where the general path is needed."""
-    if x.ndim != 2 or w.ndim != 2 or x._data.dtype.kind != "f" or w._data.dtype != \
+    if x.ndim != 2 or w.ndim != 2 or not x.dtype.is_floating_point or w._data.dtype != \
             x._data.dtype or (b is not None and (not isinstance(b, Tensor) or b.ndim != 1
                                                    or b._data.dtype != x._data.dtype)):
         return None
     shown = (x, w) if b is None else (b, x, w)
+    if b is not None and x.dtype in (D.bfloat16, D.float16):
+        # PyTorch's half-type addmm adds the bias to the float32 product: one rounding.
+        return apply_op("Addmm", _half_addmm, b, x, w, shown=shown)
     y = apply_prim("Mm", dot_general_p, (x, w), shown=shown if b is None else None,
                    dimension_numbers=(((1,), (1,)), ((), ())))
     if y is None or b is None:
         return y
     return apply_binary_prim("Addmm", add_p, y, b, shown)
+
+
+def _half_addmm(b: Any, x: Any, w: Any) -> Any:
+    """``x @ w.T + b`` of half-type arrays computed in float32 and rounded once."""
+    f32 = np.float32
+    y = fnp.matmul(fnp.astype(x, f32), fnp.transpose(fnp.astype(w, f32))) + fnp.astype(b, f32)
+    return fnp.astype(y, x.dtype)
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:

@@ -592,9 +592,20 @@ def _rnn_relu_cell(x: Any, h: Any, w: list[Any]) -> Any:
     return op("Relu", lambda xv, hv, wv: _cell_step("RNN_RELU", xv, hv, None, wv)[0], x, h, w)
 
 
+def _lstm_gates(x: Any, h: Any, c: Any, w: list[Any]) -> tuple[Any, Any]:
+    """One LSTM cell step's new cell state and output gate (``_step``'s arithmetic)."""
+    _, w_hh, _, _, _ = w
+    z = _input_projection("LSTM", x, w) + fnp.matmul(h, fnp.transpose(w_hh))
+    ti, tf, g, to = fnp.split(fnp.tanh(z * _lstm_scale(w_hh)), 4, axis=-1)
+    return (0.5 * tf + 0.5) * c + (0.5 * ti + 0.5) * g, 0.5 * to + 0.5
+
+
 @autocast_op("lstm_cell")
 def _lstm_cell(x: Any, h: Any, c: Any, w: list[Any]) -> Any:
-    return op("Mul", lambda xv, hv, cv, wv: _cell_step("LSTM", xv, hv, cv, wv), x, h, c, w)
+    # Two nodes, as PyTorch's cell: c' = f * c + i * g (AddBackward0), then
+    # h' = o * tanh(c') (MulBackward0).
+    c_new, gate = op("Add", _lstm_gates, x, h, c, w)
+    return op("Mul", lambda cv, ov: ov * fnp.tanh(cv), c_new, gate), c_new
 
 
 @autocast_op("gru_cell")
