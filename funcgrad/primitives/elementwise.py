@@ -587,7 +587,9 @@ pow_p = binary(
     "pow", _pow_impl,
     lambda x, y, a: _pow_dx(x, y),
     lambda x, y, a: mul(_safe_log(x), a),
-    reads="x0,x1,y0",
+    # The base's derivative reads the operands only, the exponent's the result too (as
+    # PyTorch's pow_backward and pow_backward_exponent save them).
+    reads="x0,x1,y0", reads_for=("x0,x1", "x0,y0"),
     torch="pow",
     # NumPy refuses negative integer powers of integers: only floats fuse on the CPU.
     py=lambda eqn, args, t: f"np.power({args[0]}, {args[1]})" if _kind(eqn) == "f" else None,

@@ -2708,7 +2708,8 @@ def _adopt_saved_output(node: Any, old: list[int], new: list[int]) -> builtins.b
 # backward, as PyTorch's. (The converse, ``x ** 0.5`` whose rule reads its result where
 # PyTorch's PowBackward0 keeps only x, stays an error: the in-place write would change
 # the value the rule reads.)
-_SAVES_RESULT = frozenset({"Relu", "Softmax", "LogSoftmax", "Reciprocal", "Cumprod"})
+# ``x ** tensor`` (``Pow:1``) saves its result even where only the base needs a gradient.
+_SAVES_RESULT = frozenset({"Relu", "Softmax", "LogSoftmax", "Reciprocal", "Cumprod", "Pow:1"})
 
 
 def _register_saved_output(node: GradFn, edge: Any, t: Tensor, op: str = "") -> None:

@@ -209,6 +209,19 @@ def _mean_jax(a: Any, **kw: Any) -> Any:
     return np.mean(a, **kw)
 
 
+def _jax_floor_divide(x: Any, y: Any) -> Any:
+    """NumPy's ``//`` with JAX's integer quotients by zero (NumPy gives 0): XLA's quotient is
+    all ones, which JAX's flooring turns into -2 for a signed nonzero dividend, -1 for 0,
+    and the largest value for unsigned types."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.floor_divide(x, y)
+    if q.dtype.kind not in "iu":
+        return q
+    at_zero = np.full_like(q, np.iinfo(q.dtype).max) if q.dtype.kind == "u" else \
+        np.where(np.asarray(x) != 0, -2, -1).astype(q.dtype)
+    return np.where(np.asarray(y) == 0, at_zero, q)
+
+
 def binary(name: str, dom_x: Domain = REAL, dom_y: Domain = REAL, **kw: Any) -> Case:
     return Case(name, elementwise(dom_x, dom_y), **kw)
 
@@ -344,7 +357,8 @@ ELEMENTWISE = [
     binary("multiply", scalar=2.0),
     binary("divide", REAL, FAR_FROM_0, scalar=2.0),
     binary("true_divide", REAL, FAR_FROM_0, scalar=2.0),
-    binary("floor_divide", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0),
+    binary("floor_divide", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0,
+           ref=_jax_floor_divide),
     binary("remainder", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0),
     binary("mod", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0),
     binary("power", POS, NONZERO, dtypes=FLOATS, scalar=2.0),
@@ -364,7 +378,8 @@ ELEMENTWISE = [
     Case("logaddexp", elementwise(REAL).map(lambda d: ((d[0][0], d[0][0]), {})),
              variant="tie"),
     binary("copysign", NONZERO, NONZERO, scalar=-2.0),
-    binary("divmod", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0),
+    binary("divmod", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0,
+           ref=lambda x, y: (_jax_floor_divide(x, y), np.remainder(x, y))),
     binary("fmod", REAL, FAR_FROM_0, grad_args=off_grid_ratio(), scalar=2.0),
     unary("conjugate"), unary("conj"), unary("real"), unary("imag", grad=False),
     # As JAX: integers and real rank-0 operands give the default float (complex operands:
