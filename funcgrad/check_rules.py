@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.core import Primitive, Tracer
+from funcgrad.array import wrap
+from funcgrad.core import Primitive, Tracer, get_aval
 from funcgrad.errors import FuncgradError, NonDifferentiableError
 from funcgrad.source_info import user_frame
 
@@ -77,7 +78,10 @@ def _check(prim: Primitive, xs: list[np.ndarray], diff: list[int],
         args: list[Any] = list(xs)
         for k, v in zip(diff, d):
             args[k] = v
-        return prim.bind(*args, **params)
+        # As Arrays, as a user's program passes them: a call primitive (custom_jvp) runs
+        # the user's function on them, which may use Array methods (x.at[...]).
+        return prim.bind(*[wrap(a, get_aval(a)) if type(a) is np.ndarray else a
+                           for a in args], **params)
 
     rng = np.random.default_rng(0)
     dargs = [xs[k] for k in diff]

@@ -31,7 +31,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
          "funcgrad.dlpack", "funcgrad.ops", "funcgrad.typing", "funcgrad.version",
          "funcgrad.config_flags", "funcgrad.sharded_arrays", "funcgrad.shard_map",
          "funcgrad.profiler", "funcgrad.api_runtime", "funcgrad._dtypes_api",
-         "funcgrad.flatten_util")),
+         "funcgrad.flatten_util", "funcgrad.scans")),
     (5, ("funcgrad.torch",)),
 ]
 # The devices registry loads backend modules by name (importlib): a plugin lookup, not an

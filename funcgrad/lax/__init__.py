@@ -106,13 +106,6 @@ __all__ += ["all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmea
             "ppermute",
             "pshuffle", "psum", "psum_scatter"]
 
-from funcgrad.lax._associative_scan import (  # noqa: E402 - compositions of the primitives
-    associative_scan,
-    cumlogsumexp,
-    cummax,
-    cummin,
-    cumprod,
-)
 from funcgrad.lax._more import (  # noqa: E402
     approx_max_k,
     approx_min_k,
@@ -148,6 +141,13 @@ from funcgrad.lax._more import (  # noqa: E402
     stack,
     tile,
     unstack,
+)
+from funcgrad.scans import (  # noqa: E402 - compositions of the primitives
+    associative_scan,
+    cumlogsumexp,
+    cummax,
+    cummin,
+    cumprod,
 )
 
 __all__ += ["associative_scan", "cumlogsumexp", "cummax", "cummin", "cumprod",

@@ -38,6 +38,7 @@ from funcgrad.primitives.bits import (
     shift_right_arithmetic,
     shift_right_logical,
 )
+from funcgrad.primitives.elementwise import as_operand
 from funcgrad.primitives.precision import check_dot_precision
 
 
@@ -48,21 +49,6 @@ def _lax(name: str) -> Callable[..., Any]:
     return fn
 
 
-def _asarray(x: Any) -> Any:
-    """``x`` as an operand: Python scalars keep their weak type, NumPy arrays and funcgrad
-    arrays pass through."""
-    if dtypes.python_scalar(x):
-        dt, weak = dtypes.result_type(x, return_weak_type_flag=True)
-        return el.convert_element_type(np.asarray(x, dt), dt, weak_type=weak)
-    if isinstance(x, (np.ndarray, np.generic)):
-        # As the primitives would: NumPy's 64-bit dtypes become 32-bit ones in 32-bit mode,
-        # so constants made from the operand's dtype agree with what the primitives see.
-        dt = dtypes.canonicalize_dtype(x.dtype)
-        return x if dt == x.dtype else el.convert_element_type(np.asarray(x), dt)
-    if isinstance(x, (list, tuple)):
-        raise TypeError(f"lax functions take arrays, not {type(x).__name__}s; wrap the value "
-                        "in funcgrad.numpy.asarray first")
-    return x
 
 
 def _const(like: Any, value: Any, shape: Sequence[int] | None = None) -> Any:
@@ -87,7 +73,7 @@ def broadcast(operand: Any, sizes: Sequence[int], *, out_sharding: Any = None) -
     >>> lax.broadcast(np.array([1.0, 2.0]), (3,)).shape
     (3, 2)
     """
-    operand = _asarray(operand)
+    operand = as_operand(operand)
     aval = get_aval(operand)
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
@@ -104,7 +90,7 @@ def broadcast_to_rank(x: Any, rank: int) -> Any:
     >>> lax.broadcast_to_rank(np.ones(3), 3).shape
     (1, 1, 3)
     """
-    x = _asarray(x)
+    x = as_operand(x)
     nd = get_aval(x).ndim
     return x if nd >= rank else broadcast(x, (1,) * (rank - nd))
 
@@ -117,7 +103,7 @@ def broadcast_like(arr: Any, like_arr: Any) -> Any:
     >>> lax.broadcast_like(np.array(1.0), np.zeros((2, 2))).shape
     (2, 2)
     """
-    arr = _asarray(arr)
+    arr = as_operand(arr)
     shape = get_aval(like_arr).shape
     a = get_aval(arr)
     if np.broadcast_shapes(a.shape, shape) != shape:
@@ -195,9 +181,9 @@ def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None, *,
         # A known fill converted now: a traced program holds one scalar literal (JAX's
         # ``broadcast_in_dim 0.0:f32[]``), not the conversions of a constant.
         with set_current_trace(EvalTrace()):
-            value = el.convert_element_type(_asarray(fill_value), dt)
+            value = el.convert_element_type(as_operand(fill_value), dt)
     else:
-        value = el.convert_element_type(_asarray(fill_value), dt, weak_type=weak)
+        value = el.convert_element_type(as_operand(fill_value), dt, weak_type=weak)
     return st.broadcast_in_dim(value, shape, ()) if shape else value
 
 
@@ -210,7 +196,7 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] |
     >>> lax.full_like(np.zeros(2, np.int32), 7)
     Array([7, 7], dtype=int32)
     """
-    aval = get_aval(_asarray(x))
+    aval = get_aval(as_operand(x))
     out = full(aval.shape if shape is None else shape, fill_value,
                aval.dtype if dtype is None else dtype)
     if dtype is None and aval.weak_type:
@@ -241,11 +227,11 @@ def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002 - JAX's argument nam
     >>> lax.clamp(np.int32(0), np.array([-2, 5], np.int32), np.int32(3))
     Array([0, 3], dtype=int32)
     """
-    x = _asarray(x)
+    x = as_operand(x)
     xa = get_aval(x)
     # A Python number is an array of its default dtype here, as in every lax function
     # (no promotion): 0.0 clamps float32 operands (float64 ones with x64 on), not bfloat16.
-    lo, hi = _asarray(min), _asarray(max)
+    lo, hi = as_operand(min), as_operand(max)
     if {get_aval(lo).dtype, get_aval(hi).dtype} != {xa.dtype}:
         raise DTypeError(f"lax.clamp requires arguments to have the same dtypes, got "
                          f"{get_aval(lo).dtype}, {xa.dtype}, {get_aval(hi).dtype}.")
@@ -280,9 +266,9 @@ def select_n(which: Any, *cases: Any) -> Any:
     """
     if not cases:
         raise ValueError("select_n() must have at least one case")
-    which = _asarray(which)
+    which = as_operand(which)
     wa = get_aval(which)
-    cases = tuple(_asarray(c) for c in cases)
+    cases = tuple(as_operand(c) for c in cases)
     ca = get_aval(cases[0])
     for c in cases[1:]:
         if (get_aval(c).shape, get_aval(c).dtype) != (ca.shape, ca.dtype):
@@ -323,7 +309,7 @@ def mulhi(x: Any, y: Any, /) -> Any:
     >>> lax.mulhi(np.uint32(3 << 30), np.uint32(4))
     Array(3, dtype=uint32)
     """
-    x, y = _asarray(x), _asarray(y)
+    x, y = as_operand(x), as_operand(y)
     xa, ya = get_aval(x), get_aval(y)
     if xa.dtype != ya.dtype or xa.shape != ya.shape:
         raise DTypeError(f"mulhi needs operands of one shape and dtype, got {xa} and {ya}")
@@ -418,7 +404,7 @@ def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> An
     >>> lax.reduce_precision(np.float32(1.1), exponent_bits=5, mantissa_bits=2)
     Array(1., dtype=float32)
     """
-    operand = _asarray(operand)
+    operand = as_operand(operand)
     dt = get_aval(operand).dtype
     if not dtypes.is_float(dt):
         raise DTypeError(f"reduce_precision needs a floating-point operand, got {dt}")
@@ -441,14 +427,14 @@ def optimization_barrier(operand: Any, /) -> Any:
     """
     from funcgrad.tree_util import tree_map
 
-    return tree_map(_asarray, operand)
+    return tree_map(as_operand, operand)
 
 
 # ----------------------------------------------------------------- one-axis slicing
 
 
 def _start(index: Any, size: int, allow_negative: bool) -> Any:
-    index = _asarray(index)
+    index = as_operand(index)
     ia = get_aval(index)
     if ia.ndim != 0 or ia.dtype.kind not in "iu":
         raise DTypeError(f"a start index must be an integer scalar, got {ia}")
@@ -466,7 +452,7 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True)
     >>> lax.index_in_dim(np.arange(6.0).reshape(2, 3), -1, axis=1, keepdims=False)
     Array([2., 5.], dtype=float32)
     """
-    operand = _asarray(operand)
+    operand = as_operand(operand)
     shape = get_aval(operand).shape
     axis = _axis(axis, len(shape), "index_in_dim")
     index = operator.index(index)
@@ -489,7 +475,7 @@ def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: 
     >>> lax.dynamic_slice_in_dim(np.arange(5.0), 3, 2)
     Array([3., 4.], dtype=float32)
     """
-    operand = _asarray(operand)
+    operand = as_operand(operand)
     shape = get_aval(operand).shape
     axis = _axis(axis, len(shape), "dynamic_slice_in_dim")
     start = _start(start_index, shape[axis], allow_negative_indices)
@@ -523,13 +509,13 @@ def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axi
     >>> lax.dynamic_update_slice_in_dim(np.zeros(4), np.ones(2), 1, axis=0)
     Array([0., 1., 1., 0.], dtype=float32)
     """
-    operand = _asarray(operand)
+    operand = as_operand(operand)
     shape = get_aval(operand).shape
     axis = _axis(axis, len(shape), "dynamic_update_slice_in_dim")
     start = _start(start_index, shape[axis], allow_negative_indices)
     starts = [np.zeros((), get_aval(start).dtype)] * len(shape)
     starts[axis] = start
-    return ix.dynamic_update_slice(operand, _asarray(update), starts,
+    return ix.dynamic_update_slice(operand, as_operand(update), starts,
                                    allow_negative_indices=False)
 
 
@@ -543,10 +529,10 @@ def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int
     Array([[0., 0.],
            [1., 1.]], dtype=float32)
     """
-    operand = _asarray(operand)
+    operand = as_operand(operand)
     nd = get_aval(operand).ndim
     axis = _axis(axis, nd, "dynamic_update_index_in_dim")
-    update = _asarray(update)
+    update = as_operand(update)
     if get_aval(update).ndim != nd:
         if get_aval(update).ndim + 1 != nd:
             raise ShapeError(f"dynamic_update_index_in_dim: update of rank "
@@ -566,7 +552,7 @@ def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
     ...                (0, 1))
     Array([5., 2.], dtype=float32)
     """
-    src = _asarray(src)
+    src = as_operand(src)
     shape = get_aval(src).shape
     axes = tuple(_axis(a, len(shape), "index_take") for a in axes)
     if len(idxs) != len(axes):
@@ -574,7 +560,7 @@ def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
                          f"axes {axes}")
     cols = []
     for i, a in zip(idxs, axes):
-        i = _asarray(i)
+        i = as_operand(i)
         ia = get_aval(i)
         n = np.full(ia.shape, shape[a], ia.dtype)
         r = el.convert_element_type(_lax("rem")(i, n), ia.dtype)
@@ -596,7 +582,7 @@ def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
     >>> [p.shape for p in lax.split(np.zeros((5, 2)), (2, 3))]
     [(2, 2), (3, 2)]
     """
-    operand = _asarray(operand)
+    operand = as_operand(operand)
     shape = get_aval(operand).shape
     axis = _axis(axis, len(shape), "split")
     sizes = tuple(int(s) for s in sizes)
@@ -614,7 +600,7 @@ def stack(operands: Sequence[Any], axis: int = 0) -> Any:
     >>> lax.stack([np.zeros(2), np.ones(2)], axis=1).shape
     (2, 2)
     """
-    arrays = [_asarray(o) for o in operands]
+    arrays = [as_operand(o) for o in operands]
     if not arrays:
         raise ValueError("stack needs at least one array")
     first = get_aval(arrays[0])
@@ -634,7 +620,7 @@ def unstack(x: Any, axis: int = 0) -> tuple[Any, ...]:
     >>> len(lax.unstack(np.zeros((3, 2))))
     3
     """
-    x = _asarray(x)
+    x = as_operand(x)
     shape = get_aval(x).shape
     axis = _axis(axis, len(shape), "unstack")
     return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(shape[axis]))
@@ -648,7 +634,7 @@ def tile(operand: Any, reps: Sequence[int]) -> Any:
     >>> lax.tile(np.array([1, 2]), (2,))
     Array([1, 2, 1, 2], dtype=int32)
     """
-    operand = _asarray(operand)
+    operand = as_operand(operand)
     shape = get_aval(operand).shape
     reps = tuple(int(r) for r in reps)
     if len(reps) != len(shape):
@@ -680,7 +666,7 @@ def dot(lhs: Any, rhs: Any, *, dimension_numbers: Any = None, precision: Any = N
     >>> lax.dot(np.ones((2, 3)), np.ones(3))
     Array([3., 3.], dtype=float32)
     """
-    lhs, rhs = _asarray(lhs), _asarray(rhs)
+    lhs, rhs = as_operand(lhs), as_operand(rhs)
     ls, rs = get_aval(lhs).shape, get_aval(rhs).shape
     if dimension_numbers is None:
         if 1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]:
@@ -732,7 +718,7 @@ def ragged_dot(lhs: Any, rhs: Any, group_sizes: Any, precision: Any = None,
         check_dot_precision(precision)
     if group_offset is not None:
         raise ValueError("ragged_dot: group_offset is not supported (as in JAX); pass None")
-    lhs, rhs, group_sizes = _asarray(lhs), _asarray(rhs), _asarray(group_sizes)
+    lhs, rhs, group_sizes = as_operand(lhs), as_operand(rhs), as_operand(group_sizes)
     la_, ra, ga = get_aval(lhs), get_aval(rhs), get_aval(group_sizes)
     if la_.ndim != 2 or ra.ndim != 3 or ga.ndim != 1:
         raise ShapeError(f"ragged_dot expects lhs [m, k], rhs [g, k, n], group_sizes [g], "
@@ -795,7 +781,7 @@ def _fold(xs: list[Any], combine: Callable[[list[Any], list[Any]], list[Any]]) -
 
 def _bitwise_reduce(name: str, op: str) -> Callable[..., Any]:
     def fn(operand: Any, axes: Sequence[int]) -> Any:
-        operand = _asarray(operand)
+        operand = as_operand(operand)
         aval = get_aval(operand)
         if aval.dtype.kind not in "biu":
             raise DTypeError(f"{name} needs a boolean or integer operand, got {aval.dtype}")
@@ -823,7 +809,7 @@ def _reduce_general(operands: list[Any], inits: list[Any],
     if not dims:
         return list(operands)  # as XLA: nothing is reduced, the init is not applied
     size = math.prod(shape[d] for d in dims)
-    inits_b = [st.broadcast_in_dim(_asarray(i), out_shape, ()) if out_shape else _asarray(i)
+    inits_b = [st.broadcast_in_dim(as_operand(i), out_shape, ()) if out_shape else as_operand(i)
                for i in inits]
     if size == 0:
         return inits_b
@@ -854,20 +840,20 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
                          f"{op_tree} vs. {init_tree}")
     if len(flat_ops) != len(flat_init) or not flat_ops:
         raise ValueError("reduce needs as many init_values as operands (at least one)")
-    flat_ops = [_asarray(x) for x in flat_ops]
+    flat_ops = [as_operand(x) for x in flat_ops]
     shape = get_aval(flat_ops[0]).shape
     if any(get_aval(x).shape != shape for x in flat_ops):
         raise ShapeError(f"reduce operands must have one shape, got "
                          f"{[get_aval(x).shape for x in flat_ops]}")
     for i in flat_init:
-        ia = get_aval(_asarray(i))
+        ia = get_aval(as_operand(i))
         if ia.ndim != 0:
             raise ShapeError(f"reduce init values must be scalars, got shape {ia.shape}")
     dims = tuple(int(d) for d in dimensions)
     fast = _monoid_reducer(computation, flat_ops, flat_init)
     if fast is not None:
         return tree_unflatten(op_tree, [fast(flat_ops[0], dims)])
-    inits = [el.convert_element_type(_asarray(i), get_aval(x).dtype)
+    inits = [el.convert_element_type(as_operand(i), get_aval(x).dtype)
              if dtypes.python_scalar(i) else i for x, i in zip(flat_ops, flat_init)]
     for x, i in zip(flat_ops, inits):
         if get_aval(i).dtype != get_aval(x).dtype:
@@ -947,7 +933,7 @@ def approx_min_k(operand: Any, k: int, reduction_dimension: int = -1,
 
 def _approx_k(operand: Any, k: int, axis: int, recall_target: float, largest: bool
               ) -> list[Any]:
-    operand = _asarray(operand)
+    operand = as_operand(operand)
     aval = get_aval(operand)
     axis = _axis(axis, aval.ndim, "approx_max_k" if largest else "approx_min_k")
     k = operator.index(k)

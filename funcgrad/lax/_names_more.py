@@ -20,7 +20,6 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.core import get_aval
-from funcgrad.lax._more import _asarray
 from funcgrad.primitives import elementwise as el
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structural as st
@@ -31,6 +30,7 @@ from funcgrad.primitives.convolution import (
     conv_general_permutations,
     padtype_to_pads,
 )
+from funcgrad.primitives.elementwise import as_operand
 from funcgrad.primitives.general_gather_scatter import ScatterDimensionNumbers, general_scatter
 from funcgrad.primitives.precision import Precision
 from funcgrad.sharding import NamedSharding, PartitionSpec, Sharding, get_mesh
@@ -205,7 +205,7 @@ def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
     ...                                  (1, 1), "VALID").shape
     (1, 18, 3, 3)
     """
-    lhs = _asarray(lhs)
+    lhs = as_operand(lhs)
     la = get_aval(lhs)
     filter_shape = tuple(int(f) for f in filter_shape)
     dn = conv_dimension_numbers(la.shape, (1, 1, *filter_shape), dimension_numbers)
@@ -247,7 +247,7 @@ def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int]
     canon = canonicalize_precision(precision)
     if canon is not None and not (isinstance(canon, tuple) and len(canon) == 2):
         raise ValueError(f"Unsupported precision for conv_general_dilated_local: {precision}")
-    lhs = _asarray(lhs)
+    lhs = as_operand(lhs)
     patches = conv_general_dilated_patches(
         lhs, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
         dimension_numbers, precision=None if canon is None else canon[0])

@@ -132,7 +132,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
     if target == dtypes.bool_:
         return _scan(a, ax, E.and_p.bind, True)
     # lax.cumprod, as JAX: XLA's order of the products, and their rounding.
-    from funcgrad.lax._associative_scan import cumprod as lax_cumprod  # noqa: PLC0415
+    from funcgrad.scans import cumprod as lax_cumprod  # noqa: PLC0415
 
     return lax_cumprod(a, ax)
 

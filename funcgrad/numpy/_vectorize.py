@@ -20,6 +20,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.core import get_aval
+from funcgrad.errors import ShapeError
 from funcgrad.numpy._core import canonical_axis
 from funcgrad.transforms.vmap import vmap
 
@@ -79,9 +80,11 @@ def vectorize(pyfunc: Callable[..., Any], *, excluded: Collection[int | str] = f
                     raise ValueError(f"inconsistent size for core dimension {name!r}: "
                                      f"{size} vs {sizes[name]} {context}")
             loop_shapes.append(shape[:len(shape) - len(core)])
-        from funcgrad.lax import broadcast_shapes  # noqa: PLC0415
-
-        loop = broadcast_shapes(*loop_shapes)  # (JAX's error)
+        try:
+            loop = tuple(int(d) for d in np.broadcast_shapes(*loop_shapes))
+        except ValueError:  # (JAX's error, that of lax.broadcast_shapes)
+            raise ShapeError("Incompatible shapes for broadcasting: "
+                             f"shapes={list(loop_shapes)}") from None
         arrays = [fnp.broadcast_to(a, (*loop, *get_aval(a).shape[len(ls):]))
                   for a, ls in zip(arrays, loop_shapes)]
 

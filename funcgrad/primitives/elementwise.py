@@ -1170,3 +1170,20 @@ and_p.torch_node, or_p.torch_node, xor_p.torch_node = "BitwiseAnd", "BitwiseOr",
 rem_p.torch_node = "Remainder"
 max_p.torch_node, min_p.torch_node = "Maximum", "Minimum"
 is_finite_p.torch_node = "Isfinite"
+
+
+def as_operand(x: Any) -> Any:
+    """``x`` as an operand: Python scalars keep their weak type, NumPy arrays and funcgrad
+    arrays pass through."""
+    if dtypes.python_scalar(x):
+        dt, weak = dtypes.result_type(x, return_weak_type_flag=True)
+        return convert_element_type(np.asarray(x, dt), dt, weak_type=weak)
+    if isinstance(x, (np.ndarray, np.generic)):
+        # As the primitives would: NumPy's 64-bit dtypes become 32-bit ones in 32-bit mode,
+        # so constants made from the operand's dtype agree with what the primitives see.
+        dt = dtypes.canonicalize_dtype(x.dtype)
+        return x if dt == x.dtype else convert_element_type(np.asarray(x), dt)
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"lax functions take arrays, not {type(x).__name__}s; wrap the value "
+                        "in funcgrad.numpy.asarray first")
+    return x

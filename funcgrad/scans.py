@@ -26,7 +26,6 @@ import numpy as np
 from funcgrad import dtypes
 from funcgrad.core import PRIMITIVES, get_aval
 from funcgrad.errors import DTypeError, ShapeError
-from funcgrad.lax._more import _asarray
 from funcgrad.primitives import elementwise as el
 from funcgrad.primitives import structural as st
 
@@ -77,7 +76,7 @@ def _associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool, 
     if not callable(fn):
         raise TypeError(f"associative_scan: fn must be callable, got {type(fn).__name__}")
     flat, tree = tree_flatten(elems)
-    flat = [_asarray(x) for x in flat]
+    flat = [el.as_operand(x) for x in flat]
     if not flat:
         raise ValueError("associative_scan: elems has no arrays")
     ndims = {get_aval(x).ndim for x in flat}
@@ -267,7 +266,7 @@ def _xla_cumulative(name: str, axis: int, reverse: bool) -> Any:
 def _cumulative(name: str, combine: Callable[[Any, Any], Any], kinds: str
                 ) -> Callable[..., Any]:
     def fn(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
-        operand = _asarray(operand)
+        operand = el.as_operand(operand)
         aval = get_aval(operand)
         if dtypes.kind(aval.dtype) not in kinds:
             raise DTypeError(f"{name} does not accept {aval.dtype} operands")
