@@ -1258,6 +1258,11 @@ class Tensor:
     @autocast_op("cumsum")
     def cumsum(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         dt = _sum_dtype(self.dtype, dtype)
+        if dt in (D.float16, D.bfloat16):
+            # PyTorch's kernel accumulates halves in float32 and rounds each sum once (the
+            # engine's cumsum rounds every addition, as XLA's).
+            return apply_op("Cumsum", lambda x: fnp.astype(
+                fnp.cumsum(fnp.astype(x, np.float32), dim), dt.np), self)
         return apply_op("Cumsum", lambda x: fnp.cumsum(fnp.astype(x, dt.np), dim), self)
 
     @autocast_op("norm")

@@ -1,6 +1,6 @@
-"""Sums, cumulative sums and means of float16/bfloat16 arrays accumulate in float32 and
-round once, as XLA and PyTorch do (a running sum kept in bfloat16 stops growing: 4096
-squares of N(0, 9) once summed to 17792 instead of 37120)."""
+"""Sums and means of float16/bfloat16 arrays (and the torch face's cumulative sums)
+accumulate in float32 and round once, as XLA and PyTorch do (a running sum kept in
+bfloat16 stops growing: 4096 squares of N(0, 9) once summed to 17792 instead of 37120)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,9 @@ def test_half_sums_are_rounded_float32_sums(half: str, n: int, seed: int) -> Non
     x = _data(n, seed).astype(dt)
     squares = (x.astype(np.float32) * x.astype(np.float32)).astype(dt)
     exact = squares.astype(np.float64)
+    # (jnp.cumsum of halves rounds each addition, in XLA's rows of 16, as JAX's does:
+    # tests/test_review_fixes_jax15.py compares it with JAX bit for bit.)
     for got, want in [(fnp.sum(fnp.asarray(squares)), exact.sum()),
-                      (fnp.cumsum(fnp.asarray(squares))[-1], exact.sum()),
                       (fnp.mean(fnp.asarray(squares)), exact.mean()),
                       (ft.tensor(squares).sum().item(), exact.sum()),
                       (ft.tensor(squares).cumsum(0)[-1].item(), exact.sum())]:
