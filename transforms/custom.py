@@ -58,7 +58,11 @@ def _call_prim(name: str) -> Primitive:
 def _user_zeros(p: Any) -> Any:
     """Zeros like ``p`` as a rule written by the user sees them: an Array (JAX's rules get
     ``ArrayImpl`` zeros, with ``.at`` and the other methods), never a bare NumPy array."""
-    z = zeros_like_aval(get_aval(p))
+    return _zeros_of(get_aval(p))
+
+
+def _zeros_of(aval: ShapedArray) -> Any:
+    z = zeros_like_aval(aval)
     return wrap(z, get_aval(z)) if isinstance(z, np.ndarray) else z
 
 
@@ -222,7 +226,7 @@ def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
             return SymbolicZero(t_aval)
         if t_aval.dtype == dtypes.FLOAT0:
             return np.zeros(t_aval.shape, dtypes.FLOAT0)
-        return _user_zeros(zeros_like_aval(t_aval))
+        return _zeros_of(t_aval)
 
     return tree_map(zero, val)
 
