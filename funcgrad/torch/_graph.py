@@ -51,6 +51,7 @@ from funcgrad.primitives.elementwise import conj, stop_gradient_p
 from funcgrad.primitives.rules import place_like
 from funcgrad.torch import _anomaly
 from funcgrad.torch._grad_mode import is_grad_enabled, set_grad_enabled
+from funcgrad.torch._saved_hooks import HookPair, Packed, run_pack, run_unpack
 from funcgrad.transforms.reverse import (
     Edge,
     Hooks,
@@ -138,7 +139,7 @@ class GradFn(Node):
     """A node of PyTorch's graph: ``grad_fn`` of the tensors an operation made."""
 
     __slots__ = ("op", "saved", "hooks", "retained", "freed", "shown_parents", "owned",
-                 "shapes_only")
+                 "shapes_only", "packed", "_metadata")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -164,6 +165,16 @@ class GradFn(Node):
         # PyTorch rebuilds from shapes (tril, diagonal...), so a second backward is allowed
         # (set by the operation: apply_op's saves_tensors=False).
         self.shapes_only = False
+        # Its kept values went through saved_tensors_hooks' pack_hook (see pack_saved).
+        self.packed = False
+        self._metadata: dict[str, Any] | None = None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """A dict kept with the node for the user's own use (PyTorch's ``Node.metadata``)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     def name(self) -> str:
         n = _node_name(self.op)
@@ -210,6 +221,8 @@ class GradFn(Node):
     def backward(self, cts: Sequence[Any]) -> list[Any]:
         if self.freed:
             raise RuntimeError(FREED)
+        if self.packed:
+            return self._backward_unpacked(cts)
         tape = _ctx.trace
         if type(tape) is not EvalTrace and isinstance(tape, TapeTrace) and tape.recording:
             # create_graph: the rule's residuals as tracked values, so it records.
@@ -243,6 +256,20 @@ class GradFn(Node):
             _anomaly.check_nan(self, self.name(), in_cts)
         return in_cts if self.owned else _reached_zeros(self, cts, in_cts)
 
+    def _backward_unpacked(self, cts: Sequence[Any]) -> list[Any]:
+        """The backward of a node whose kept values were packed: unpack_hook gives each back
+        for this pass (PyTorch unpacks at every read, so a retained graph unpacks again)."""
+        kept_p, kept_o = self.primals, self.outs
+        self.primals = tuple(_unpacked(v) for v in kept_p)
+        self.outs = tuple(_unpacked(v) for v in kept_o)
+        self.packed = False
+        try:
+            return self.backward(cts)
+        finally:
+            if not self.freed:
+                self.primals, self.outs = kept_p, kept_o
+            self.packed = True
+
     def saves_nothing(self) -> bool:
         """True when the rule reads no operand or result (add, view, sum...): PyTorch
         saves no tensor for such a node, so a second backward through it is allowed. A
@@ -270,6 +297,44 @@ class GradFn(Node):
         self.primals = self.outs = ()
         self.rule = None
         self.freed = True
+
+
+def _unpacked(v: Any) -> Any:
+    if type(v) is not Packed:
+        return v
+    t = run_unpack(v.unpack, v.obj, tensor_class.cls)
+    return value_of(t._data) if v.wrapped else t._data
+
+
+def pack_saved(hooks: HookPair, nodes: Sequence[GradFn], tensors: Sequence[Any]) -> None:
+    """Send each value the new ``nodes`` keep for backward through ``pack_hook``, keeping
+    what it returns (``saved_tensors_hooks``). ``tensors``: the operation's operand and
+    result Tensors, so that the hook sees the user's tensor where a kept value is one;
+    an intermediate value of a composite operation is shown as a new Tensor."""
+    by_buffer = {id(t._data): t for t in tensors if isinstance(t, tensor_class.cls)}
+
+    def pack(v: Any, aval: ShapedArray, computed: bool) -> Any:
+        if type(v) is Missing or type(v) is Packed:
+            return v
+        buf = buffer_of(v)
+        t = by_buffer.get(id(buf))
+        if t is None:
+            if not computed:
+                return v  # a constant (pow's exponent): PyTorch keeps a number, not a tensor
+            t = tensor_class.cls._from_data(buf)
+        return Packed(run_pack(hooks, t), hooks[1], aval, type(v) is ArrayImpl)
+
+    for node in nodes:
+        if node.saves_nothing() or node.rule is not None:
+            # (A rule of its own keeps its residuals inside its closure: nothing to pack.)
+            continue
+        node.primals = tuple(pack(v, a, e is not None)
+                             for v, a, e in zip(node.primals, node.in_avals, node.parents))
+        node.outs = tuple(pack(v, a, True) for v, a in zip(node.outs, node.out_avals))
+        node.packed = True
+        # What backward reads is what unpack_hook gives, not the tensor: PyTorch checks no
+        # version then.
+        node.saved = ()
 
 
 def _reached_zeros(node: Node, cts: Sequence[Any], in_cts: list[Any]) -> list[Any]:
@@ -704,6 +769,22 @@ class TorchHooks(Hooks):
 
 # Backward passes started so far (torch.compile tells a step that ran backward inside).
 BACKWARD_RUNS = [0]
+# The callbacks queued during each running backward pass (innermost last).
+_QUEUED: list[list[Callable[[], Any]]] = []
+
+
+def queue_callback(callback: Callable[[], Any]) -> None:
+    """Run ``callback()`` when the running backward pass is over, its ``.grad`` written
+    (PyTorch's ``Variable._execution_engine.queue_callback``)."""
+    if not _QUEUED:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _QUEUED[-1].append(callback)
+
+
+def _run_queued(queued: list[Callable[[], Any]]) -> None:
+    # (A callback may queue more.)
+    while queued:
+        queued.pop(0)()
 
 
 def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
@@ -733,6 +814,18 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
         if tape is not None and isinstance(g, Tensor) and g.requires_grad:
             ct = tape.lift(ct, g._edge())
         seeds.append((r._edge(), torch_ct(ct, tape)))
+    queued: list[Callable[[], Any]] = []
+    _QUEUED.append(queued)
+    try:
+        return _backward_pass(seeds, hooks, tape, inputs, leaf_targets, queued)
+    finally:
+        _QUEUED.remove(queued)
+
+
+def _backward_pass(seeds: list[tuple[Edge, Any]], hooks: TorchHooks, tape: TapeTrace | None,
+                   inputs: Sequence[Tensor] | None, leaf_targets: dict[int, int],
+                   queued: list[Callable[[], Any]]) -> list[Any] | None:
+    create_graph = tape is not None
     with set_grad_enabled(create_graph), X64:
         try:
             if tape is not None:
@@ -756,13 +849,16 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], retain_graph: bo
                 out[target] = ct
         for i, ct in hooks.captured.items():
             out[i] = ct
-        return [None if c is None else _as_grad(torch_ct(c, tape), tape) for c in out]
+        grads = [None if c is None else _as_grad(torch_ct(c, tape), tape) for c in out]
+        _run_queued(queued)
+        return grads
     while at:
         # Popped, so that a cotangent nothing else holds can become the .grad as it is.
         leaf, ct = at.popitem()
         if isinstance(leaf, AccumulateGrad):
             _accumulate(leaf.variable, ct, tape)
         del ct
+    _run_queued(queued)
     return None
 
 

@@ -53,7 +53,7 @@ from funcgrad.primitives import linalg as _L
 from funcgrad.primitives import structural as _S
 from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _device as _dev
-from funcgrad.torch import _division, _functionalize, _grad_mode, _half_math
+from funcgrad.torch import _division, _functionalize, _grad_mode, _half_math, _saved_hooks
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch import _repr as _repr_module
@@ -82,6 +82,7 @@ from funcgrad.torch._graph import (
     buffer_of,
     name_node,
     new_node,
+    pack_saved,
     run_backward,
     signed_node,
     tensor_class,
@@ -2482,6 +2483,8 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
             t.grad_fn, t._out_index, t._requires_grad = node, k, True
             _register_saved_output(node, e, t, op)
         wrapped.append(t)
+    if _saved_hooks.state.stack:
+        pack_saved(_saved_hooks.state.stack[-1], created, [*_users(shown, leaves), *wrapped])
     _fresh_contiguous(wrapped, leaves, tpos)
     return wrapped[0] if out_tree is None else tree_unflatten(out_tree, wrapped)
 
@@ -2587,6 +2590,8 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
             if sig.keep_out or op in _SAVES_RESULT:
                 # The node keeps its output for backward: in-place changes must be caught.
                 node.keep_version(t._vc, _describe(t, node))
+        if _saved_hooks.state.stack:
+            pack_saved(_saved_hooks.state.stack[-1], [node], [*_users(shown, args), t])
         return t
     if sig is not None:
         outs = sig.impl(bufs)
@@ -2610,7 +2615,15 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
             t.grad_fn, t._out_index, t._requires_grad = node, k, True
             _register_saved_output(node, (node, k), t, op)
         wrapped.append(t)
+    if _saved_hooks.state.stack:
+        pack_saved(_saved_hooks.state.stack[-1], [node], [*_users(shown, args), *wrapped])
     return cast(Tensor, wrapped) if prim.multiple_results else wrapped[0]
+
+
+def _users(shown: Sequence[Any] | None, args: Sequence[Any]) -> Sequence[Any]:
+    """The operands the user gave (``shown``, where a number was made a Tensor on the way
+    to the primitive): what ``saved_tensors_hooks``' pack_hook may be shown."""
+    return args if shown is None else shown
 
 
 def _show(node: GradFn, shown: Sequence[Any] | None, args: Sequence[Any]) -> None:

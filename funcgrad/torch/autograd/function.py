@@ -32,15 +32,19 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from funcgrad.core import current_trace
-from funcgrad.torch import _anomaly
+from funcgrad.torch import _anomaly, _saved_hooks
 from funcgrad.torch._grad_mode import is_grad_enabled, no_grad
 from funcgrad.torch._graph import FREED, GradFn, TapeTrace, torch_ct, value_of
+from funcgrad.torch._saved_hooks import run_pack, run_unpack
 from funcgrad.torch._tensor import Tensor
 from funcgrad.transforms.custom import custom_vjp_call_p
 from funcgrad.transforms.reverse import record
 
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction",
            "once_differentiable"]
+
+# What ``ctx._saved`` holds for a tensor sent through a pack hook (the tensor is not kept).
+_PACKED = object()
 
 _ONCE = ("trying to differentiate twice a function that was marked with "
          "@once_differentiable")
@@ -50,7 +54,7 @@ class FunctionCtx:
     """The ``ctx`` of a custom Function: what ``forward`` hands to ``backward``."""
 
     def __init__(self) -> None:
-        self._saved: tuple[Tensor | None, ...] = ()
+        self._saved: tuple[Any, ...] = ()  # Tensors, None, or _PACKED
         self._saved_versions: tuple[int, ...] = ()
         self._dirty: tuple[Tensor, ...] = ()
         self._non_differentiable: tuple[Tensor, ...] = ()
@@ -59,6 +63,10 @@ class FunctionCtx:
         self._node: FunctionNode | None = None
         self.needs_input_grad: tuple[bool, ...] = ()
         self.to_save: tuple[Any, ...] = ()
+        # What saved_tensors_hooks' pack_hook gave for each saved tensor, and the unpack
+        # hook (set when the call is recorded under the hooks).
+        self._packed: tuple[Any, ...] = ()
+        self._unpack: Any = None
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Keep tensors for ``backward`` (read back as ``ctx.saved_tensors``); changing
@@ -76,6 +84,10 @@ class FunctionCtx:
         node = self._node
         if self._released or node is not None and node.freed:
             raise RuntimeError(FREED)
+        if self._unpack is not None:
+            # (PyTorch checks no version of a packed tensor: backward reads what unpack gives.)
+            return tuple(None if p is None else run_unpack(self._unpack, p[0], Tensor)
+                         for p in self._packed)
         for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
             if t is not None and t._vc[0] != v:
                 raise RuntimeError(
@@ -123,7 +135,7 @@ class FunctionNode(GradFn):
         # backward runs the Function's backward again, and reading ctx.saved_tensors
         # there is the error.
         if self.ctx._saved:
-            self.ctx._saved = ()
+            self.ctx._saved = self.ctx._packed = ()
             self.ctx._released = True
 
 
@@ -260,6 +272,12 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple[Any, ...], output: Any) -> 
     if _anomaly.state.enabled:
         _anomaly.record(node)
     ctx._node = node
+    hooks = _saved_hooks.active()
+    if hooks is not None and ctx._saved:
+        # (One-element tuples: a pack hook may return None for a tensor.)
+        ctx._packed = tuple(None if t is None else (run_pack(hooks, t),) for t in ctx._saved)
+        ctx._unpack = hooks[1]
+        ctx._saved = tuple(None if t is None else _PACKED for t in ctx._saved)
     for j, k in enumerate(out_positions):
         t = results[k]
         if id(outs[k]) in non_diff or not (t.dtype.is_floating_point or t.dtype.is_complex):

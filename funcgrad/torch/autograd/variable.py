@@ -16,7 +16,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from funcgrad.torch._graph import GradFn
+from funcgrad.torch._graph import GradFn, queue_callback
 from funcgrad.torch._tensor import Tensor
 
 
@@ -27,9 +27,20 @@ class VariableMeta(type):
         return isinstance(other, Tensor)
 
 
+class _ExecutionEngine:
+    """``Variable._execution_engine``: what PyTorch's autograd engine lets Python code do."""
+
+    @staticmethod
+    def queue_callback(callback: Any) -> None:
+        """Run ``callback()`` once the running backward pass is over."""
+        queue_callback(callback)
+
+
 class Variable(metaclass=VariableMeta):
     """``Variable(data=None, requires_grad=False, volatile=False, _grad_fn=None)``: a
     Tensor (see the module docstring); ``volatile`` only warns, as in PyTorch."""
+
+    _execution_engine = _ExecutionEngine()
 
     def __new__(cls, data: Any = None, requires_grad: bool = False,  # type: ignore[misc]
                 volatile: bool = False, _grad_fn: Any = None) -> Tensor:
