@@ -15,6 +15,7 @@ tensor([[2., 3.],
 """
 
 import builtins as _builtins
+import sys as _sys
 
 from funcgrad.torch import _dtypes
 from funcgrad.torch._anomaly import (
@@ -172,6 +173,7 @@ from funcgrad.torch import (  # noqa: E402
     linalg,
     nn,
     optim,
+    profiler,
     quasirandom,
     random,
     serialization,
@@ -321,3 +323,14 @@ globals().update({_name: _with_out(_name, globals()[_name]) for _name in (
     "matmul", "where", "maximum", "minimum", "clamp", "clip", "hstack", "vstack", "dstack",
     "column_stack", "row_stack", "masked_select", "polygamma", "bucketize", "searchsorted",
     "isin", "complex", "polar", "tensordot", "chain_matmul")})
+
+# The operators the profiler times while it records (torch.profiler): Tensor's methods,
+# torch's functions and torch.nn.functional's.
+from funcgrad.torch import _profiling  # noqa: E402
+from funcgrad.torch._functions import _torch_function_names  # noqa: E402
+from funcgrad.torch.nn import functional as _functional  # noqa: E402
+
+_profiling.TIMED[:] = [
+    (Tensor, _profiling.timed_names(dir(Tensor))),
+    (_sys.modules[__name__], _profiling.timed_names(sorted(_torch_function_names()))),
+    (_functional, _profiling.timed_names(_functional.__all__))]

@@ -23,6 +23,7 @@ tensor([2., 4.])
 
 from __future__ import annotations
 
+import functools
 import sys
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -49,7 +50,7 @@ from funcgrad.core import (
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.elementwise import conj, stop_gradient_p
 from funcgrad.primitives.rules import place_like
-from funcgrad.torch import _anomaly
+from funcgrad.torch import _anomaly, _profiling
 from funcgrad.torch._grad_mode import is_grad_enabled, set_grad_enabled
 from funcgrad.torch._saved_hooks import HookPair, Packed, run_pack, run_unpack
 from funcgrad.transforms.reverse import (
@@ -703,7 +704,10 @@ class TorchHooks(Hooks):
         if node.freed or node.saved:
             check_saved(node)
         self.current = node
-        in_cts = node.backward(cts)
+        if _profiling.state.recorder is not None:
+            in_cts = _profiled(node.name(), node.backward, cts)
+        else:
+            in_cts = node.backward(cts)
         if _POST in node.hooks:
             in_cts = self._node_hooks(node, _POST, in_cts, cts)
         if not self.retain:
@@ -856,10 +860,26 @@ def _backward_pass(seeds: list[tuple[Edge, Any]], hooks: TorchHooks, tape: TapeT
         # Popped, so that a cotangent nothing else holds can become the .grad as it is.
         leaf, ct = at.popitem()
         if isinstance(leaf, AccumulateGrad):
-            _accumulate(leaf.variable, ct, tape)
+            if _profiling.state.recorder is not None:
+                _profiled(leaf.name(), functools.partial(_accumulate, leaf.variable, tape=tape),
+                          ct)
+            else:
+                _accumulate(leaf.variable, ct, tape)
         del ct
     _run_queued(queued)
     return None
+
+
+def _profiled(name: str, run: Callable[[Any], Any], cts: Any) -> Any:
+    """A backward node's work inside the profiler's ranges, named as PyTorch's engine
+    names them."""
+    outer = _profiling.begin("autograd::engine::evaluate_function: " + name, "autograd")
+    inner = _profiling.begin(name, "autograd")
+    try:
+        return run(cts)
+    finally:
+        _profiling.end(inner)
+        _profiling.end(outer)
 
 
 def _as_grad(ct: Any, tape: TapeTrace | None) -> Tensor:

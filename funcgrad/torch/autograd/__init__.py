@@ -200,7 +200,7 @@ from funcgrad.torch.autograd import anomaly_mode, function, functional  # noqa: 
 __all__ += ["Function", "FunctionCtx", "GradcheckError", "InplaceFunction", "NestedIOFunction",
             "anomaly_mode", "function", "functional", "gradcheck", "gradgradcheck",
             "once_differentiable"]
-from funcgrad.torch.autograd import grad_mode, graph  # noqa: E402
+from funcgrad.torch.autograd import grad_mode, graph, profiler, profiler_util  # noqa: E402
 from funcgrad.torch.autograd.grad_mode import set_multithreading_enabled  # noqa: E402
 from funcgrad.torch.autograd.variable import Variable  # noqa: E402
 
@@ -221,4 +221,5 @@ def variable(*args: Any, **kwargs: Any) -> Any:
 # name the function shadows.
 variable.Variable = Variable  # type: ignore[attr-defined]
 
-__all__ += ["Variable", "grad_mode", "graph", "set_multithreading_enabled", "variable"]
+__all__ += ["Variable", "grad_mode", "graph", "profiler", "profiler_util",
+            "set_multithreading_enabled", "variable"]
