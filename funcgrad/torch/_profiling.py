@@ -2,9 +2,10 @@
 call of a PyTorch-face operator (a Tensor method, a ``torch`` or ``torch.nn.functional``
 function), per backward node and per ``record_function`` block, nested as they ran.
 
-The operators are wrapped in timers only while a profiler records (:func:`install`);
-``funcgrad.torch.autograd.profiler_util`` turns the ranges into PyTorch's event lists and
-tables.
+The operators are wrapped only while a profiler records or a forward-AD level is open
+(:func:`install`, :func:`release`; ``forward_ad`` hands each call its tangents through
+``state.forward``); ``funcgrad.torch.autograd.profiler_util`` turns the ranges into
+PyTorch's event lists and tables.
 """
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ class Recorder:
 
 class _State:
     recorder: Recorder | None = None
+    # forward_ad's handler of an operator call while a dual level is open:
+    # ``forward(name, fn, args, kwargs)`` (it runs the call through run_timed).
+    forward: Callable[[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any] | None \
+        = None
 
 
 state = _State()
@@ -135,27 +140,39 @@ TIMED: list[tuple[Any, list[str]]] = []
 _wrapped: list[tuple[Any, str, Any]] = []
 
 
+def run_timed(name: str, fn: Callable[..., Any], args: tuple[Any, ...],
+              kwargs: dict[str, Any]) -> Any:
+    """``fn(*args, **kwargs)`` in a range named ``name`` if a profiler records."""
+    rec = state.recorder
+    if rec is None or (rec.open and rec.open[-1].name == name):
+        # (torch.exp(t) is t.exp(): one operator, one range)
+        return fn(*args, **kwargs)
+    r = rec.begin(name, args)
+    result = None
+    try:
+        result = fn(*args, **kwargs)
+        return result
+    finally:
+        rec.end(r, result)
+
+
 def _timer(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    aten = aten_name(name)
+
     @functools.wraps(fn)
     def timed_call(*args: Any, **kwargs: Any) -> Any:
-        rec = state.recorder
-        if rec is None or (rec.open and rec.open[-1].name == name):
-            # (torch.exp(t) is t.exp(): one operator, one range)
-            return fn(*args, **kwargs)
-        r = rec.begin(name, args)
-        result = None
-        try:
-            result = fn(*args, **kwargs)
-            return result
-        finally:
-            rec.end(r, result)
+        forward = state.forward
+        if forward is not None:
+            return forward(aten, fn, args, kwargs)
+        return run_timed(aten, fn, args, kwargs)
 
     timed_call.__profiled__ = True  # type: ignore[attr-defined]
     return timed_call
 
 
 def install() -> None:
-    """Wrap every operator of :data:`TIMED` in a timer (undone by :func:`uninstall`)."""
+    """Wrap every operator of :data:`TIMED` (undone by :func:`release`): each call is timed
+    while a profiler records, and carries tangents while a forward-AD level is open."""
     if _wrapped:
         return
     for owner, names in TIMED:
@@ -165,10 +182,13 @@ def install() -> None:
             if not isinstance(fn, types.FunctionType) or getattr(fn, "__profiled__", False):
                 continue  # (classes, properties, static methods: not operators)
             _wrapped.append((owner, name, fn))
-            setattr(owner, name, _timer(aten_name(name), fn))
+            setattr(owner, name, _timer(name, fn))
 
 
-def uninstall() -> None:
+def release() -> None:
+    """Unwrap the operators once neither a profiler nor forward AD needs them."""
+    if state.recorder is not None or state.forward is not None:
+        return
     while _wrapped:
         owner, name, fn = _wrapped.pop()
         setattr(owner, name, fn)

@@ -53,7 +53,14 @@ from funcgrad.primitives import linalg as _L
 from funcgrad.primitives import structural as _S
 from funcgrad.primitives.rules import scalar_as
 from funcgrad.torch import _device as _dev
-from funcgrad.torch import _division, _functionalize, _grad_mode, _half_math, _saved_hooks
+from funcgrad.torch import (
+    _division,
+    _dual,
+    _functionalize,
+    _grad_mode,
+    _half_math,
+    _saved_hooks,
+)
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch import _repr as _repr_module
@@ -3793,6 +3800,9 @@ def _repr(t: Tensor) -> str:
         extras.append(f"grad_fn=<{t.grad_fn.name().rsplit('::', 1)[-1]}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
+    tangent = _dual.tangent_of(t)
+    if tangent is not None:  # (torch.autograd.forward_ad: a 0-d tangent shows as a number)
+        extras.append(f"tangent={tangent.item() if tangent.ndim == 0 else tangent}")
     return _add_suffixes("tensor(" + body, extras, len("tensor("))
 
 

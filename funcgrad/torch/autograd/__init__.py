@@ -200,7 +200,13 @@ from funcgrad.torch.autograd import anomaly_mode, function, functional  # noqa: 
 __all__ += ["Function", "FunctionCtx", "GradcheckError", "InplaceFunction", "NestedIOFunction",
             "anomaly_mode", "function", "functional", "gradcheck", "gradgradcheck",
             "once_differentiable"]
-from funcgrad.torch.autograd import grad_mode, graph, profiler, profiler_util  # noqa: E402
+from funcgrad.torch.autograd import (  # noqa: E402
+    forward_ad,
+    grad_mode,
+    graph,
+    profiler,
+    profiler_util,
+)
 from funcgrad.torch.autograd.grad_mode import set_multithreading_enabled  # noqa: E402
 from funcgrad.torch.autograd.variable import Variable  # noqa: E402
 
@@ -221,5 +227,5 @@ def variable(*args: Any, **kwargs: Any) -> Any:
 # name the function shadows.
 variable.Variable = Variable  # type: ignore[attr-defined]
 
-__all__ += ["Variable", "grad_mode", "graph", "profiler", "profiler_util",
+__all__ += ["Variable", "forward_ad", "grad_mode", "graph", "profiler", "profiler_util",
             "set_multithreading_enabled", "variable"]

@@ -100,8 +100,7 @@ class profile:  # noqa: N801 - PyTorch's name
     def _stop(self) -> None:
         if self._recorder is not None and _profiling.state.recorder is self._recorder:
             _profiling.state.recorder = self._outer
-            if self._outer is None:
-                _profiling.uninstall()
+            _profiling.release()
 
     def __enter__(self) -> profile:
         if self.enabled:
