@@ -21,10 +21,17 @@ def _modules() -> list[str]:
     return sorted(set(names))
 
 
+# Modules that need an optional package (an extra) to import, and that package.
+_NEEDS = {"funcgrad.torch.utils.tensorboard": "tensorboard"}
+
+
 # The examples show what a user sees by default: JAX's 32-bit mode.
 @pytest.mark.x32
 @pytest.mark.parametrize("name", _modules())
 def test_docstring_examples(name: str) -> None:
+    for prefix, package in _NEEDS.items():
+        if name == prefix or name.startswith(prefix + "."):
+            pytest.importorskip(package)
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
