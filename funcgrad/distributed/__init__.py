@@ -46,6 +46,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                collective_timeout: float | None = None, **_: Any) -> None:
     """Join the run started by ``mpiexec`` (the process count and this process's index
     come from MPI); ``num_processes``/``process_id``, when given, are checked against it.
+    Processes started without mpiexec meet over TCP: rank 0 listens at
+    ``coordinator_address`` ("host:port"), each passes ``num_processes`` and its
+    ``process_id``.
 
     Also installs an exception hook: a process that raises prints its traceback and
     aborts the whole run (the others exit non-zero instead of waiting forever). A
@@ -63,6 +66,25 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     """
     if processes.communicator() is not None:
         raise DistributedError("funcgrad.distributed.initialize() was already called")
+    if not _launched_by_mpi() and (num_processes or 1) > 1:
+        # Processes started otherwise (torch.multiprocessing.spawn, torchrun, a cluster's
+        # own launcher) meet over TCP at the coordinator's address.
+        if coordinator_address is None or process_id is None:
+            raise DistributedError(
+                f"a run of {num_processes} processes not started by mpiexec needs "
+                "coordinator_address='host:port' and process_id (or start the processes "
+                "with mpiexec)")
+        from funcgrad.distributed._mpi import DEFAULT_TIMEOUT_S, timeout_from  # noqa: PLC0415
+        from funcgrad.distributed._tcp import TCPCommunicator  # noqa: PLC0415
+
+        tcp = TCPCommunicator.connect(coordinator_address, int(num_processes or 1),
+                                      int(process_id),
+                                      timeout=timeout_from(collective_timeout,
+                                                           DEFAULT_TIMEOUT_S),
+                                      connect_timeout=float(initialization_timeout))
+        processes.set_communicator(tcp)
+        _abort_on_uncaught(tcp)
+        return
     try:
         from funcgrad.distributed._mpi import MPICommunicator  # noqa: PLC0415
 

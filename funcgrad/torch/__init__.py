@@ -171,6 +171,7 @@ from funcgrad.torch import (  # noqa: E402
     futures,
     jit,
     linalg,
+    multiprocessing,
     nn,
     optim,
     profiler,

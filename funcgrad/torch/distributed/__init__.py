@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 import enum
+import os
 import pickle
 from collections.abc import Sequence
 from datetime import timedelta
@@ -197,8 +198,11 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
                        timeout: timedelta | None = None, world_size: int = -1,
                        rank: int = -1, store: Any = None, group_name: str = "",
                        pg_options: Any = None, device_id: Any = None) -> None:
-    """Join the run started by ``mpiexec``; ``world_size``/``rank`` are checked against
-    it. ``backend``: "mpi" (default) or "gloo" (both on MPI; CUDA tensors go through host
+    """Join the run started by ``mpiexec`` (``world_size``/``rank`` are checked against
+    it), or, for processes started otherwise (``torch.multiprocessing.spawn``,
+    ``torchrun``), meet the others over TCP at ``init_method`` ("tcp://host:port", or
+    "env://": ``MASTER_ADDR``/``MASTER_PORT``, with ``RANK``/``WORLD_SIZE`` when ``rank``
+    and ``world_size`` are not given). ``backend``: "mpi" (default) or "gloo" (both on MPI; CUDA tensors go through host
     memory), or "nccl" (CUDA tensors device to device through NCCL, the current device
     per process). A collective running longer than ``timeout`` (default 10 minutes for
     nccl, 30 for the others, as PyTorch's; ``FUNCGRAD_COLLECTIVE_TIMEOUT`` in seconds
@@ -227,8 +231,17 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     seconds = timeout_from(None if timeout is None else timeout.total_seconds(),
                            _default_timeout(str(name)))
     if processes.communicator() is None:
-        distributed.initialize(num_processes=None if world_size in (-1, None) else world_size,
-                               process_id=None if rank in (-1, None) else rank,
+        size = None if world_size in (-1, None) else world_size
+        me = None if rank in (-1, None) else rank
+        address = None
+        if not distributed._launched_by_mpi():
+            # Started by torch.multiprocessing.spawn or torchrun: PyTorch's rendezvous.
+            size = size if size is not None else _env_int("WORLD_SIZE")
+            me = me if me is not None else _env_int("RANK")
+            if (size or 1) > 1:
+                address = _rendezvous_address(init_method)
+        distributed.initialize(coordinator_address=address, num_processes=size,
+                               process_id=me,
                                collective_timeout=0 if seconds is None else seconds)
     comm = processes.communicator()
     if comm is None:
@@ -256,6 +269,28 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     group.WORLD = ProcessGroup(str(name), comm, range(comm.size))
     make = getattr(comm, "inplace_allreduce", None)
     _FAST["sum"] = make("sum") if make is not None else None
+
+
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name)
+    return None if value is None else int(value)
+
+
+def _rendezvous_address(init_method: str | None) -> str:
+    """``host:port`` of rank 0 from ``init_method`` ("tcp://host:port", or "env://", the
+    default: ``MASTER_ADDR`` and ``MASTER_PORT``), with PyTorch's errors."""
+    method = init_method or "env://"
+    if method.startswith("tcp://"):
+        return method[len("tcp://"):].split("?")[0]
+    if method.startswith("env://"):
+        for var in ("MASTER_ADDR", "MASTER_PORT"):
+            if var not in os.environ:
+                raise ValueError("Error initializing torch.distributed using env:// "
+                                 f"rendezvous: environment variable {var} expected, but not "
+                                 "set")
+        return f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
+    raise ValueError(f"init_method {method!r}: only tcp:// and env:// rendezvous are "
+                     "supported (or start the processes with mpiexec)")
 
 
 def destroy_process_group(group: Any = None) -> None:
