@@ -123,7 +123,9 @@ class _Transport:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                return socket.create_connection((host, port), timeout=timeout)
+                conn = socket.create_connection((host, port), timeout=timeout)
+                conn.settimeout(None)  # (the timeout was for connecting; reads wait)
+                return conn
             except OSError:
                 # (The process it connects to may not listen yet.)
                 if time.monotonic() > deadline:

@@ -21,12 +21,16 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _run(n: int, mode: str) -> subprocess.CompletedProcess[str]:
+def _no_mpi_env() -> dict[str, str]:
     # (No MPI variables: the children must not take the MPI path.)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OMPI_", "PMI", "PMIX", "MPI_"))}
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("OMPI_", "PMI", "PMIX", "MPI_"))}
+
+
+def _run(n: int, mode: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, SCRIPT, str(n), str(_free_port()), mode],
-                          capture_output=True, text=True, timeout=300, env=env, check=False)
+                          capture_output=True, text=True, timeout=300, env=_no_mpi_env(),
+                          check=False)
 
 
 @pytest.mark.parametrize("n", [2, 3])
@@ -56,3 +60,18 @@ def test_a_failing_process_is_reported_with_its_traceback() -> None:
     res = _run(2, "raises")
     assert res.returncode == 3, (res.stdout + res.stderr)[-3000:]
     assert "RAISED 1" in res.stdout and "process 1 fails on purpose" in res.stdout
+
+
+def test_torchrun_starts_a_script_that_initializes_from_the_environment() -> None:
+    script = os.path.join(os.path.dirname(__file__), "scripts", "torchrun_script.py")
+    res = subprocess.run([sys.executable, "-m", "funcgrad.torch.distributed.run",
+                          "--nproc-per-node", "2", script], capture_output=True, text=True,
+                         timeout=300, env=_no_mpi_env(), check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    assert "OK 0" in res.stdout and "OK 1" in res.stdout, out[-4000:]
+    res = subprocess.run([sys.executable, "-m", "funcgrad.torch.distributed.run",
+                          "--nproc_per_node=2", script, "--fail"], capture_output=True,
+                         text=True, timeout=300, env=_no_mpi_env(), check=False)
+    assert res.returncode == 1
+    assert "FAILED: rank 1 (local_rank 1) exited with code 7" in res.stderr, res.stderr[-3000:]

@@ -153,7 +153,8 @@ def is_nccl_available() -> bool:
 
 
 def is_torchelastic_launched() -> bool:
-    return False
+    """Whether torchrun (``funcgrad.torch.distributed.run``) started this process."""
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
 
 
 def is_initialized() -> bool:
@@ -202,11 +203,12 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     it), or, for processes started otherwise (``torch.multiprocessing.spawn``,
     ``torchrun``), meet the others over TCP at ``init_method`` ("tcp://host:port", or
     "env://": ``MASTER_ADDR``/``MASTER_PORT``, with ``RANK``/``WORLD_SIZE`` when ``rank``
-    and ``world_size`` are not given). ``backend``: "mpi" (default) or "gloo" (both on MPI; CUDA tensors go through host
-    memory), or "nccl" (CUDA tensors device to device through NCCL, the current device
-    per process). A collective running longer than ``timeout`` (default 10 minutes for
-    nccl, 30 for the others, as PyTorch's; ``FUNCGRAD_COLLECTIVE_TIMEOUT`` in seconds
-    when no timeout is given) aborts the whole run, naming it.
+    and ``world_size`` are not given). ``backend``: "mpi" (default) or "gloo" (both on
+    MPI, or TCP; CUDA tensors go through host memory), or "nccl" (CUDA tensors device
+    to device through NCCL, the current device per process). A collective running longer
+    than ``timeout`` (default 10 minutes for nccl, 30 for the others, as PyTorch's;
+    ``FUNCGRAD_COLLECTIVE_TIMEOUT`` in seconds when no timeout is given) aborts the whole
+    run (over TCP: raises in the process that waits), naming it.
 
     >>> import funcgrad.torch.distributed as dist
     >>> dist.init_process_group("gloo")

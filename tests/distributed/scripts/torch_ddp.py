@@ -105,4 +105,4 @@ dist.broadcast_object_list(lst, src=0)
 assert lst == [0, "x"]
 dist.barrier()
 dist.destroy_process_group()
-print("OK", rank)
+print(f"OK {rank}", flush=True)  # (one write: the processes share the output)

@@ -62,7 +62,7 @@ def tutorial(rank, world_size, port):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5,
                                    atol=1e-7)
     dist.destroy_process_group()
-    print("TUTORIAL OK", rank, flush=True)
+    print(f"TUTORIAL OK {rank}", flush=True)
 
 
 def env_worker(rank, world_size, port):
@@ -87,7 +87,7 @@ def jax_face(rank, world_size, port):
     gathered = multihost_utils.process_allgather(np.array([rank, 10 + rank]))
     np.testing.assert_array_equal(np.asarray(gathered),
                                   [[r, 10 + r] for r in range(world_size)])
-    print("JAX OK", rank, flush=True)
+    print(f"JAX OK {rank}", flush=True)
 
 
 def raises(rank, world_size, port):
