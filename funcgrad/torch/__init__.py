@@ -178,6 +178,7 @@ from funcgrad.torch import (  # noqa: E402
     quasirandom,
     random,
     serialization,
+    signal,
     special,
     testing,
     utils,
