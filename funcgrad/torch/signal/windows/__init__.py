@@ -12,7 +12,10 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from funcgrad import torch
+from funcgrad import torch as _torch_module
+
+# (Many of torch's functions are made when the package loads: typed as Any here.)
+torch: Any = _torch_module
 
 __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
            "general_hamming", "hamming", "hann", "kaiser", "nuttall"]
