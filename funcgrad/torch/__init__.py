@@ -326,13 +326,17 @@ globals().update({_name: _with_out(_name, globals()[_name]) for _name in (
     "column_stack", "row_stack", "masked_select", "polygamma", "bucketize", "searchsorted",
     "isin", "complex", "polar", "tensordot", "chain_matmul")})
 
-# The operators the profiler times while it records (torch.profiler): Tensor's methods,
-# torch's functions and torch.nn.functional's.
+# The operators the profiler times while it records (torch.profiler) and forward AD carries
+# tangents through: Tensor's methods, the functions of torch, torch.nn.functional,
+# torch.linalg, torch.fft and torch.special.
 from funcgrad.torch import _profiling  # noqa: E402
 from funcgrad.torch._functions import _torch_function_names  # noqa: E402
 from funcgrad.torch.nn import functional as _functional  # noqa: E402
 
 _profiling.TIMED[:] = [
-    (Tensor, _profiling.timed_names(dir(Tensor))),
-    (_sys.modules[__name__], _profiling.timed_names(sorted(_torch_function_names()))),
-    (_functional, _profiling.timed_names(_functional.__all__))]
+    (Tensor, _profiling.timed_names(dir(Tensor)), ""),
+    (_sys.modules[__name__], _profiling.timed_names(sorted(_torch_function_names())), ""),
+    (_functional, _profiling.timed_names(_functional.__all__), ""),
+    (linalg, _profiling.timed_names(linalg.__all__), "linalg_"),
+    (fft, _profiling.timed_names(fft.__all__), "fft_"),
+    (special, _profiling.timed_names(special.__all__), "special_")]

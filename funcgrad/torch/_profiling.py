@@ -133,10 +133,11 @@ def timed_names(names: Iterable[str]) -> list[str]:
     return out + [f"__{d}__" for d in _DUNDER_OPS if f"__{d}__" in names]
 
 
-# (owner, attribute names): the classes and modules whose operators are timed while a
-# profiler records (the PyTorch face fills it when it loads: Tensor, torch,
-# torch.nn.functional). They are wrapped only then, so nothing is paid otherwise.
-TIMED: list[tuple[Any, list[str]]] = []
+# (owner, attribute names, ATen name prefix): the classes and modules whose operators are
+# timed while a profiler records (the PyTorch face fills it when it loads: Tensor, torch,
+# torch.nn.functional, torch.linalg ("linalg_"), torch.fft, torch.special). They are
+# wrapped only then, so nothing is paid otherwise.
+TIMED: list[tuple[Any, list[str], str]] = []
 _wrapped: list[tuple[Any, str, Any]] = []
 
 
@@ -156,8 +157,8 @@ def run_timed(name: str, fn: Callable[..., Any], args: tuple[Any, ...],
         rec.end(r, result)
 
 
-def _timer(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    aten = aten_name(name)
+def _timer(name: str, fn: Callable[..., Any], prefix: str = "") -> Callable[..., Any]:
+    aten = aten_name(prefix + name)
 
     @functools.wraps(fn)
     def timed_call(*args: Any, **kwargs: Any) -> Any:
@@ -175,14 +176,14 @@ def install() -> None:
     while a profiler records, and carries tangents while a forward-AD level is open."""
     if _wrapped:
         return
-    for owner, names in TIMED:
+    for owner, names, prefix in TIMED:
         is_class = isinstance(owner, type)
         for name in names:
             fn = owner.__dict__.get(name) if is_class else getattr(owner, name, None)
             if not isinstance(fn, types.FunctionType) or getattr(fn, "__profiled__", False):
                 continue  # (classes, properties, static methods: not operators)
             _wrapped.append((owner, name, fn))
-            setattr(owner, name, _timer(name, fn))
+            setattr(owner, name, _timer(name, fn, prefix))
 
 
 def release() -> None:

@@ -138,3 +138,35 @@ def test_forward_ad_and_the_profiler_together() -> None:
     assert [e.key for e in prof.key_averages()].count("aten::exp") == 1
     assert "aten::sin" in [e.key for e in prof.key_averages()]
     assert not _profiling._wrapped
+
+
+@pytest.mark.parametrize("name", ["linalg_norm", "fft", "det", "special_erf", "sort"])
+def test_submodule_functions_carry_tangents(name: str) -> None:
+    fns: dict[str, Callable[[Any, Any], Any]] = {
+        "linalg_norm": lambda L, d: L.linalg.norm(d),
+        "fft": lambda L, d: L.fft.fft(d).abs(),
+        "det": lambda L, d: L.linalg.det(L.outer(d, d) + L.eye(3, dtype=L.float64)),
+        "special_erf": lambda L, d: L.special.erf(d),
+        "sort": lambda L, d: L.sort(d).values}
+
+    def tangent(L: Any, fwd: Any) -> np.ndarray:
+        x = L.tensor([3.0, 1.0, 2.0], dtype=L.float64)
+        with fwd.dual_level():
+            d = fwd.make_dual(x, L.tensor([1.0, 2.0, 3.0], dtype=L.float64))
+            t = fwd.unpack_dual(fns[name](L, d)).tangent
+            assert t is not None
+            return np.asarray(t.numpy())
+
+    ours = tangent(ft, fwAD)
+    h = 1e-6
+    v = np.array([1.0, 2.0, 3.0])
+
+    def at(x: np.ndarray) -> np.ndarray:
+        return np.asarray(fns[name](ft, ft.tensor(x, dtype=ft.float64)).numpy())
+
+    x0 = np.array([3.0, 1.0, 2.0])
+    np.testing.assert_allclose(ours, (at(x0 + h * v) - at(x0 - h * v)) / (2 * h), rtol=1e-6)
+    torch = pytest.importorskip("torch")
+    import torch.autograd.forward_ad as tfw
+
+    np.testing.assert_allclose(ours, tangent(torch, tfw), rtol=1e-12)

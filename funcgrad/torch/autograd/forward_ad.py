@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from funcgrad.errors import NonDifferentiableError
 from funcgrad.torch import _dual, _profiling
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._graph import X64, buffer_of, value_of
@@ -193,8 +194,12 @@ def _forward(name: str, fn: Callable[..., Any], args: tuple[Any, ...],
         return [x._data if isinstance(x, Tensor) else x for x in _tensors_in(out)]
 
     with _plain:
-        with no_grad(), X64:
-            _, out_tangents, _ = jvp_flat(on_values, primals, seeds)
+        try:
+            with no_grad(), X64:
+                _, out_tangents, _ = jvp_flat(on_values, primals, seeds)
+        except NonDifferentiableError:
+            raise RuntimeError(f"Trying to use forward AD with {name} that does not support "
+                               "it because it has not been implemented yet.") from None
         out = run(name, fn, args, kwargs)
     results = _tensors_in(args[0] if out is None and name == "aten::index_put_" else out)
     if len(results) == len(out_tangents):
