@@ -12,10 +12,9 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from funcgrad import torch as _torch_module
-
-# (Many of torch's functions are made when the package loads: typed as Any here.)
-torch: Any = _torch_module
+from funcgrad.torch import _creation
+from funcgrad.torch import _dtypes as D
+from funcgrad.torch._tensor_storage import strided
 
 __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
            "general_hamming", "hamming", "hann", "kaiser", "nuttall"]
@@ -24,10 +23,10 @@ __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general
 def _checked(name: str, M: int, dtype: Any, layout: Any) -> Any:  # noqa: N803
     if M < 0:
         raise ValueError(f"{name} requires non-negative window length, got M={M}")
-    if layout is not None and layout is not torch.strided:
+    if layout is not None and layout is not strided:
         raise ValueError(f"{name} is implemented for strided tensors only, got: {layout}")
-    dtype = torch.get_default_dtype() if dtype is None else dtype
-    if dtype not in (torch.float32, torch.float64):
+    dtype = D.get_default_dtype() if dtype is None else dtype
+    if dtype not in (D.float32, D.float64):
         raise ValueError(f"{name} expects float32 or float64 dtypes, got: {dtype}")
     return dtype
 
@@ -35,16 +34,16 @@ def _checked(name: str, M: int, dtype: Any, layout: Any) -> Any:  # noqa: N803
 def _trivial(M: int, dtype: Any, device: Any, requires_grad: bool) -> Any:  # noqa: N803
     """The window of length 0 or 1 (None for longer ones)."""
     if M == 0:
-        return torch.empty((0,), dtype=dtype, device=device, requires_grad=requires_grad)
+        return _creation.empty((0,), dtype=dtype, device=device, requires_grad=requires_grad)
     if M == 1:
-        return torch.ones((1,), dtype=dtype, device=device, requires_grad=requires_grad)
+        return _creation.ones((1,), dtype=dtype, device=device, requires_grad=requires_grad)
     return None
 
 
 def _positions(start: Any, end: Any, M: int, dtype: Any, device: Any,  # noqa: N803
                requires_grad: bool) -> Any:
-    return torch.linspace(start, end, M, dtype=dtype, device=device,
-                          requires_grad=requires_grad)
+    return _creation.linspace(start, end, M, dtype=dtype, device=device,
+                              requires_grad=requires_grad)
 
 
 def exponential(M: int, *, center: float | None = None, tau: float = 1.0,  # noqa: N803
@@ -63,7 +62,7 @@ def exponential(M: int, *, center: float | None = None, tau: float = 1.0,  # noq
     scale = 1 / tau
     k = _positions(-center * scale, (-center + (M - 1)) * scale, M, dtype, device,
                    requires_grad)
-    return torch.exp(-torch.abs(k))
+    return (-k.abs()).exp()
 
 
 def cosine(M: int, *, sym: bool = True, dtype: Any = None, layout: Any = None,  # noqa: N803
@@ -73,8 +72,8 @@ def cosine(M: int, *, sym: bool = True, dtype: Any = None, layout: Any = None,  
     if M == 0:
         return _trivial(M, dtype, device, requires_grad)
     step = math.pi / (M + 1 if not sym and M > 1 else M)
-    return torch.sin(_positions(0.5 * step, (0.5 + (M - 1)) * step, M, dtype, device,
-                                requires_grad))
+    return _positions(0.5 * step, (0.5 + (M - 1)) * step, M, dtype, device,
+                      requires_grad).sin()
 
 
 def gaussian(M: int, *, std: float = 1.0, sym: bool = True, dtype: Any = None,  # noqa: N803
@@ -88,7 +87,7 @@ def gaussian(M: int, *, std: float = 1.0, sym: bool = True, dtype: Any = None,  
     start = -(M if not sym and M > 1 else M - 1) / 2.0
     scale = 1 / (std * math.sqrt(2))
     k = _positions(start * scale, (start + (M - 1)) * scale, M, dtype, device, requires_grad)
-    return torch.exp(-(k ** 2))
+    return (-(k ** 2)).exp()
 
 
 def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None,  # noqa: N803
@@ -100,11 +99,11 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None,  
     small = _trivial(M, dtype, device, requires_grad)
     if small is not None:
         return small
-    b = torch.tensor(beta, dtype=dtype, device=device)
+    b: Any = _creation.tensor(beta, dtype=dtype, device=device)
     step = 2.0 * b / (M if not sym else M - 1)
-    end = torch.minimum(b, -b + (M - 1) * step)
+    end = b.minimum(-b + (M - 1) * step)
     k = _positions(-b, end, M, dtype, device, requires_grad)
-    return torch.i0(torch.sqrt(b * b - torch.pow(k, 2))) / torch.i0(b)
+    return (b * b - k.pow(2)).sqrt().i0() / b.i0()
 
 
 def general_cosine(M: int, *, a: Iterable[float], sym: bool = True,  # noqa: N803
@@ -121,11 +120,11 @@ def general_cosine(M: int, *, a: Iterable[float], sym: bool = True,  # noqa: N80
         raise ValueError("Coefficients cannot be empty")
     step = 2 * math.pi / (M if not sym else M - 1)
     k = _positions(0, (M - 1) * step, M, dtype, device, requires_grad)
-    coef = torch.tensor([(-1) ** i * w for i, w in enumerate(a)], dtype=dtype, device=device,
-                        requires_grad=requires_grad)
-    i = torch.arange(coef.shape[0], dtype=coef.dtype, device=coef.device,
-                     requires_grad=coef.requires_grad)
-    return (coef.unsqueeze(-1) * torch.cos(i.unsqueeze(-1) * k)).sum(0)
+    coef: Any = _creation.tensor([(-1) ** i * w for i, w in enumerate(a)], dtype=dtype,
+                            device=device, requires_grad=requires_grad)
+    i: Any = _creation.arange(coef.shape[0], dtype=coef.dtype, device=coef.device,
+                         requires_grad=coef.requires_grad)
+    return (coef.unsqueeze(-1) * (i.unsqueeze(-1) * k).cos()).sum(0)
 
 
 def general_hamming(M: int, *, alpha: float = 0.54, sym: bool = True,  # noqa: N803
@@ -174,5 +173,4 @@ def bartlett(M: int, *, sym: bool = True, dtype: Any = None, layout: Any = None,
     if small is not None:
         return small
     step = 2 / (M if not sym else M - 1)
-    return 1 - torch.abs(_positions(-1, -1 + (M - 1) * step, M, dtype, device,
-                                    requires_grad))
+    return 1 - _positions(-1, -1 + (M - 1) * step, M, dtype, device, requires_grad).abs()
