@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
@@ -109,42 +110,41 @@ def _made_on_gpu(index: builtins.int, make: Any, requires_grad: builtins.bool) -
 def _visit_kinds(x: Any, kinds: set[str]) -> None:
     # A module-level recursion (a nested recursive closure would be a reference cycle made
     # at every ``torch.tensor(list)``).
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple, builtins.range)):
         for e in x:
             _visit_kinds(e, kinds)
     elif isinstance(x, Tensor):
         kinds.add("t:" + x.dtype.name)
-    elif isinstance(x, builtins.bool) or isinstance(x, np.bool_):
+    elif isinstance(x, np.generic) and isinstance(x, (np.bool_, np.number)):
+        # A NumPy scalar brings its own dtype, as in PyTorch (np.int32 -> int32).
+        kinds.add("t:" + x.dtype.name)
+    elif isinstance(x, builtins.bool):
         kinds.add("b")
-    elif isinstance(x, (builtins.int, np.integer)):
+    elif isinstance(x, builtins.int):
         kinds.add("i")
-    elif isinstance(x, (builtins.float, np.floating)):
+    elif isinstance(x, builtins.float):
         kinds.add("f")
-    elif isinstance(x, (builtins.complex, np.complexfloating)):
+    elif isinstance(x, builtins.complex):
         kinds.add("c")
     else:
         raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
 
 
 def _infer_dtype(data: Any) -> D.dtype:
-    """PyTorch's dtype for nested Python data: bool < int64 < default float < complex."""
+    """PyTorch's dtype for nested Python data: each entry's own type (bool, int64, the
+    default float or complex, a NumPy scalar's or a tensor's dtype) promoted together."""
     kinds: set[str] = set()
     _visit_kinds(data, kinds)
-    tensor_dts = [D.to_torch(k[2:]) for k in kinds if k.startswith("t:")]
-    if "c" in kinds:
-        return D.default_complex()
-    if "f" in kinds:
+    if not kinds:
         return D.get_default_dtype()
-    if tensor_dts:
-        out = tensor_dts[0]
-        for d in tensor_dts[1:]:
-            out = D.promote_types(out, d)
-        return out
-    if "i" in kinds:
-        return D.int64
-    if "b" in kinds:
-        return D.bool
-    return D.get_default_dtype()
+    own = {"b": D.bool, "i": D.int64}
+    out: D.dtype | None = None
+    for k in sorted(kinds):  # the promotion is commutative: any order gives one answer
+        d = (D.to_torch(k[2:]) if k.startswith("t:") else own.get(k) or (
+            D.get_default_dtype() if k == "f" else D.default_complex()))
+        out = d if out is None else D.promote_types(out, d)
+    assert out is not None
+    return out
 
 
 def _to_list(x: Any) -> Any:
@@ -239,6 +239,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None,
         if device is None:
             device = default_device() or data.device
     elif isinstance(data, np.ndarray):
+        _check_numpy_strides(data)
         arr = data.copy()
         if dt is None:
             dt = D.from_numpy(arr.dtype)
@@ -295,6 +296,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         return out if device is None else out.to(device)
     if isinstance(data, np.ndarray) and (dtype is None or D.to_torch(dtype).np == data.dtype) \
             and (device is None or as_device(device).type == "cpu"):
+        _check_numpy_strides(data)
         return Tensor(data)
     return tensor(data, dtype, device)
 
@@ -306,7 +308,17 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     """A tensor sharing memory with the NumPy array ``arr``."""
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    _check_numpy_strides(arr)
     return Tensor(arr)
+
+
+def _check_numpy_strides(arr: np.ndarray) -> None:
+    """PyTorch refuses NumPy arrays with a negative stride (``a[::-1]``)."""
+    if builtins.any(s < 0 for s in arr.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with "
+            "negative strides are not currently supported. (You can probably work around "
+            "this by making a copy of your array  with array.copy().) ")
 
 
 def from_dlpack(ext: Any) -> Tensor:
@@ -345,8 +357,8 @@ def _default_dtype_for(value: Any, dtype: Any) -> D.dtype:
         return D.to_torch(dtype)
     if isinstance(value, builtins.bool):
         return D.bool
-    if isinstance(value, builtins.int):
-        return D.int64
+    if isinstance(value, (builtins.int, np.integer)):
+        return D.int64  # a NumPy integer is read as a Python int (others as a float)
     if isinstance(value, builtins.complex):
         return D.default_complex()
     return D.get_default_dtype()
@@ -444,6 +456,19 @@ def _like_strides(t: Any, memory_format: Any) -> tuple[builtins.int, ...] | None
     return _layout.kept_strides(shape, cast(Any, t).stride(), memory_format)
 
 
+def _row_major(shape: tuple[builtins.int, ...], strides: tuple[builtins.int, ...]
+               ) -> builtins.bool:
+    """PyTorch's ``is_contiguous`` of these strides (size-1 axes are skipped): a
+    channels-last layout of one channel is row-major."""
+    expected = 1
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if n != 1:
+            if st != expected:
+                return False
+            expected *= n
+    return True
+
+
 def _relaid(out: Tensor, strides: tuple[builtins.int, ...] | None) -> Tensor:
     """``out`` (a new tensor) rewritten with ``strides``; a device buffer keeps its own."""
     if strides is not None and type(out._data) is np.ndarray:
@@ -501,8 +526,10 @@ def _drawn_like(draw: Any, t: Any, device: Any, memory_format: Any,
 def randn_like(t: Any, *, generator: Any = None, dtype: Any = None, device: Any = None,
                requires_grad: builtins.bool = False, memory_format: Any = None,
                layout: Any = None, pin_memory: builtins.bool = False) -> Tensor:
-    _, dt, dev = _like(t, dtype, device)
-    if as_device(dev).type == "cpu" and _like_strides(t, memory_format) is not None:
+    shp, dt, dev = _like(t, dtype, device)
+    strides = _like_strides(t, memory_format)
+    if as_device(dev).type == "cpu" and strides is not None and \
+            not _row_major(tuple(shp), strides):
         # Not row-major: PyTorch's normal_ kernel draws element by element (its Box-Muller
         # fill is for contiguous tensors), in memory order.
         npdt = D.to_torch(dt).np
@@ -614,6 +641,17 @@ def _no_range_kernel(name: str, dt: D.dtype, device: Any) -> None:
     raise NotImplementedError(f'"{name}_{where}" not implemented for \'{_CPP[dt.name]}\'')
 
 
+def _check_range_args(start: builtins.float, end: builtins.float, step: builtins.float
+                      ) -> None:
+    """PyTorch's checks of ``arange``'s bounds and step."""
+    if not (step > 0 or step < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
 @_into_out
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
@@ -627,6 +665,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
         D.get_default_dtype() if is_float else D.int64)
     if dt.name in _NO_RANGE_KERNEL:
         _no_range_kernel("arange", dt, device)
+    _check_range_args(*(builtins.float(v) for v in vals))
     arr = np.arange(*vals, dtype=np.float64 if is_float else None).astype(dt.np)
     return _make(arr, device, requires_grad)
 

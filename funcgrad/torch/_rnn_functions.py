@@ -77,7 +77,7 @@ def _run(mode: str, x: Any, h0: Any, c0: Any, params: Sequence[Tensor],
             continue
         dt, mshape = data(x).dtype, (steps, batch, width)
         masks.append(on_device_of(np.zeros(mshape, dt), x) if dropout >= 1.0 else
-                     (keep_mask(mshape, dropout, x) * (1.0 / (1.0 - dropout))).astype(dt))
+                     (keep_mask(mshape, dropout, data(x)) * (1.0 / (1.0 - dropout))).astype(dt))
 
     def impl(xv: Any, h0v: Any, c0v: Any, ws: list[list[Any]]) -> Any:
         return _run_layers(mode, xv, h0v, c0v, ws, num_layers, dirs, lengths, masks)

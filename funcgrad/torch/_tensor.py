@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import sys
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
@@ -109,6 +110,10 @@ from funcgrad.wrappers import register_array_wrapper
 
 def _is_buffer(x: Any) -> builtins.bool:
     return type(x) is np.ndarray or type(x).__module__.startswith("cupy")
+
+
+# A keyword argument's default that tells "not given" from any value (None included).
+_UNSET: Any = object()
 
 
 class Tensor:
@@ -816,6 +821,9 @@ class Tensor:
         return self._inplace("Zero", lambda a: fnp.where(True, fnp.zeros_like(a), a))
 
     def fill_(self, value: Any) -> Tensor:
+        if isinstance(value, Tensor) and value.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
         _check_int_value(value, self.dtype)
         return self._inplace("Fill", lambda a, v: fnp.where(True, fnp.astype(v, a.dtype), a),
                              value)
@@ -916,6 +924,7 @@ class Tensor:
         if hasattr(buf, "flags") and not buf.flags.c_contiguous:
             shp = tuple(shape[0]) if len(shape) == 1 and not isinstance(
                 shape[0], (builtins.int, np.integer)) else shape
+            self._check_shape(shp)  # the sizes are checked before the strides
             try:
                 # Setting the shape of a view fails exactly when it would need a copy.
                 buf.view().shape = tuple(builtins.int(d) for d in shp)
@@ -924,18 +933,49 @@ class Tensor:
                     "view size is not compatible with input tensor's size and stride (at least "
                     "one dimension spans across two contiguous subspaces). Use .reshape(...) "
                     "instead.") from None
-        return self.reshape(*shape)
+        return self._reshape(shape, False)
 
     def view_as(self, other: Tensor) -> Tensor:
-        return self.reshape(other.shape)
+        return self.view(other.shape)
 
     def reshape(self, *shape: Any) -> Tensor:
-        shp = tuple(shape[0]) if len(shape) == 1 and not isinstance(
-            shape[0], (builtins.int, np.integer)) else shape
+        return self._reshape(shape, True)
+
+    def _check_shape(self, shp: tuple[Any, ...]) -> None:
+        """PyTorch's infer_size checks of a new shape for this tensor's elements."""
+        inferred = False
+        for k, d in enumerate(shp):
+            # PyTorch's infer_size, dimension by dimension.
+            if d == -1:
+                if inferred:
+                    raise RuntimeError("only one dimension can be inferred")
+                inferred = True
+            elif d < 0:
+                raise RuntimeError(f"invalid shape dimension {builtins.int(d)} at index {k} of "
+                                   f"shape {[builtins.int(e) for e in shp]}")
         n, known = self.numel(), [builtins.int(d) for d in shp if d != -1]
         if (-1 not in shp and math.prod(known) != n) or (
                 -1 in shp and (math.prod(known) == 0 or n % math.prod(known))):
             raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {n}")
+
+    def _reshape(self, shape: tuple[Any, ...], alias: builtins.bool) -> Tensor:
+        """``reshape`` (``alias``: a view of a strided tensor is PyTorch's _reshape_alias,
+        ReshapeAliasBackward0) or ``view`` (ViewBackward0), the view checked already."""
+        shp = tuple(shape[0]) if len(shape) == 1 and not isinstance(
+            shape[0], (builtins.int, np.integer)) else shape
+        self._check_shape(shp)
+        buf = self._data
+        if hasattr(buf, "flags") and not buf.flags.c_contiguous:
+            try:
+                # Setting the shape of a view fails exactly when it would need a copy.
+                buf.view().shape = tuple(builtins.int(d) for d in shp)
+            except (AttributeError, ValueError):
+                # As PyTorch: what no view can give is a contiguous clone viewed
+                # (UnsafeViewBackward0 over CloneBackward0), and not a view of ``self``.
+                return apply_op("UnsafeView", lambda x: fnp.reshape(x, shp),
+                                self.clone(memory_format=_dev.contiguous_format))
+            if alias:
+                return _view_op("ReshapeAlias", lambda x: fnp.reshape(x, shp), self)
         return _view_op("View", lambda x: fnp.reshape(x, shp), self)
 
     def flatten(self, start_dim: builtins.int = 0, end_dim: builtins.int = -1) -> Tensor:
@@ -957,9 +997,33 @@ class Tensor:
         return self.reshape(new)
 
     def unflatten(self, dim: builtins.int, sizes: Sequence[builtins.int]) -> Tensor:
-        d = dim % self.ndim
+        nd = builtins.max(self.ndim, 1)
+        if not -nd <= dim < nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                             f"{nd - 1}], but got {dim})")
+        d = dim % nd
         shp = self.shape
-        return self.reshape((*shp[:d], *sizes, *shp[d + 1:]))
+        sizes = [builtins.int(s) for s in sizes]
+        if not sizes:
+            raise RuntimeError("unflatten: sizes must be non-empty")
+        # PyTorch's infer_size of the sizes against that one dimension first.
+        inferred, known = False, 1
+        for s in sizes:
+            if s == -1:
+                if inferred:
+                    raise RuntimeError("unflatten got an unexpected error:\nonly one dimension "
+                                       "can be inferred")
+                inferred = True
+            elif s < 0:
+                raise RuntimeError(f"unflatten got an unexpected error:\ninvalid shape "
+                                   f"dimension {s}")
+            else:
+                known *= s
+        n = builtins.int(shp[d])
+        if not (n == known or (inferred and known > 0 and n % known == 0)):
+            raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the "
+                               f"size of dim {d} ({n}) in the input tensor")
+        return self.view((*shp[:d], *sizes, *shp[d + 1:]))
 
     def permute(self, *dims: Any) -> Tensor:
         d = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], builtins.int) \
@@ -1484,6 +1548,8 @@ class Tensor:
 
     def gather(self, dim: builtins.int, index: Any) -> Tensor:
         d = dim % builtins.max(self.ndim, 1)
+        if isinstance(index, Tensor) and index.dtype.name not in ("int32", "int64"):
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
         if isinstance(index, Tensor) and index.ndim == self.ndim:
             ishape, shape = tuple(index.shape), tuple(self.shape)
             for k, (m, n) in enumerate(zip(ishape, shape, strict=True)):
@@ -1502,11 +1568,14 @@ class Tensor:
         return apply_op("Gather", lambda x, i: take_along(x, i, dim), self, index)
 
     def sort(self, dim: builtins.int = -1, descending: builtins.bool = False, *,
-             stable: builtins.bool = False) -> Any:
+             stable: Any = _UNSET) -> Any:
         check_sortable("Sort", self)
+        # Passing ``stable`` (even None) picks PyTorch's sort.stable overload: SortBackward1.
+        name = "Sort" if stable is _UNSET else "Sort:1"
+        stable = builtins.bool(stable) if stable is not _UNSET else False
         if self.ndim == 0:
             _wrap_scalar_dim(dim)
-            return _returns("sort", apply_op("Sort", lambda x: x, self),
+            return _returns("sort", apply_op(name, lambda x: x, self),
                             Tensor._from_data(to_device(np.zeros((), np.int64), self.device)))
         host = None if stable or not self.numel() else host_if_eager(self)
         order = None if host is None else replayed_order(host, dim % self.ndim, descending)
@@ -1517,7 +1586,7 @@ class Tensor:
                 fnp.argsort(x, dim, descending=descending), np.int64), self)
         else:
             idx = Tensor._from_data(to_device(order, self.device))
-        vals = apply_op("Sort", lambda x, i: take_along(x, i, dim), self, idx)
+        vals = apply_op(name, lambda x, i: take_along(x, i, dim), self, idx)
         return _returns("sort", vals, idx)
 
     def argsort(self, dim: builtins.int = -1, descending: builtins.bool = False, *,
@@ -2095,13 +2164,18 @@ def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     return x
 
 
-def _unwrap_index(idx: Any) -> Any:
+def _unwrap_index(idx: Any, top: builtins.bool = True) -> Any:
     if isinstance(idx, Tensor):
-        return idx._value_for_backward() if not isinstance(idx._data, Tracer) else idx._data
+        data = idx._data
+        if top and type(data) is np.ndarray and data.ndim == 0 and data.dtype.kind in "iu":
+            # PyTorch reads a 0-d integer tensor (not inside a list) as an integer: a
+            # select (SelectBackward0, a view), not advanced indexing.
+            return builtins.int(data)
+        return idx._value_for_backward() if not isinstance(data, Tracer) else data
     if isinstance(idx, tuple):
-        return tuple(_unwrap_index(i) for i in idx)
+        return tuple(_unwrap_index(i, top) for i in idx)
     if isinstance(idx, list):
-        return [_unwrap_index(i) for i in idx]
+        return [_unwrap_index(i, False) for i in idx]
     return idx
 
 
@@ -2414,6 +2488,28 @@ def warn_once(message: str, stacklevel: builtins.int = 3) -> None:
     if message not in _WARNED_ONCE:
         _WARNED_ONCE.add(message)
         warnings.warn(message, UserWarning, stacklevel=stacklevel)
+
+
+def _caller_level() -> builtins.int:
+    """The stack level, seen from this function's caller's caller, of the first frame
+    outside funcgrad (the user's line, however many of funcgrad's wrappers lie between)."""
+    frame: Any = sys._getframe(2)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("funcgrad."):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_at_caller(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` at the first frame outside funcgrad (PyTorch's Python warnings
+    point at the user's line; funcgrad's wrappers would otherwise be named)."""
+    warnings.warn(message, category, stacklevel=_caller_level() + 1)
+
+
+def warn_once_at_caller(message: str) -> None:
+    """:func:`warn_once` at the first frame outside funcgrad."""
+    if message not in _WARNED_ONCE:
+        warn_once(message, _caller_level() + 2)
 
 
 def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] | None = None,

@@ -108,8 +108,12 @@ def index_select(self: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if idx.dtype.name not in ("int32", "int64"):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    check_range(idx, 0, self.shape[d] if self.dim() else 1, IndexError,
-                "index out of range in self")
+    n = self.shape[d] if self.dim() else 1
+    if self.dim() > 1 and d != 0:
+        # PyTorch's kernel for an inner dimension has its own check.
+        check_range(idx, 0, n, RuntimeError,
+                    f"INDICES element is out of DATA bounds, id={{}} axis_dim={n}")
+    check_range(idx, 0, n, IndexError, "index out of range in self")
     # The index is no operand of PyTorch's node: next_functions lists ``self`` alone.
     return cast(Tensor, apply_op("IndexSelect", lambda x, i: fnp.take(
         x, fnp.reshape(i, (-1,)), axis=d) if x.ndim else fnp.reshape(x, ()), self, idx,
@@ -204,6 +208,8 @@ def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: s
              op: str, include_self: builtins.bool = True) -> Tensor:
     d = _dim(dim, self.dim())
     idx = _t(index)
+    if idx.dtype.name not in ("int32", "int64"):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
     if idx.dim() != self.dim() and self.dim():
         raise RuntimeError("Index tensor must have the same number of dimensions as self "
                            "tensor")
@@ -211,6 +217,18 @@ def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: s
     n = self.shape[d] if self.dim() else 1
     check_range(idx, 0, n, RuntimeError, f"index {{}} is out of bounds for dimension {d} with "
                 f"size {n}")
+    rounds = None
+    if reduce == "prod" and isinstance(src, Tensor) and src.requires_grad and shape and \
+            type(idx._data) is np.ndarray:
+        from funcgrad.torch._grad_mode import is_grad_enabled  # noqa: PLC0415
+
+        if is_grad_enabled():
+            # The engine differentiates a scatter-multiply with respect to its factors
+            # where one update's targets are unique: repeated targets are multiplied in
+            # rounds (round r: each target's r-th factor).
+            full = np.broadcast_arrays(*_grid_index(shape, d, np.asarray(idx._data)))
+            found = _rounds(np.ravel_multi_index(full, tuple(self.shape)).reshape(-1))
+            rounds = found if len(found) > 1 else None
 
     def run(x: Any, i: Any, s: Any) -> Any:
         where = _grid_index(shape, d, i)
@@ -226,6 +244,13 @@ def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: s
             return base.at[where].add(vals)
         if reduce in ("multiply", "prod"):
             base = x if include_self else x.at[where].set(fnp.ones_like(vals))
+            if rounds is not None:
+                flat = tuple(fnp.reshape(fnp.broadcast_to(w, shape), (-1,)) for w in where)
+                factors = fnp.reshape(vals, (-1,))
+                for k in rounds:
+                    base = base.at[tuple(w[k] for w in flat)].multiply(factors[k],
+                                                                       unique_indices=True)
+                return base
             return base.at[where].multiply(vals)
         if reduce in ("amax", "amin"):
             fill = _reduce_identity(np.dtype(x.dtype), reduce == "amax")
@@ -247,10 +272,21 @@ def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: s
     return cast(Tensor, apply_op(op, run, self, idx, src))
 
 
+_SCATTER_REDUCE_DEPRECATED = (
+    "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed "
+    "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
+    "options. (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:225.)")
+
+
 def scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any = None, *,
             value: Any = None, reduce: str | None = None) -> Tensor:
     """``self`` with ``src`` (or ``value``) written at ``index`` along ``dim``."""
     s = value if src is None else src
+    if reduce is not None and isinstance(s, Tensor):
+        from funcgrad.torch._tensor import warn_once_at_caller  # noqa: PLC0415
+
+        warn_once_at_caller(_SCATTER_REDUCE_DEPRECATED)
     # scatter.value (a number) is PyTorch's second overload.
     return _scatter(self, dim, index, s, reduce, "Scatter" if isinstance(s, Tensor)
                     else "Scatter:1")
@@ -1133,7 +1169,8 @@ def addcdiv_(self: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Ten
 
 
 def ravel(self: Tensor) -> Tensor:
-    return self.reshape(-1)
+    # PyTorch's ``contiguous().view(-1)``: ViewBackward0 (over CloneBackward0 for a copy).
+    return self.contiguous().view(-1)
 
 
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
@@ -1246,7 +1283,13 @@ def rot90(self: Tensor, k: builtins.int = 1, dims: Sequence[builtins.int] = (0, 
 
 def repeat_interleave(self: Tensor, repeats: Any = None, dim: builtins.int | None = None, *,
                       output_size: builtins.int | None = None) -> Tensor:
-    """Each entry repeated ``repeats`` times (a number, or one count per entry)."""
+    """Each entry repeated ``repeats`` times (a number, or one count per entry); without
+    ``repeats``, ``self`` holds the counts and the repeated positions are returned."""
+    if repeats is None:
+        # torch.repeat_interleave(repeats): the indices 0..n-1, each repeated.
+        if self.dim() != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        return repeat_interleave(_on_device_of(self, np.arange(self.numel())), self)
     x: Any = self.flatten() if dim is None else self
     d = 0 if dim is None else _dim(dim, self.dim())
     if not isinstance(repeats, Tensor):
@@ -2809,7 +2852,49 @@ _FN_ONLY = {
 # ------------------------------------------------- windows and process settings
 
 
-def _window(name: str, sym: Callable[[builtins.int], np.ndarray]) -> Callable[..., Tensor]:
+def _cos(w: np.ndarray) -> np.ndarray:
+    """``cos`` rounded from float64 for float32 (the value SLEEF's float kernel gives,
+    closer than NumPy's float32 ``cos``)."""
+    if w.dtype == np.float32:
+        return np.cos(w.astype(np.float64)).astype(np.float32)
+    return np.cos(w)
+
+
+def _hamming_formula(alpha: builtins.float, beta: builtins.float
+                     ) -> Callable[[np.ndarray, builtins.int], np.ndarray]:
+    # (PyTorch's window kernels: every operation in the window's dtype, each number
+    # rounded to it first, half types included: NumPy does the same with t(...).)
+    def formula(w: np.ndarray, m: builtins.int) -> np.ndarray:
+        t = w.dtype.type
+        return _cos(w * t(math.pi * 2.0 / (m - 1))) * t(-beta) + t(alpha)
+    return formula
+
+
+def _blackman_formula(w: np.ndarray, m: builtins.int) -> np.ndarray:
+    t = w.dtype.type
+    w = w * t(math.pi / (m - 1))
+    return _cos(w * t(4)) * t(0.08) - _cos(w * t(2)) * t(0.5) + t(0.42)
+
+
+def _bartlett_formula(w: np.ndarray, m: builtins.int) -> np.ndarray:
+    t = w.dtype.type
+    w = w * t(2.0 / (m - 1))
+    half = ((m - 1) >> 1) + 1
+    w[half:] = w[half:] * t(-1) + t(2)
+    return w
+
+
+# The windows PyTorch computes from an arange, in the window's dtype (TensorFactories.cpp).
+_WINDOW_FORMULAS: dict[str, Callable[[np.ndarray, builtins.int], np.ndarray]] = {
+    "hann_window": _hamming_formula(0.5, 0.5), "hamming_window": _hamming_formula(0.54, 0.46),
+    "blackman_window": _blackman_formula, "bartlett_window": _bartlett_formula}
+
+
+def _window(name: str, sym: Callable[[builtins.int], np.ndarray],
+            formula: Callable[[np.ndarray, builtins.int], np.ndarray] | None = None
+            ) -> Callable[..., Tensor]:
+    formula = formula or _WINDOW_FORMULAS.get(name)
+
     def fn(window_length: builtins.int, periodic: builtins.bool = True, *, dtype: Any = None,
            layout: Any = None, device: Any = None, requires_grad: builtins.bool = False
            ) -> Tensor:
@@ -2818,7 +2903,12 @@ def _window(name: str, sym: Callable[[builtins.int], np.ndarray]) -> Callable[..
                                f"window_length={window_length}")
         dt = D.get_default_dtype() if dtype is None else D.to_torch(dtype)
         n = window_length
-        vals = np.ones(n) if n == 1 else (sym(n + 1)[:-1] if periodic else sym(n))
+        if n > 1 and formula is not None and dt.is_floating_point:
+            # PyTorch's formula, operation by operation in the result's dtype.
+            m = n + 1 if periodic else n
+            vals = formula(np.arange(m).astype(dt.np), m)[:n]
+        else:
+            vals = np.ones(n) if n == 1 else (sym(n + 1)[:-1] if periodic else sym(n))
         out = Tensor(np.asarray(vals[:n], dt.np))
         if device is not None:
             out = out.to(device)
@@ -2830,6 +2920,20 @@ def _window(name: str, sym: Callable[[builtins.int], np.ndarray]) -> Callable[..
                   f"for spectral analysis).\n\n    >>> import funcgrad.torch as torch\n"
                   f"    >>> torch.{name}(1)\n    tensor([1.])\n")
     return fn
+
+
+def hamming_window(window_length: builtins.int, periodic: builtins.bool = True,
+                   alpha: builtins.float = 0.54, beta: builtins.float = 0.46, *,
+                   dtype: Any = None, layout: Any = None, device: Any = None,
+                   requires_grad: builtins.bool = False) -> Tensor:
+    """The generalized Hamming window ``alpha - beta cos(2 pi n / (N - 1))``.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.hamming_window(1)
+    tensor([1.])
+    """
+    return _window("hamming_window", np.hamming, _hamming_formula(alpha, beta))(
+        window_length, periodic, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def kaiser_window(window_length: builtins.int, periodic: builtins.bool = True,
@@ -2982,7 +3086,7 @@ def is_storage(obj: Any) -> builtins.bool:
 
 _FN_ONLY.update({
     "hann_window": _window("hann_window", np.hanning),
-    "hamming_window": _window("hamming_window", np.hamming),
+    "hamming_window": hamming_window,
     "bartlett_window": _window("bartlett_window", np.bartlett),
     "blackman_window": _window("blackman_window", np.blackman),
     "kaiser_window": kaiser_window, "get_num_threads": get_num_threads,
@@ -3029,3 +3133,15 @@ FUNCTIONS: dict[str, Any] = _functions()
 autocast_namespace(FUNCTIONS)
 
 __all__ = ["FUNCTIONS"]
+
+
+def _rounds(idx: np.ndarray) -> list[np.ndarray]:
+    """The positions of ``idx`` split so that no round repeats an index: round ``r`` holds
+    each index's ``r``-th occurrence (the engine differentiates a product or a max exactly
+    when the indices of one update are unique)."""
+    order = np.argsort(idx, kind="stable")
+    sorted_idx = idx[order]
+    first = np.searchsorted(sorted_idx, sorted_idx, side="left")
+    rank = np.empty_like(idx)
+    rank[order] = np.arange(len(idx)) - first
+    return [np.nonzero(rank == r)[0] for r in range(builtins.int(rank.max(initial=-1)) + 1)]

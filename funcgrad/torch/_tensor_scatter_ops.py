@@ -27,7 +27,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._tensor import _CPP, Tensor, apply_op
-from funcgrad.torch._tensor_math import _dim, _on_device_of, _t
+from funcgrad.torch._tensor_math import _dim, _on_device_of, _rounds, _t
 
 
 def _mismatch(src: Tensor, want: tuple[builtins.int, ...]) -> None:
@@ -120,18 +120,6 @@ def diagonal_scatter(self: Tensor, src: Tensor, offset: builtins.int = 0,
 
 _REDUCES = ("prod", "mean", "amax", "amin")
 _warned = [False]
-
-
-def _rounds(idx: np.ndarray) -> list[np.ndarray]:
-    """The positions of ``idx`` split so that no round repeats an index: round ``r`` holds
-    each index's ``r``-th occurrence (the engine differentiates a product or a max exactly
-    when the indices of one update are unique)."""
-    order = np.argsort(idx, kind="stable")
-    sorted_idx = idx[order]
-    first = np.searchsorted(sorted_idx, sorted_idx, side="left")
-    rank = np.empty_like(idx)
-    rank[order] = np.arange(len(idx)) - first
-    return [np.nonzero(rank == r)[0] for r in range(builtins.int(rank.max(initial=-1)) + 1)]
 
 
 def _extreme(dt: D.dtype, high: builtins.bool) -> Any:

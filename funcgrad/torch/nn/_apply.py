@@ -8,6 +8,7 @@ importing it from them would make a cycle).
 
 >>> import numpy as np
 >>> import funcgrad.numpy as fnp
+from funcgrad.errors import ShapeError
 >>> import funcgrad.torch as torch
 >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
 >>> op("Exp", fnp.exp, x).grad_fn
@@ -18,6 +19,8 @@ tensor([1.], dtype=torch.float64)
 
 from __future__ import annotations
 
+import ast
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any, cast
@@ -25,6 +28,7 @@ from typing import Any, cast
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.errors import ShapeError
 from funcgrad.source_info import user_stacklevel
 from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._device import device_of_buffer
@@ -35,8 +39,10 @@ __all__ = ["data", "floating", "half_dtype", "in_float32", "in_float32_at_result
            "on_device_of", "op", "reduce", "reduction", "rounded_to", "shape", "uniform_noise"]
 
 
-def op(name: str, impl: Callable[..., Any], *args: Any) -> Any:
-    """``impl(*args)`` as one Tensor operation named ``name`` (``<name>Backward0``).
+def op(name: str, impl: Callable[..., Any], *args: Any, saves_tensors: bool = True) -> Any:
+    """``impl(*args)`` as one Tensor operation named ``name`` (``<name>Backward0``;
+    ``saves_tensors=False`` for a node whose PyTorch counterpart saves no tensor, so that a
+    second backward through it is allowed).
 
     NumPy arrays count as Tensors; funcgrad Arrays and tracers (inside the JAX face's
     transforms) stay engine values, and so does the result."""
@@ -48,8 +54,39 @@ def op(name: str, impl: Callable[..., Any], *args: Any) -> Any:
 
         with X64:
             return impl(*args)
-    return apply_op(name, impl, *(Tensor(a) if isinstance(a, np.ndarray) else a
-                                  for a in args))
+    try:
+        return apply_op(name, impl, *(Tensor(a) if isinstance(a, np.ndarray) else a
+                                      for a in args), saves_tensors=saves_tensors)
+    except ShapeError as e:
+        err = broadcast_error(e)
+        if err is None:
+            raise
+        raise err from None
+
+
+_BROADCAST = re.compile(r"shapes (\[.*\]) cannot be broadcast together")
+
+
+def broadcast_error(e: Exception) -> RuntimeError | None:
+    """PyTorch's error for operands that do not broadcast (``The size of tensor a (3) must
+    match the size of tensor b (2) at non-singleton dimension 0``), from the engine's
+    ShapeError naming their shapes; None for another error."""
+    found = _BROADCAST.search(str(e))
+    if found is None:
+        return None
+    try:
+        shapes = [tuple(s) for s in ast.literal_eval(found.group(1))]
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    if len(shapes) < 2:
+        return None
+    from funcgrad.torch._tensor import _check_broadcast  # noqa: PLC0415
+
+    try:
+        _check_broadcast(shapes[0], shapes[1])
+    except RuntimeError as err:
+        return err
+    return None
 
 
 def data(x: Any) -> Any:
@@ -123,6 +160,24 @@ def uniform_noise(noise_shape: tuple[int, ...], low: float, high: float, like: A
     from funcgrad.torch import _cuda_random  # noqa: PLC0415
 
     return _cuda_random.uniform(noise_shape, np.float64, index) * (high - low) + low
+
+
+def rrelu_noise(input: Any, low: float, high: float) -> Any:  # noqa: A002
+    """Float64 RReLU slopes for ``input``: on the host, PyTorch's CPU kernel's draws (one
+    double uniform per element ``<= 0``, in row-major order; 1 elsewhere); on a GPU (or a
+    traced input), a uniform for every element."""
+    buf = data(input)
+    if type(buf) is not np.ndarray:
+        return uniform_noise(shape(input), low, high, input)
+    from funcgrad.torch._random import rng  # noqa: PLC0415
+
+    if buf.dtype != np.float64:
+        # The kernel's bounds are in its float32 arithmetic type.
+        low, high = float(np.float32(low)), float(np.float32(high))
+    drawn = np.ravel(buf) <= 0
+    noise = np.ones(drawn.shape, np.float64)
+    noise[drawn] = rng().uniform(low, high, (int(np.count_nonzero(drawn)),))
+    return noise.reshape(buf.shape)
 
 
 def reduction(size_average: Any, reduce: Any, reduction: str) -> str:  # noqa: A002

@@ -20,7 +20,8 @@ from funcgrad import lax
 from funcgrad import nn as jnn
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.nn._apply import floating, in_float32, in_float32_at_result, op, uniform_noise
+from funcgrad.torch.nn._apply import floating, in_float32, in_float32_at_result, op, rrelu_noise
+from funcgrad.transforms.custom import custom_jvp
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -45,8 +46,9 @@ def _written_as(op_name: str, impl: Any, input: Any) -> Any:  # noqa: A002
 
 
 def _hardtanh(x: Any, lo: float, hi: float) -> Any:
-    # The gradient is 1 strictly inside (lo, hi) and 0 elsewhere, as PyTorch's.
-    return fnp.where((x > lo) & (x < hi), x, fnp.where(x <= lo, _const(x, lo), _const(x, hi)))
+    # The gradient is 1 strictly inside (lo, hi) and 0 at and beyond the bounds, as
+    # PyTorch's; NaN passes through (with its gradient), as PyTorch's clamp.
+    return fnp.where(x <= lo, _const(x, lo), fnp.where(x >= hi, _const(x, hi), x))
 
 
 def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
@@ -81,10 +83,19 @@ def hardswish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
 _ONE_SIXTH_F32 = float(np.float32(1.0) / np.float32(6.0))
 
 
+@custom_jvp
 def _hardsigmoid(x: Any) -> Any:
-    inside = fnp.where((x > -3.0) & (x < 3.0), x, _const(x, 0.0)) * _ONE_SIXTH_F32
-    exact = _hardtanh(x + 3.0, 0.0, 6.0) / 6.0
-    return lax.stop_gradient(exact - inside) + inside
+    return _hardtanh(x + 3.0, 0.0, 6.0) / 6.0
+
+
+def _hardsigmoid_jvp(primals: Any, tangents: Any) -> Any:
+    # PyTorch's derivative: float32(1/6) strictly inside (-3, 3), else 0 (NaN included).
+    (x,), (t,) = primals, tangents
+    slope = fnp.where((x > -3.0) & (x < 3.0), _const(x, _ONE_SIXTH_F32), _const(x, 0.0))
+    return _hardsigmoid(x), t * slope
+
+
+_hardsigmoid.defjvp(_hardsigmoid_jvp)
 
 
 def hardsigmoid(input: Any, inplace: bool = False) -> Any:  # noqa: A002
@@ -94,32 +105,57 @@ def hardsigmoid(input: Any, inplace: bool = False) -> Any:  # noqa: A002
         op("Hardsigmoid", impl, floating(input))
 
 
-def _elu(x: Any, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> Any:
-    # The negative branch holds at 0 too (PyTorch's derivative there is alpha * scale).
-    neg = alpha * fnp.expm1(fnp.where(x > 0, _const(x, 0.0), x) * input_scale)
-    return scale * fnp.where(x > 0, x, neg)
+@custom_jvp
+def _expm1_of_input(x: Any) -> Any:
+    return fnp.expm1(x)
+
+
+def _expm1_of_input_jvp(primals: Any, tangents: Any) -> Any:
+    # exp(x) from the input: PyTorch's elu backward (is_result=False) reads the input, so
+    # its derivative keeps its precision where expm1(x) rounds to -1.
+    (x,), (t,) = primals, tangents
+    return fnp.expm1(x), t * fnp.exp(x)
+
+
+_expm1_of_input.defjvp(_expm1_of_input_jvp)
+
+
+def _elu(x: Any, alpha: float, scale: float = 1.0, input_scale: float = 1.0,
+         from_input: bool = False) -> Any:
+    """``from_input``: the derivative of the out-of-place function (from the input); without
+    it, the in-place one's (from the result, as PyTorch's ``elu_``)."""
+    # The negative branch holds at 0 too (PyTorch's derivative there is alpha * scale); NaN
+    # takes the positive branch, as in PyTorch's kernels.
+    expm1 = _expm1_of_input if from_input else fnp.expm1
+    neg = alpha * expm1(fnp.where(x <= 0, x, _const(x, 0.0)) * input_scale)
+    return scale * fnp.where(x <= 0, neg, x)
 
 
 def selu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``scale * elu(x, alpha)`` with SELU's constants."""
     if inplace:
         return _written("selu_", input)
-    return op("Elu", in_float32(lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE)), floating(input))
+    return op("Elu", in_float32(lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE, from_input=True)),
+              floating(input))
 
 
-def _celu(x: Any, alpha: float) -> Any:
+def _celu(x: Any, alpha: float, from_input: bool = False) -> Any:
     # PyTorch's celu backward scales by 1 / float32(alpha) (its derivative formula converts
-    # alpha with toFloat()); the values use the exact 1/alpha.
-    exact = _elu(x, alpha, 1.0, 1.0 / alpha)
-    surrogate = _elu(x, alpha, 1.0, 1.0 / float(np.float32(alpha)))
-    return lax.stop_gradient(exact - surrogate) + surrogate
+    # alpha with toFloat()); the values use the exact 1/alpha. Only the negative branch is
+    # corrected (an infinite x would give inf - inf).
+    expm1 = _expm1_of_input if from_input else fnp.expm1
+    xn = fnp.where(x <= 0, x, _const(x, 0.0))
+    exact = alpha * expm1(xn * (1.0 / alpha))
+    surrogate = alpha * expm1(xn * (1.0 / float(np.float32(alpha))))
+    neg = lax.stop_gradient(exact - surrogate) + surrogate
+    return fnp.where(x <= 0, neg, x)
 
 
 def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if inplace:
         return _written("celu_", input, alpha)
-    return op("Celu", in_float32(lambda x: _celu(x, alpha)), floating(input))
+    return op("Celu", in_float32(lambda x: _celu(x, alpha, from_input=True)), floating(input))
 
 
 def softsign(input: Any) -> Any:  # noqa: A002
@@ -134,15 +170,19 @@ def tanhshrink(input: Any) -> Any:  # noqa: A002
 
 def softshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
-    return op("Softshrink", lambda x: fnp.where(
-        x > lambd, x - lambd, fnp.where(x < -lambd, x + lambd, _const(x, 0.0))),
-        floating(input))
+    # As PyTorch's kernels: ``x * 0`` inside (-0 for a negative x), NaN passed through
+    # (with its gradient) as outside.
+    def impl(x: Any) -> Any:
+        inside = (x >= -lambd) & (x <= lambd)
+        return fnp.where(inside, x * 0, fnp.where(x > lambd, x - lambd, x + lambd))
+
+    return op("Softshrink", impl, floating(input))
 
 
 def hardshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
     """``x`` where ``|x| > lambd``, else 0."""
-    return op("Hardshrink", lambda x: fnp.where(fnp.abs(x) > lambd, x, _const(x, 0.0)),
-              floating(input))
+    return op("Hardshrink", lambda x: fnp.where((x >= -lambd) & (x <= lambd), _const(x, 0.0),
+                                                x), floating(input))
 
 
 def logsigmoid(input: Any) -> Any:  # noqa: A002
@@ -155,7 +195,8 @@ def threshold(input: Any, threshold: float, value: float,  # noqa: A002
     """``x`` where ``x > threshold``, else ``value``."""
     if inplace:
         return _written("threshold_", input, threshold, value)
-    return op("Threshold", lambda x: fnp.where(x > threshold, x, _const(x, value)), input)
+    # NaN passes through, as PyTorch's ``x <= threshold ? value : x``.
+    return op("Threshold", lambda x: fnp.where(x <= threshold, _const(x, value), x), input)
 
 
 def glu(input: Any, dim: int = -1) -> Any:  # noqa: A002
@@ -208,7 +249,7 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A
     if not training:
         slope: Any = (lower + upper) / 2
     else:
-        slope = Tensor(uniform_noise(tuple(input.shape), lower, upper, input).astype(
+        slope = Tensor(rrelu_noise(input, lower, upper).astype(
             input.dtype.np if hasattr(input.dtype, "np") else "float32"))
     return op("RreluWithNoise", lambda x, s: fnp.where(x > 0, x, x * s), floating(input),
               slope)

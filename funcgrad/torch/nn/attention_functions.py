@@ -49,7 +49,8 @@ def _dropout_scale(mask_shape: tuple[int, ...], p: float, like: Any) -> Any:
     dt = data(like).dtype
     if p >= 1.0:
         return on_device_of(np.zeros(mask_shape, dt), like)
-    return (keep_mask(mask_shape, p, like) * (1.0 / (1.0 - p))).astype(dt)
+    # Drawn over the (contiguous) attention weights: the query's buffer says the device.
+    return (keep_mask(mask_shape, p, data(like)) * (1.0 / (1.0 - p))).astype(dt)
 
 
 def _as_bias(mask: Any, dtype: Any, masked_is_true: bool) -> Any:
@@ -248,7 +249,8 @@ def _mha_math(q: Any, k: Any, v: Any, w_in: Any, b_in: Any, w_q: Any, w_k: Any, 
     out = fnp.reshape(proj(out, w_out, b_out), (length, batch, embed))
     if not need_weights:
         return out
-    weights = fnp.reshape(weights, (batch, heads, length, source))
+    # PyTorch returns the weights after the dropout (those that multiplied ``v``).
+    weights = fnp.reshape(dropped, (batch, heads, length, source))
     return out, (fnp.mean(weights, axis=1) if average else weights)
 
 

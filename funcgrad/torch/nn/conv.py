@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -146,6 +146,12 @@ def _conv(nd: int, input: Any, weight: Any, bias: Any, stride: Any,  # noqa: A00
     return _run(name, nd, fn, input, weight, bias, batched)
 
 
+_SAME_PADDING_COPY = (
+    "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+    "copy of the input be created (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/Convolution.cpp:1101.)")
+
+
 def conv_padding(padding: Any, kernel: Sequence[int], strides: Sequence[int],
                  dilation: Sequence[int]) -> list[tuple[int, int]]:
     """PyTorch's ``padding`` (int, tuple, 'valid' or 'same') as (low, high) pairs; 'same'
@@ -163,6 +169,10 @@ def conv_padding(padding: Any, kernel: Sequence[int], strides: Sequence[int],
         for k, d in zip(kernel, dilation):
             total = d * (k - 1)
             out.append((total // 2, total - total // 2))
+        if any(lo != hi for lo, hi in out):
+            from funcgrad.torch._tensor import warn_once_at_caller  # noqa: PLC0415
+
+            warn_once_at_caller(_SAME_PADDING_COPY)
         return out
     return [(p, p) for p in ntuple(padding, nd)]
 
@@ -342,9 +352,13 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant",  # noqa: A002
     if value is not None and value != 0:
         raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
     if rank not in (n_axes + 1, n_axes + 2) or n_axes > 3:
-        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding "
-                                  f"are supported for now (got {rank}D input and "
-                                  f"{len(pad)} pads in mode {mode})")
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for {rank}D input "
+                                  "tensor.\nSupported combinations for non-constant padding:\n"
+                                  "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                                  "  - 3D or 4D input: padding size = 4 (pads last 2 "
+                                  "dimensions)\n"
+                                  "  - 4D or 5D input: padding size = 6 (pads last 3 "
+                                  "dimensions)")
     for i, (lo, hi) in enumerate(pairs):
         n = input.shape[rank - 1 - i]
         if mode == "reflect" and (lo >= n or hi >= n):
@@ -523,20 +537,28 @@ class _ConvTransposeNd(_ConvNd):
     def _output_padding(self, input: Any, output_size: Any) -> tuple[int, ...]:  # noqa: A002
         if output_size is None:
             return self.output_padding
+        from funcgrad.torch._device import Size  # noqa: PLC0415
+
+        # PyTorch's checks and texts (``output_size`` shown as given, less its batch and
+        # channel entries).
         nd = self.nd
-        size = [int(s) for s in output_size][-nd:]
-        spatial = list(input.shape[-nd:])
-        out = []
+        lead = 2 if len(input.shape) == nd + 2 else 1
+        if len(output_size) == lead + nd:
+            output_size = output_size[lead:]
+        if len(output_size) != nd:
+            raise ValueError(f"ConvTranspose{nd}D: for {len(input.shape)}D input, output_size "
+                             f"must have {nd} or {lead + nd} elements (got "
+                             f"{len(output_size)})")
+        pads = cast(tuple[int, ...], self.padding)  # never a string for a transposed conv
+        smallest = [(int(input.shape[lead + i]) - 1) * self.stride[i] - 2 * pads[i]
+                    + self.dilation[i] * (self.kernel_size[i] - 1) + 1 for i in range(nd)]
+        largest = [smallest[i] + self.stride[i] - 1 for i in range(nd)]
         for i in range(nd):
-            smallest = ((spatial[i] - 1) * self.stride[i] - 2 * self.padding[i]
-                        + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
-            extra = size[i] - smallest
-            if not 0 <= extra < max(self.stride[i], self.dilation[i]):
-                raise ValueError(f"requested an output size of {size}, but valid sizes range "
-                                 f"from {smallest} to {smallest + self.stride[i] - 1} (for "
-                                 f"an input of {spatial})")
-            out.append(extra)
-        return tuple(out)
+            if not smallest[i] <= int(output_size[i]) <= largest[i]:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                                 f"range from {smallest} to {largest} (for an input of "
+                                 f"{Size(input.shape[2:])})")
+        return tuple(int(output_size[i]) - smallest[i] for i in range(nd))
 
     def forward(self, input: Any, output_size: Any = None) -> Any:  # noqa: A002
         # Through F.conv_transpose<n>d, as PyTorch's modules: its autocast cast applies.

@@ -122,13 +122,17 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     if in_len.size and in_len.max() > t_max:
         raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but got "
                            f"value {int(in_len.max())} (while checking arguments for "
-                           "ctc_loss_cpu)")
+                           "ctc_loss_allocate_outputs)")
     if not 0 <= blank < classes:
         raise RuntimeError("blank must be in label range")
     if tgt.ndim == 2 and tgt_len.size and tgt_len.max() > tgt.shape[1]:
         raise RuntimeError(f"Expected tensor to have size at least {int(tgt_len.max())} at "
                            f"dimension 1, but got size {tgt.shape[1]} for argument #2 "
-                           "'targets' (while checking arguments for ctc_loss_cpu)")
+                           "'targets' (while checking arguments for ctc_loss_allocate_outputs)")
+    if tgt.ndim == 1 and tgt.shape[0] != int(tgt_len.sum()):
+        raise RuntimeError(f"Expected tensor to have size {int(tgt_len.sum())} at dimension 0, "
+                           f"but got size {tgt.shape[0]} for argument #2 'targets' (while "
+                           "checking arguments for ctc_loss_allocate_outputs)")
     labels = _targets(tgt, tgt_len, n)
     s_max = int(tgt_len.max()) if n else 0
     states = 2 * s_max + 1

@@ -91,6 +91,10 @@ def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,  #
     torch.Size([2, 18, 9])
     """
     rank = len(input.shape)
+    if rank < 3:
+        # PyTorch's im2col reads the size of dimension ``rank`` before its checks.
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(rank, 1)}, {max(rank, 1) - 1}], but got {rank})")
     if rank not in (3, 4) or any(int(n) == 0 for n in input.shape[1:]):
         raise RuntimeError(
             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
@@ -113,7 +117,8 @@ def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,  #
         # y: (..., C, kw, ow, kh, oh) -> (..., C, kh, kw, oh, ow)
         nb = len(y.shape) - 5
         y = fnp.transpose(y, [*range(nb), nb, nb + 3, nb + 1, nb + 4, nb + 2])
-        return fnp.reshape(y, (*y.shape[:nb], -1, geo.blocks[0] * geo.blocks[1]))
+        rows = y.shape[nb] * kh * kw  # (not -1: an empty batch has no size to infer from)
+        return fnp.reshape(y, (*y.shape[:nb], rows, geo.blocks[0] * geo.blocks[1]))
 
     return op("Im2Col", impl, input)
 

@@ -163,12 +163,15 @@ def leaky_relu(input: Any, negative_slope: float = 0.01,  # noqa: A002
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
     if inplace:
         return _activations._written("elu_", input, alpha)
-    return _op("Elu", _f32(lambda x: nn.elu(x, alpha)), _floating(input))
+    return _op("Elu", _f32(lambda x: _activations._elu(x, alpha, from_input=True)),
+               _floating(input))
 
 
 def _softmax_dim(name: str, ndim: int) -> int:
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", UserWarning, stacklevel=3)
+    from funcgrad.torch._tensor import warn_at_caller  # noqa: PLC0415
+
+    warn_at_caller(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                   "to include dim=X as an argument.")
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -286,6 +289,13 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
     """
     if isinstance(input, Tensor) and isinstance(weight, Tensor):
         _check_linear(input, weight, bias)
+        if input.ndim > 2 and weight.ndim == 2 and bias is not None and \
+                not input.is_contiguous():
+            # PyTorch's linear of a strided batch is ``matmul`` and an in-place bias add
+            # (grad_fn AddBackward0 over UnsafeViewBackward0).
+            from funcgrad.torch._functions import matmul  # noqa: PLC0415
+
+            return matmul(input, weight.t()).add_(bias)
         if input.ndim > 2 and weight.ndim == 2:
             # As PyTorch: the leading axes flattened into one matrix product, viewed back
             # (grad_fn ViewBackward0 over AddmmBackward0).
@@ -542,7 +552,15 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
     def impl(lp: Any, t: Any, w: Any) -> Any:
         return _nll(lp, t, w, ignore_index, reduction)
 
-    return _op("NllLoss", impl, input, target, weight)
+    return _op(_nll_node(len(shape), reduction), impl, input, target, weight)
+
+
+def _nll_node(ndim: int, reduction: str) -> str:
+    """PyTorch's node for ``nll_loss`` of an input of ``ndim`` dims: ``nll_loss2d`` from 3
+    dims (other than 4 the input is reshaped to 4 dims, an unreduced loss viewed back)."""
+    if ndim <= 2:
+        return "NllLoss"
+    return "View" if ndim != 4 and reduction == "none" else "NllLoss2D"
 
 
 def _ce_by_index(ignore_index: int, reduction: str, eps: float, n_classes: int,
@@ -565,6 +583,12 @@ def _ce_by_index(ignore_index: int, reduction: str, eps: float, n_classes: int,
     else:
         tw = fnp.take(w, fnp.where(valid, t, 0)) * fnp.astype(valid, logp.dtype)
         ret = fnp.sum(smooth) / fnp.sum(tw)
+    half = half_math.half_dtype(logp)
+    if half is not None:
+        # PyTorch's half kernels multiply by a number in float32 and round each product.
+        f32 = np.float32
+        return fnp.astype(fnp.astype(nll, f32) * f32(1 - eps), half) + \
+            fnp.astype(fnp.astype(ret, f32) * f32(eps / n_classes), half)
     return (1 - eps) * nll + ret * (eps / n_classes)
 
 
@@ -647,7 +671,8 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
                                          n_classes, host)
         else:
             by_index = _ce_by_index_jit(ignore_index, reduction, eps, n_classes, host)
-        return _op("NllLoss" if eps == 0.0 else "Add", by_index, input, target, weight)
+        return _op(_nll_node(len(shape), reduction) if eps == 0.0 else "Add", by_index, input,
+                   target, weight)
 
     def by_probs(x: Any, t: Any, w: Any) -> Any:
         x, t, unbatched = _batched(x, t)
@@ -687,6 +712,17 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
     if _shape(target) != _shape(input):
         raise ValueError(f"Target size ({list(_shape(target))}) must be the same as input size "
                          f"({list(_shape(input))})")
+    tk, xk = np.dtype(_data(target).dtype).kind, np.dtype(_data(input).dtype).kind
+    if tk in "biu" and xk not in "biu":
+        from funcgrad.torch._tensor import _CPP  # noqa: PLC0415
+
+        if tk == "b":
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        # PyTorch's kernel writes into a tensor of the target's dtype.
+        raise RuntimeError(f"result type {_CPP[np.dtype(_data(input).dtype).name]} can't be "
+                           f"cast to the desired output type "
+                           f"{_CPP[np.dtype(_data(target).dtype).name]}")
 
     def impl(x: Any, t: Any, w: Any, pw: Any) -> Any:
         nls = _neg_log_sigmoid(x)

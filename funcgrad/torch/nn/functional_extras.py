@@ -25,7 +25,7 @@ from funcgrad import nn as jnn
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._random import rng
 from funcgrad.torch._tensor import Tensor, minkowski
-from funcgrad.torch.nn._apply import cuda_index, floating, op, shape, uniform_noise
+from funcgrad.torch.nn._apply import cuda_index, floating, op, rrelu_noise, shape, uniform_noise
 from funcgrad.torch.nn.activation import channel_shuffle
 from funcgrad.torch.nn.activation_functions import _SELU_ALPHA, _SELU_SCALE, _celu, _elu, _hardtanh
 
@@ -227,7 +227,7 @@ def rrelu_(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: 
         slope = (lower + upper) / 2
         return _inplace("RreluWithNoise:1", lambda x: fnp.where(x > 0, x, x * slope), input,
                         saves_result=True)
-    noise = uniform_noise(tuple(input.shape), lower, upper, input)
+    noise = rrelu_noise(input, lower, upper)
     return _inplace("RreluWithNoise:1",
                     lambda x: fnp.where(x > 0, x, x * fnp.asarray(noise, dtype=x.dtype)), input,
                     saves_result=True)

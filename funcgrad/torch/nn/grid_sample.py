@@ -79,7 +79,8 @@ def affine_grid_generator(theta: Any, size: Sequence[int], align_corners: bool) 
         out = fnp.matmul(b[None], fnp.swapaxes(th, 1, 2))
         return fnp.reshape(out, (n, *spatial, len(spatial)))
 
-    return op("AffineGridGenerator", impl, theta)
+    # Linear in theta: PyTorch's node saves no tensor (a second backward is allowed).
+    return op("AffineGridGenerator", impl, theta, saves_tensors=False)
 
 
 def affine_grid(theta: Any, size: Sequence[int], align_corners: bool | None = None) -> Tensor:

@@ -46,7 +46,7 @@ def calculate_gain(nonlinearity: str, param: Any = None) -> float:
     linear = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d"]
     if nonlinearity in linear or nonlinearity == "sigmoid":
-        return 1.0
+        return 1  # PyTorch's int
     if nonlinearity == "tanh":
         return 5.0 / 3
     if nonlinearity == "relu":
@@ -77,10 +77,15 @@ _calculate_fan_in_and_fan_out = calculate_fan_in_and_fan_out  # PyTorch's (priva
 
 
 def _fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise ValueError(f"Mode {mode} not supported, please use one of "
+                         f"{['fan_in', 'fan_out']}")
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
+
+
+_calculate_correct_fan = _fan  # PyTorch's (private) name
 
 
 def _draws(generator: Any) -> MTStream:

@@ -15,7 +15,6 @@ tensor(1.3125)
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, cast
 
 import numpy as np
@@ -138,6 +137,8 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean",  # noqa: A002
     _apply.check_target_size(input, target)
     if weight is not None and shape(weight) != shape(input):
         raise ValueError("Weights and input must have the same size.")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
 
     def impl(x: Any, t: Any, w: Any) -> Any:
         d = fnp.abs(x - t)
@@ -163,10 +164,12 @@ def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None
     if size_average is not None or reduce is not None:
         red = _apply.reduction(size_average, reduce, reduction)
     elif reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
-                      "the support size.'batchmean' divides only by the batch size, and "
-                      "aligns with the KL div math definition.'mean' will be changed to behave "
-                      "the same as 'batchmean' in the next major release.", stacklevel=2)
+        from funcgrad.torch._tensor import warn_at_caller  # noqa: PLC0415
+
+        warn_at_caller("reduction: 'mean' divides the total loss by both the batch size and "
+                       "the support size.'batchmean' divides only by the batch size, and "
+                       "aligns with the KL div math definition.'mean' will be changed to "
+                       "behave the same as 'batchmean' in the next major release.")
         red = "mean"
     elif reduction == "batchmean":
         red = "batchmean"

@@ -387,15 +387,37 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
         for hook in _hooks_of(self, "_state_dict_hooks").values():
             out = hook(self, destination, prefix, local_metadata)
-            if out is not None:
+            if not getattr(hook, "_from_public_api", False):
+                # A hook of the private API may return a new dict (PyTorch's old rule).
+                if out is not None:
+                    destination = out
+            elif out is not None:
                 raise RuntimeError("state_dict post-hook must return None")
         return destination
+
+    def get_extra_state(self) -> Any:
+        """The extra state (any picklable object) ``state_dict`` saves for a module that
+        overrides this method, as ``_extra_state``."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+            "bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what :meth:`get_extra_state` returned (``load_state_dict`` calls it for a
+        module that overrides it)."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+            "bug-report.yml to report this bug.")
 
     # ---------------------------------------------------------- state-dict hooks
 
@@ -415,7 +437,26 @@ class Module:
         """``hook(module, state_dict, prefix, local_metadata)`` runs after ``state_dict``
         saved this module and its submodules; it edits ``state_dict`` in place and returns
         None."""
+        hook._from_public_api = True  # type: ignore[attr-defined]
         return self._register(self._state_hooks("_state_dict_hooks"), hook, False)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """PyTorch's private form of :meth:`register_state_dict_post_hook`: the hook may
+        also return a new dict, which ``state_dict`` then goes on with."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        return self._register(self._state_hooks("_state_dict_hooks"), hook, False)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                           with_module: bool = False) -> RemovableHandle:
+        """PyTorch's private form of :meth:`register_load_state_dict_pre_hook`: without
+        ``with_module`` the hook is not given the module."""
+        def call(module: Any, *args: Any) -> Any:
+            return hook(module, *args) if with_module else hook(*args)
+
+        return self._register(self._state_hooks("_load_state_dict_pre_hooks"), call, False)
 
     def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -523,9 +564,17 @@ class Module:
             else:
                 with no_grad():
                     current.copy_(Tensor(arr))
+        extra = prefix + _EXTRA_STATE
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra in local:
+                self.set_extra_state(local[extra])
+            else:
+                missing.append(extra)
+        elif extra in local:
+            unexpected.append(extra)
         names = {n for n, _, _ in own}
         for key in local:
-            if key.startswith(prefix):
+            if key.startswith(prefix) and key != extra:
                 first, *rest = key[len(prefix):].split(".", 1)
                 if (first not in self._modules) if rest else (first not in names):
                     unexpected.append(key)
@@ -839,6 +888,9 @@ _DEVICE_TYPES = ("cpu", "cuda", "meta", "mps", "xpu", "hpu", "xla", "mtia", "ipu
 # --------------------------------------------------------------------- containers
 
 
+_EXTRA_STATE = "_extra_state"  # the key of a module's extra state in its state_dict
+
+
 class _ModuleSequence(Module):
     """What Sequential and ModuleList share: integer indexing, deletion with PyTorch's
     renumbering, length and iteration."""
@@ -868,6 +920,12 @@ class _ModuleSequence(Module):
 
     def __iter__(self) -> Iterator[Module]:
         return iter(m for m in self._modules.values() if m is not None)
+
+    def pop(self, key: Any) -> Any:
+        """Remove and return the module (or slice) at ``key``."""
+        v = self[key]  # type: ignore[index]
+        del self[key]
+        return v
 
 
 class Sequential(_ModuleSequence):
@@ -900,6 +958,51 @@ class Sequential(_ModuleSequence):
 
     def append(self, module: Module) -> Sequential:
         self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, sequential: Iterable[Module]) -> Sequential:
+        for layer in sequential:
+            self.append(layer)
+        return self
+
+    def __add__(self, other: Any) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return Sequential().extend(self).extend(other)
+
+    def __iadd__(self, other: Any) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        offset = len(self)
+        for i, module in enumerate(other):
+            self.add_module(str(i + offset), module)
+        return self
+
+    def _factor(self, other: Any) -> int:
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and "
+                            f"{type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        return other
+
+    def __mul__(self, other: Any) -> Sequential:
+        n = self._factor(other)
+        combined = Sequential()
+        for _ in range(n):
+            combined.extend(self)
+        return combined
+
+    def __rmul__(self, other: Any) -> Sequential:
+        return self.__mul__(other)
+
+    def __imul__(self, other: Any) -> Sequential:
+        n = self._factor(other)
+        original = list(self)
+        for _ in range(n - 1):
+            self.extend(original)
         return self
 
     def insert(self, index: int, module: Module) -> Sequential:
@@ -949,6 +1052,12 @@ class ModuleList(_ModuleSequence):
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        combined = ModuleList()
+        for i, module in enumerate([*self, *other]):
+            combined.add_module(str(i), module)
+        return combined
 
     def append(self, module: Module) -> ModuleList:
         self.add_module(str(len(self)), module)

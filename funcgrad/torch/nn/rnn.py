@@ -308,9 +308,11 @@ class RNNBase(Module):
                 masks.append(on_device_of(np.zeros(mshape, dt), like))
                 continue
             if rows is not None:
-                keep = keep_mask((n_packed, width), p, like)[rows]
+                keep = keep_mask((n_packed, width), p, data(like))[rows]
             else:
-                keep = keep_mask(mshape, p, like)
+                # PyTorch draws over each layer's (contiguous) output, whatever the
+                # input's layout: the buffer, not the tensor, says only the device.
+                keep = keep_mask(mshape, p, data(like))
             masks.append((keep * (1.0 / (1.0 - p))).astype(dt))
         return masks
 
