@@ -171,7 +171,6 @@ checkpoint_policies = types.SimpleNamespace(
     everything_saveable=_policy("everything_saveable", lambda *a, **k: True),
     nothing_saveable=_policy("nothing_saveable", lambda *a, **k: False),
     dots_saveable=_policy("dots_saveable", lambda prim, *a, **k: _is_dot(prim)),
-    checkpoint_dots=_policy("checkpoint_dots", lambda prim, *a, **k: _is_dot(prim)),
     dots_with_no_batch_dims_saveable=_policy(
         "dots_with_no_batch_dims_saveable",
         lambda prim, *a, **k: _is_dot(prim) and not k.get(
@@ -190,6 +189,10 @@ checkpoint_policies = types.SimpleNamespace(
     save_and_offload_only_these_names=lambda *a, **k: _policy(
         "save_and_offload_only_these_names", lambda *a2, **k2: False),
 )
+# JAX's older names are the same policies.
+checkpoint_policies.checkpoint_dots = checkpoint_policies.dots_saveable
+checkpoint_policies.checkpoint_dots_with_no_batch_dims = \
+    checkpoint_policies.dots_with_no_batch_dims_saveable
 
 
 __all__ = ["check_tracer_leaks", "checking_leaks", "checkpoint_policies", "closure_convert",

@@ -160,21 +160,27 @@ class ArrayImpl(Array):
     def __bool__(self) -> bool:
         return bool(self._value)
 
+    def _check_scalar(self) -> None:
+        if self._aval.shape:
+            raise TypeError("Only scalar arrays can be converted to Python scalars; got "
+                            f"arr.ndim={len(self._aval.shape)}")
+
     def __float__(self) -> float:
+        self._check_scalar()
         return float(self._value)
 
     def __int__(self) -> int:
+        self._check_scalar()
         return int(self._value)
 
     def __complex__(self) -> complex:
+        self._check_scalar()
         return complex(self._value)
 
     def __index__(self) -> int:
-        if self.aval.dtype.kind not in "iub":
-            raise TypeError(
-                f"only integer arrays can be used as an index, got dtype {self.aval.dtype}")
-        return operator.index(self._host().reshape(()).item()) if self.aval.size == 1 \
-            else operator.index(self._value)
+        if self._aval.shape or self._aval.dtype.kind not in "iu":
+            raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+        return operator.index(self._host().item())
 
     def item(self, *args: Any) -> Any:
         """The value of a one-element array as a Python scalar.

@@ -27,21 +27,31 @@ from funcgrad.errors import (
 from funcgrad.tree_util import tree_flatten
 
 
-def normalize_argnums(argnums: int | Sequence[int], nargs: int) -> tuple[tuple[int, ...], bool]:
-    """``(argnums as a tuple, whether a single int was given)``; checks the range."""
+def normalize_argnums(argnums: int | Sequence[int], nargs: int,
+                      grad: bool = True) -> tuple[tuple[int, ...], bool]:
+    """``(argnums as a tuple, whether a single int was given)``; checks the range with
+    JAX's texts (``grad``/``value_and_grad``'s own for too few arguments)."""
     single = not isinstance(argnums, (tuple, list))
     nums: tuple[Any, ...] = (argnums,) if single else tuple(argnums)  # type: ignore[arg-type]
     out = []
     for a in nums:
         try:
-            i = operator.index(a)
+            operator.index(a)
         except TypeError:
             raise ArgnumsError(f"argnums must be integers, got {a!r}") from None
+    if grad and nums and max(operator.index(a) for a in nums) >= nargs:
+        top = max(operator.index(a) for a in nums)
+        raise ArgnumsError(
+            f"differentiating with respect to argnums={argnums!r} requires at least "
+            f"{top + 1} positional arguments to be passed by the caller, but got only "
+            f"{nargs} positional arguments.")
+    for a in nums:
+        i = operator.index(a)
         if not -nargs <= i < nargs:
             raise ArgnumsError(
-                f"argnums={argnums!r} names argument {i}, but the function was called with "
-                f"{nargs} positional argument(s); pass argnums within range(0, {nargs})"
-            )
+                "Positional argument indices, e.g. for `static_argnums`, must have value "
+                "greater than or equal to -len(args) and less than len(args), but got value "
+                f"{i} for len(args) == {nargs}.")
         if i % nargs in out:
             # JAX would compute a gradient for each copy from one tracer: refuse instead.
             raise ArgnumsError(f"argnums={argnums!r} names argument {i % nargs} twice; each "

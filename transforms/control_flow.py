@@ -760,17 +760,23 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     _check_unroll(unroll)
     carry, c_tree = _leaves(init)
     x_leaves, x_tree = _leaves(xs)
-    lengths = {get_aval(x).shape[0] for x in x_leaves if get_aval(x).ndim}
     if any(get_aval(x).ndim == 0 for x in x_leaves):
-        raise ShapeError(f"scan xs must have a leading axis to scan over (at {user_frame()})")
+        bare = ", ".join(str(x) for x in tree_flatten(xs)[0] if not hasattr(x, "shape"))
+        raise ShapeError(f"scan got value with no leading axis to scan over: "
+                         f"{bare or 'a 0-d array'}.")
+    sizes = [get_aval(x).shape[0] for x in x_leaves]
     if length is not None:
-        lengths.add(int(length))
-    if len(lengths) != 1:
-        raise ShapeError(
-            f"scan needs one length: xs leading axes and length give {sorted(lengths)} "
-            f"(at {user_frame()}); pass length=N when xs is None"
-        )
-    n = lengths.pop()
+        n = int(length)
+        if any(s != n for s in sizes):
+            raise ShapeError(f"scan got `length` argument of {n} which disagrees with "
+                             f"leading axis sizes {sizes}.")
+    elif len(set(sizes)) > 1:
+        raise ShapeError("scan got values with different leading axis sizes: "
+                         f"{', '.join(str(s) for s in sizes)}.")
+    elif not sizes:
+        raise ShapeError("scan got no values to scan over and `length` not provided.")
+    else:
+        n = sizes[0]
     c_avals = _avals(carry)
     x_avals = [_unstacked(get_aval(x)) for x in x_leaves]
     box: list[PyTreeDef] = []

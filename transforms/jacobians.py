@@ -74,7 +74,7 @@ def _arrange(blocks: list[list[Any]], out_tree: PyTreeDef, in_tree: PyTreeDef,
 def _setup(fun: Callable[..., Any], argnums: int | Sequence[int], args: tuple[Any, ...],
            what: str, holomorphic: bool = False, allow_int: bool = False
            ) -> tuple[Callable[..., Any], list[Any], PyTreeDef, bool]:
-    nums, single = normalize_argnums(argnums, len(args))
+    nums, single = normalize_argnums(argnums, len(args), grad=False)
     args = tuple(tree_map(as_leaf_array, a) if i in nums else a for i, a in enumerate(args))
     flat_in, in_tree = tree_flatten(tuple(args[i] for i in nums))
     check_input_dtypes(flat_in, what, holomorphic=holomorphic, allow_int=allow_int)

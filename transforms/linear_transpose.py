@@ -85,12 +85,12 @@ def transpose_linear(fun: Callable[..., Any], primals: Sequence[Any]) -> Callabl
     def checked(cts: Any) -> list[Any]:
         flat_ct, ct_tree = tree_flatten(cts)
         got = [get_aval(c) for c in flat_ct]
-        if ct_tree != out_tree or any(g.shape != a.shape for g, a in zip(got, out_avals)):
-            raise ShapeError(
-                "cotangent type does not match function output, expected "
-                f"{[a.str_short() for a in out_avals]} but got "
-                f"{[g.str_short() for g in got]}"
-            )
+        if ct_tree != out_tree:
+            raise ShapeError("cotangent tree does not match function output, "
+                             f"expected {out_tree} but got {ct_tree}")
+        if any(g.shape != a.shape or g.dtype != a.dtype for g, a in zip(got, out_avals)):
+            raise ShapeError("cotangent type does not match function output, "
+                             f"expected {tuple(out_avals)} but got {flat_ct}")
         return flat_ct
 
     if all(dtypes.is_inexact(a.dtype) for a in avals):

@@ -345,8 +345,9 @@ def _check_scalar_output(out: Any, where: str, holomorphic: bool = False) -> Any
         check_output_kind(aval.dtype, where, holomorphic)
     elif not dtypes.is_float(aval.dtype):
         raise NonScalarOutputError(
-            f"{where} needs a real floating point output, got dtype {aval.dtype}"
-        )
+            f"{where} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {aval.dtype.name}. For differentiation of functions "
+            "with integer outputs, use jax.vjp directly.")
     return leaves[0]
 
 

@@ -14,6 +14,7 @@ Array([ 1., 13., 41.], dtype=float32)
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 import sys
 from collections.abc import Callable, Sequence
@@ -35,7 +36,13 @@ from funcgrad.primitives.rules import move_to_front, with_batch
 from funcgrad.primitives.structural import transpose
 from funcgrad.source_info import user_frame
 from funcgrad.transforms._util import as_leaf_array
-from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from funcgrad.tree_util import (
+    PyTreeDef,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_unflatten,
+)
 
 
 class BatchTracer(Tracer):
@@ -156,19 +163,68 @@ def _key_leaves(args: Any, n: int) -> list[bool]:
     return [type(x) is key_type for x in leaves]
 
 
-def _axis(spec: Any, ndim: int, what: str) -> int | None:
+def _axis(spec: Any, ndim: int, what: str,
+          shape: tuple[int, ...] | None = None) -> int | None:
     if spec is None:
         return None
     try:
         a = operator.index(spec)
     except TypeError:
+        if what == "in_axes":
+            raise ShapeError(
+                "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+                f"positional arguments passed to the function, but got {spec}.") from None
         raise ShapeError(f"vmap {what} entries must be int or None, got {spec!r}") from None
     if not -ndim <= a < ndim:
+        if what == "out_axes":
+            raise ShapeError(f"axis {a} is out of bounds for array of dimension {ndim}")
         raise ShapeError(
-            f"vmap {what}={spec} is out of range for a value of rank {ndim - (what == 'out_axes')}"
-            f" (at {user_frame()})"
-        )
+            f"vmap was requested to map its argument along axis {a}, which implies that its "
+            f"rank should be at least {a + 1 if a >= 0 else -a}, but is only {ndim} (its "
+            f"shape is {shape if shape is not None else ()})")
     return a % ndim
+
+
+def _size_error(fun: Callable[..., Any], args: tuple[Any, ...], flat: Sequence[Any],
+                dims: Sequence[int | None], axis_size: int | None) -> ShapeError:
+    """JAX's error for mapped axes of several sizes, naming the arguments as JAX does."""
+    kw_names: Sequence[str] = ()
+    n_pos = len(args)
+    if hasattr(fun, "_fg_vmap_kwargs"):  # keyword arguments moved to the end
+        fun, n_pos, kw_names = fun._fg_vmap_kwargs
+    try:
+        params: list[str] | None = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = None
+    names = []
+    for path, _ in tree_flatten_with_path(args)[0]:
+        i = path[0].idx
+        if i >= n_pos:
+            names.append(f"kwargs[{kw_names[i - n_pos]!r}]{keystr(path[1:])}")
+        elif params is None or i >= len(params):
+            names.append(f"args{keystr(path)}")
+        else:
+            names.append(f"argument {params[i]}{keystr(path[1:])}")
+    sizes = [None if d is None else get_aval(x).shape[d] for x, d in zip(flat, dims)]
+    counts: dict[int, int] = {}
+    for sz in sizes:
+        if sz is not None:
+            counts[sz] = counts.get(sz, 0) + 1
+    lines = ["vmap got inconsistent sizes for array axes to be mapped:\n"]
+    if axis_size is not None:
+        lines.append(f"  * the `axis_size` argument was {axis_size};\n")
+    ordered = sorted(counts.items(), key=lambda kv: -kv[1])  # stable: first seen first
+    for k, (sz, ct) in enumerate(ordered):
+        i = sizes.index(sz)
+        aval = get_aval(flat[i])
+        ex = (f"axis {dims[i]} of {names[i]} of type "
+              f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]")
+        if ct == 1:
+            lines.append(f"  * one axis had size {sz}: {ex};\n")
+        else:
+            lines.append(f"  * {'most' if k == 0 else 'some'} axes ({ct} of them) had size "
+                         f"{sz}, e.g. {ex};\n")
+    return ShapeError("".join(lines)[:-2])
 
 
 def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
@@ -197,6 +253,8 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             def with_kwargs(*all_args: Any) -> Any:
                 return fun(*all_args[:n_pos], **dict(zip(names, all_args[n_pos:])))
 
+            with_kwargs._fg_vmap_kwargs = (fun, n_pos, names)  # type: ignore[attr-defined]
+
             axes_all = (tuple(in_axes) if isinstance(in_axes, (tuple, list))
                         else (in_axes,) * n_pos) + (0,) * len(names)
             return vmap(with_kwargs, axes_all, out_axes, axis_name, axis_size)(
@@ -204,9 +262,9 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         if isinstance(in_axes, (tuple, list)):
             if len(in_axes) != len(args):
                 raise ShapeError(
-                    f"vmap in_axes has {len(in_axes)} entries but the function was called with "
-                    f"{len(args)} positional arguments; give one entry per argument"
-                )
+                    "vmap in_axes must be an int, None, or a tuple of entries corresponding to "
+                    "the positional arguments passed to the function, but got "
+                    f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
             axes = [ax for spec, a in zip(in_axes, args)
                     for ax in _broadcast_prefix(spec, a, "in_axes")]
         else:
@@ -217,22 +275,23 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         keyed = _key_leaves(args, len(flat))
         flat = [x if s is None else as_leaf_array(x) for s, x in zip(axes, flat)]
         dims = [None if s is None else
-                _axis(s, get_aval(x).ndim - (1 if k else 0), "in_axes")
+                _axis(s, get_aval(x).ndim - (1 if k else 0), "in_axes",
+                      get_aval(x).shape[:get_aval(x).ndim - (1 if k else 0)])
                 for s, x, k in zip(axes, flat, keyed)]
         sizes = {get_aval(x).shape[d] for x, d in zip(flat, dims) if d is not None}
-        if len(sizes) > 1:
-            detail = ", ".join(f"argument leaf {i} axis {d} has size {get_aval(x).shape[d]}"
-                               for i, (x, d) in enumerate(zip(flat, dims)) if d is not None)
-            raise ShapeError(f"vmap got inconsistent sizes for the mapped axis: {detail}")
+        if len(sizes) > 1 or (sizes and axis_size is not None and axis_size not in sizes):
+            raise _size_error(fun, args, flat, dims, axis_size)
         if sizes:
             size = sizes.pop()
-            if axis_size is not None and axis_size != size:
-                raise ShapeError(f"axis_size={axis_size} differs from the mapped size {size}")
         elif axis_size is not None:
             size = axis_size
+        elif not flat:
+            raise ShapeError("vmap wrapped function must be passed at least one argument "
+                             "containing an array or axis_size must be specified, got empty "
+                             f"*args={args} and **kwargs={{}}")
         else:
-            raise ShapeError("vmap needs at least one mapped argument (in_axes not all None), "
-                             "or axis_size=...")
+            raise ShapeError("vmap must have at least one non-None value in in_axes or "
+                             "axis_size must be specified")
         out, out_tree = vmap_flat(lambda *xs: fun(*tree_unflatten(in_tree, xs)), flat, dims,
                                   size, out_axes, axis_name)
         return tree_unflatten(out_tree, out)
@@ -259,6 +318,7 @@ def vmap_flat(fun: Callable[..., Any], flat: Sequence[Any], dims: Sequence[int |
     for (v, d), spec in zip(lifted, out_specs):
         if spec is None:
             if d is not None:
+                # (funcgrad.torch.func matches this text to give PyTorch's error.)
                 raise ShapeError("vmap out_axes=None for an output that depends on the mapped "
                                  "axis; give it an int out axis")
             results.append(v)

@@ -36,6 +36,40 @@ def _reflected(f: Any) -> Any:
     return lambda self, other: f(other, self)
 
 
+def _view(self: Any, dtype: Any = None, type: Any = None) -> Any:  # noqa: A002 - NumPy's
+    """The same bytes read as ``dtype`` (JAX's ``Array.view``: the last axis grows or
+    shrinks with the itemsize)."""
+    import funcgrad.numpy as fnp  # noqa: PLC0415
+    from funcgrad.conversion import requested_dtype  # noqa: PLC0415
+    from funcgrad.primitives.bits import bitcast_convert_type  # noqa: PLC0415
+
+    if type is not None:
+        raise NotImplementedError("`type` argument of array.view() is not supported.")
+    if dtype is None:
+        return self
+    dt, src = requested_dtype(dtype, "view"), np.dtype(self.dtype)
+    if dt == src:
+        return self
+    if src == np.bool_:
+        return _view(self.astype(np.uint8), dt)
+    if dt == np.bool_:
+        return _view(self, np.uint8).astype(np.bool_)
+    if src.itemsize == dt.itemsize:
+        return bitcast_convert_type(self, dt)
+    if self.ndim == 0:
+        raise ValueError("view() of a 0d array is only supported if the itemsize is "
+                         "unchanged.")
+    if (self.shape[-1] * src.itemsize) % dt.itemsize != 0:
+        raise ValueError("When changing to a larger dtype, its size must be a divisor of the "
+                         "total size in bytes of the last axis of the array.")
+    if src.itemsize > dt.itemsize:  # the new last axis of bitcast folds into the last one
+        out = bitcast_convert_type(self, dt)
+        return fnp.reshape(out, (*self.shape[:-1], -1))
+    ratio = dt.itemsize // src.itemsize
+    grouped = fnp.reshape(self, (*self.shape[:-1], self.shape[-1] // ratio, ratio))
+    return bitcast_convert_type(grouped, dt)
+
+
 def install() -> None:
     """Set the operators and methods on ``Array`` (called once by funcgrad.numpy)."""
     import funcgrad.numpy as fnp  # noqa: PLC0415 - installed after funcgrad.numpy loads
@@ -194,6 +228,34 @@ def install() -> None:
 
     def copy(self: Any) -> Any:
         return fnp.array(self)
+
+    def cumprod(self: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        _no_out(out, "cumprod")
+        return fnp.cumprod(self, axis, dtype)
+
+    def nonzero(self: Any, *, fill_value: Any = None, size: Any = None) -> Any:
+        return fnp.nonzero(self, size=size, fill_value=fill_value)
+
+    def searchsorted(self: Any, v: Any, side: str = "left", sorter: Any = None, *,
+                     method: str = "scan") -> Any:
+        return fnp.searchsorted(self, v, side=side, sorter=sorter, method=method)
+
+    def compress(self: Any, condition: Any, axis: Any = None, *, out: Any = None,
+                 size: Any = None, fill_value: Any = 0) -> Any:
+        _no_out(out, "compress")
+        return fnp.compress(condition, self, axis, size=size, fill_value=fill_value)
+
+    def choose(self: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
+        _no_out(out, "choose")
+        return fnp.choose(self, choices, mode=mode)
+
+    def argpartition(self: Any, kth: int, axis: int = -1) -> Any:
+        return fnp.argpartition(self, kth, axis)
+
+    attrs.update({
+        "cumprod": cumprod, "nonzero": nonzero, "searchsorted": searchsorted,
+        "compress": compress, "choose": choose, "argpartition": argpartition, "view": _view,
+    })
 
     attrs.update({
         "sum": sum, "prod": prod, "mean": mean, "var": var, "std": std, "max": max,

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any
 
 import numpy as np
@@ -88,7 +89,7 @@ def _staging() -> bool:
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
-    dims = (shape,) if isinstance(shape, (int, np.integer, Tracer)) or \
+    dims = (shape,) if isinstance(shape, (int, np.integer, float, Tracer)) or \
         getattr(shape, "ndim", None) == 0 else tuple(shape)
     if any(isinstance(d, Tracer) for d in dims):
         shown = ", ".join(f"traced {d.aval.str_short()}" if isinstance(d, Tracer) else repr(d)
@@ -96,7 +97,15 @@ def _shape(shape: Any) -> tuple[int, ...]:
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, "
                         f"got ({shown}{',' if len(dims) == 1 else ''}).\nIf using `jit`, try "
                         "using `static_argnums` or applying `jit` to smaller subfunctions.")
-    return tuple(int(d) for d in dims)
+    try:
+        out = tuple(operator.index(d) for d in dims)
+    except TypeError:
+        raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
+                        f"got {dims}.") from None
+    if any(d < 0 for d in out):
+        raise TypeError("broadcast_in_dim shape must have every element be nonnegative, got "
+                        f"{out}.")
+    return out
 
 
 @_on_device()

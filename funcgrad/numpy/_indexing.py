@@ -69,6 +69,8 @@ def _as_index_array(i: Any) -> Any:
             raise IndexTypeError(f"Indexer must have integer or boolean type, got indexer "
                                  f"with type {dt} (at {user_frame()})")
         return i
+    if isinstance(i, str):
+        raise IndexTypeError(f"JAX does not support string indexing; got idx={i!r}")
     arr = np.asarray(_concrete(i))
     if arr.dtype.kind not in "iub":
         raise IndexTypeError(f"Indexer must have integer or boolean type, got indexer with "
@@ -669,10 +671,11 @@ def _index_operand(indices: Any, where: str) -> Any:
     idx = asarray(indices)
     if not _dynamic(idx):
         idx = np.asarray(idx)
-        if idx.dtype.kind not in "iu":
-            raise IndexingError(f"{where} indices must be integers, got {idx.dtype}")
-    elif idx.aval.dtype.kind not in "iu":
-        raise IndexingError(f"{where} indices must be integers, got {idx.aval.dtype}")
+    dt = idx.dtype if isinstance(idx, np.ndarray) else idx.aval.dtype
+    if dt.kind not in "iu":  # JAX's texts and types
+        if where == "take":
+            raise ValueError("indices must have an integer type")
+        raise IndexTypeError(f"{where} indices must be of integer type, got {dt}")
     return idx
 
 

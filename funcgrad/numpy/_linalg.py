@@ -48,8 +48,8 @@ def _matmul(a: Any, b: Any) -> Any:
     a, b = _pair(a, b)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if not sa or not sb:
-        raise ShapeError(f"matmul does not accept scalars (shapes {sa} and {sb}); "
-                         "use multiply or *")
+        raise ShapeError(f"matmul input operand {0 if not sa else 1} must have ndim at least 1, "
+                         "but it has ndim 0")
     if sa[-1] != (sb[0] if len(sb) == 1 else sb[-2]):
         raise ShapeError(
             f"matmul: the last axis of a ({sa}) must match the "
@@ -161,7 +161,8 @@ def _parse_einsum(subscripts: str, ranks: Sequence[int]) -> tuple[list[str], str
         lhs, out, explicit = subscripts, "", False
     terms = lhs.split(",")
     if len(terms) != len(ranks):
-        raise ShapeError(f"einsum: {len(terms)} subscripts for {len(ranks)} operands")
+        raise ShapeError(f"Number of einsum subscripts, {len(terms)}, must be equal to the "
+                         f"number of operands, {len(ranks)}.")
     used = set(c for c in subscripts if c.isalpha())
     free = [c for c in string.ascii_letters if c not in used]
     ell_rank = 0

@@ -99,10 +99,15 @@ def reshape(a: Any, newshape: Any, order: str = "C") -> Any:
     """
     if isinstance(a, (list, tuple)):
         check_arraylike("reshape", a)
-    if order != "C":
-        raise ValueError("only order='C' is supported")
+    if order == "A":
+        raise NotImplementedError("np.reshape order=A is not implemented.")
+    if order not in ("C", "F"):
+        raise ValueError(f"Unexpected value for 'order' argument: {order}.")
     a = _arr(a)
-    return S.reshape(a, _resolve_shape(newshape, get_aval(a).size))
+    shape = _resolve_shape(newshape, get_aval(a).size)
+    if order == "F":  # column-major: reverse the axes on both sides
+        return transpose(S.reshape(transpose(a), shape[::-1]))
+    return S.reshape(a, shape)
 
 
 def ravel(a: Any, order: str = "C") -> Any:
@@ -195,7 +200,8 @@ def squeeze(a: Any, axis: Any = None) -> Any:
         axes = canonical_axes(axis, len(shp))
         bad = [i for i in axes if shp[i] != 1]
         if bad:
-            raise ShapeError(f"cannot squeeze axis {bad[0]} of size {shp[bad[0]]} in {shp}")
+            raise ShapeError("cannot select an axis to squeeze out which has size not equal "
+                             f"to one, got shape={shp} and dimensions={axes}")
     return S.squeeze(a, axes)
 
 
@@ -387,8 +393,8 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     arrs = [_arr(a) for a in promote_args(*arrays)]
     shapes = {get_aval(a).shape for a in arrs}
     if len(shapes) != 1:
-        raise ShapeError(f"all input arrays must have the same shape, got {sorted(shapes)} "
-                         f"(at {user_frame()})")
+        raise ShapeError("All input arrays must have the same shape. Got "
+                         f"{', '.join(str(get_aval(a).shape) for a in arrs)}.")
     nd = get_aval(arrs[0]).ndim + 1
     ax = canonical_axis(axis, nd)
     return S.concatenate([S.expand_dims(a, (ax,)) for a in arrs], ax)
@@ -452,7 +458,7 @@ def _split_points(n: int, indices_or_sections: Any, even: bool) -> list[int]:
         if k <= 0:
             raise ShapeError("number of sections must be larger than 0")
         if even and n % k:
-            raise ShapeError(f"array split does not result in an equal division: {n} into {k}")
+            raise ShapeError(f"array split does not result in an equal division: rest is {n % k}")
         q, r = divmod(n, k)
         sizes = [q + 1] * r + [q] * (k - r)
         return list(np.cumsum([0] + sizes))

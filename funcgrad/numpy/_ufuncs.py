@@ -396,7 +396,18 @@ subtract = _binary("subtract", E.sub_p, "x - y with broadcasting.")
 multiply = _binary("multiply", E.mul_p, "x * y with broadcasting.")
 divide = _binary("divide", E.div_p, "True division x / y (integers give the default float).",
                  inexact=True, error_name="true_divide")
-true_divide = divide
+
+
+def true_divide(x1: Any, x2: Any, /) -> Any:
+    """Alias of ``divide`` (its own function, named ``true_divide``, as in JAX).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(fnp.true_divide(3, 2))
+    1.5
+    """
+    return divide(x1, x2)
+
+
 floor_divide_int = _binary("floor_divide", E.div_p, "Floor division x // y.")
 _remainder = _binary("remainder", E.rem_p, "Remainder with the sign of the divisor (a zero: the\n"
                       "dividend's, as JAX's).")
@@ -533,6 +544,17 @@ def _c_fmod(x: Any, y: Any) -> Any:
     return fmod_fn(*broadcast_args(x, y, where="fmod"))
 
 
+def _concrete_int_exponent(y: Any) -> Any:
+    """A concrete integer scalar exponent (Python bool or int, NumPy integer scalar, 0-d
+    integer NumPy array or Array) as a Python int, as JAX's ``operator.index`` test reads
+    it; anything else unchanged."""
+    if isinstance(y, bool | np.integer):
+        return int(y)
+    if isinstance(y, (ArrayImpl, np.ndarray)) and y.ndim == 0 and y.dtype.kind in "iu":
+        return int(y)
+    return y
+
+
 def power(x: Any, y: Any) -> Any:
     """x ** y with broadcasting; small integer exponents use repeated multiplication.
 
@@ -541,12 +563,22 @@ def power(x: Any, y: Any) -> Any:
     8.0
     """
     check_arraylike("power", x, y)
+    if type(y) is not int and type(y) is not float:
+        y = _concrete_int_exponent(y)
     if type(y) is int and not isinstance(asarray(x), bool):
         (x,) = _numeric(*promote_args(x))
         return E.integer_pow_p.bind(x, y=y)
-    x, y = promote_args(x, y)
-    x, y = broadcast_args(x, y)
-    return E.pow_p.bind(x, y)
+    xp, yp = _numeric(*promote_args(x, y))
+    xa = get_aval(xp)
+    if xa.dtype.kind in "iu":
+        # JAX's integer power multiplies into a strongly typed accumulator.
+        out = E.pow_p.bind(*broadcast_args(xp, yp))
+        return E.convert_element_type(out, xa.dtype) if xa.weak_type else out
+    if get_aval(y).dtype.kind in "iu" and dtypes.is_inexact(get_aval(x).dtype):
+        # JAX: lax.pow of the unpromoted operands, so the derivative at a zero exponent
+        # is 0 (not NaN) where the base is 0.
+        return E._lax_pow(*broadcast_args(x, y))
+    return E.pow_p.bind(*broadcast_args(xp, yp))
 
 
 def float_power(x: Any, y: Any) -> Any:
@@ -852,8 +884,9 @@ def nan_to_num(x: Any, nan: float = 0.0, posinf: float | None = None,
     return where(equal(out, -np.inf), cast(asarray(neginf), dt), out)
 
 
-def astype(x: Any, dtype: Any) -> Any:
-    """``x`` converted to ``dtype``.
+def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
+    """``x`` converted to ``dtype`` (``copy`` changes nothing: arrays are immutable; on
+    ``device`` when given).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.astype(fnp.array([1.7]), "int32").dtype
@@ -861,6 +894,8 @@ def astype(x: Any, dtype: Any) -> Any:
     """
     check_arraylike("astype", x)
     x = asarray(x)
+    if device is not None:
+        return x.astype(dtype, device=device)
     dt = requested_dtype(dtype, "astype")
     if dtypes.python_scalar(x):
         return cast(x, dt)

@@ -393,7 +393,7 @@ def ldexp(x1: Any, x2: Any, /) -> Any:
     d1 = dtypes.result_type(a1)
     d2 = dtypes.result_type(a2)
     if d1.kind == "c" or d2.kind in "fc":
-        raise DTypeError(f"ldexp not supported for input types {(d1, d2)}")
+        raise ValueError(f"ldexp not supported for input types {(d1, d2)}")  # JAX's type
     (a1,) = promote_inexact(a1)
     dt = get_aval(a1).dtype
     m, e = frexp(a1)

@@ -90,11 +90,24 @@ class SVDResult(NamedTuple):
 # ------------------------------------------------------------------ helpers
 
 
+# JAX's texts for arguments that are not square matrices.
+_JAX_SQUARE_TEXT = {
+    "inv": "Argument to inv must have shape [..., n, n], got {}.",
+    "det": "Argument to _det() must have shape [..., n, n], got {}",
+    "slogdet": "Argument to slogdet() must have shape [..., n, n], got {}",
+}
+
+
 def _matrix(name: str, a: Any, square: bool = False) -> Any:
     """``a`` as an inexact array of matrices (rank >= 2), square if asked."""
     (a,) = promote_inexact(a)
     shape = get_aval(a).shape
+    if square and name in _JAX_SQUARE_TEXT and (len(shape) < 2 or shape[-1] != shape[-2]):
+        raise ShapeError(_JAX_SQUARE_TEXT[name].format(shape))
     if len(shape) < 2:
+        if name == "cond":
+            raise ShapeError(f"jnp.linalg.cond: input array must be at least 2D; got "
+                             f"arr.shape={shape}")
         raise ShapeError(f"{name} needs an array of matrices (rank >= 2), got shape "
                          f"{shape}")
     if square and shape[-1] != shape[-2]:
@@ -285,8 +298,11 @@ def _general_square(name: str, a: Any) -> Any:
     a = asarray(a)
     (a,) = promote_inexact(a)
     aval = get_aval(a)
-    if aval.ndim < 2 or aval.shape[-1] != aval.shape[-2]:
-        raise ShapeError(f"The input to {name} must be a square matrix. Got shape {aval.shape}.")
+    if aval.ndim < 2:
+        raise ShapeError(f"Input 0 to eig must have rank at least 2, but got "
+                         f"shape={aval.shape}")
+    if aval.shape[-1] != aval.shape[-2]:
+        raise ShapeError(f"The input to eig must be a square matrix. Got shape {aval.shape}.")
     return a
 
 
@@ -327,6 +343,9 @@ def solve(a: Any, b: Any) -> Any:
     """
     check_arraylike("jnp.linalg.solve", a, b)
     a, b = promote_inexact(a, b)
+    if get_aval(a).ndim < 2:
+        raise ShapeError("left hand array must be at least two dimensional; got "
+                         f"a.shape={get_aval(a).shape}")
     a = _matrix("solve", a, square=True)
     bshape = get_aval(b).shape
     n = get_aval(a).shape[-1]
@@ -613,11 +632,14 @@ def matrix_power(a: Any, n: int) -> Any:
     """
     check_arraylike("jnp.linalg.matrix_power", a)
     if int(n) != n:
-        raise TypeError(f"matrix_power needs an integer exponent, got {n!r}")
+        raise TypeError(f"exponent must be an integer, got {n!r}")
     a = asarray(a)
     shape = get_aval(a).shape
-    if len(shape) < 2 or shape[-1] != shape[-2]:
-        raise ShapeError(f"matrix_power needs square matrices, got shape {shape}")
+    if len(shape) < 2:
+        raise ShapeError(f"{len(shape)}-dimensional array given. Array must be at least "
+                         "two-dimensional")
+    if shape[-1] != shape[-2]:
+        raise ShapeError("Last 2 dimensions of the array must be square")
     n = int(n)
     if n == 0:
         return broadcast_to(eye(shape[-1], dtype=get_aval(a).dtype), shape)
@@ -691,8 +713,9 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
         raise ValueError(f"tensorinv needs ind > 0, got {ind}")
     rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
     if rows != cols:
-        raise ShapeError(f"tensorinv: prod(a.shape[:ind]) = {rows} must equal "
-                         f"prod(a.shape[ind:]) = {cols}")
+        raise ShapeError("tensorinv is only possible when the product of the first `ind` "
+                         "dimensions equals that of the remaining dimensions. got "
+                         f"arr.shape={shape} with ind={ind}.")
     return reshape(inv(reshape(a, (rows, cols))), (*shape[ind:], *shape[:ind]))
 
 
@@ -994,7 +1017,7 @@ def _vector_norm(x: Any, ord: Any, axis: int, keepdims: bool) -> Any:  # noqa: A
     if ord == 1:
         return sum(absolute(x), axis, keepdims=keepdims)
     if isinstance(ord, str):
-        raise ShapeError(f"norm ord={ord!r} is a matrix norm; give two axes")
+        raise ShapeError(f"Invalid order '{ord}' for vector norm.")
     return power(sum(power(absolute(x), ord), axis, keepdims=keepdims), 1.0 / ord)
 
 

@@ -610,6 +610,7 @@ def _lax_pow(x: Any, y: Any) -> Any:
     """
     from funcgrad.primitives.rules import _scalars_as_operand  # noqa: PLC0415
 
+    y_weak = dtypes.python_scalar(y) or get_aval(y).weak_type
     if type(y) is int and not dtypes.python_scalar(x):
         y = np.int32(y)  # JAX keeps a Python int exponent an integer (weakly typed int32)
     x, y = _scalars_as_operand(x, y)
@@ -632,7 +633,7 @@ def _lax_pow(x: Any, y: Any) -> Any:
     one = full(shape, 1, xa.dtype)
     base = select(at_zero, one, x)
     out = select(at_zero, one, pow_p.bind(base, convert_element_type(y, xa.dtype)))
-    return convert_element_type(out, xa.dtype, weak_type=xa.weak_type)
+    return convert_element_type(out, xa.dtype, weak_type=xa.weak_type and y_weak)
 
 
 pow_p.lax_fn = _lax_pow

@@ -178,7 +178,10 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
         re = _normal_data(k_re, shape_tuple(shape), real).astype(dt)
         im = _normal_data(k_im, shape_tuple(shape), real).astype(dt)
         return (re + 1j * im) / np.array(np.sqrt(2), dt)
-    return _normal_data(data, shape_tuple(shape), float_dtype("normal", dt))
+    if not dtypes.is_float(dt):
+        raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, "
+                         f"got {dt}")
+    return _normal_data(data, shape_tuple(shape), dt)
 
 
 def _next_toward(x: Any, direction: float, dt: np.dtype[Any]) -> Any:

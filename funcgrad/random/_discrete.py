@@ -148,6 +148,8 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
             raise TypeError("x must be an integer or at least 1-dimensional")
         return _shuffle(data, jnp.arange(int(x)), 0)
     x = jnp.asarray(x)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
     axis = axis % x.ndim
     if independent or x.ndim == 1:
         return _shuffle(data, x, axis)

@@ -364,8 +364,10 @@ ELEMENTWISE = [
     binary("power", POS, NONZERO, dtypes=FLOATS, scalar=2.0),
     Case("power", with_rank0(POS, NONZERO), variant="rank-0-exponent", dtypes=FLOATS),
     Case("power", same_shape(POS, Domain(values=(0.0,))), variant="zero-exponent"),
+    # A Python int base: JAX (not NumPy) takes a concrete rank-0 integer exponent as
+    # integer_pow's and promotes the base alone (the default integer, weakly typed).
     binary("power", SMALL_INTS, Domain(values=(0.0, 1.0, 2.0, 3.0)), dtypes=(I64, I32),
-           grad=False, variant="int", scalar=3),
+           grad=False, variant="int", scalar=3, scalar_at=(1,)),
     binary("float_power", POS, NONZERO, scalar=0.5, ref=_float_power_jax),
     binary("maximum", distinct=True, scalar=0.5), binary("minimum", distinct=True, scalar=0.5),
     # Rank-0 operands stay unbroadcast down to the primitives (relu = maximum(x, 0.0)).

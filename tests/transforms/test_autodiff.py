@@ -198,7 +198,7 @@ def test_grad_error_cases() -> None:
         fg.grad(lambda x, y: x * y, argnums=1)(2.0, 3)
     with pytest.raises(E.IntegerInputError):
         fg.jacrev(lambda x: x * 2.0)(np.arange(3))
-    with pytest.raises(E.ArgnumsError, match="range"):
+    with pytest.raises(E.ArgnumsError, match="requires at least 2 positional arguments"):
         fg.grad(lambda x: x * 2.0, argnums=1)(3.0)
     with pytest.raises(E.ArgnumsError):
         fg.grad(lambda x, y: x * y, argnums=(0, 2))(3.0, 4.0)

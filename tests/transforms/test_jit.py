@@ -1020,7 +1020,7 @@ def test_scan_errors() -> None:
         lax.scan(lambda c, x: ((c,), c), np.array(0.0), np.arange(3.0))
     with pytest.raises(E.TreeStructureError, match="pair"):
         lax.scan(lambda c, x: c, np.array(0.0), np.arange(3.0))
-    with pytest.raises(E.ShapeError, match="length"):
+    with pytest.raises(E.ShapeError, match="different leading axis sizes: 3, 4"):
         lax.scan(lambda c, x: (c, c), np.array(0.0), (np.arange(3.0), np.arange(4.0)))
     with pytest.raises(E.ShapeError):
         lax.scan(lambda c, x: (c, c), np.array(0.0), np.array(1.0))

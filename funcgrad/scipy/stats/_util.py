@@ -25,13 +25,15 @@ def args(*xs: Any) -> list[Any]:
 
 
 def const(x: Any, v: float) -> Any:
-    """``v`` in ``x``'s dtype, weakly typed when ``x`` is (JAX's ``lax._const``: a constant
-    leaves the weak type of a Python-scalar argument's result alone)."""
+    """``v`` in ``x``'s dtype, weakly typed when ``x`` is a weakly typed scalar (JAX's
+    ``lax._const``: a constant leaves the weak type of a Python-scalar argument's result
+    alone, and makes an array's result strongly typed)."""
     from funcgrad.core import get_aval  # noqa: PLC0415
     from funcgrad.primitives.elementwise import convert_element_type  # noqa: PLC0415
 
     c = jnp.asarray(v, dtype=x.dtype)
-    return convert_element_type(c, x.dtype, True) if get_aval(x).weak_type else c
+    a = get_aval(x)
+    return convert_element_type(c, x.dtype, True) if a.weak_type and a.ndim == 0 else c
 
 
 def outside(x: Any, mask: Any, fill: float) -> Any:

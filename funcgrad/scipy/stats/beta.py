@@ -47,7 +47,7 @@ def cdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     0.5
     """
     x, a, b, loc, scale = args(x, a, b, loc, scale)
-    y = jnp.clip((x - loc) / scale, 0.0, 1.0)
+    y = jnp.clip((x - loc) / scale, const(x, 0.0), const(x, 1.0))  # JAX's constants
     return special.betainc(a, b, y)
 
 
@@ -67,7 +67,7 @@ def sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     0.5
     """
     x, a, b, loc, scale = args(x, a, b, loc, scale)
-    y = jnp.clip((x - loc) / scale, 0.0, 1.0)
+    y = jnp.clip((x - loc) / scale, const(x, 0.0), const(x, 1.0))  # JAX's constants
     return special.betainc(b, a, 1.0 - y)
 
 

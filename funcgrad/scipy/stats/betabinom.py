@@ -14,6 +14,7 @@ import numpy as np
 import funcgrad.numpy as jnp
 from funcgrad.scipy import special
 from funcgrad.scipy.stats._args import promote_args_inexact
+from funcgrad.scipy.stats._util import const
 
 
 def logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
@@ -25,7 +26,8 @@ def logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
     """
     k, n, a, b, loc = promote_args_inexact("betabinom.logpmf", k, n, a, b, loc)
     y = jnp.floor(k) - loc
-    comb = -(jnp.log1p(n) + special.betaln(n - y + 1, y + 1))
+    one = const(y, 1.0)  # JAX's constant: the result is strongly typed
+    comb = -(jnp.log1p(n) + special.betaln(n - y + one, y + one))
     val = comb + special.betaln(y + a, n - y + b) - special.betaln(a, b)
     val = jnp.where((y == 0) & (n == 0), 0.0, val)
     # JAX's support test compares y (already shifted by loc) with -loc; kept as is so

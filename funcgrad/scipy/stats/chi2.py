@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+import funcgrad.numpy as jnp
+from funcgrad.scipy import special
 from funcgrad.scipy.stats import gamma as _gamma
-from funcgrad.scipy.stats._util import args
+from funcgrad.scipy.stats._util import args, const
 
 
 def _shape(x: Any, df: Any, loc: Any, scale: Any) -> list[Any]:
@@ -61,7 +65,10 @@ def sf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
     >>> round(float(sf(2.0, 2.0)), 6)
     0.367879
     """
-    return _gamma.sf(*_shape(x, df, loc, scale))
+    x, df, loc, scale = args(x, df, loc, scale)
+    two = const(scale, 2.0)  # JAX's constants: the result is strongly typed
+    y = jnp.clip((x - loc) / (scale * two), const(x, 0.0), const(x, np.inf))
+    return special.gammaincc(df / two, y)
 
 
 def logsf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -70,7 +77,7 @@ def logsf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
     >>> round(float(logsf(2.0, 2.0)), 6)
     -1.0
     """
-    return _gamma.logsf(*_shape(x, df, loc, scale))
+    return jnp.log(sf(x, df, loc, scale))
 
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]

@@ -65,8 +65,9 @@ def sf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
     0.367879
     """
     x, a, loc, scale = args(x, a, loc, scale)
-    y = jnp.maximum((x - loc) / scale, const(x, 0.0))
-    return special.gammaincc(a, y)
+    y = (x - loc) / scale
+    # As JAX: the constant only in the comparison, a Python 1 as the fill.
+    return jnp.where(y < const(y, 0.0), 1, special.gammaincc(a, jnp.maximum(y, 0.0)))
 
 
 def logsf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:

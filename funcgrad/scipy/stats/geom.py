@@ -14,6 +14,7 @@ import numpy as np
 import funcgrad.numpy as jnp
 from funcgrad.scipy import special
 from funcgrad.scipy.stats._args import promote_args_inexact
+from funcgrad.scipy.stats._util import const
 
 
 def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
@@ -24,7 +25,7 @@ def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
     """
     k, p, loc = promote_args_inexact("geom.logpmf", k, p, loc)
     x = k - loc
-    val = special.xlog1py(x - 1, -p) + jnp.log(p)
+    val = special.xlog1py(x - const(k, 1.0), -p) + jnp.log(p)  # JAX's constant
     return jnp.where(x <= 0, -np.inf, val)
 
 

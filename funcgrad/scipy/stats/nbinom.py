@@ -15,6 +15,7 @@ import numpy as np
 import funcgrad.numpy as jnp
 from funcgrad.scipy import special
 from funcgrad.scipy.stats._args import promote_args_inexact
+from funcgrad.scipy.stats._util import const
 
 
 def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
@@ -24,9 +25,10 @@ def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     -1.386294
     """
     k, n, p, loc = promote_args_inexact("nbinom.logpmf", k, n, p, loc)
+    one = const(k, 1.0)  # JAX's constant: the result is strongly typed
     y = k - loc
-    comb = special.gammaln(y + n) - special.gammaln(n) - special.gammaln(y + 1)
-    linear = special.xlogy(n, p) + special.xlogy(y, 1 - p)
+    comb = special.gammaln(y + n) - special.gammaln(n) - special.gammaln(y + one)
+    linear = special.xlogy(n, p) + special.xlogy(y, one - p)
     return jnp.where(k < loc, -np.inf, comb + linear)
 
 

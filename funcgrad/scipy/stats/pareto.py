@@ -13,6 +13,7 @@ import numpy as np
 
 import funcgrad.numpy as jnp
 from funcgrad.scipy.stats._args import promote_args_inexact
+from funcgrad.scipy.stats._util import const
 
 
 def logpdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -23,7 +24,7 @@ def logpdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     x, b, loc, scale = promote_args_inexact("pareto.logpdf", x, b, loc, scale)
     y = (x - loc) / scale
-    val = -(jnp.log(scale / b) + (b + 1) * jnp.log(y))
+    val = -(jnp.log(scale / b) + (b + const(x, 1.0)) * jnp.log(y))  # JAX's constant
     return jnp.where(x < loc + scale, -np.inf, val)
 
 
@@ -44,7 +45,7 @@ def cdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     x, b, loc, scale = promote_args_inexact("pareto.cdf", x, b, loc, scale)
     y = (x - loc) / scale
-    return jnp.where(x < loc + scale, 0.0, 1 - y ** -b)
+    return jnp.where(x < loc + scale, const(x, 0.0), const(x, 1.0) - y ** -b)
 
 
 def logcdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -75,7 +76,7 @@ def logsf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     x, b, loc, scale = promote_args_inexact("pareto.logsf", x, b, loc, scale)
     y = (x - loc) / scale
-    return jnp.where(x < loc + scale, 0.0, -(b * jnp.log(y)))
+    return jnp.where(x < loc + scale, const(x, 0.0), -(b * jnp.log(y)))
 
 
 def ppf(q: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -85,7 +86,8 @@ def ppf(q: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     2.0
     """
     q, b, loc, scale = promote_args_inexact("pareto.ppf", q, b, loc, scale)
-    val = loc + scale * (1 - q) ** -(1 / b)
+    one = const(q, 1.0)  # JAX's constant: the result is strongly typed
+    val = loc + scale * (one - q) ** -(one / b)
     return jnp.where(jnp.isnan(q) | (q < 0) | (q > 1), np.nan, val)
 
 

@@ -26,7 +26,7 @@ def logpmf(k: Any, mu: Any, loc: Any = 0) -> Any:
     x = k - loc
     val = special.xlogy(x, mu) - special.gammaln(x + 1.0) - mu
     ok = (x >= 0) & (x == jnp.round(x))
-    return jnp.where(ok, val, const(k, -np.inf))
+    return jnp.where(ok, val, -np.inf)  # a Python -inf, as JAX: the weak type stays
 
 
 def pmf(k: Any, mu: Any, loc: Any = 0) -> Any:
