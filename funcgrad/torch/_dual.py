@@ -47,3 +47,17 @@ def drop_tangent(t: Any) -> None:
 
 def clear() -> None:
     state.tangents.clear()
+
+
+def check_tangent(primal: Any, tangent: Any, dtype: bool = True) -> None:
+    """PyTorch's errors for a tangent that is not floating point (``dtype``: a Tensor's
+    dtype is checked) or has another size than its primal (``make_dual``,
+    ``torch.func.jvp``)."""
+    if dtype and not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    if tuple(primal.shape) != tuple(tangent.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(primal.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}.")

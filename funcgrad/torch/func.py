@@ -30,6 +30,7 @@ from funcgrad.core import Tracer
 from funcgrad.torch import _func_checks as C
 from funcgrad.torch._dict_order import record_orders, reorder
 from funcgrad.torch._dtypes import to_torch
+from funcgrad.torch._dual import check_tangent
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import CLOSURE_SINKS, Tensor
 from funcgrad.torch.nn.module import Module
@@ -491,14 +492,7 @@ def jvp(func: Any, primals: Any, tangents: Any, *, has_aux: bool = False) -> Any
             raise RuntimeError(f"{C.JVP}: Expected tangents to only contain Tensors, got "
                                f"{type(t)}")
     for p, t in zip(C.leaves(primals), C.leaves(tangents)):
-        if isinstance(t, Tensor) and not (t.dtype.is_floating_point or t.dtype.is_complex):
-            raise ValueError(f"Expected tangent to be floating point or complex, but got: "
-                             f"{t.dtype}")
-        if tuple(p.shape) != tuple(t.shape):
-            raise RuntimeError(
-                "Trying to set a forward gradient that has a different size than that of the "
-                f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} "
-                f"while the given forward gradient is of size {list(t.shape)}.")
+        check_tangent(p, t, dtype=isinstance(t, Tensor))
     tangents, wide = _tangents_as_primals(primals, tangents)
 
     # One operation of the outer autograd graph (as PyTorch's jvp composes with autograd):

@@ -110,14 +110,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         raise ValueError(f"Expected primal to be floating point or complex, but got: "
                          f"{tensor.dtype}")
-    if not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
-        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
-                         f"{tangent.dtype}")
-    if tuple(tangent.shape) != tuple(tensor.shape):
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the "
-            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
-            f"while the given forward gradient is of size {list(tangent.shape)}.")
+    _dual.check_tangent(tensor, tangent)
     with _plain:
         dual = tensor.view_as(tensor)
         if tangent.dtype != tensor.dtype:

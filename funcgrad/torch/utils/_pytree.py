@@ -256,11 +256,13 @@ def tree_map_(func: Callable[..., Any], tree: PyTree, *rests: PyTree,
     return tree
 
 
+def _types(type_or_types: Any) -> Any:
+    """A type, or a tuple of types (from any iterable of them), for ``isinstance``."""
+    return type_or_types if isinstance(type_or_types, (type, tuple)) else tuple(type_or_types)
+
+
 def _only(types: Any, func: Callable[..., Any]) -> Callable[..., Any]:
-    if isinstance(types, tuple) or isinstance(types, type):
-        check = types
-    else:
-        check = tuple(types)
+    check = _types(types)
     return lambda x: func(x) if isinstance(x, check) else x
 
 
@@ -287,13 +289,13 @@ def tree_any(pred: Callable[[Any], bool], tree: PyTree,
 
 def tree_all_only(type_or_types: Any, pred: Callable[[Any], bool], tree: PyTree,
                   is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
-    types = type_or_types if isinstance(type_or_types, (type, tuple)) else tuple(type_or_types)
+    types = _types(type_or_types)
     return all(pred(x) for x in tree_leaves(tree, is_leaf) if isinstance(x, types))
 
 
 def tree_any_only(type_or_types: Any, pred: Callable[[Any], bool], tree: PyTree,
                   is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
-    types = type_or_types if isinstance(type_or_types, (type, tuple)) else tuple(type_or_types)
+    types = _types(type_or_types)
     return any(pred(x) for x in tree_leaves(tree, is_leaf) if isinstance(x, types))
 
 
