@@ -401,8 +401,9 @@ ELEMENTWISE = [
          scalar=1.0, scalar_at=(1, 2)),
     Case("clip", clip_static_bounds(), variant="static-bounds",
          grad_args=clip_static_bounds().map(_off_bounds)),
+    # (dtype is positional-only in NumPy's astype and JAX's: the table passes it by name)
     Case("astype", astype_args(("float32", np.float64, np.int64, "int32", bool, float)),
-         ref=lambda x, dtype: x.astype(dtype),
+         ref=lambda x, dtype: x.astype(dtype), fn=lambda x, dtype: fnp.astype(x, dtype),
          grad_args=astype_args((np.float64, "float64", float))),
 ]
 
