@@ -104,9 +104,10 @@ def test_minimize_matches_jax(seed: int, n: int, method: str, w: tuple[float, ..
     assert got._fields == want._fields
     for field in ("nit", "status", "nfev", "njev", "success"):
         assert int(getattr(got, field)) == int(getattr(want, field)), field
-    _same((got.x, got.fun), (want.x, want.fun), rtol=1e-7, atol=1e-9)
-    # Over tens of Rosenbrock iterations the last-bit differences of libm and XLA grow in
-    # the inverse-Hessian estimate (seed 136: 3e-6 relative) and the near-zero gradient.
+    # Over tens of Rosenbrock iterations the last-bit differences of libm and XLA grow: in
+    # the solution (seed 594, L-BFGS, 28 iterations: 1.7e-7 relative), and more in the
+    # inverse-Hessian estimate (seed 136: 3e-6 relative) and the near-zero gradient.
+    _same((got.x, got.fun), (want.x, want.fun), rtol=1e-6, atol=1e-9)
     _same((got.jac, got.hess_inv), (want.jac, want.hess_inv), rtol=1e-4, atol=1e-8)
 
 

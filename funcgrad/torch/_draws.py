@@ -126,18 +126,31 @@ def generator(source: Callable[[], Any], device: int | None = None) -> Any:
     return source() if sink is None else Recorder(source, device, sink)
 
 
-def refuse_state_access(what: str) -> None:
-    """Raise :class:`Unstageable` when ``what`` (reading or setting a generator's state)
-    happens while a step is staged: it would happen once, not on every call."""
+def _staging() -> bool:
     sink = _now.sink
     # vmap's randomness handling records draws too, but a generator's state may change
     # inside vmap (as in PyTorch): only a staging recorder above it refuses.
     while sink is not None and getattr(sink, "passes_state", False):
         sink = getattr(sink, "outer", None)
-    if sink is not None:
+    return sink is not None
+
+
+def refuse_state_access(what: str) -> None:
+    """Raise :class:`Unstageable` when ``what`` (reading or setting a generator's state)
+    happens while a step is staged: it would happen once, not on every call."""
+    if _staging():
         raise Unstageable(f"{what} inside a compiled step acts once, when the step is "
                           "staged, not on every call")
 
 
+def refuse_value_dependent_draws(what: str) -> None:
+    """Raise :class:`Unstageable` when a step being staged draws as many numbers as
+    values it computes decide (RReLU's one per element <= 0): a program's draws are drawn
+    before it runs."""
+    if _staging():
+        raise Unstageable(f"{what} draws as many numbers as its input's values decide; a "
+                          "compiled step draws before it runs, so this part runs eagerly")
+
+
 __all__ = ["Draw", "Recorder", "Unstageable", "generator", "recording",
-           "refuse_state_access"]
+           "refuse_state_access", "refuse_value_dependent_draws"]

@@ -377,13 +377,18 @@ def test_half_class_index_losses_exact(seed, dt, n, c, fn, reduction, weighted, 
         return out, xx.grad
 
     (got, ggot), (want, gwant) = run(ft), run(torch)
-    # The losses as PyTorch's kernels round them: the sum in the half type by its cascade.
-    np.testing.assert_array_equal(_np(got.float()), _np(want.float()))
     if fn == "nll_loss":
+        # The losses as PyTorch's kernels round them: the sum in the half type by its
+        # cascade.
+        np.testing.assert_array_equal(_np(got.float()), _np(want.float()))
         np.testing.assert_array_equal(_np(ggot.float()), _np(gwant.float()))
     else:
-        # (cross_entropy's backward through log_softmax: within an ulp of the half type.)
-        assert ulp_error(ggot, gwant, dt) <= 1
+        # cross_entropy goes through log_softmax, whose float32 exp and sum (SLEEF's in
+        # PyTorch, NumPy's here) may differ in the last bit; where that sum lies near a
+        # rounding boundary of the half type, log of it differs by a few half ulps (a
+        # randomized run found 3: 0.2939 and 0.2947 around the exact 0.29437).
+        assert ulp_error(got, want, dt) <= 4
+        assert ulp_error(ggot, gwant, dt) <= 2
 
 
 @settings(max_examples=20, deadline=None)

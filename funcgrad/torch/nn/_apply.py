@@ -8,7 +8,6 @@ importing it from them would make a cycle).
 
 >>> import numpy as np
 >>> import funcgrad.numpy as fnp
-from funcgrad.errors import ShapeError
 >>> import funcgrad.torch as torch
 >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
 >>> op("Exp", fnp.exp, x).grad_fn
@@ -165,9 +164,14 @@ def uniform_noise(noise_shape: tuple[int, ...], low: float, high: float, like: A
 def rrelu_noise(input: Any, low: float, high: float) -> Any:  # noqa: A002
     """Float64 RReLU slopes for ``input``: on the host, PyTorch's CPU kernel's draws (one
     double uniform per element ``<= 0``, in row-major order; 1 elsewhere); on a GPU (or a
-    traced input), a uniform for every element."""
+    traced input outside a compiled step), a uniform for every element."""
     buf = data(input)
     if type(buf) is not np.ndarray:
+        if cuda_index(input) is None:
+            from funcgrad.torch import _draws  # noqa: PLC0415
+
+            # (torch.compile: the host's draws stay PyTorch's; the step breaks here.)
+            _draws.refuse_value_dependent_draws("RReLU")
         return uniform_noise(shape(input), low, high, input)
     from funcgrad.torch._random import rng  # noqa: PLC0415
 
