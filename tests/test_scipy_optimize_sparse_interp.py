@@ -102,8 +102,13 @@ def test_minimize_matches_jax(seed: int, n: int, method: str, w: tuple[float, ..
     want = _JAX_MINIMIZE(x0, a, b, np.array(w), method=method)
     assert isinstance(got, FO.OptimizeResults)
     assert got._fields == want._fields
-    for field in ("nit", "status", "nfev", "njev", "success"):
+    for field in ("nit", "status", "success"):
         assert int(getattr(got, field)) == int(getattr(want, field)), field
+    # The line search's zoom tests cubic and quadratic steps against thresholds: a last-bit
+    # difference (seed 506, L-BFGS: a step of 0.07686170932449557 against JAX's ...558)
+    # can take one more zoom evaluation, with the same iterates.
+    for field in ("nfev", "njev"):
+        assert abs(int(getattr(got, field)) - int(getattr(want, field))) <= 2, field
     # Over tens of Rosenbrock iterations the last-bit differences of libm and XLA grow: in
     # the solution (seed 594, L-BFGS, 28 iterations: 1.7e-7 relative), and more in the
     # inverse-Hessian estimate (seed 136: 3e-6 relative) and the near-zero gradient.
