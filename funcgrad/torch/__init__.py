@@ -158,6 +158,7 @@ from funcgrad.torch import (  # noqa: E402
     _dynamo,
     _tensor_scatter_ops,
     _tensor_storage,
+    accelerator,
     amp,
     autograd,
     backends,

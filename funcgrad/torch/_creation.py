@@ -33,6 +33,15 @@ from funcgrad.torch._tensor import _CPP, Tensor, apply_op
 _rng = rng
 
 
+def _sizes(name: str, sizes: tuple[Any, ...], size: Any) -> tuple[Any, ...]:
+    """The sizes of ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
 def _shape_args(size: tuple[Any, ...], name: str = "empty") -> tuple[builtins.int, ...]:
     """The sizes of a factory call (``zeros(2, 3)`` or ``zeros((2, 3))``), with PyTorch's
     errors for a size that is not an integer or is negative."""
@@ -411,24 +420,24 @@ def _into_out(fn: _F) -> _F:
 
 
 @_into_out
-def zeros(*size: Any, dtype: Any = None, device: Any = None,
+def zeros(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
     """Zeros (the default dtype unless ``dtype`` is given)."""
-    return _filled(0, size, dtype, device, requires_grad, "zeros")
+    return _filled(0, _sizes("zeros", sizes, size), dtype, device, requires_grad, "zeros")
 
 
 @_into_out
-def ones(*size: Any, dtype: Any = None, device: Any = None,
+def ones(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
          requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
     """Ones (the default dtype unless ``dtype`` is given)."""
-    return _filled(1, size, dtype, device, requires_grad, "ones")
+    return _filled(1, _sizes("ones", sizes, size), dtype, device, requires_grad, "ones")
 
 
 @_into_out
-def empty(*size: Any, dtype: Any = None, device: Any = None,
+def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: builtins.bool = False, out: Any = None) -> Tensor:
     """A tensor of the given size (zero-filled: no uninitialised memory is exposed)."""
-    return _filled(0, size, dtype, device, requires_grad, "empty")
+    return _filled(0, _sizes("empty", sizes, size), dtype, device, requires_grad, "empty")
 
 
 @_into_out
@@ -720,9 +729,10 @@ def eye(n: builtins.int, m: builtins.int | None = None, *, dtype: Any = None,
 
 
 @_into_out
-def randn(*size: Any, dtype: Any = None, device: Any = None,
+def randn(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: builtins.bool = False, generator: Any = None) -> Tensor:
     """Standard normal samples."""
+    size = _sizes("randn", sizes, size)
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
@@ -735,9 +745,10 @@ def randn(*size: Any, dtype: Any = None, device: Any = None,
 
 
 @_into_out
-def rand(*size: Any, dtype: Any = None, device: Any = None,
+def rand(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
          requires_grad: builtins.bool = False, generator: Any = None) -> Tensor:
     """Uniform samples in [0, 1)."""
+    size = _sizes("rand", sizes, size)
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
