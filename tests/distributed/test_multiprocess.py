@@ -109,3 +109,11 @@ def test_init_process_group_timeout_aborts_a_hung_collective() -> None:
     assert res.returncode != 0
     assert "collective allreduce(sum) (number 1) did not complete within 2 s" in res.stderr
     assert "unreachable" not in res.stdout
+
+
+def test_torch_face_list_and_uneven_collectives_and_their_gradients() -> None:
+    res = _launch("torch_collectives_more.py", 3)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    for r in range(3):
+        assert f"[rank {r}] OK {r}" in res.stdout, out[-4000:]

@@ -4,6 +4,7 @@ command line, and funcgrad.distributed's host helpers."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -88,6 +89,51 @@ def test_collectives_in_a_world_of_one(world: None) -> None:
         dist.all_reduce(np.ones(2))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="twice"):
         dist.init_process_group("gloo")
+
+
+def test_list_and_object_collectives_in_a_world_of_one(world: None) -> None:
+    x = torch.arange(6.0).reshape(3, 2)
+    out = torch.zeros(3, 2)
+    dist.all_to_all_single(out, x, [3], [3])
+    np.testing.assert_array_equal(out.numpy(), x.numpy())
+    with pytest.raises(RuntimeError, match="Split sizes doesn't match total dim 0 size"):
+        dist.all_to_all_single(out, x, [3], [2])
+    outs = [torch.zeros(3)]
+    dist.all_to_all(outs, [torch.tensor([1.0, 2.0, 3.0])])
+    np.testing.assert_array_equal(outs[0].numpy(), [1.0, 2.0, 3.0])
+    r = torch.zeros(2)
+    dist.reduce_scatter(r, [torch.tensor([4.0, 5.0])], op=dist.ReduceOp.AVG)
+    np.testing.assert_array_equal(r.numpy(), [4.0, 5.0])
+    got: list[Any] = [None]
+    dist.gather_object("a", got)
+    assert got == ["a"]
+    dist.scatter_object_list(got, ["b"])
+    assert got == ["b"]
+    with pytest.raises(ValueError, match="Must provide object_gather_list on dst rank."):
+        dist.gather_object("a")
+    dist.monitored_barrier()
+    with pytest.raises(ValueError, match="Invalid ``p2p_op_list``"):
+        dist.batch_isend_irecv([])
+    assert dist.get_node_local_rank(fallback_rank=0) == int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def test_node_local_rank_as_pytorch(monkeypatch: Any) -> None:
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    with pytest.raises(RuntimeError, match="LOCAL_RANK is not in the environment"):
+        dist.get_node_local_rank()
+    assert dist.get_node_local_rank(fallback_rank=2) == 2
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    assert dist.get_node_local_rank(fallback_rank=2) == 3
+
+
+def test_differentiable_collectives_in_a_world_of_one(world: None) -> None:
+    import funcgrad.torch.distributed.nn.functional as dnnf  # noqa: PLC0415
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(FutureWarning, match="all_reduce is deprecated"):
+        y = dnnf.all_reduce(x * 3.0)
+    (y * torch.tensor([1.0, -1.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, -3.0])
 
 
 def test_collectives_before_init_raise_as_pytorch() -> None:

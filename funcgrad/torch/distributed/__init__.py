@@ -609,21 +609,102 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
     return _done(async_op)
 
 
+def _splits(given: Any, total: int, n: int, what: str) -> list[int]:
+    """Block sizes along dim 0: as given, or ``total`` cut into ``n`` equal blocks."""
+    if given is None or len(given) == 0:
+        if total % n:
+            raise RuntimeError(f"{what}: dim 0 of size {total} does not divide equally by the "
+                               f"world size {n}; pass split sizes")
+        return [total // n] * n
+    sizes = [int(v) for v in given]
+    if len(sizes) != n:
+        raise RuntimeError(f"{what}: {len(sizes)} split sizes for a group of {n}")
+    if sum(sizes) != total or min(sizes) < 0:
+        raise RuntimeError("Split sizes doesn't match total dim 0 size")
+    return sizes
+
+
+def _uneven_alltoall(comm: Any, data: Any, send: list[int], receive: list[int]) -> Any:
+    """Rows ``send[j]`` of ``data`` (in order along dim 0) go to rank ``j``; the rows from
+    every rank, ``receive[i]`` from rank ``i``, come back concatenated. Blocks are padded to
+    the largest block of any rank, so one equal-block all-to-all carries them."""
+    xp = _xp(data)
+    host = comm.host if hasattr(comm, "host") else comm  # NCCL's sizes travel on the host
+    widest = int(host.allreduce(np.array([max(send)], np.int64), "max")[0])
+    padded = xp.zeros((comm.size, widest) + tuple(data.shape[1:]), data.dtype)
+    start = 0
+    for j, k in enumerate(send):
+        padded[j, :k] = data[start:start + k]
+        start += k
+    got = comm.alltoall(padded)
+    return xp.concatenate([got[i, :k] for i, k in enumerate(receive)], axis=0)
+
+
 def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: Any = None,  # noqa: A002
                       input_split_sizes: Any = None, group: Any = None,
                       async_op: bool = False) -> Work | None:
-    """Block ``j`` of rank ``i``'s ``input`` (dim 0, equal blocks) becomes block ``i`` of
-    rank ``j``'s ``output``."""
+    """Block ``j`` of rank ``i``'s ``input`` (dim 0) becomes block ``i`` of rank ``j``'s
+    ``output``: equal blocks, or the sizes ``input_split_sizes``/``output_split_sizes``
+    give (a mixture of experts' token routing)."""
     pg = _pg(group)
     if pg is None:
         return None
     comm = pg._comm
-    if output_split_sizes is not None or input_split_sizes is not None:
-        raise ValueError("all_to_all_single with uneven split sizes is not supported by "
-                         "funcgrad; pad the blocks to one size")
     data = _check(input, "all_to_all_single")._data
-    blocks = data.reshape((comm.size, -1) + tuple(data.shape[1:]))
-    _write(output, comm.alltoall(blocks).reshape(tuple(output.shape)))
+    if not data.ndim:
+        raise RuntimeError("all_to_all_single: input must have at least one dimension")
+    send = _splits(input_split_sizes, int(data.shape[0]), comm.size, "all_to_all_single")
+    receive = _splits(output_split_sizes, int(output.shape[0]), comm.size,
+                      "all_to_all_single")
+    if len(set(send)) == 1 and len(set(receive)) == 1 and send[0] == receive[0]:
+        blocks = data.reshape((comm.size, -1) + tuple(data.shape[1:]))
+        out = comm.alltoall(blocks)
+    else:
+        out = _uneven_alltoall(comm, data, send, receive)
+    _write(output, out.reshape(tuple(output.shape)))
+    return _done(async_op)
+
+
+def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor],
+               group: Any = None, async_op: bool = False) -> Work | None:
+    """``input_tensor_list[j]`` of rank ``i`` becomes ``output_tensor_list[i]`` of rank
+    ``j`` (the tensors may differ in size; each output has the size of what it receives).
+    """
+    pg = _pg(group)
+    if pg is None:
+        return None
+    comm = pg._comm
+    if len(input_tensor_list) != comm.size or len(output_tensor_list) != comm.size:
+        raise ValueError(f"all_to_all: needs {comm.size} input and output tensors, got "
+                         f"{len(input_tensor_list)} and {len(output_tensor_list)}")
+    flat = [_check(t, "all_to_all")._data.reshape(-1) for t in input_tensor_list]
+    xp = _xp(flat[0])
+    out = _uneven_alltoall(comm, xp.concatenate(flat), [f.size for f in flat],
+                           [t.numel() for t in output_tensor_list])
+    start = 0
+    for t in output_tensor_list:
+        _write(t, out[start:start + t.numel()].reshape(tuple(t.shape)))
+        start += t.numel()
+    return _done(async_op)
+
+
+def reduce_scatter(output: Tensor, input_list: list[Tensor], op: Any = ReduceOp.SUM,
+                   group: Any = None, async_op: bool = False) -> Work | None:
+    """Reduce ``input_list[r]`` over the ranks into rank ``r``'s ``output``."""
+    pg = _pg(group)
+    if pg is None:
+        return None
+    comm = pg._comm
+    if len(input_list) != comm.size:
+        raise ValueError(f"reduce_scatter: input_list has {len(input_list)} tensors for a "
+                         f"group of {comm.size}")
+    datas = [_check(t, "reduce_scatter")._data for t in input_list]
+    stacked = _xp(datas[0]).stack(datas)
+    kind = _op(op)
+    out = comm.reduce_scatter(stacked, "sum" if kind is ReduceOp.AVG else kind.value)
+    if kind is ReduceOp.AVG:
+        out = out / comm.size
+    _write(output, out.reshape(tuple(output.shape)))
     return _done(async_op)
 
 
@@ -716,13 +797,110 @@ def broadcast_object_list(object_list: list[Any], src: int | None = None, group:
     object_list[:] = received
 
 
+def gather_object(obj: Any, object_gather_list: list[Any] | None = None,
+                  dst: int | None = None, group: Any = None,
+                  group_dst: int | None = None) -> None:
+    """Rank ``dst`` receives every rank's picklable ``obj`` into ``object_gather_list``
+    (None on the other ranks)."""
+    pg = _pg(group)
+    if pg is None:
+        return
+    root = _group_peer(pg, 0 if dst is None and group_dst is None else dst, group_dst,
+                       "gather_object")
+    gathered: list[Any] = [None] * pg.size()
+    all_gather_object(gathered, obj, group)
+    if pg._comm.rank == root:
+        if object_gather_list is None:
+            raise ValueError("Must provide object_gather_list on dst rank.")
+        object_gather_list[:len(gathered)] = gathered
+
+
+def scatter_object_list(scatter_object_output_list: list[Any],
+                        scatter_object_input_list: list[Any] | None = None,
+                        src: int | None = None, group: Any = None,
+                        group_src: int | None = None) -> None:
+    """``scatter_object_output_list[0]`` becomes element ``rank`` of rank ``src``'s
+    ``scatter_object_input_list``."""
+    if not isinstance(scatter_object_output_list, list) or not scatter_object_output_list:
+        raise ValueError("Expected argument scatter_object_output_list to be a list of size "
+                         "at least 1.")
+    pg = _pg(group)
+    if pg is None:
+        return
+    root = _group_peer(pg, 0 if src is None and group_src is None else src, group_src,
+                       "scatter_object_list")
+    objs = list(scatter_object_input_list or []) if pg._comm.rank == root else []
+    if pg._comm.rank == root and len(objs) != pg.size():
+        raise ValueError(f"scatter_object_list: the source rank needs {pg.size()} objects, "
+                         f"got {len(objs)}")
+    broadcast_object_list(objs, group=group, group_src=root)
+    scatter_object_output_list[0] = objs[pg._comm.rank]
+
+
+class P2POp:
+    """One send or receive for ``batch_isend_irecv``: ``op`` is ``isend`` or ``irecv``."""
+
+    def __init__(self, op: Any, tensor: Tensor, peer: int | None = None, group: Any = None,
+                 tag: int = 0, group_peer: int | None = None) -> None:
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type "
+                             "``torch.distributed.isend`` or ``torch.distributed.irecv``.")
+        self.op, self.tensor, self.peer, self.group = op, tensor, peer, group
+        self.tag, self.group_peer = tag, group_peer
+
+
+def batch_isend_irecv(p2p_op_list: list[P2POp]) -> list[Work]:
+    """Start every send and receive of the list; ``wait()`` on each result finishes it."""
+    if not p2p_op_list or not all(isinstance(p, P2POp) for p in p2p_op_list):
+        raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type "
+                         "``torch.distributed.P2POp``.")
+    works = []
+    for p in p2p_op_list:
+        kw = ({"group_dst": p.group_peer} if p.op is isend else {"group_src": p.group_peer})
+        w = p.op(p.tensor, p.peer, p.group, p.tag, **kw)
+        if w is not None:
+            works.append(w)
+    return works
+
+
+def monitored_barrier(group: Any = None, timeout: Any = None,
+                      wait_all_ranks: bool = False) -> None:
+    """A barrier that fails after ``timeout`` (default: the group's) instead of hanging."""
+    pg = _pg(group)
+    if pg is None:
+        return
+    comm = pg._comm
+    if timeout is not None and hasattr(comm, "set_timeout"):
+        before = comm.timeout
+        comm.set_timeout(timeout.total_seconds())
+        try:
+            comm.barrier()
+        finally:
+            comm.set_timeout(before)
+        return
+    comm.barrier()
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its machine (``LOCAL_RANK``, which launchers set)."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank "
+                       "to allow `get_node_local_rank` to work, assuming you are not running "
+                       "in a multi-device context and want the code to run locally instead.")
+
+
 __all__ = [
-    "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather",
-    "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all_single",
-    "barrier", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
-    "get_backend", "get_global_rank", "get_group_rank", "get_process_group_ranks",
-    "get_rank", "get_world_size", "group",
+    "Backend", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "all_gather",
+    "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
+    "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast",
+    "broadcast_object_list", "destroy_process_group", "gather", "gather_object",
+    "get_backend", "get_global_rank", "get_group_rank", "get_node_local_rank",
+    "get_process_group_ranks", "get_rank", "get_world_size", "group", "monitored_barrier",
     "init_process_group", "irecv", "is_available", "is_gloo_available", "is_initialized",
     "is_mpi_available", "is_nccl_available", "is_torchelastic_launched", "isend", "new_group",
-    "recv", "reduce", "reduce_scatter_tensor", "scatter", "send",
+    "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter",
+    "scatter_object_list", "send",
 ]
