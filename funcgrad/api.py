@@ -67,25 +67,56 @@ def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args:
     ...                                      vmap_method="sequential"))(jnp.zeros(2))
     Array([0., 0.], dtype=float32)
     """
-    from funcgrad import dtypes  # noqa: PLC0415
-    from funcgrad.conversion import asarray  # noqa: PLC0415
-    from funcgrad.primitives.callbacks import (  # noqa: PLC0415
-        VMAP_METHODS,
-        flat_callback,
-        pure_callback_p,
-    )
+    from funcgrad.primitives.callbacks import VMAP_METHODS, pure_callback_p  # noqa: PLC0415
 
     del sharding
     if vmap_method not in VMAP_METHODS:
         raise ValueError(f"vmap_method must be on of the allowed methods {list(VMAP_METHODS)}, "
                          f"but got: {vmap_method}")
+    flat, leaves, result_avals, out_tree = _callback_call(callback, result_shape_dtypes,
+                                                          args, kwargs)
+    outs = pure_callback_p.bind(*leaves, callback=flat, result_avals=result_avals,
+                                vmap_method=vmap_method)
+    return tree_unflatten(out_tree, list(outs))
+
+
+def _callback_call(callback: Callable[..., Any], result_shape_dtypes: Any,
+                   args: tuple[Any, ...], kwargs: dict[str, Any]
+                   ) -> tuple[Any, list[Any], tuple[ShapedArray, ...], Any]:
+    """The flat callback, its operands, the declared result types and their structure."""
+    from funcgrad import dtypes  # noqa: PLC0415
+    from funcgrad.conversion import asarray  # noqa: PLC0415
+    from funcgrad.primitives.callbacks import flat_callback  # noqa: PLC0415
+
     out_leaves, out_tree = tree_flatten(result_shape_dtypes)
     result_avals = tuple(ShapedArray(tuple(s.shape), dtypes.canonicalize_dtype(np.dtype(s.dtype)))
                          for s in out_leaves)
     args, kwargs = tree_map(asarray, (args, kwargs))
     flat, leaves = flat_callback(callback, args, kwargs, out_tree)
-    outs = pure_callback_p.bind(*leaves, callback=flat, result_avals=result_avals,
-                                vmap_method=vmap_method)
+    return flat, leaves, result_avals, out_tree
+
+
+def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
+                sharding: Any = None, ordered: bool = False, **kwargs: Any) -> Any:
+    """Call the host function ``callback(*args, **kwargs)`` for its side effects (logging,
+    writing files, reading a sensor), also under ``jit``, where it is never dropped even if
+    its results are unused. ``result_shape_dtypes`` declares what it returns (None:
+    nothing). It cannot be differentiated; under ``vmap`` it is called once per element,
+    and ``ordered=True`` refuses ``vmap``.
+
+    >>> import funcgrad as jax
+    >>> seen = []
+    >>> f = jax.jit(lambda x: jax.experimental.io_callback(seen.append, None, x) or x + 1)
+    >>> f(1.0), len(seen)
+    (Array(2., dtype=float32, weak_type=True), 1)
+    """
+    from funcgrad.primitives.callbacks import io_callback_p  # noqa: PLC0415
+
+    del sharding
+    flat, leaves, result_avals, out_tree = _callback_call(callback, result_shape_dtypes,
+                                                          args, kwargs)
+    outs = io_callback_p.bind(*leaves, callback=flat, result_avals=result_avals,
+                              ordered=bool(ordered))
     return tree_unflatten(out_tree, list(outs))
 
 

@@ -1,4 +1,5 @@
-"""Experimental switches, as in ``jax.experimental``: ``enable_x64`` and ``disable_x64``.
+"""Experimental switches and helpers, as in ``jax.experimental``: ``enable_x64``,
+``disable_x64`` and ``io_callback``.
 
 >>> import funcgrad
 >>> with funcgrad.experimental.enable_x64():
@@ -6,6 +7,7 @@
 dtype('float64')
 """
 
+from funcgrad.api import io_callback
 from funcgrad.config import disable_x64, enable_x64
 
-__all__ = ["disable_x64", "enable_x64"]
+__all__ = ["disable_x64", "enable_x64", "io_callback"]

@@ -207,5 +207,53 @@ pure_callback_p.vjp_fwd = _pure_no_derivative
 pure_callback_p.vjp_reads = ""
 pure_callback_p.describe(lax=None, fusion=None, cuda=None, ufunc=None, torch_method=None)
 
+
+# --------------------------------------------------------------------- io_callback
+
+
+def _io_abstract(*avals: ShapedArray, callback: Callable[..., Any],
+                 result_avals: tuple[ShapedArray, ...], ordered: bool) -> list[ShapedArray]:
+    return list(result_avals)
+
+
+def _io_impl(xp: Any, *bufs: Any, callback: Callable[..., Any],
+             result_avals: tuple[ShapedArray, ...], ordered: bool) -> list[Any]:
+    return _pure_impl(xp, *bufs, callback=callback, result_avals=result_avals,
+                      vmap_method=None)
+
+
+def _io_no_derivative(*args: Any, **params: Any) -> Any:
+    raise CallbackDifferentiationError(
+        f"IO callbacks do not support JVP. (io_callback differentiated at {user_frame()})")
+
+
+def _io_batch(args: Sequence[Any], dims: Sequence[int | None], *,
+              callback: Callable[..., Any], result_avals: tuple[ShapedArray, ...],
+              ordered: bool) -> tuple[list[Any], list[Any]]:
+    if ordered:
+        raise ValueError("Cannot `vmap` ordered IO callback.")
+    size = batch_size(args, dims)
+    if size == 0:
+        return [full((0, *av.shape), 0, av.dtype) for av in result_avals], \
+            [0] * len(result_avals)
+    # As JAX: one call per element, in order (a side effect is not vectorised).
+    per = [io_callback_p.bind(*(_index(a, i, d) for a, d in zip(args, dims)),
+                              callback=callback, result_avals=result_avals, ordered=False)
+           for i in range(size)]
+    outs = [concatenate([expand_dims(p[k], (0,)) for p in per], 0)
+            for k in range(len(result_avals))]
+    return outs, [0] * len(outs)
+
+
+io_callback_p = Primitive("io_callback", abstract_eval=_io_abstract, impl=_io_impl,
+                          jvp=_io_no_derivative, vjp=_io_no_derivative, batch=_io_batch,
+                          multiple_results=True)
+# A side effect: compiled programs keep it even when its results are unused. funcgrad runs
+# a program's equations in order, so ordered=True needs nothing more.
+io_callback_p.effectful = True
+io_callback_p.vjp_fwd = _io_no_derivative
+io_callback_p.vjp_reads = ""
+io_callback_p.describe(lax=None, fusion=None, cuda=None, ufunc=None, torch_method=None)
+
 __all__ = ["CallbackDifferentiationError", "FlatCallback", "debug_callback_p", "flat_callback",
-           "pure_callback_p"]
+           "io_callback_p", "pure_callback_p"]

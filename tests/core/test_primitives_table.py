@@ -1014,10 +1014,17 @@ def _pure_args(d: Draw) -> Draw:
                   "vmap_method": None}
 
 
+def _io_args(d: Draw) -> Draw:
+    (x,), _ = d
+    return (x,), {"callback": _host_sin, "result_avals": (get_aval(x),), "ordered": False}
+
+
 CALLBACKS = [
     Row("debug_callback", operands(REAL, REAL).map(lambda d: (d[0], {"callback": _ignore})),
         lambda *ops, callback: [], grad=False),
     Row("pure_callback", operands(REAL).map(_pure_args),
+        lambda x, **_: [np.sin(x)], grad=False, dtypes=(F64,)),
+    Row("io_callback", operands(REAL).map(_io_args),
         lambda x, **_: [np.sin(x)], grad=False, dtypes=(F64,)),
 ]
 
