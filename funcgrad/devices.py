@@ -47,6 +47,31 @@ class Device:
     def __hash__(self) -> int:
         return hash((self.platform, self.id))
 
+    @property
+    def process_index(self) -> int:
+        """The index of the process this device belongs to (each process drives its own
+        devices)."""
+        from funcgrad import processes  # noqa: PLC0415 - a sibling at this layer
+
+        return processes.process_index()
+
+    host_id = task_id = process_index
+
+    @property
+    def local_hardware_id(self) -> int:
+        """The device's index among this process's devices of its kind."""
+        return self.id
+
+    @property
+    def device_kind(self) -> str:
+        """``"cpu"``, or the GPU's model name as the driver reports it."""
+        if self.platform == "cpu":
+            return "cpu"
+        import cupy  # noqa: PLC0415 - only for a CUDA device
+
+        name = cupy.cuda.runtime.getDeviceProperties(self.id)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
 
 class Backend(ABC):
     """What a backend supplies: its array module, its devices, placement and a compiler."""
