@@ -429,6 +429,14 @@ def _reduce(comm: Any, data: Any, op: ReduceOp) -> Any:
     return comm.allreduce(data, op.value)
 
 
+def _reduce_scatter(comm: Any, blocks: Any, op: Any) -> Any:
+    """Block ``r`` of ``blocks`` reduced over the ranks, on rank ``r`` (AVG: the sum over
+    the group's size)."""
+    kind = _op(op)
+    out = comm.reduce_scatter(blocks, "sum" if kind is ReduceOp.AVG else kind.value)
+    return out / comm.size if kind is ReduceOp.AVG else out
+
+
 def _op(op: Any) -> ReduceOp:
     if isinstance(op, ReduceOp):
         return op
@@ -558,11 +566,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
     comm = pg._comm
     data = _check(input, "reduce_scatter_tensor")._data
     blocks = data.reshape((comm.size, -1) + tuple(data.shape[1:])) if data.ndim else data
-    kind = _op(op)
-    out = comm.reduce_scatter(blocks, "sum" if kind is ReduceOp.AVG else kind.value)
-    if kind is ReduceOp.AVG:
-        out = out / comm.size
-    _write(output, out.reshape(tuple(output.shape)))
+    _write(output, _reduce_scatter(comm, blocks, op).reshape(tuple(output.shape)))
     return _done(async_op)
 
 
@@ -699,11 +703,7 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: Any = ReduceOp.
         raise ValueError(f"reduce_scatter: input_list has {len(input_list)} tensors for a "
                          f"group of {comm.size}")
     datas = [_check(t, "reduce_scatter")._data for t in input_list]
-    stacked = _xp(datas[0]).stack(datas)
-    kind = _op(op)
-    out = comm.reduce_scatter(stacked, "sum" if kind is ReduceOp.AVG else kind.value)
-    if kind is ReduceOp.AVG:
-        out = out / comm.size
+    out = _reduce_scatter(comm, _xp(datas[0]).stack(datas), op)
     _write(output, out.reshape(tuple(output.shape)))
     return _done(async_op)
 
