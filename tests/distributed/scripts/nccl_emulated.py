@@ -92,6 +92,24 @@ blocks = np.arange(n * n * 2.0).reshape(n, n, 2)  # blocks[i, j]: from rank i to
 a2a = torch.zeros(2 * n, device="cuda", dtype=torch.float64)
 coll(dist.all_to_all_single, a2a, cuda(blocks[rank].reshape(-1), torch.float64))
 results.append((a2a, blocks[:, rank].reshape(-1), "all_to_all_single"))
+# Uneven blocks (S[i, j] rows from rank i to rank j), the list forms and reduce_scatter of a
+# list: device to device as well (only the block sizes cross the host).
+S = (np.arange(n * n).reshape(n, n) % 3)
+rows = [np.arange(S[i].sum() * 2.0).reshape(-1, 2) + 100 * i for i in range(n)]
+got = torch.zeros(int(S[:, rank].sum()), 2, device="cuda", dtype=torch.float64)
+coll(dist.all_to_all_single, got, cuda(rows[rank], torch.float64), S[:, rank].tolist(),
+     S[rank].tolist())
+want = [rows[i][S[i, :rank].sum():S[i, :rank + 1].sum()] for i in range(n)]
+results.append((got, np.concatenate(want), "uneven all_to_all_single"))
+outs = [torch.zeros(i + rank + 1, device="cuda") for i in range(n)]
+coll(dist.all_to_all, outs, [cuda(np.arange(rank + j + 1.0) + 10 * rank, torch.float32)
+                             for j in range(n)])
+for i, o in enumerate(outs):
+    results.append((o, (np.arange(i + rank + 1.0) + 10 * i).astype(np.float32),
+                    f"all_to_all {i}"))
+out = torch.zeros(3, device="cuda", dtype=torch.float64)
+coll(dist.reduce_scatter, out, [cuda(full[rank][j, :3], torch.float64) for j in range(n)])
+results.append((out, full[:, rank, :3].sum(0), "reduce_scatter"))
 if rank == 0:
     coll(dist.send, cuda([42.0, 43.0], torch.float64), dst=n - 1)
 elif rank == n - 1:
