@@ -327,6 +327,13 @@ globals().update({_name: _with_out(_name, globals()[_name]) for _name in (
     "column_stack", "row_stack", "masked_select", "polygamma", "bucketize", "searchsorted",
     "isin", "complex", "polar", "tensordot", "chain_matmul")})
 
+# PyTorch's refusals of complex operands in ordering operations (after with_out, which
+# replaced maximum/minimum/clamp/clip here).
+from funcgrad.torch import _complex_checks  # noqa: E402
+from funcgrad.torch.nn import functional as _nn_functional  # noqa: E402
+
+_complex_checks.install(Tensor, _sys.modules[__name__], _nn_functional)
+
 # The operators the profiler times while it records (torch.profiler) and forward AD carries
 # tangents through: Tensor's methods, the functions of torch, torch.nn.functional,
 # torch.linalg, torch.fft and torch.special.

@@ -27,7 +27,7 @@ from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._device import Size, as_device, default_device, engine_device, to_device
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._random import Generator, manual_seed, rng, seed  # noqa: F401
-from funcgrad.torch._tensor import _CPP, Tensor, apply_op
+from funcgrad.torch._tensor import _CPP, Tensor, apply_op, check_random_dtype, warn_at_caller
 
 # The generator lives in _random (the Tensor module draws from it too).
 _rng = rng
@@ -156,11 +156,16 @@ def _infer_dtype(data: Any) -> D.dtype:
     return out
 
 
-def _to_list(x: Any) -> Any:
+def _to_list(x: Any, top: builtins.bool = True) -> Any:
     if isinstance(x, Tensor):
-        return x.tolist()
+        if top:
+            return x.tolist()
+        # A tensor inside a sequence is read as a Python scalar (PyTorch's item()).
+        if x.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return x.item()
     if isinstance(x, (list, tuple)):
-        return [_to_list(e) for e in x]
+        return [_to_list(e, False) for e in x]
     return x
 
 
@@ -242,6 +247,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None,
     """
     dt = D.to_torch(dtype) if dtype is not None else None
     if isinstance(data, Tensor):
+        warn_at_caller(_COPY_CONSTRUCT.format("torch.tensor"))
         arr = data._host().copy() if not isinstance(data._data, Tracer) else data._data
         if dt is None:
             dt = data.dtype
@@ -287,6 +293,9 @@ def tensor(data: Any, dtype: Any = None, device: Any = None,
 
 
 _HALVES = (D.float16, D.bfloat16)
+_COPY_CONSTRUCT = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+    "or sourceTensor.detach().clone().requires_grad_(True), rather than {}(sourceTensor).")
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -317,6 +326,7 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     """A tensor sharing memory with the NumPy array ``arr``."""
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    D.from_numpy(arr.dtype)  # PyTorch's TypeError for a dtype it has no tensors of
     _check_numpy_strides(arr)
     return Tensor(arr)
 
@@ -734,6 +744,7 @@ def randn(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
     """Standard normal samples."""
     size = _sizes("randn", sizes, size)
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    check_random_dtype("normal_kernel_cpu", dt)
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
         return Tensor(_cuda_random.normal(_shape_args(size, "randn"), dt.np, index,
@@ -750,6 +761,7 @@ def rand(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
     """Uniform samples in [0, 1)."""
     size = _sizes("rand", sizes, size)
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
+    check_random_dtype("check_uniform_bounds", dt)
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
         return Tensor(_cuda_random.uniform(_shape_args(size, "rand"), dt.np, index,

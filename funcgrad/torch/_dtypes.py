@@ -90,9 +90,10 @@ def from_numpy(dt: Any) -> dtype:
     try:
         return _FROM_NP[np.dtype(dt)]
     except KeyError:
-        raise TypeError(f"can't convert np.ndarray of type {np.dtype(dt)}. The only supported "
-                        "types are: float64, float32, float16, complex64, complex128, int64, "
-                        "int32, int16, int8, uint8, and bool.") from None
+        raise TypeError(f"can't convert np.ndarray of type numpy.{np.dtype(dt).type.__name__}. "
+                        "The only supported types are: float64, float32, float16, complex64, "
+                        "complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, "
+                        "and bool.") from None
 
 
 def to_torch(d: Any) -> dtype:
@@ -145,8 +146,7 @@ def set_default_dtype(d: Any) -> None:
     """Make ``d`` (float32, float64, float16 or bfloat16) the default floating dtype."""
     d = to_torch(d)
     if not d.is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type, "
-                        f"got {d}")
+        raise TypeError("only floating-point types are supported as the default type")
     _defaults.dtype = d
 
 

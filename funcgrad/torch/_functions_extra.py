@@ -655,7 +655,8 @@ def while_loop(cond_fn: Any, body_fn: Any, carried_inputs: Any) -> Any:
     """
     from funcgrad import lax  # noqa: PLC0415
     from funcgrad import numpy as fnp  # noqa: PLC0415
-    from funcgrad.torch.func import _tensors, _values  # noqa: PLC0415
+    from funcgrad.torch._engine_values import tensors as _tensors  # noqa: PLC0415
+    from funcgrad.torch._engine_values import values as _values  # noqa: PLC0415
 
     if not callable(cond_fn) or not callable(body_fn):
         raise RuntimeError("Expect cond_fn and body_fn to be callable.")

@@ -445,7 +445,9 @@ _DOUBLE_BACKWARD = {
     "Tanh": "TanhBackward", "Sigmoid": "SigmoidBackward", "Relu": "ThresholdBackward",
     "Softmax": "SoftmaxBackwardData", "LogSoftmax": "LogSoftmaxBackwardData",
     "Gelu": "GeluBackward", "Softplus": "SoftplusBackward", "LeakyRelu": "LeakyReluBackward",
-    "Elu": "EluBackward", "MseLoss": "MseLossBackward", "Hardtanh": "HardtanhBackward",
+    "Elu": "EluBackward", "Celu": "EluBackward", "MseLoss": "MseLossBackward",
+    "Hardtanh": "HardtanhBackward", "Hardswish": "HardswishBackward",
+    "LogSigmoid": "LogSigmoidBackward", "Glu": "GluBackward",
 }
 
 
@@ -474,9 +476,9 @@ def _recorded_backward(node: GradFn, tape: TapeTrace, start: int, in_cts: list[A
 _classes: dict[tuple[type, str], type] = {}
 # PyTorch's nodes that are not named after a derivative formula.
 _UNSUFFIXED = frozenset({"CopySlices", "AccumulateGrad", "CondAutogradOpBackward",
-                         "WhileLoopAutogradOpBackward", "NotImplemented"})
+                         "WhileLoopAutogradOpBackward", "NotImplemented", "CopyBackwards"})
 # The C++ nodes with no derivative formula: ``name()`` gives their C++ class name.
-_CPP_NAMED = frozenset({"CopySlices", "NotImplemented"})
+_CPP_NAMED = frozenset({"CopySlices", "NotImplemented", "CopyBackwards"})
 
 
 def _node_name(op: str) -> str:
@@ -847,13 +849,19 @@ def _backward_pass(seeds: list[tuple[Edge, Any]], hooks: TorchHooks, tape: TapeT
             hooks.finish()
     if inputs is not None:
         out: list[Any] = [None] * len(inputs)
+        hooked: dict[int, Any] = {}
         for leaf, ct in at.items():
             target = leaf_targets.get(id(leaf))
             if target is not None:
                 out[target] = ct
+                if isinstance(leaf, AccumulateGrad) and leaf.variable._hooks:
+                    hooked[target] = leaf.variable
         for i, ct in hooks.captured.items():
             out[i] = ct
         grads = [None if c is None else _as_grad(torch_ct(c, tape), tape) for c in out]
+        for i, variable in hooked.items():
+            # A leaf's tensor hooks run on the gradient autograd.grad returns for it too.
+            grads[i] = _leaf_hooks(variable, grads[i])
         _run_queued(queued)
         return grads
     while at:
@@ -890,6 +898,16 @@ def _as_grad(ct: Any, tape: TapeTrace | None) -> Tensor:
     return Tensor._wrap_grad(ct)
 
 
+def _leaf_hooks(leaf: Tensor, g: Any) -> Any:
+    for hook in leaf._hooks:
+        if type(hook) is PostAccumulateHook:
+            continue
+        out = hook(g)
+        if out is not None:
+            g = out
+    return g
+
+
 def _accumulate(leaf: Tensor, ct: Any, tape: TapeTrace | None) -> None:
     Tensor = tensor_class.cls  # noqa: N806
 
@@ -903,14 +921,13 @@ def _accumulate(leaf: Tensor, ct: Any, tape: TapeTrace | None) -> None:
             np.conjugate(buf, out=buf)
         leaf.grad = Tensor._from_data(buf)
         return
-    g = _as_grad(torch_ct(ct, tape), tape)
-    for hook in leaf._hooks:
-        if type(hook) is PostAccumulateHook:
-            continue
-        out = hook(g)
-        if out is not None:
-            g = out
+    g = _leaf_hooks(leaf, _as_grad(torch_ct(ct, tape), tape))
     if leaf.grad is None:
+        if tape is not None and g.grad_fn is not None:
+            # PyTorch's AccumulateGrad, recording, copies the gradient into a new tensor of
+            # the leaf's layout: new_empty_strided(...).copy_(grad) (CopyBackwards).
+            with set_grad_enabled(True):
+                g = g.new_empty(tuple(g.shape)).copy_(g)
         # A fresh, C-ordered gradient that nothing else aliases.
         leaf.grad = g if tape is not None else Tensor._from_data(_fresh(g._data))
     elif tape is not None:

@@ -13,8 +13,10 @@ import builtins
 from typing import Any
 
 from funcgrad.core import Tracer
+from funcgrad.torch._engine_values import tensors as _tensors
+from funcgrad.torch._engine_values import values as _values
 from funcgrad.torch._tensor import Tensor, apply_op
-from funcgrad.torch.func import _tensors, _values, vmap
+from funcgrad.torch.func import vmap
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["cond", "vmap"]

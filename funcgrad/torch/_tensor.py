@@ -487,7 +487,7 @@ class Tensor:
         return _repr(self)
 
     def __format__(self, spec: str) -> str:
-        if self.numel() == 1 and self._data.ndim == 0 or spec and self.numel() == 1:
+        if self._data.ndim == 0:
             return format(self.item(), spec)
         if spec:
             raise TypeError("unsupported format string passed to Tensor.__format__")
@@ -831,11 +831,12 @@ class Tensor:
     def copy_(self, src: Any, non_blocking: builtins.bool = False) -> Tensor:
         if isinstance(src, Tensor) and src.device != self.device:
             src = src.to(self.device)
-        return self._inplace("Copy", lambda a, s: fnp.broadcast_to(fnp.astype(s, a.dtype),
+        return self._inplace("CopyBackwards", lambda a, s: fnp.broadcast_to(fnp.astype(s, a.dtype),
                                                                    a.shape), src)
 
     def uniform_(self, a: builtins.float = 0.0, b: builtins.float = 1.0, *,
                  generator: Any = None) -> Tensor:
+        check_random_dtype("check_uniform_bounds", self.dtype)
         if self.device.type == "cuda":
             return self._fill_on_device("uniform", generator, a, b)
         return self._fill_random(_draws(generator).torch_uniform(
@@ -843,6 +844,7 @@ class Tensor:
 
     def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *,
                 generator: Any = None) -> Tensor:
+        check_random_dtype("normal_kernel_cpu", self.dtype)
         if self.device.type == "cuda":
             return self._fill_on_device("normal", generator, mean, std)
         # PyTorch's kernel: the Box-Muller fill for 16+ contiguous elements, else per
@@ -873,7 +875,7 @@ class Tensor:
                                                      index, gen, *args, **kwargs))
 
     def __setitem__(self, idx: Any, value: Any) -> None:
-        idx = _unwrap_index(idx)
+        idx = _unwrap_index(_check_vmap_masks(_check_index_types(_sequence_as_tuple(idx))))
         lifted = _lift_scalar_bools(idx, self.ndim)
         shape = tuple(self.shape)
         if lifted is not None:
@@ -1111,7 +1113,7 @@ class Tensor:
             out._vc, out._is_view = self._vc, True
             out._view_base = self if self._view_base is None else self._view_base
             return out
-        idx = _unwrap_index(idx)
+        idx = _unwrap_index(_check_vmap_masks(_check_index_types(_sequence_as_tuple(idx))))
         lifted = _lift_scalar_bools(idx, self.ndim)
         if lifted is not None:
             axes, idx = lifted
@@ -1550,6 +1552,17 @@ class Tensor:
         d = dim % builtins.max(self.ndim, 1)
         if isinstance(index, Tensor) and index.dtype.name not in ("int32", "int64"):
             raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+        # (a 0-d tensor counts as 1-d here)
+        if isinstance(index, Tensor) and builtins.max(index.ndim, 1) != builtins.max(
+                self.ndim, 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                               "tensor")
+        if isinstance(index, Tensor) and (index.ndim != self.ndim or not self.ndim):
+            # A 0-d tensor and a 1-d or 0-d one: gathered as 1-d, shaped as the index.
+            if not -1 <= dim <= 0:
+                raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], "
+                                 f"but got {dim})")
+            return self.reshape(-1).gather(0, index.reshape(-1)).reshape(index.shape)
         if isinstance(index, Tensor) and index.ndim == self.ndim:
             ishape, shape = tuple(index.shape), tuple(self.shape)
             for k, (m, n) in enumerate(zip(ishape, shape, strict=True)):
@@ -2164,6 +2177,72 @@ def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     return x
 
 
+_SEQUENCE_INDEX = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+    "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
+    "be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an "
+    "error or a different result (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/python_variable_indexing.cpp:349.)")
+
+
+def _sequence_as_tuple(idx: Any) -> Any:
+    """A short list holding a tensor, a sequence, a slice, ``...`` or None is one index
+    per dimension (NumPy's old heuristic, which PyTorch keeps with a warning):
+    ``x[[i, j]]`` is ``x[i, j]``."""
+    if type(idx) is not list or len(idx) >= 32:
+        return idx
+    for i in idx:
+        if isinstance(i, (Tensor, slice, Sequence, np.ndarray)) or i is None or \
+                i is Ellipsis:
+            warnings.warn(_SEQUENCE_INDEX, UserWarning, stacklevel=_caller_level() + 1)
+            return tuple(idx)
+    return idx
+
+
+_INDEX_DTYPES = frozenset({"int64", "int32", "uint8", "bool"})
+_VMAP_MASK = ("vmap: We do not support batching operators that can support dynamic shape. "
+              "Attempting to batch over indexing with a boolean mask.")
+
+
+def batched_in_vmap(t: Any) -> builtins.bool:
+    """Whether ``t`` holds a value batched by a torch.func vmap (no concrete value), where
+    an operation whose result's shape depends on the values cannot be batched."""
+    from funcgrad.transforms.vmap import BatchTrace  # noqa: PLC0415
+
+    d = t._data if isinstance(t, Tensor) else None
+    if not isinstance(d, Tracer) or d.concrete_value() is not None:
+        return False
+    trace: Any = current_trace()
+    while trace is not None:
+        if isinstance(trace, BatchTrace):
+            return True
+        trace = trace.parent
+    return False
+
+
+def _check_vmap_masks(idx: Any) -> Any:
+    """PyTorch's vmap error for a boolean-mask index batched by vmap; returns ``idx``."""
+    for i in idx if isinstance(idx, (tuple, list)) else (idx,):
+        if isinstance(i, Tensor) and i.dtype.name == "bool" and batched_in_vmap(i):
+            raise RuntimeError(_VMAP_MASK)
+    return idx
+
+
+def _check_index_types(idx: Any) -> Any:
+    """PyTorch's IndexErrors for a float (or other) tensor or a Python float as an index;
+    returns ``idx``."""
+    for i in idx if isinstance(idx, (tuple, list)) else (idx,):
+        if isinstance(i, Tensor):
+            if i.dtype.name not in _INDEX_DTYPES:
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 "tensors")
+        elif isinstance(i, builtins.float) and not isinstance(idx, list):
+            # (a list of numbers is one integer tensor index to PyTorch)
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             f"byte Variables are valid indices (got {type(i).__name__})")
+    return idx
+
+
 def _unwrap_index(idx: Any, top: builtins.bool = True) -> Any:
     if isinstance(idx, Tensor):
         data = idx._data
@@ -2481,6 +2560,12 @@ CREATE_GRAPH_CYCLE = (
     "cycle and avoid the leak. (Triggered internally at "
     "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
 _WARNED_ONCE: set[str] = set()
+
+
+def check_random_dtype(kernel: str, dt: Any) -> None:
+    """PyTorch's uniform and normal kernels exist for floating (and complex) dtypes only."""
+    if not (dt.is_floating_point or dt.is_complex):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_CPP[dt.name]}\'')
 
 
 def warn_once(message: str, stacklevel: builtins.int = 3) -> None:

@@ -187,6 +187,18 @@ def index_put(self: Tensor, indices: Sequence[Any], values: Any,
 
         return cast(Tensor, apply_op("IndexPut", put_lifted, self, values))
     _check_index_bounds(self, tuple(i._data for i in idx))
+    hosts = tuple(i._data for i in idx)
+    if all(type(h) is np.ndarray for h in hosts):
+        # The indexing result's shape, from a stand-in that holds no values.
+        result = np.broadcast_to(np.zeros((), np.int8), tuple(self.shape))[hosts].shape
+        vshape = tuple(values.shape) if isinstance(values, Tensor) else ()
+        try:
+            fits = np.broadcast_shapes(vshape, result) == result
+        except ValueError:
+            fits = False
+        if not fits:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot "
+                               f"be broadcast to indexing result of shape {list(result)}")
 
     def run(x: Any, v: Any, *ii: Any) -> Any:
         ref = x.at[tuple(ii)]
@@ -213,6 +225,8 @@ def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: s
     if idx.dim() != self.dim() and self.dim():
         raise RuntimeError("Index tensor must have the same number of dimensions as self "
                            "tensor")
+    if isinstance(src, Tensor) and src.dtype is not self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     shape = tuple(idx.shape)
     n = self.shape[d] if self.dim() else 1
     check_range(idx, 0, n, RuntimeError, f"index {{}} is out of bounds for dimension {d} with "
@@ -327,7 +341,14 @@ def masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 def masked_select(self: Tensor, mask: Any) -> Tensor:
     """The entries where ``mask`` is true, as a vector."""
     from funcgrad.torch._functions import masked_select as ms  # noqa: PLC0415
+    from funcgrad.torch._tensor import batched_in_vmap  # noqa: PLC0415
 
+    if batched_in_vmap(mask):
+        raise RuntimeError(
+            "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot "
+            "support this because for each batch this would return a differently shaped "
+            "Tensor. Please file an issue at https://github.com/pytorch/pytorch/issues if you "
+            "need this feature.")
     return ms(self, mask)
 
 
@@ -377,8 +398,19 @@ def _on_device_of(like: Any, data: Any) -> Tensor:
     return t.to(like.device) if isinstance(like, Tensor) and like.is_cuda else t
 
 
+def _vmap_dynamic(op: str) -> str:
+    return (f"vmap: We do not support batching operators that can output dynamic shape. "
+            f"Attempted to vmap over aten::{op}. Please file an issue at "
+            "https://github.com/pytorch/pytorch/issues if you need this feature.")
+
+
 def nonzero(self: Tensor, *, as_tuple: builtins.bool = False) -> Any:
     """The indices of the nonzero entries (one row each, or one tensor per axis)."""
+    from funcgrad.torch._tensor import batched_in_vmap  # noqa: PLC0415
+
+    if batched_in_vmap(self):
+        raise RuntimeError("Batching rule not implemented for aten::nonzero_numpy. We could "
+                           "not generate a fallback." if as_tuple else _vmap_dynamic("nonzero"))
     nz = np.nonzero(np.atleast_1d(self._host()))
     if as_tuple:
         return tuple(_on_device_of(self, np.asarray(a, np.int64)) for a in nz)
@@ -605,6 +637,10 @@ def nanquantile(self: Tensor, q: Any, dim: Any = None, keepdim: builtins.bool = 
 def unique(self: Tensor, sorted: builtins.bool = True, return_inverse: builtins.bool = False,  # noqa: A002
            return_counts: builtins.bool = False, dim: builtins.int | None = None) -> Any:
     """The distinct entries, sorted (with the inverse map and counts when asked)."""
+    from funcgrad.torch._tensor import batched_in_vmap  # noqa: PLC0415
+
+    if batched_in_vmap(self):
+        raise RuntimeError(_vmap_dynamic("_unique2" if dim is None else "unique_dim"))
     host = np.asarray(self._host())
     has_nan = host.dtype.kind in "fc" and builtins.bool(np.isnan(host).any())
     if dim is None and has_nan:
@@ -620,12 +656,38 @@ def unique(self: Tensor, sorted: builtins.bool = True, return_inverse: builtins.
         vals, inv, counts = np.unique(host, return_inverse=True, return_counts=True,
                                       axis=_dim(dim, self.dim()))
         inv = inv.reshape(-1)
-    out: list[Tensor] = [_on_device_of(self, np.asarray(vals, host.dtype))]
+    out: list[Tensor] = [_undifferentiable(
+        "Unique2" if dim is None else "UniqueDim", "_unique2" if dim is None else "unique_dim",
+        self, _on_device_of(self, np.asarray(vals, host.dtype)))]
     if return_inverse:
         out.append(_on_device_of(self, inv.astype(np.int64)))
     if return_counts:
         out.append(_on_device_of(self, counts.astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _undifferentiable(op: str, kernel: str, src: Tensor, values: Tensor) -> Tensor:
+    """``values`` (computed on the host from ``src``) as PyTorch's output of ``kernel``: a
+    node named for ``op`` whose backward raises PyTorch's NotImplementedError."""
+    from funcgrad.core import Tracer  # noqa: PLC0415
+    from funcgrad.torch._grad_mode import is_grad_enabled  # noqa: PLC0415
+    from funcgrad.transforms.custom import custom_vjp  # noqa: PLC0415
+
+    traced = isinstance(src._data, Tracer)  # (torch.func's transforms differentiate too)
+    if not ((traced or src.requires_grad and is_grad_enabled())
+            and values.dtype.is_floating_point):
+        return values
+    held = values._data
+
+    def run(x: Any) -> Any:
+        return held
+
+    def bwd(res: Any, g: Any) -> Any:
+        raise NotImplementedError(f"the derivative for '{kernel}' is not implemented.")
+
+    rule = custom_vjp(run)
+    rule.defvjp(lambda x: (held, None), bwd)
+    return cast(Tensor, apply_op(op, rule, src))
 
 
 def _unique_nan_apart(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -703,7 +765,8 @@ def unique_consecutive(self: Tensor, return_inverse: builtins.bool = False,
         vals = np.take(host, np.flatnonzero(starts), axis=d)
         inv = np.cumsum(starts) - 1
     counts = np.diff(np.append(np.flatnonzero(starts), len(starts)))
-    out: list[Tensor] = [_on_device_of(self, np.ascontiguousarray(vals))]
+    out: list[Tensor] = [_undifferentiable("UniqueConsecutive", "unique_consecutive", self,
+                                           _on_device_of(self, np.ascontiguousarray(vals)))]
     if return_inverse:
         out.append(_on_device_of(self, inv.astype(np.int64)))
     if return_counts:
@@ -1283,13 +1346,64 @@ def rot90(self: Tensor, k: builtins.int = 1, dims: Sequence[builtins.int] = (0, 
 
 def repeat_interleave(self: Tensor, repeats: Any = None, dim: builtins.int | None = None, *,
                       output_size: builtins.int | None = None) -> Tensor:
-    """Each entry repeated ``repeats`` times (a number, or one count per entry); without
-    ``repeats``, ``self`` holds the counts and the repeated positions are returned."""
+    """Each entry repeated ``repeats`` times (a number, or one count per entry).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.tensor([1, 2]).repeat_interleave(2)
+    tensor([1, 1, 2, 2])
+    """
+    if repeats is None:
+        # The method has no overload without ``repeats`` (the function has).
+        raise TypeError(_repeat_interleave_args((), dim, output_size, _RI_METHOD))
+    return _repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
+_RI_METHOD = (" * (Tensor repeats, int dim = None, *, int output_size = None)\n"
+              " * (int repeats, int dim = None, *, int output_size = None)\n")
+_RI_FUNCTION = (" * (Tensor input, Tensor repeats, int dim = None, *, int output_size = None)\n"
+                " * (Tensor repeats, *, int output_size = None)\n"
+                " * (Tensor input, int repeats, int dim = None, *, int output_size = None)\n")
+
+
+def _repeat_interleave_args(args: Sequence[Any], dim: Any, output_size: Any, sigs: str
+                            ) -> str:
+    got = [type(a).__name__ for a in args]
+    named = [f"{k}={type(v).__name__}" for k, v in (("dim", dim), ("output_size",
+                                                                    output_size))
+             if v is not None]
+    # PyTorch's parser ends keywords with ", " when no positional argument came first.
+    text = ", ".join(got + named) if got else "".join(n + ", " for n in named)
+    return (f"repeat_interleave() received an invalid combination of arguments - got "
+            f"({text}), but expected one of:\n{sigs}")
+
+
+def repeat_interleave_function(input: Tensor, repeats: Any = None,  # noqa: A002
+                               dim: builtins.int | None = None, *,
+                               output_size: builtins.int | None = None) -> Tensor:
+    """``torch.repeat_interleave``: as the method, and without ``repeats`` the positions
+    ``0..n-1`` each repeated as many times as ``input`` says.
+
+    >>> import funcgrad.torch as torch
+    >>> torch.repeat_interleave(torch.tensor([1, 0, 2]))
+    tensor([0, 2, 2])
+    """
+    if repeats is None and not isinstance(input, Tensor):
+        raise TypeError(f"repeat_interleave(): argument 'repeats' (position 1) must be "
+                        f"Tensor, not {type(input).__name__}")
+    if not isinstance(input, Tensor) or (repeats is None and dim is not None):
+        args = (input,) if repeats is None else (input, repeats)
+        raise TypeError(_repeat_interleave_args(args, dim, output_size, _RI_FUNCTION))
+    return _repeat_interleave(input, repeats, dim, output_size=output_size)
+
+
+def _repeat_interleave(self: Tensor, repeats: Any, dim: builtins.int | None, *,
+                       output_size: builtins.int | None) -> Tensor:
     if repeats is None:
         # torch.repeat_interleave(repeats): the indices 0..n-1, each repeated.
         if self.dim() != 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        return repeat_interleave(_on_device_of(self, np.arange(self.numel())), self)
+        return _repeat_interleave(_on_device_of(self, np.arange(self.numel())), self, None,
+                                  output_size=output_size)
     x: Any = self.flatten() if dim is None else self
     d = 0 if dim is None else _dim(dim, self.dim())
     if not isinstance(repeats, Tensor):
@@ -1298,6 +1412,9 @@ def repeat_interleave(self: Tensor, repeats: Any = None, dim: builtins.int | Non
         # PyTorch's int overload: an expanded new axis, cloned and flattened back
         # (ViewBackward0 over CloneBackward0 over ExpandBackward0).
         shape = list(x.shape)
+        if output_size is not None and output_size != shape[d] * repeats:
+            raise RuntimeError(f"repeat_interleave: Invalid output_size, expected "
+                               f"{shape[d] * repeats} but got {output_size}")
         shape.insert(d + 1, repeats)
         return cast(Tensor, x.unsqueeze(d + 1).expand(*shape).clone().flatten(d, d + 1))
     if repeats.dtype not in (D.int32, D.int64):
@@ -1312,6 +1429,8 @@ def repeat_interleave(self: Tensor, repeats: Any = None, dim: builtins.int | Non
                            f"repeats.size(0) = {reps.size} and input.size({d}) = {n}")
     if (reps < 0).any():
         raise RuntimeError("repeats can not be negative")
+    if output_size is not None and output_size != builtins.int(reps.sum()):
+        raise RuntimeError("allocated size does not match required size")
     # PyTorch's Tensor overload: an index_select of the repeated positions.
     idx = Tensor(np.repeat(np.arange(n), reps).astype(np.int64))
     return cast(Tensor, x.index_select(d, idx))
@@ -1830,8 +1949,11 @@ def is_same_size(self: Tensor, other: Tensor) -> builtins.bool:
 def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
                requires_grad: builtins.bool = False) -> Tensor:
     """A new leaf tensor of ``data`` (the dtype and device of ``self`` by default)."""
-    from funcgrad.torch._creation import tensor  # noqa: PLC0415
+    from funcgrad.torch._creation import _COPY_CONSTRUCT, tensor  # noqa: PLC0415
+    from funcgrad.torch._tensor import warn_at_caller  # noqa: PLC0415
 
+    if isinstance(data, Tensor):
+        warn_at_caller(_COPY_CONSTRUCT.format("tensor.new_tensor"))
     return tensor(data._host() if isinstance(data, Tensor) else data,
                   dtype=self.dtype if dtype is None else dtype,
                   device=self.device if device is None else device,
@@ -2922,9 +3044,39 @@ def _window(name: str, sym: Callable[[builtins.int], np.ndarray],
     return fn
 
 
-def hamming_window(window_length: builtins.int, periodic: builtins.bool = True,
-                   alpha: builtins.float = 0.54, beta: builtins.float = 0.46, *,
-                   dtype: Any = None, layout: Any = None, device: Any = None,
+_WINDOW_OPTIONS = ("*, torch.dtype dtype = None, torch.layout layout = None, torch.device "
+                   "device = None, bool pin_memory = False, bool requires_grad = False")
+
+
+def _window_overload(name: str, window_length: Any, tail: Sequence[tuple[str, str, Any]],
+                     options: dict[str, Any]) -> None:
+    """PyTorch's window functions are overloads ``(n)``, ``(n, periodic)``,
+    ``(n, periodic, p1)``...: a later parameter (``beta=``) needs every one before it.
+    ``tail``: (type, name, value or None) of the parameters after ``window_length``."""
+    given = [v is not None for _, _, v in tail]
+    if given == sorted(given, reverse=True):
+        return
+    # Only keywords can follow a missing parameter; those before it read as positional.
+    gap = given.index(False)
+    got = [type(window_length).__name__] + [type(v).__name__ for _, _, v in tail[:gap]]
+    got += [f"{k}={_type_label(v)}" for k, v in options.items() if v is not None]
+    got += [f"{n}={type(v).__name__}" for _, n, v in tail[gap:] if v is not None]
+    sigs = [", ".join(["int window_length", *(f"{t} {n}" for t, n, _ in tail[:k]),
+                       _WINDOW_OPTIONS]) for k in range(len(tail) + 1)]
+    raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                    f"({', '.join(got)}), but expected one of:\n"
+                    + "".join(f" * ({s})\n" for s in sigs))
+
+
+def _type_label(v: Any) -> str:
+    if isinstance(v, D.dtype):
+        return "torch.dtype"
+    return "torch.layout" if type(v).__name__ == "layout" else type(v).__name__
+
+
+def hamming_window(window_length: builtins.int, periodic: builtins.bool | None = None,
+                   alpha: builtins.float | None = None, beta: builtins.float | None = None,
+                   *, dtype: Any = None, layout: Any = None, device: Any = None,
                    requires_grad: builtins.bool = False) -> Tensor:
     """The generalized Hamming window ``alpha - beta cos(2 pi n / (N - 1))``.
 
@@ -2932,21 +3084,35 @@ def hamming_window(window_length: builtins.int, periodic: builtins.bool = True,
     >>> torch.hamming_window(1)
     tensor([1.])
     """
-    return _window("hamming_window", np.hamming, _hamming_formula(alpha, beta))(
-        window_length, periodic, dtype=dtype, device=device, requires_grad=requires_grad)
+    _window_overload("hamming_window", window_length, (
+        ("bool", "periodic", periodic), ("float", "alpha", alpha), ("float", "beta", beta)),
+        {"dtype": dtype, "layout": layout, "device": device,
+         "requires_grad": requires_grad or None})
+    a = 0.54 if alpha is None else alpha
+    b = 0.46 if beta is None else beta
+    return _window("hamming_window", np.hamming, _hamming_formula(a, b))(
+        window_length, True if periodic is None else periodic, dtype=dtype, device=device,
+        requires_grad=requires_grad)
 
 
-def kaiser_window(window_length: builtins.int, periodic: builtins.bool = True,
-                  beta: builtins.float = 12.0, *, dtype: Any = None, layout: Any = None,
-                  device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
-    """The Kaiser window with shape parameter ``beta``.
+def kaiser_window(window_length: builtins.int, periodic: builtins.bool | None = None,
+                  beta: builtins.float | None = None, *, dtype: Any = None,
+                  layout: Any = None, device: Any = None, requires_grad: builtins.bool = False
+                  ) -> Tensor:
+    """The Kaiser window with shape parameter ``beta`` (12 unless given after ``periodic``).
 
     >>> import funcgrad.torch as torch
     >>> torch.kaiser_window(1)
     tensor([1.])
     """
-    return _window("kaiser_window", lambda n: np.kaiser(n, beta))(
-        window_length, periodic, dtype=dtype, device=device, requires_grad=requires_grad)
+    _window_overload("kaiser_window", window_length, (
+        ("bool", "periodic", periodic), ("float", "beta", beta)),
+        {"dtype": dtype, "layout": layout, "device": device,
+         "requires_grad": requires_grad or None})
+    b = 12.0 if beta is None else beta
+    return _window("kaiser_window", lambda n: np.kaiser(n, b))(
+        window_length, True if periodic is None else periodic, dtype=dtype, device=device,
+        requires_grad=requires_grad)
 
 
 _SETTINGS: dict[str, Any] = {"threads": 1, "interop": 1, "deterministic": False,
@@ -3086,7 +3252,7 @@ def is_storage(obj: Any) -> builtins.bool:
 
 _FN_ONLY.update({
     "hann_window": _window("hann_window", np.hanning),
-    "hamming_window": hamming_window,
+    "hamming_window": hamming_window, "repeat_interleave": repeat_interleave_function,
     "bartlett_window": _window("bartlett_window", np.bartlett),
     "blackman_window": _window("blackman_window", np.blackman),
     "kaiser_window": kaiser_window, "get_num_threads": get_num_threads,

@@ -31,6 +31,9 @@ from funcgrad.torch import _func_checks as C
 from funcgrad.torch._dict_order import record_orders, reorder
 from funcgrad.torch._dtypes import to_torch
 from funcgrad.torch._dual import check_tangent
+from funcgrad.torch._engine_values import map_leaves as _map_leaves
+from funcgrad.torch._engine_values import tensors as _tensors
+from funcgrad.torch._engine_values import values as _values
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import CLOSURE_SINKS, Tensor
 from funcgrad.torch.nn.module import Module
@@ -47,11 +50,6 @@ def _is_array(x: Any) -> bool:
 def _has_tensor(tree: Any) -> bool:
     leaves, _ = tree_flatten(tree, is_leaf=lambda x: isinstance(x, Tensor))
     return any(isinstance(x, Tensor) for x in leaves)
-
-
-def _map_leaves(fn: Any, tree: Any) -> Any:
-    leaves, treedef = tree_flatten(tree, is_leaf=lambda x: isinstance(x, Tensor))
-    return tree_unflatten(treedef, [fn(x) for x in leaves])
 
 
 def params_of(module: Module) -> dict[str, Any]:
@@ -186,31 +184,6 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
 
 
 # ------------------------------------------------------------- the transforms
-
-
-def _values(tree: Any) -> Any:
-    """Tensors (and NumPy arrays) as engine values: their data, no copy."""
-    from funcgrad.torch._graph import value_of  # noqa: PLC0415
-
-    def leaf(x: Any) -> Any:
-        if isinstance(x, Tensor):
-            return value_of(x._data) if not isinstance(x._data, Tracer) else x._data
-        if isinstance(x, np.ndarray):
-            return value_of(x)
-        return x
-
-    return _map_leaves(leaf, tree)
-
-
-def _tensors(tree: Any) -> Any:
-    """Engine values (Arrays, tracers) as Tensors."""
-    from funcgrad.array import Array  # noqa: PLC0415
-    from funcgrad.torch._graph import buffer_of  # noqa: PLC0415
-
-    def leaf(x: Any) -> Any:
-        return Tensor._from_data(buffer_of(x)) if isinstance(x, Array) else x
-
-    return _map_leaves(leaf, tree)
 
 
 def _torch_grads(tree: Any) -> Any:

@@ -994,7 +994,7 @@ def matrix_power(A: Tensor, n: builtins.int, *, out: Any = None) -> Tensor:  # n
     if isinstance(n, builtins.bool) or not isinstance(n, (builtins.int, np.integer)):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
-        return cast(Tensor, apply_op("Copy", lambda x: jnp.broadcast_to(
+        return cast(Tensor, apply_op("CopyBackwards", lambda x: jnp.broadcast_to(
             jnp.eye(x.shape[-1], dtype=x.dtype), x.shape) + 0 * x, a))
     z = inv(a) if n < 0 else a
     return cast(Tensor, power_by_squaring(z, builtins.abs(builtins.int(n)), matmul))

@@ -429,11 +429,16 @@ class _Unpickler(pickle.Unpickler):
         if user is not None:
             return user
         if self._weights_only:
+            # PyTorch names a builtin without its module, anything else by its full path.
+            path = name if module == "builtins" else f"{module}.{name}"
             raise pickle.UnpicklingError(
-                _WEIGHTS_ONLY_HINT + f"Unsupported global: GLOBAL {module}.{name} was not an "
+                _WEIGHTS_ONLY_HINT + f"Unsupported global: GLOBAL {path} was not an "
                 "allowed global by default. Please use "
-                f"`torch.serialization.add_safe_globals([{name}])` to allowlist this global "
-                "if you trust this class/function.")
+                f"`torch.serialization.add_safe_globals([{path}])` or the "
+                f"`torch.serialization.safe_globals([{path}])` context manager to allowlist "
+                "this global if you trust this class/function.\n\nCheck the documentation of "
+                "torch.load to learn more about types accepted by default with weights_only "
+                "https://pytorch.org/docs/stable/generated/torch.load.html.")
         if module.split(".")[0] == "torch":
             raise pickle.UnpicklingError(
                 f"the file names the PyTorch global {module}.{name}, which funcgrad cannot "

@@ -114,7 +114,8 @@ class TestTensorConstructor:
 
     def test_tensor_of_tensor_is_a_detached_copy(self):
         x = ft.tensor([1.0, 2.0], requires_grad=True)
-        t = ft.tensor(x)
+        with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+            t = ft.tensor(x)
         assert not t.requires_grad and t.is_leaf
         assert t.tolist() == [1.0, 2.0]
 

@@ -71,10 +71,10 @@ class FunctionCtx:
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Keep tensors for ``backward`` (read back as ``ctx.saved_tensors``); changing
         one in place before ``backward`` is an error there."""
-        for t in tensors:
+        for k, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError("save_for_backward can only save variables, but argument "
-                                f"{tensors.index(t)} is of type {type(t).__name__}")
+                                f"{k} is of type {type(t).__name__}")
         self._saved = tuple(tensors)
         self._saved_versions = tuple(t._vc[0] if t is not None else 0 for t in tensors)
         self.to_save = self._saved
@@ -129,6 +129,10 @@ class FunctionNode(GradFn):
 
     def name(self) -> str:
         return self.fn_name
+
+    def __repr__(self) -> str:
+        # PyTorch's node of a Function is a Python class made in torch.autograd.function.
+        return f"<torch.autograd.function.{self.fn_name} object at {id(self):#x}>"
 
     def release(self) -> None:
         # Only save_for_backward's tensors go with the graph, as in PyTorch: a second
@@ -206,6 +210,10 @@ class Function(_SingleLevel):
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad
                                      for a in args)
         setup = _custom_setup(cls)
+        if _check_func_transforms(cls, setup):
+            out = _apply_by_backward(cls, args, kwargs)
+            if out is not _NO_RULE:
+                return out
         with no_grad():
             if setup:
                 output = cls.forward(*args, **kwargs)  # type: ignore[attr-defined]
@@ -215,6 +223,116 @@ class Function(_SingleLevel):
         if not (grad_on and any(ctx.needs_input_grad)):
             return output
         return _record(cls, ctx, args, output)
+
+
+_EXTENDING_FUNC = "For more details, please see " \
+    "https://pytorch.org/docs/main/notes/extending.func.html"
+
+
+def _check_func_transforms(cls: type, setup: bool) -> bool:
+    """PyTorch's conditions for a Function called under torch.func transforms: a separate
+    ``setup_context``, and under vmap a ``vmap`` staticmethod or ``generate_vmap_rule``.
+    True when reverse-mode transforms (and no forward-mode one) are active: the Function's
+    own ``backward`` then gives the derivative, as in PyTorch."""
+    from funcgrad.torch._grad_mode import FUNCTORCH_DEPTH  # noqa: PLC0415
+    from funcgrad.transforms.jvp import JVPTrace  # noqa: PLC0415
+    from funcgrad.transforms.vjp import VJPTrace  # noqa: PLC0415
+    from funcgrad.transforms.vmap import BatchTrace  # noqa: PLC0415
+
+    if not FUNCTORCH_DEPTH[0]:
+        return False
+    active = mapped = forward = reverse = False
+    t: Any = current_trace()
+    while t is not None:
+        if isinstance(t, BatchTrace):
+            active = mapped = True
+        elif isinstance(t, JVPTrace):
+            active = forward = True
+        elif isinstance(t, VJPTrace):
+            active = reverse = True
+        t = t.parent
+    if not active:
+        return False
+    if forward and cls.jvp is Function.jvp:  # type: ignore[attr-defined]
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+    if not setup:
+        raise RuntimeError(
+            "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+            "jacrev, ...), it must override the setup_context staticmethod. "
+            + _EXTENDING_FUNC)
+    if mapped and not cls.generate_vmap_rule and (  # type: ignore[attr-defined]
+            getattr(cls, "vmap", None) is None):
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. "
+            "Please override and implement the vmap staticmethod or set "
+            "generate_vmap_rule=True. " + _EXTENDING_FUNC)
+    return reverse and not forward
+
+
+_NO_RULE = object()
+
+
+def _apply_by_backward(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``cls.apply`` under torch.func's reverse-mode transforms: an engine custom_vjp whose
+    rule is the Function's ``backward`` (``_NO_RULE`` for outputs other than Tensors)."""
+    from funcgrad.torch._engine_values import tensors as _tensors  # noqa: PLC0415
+    from funcgrad.torch._engine_values import values as _values  # noqa: PLC0415
+    from funcgrad.transforms.custom import custom_vjp  # noqa: PLC0415
+
+    pos = [i for i, a in enumerate(args) if isinstance(a, Tensor) and (
+        a.dtype.is_floating_point or a.dtype.is_complex)]
+    if not pos:
+        return _NO_RULE
+    single: list[bool] = []
+
+    def call(vals: Sequence[Any]) -> tuple[list[Any], Any]:
+        now = list(args)
+        for i, v in zip(pos, vals):
+            now[i] = _tensors(v)
+        with no_grad():
+            out = cls.forward(*now, **kwargs)  # type: ignore[attr-defined]
+        return now, out
+
+    def flat(out: Any) -> tuple[Any, ...]:
+        outs = out if isinstance(out, tuple) else (out,)
+        if not single:
+            single.append(not isinstance(out, tuple))
+        if not all(isinstance(o, Tensor) for o in outs):
+            raise _Unsupported
+        return tuple(_values(o) for o in outs)
+
+    def fun(*vals: Any) -> tuple[Any, ...]:
+        return flat(call(vals)[1])
+
+    def fwd(*vals: Any) -> tuple[tuple[Any, ...], Any]:
+        now, out = call(vals)
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(i in pos for i in range(len(args)))
+        cls.setup_context(ctx, tuple(now), out)  # type: ignore[attr-defined]
+        # (the context is a Python object: kept by the closure, not as a residual array)
+        kept.append(ctx)
+        return flat(out), None
+
+    def bwd(res: Any, cts: tuple[Any, ...]) -> tuple[Any, ...]:
+        ctx = kept[0]
+        grads = cls.backward(ctx, *(_tensors(c) for c in cts))  # type: ignore[attr-defined]
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        return tuple(None if grads[i] is None else _values(grads[i]) for i in pos)
+
+    kept: list[FunctionCtx] = []
+    rule = custom_vjp(fun)
+    rule.defvjp(fwd, bwd)
+    try:
+        outs = rule(*(_values(args[i]) for i in pos))
+    except _Unsupported:
+        return _NO_RULE
+    res = tuple(_tensors(o) for o in outs)
+    return res[0] if single and single[0] else res
+
+
+class _Unsupported(Exception):
+    """A Function whose outputs the engine's custom_vjp cannot carry."""
 
 
 class InplaceFunction(Function):

@@ -130,6 +130,14 @@ def _strict_outputs(outs: tuple[Tensor, ...], strict: bool) -> None:
                 "running in strict mode.")
 
 
+def _strict_reached(grads: tuple[Tensor | None, ...], message: str) -> None:
+    """Strict mode's refusal of a gradient the outputs do not reach (``message`` names the
+    position with ``{}``)."""
+    for i, g in enumerate(grads):
+        if g is None:
+            raise RuntimeError(message.format(i))
+
+
 def _detach(ts: tuple[Any, ...], create_graph: bool) -> tuple[Any, ...]:
     return ts if create_graph else tuple(t.detach() if isinstance(t, Tensor) else t for t in ts)
 
@@ -148,6 +156,11 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         out_tuple, outs = _as_tuple(func(*xs), _OUTPUTS, "vjp")
         vs = _vs(v, outs, out_tuple, "vjp", "The vector v can only be None if the "
                  "user-provided function returns a single Tensor with a single element.")
+        if strict:
+            _strict_outputs(outs, strict)
+            _strict_reached(_raw_grads(outs, xs, vs, create_graph),
+                            "The output of the user-provided function is independent of "
+                            "input {}. This is not allowed in strict mode.")
         res = _grads(outs, xs, vs, create_graph)
     return _out(out_tuple, _detach(outs, create_graph)), _out(in_tuple,
                                                               _detach(res, create_graph))
@@ -165,7 +178,22 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
                  "user-provided function is a single Tensor with a single element.")
         out_tuple, outs = _as_tuple(func(*xs), _OUTPUTS, "jvp")
         dummies = tuple(zeros_like(o).requires_grad_(True) for o in outs)
+        _strict_outputs(outs, strict)
         g = _grads(outs, xs, dummies, create_graph=True)
+        if strict:
+            raw = _raw_grads(outs, xs, dummies, True)
+            _strict_reached(raw, "The output of the user-provided function is independent of "
+                                 "input {}. This is not allowed in strict mode.")
+            for i, gi in enumerate(g):
+                if not gi.requires_grad:
+                    raise RuntimeError(f"The gradient with respect to input {i} is independent "
+                                       "of the inputs of the user-provided function. This is "
+                                       "not allowed in strict mode.")
+            _strict_reached(_raw_grads(g, dummies, vs, create_graph),
+                            "The gradient with respect to the input is independent of entry "
+                            "{} in the grad_outputs when using the double backward trick to "
+                            "compute forward mode gradients. This is not allowed in strict "
+                            "mode.")
         res = _grads(g, dummies, vs, create_graph)
     return _out(out_tuple, _detach(outs, create_graph)), _out(out_tuple,
                                                               _detach(res, create_graph))

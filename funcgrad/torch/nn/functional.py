@@ -436,6 +436,16 @@ def _check_index_target(shape: tuple[int, ...], tshape: tuple[int, ...], dtype: 
                          f"batch_size ({tshape[0]}).")
     if len(shape) == 2 and len(tshape) > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if len(shape) == 4:
+        # PyTorch's nll_loss2d checks
+        if len(tshape) != 3:
+            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                               f"targets of dimension: {len(tshape)}")
+        if tshape[1:] != shape[2:]:
+            raise RuntimeError(f"size mismatch (got input: {list(shape)} , target: "
+                               f"{list(tshape)}")
+    elif len(shape) > 2 and tshape[1:] != shape[2:]:
+        raise RuntimeError(f"Expected target size {[shape[0], *shape[2:]]}, got {list(tshape)}")
     _check_target_dtype(dtype)
 
 

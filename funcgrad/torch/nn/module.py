@@ -856,7 +856,9 @@ def _check_name(name: Any, what: str) -> None:
     if name == "":
         raise KeyError(f'{what} name can\'t be empty string ""')
     if "." in name:
-        raise KeyError(f'{what} name can\'t contain "."')
+        # (PyTorch's add_module alone names the offending name)
+        got = f", got: {name}" if what == "module" else ""
+        raise KeyError(f'{what} name can\'t contain "."{got}')
 
 
 def _to_overloads(args: tuple[Any, ...]) -> str:

@@ -108,12 +108,17 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any,  # noqa: A002
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got "
                              f"input size {Size(shp)!r}")
-        if running_mean is not None or running_var is not None:
-            mean, var = _batch_stats(input, axes)
-            if running_mean is not None:
-                _update_running(running_mean, mean, momentum)
-            if running_var is not None:
-                _update_running(running_var, var, momentum)
+    for what, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        n = None if t is None else math.prod(shape(t))
+        if n is not None and n != shp[1]:
+            raise RuntimeError(f"{what} should contain {shp[1]} elements not {n}")
+    if training and (running_mean is not None or running_var is not None):
+        mean, var = _batch_stats(input, axes)
+        if running_mean is not None:
+            _update_running(running_mean, mean, momentum)
+        if running_var is not None:
+            _update_running(running_var, var, momentum)
 
     impl = _normalizer(use_batch, axes, ndim, eps)
     return op("NativeBatchNorm", impl, floating(input), None if use_batch else running_mean,

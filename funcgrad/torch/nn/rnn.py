@@ -362,9 +362,10 @@ class RNNBase(Module):
             h0 = h0[:, sorted_idx]
             if c0 is not None:
                 c0 = c0[:, sorted_idx]
-        self._check_hidden(h0, h_shape, "hidden")
+        # (PyTorch's LSTM names the pair's members hidden[0] and hidden[1])
+        self._check_hidden(h0, h_shape, "hidden[0]" if lstm else "hidden")
         if lstm:
-            self._check_hidden(c0, c_shape, "cell")
+            self._check_hidden(c0, c_shape, "hidden[1]")
         masks = self._dropout_masks(x, batch, steps, lengths)
 
         def impl(xv: Any, h0v: Any, c0v: Any, weights: list[list[Any]]) -> Any:

@@ -296,8 +296,8 @@ class TransformerEncoder(Module):
         self.layers = _clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
-        # Kept for PyTorch's attribute; funcgrad pads instead of nesting (same values, except
-        # that PyTorch's eval-mode nested path zeroes the padded positions of the output).
+        # funcgrad pads instead of nesting: where PyTorch would take its eval-mode nested
+        # path, the padded positions of the output are zeroed as its to_padded_tensor does.
         self.enable_nested_tensor = enable_nested_tensor
         self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
@@ -314,13 +314,50 @@ class TransformerEncoder(Module):
         src_key_padding_mask = canonical_mask(src_key_padding_mask, "src_key_padding_mask",
                                               mask, "mask", src.dtype)
         mask = canonical_mask(mask, "mask", None, "", src.dtype, False)
+        valid = self._nested_valid(src, mask, src_key_padding_mask)
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=bool(is_causal),
                          src_key_padding_mask=src_key_padding_mask)
+        if valid is not None:
+            output = output.masked_fill(valid.logical_not().unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+    def _nested_valid(self, src: Any, mask: Any, padding: Any) -> Any:
+        """The valid positions (batch, seq) when PyTorch would nest the batch (eval mode,
+        a left-aligned padding mask and no attention mask, nothing to differentiate);
+        None otherwise."""
+        from funcgrad.torch._grad_mode import is_grad_enabled  # noqa: PLC0415
+        from funcgrad.torch._tensor import warn_once  # noqa: PLC0415
+        from funcgrad.torch.amp.autocast_mode import is_autocast_enabled  # noqa: PLC0415
+
+        first = self.layers[0]
+        if not self.use_nested_tensor or first.training or src.dim() != 3 or \
+                padding is None or mask is not None or is_autocast_enabled():
+            return None
+        valid = padding.logical_not()
+        if self.mask_check:
+            # left-aligned: in each row the valid positions come first
+            counts = valid.sum(-1, keepdim=True)
+            positions = counts.new_tensor(list(range(valid.shape[-1])))
+            if not bool((valid == (positions < counts)).all()):
+                return None
+        params = [src, *first.parameters()]
+        if is_grad_enabled() and any(t.requires_grad for t in params):
+            return None
+        warn_once(_NESTED_PROTOTYPE, stacklevel=4)
+        return valid
+
+
+_NESTED_PROTOTYPE = (
+    "The PyTorch API of nested tensors is in prototype stage and will change in the near "
+    "future. We recommend specifying layout=torch.jagged when constructing a nested tensor, "
+    "as this layout receives active development, has better operator coverage, and works "
+    "with torch.compile. (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/NestedTensorImpl.cpp:177.)")
 
 
 class TransformerDecoder(Module):

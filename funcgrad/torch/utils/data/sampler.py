@@ -178,11 +178,16 @@ class WeightedRandomSampler(Sampler[int]):
 
     def __iter__(self) -> Iterator[int]:
         w = self.weights._data
-        if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
+        # torch.multinomial's checks, in its order (its CPU kernel draws zero weights last
+        # rather than refusing them).
+        if not self.replacement and self.num_samples > w.size:
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                               "replacement")
+        if (w < 0).any() or not np.isfinite(w).all():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element "
+                               "< 0")
+        if w.sum() <= 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        if not self.replacement and self.num_samples > int((w > 0).sum()):
-            raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
-                               "enough non-negative category to sample)")
         # torch.multinomial(weights, num_samples, replacement, generator=generator).
         drawn = generator_stream(self.generator).torch_multinomial(
             w, self.num_samples, self.replacement)
