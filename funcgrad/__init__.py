@@ -9,6 +9,8 @@ PyTorch face is :mod:`funcgrad.torch`.
 Array([2., 4.], dtype=float32)
 """
 
+from typing import Any as _Any
+
 from funcgrad import (
     ad_checkpoint,
     allocator,  # noqa: F401 - tunes glibc's malloc on import (funcgrad/allocator.py)
@@ -102,7 +104,7 @@ from funcgrad.transforms.jacobians import hessian, jacfwd, jacrev
 from funcgrad.transforms.jit import jit
 from funcgrad.transforms.jvp import jvp, linearize
 from funcgrad.transforms.vjp import grad, value_and_grad, vjp
-from funcgrad.transforms.vmap import vmap
+from funcgrad.transforms.vmap import jax_vmap as vmap
 
 # Config switches, runtime helpers, stages, monitoring, profiling, one-device sharding.
 # isort: off
@@ -162,3 +164,13 @@ __all__ = [
     "make_array_from_process_local_data", "make_array_from_single_device_arrays", "make_mesh",
     "reshard", "set_mesh",
 ]
+
+
+def __getattr__(name: str) -> _Any:
+    # Names JAX 0.10.2 has deprecated away, with the message its module gives for them.
+    if name in ("device_put_replicated", "device_put_sharded"):
+        raise AttributeError(
+            f"jax.{name} is deprecated; use jax.device_put instead. See "
+            "https://docs.jax.dev/en/latest/migrate_pmap.html#drop-in-replacements for a "
+            "drop-in replacement.")
+    raise AttributeError(f"module 'funcgrad' has no attribute {name!r}")

@@ -21,20 +21,13 @@ from funcgrad import dtypes
 from funcgrad.errors import TypePromotionError
 from funcgrad.numpy._dtype_info import finfo, iinfo
 from funcgrad.numpy._dtype_info import issubdtype as _np_issubdtype
-from funcgrad.random._keys import KeyDType
 
 __all__ = ["TypePromotionError", "extended", "finfo", "float0", "iinfo", "issubdtype",
            "itemsize_bits", "prng_key", "scalar_type_of"]
 
 
-class extended:  # noqa: N801 - JAX's name
-    """The abstract type of JAX's extended dtypes (typed keys are the ones here)."""
-
-
-class prng_key(extended):  # noqa: N801 - JAX's name
-    """The abstract type of typed PRNG key dtypes (``issubdtype(key.dtype, prng_key)``)."""
-
-
+extended = dtypes.extended
+prng_key = dtypes.prng_key
 float0 = dtypes.FLOAT0
 
 
@@ -44,10 +37,6 @@ def issubdtype(a: Any, b: Any) -> bool:
     >>> issubdtype(np.int8, np.integer)
     True
     """
-    if isinstance(a, KeyDType):
-        return b in (prng_key, extended) or isinstance(b, KeyDType)
-    if b in (prng_key, extended) or isinstance(b, KeyDType):
-        return False
     return _np_issubdtype(a, b)
 
 

@@ -89,9 +89,9 @@ class Array:
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         raise TypeError(
-            "funcgrad arrays are immutable and do not support in-place item assignment. "
-            "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method "
-            "(add, multiply, min, max, ...)."
+            "JAX arrays are immutable and do not support in-place item assignment. Instead "
+            "of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+            "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
         )
 
     def __hash__(self) -> int:

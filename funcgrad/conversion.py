@@ -46,8 +46,8 @@ def requested_dtype(dtype: Any, where: str) -> np.dtype[Any]:
             warnings.warn(
                 f"Explicitly requested dtype {asked} requested in {where} is not available, "
                 f"and will be truncated to dtype {dt}. To enable more dtypes, set the "
-                "jax_enable_x64 configuration option (funcgrad.config.update("
-                "'jax_enable_x64', True)) or the JAX_ENABLE_X64 shell environment variable.",
+                "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell environment "
+                "variable. See https://github.com/jax-ml/jax#current-gotchas for more.",
                 stacklevel=user_stacklevel(),
             )
     return dt

@@ -680,7 +680,8 @@ class Tracer(Array):
         return float(self._concrete("float()", ConcretizationTypeError))
 
     def __int__(self) -> int:
-        return int(self._concrete("int()", TracerIntegerConversionError))
+        # JAX's int() raises the general error; __index__ the integer-conversion one.
+        return int(self._concrete("int()", ConcretizationTypeError))
 
     def __complex__(self) -> complex:
         return complex(self._concrete("complex()", ConcretizationTypeError))

@@ -28,6 +28,7 @@ import numpy as np
 
 from funcgrad.config import config
 from funcgrad.errors import DTypeError
+from funcgrad.wrappers import register_array_wrapper
 
 bool_ = np.dtype(np.bool_)
 int8 = np.dtype(np.int8)
@@ -150,6 +151,43 @@ def is_float(dtype: np.dtype[Any]) -> bool:
 
 # JAX's dtype of the tangent (and cotangent) of an integer or boolean input.
 FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
+class TypedNdArray(np.ndarray):
+    """A host array of float0 zeros, the tangent of an integer value: a NumPy array that
+    prints as JAX's own (funcgrad Arrays have no float0).
+
+    >>> float0_zeros(())
+    TypedNdArray((b'',), dtype=void)
+    """
+
+    def __repr__(self) -> str:
+        # JAX's printer (jax._src.literals.TypedNdArray.__repr__).
+        prefix = "TypedNdArray("
+        dtype_str = f"dtype={self.dtype.name})"
+        width = int(np.get_printoptions()["linewidth"])
+        if self.size == 0:
+            s = f"[], shape={self.shape}"
+        else:
+            s = np.array2string(np.asarray(self), prefix=prefix, suffix=",",
+                                separator=", ", max_line_width=width)
+        last = len(s) - s.rfind("\n") + 1
+        sep = " " * len(prefix) if last + len(dtype_str) + 1 > width else " "
+        return f"{prefix}{s},{sep}{dtype_str}"
+
+
+def float0_zeros(shape: Any) -> TypedNdArray:
+    """Zeros of dtype float0 and ``shape``, as JAX gives them (a ``TypedNdArray``).
+
+    >>> float0_zeros((2,)).shape
+    (2,)
+    """
+    return np.zeros(shape, FLOAT0).view(TypedNdArray)
+
+
+# jit stages float0 zeros (which no primitive takes) as boolean zeros of their shape.
+register_array_wrapper(TypedNdArray, lambda x: np.zeros(x.shape, np.bool_),
+                       lambda a: float0_zeros(np.shape(a)))
 
 
 def is_inexact(dtype: np.dtype[Any]) -> bool:
@@ -349,3 +387,16 @@ def is_weakly_typed(x: Any) -> bool:
         return type(x) is not bool
     aval = getattr(x, "aval", None)
     return bool(aval is not None and aval.weak_type)
+
+
+class extended:  # noqa: N801 - JAX's name
+    """The abstract type of JAX's extended dtypes (typed keys are the ones here)."""
+
+
+class prng_key(extended):  # noqa: N801 - JAX's name
+    """The abstract type of typed PRNG key dtypes (``issubdtype(key.dtype, prng_key)``)."""
+
+
+class ExtendedDType:
+    """The base of extended dtype objects (a typed key's ``key<fry>``): ``issubdtype``
+    recognises them here, below the modules that define them."""

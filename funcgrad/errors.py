@@ -48,8 +48,9 @@ class IndexingError(FuncgradError, IndexError):
     """An index that is out of bounds or of an unsupported kind."""
 
 
-class UnexpectedTracerError(FuncgradError):
-    """A tracer was used outside the transformation that created it."""
+class UnexpectedTracerError(FuncgradError, TypeError):
+    """A tracer was used outside the transformation that created it (a TypeError, as
+    JAX's)."""
 
 
 class ConcretizationTypeError(FuncgradError, TypeError):

@@ -16,7 +16,9 @@ Array(8., dtype=float32)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +28,7 @@ from funcgrad.array import wrap
 from funcgrad.conversion import asarray
 from funcgrad.core import Primitive, Tracer, as_buffer, get_aval
 from funcgrad.errors import (
+    AxisError,
     DTypeError,
     NonDifferentiableError,
     ShapeError,
@@ -52,7 +55,15 @@ from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.partial_eval import float_outputs, vjp_split
 from funcgrad.transforms.vjp import vjp_flat
 from funcgrad.transforms.vmap import vmap_flat
-from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
+from funcgrad.tree_util import (
+    PyTreeDef,
+    flatten_one_level_with_keys,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_unflatten,
+)
 
 # --------------------------------------------------------------- staging helpers
 
@@ -129,6 +140,108 @@ def _check_same(what: str, a: Sequence[ShapedArray], b: Sequence[ShapedArray]) -
             f"{what}: {[x.str_short() for x in a]} vs {[x.str_short() for x in b]} "
             f"(at {user_frame()}); both must give the same shapes and dtypes"
         )
+
+
+def _fun_sourceinfo(fun: Any) -> str:
+    """``name at file:line`` of a function, as JAX's messages name a branch."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    fun = inspect.unwrap(fun)
+    try:
+        return f"{fun.__name__} at {fun.__code__.co_filename}:{fun.__code__.co_firstlineno}"
+    except AttributeError:
+        return "<unknown>"
+
+
+class _LeafMeta(type):
+    def __repr__(cls) -> str:
+        return "pytree leaf"
+
+
+class _Leaf(metaclass=_LeafMeta):
+    pass
+
+
+def _tree_differences(path: tuple[Any, ...], t1: Any, t2: Any
+                      ) -> Iterator[tuple[tuple[Any, ...], str, str, str]]:
+    """JAX's ``equality_errors``: where and why two pytrees differ in structure."""
+    if isinstance(t1, _Leaf) and isinstance(t2, _Leaf):
+        return
+    if type(t1) is not type(t2):
+        yield path, str(type(t1)), str(type(t2)), "their Python types differ"
+        return
+    if isinstance(t1, (list, tuple)) and len(t1) != len(t2):
+        yield (path, f"{type(t1).__name__} of length {len(t1)}",
+               f"{type(t2).__name__} of length {len(t2)}", "the lengths do not match")
+        return
+    (i1, m1), (i2, m2) = flatten_one_level_with_keys(t1), flatten_one_level_with_keys(t2)
+    k1, k2 = tuple(i1), tuple(i2)
+    keys1, keys2 = [k for k, _ in k1], [k for k, _ in k2]
+    if len(k1) != len(k2):
+        try:
+            diff = " ".join(repr(getattr(k, "key", k)) for k in set(keys1) ^ set(keys2))
+        except TypeError:
+            diff = ""
+        yield (path, f"{type(t1)} with {len(k1)} child{'ren' if len(k1) > 1 else ''}",
+               f"{type(t2)} with {len(k2)} child{'ren' if len(k2) > 1 else ''}",
+               "the numbers of children do not match"
+               + (diff and f", with the symmetric difference of key sets: {{{diff}}}"))
+        return
+    if m1 != m2:
+        yield (path, f"{type(t1)} with pytree metadata {m1}",
+               f"{type(t2)} with pytree metadata {m2}", "the pytree node metadata does not match")
+        return
+    for k, (_, c1), (_, c2) in zip(keys1, k1, k2):
+        yield from _tree_differences((*path, k), c1, c2)
+
+
+def _jax_type(a: ShapedArray) -> str:
+    return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
+
+
+def _check_branch_outputs(api: str, name1: str, name2: str, f1: Any, f2: Any,
+                          tree1: PyTreeDef, avals1: Sequence[ShapedArray], tree2: PyTreeDef,
+                          avals2: Sequence[ShapedArray]) -> None:
+    """JAX's errors for branches whose outputs differ in structure or type."""
+    head = f"{name1} is {_fun_sourceinfo(f1)}\n{name2} is {_fun_sourceinfo(f2)}\n\n"
+
+    def at(p: tuple[Any, ...]) -> str:
+        return f" at path {keystr(p)}" if p else ""
+
+    def listing(diffs: list[str], sep: str) -> str:
+        if len(diffs) == 1:
+            return f"{diffs[0][0].upper()}{diffs[0][1:]}.\n" if sep == ";" else \
+                f"{diffs[0]}.\n"
+        if sep == ";":
+            return "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
+        return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+
+    if tree1 != tree2:
+        diffs = [f"{name1} output{at(p)} is a {a} but {name2} output{at(p)} is a {b}, so {why}"
+                 for p, a, b, why in _tree_differences(
+                     (), tree_unflatten(tree1, [_Leaf() for _ in range(tree1.num_leaves)]),
+                     tree_unflatten(tree2, [_Leaf() for _ in range(tree2.num_leaves)]))]
+        if diffs:
+            raise TreeStructureError(
+                f"{api} branch outputs must have the same pytree structure, but they differ:"
+                f"\n\n{head}{listing(diffs, '')}\nRevise {name1} and/or {name2} so that they "
+                "have the same pytree structure.")
+        return
+    paths = [p for p, _ in tree_flatten_with_path(
+        tree_unflatten(tree1, [0] * tree1.num_leaves))[0]]
+    diffs = []
+    for p, a1, a2 in zip(paths, avals1, avals2):
+        why = [w for w, bad in (("the dtypes do not match", a1.dtype != a2.dtype),
+                                ("the shapes do not match", a1.shape != a2.shape)) if bad]
+        if why:
+            diffs.append(f"the output of {name1}{at(p)} has type {_jax_type(a1)} but the "
+                         f"corresponding output of {name2} has type {_jax_type(a2)}, so "
+                         + ", and ".join(why))
+    if diffs:
+        raise TreeStructureError(
+            f"{api} branches must have equal output types but they differ.\n\n{head}"
+            f"{listing(diffs, ';')}\nRevise {name1} and/or {name2} so that all output types "
+            "match.")
 
 
 # ------------------------------------------------------------------------- cond
@@ -260,17 +373,19 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     return _switch(index, branches, *operands)
 
 
-def _switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+def _switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
+            is_cond: bool = False) -> Any:
     # switch without its index checks: cond passes its (any dtype) predicate here
     ops, in_tree = _leaves(operands)
     avals = _avals(ops)
     staged = [_stage(lambda *xs, f=f: f(*tree_unflatten(in_tree, xs)), avals) for f in branches]
-    trees = {t for _, _, t in staged}
-    if len(trees) != 1:
-        raise TreeStructureError(f"branches return different structures: {sorted(map(str, trees))} "
-                                 f"(at {user_frame()})")
-    for jx, _, _ in staged[1:]:
-        _check_same("branches return different types", staged[0][0].out_avals, jx.out_avals)
+    if is_cond:  # JAX compares true_fun (the second branch) with false_fun
+        (fj, _, ft), (tj, _, tt) = staged
+        _check_branch_outputs("cond", "true_fun", "false_fun", branches[1], branches[0],
+                              tt, tj.out_avals, ft, fj.out_avals)
+    for i, (jx, _, tree) in enumerate(staged[1:] if not is_cond else (), 1):
+        _check_branch_outputs("switch", "branch 0", f"branch{i}", branches[0], branches[i],
+                              staged[0][2], staged[0][0].out_avals, tree, jx.out_avals)
     # Values several branches close over (the same traced x) are passed once, as in JAX.
     all_consts: list[Any] = []
     slot: dict[int, int] = {}
@@ -322,9 +437,8 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         operands = (operand,)
     p = asarray(pred)
     if get_aval(p).shape != ():
-        raise ShapeError(f"cond's predicate must be a scalar, got shape {get_aval(p).shape} "
-                         f"(at {user_frame()}); for elementwise choice use funcgrad.numpy.where")
-    return _switch(p, [false_fun, true_fun], *operands)
+        raise ShapeError(f"Pred must be a scalar, got {pred} of shape {get_aval(p).shape}.")
+    return _switch(p, [false_fun, true_fun], *operands, is_cond=True)
 
 
 # ------------------------------------------------------------------- while_loop
@@ -762,8 +876,10 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     x_leaves, x_tree = _leaves(xs)
     if any(get_aval(x).ndim == 0 for x in x_leaves):
         bare = ", ".join(str(x) for x in tree_flatten(xs)[0] if not hasattr(x, "shape"))
-        raise ShapeError(f"scan got value with no leading axis to scan over: "
-                         f"{bare or 'a 0-d array'}.")
+        if not bare:
+            # JAX reads the leading axis of a 0-d array's empty shape: its IndexError.
+            raise AxisError("tuple index out of range", 0, 0)
+        raise ShapeError(f"scan got value with no leading axis to scan over: {bare}.")
     sizes = [get_aval(x).shape[0] for x in x_leaves]
     if length is not None:
         n = int(length)

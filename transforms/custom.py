@@ -225,7 +225,7 @@ def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
         if symbolic_zeros:
             return SymbolicZero(t_aval)
         if t_aval.dtype == dtypes.FLOAT0:
-            return np.zeros(t_aval.shape, dtypes.FLOAT0)
+            return dtypes.float0_zeros(t_aval.shape)
         return _zeros_of(t_aval)
 
     return tree_map(zero, val)

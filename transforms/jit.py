@@ -669,6 +669,13 @@ class JitFunction:
 
         return Traced(self, args, kwargs)
 
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The outputs' shapes and dtypes for these arguments (a ``ShapeDtypeStruct``
+        pytree), found by staging; nothing runs."""
+        closed, out_tree, _, _ = self._staged(args, kwargs, abstract_ok=True)
+        return out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                   for a in closed.out_avals])
+
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         """Stage for these arguments without running: ``.jaxpr``, ``.as_text()``, and
         ``.compile()``, which takes and returns what the jitted function does."""

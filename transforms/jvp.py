@@ -182,8 +182,8 @@ def _checked_tangent(primal: Any, tangent: Any) -> Any:
     t_dtype = getattr(tangent, "dtype", None)
     t_shape = np.shape(tangent)
     if t_shape != pa.shape:
-        raise ShapeError("jvp called with different primal and tangent shapes; got primal "
-                         f"shape {pa.shape} and tangent shape {t_shape}")
+        raise ShapeError("jvp called with different primal and tangent shapes;Got primal "
+                         f"shape {pa.shape} and tangent shape as {t_shape}")
     if dtypes.is_inexact(pa.dtype):
         if t_dtype == dtypes.FLOAT0:
             raise DTypeError(_dtype_mismatch(pa.dtype, t_dtype))
@@ -197,7 +197,7 @@ def _checked_tangent(primal: Any, tangent: Any) -> Any:
 def _output_tangent(primal: Any, tangent: Any, float0: bool) -> Any:
     aval = get_aval(primal)
     if float0 and not dtypes.is_inexact(aval.dtype):
-        return np.zeros(aval.shape, dtypes.FLOAT0)
+        return dtypes.float0_zeros(aval.shape)
     if tangent is None:
         # A symbolic zero becomes an Array of the primal's aval, weak type included (JAX's
         # instantiated zero tangent): hessian(lambda x: x)(1.0) is a weak 0.

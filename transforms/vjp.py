@@ -227,6 +227,17 @@ def vjp_flat(fun: Callable[..., Any], primals: Sequence[Any]
     return outs, out_tree, backward
 
 
+def _jax_type(a: ShapedArray) -> str:
+    return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
+
+
+def _vjp_type_error(got: ShapedArray, want: ShapedArray) -> ShapeError:
+    return ShapeError(
+        "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+        f"{_jax_type(got)}, but expected {_jax_type(want)} because the corresponding output "
+        f"of the differentiated function had JAX type {_jax_type(want)}")
+
+
 def _check_cotangents(out_avals: Sequence[ShapedArray], cts: Sequence[Any]) -> list[Any]:
     fitted: list[Any] = []
     for oa, c in zip(out_avals, cts):
@@ -244,10 +255,7 @@ def _check_cotangents(out_avals: Sequence[ShapedArray], cts: Sequence[Any]) -> l
         c = as_leaf_array(c)
         ca = get_aval(c)
         if oa.shape != ca.shape:
-            raise ShapeError(
-                f"cotangent of shape {ca.shape} given for an output of shape {oa.shape}; "
-                "pass one cotangent per output, shaped like it"
-            )
+            raise _vjp_type_error(ca, oa)
         if not dtypes.is_inexact(oa.dtype):
             fitted.append(None)
             continue
@@ -299,7 +307,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
             )
         in_cts = backward(_check_cotangents(out_avals, flat_ct))
         # Each cotangent has its primal's aval, weak type included (as JAX's).
-        filled = [np.zeros(a.shape, dtypes.FLOAT0) if not dtypes.is_inexact(a.dtype)
+        filled = [dtypes.float0_zeros(a.shape) if not dtypes.is_inexact(a.dtype)
                   else as_primal_type(c, a) if c is not None else _zeros_array(a)
                   if g is None else wrap(place_on(np.broadcast_to(np.zeros((), a.dtype),
                                                                   a.shape), g), a)
@@ -331,16 +339,12 @@ def _check_scalar_output(out: Any, where: str, holomorphic: bool = False) -> Any
     leaves, tree = tree_flatten(out)
     if len(leaves) != 1 or tree.node_type is not None:
         raise NonScalarOutputError(
-            f"{where} needs a function that returns one scalar, but it returned {tree} "
-            "(use has_aux=True to return extra values, or vjp/jacrev for other outputs)"
-        )
+            f"Gradient only defined for scalar-output functions. Output was {out!r}.")
     aval = get_aval(leaves[0])
     if aval.shape != ():
         raise NonScalarOutputError(
-            f"{where} needs a scalar output, but the function returned an array of shape "
-            f"{aval.shape}. Reduce it (e.g. funcgrad.numpy.sum), or use funcgrad.vjp / "
-            "funcgrad.jacrev for vector outputs."
-        )
+            f"Gradient only defined for scalar-output functions. Output had shape: "
+            f"{aval.shape}.")
     if holomorphic or aval.dtype.kind == "c":
         check_output_kind(aval.dtype, where, holomorphic)
     elif not dtypes.is_float(aval.dtype):

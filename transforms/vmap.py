@@ -20,7 +20,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from funcgrad import processes
+import numpy as np
+
+from funcgrad import dtypes, processes
 from funcgrad.core import (
     Primitive,
     Trace,
@@ -205,7 +207,7 @@ def _size_error(fun: Callable[..., Any], args: tuple[Any, ...], flat: Sequence[A
             names.append(f"args{keystr(path)}")
         else:
             names.append(f"argument {params[i]}{keystr(path[1:])}")
-    sizes = [None if d is None else get_aval(x).shape[d] for x, d in zip(flat, dims)]
+    sizes = [None if d is None else _shape(x)[d] for x, d in zip(flat, dims)]
     counts: dict[int, int] = {}
     for sz in sizes:
         if sz is not None:
@@ -216,9 +218,10 @@ def _size_error(fun: Callable[..., Any], args: tuple[Any, ...], flat: Sequence[A
     ordered = sorted(counts.items(), key=lambda kv: -kv[1])  # stable: first seen first
     for k, (sz, ct) in enumerate(ordered):
         i = sizes.index(sz)
-        aval = get_aval(flat[i])
+        x = flat[i]
+        name = "float0" if _is_float0(x) else get_aval(x).dtype.name
         ex = (f"axis {dims[i]} of {names[i]} of type "
-              f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]")
+              f"{name}[{','.join(map(str, _shape(x)))}]")
         if ct == 1:
             lines.append(f"  * one axis had size {sz}: {ex};\n")
         else:
@@ -273,12 +276,13 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         # As JAX, unmapped leaves pass through as they are (functions, strings, NumPy
         # arrays); mapped ones become arrays. A key array's axes are its key axes.
         keyed = _key_leaves(args, len(flat))
-        flat = [x if s is None else as_leaf_array(x) for s, x in zip(axes, flat)]
+        flat = [x if s is None or _is_float0(x) else as_leaf_array(x)
+                for s, x in zip(axes, flat)]
         dims = [None if s is None else
-                _axis(s, get_aval(x).ndim - (1 if k else 0), "in_axes",
-                      get_aval(x).shape[:get_aval(x).ndim - (1 if k else 0)])
+                _axis(s, len(_shape(x)) - (1 if k else 0), "in_axes",
+                      _shape(x)[:len(_shape(x)) - (1 if k else 0)])
                 for s, x, k in zip(axes, flat, keyed)]
-        sizes = {get_aval(x).shape[d] for x, d in zip(flat, dims) if d is not None}
+        sizes = {_shape(x)[d] for x, d in zip(flat, dims) if d is not None}
         if len(sizes) > 1 or (sizes and axis_size is not None and axis_size not in sizes):
             raise _size_error(fun, args, flat, dims, axis_size)
         if sizes:
@@ -308,19 +312,27 @@ def vmap_flat(fun: Callable[..., Any], flat: Sequence[Any], dims: Sequence[int |
         axis_name = _RULE_AXIS[-1] if _RULE_AXIS else None
     trace = BatchTrace(size, axis_name)
     with new_trace(trace), processes.bind_axis(axis_name, size):
-        ins = [x if d is None else BatchTracer(trace, x, d) for x, d in zip(flat, dims)]
+        # float0 zeros (tangents of integers) carry only a shape: each element gets its own.
+        ins = [x if d is None else dtypes.float0_zeros(np.shape(x)[:d] + np.shape(x)[d + 1:])
+               if _is_float0(x) else BatchTracer(trace, x, d) for x, d in zip(flat, dims)]
         out = fun(*ins)
         leaves, out_tree = tree_flatten(out)
-        lifted = [trace.lift(x) for x in leaves]
+        lifted = [(x, None) if _is_float0(x) else trace.lift(x) for x in leaves]
     out_specs = _broadcast_prefix(out_axes, tree_unflatten(out_tree, [0] * len(leaves)),
                                   "out_axes")
     results = []
-    for (v, d), spec in zip(lifted, out_specs):
+    for i, ((v, d), spec) in enumerate(zip(lifted, out_specs)):
+        if _is_float0(v):
+            # float0 zeros (the gradient of an integer input) carry only a shape.
+            shape = list(np.shape(v))
+            at = _axis(spec, len(shape) + 1, "out_axes")
+            if at is not None:
+                shape.insert(at, size)
+            results.append(dtypes.float0_zeros(tuple(shape)))
+            continue
         if spec is None:
             if d is not None:
-                # (funcgrad.torch.func matches this text to give PyTorch's error.)
-                raise ShapeError("vmap out_axes=None for an output that depends on the mapped "
-                                 "axis; give it an int out axis")
+                raise _mapped_output_error(out_tree, i, d, axis_name)
             results.append(v)
             continue
         v = with_batch(as_leaf_array(v), d, size) if d is None else v
@@ -328,6 +340,59 @@ def vmap_flat(fun: Callable[..., Any], flat: Sequence[Any], dims: Sequence[int |
         target = _axis(spec, nd, "out_axes")
         results.append(_move_axis(v, 0 if d is None else d, target))
     return results, out_tree
+
+
+class MappedOutputError(ShapeError):
+    """An output batched where ``out_axes`` says ``None``. The message is the engine's own
+    (funcgrad.torch.func matches it to give PyTorch's error); ``jax_message`` is JAX's,
+    which the JAX face's ``vmap`` raises."""
+
+    jax_message: str
+
+
+def _mapped_output_error(out_tree: PyTreeDef, i: int, d: int,
+                         axis_name: Any) -> MappedOutputError:
+    e = MappedOutputError("vmap out_axes=None for an output that depends on the mapped "
+                          "axis; give it an int out axis")
+    if axis_name is not None:
+        e.jax_message = (f"vmap has mapped output (axis_name={axis_name}) but out_axes is "
+                         "None")
+    else:
+        paths = [p for p, _ in tree_flatten_with_path(
+            tree_unflatten(out_tree, [0] * out_tree.num_leaves))[0]]
+        e.jax_message = (f"at vmap out_axes{keystr(paths[i])}, got axis spec None but "
+                         f"output was batched on axis {d}")
+    return e
+
+
+def jax_vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
+             axis_name: Any = None, axis_size: int | None = None,
+             spmd_axis_name: Any = None) -> Callable[..., Any]:
+    """The JAX face's ``vmap``: :func:`vmap` with JAX's message for an output batched
+    where ``out_axes`` says ``None``.
+
+    >>> import numpy as np
+    >>> jax_vmap(lambda a: a + 1)(np.arange(2.0))
+    Array([1., 2.], dtype=float32)
+    """
+    batched = vmap(fun, in_axes, out_axes, axis_name, axis_size, spmd_axis_name)
+
+    @functools.wraps(batched)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return batched(*args, **kwargs)
+        except MappedOutputError as e:
+            raise ShapeError(e.jax_message) from None
+
+    return run
+
+
+def _is_float0(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype == dtypes.FLOAT0
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return tuple(np.shape(x)) if _is_float0(x) else get_aval(x).shape
 
 
 def _move_axis(x: Any, src: int, dst: int | None) -> Any:
@@ -338,3 +403,6 @@ def _move_axis(x: Any, src: int, dst: int | None) -> Any:
     order = list(range(1, nd))
     order.insert(dst, 0)
     return transpose(x, order)
+
+
+jax_vmap.__name__ = jax_vmap.__qualname__ = "vmap"

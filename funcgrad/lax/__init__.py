@@ -179,6 +179,9 @@ def __getattr__(name: str) -> Any:
         from funcgrad.transforms import control_flow  # noqa: PLC0415
 
         return getattr(control_flow, name)
+    if name == "pvary":  # removed from JAX, with this message
+        raise AttributeError("jax.lax.pvary was deprecated in JAX v0.8.2 and removed in JAX "
+                             "v0.10.0; use `jax.lax.pcast(..., to='varying')")
     raise AttributeError(f"module 'funcgrad.lax' has no attribute {name!r}")
 
 from funcgrad.lax import linalg  # noqa: E402 - jax.lax.linalg, after the primitives

@@ -270,10 +270,14 @@ def select_n(which: Any, *cases: Any) -> Any:
     wa = get_aval(which)
     cases = tuple(as_operand(c) for c in cases)
     ca = get_aval(cases[0])
-    for c in cases[1:]:
-        if (get_aval(c).shape, get_aval(c).dtype) != (ca.shape, ca.dtype):
-            raise ShapeError("select_n cases must have the same shapes and dtypes, got "
-                             f"{[(get_aval(c).shape, str(get_aval(c).dtype)) for c in cases]}")
+    # JAX's messages: shapes first, then dtypes.
+    if any(get_aval(c).shape != ca.shape for c in cases[1:]):
+        raise ShapeError("select cases must have the same shapes, got "
+                         f"{[get_aval(c).shape for c in cases]}.")
+    if any(get_aval(c).dtype != ca.dtype for c in cases[1:]):
+        raise DTypeError("lax.select requires arguments to have the same dtypes, got "
+                         f"{', '.join(get_aval(c).dtype.name for c in cases)}. (Tip: jnp.where "
+                         "is a similar function that does automatic type promotion on inputs).")
     if wa.dtype.kind == "b":
         if len(cases) > 2:
             raise DTypeError("select_n with a boolean predicate takes at most two cases, got "

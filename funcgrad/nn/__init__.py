@@ -15,6 +15,7 @@ Array([0.5, 0.5], dtype=float32)
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -332,6 +333,13 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
     from funcgrad import dtypes  # noqa: PLC0415
 
     x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.integer):
+        # JAX deprecated non-integer inputs (2024-12), with this warning.
+        warnings.warn(f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
+                      DeprecationWarning, stacklevel=1)
+    if x.dtype == np.bool_:  # JAX compares with an iota of the input's dtype
+        raise TypeError("iota does not accept dtype bool. Accepted dtypes are subtypes of "
+                        "integer, floating, complexfloating.")
     dt = dtypes.default_float() if dtype is None else dtype
     classes = jnp.arange(num_classes)
     out = jnp.expand_dims(x, axis) == jnp.reshape(

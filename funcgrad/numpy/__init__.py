@@ -308,3 +308,11 @@ def _has_key(args: tuple[Any, ...], kwargs: dict[str, Any], in_sequence: bool) -
     (where, take, reshape, ravel, transpose, squeeze,  # noqa: F405
      expand_dims, broadcast_to, swapaxes, copy, shape, ndim, size,  # noqa: F405
      zeros_like, ones_like, empty_like, full_like))  # noqa: F405
+
+
+def __getattr__(name: str) -> Any:
+    # Names JAX 0.10.2 has removed, with the message its module gives for them.
+    if name == "fix":
+        raise AttributeError("jax.numpy.fix was deprecated in JAX v0.9.0, and will be "
+                             "removed in JAX v0.10.0. Use jax.numpy.trunc instead.")
+    raise AttributeError(f"module 'funcgrad.numpy' has no attribute {name!r}")

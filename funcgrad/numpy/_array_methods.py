@@ -174,7 +174,9 @@ def install() -> None:
         return fnp.clip(self, min, max)
 
     def reshape(self: Any, *shape: Any, order: str = "C") -> Any:
-        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        if len(shape) == 1 and getattr(shape[0], "ndim", None) == 0:
+            shape = shape[0]
+        elif len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = tuple(shape[0])
         return fnp.reshape(self, shape, order)
 

@@ -174,7 +174,7 @@ def zeros(shape: Any, dtype: Any = None) -> Any:
     [0.0, 0.0]
     """
     if _float0(dtype):
-        return np.zeros(_shape(shape), dtypes.FLOAT0)
+        return dtypes.float0_zeros(_shape(shape))
     return from_buffer(np.zeros(_shape(shape), dtype=_dt(dtype, "zeros",
                                                           dtypes.default_float())))
 
@@ -188,7 +188,7 @@ def ones(shape: Any, dtype: Any = None) -> Any:
     [1.0, 1.0]
     """
     if _float0(dtype):
-        return np.zeros(_shape(shape), dtypes.FLOAT0)
+        return dtypes.float0_zeros(_shape(shape))
     return from_buffer(np.ones(_shape(shape), dtype=_dt(dtype, "ones", dtypes.default_float())))
 
 
@@ -201,7 +201,7 @@ def empty(shape: Any, dtype: Any = None) -> Any:
     (2,)
     """
     if _float0(dtype):
-        return np.zeros(_shape(shape), dtypes.FLOAT0)
+        return dtypes.float0_zeros(_shape(shape))
     return zeros(shape, dtype)
 
 
@@ -215,7 +215,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """
     check_arraylike("full", fill_value)
     if _float0(dtype):
-        return np.zeros(_shape(shape), dtypes.FLOAT0)
+        return dtypes.float0_zeros(_shape(shape))
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
 
     if type(fill_value) is int and dtype is None:
@@ -247,7 +247,7 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     if isinstance(a, (list, tuple)):
         check_arraylike("zeros_like", a)
     if _float0(dtype):
-        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
+        return dtypes.float0_zeros(np.shape(a) if shape is None else _shape(shape))
     shp, dt, weak = _like(a, dtype, shape, "zeros_like")
     return _placed_like(a, from_buffer(np.zeros(shp, dt), weak))
 
@@ -262,7 +262,7 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """
     check_arraylike("ones_like", a)
     if _float0(dtype):
-        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
+        return dtypes.float0_zeros(np.shape(a) if shape is None else _shape(shape))
     shp, dt, weak = _like(a, dtype, shape, "ones_like")
     return _placed_like(a, from_buffer(np.ones(shp, dt), weak))
 
@@ -277,7 +277,7 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """
     check_arraylike("ones_like", a)  # the name JAX's message gives
     if _float0(dtype):
-        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
+        return dtypes.float0_zeros(np.shape(a) if shape is None else _shape(shape))
     return zeros_like(a, dtype, shape)
 
 
@@ -291,7 +291,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     """
     check_arraylike("full_like", a, fill_value)
     if _float0(dtype):
-        return np.zeros(np.shape(a) if shape is None else _shape(shape), dtypes.FLOAT0)
+        return dtypes.float0_zeros(np.shape(a) if shape is None else _shape(shape))
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
 
     shp, dt, weak = _like(a, dtype, shape, "full_like")

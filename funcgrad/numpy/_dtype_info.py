@@ -15,6 +15,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from funcgrad import dtypes
 from funcgrad.numpy._core import broadcast_shapes as _broadcast_shapes
 from funcgrad.numpy._scalar_types import _make, _ScalarMeta, bool_
 
@@ -111,6 +112,11 @@ def issubdtype(arg1: Any, arg2: Any) -> builtins.bool:
     >>> fnp.issubdtype(fnp.int32, fnp.integer), fnp.issubdtype(fnp.float32, fnp.integer)
     (True, False)
     """
+    abstract_key = arg2 is dtypes.prng_key or arg2 is dtypes.extended
+    if isinstance(arg1, dtypes.ExtendedDType):  # a typed key's dtype
+        return abstract_key or isinstance(arg2, dtypes.ExtendedDType)
+    if abstract_key or isinstance(arg2, dtypes.ExtendedDType):
+        return False
     t1 = _as_type(arg1)
     t2 = arg2 if isinstance(arg2, type) and issubclass(arg2, np.generic) and \
         arg2 in (np.generic, np.number, np.integer, np.signedinteger, np.unsignedinteger,

@@ -22,7 +22,12 @@ from funcgrad import dtypes
 from funcgrad.array import ArrayImpl, wrap
 from funcgrad.config import config
 from funcgrad.core import Tracer, get_aval
-from funcgrad.errors import IndexingError, IndexTypeError, NonConcreteBooleanIndexError
+from funcgrad.errors import (
+    IndexingError,
+    IndexTypeError,
+    NonConcreteBooleanIndexError,
+    ShapeError,
+)
 from funcgrad.ir import ShapedArray
 from funcgrad.numpy._core import (
     asarray,
@@ -62,8 +67,9 @@ def _as_index_array(i: Any) -> Any:
         dt = i.aval.dtype
         if dt.kind == "b":
             raise NonConcreteBooleanIndexError(
-                f"a traced boolean mask as an index has a data-dependent shape (at "
-                f"{user_frame()}); use funcgrad.numpy.where(mask, x, 0) instead"
+                f"Array boolean indices must be concrete; got {i.aval.str_short()} (at "
+                f"{user_frame()})\n\nSee https://docs.jax.dev/en/latest/errors.html"
+                "#jax.errors.NonConcreteBooleanIndexError"
             )
         if dt.kind not in "iu":
             raise IndexTypeError(f"Indexer must have integer or boolean type, got indexer "
@@ -101,7 +107,7 @@ def _expand_index(idx: Any, ndim: int) -> list[Any]:
         raise IndexingError("an index can only have a single ellipsis ('...')")
     if consumed > ndim:
         raise IndexingError(
-            f"too many indices for an array of rank {ndim}: {consumed} were given "
+            f"Too many indices: array is {ndim}-dimensional, but {consumed} were indexed "
             f"(at {user_frame()})"
         )
     out: list[Any] = []
@@ -234,12 +240,26 @@ def _apply_advanced(x: Any, indices: list[Any], axes: list[int]) -> Any:
 _MODES = (None, "promise_in_bounds", "clip", "drop", "fill")
 
 
+def _check_update_shape(v: Any, shape: tuple[int, ...]) -> Any:
+    """``v`` if it broadcasts to ``shape`` (the updated elements'), else JAX's error."""
+    av = get_aval(v)
+    if len(av.shape) > len(shape):
+        raise ShapeError("Cannot broadcast to shape with fewer dimensions: "
+                         f"arr_shape={av.shape} shape={shape}")
+    if any(a not in (1, b) for a, b in zip(av.shape[::-1], shape[::-1])):
+        dt = av.dtype.name
+        raise ShapeError(f"Incompatible types for broadcasting: input type={dt}"
+                         f"[{','.join(map(str, av.shape))}] and requested type={dt}"
+                         f"[{','.join(map(str, shape))}]")
+    return v
+
+
 def _check_mode(mode: Any) -> str | None:
     m = getattr(mode, "name", mode)
     if isinstance(m, str):
         m = m.lower()
     if m not in _MODES:
-        raise ValueError(f"mode must be one of {_MODES[1:]} (or None), got {mode!r}")
+        raise ValueError(f'Unknown gather mode "{mode}"')
     return m
 
 
@@ -387,7 +407,7 @@ def _flat_update(x: Any, idx: Any, values: Any, mode: Any,
     _warn_unsafe_cast(v, aval.dtype)
     v = cast(v, aval.dtype)
     if dtypes.python_scalar(v) or get_aval(v).shape != pshape:
-        v = broadcast_to_shape(cast(v, aval.dtype), pshape)
+        v = broadcast_to_shape(_check_update_shape(cast(v, aval.dtype), pshape), pshape)
     count = math.prod(pshape)
     flat = S.reshape(x, (aval.size,))
     ids = I.indices_for(S.reshape(pos, (count, 1)), flat)
@@ -545,7 +565,7 @@ def _apply(x: Any, idx: Any, func: Callable[[Any, Any], Any], mode: Any, values:
         _warn_unsafe_cast(v, aval.dtype)
         v = cast(v, aval.dtype)
         if dtypes.python_scalar(v) or get_aval(v).shape != pshape:
-            v = broadcast_to_shape(v, pshape)
+            v = broadcast_to_shape(_check_update_shape(v, pshape), pshape)
         vflat = S.reshape(v, (count,))
     if _dynamic(pos):
         # Which updates repeat is only known at run time: one round per update, in order.

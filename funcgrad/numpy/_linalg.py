@@ -141,9 +141,15 @@ def _tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
         n = int(axes)
         ca, cb = tuple(range(na - n, na)), tuple(range(n))
     else:
-        xa, xb = axes
+        xa, xb = axes0 = axes
+        if isinstance(xa, (int, np.integer)) != isinstance(xb, (int, np.integer)):
+            raise TypeError("tensordot requires both axes lists to be either ints, tuples or "
+                            f"lists, got {xa} and {xb}")
         xa = [xa] if isinstance(xa, (int, np.integer)) else list(xa)
         xb = [xb] if isinstance(xb, (int, np.integer)) else list(xb)
+        if len(xa) != len(xb):
+            raise TypeError("tensordot requires axes lists to have equal length, got "
+                            f"{axes0[0]} and {axes0[1]}.")
         ca = tuple(canonical_axis(x, na) for x in xa)
         cb = tuple(canonical_axis(x, nb) for x in xb)
     return L.dot_general(a, b, ((ca, cb), ((), ())))

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.core import get_aval
+from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import ShapeError
 from funcgrad.numpy._core import (
     asarray,
@@ -75,6 +75,16 @@ def size(a: Any, axis: int | None = None) -> int:
 def _resolve_shape(newshape: Any, total: int) -> tuple[int, ...]:
     if isinstance(newshape, (int, np.integer)):
         newshape = (int(newshape),)
+    elif getattr(newshape, "ndim", None) == 0:
+        newshape = [newshape]  # (JAX shows a lone array shape as a list)
+    if any(isinstance(d, Tracer) for d in newshape):
+        shown = ", ".join(f"traced {d.aval.str_short()}" if isinstance(d, Tracer) else repr(d)
+                          for d in newshape)
+        shown = f"[{shown}]" if isinstance(newshape, list) else \
+            f"({shown}{',' if len(newshape) == 1 else ''})"
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got "
+                        f"{shown}.\nIf using `jit`, try using `static_argnums` or applying "
+                        "`jit` to smaller subfunctions.")
     dims = [operator.index(d) for d in newshape]
     if dims.count(-1) > 1:
         raise ShapeError(f"can only specify one unknown dimension in {tuple(dims)}")

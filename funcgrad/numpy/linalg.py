@@ -346,21 +346,40 @@ def solve(a: Any, b: Any) -> Any:
     if get_aval(a).ndim < 2:
         raise ShapeError("left hand array must be at least two dimensional; got "
                          f"a.shape={get_aval(a).shape}")
+    # JAX's messages: its solve is np.vectorize'd with these signatures.
+    sig = "on vectorized function with excluded=frozenset() and signature="
+    ashape, bshape = get_aval(a).shape, get_aval(b).shape
+    if len(bshape) > 1 and len(ashape) == len(bshape) + 1 and ashape[-1] == bshape[-1] and \
+            ashape[-1] != bshape[-2]:
+        raise ShapeError(f"Invalid shapes for solve: {ashape}, {bshape}. Prior to JAX v0.5.0, "
+                         "this would have been treated as a batched 1-dimensional solve. To "
+                         "recover this behavior, use solve(a, b[..., None]).squeeze(-1).")
+    if ashape[-1] != ashape[-2]:
+        form = "(m,m),(m)->(m)" if len(bshape) == 1 else "(m,m),(m,n)->(m,n)"
+        raise ShapeError(f"inconsistent size for core dimension 'm': {ashape[-1]} vs "
+                         f"{ashape[-2]} {sig}{form!r}")
     a = _matrix("solve", a, square=True)
-    bshape = get_aval(b).shape
     n = get_aval(a).shape[-1]
     if len(bshape) == 0:
-        raise ShapeError("solve needs b of rank >= 1")
+        raise ShapeError("input with shape () does not have enough dimensions for all core "
+                         f"dimensions ('m', 'n') {sig}'(m,m),(m,n)->(m,n)'")
     if len(bshape) == 1:
         if bshape[0] != n:
-            raise ShapeError(f"solve: a is {n}x{n} but b has {bshape[0]} entries")
+            raise ShapeError(f"inconsistent size for core dimension 'm': {bshape[0]} vs {n} "
+                             f"{sig}'(m,m),(m)->(m)'")
         _lapack_dtype("lu", a)
         bb = broadcast_to(reshape(b, (n, 1)), (*get_aval(a).shape[:-2], n, 1))
         return squeeze(_solve(a, bb), (len(get_aval(a).shape) - 1,))
     if bshape[-2] != n:
-        raise ShapeError(f"solve: a is {n}x{n} but b has shape {bshape} (b's rows, axis -2, "
-                         f"must number {n}; for a batch of vectors use b[..., None])")
+        raise ShapeError(f"inconsistent size for core dimension 'm': {bshape[-2]} vs {n} "
+                         f"{sig}'(m,m),(m,n)->(m,n)'")
     _lapack_dtype("lu", a)
+    if len(bshape) > 2:
+        try:
+            np.broadcast_shapes(ashape[:-2], bshape[:-2])
+        except ValueError:
+            raise ShapeError("Incompatible shapes for broadcasting: shapes="
+                             f"{[ashape[:-2], bshape[:-2]]}") from None
     a, b = _broadcast_batch(a, b)
     return _solve(a, b)
 
@@ -1038,8 +1057,7 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
         out = expand_dims(expand_dims(red, -1), -1)
         out = moveaxis(out, (-2, -1), (r, c))
     else:
-        raise ShapeError(f"matrix norm ord={ord!r} is not one of 'fro', 'nuc', 1, -1, 2, -2, "
-                         "inf or -inf")
+        raise ShapeError(f"Invalid order '{ord}' for matrix norm.")
     return out if keepdims else squeeze(out, axes)
 
 

@@ -302,12 +302,22 @@ def _conv_abstract(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: tuple[
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     ls = [lhs.shape[i] for i in lhs_spec]
     rs = [rhs.shape[i] for i in rhs_spec]
+    # JAX's messages, as they are (not prefixed with the operands, see core.abstract_eval).
+    err = None
     if ls[1] % g:
-        raise ShapeError(f"feature_group_count {g} does not divide the lhs feature size "
-                         f"{ls[1]}")
-    if ls[1] // g != rs[1]:
-        raise ShapeError(f"lhs feature size {ls[1]} / feature_group_count {g} must equal the "
-                         f"kernel's input feature size {rs[1]}")
+        err = ShapeError("conv_general_dilated feature_group_count must divide lhs feature "
+                         f"dimension size, but {g} does not divide {ls[1]}.")
+    elif ls[1] // g != rs[1]:
+        err = ShapeError("conv_general_dilated lhs feature dimension size divided by "
+                         "feature_group_count must equal the rhs input feature dimension size, "
+                         f"but {ls[1]} // {g} != {rs[1]}.")
+    elif g > 1 and rs[0] % g:
+        err = ShapeError("conv_general_dilated rhs output feature dimension size must be a "
+                         f"multiple of feature_group_count, but {rs[0]} is not a multiple of "
+                         f"{g}.")
+    if err is not None:
+        err._located = True  # type: ignore[attr-defined]
+        raise err
     if rs[0] % (g * b):
         raise ShapeError(f"the kernel's output feature size {rs[0]} is not a multiple of the "
                          f"group count {g * b}")

@@ -555,8 +555,12 @@ def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Seque
     >>> dynamic_slice(np.arange(4.0, dtype=np.float32), [-1], [1])
     Array([3.], dtype=float32)
     """
+    shape = get_aval(operand).shape
+    if len(start_indices) != len(shape):
+        raise ShapeError("Length of slice indices must match number of operand dimensions "
+                         f"({len(start_indices)} vs {shape})")
     if allow_negative_indices:
-        start_indices = _wrap_negative(start_indices, get_aval(operand).shape)
+        start_indices = _wrap_negative(start_indices, shape)
     return dynamic_slice_p.bind(operand, *start_indices,
                                 slice_sizes=tuple(int(k) for k in slice_sizes))
 
@@ -564,9 +568,19 @@ def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Seque
 def _ds_abstract(operand: ShapedArray, *starts: ShapedArray, slice_sizes: tuple[int, ...]
                  ) -> ShapedArray:
     _check_starts("dynamic_slice", operand, starts)
-    if len(slice_sizes) != operand.ndim or any(
-            not 0 <= k <= n for k, n in zip(slice_sizes, operand.shape)):
+    err = None
+    if len(slice_sizes) == operand.ndim and any(k < 0 for k in slice_sizes):
+        err = ShapeError("slice slice_sizes must be greater than or equal to zero, got "
+                         f"slice_sizes of {slice_sizes}.")
+    elif len(slice_sizes) == operand.ndim and any(
+            k > n for k, n in zip(slice_sizes, operand.shape)):
+        err = ShapeError("slice slice_sizes must be less than or equal to operand shape, got "
+                         f"slice_sizes {slice_sizes} for operand shape {operand.shape}.")
+    elif len(slice_sizes) != operand.ndim:
         raise ShapeError(f"slice_sizes {slice_sizes} do not fit operand shape {operand.shape}")
+    if err is not None:
+        err._located = True  # type: ignore[attr-defined]  # JAX's text, as it is
+        raise err
     return ShapedArray(slice_sizes, operand.dtype, operand.weak_type)
 
 

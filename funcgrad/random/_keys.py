@@ -36,7 +36,7 @@ _U32 = np.dtype(np.uint32)
 _U64 = np.dtype(np.uint64)
 
 
-class KeyDType:
+class KeyDType(dtypes.ExtendedDType):
     """The dtype of typed keys (threefry2x32 only): prints as JAX's ``key<fry>``."""
 
     name = "key<fry>"

@@ -257,7 +257,7 @@ def test_dimension_number_errors() -> None:
 
 
 @pytest.mark.parametrize("lhs,rhs,kw,err,match", [
-    ((1, 4, 5), (2, 3, 2), {}, ShapeError, "must equal the kernel's input feature size"),
+    ((1, 4, 5), (2, 3, 2), {}, ShapeError, "must equal the rhs input feature dimension size"),
     ((1, 4, 5), (3, 2, 2), {"feature_group_count": 2}, ShapeError, "not a multiple"),
     ((3, 2, 5), (2, 2, 2), {"batch_group_count": 2}, ShapeError, "does not divide the lhs"),
     ((1, 2, 5), (2, 2, 2), {"padding": [(-4, -3)]}, ShapeError, "larger than the dilated"),

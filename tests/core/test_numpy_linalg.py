@@ -123,7 +123,7 @@ def test_named_results_and_jit() -> None:
 def test_errors() -> None:
     with pytest.raises(ShapeError, match=r"inv must have shape \[\.\.\., n, n\]"):
         fnp.linalg.inv(np.ones((2, 3)))
-    with pytest.raises(ShapeError, match="b\\[..., None\\]"):
+    with pytest.raises(ShapeError, match="inconsistent size for core dimension 'm'"):
         fnp.linalg.solve(np.eye(3), np.ones((2, 3)))
     with pytest.raises(ValueError, match="mode"):
         fnp.linalg.qr(np.eye(2), mode="bogus")

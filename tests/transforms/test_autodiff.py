@@ -92,7 +92,7 @@ def test_vjp_fn_rejects_wrong_cotangents() -> None:
         f_vjp(np.ones(2))
     with pytest.raises(E.TreeStructureError):
         f_vjp([np.ones(2), np.ones(2)])
-    with pytest.raises(E.ShapeError, match=r"\(3,\)"):
+    with pytest.raises(E.ShapeError, match=r"got float64\[3\], but expected float64\[2\]"):
         f_vjp((np.ones(3), np.ones(2)))
     (g,) = f_vjp((np.ones(2), np.ones(2)))
     close(g, [5.0, 5.0])
@@ -184,7 +184,7 @@ def test_has_aux_returns_concrete_aux(transform) -> None:
 
 
 def test_grad_error_cases() -> None:
-    with pytest.raises(E.NonScalarOutputError, match=r"shape \(3,\)"):
+    with pytest.raises(E.NonScalarOutputError, match=r"shape: \(3,\)"):
         fg.grad(lambda x: x * 2.0)(np.ones(3))
     with pytest.raises(E.NonScalarOutputError):
         fg.grad(lambda x: (x, x))(1.0)
