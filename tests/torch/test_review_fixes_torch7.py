@@ -165,7 +165,15 @@ def test_half_conv2d_bias_added_before_rounding(dt, cin, cout, k, transposed, da
     else:
         w = data.draw(_values((cout, cin, k, k)))
         f = lambda F, x, w, b: F.conv2d(x, w, b, stride=2, padding=1)  # noqa: E731
-    _check(f, [x, w, b], dt, grad_ulps=(2.0,), diff=(0, 1, 2))
+    # funcgrad sums in float32 and rounds once; bfloat16 matches PyTorch within these
+    # bounds. PyTorch's float16 kernels round along the way: the transposed convolution's
+    # products before col2im adds the overlapping ones and the bias, and both float16
+    # backward products. Measured over 150 draws: forward exact (6.5 ulps transposed),
+    # gradients up to 7.5 ulps (of the larger of the element and 1/16 of the largest).
+    half16 = dt == "float16"
+    fwd = 8.0 if half16 and transposed else 1.0
+    _check(f, [x, w, b], dt, fwd_ulps=fwd, grad_ulps=(8.0 if half16 else 2.0,),
+           diff=(0, 1, 2))
 
 
 def test_float32_paths_unchanged():

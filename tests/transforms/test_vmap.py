@@ -897,8 +897,19 @@ def _pure_callback(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
     return fn, [Arg(shape), Arg(shape)]
 
 
+def _io_callback(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    def fn(x, y):
+        return fg.experimental.io_callback(
+            lambda a, b: np.sin(np.asarray(a)) * np.asarray(b),
+            fg.ShapeDtypeStruct(x.shape, x.dtype), x, y)
+
+    shape = _shape(draw)
+    return fn, [Arg(shape), Arg(shape)]
+
+
 PRIM_CASES["debug_callback"] = _debug_callback
 PRIM_CASES["pure_callback"] = _pure_callback
+PRIM_CASES["io_callback"] = _io_callback
 PRIM_CASES["cond"] = _cond
 PRIM_CASES["while"] = _while
 PRIM_CASES["scan"] = _scan
