@@ -19,7 +19,7 @@ CrossMapLRN2d(3, alpha=1.0, beta=0.5, k=1.0)
 >>> y.flatten()
 tensor([1.5000, 0.0000, 0.0000], grad_fn=<ViewBackward0>)
 >>> y.grad_fn
-<CrossMapLRN2dBackward object at 0x...>
+<torch.autograd.function.CrossMapLRN2dBackward object at 0x...>
 """
 
 from __future__ import annotations
