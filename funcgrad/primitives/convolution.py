@@ -267,6 +267,24 @@ def _conv_impl(xp: Any, lhs: Any, rhs: Any, *, window_strides: tuple[int, ...], 
 # -------------------------------------------------------------- the shape rule
 
 
+def _feature_group_error(lhs_features: int, rhs_out: int, rhs_in: int,
+                         g: int) -> ShapeError | None:
+    """JAX's error for feature sizes that ``feature_group_count`` does not fit (None when
+    they fit)."""
+    if lhs_features % g:
+        return ShapeError("conv_general_dilated feature_group_count must divide lhs feature "
+                          f"dimension size, but {g} does not divide {lhs_features}.")
+    if lhs_features // g != rhs_in:
+        return ShapeError("conv_general_dilated lhs feature dimension size divided by "
+                          "feature_group_count must equal the rhs input feature dimension "
+                          f"size, but {lhs_features} // {g} != {rhs_in}.")
+    if g > 1 and rhs_out % g:
+        return ShapeError("conv_general_dilated rhs output feature dimension size must be a "
+                          f"multiple of feature_group_count, but {rhs_out} is not a multiple "
+                          f"of {g}.")
+    return None
+
+
 def _conv_abstract(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: tuple[int, ...],
                    padding: Pads, lhs_dilation: tuple[int, ...], rhs_dilation: tuple[int, ...],
                    dimension_numbers: ConvDimensionNumbers, feature_group_count: int,
@@ -302,21 +320,10 @@ def _conv_abstract(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: tuple[
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     ls = [lhs.shape[i] for i in lhs_spec]
     rs = [rhs.shape[i] for i in rhs_spec]
-    # JAX's messages, as they are (not prefixed with the operands, see core.abstract_eval).
-    err = None
-    if ls[1] % g:
-        err = ShapeError("conv_general_dilated feature_group_count must divide lhs feature "
-                         f"dimension size, but {g} does not divide {ls[1]}.")
-    elif ls[1] // g != rs[1]:
-        err = ShapeError("conv_general_dilated lhs feature dimension size divided by "
-                         "feature_group_count must equal the rhs input feature dimension size, "
-                         f"but {ls[1]} // {g} != {rs[1]}.")
-    elif g > 1 and rs[0] % g:
-        err = ShapeError("conv_general_dilated rhs output feature dimension size must be a "
-                         f"multiple of feature_group_count, but {rs[0]} is not a multiple of "
-                         f"{g}.")
+    # Bound directly, the primitive's error names it and its operands (core.abstract_eval);
+    # lax.conv_general_dilated raises JAX's text as it is before binding.
+    err = _feature_group_error(ls[1], rs[0], rs[1], g)
     if err is not None:
-        err._located = True  # type: ignore[attr-defined]
         raise err
     if rs[0] % (g * b):
         raise ShapeError(f"the kernel's output feature size {rs[0]} is not a multiple of the "
@@ -408,6 +415,11 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
         target = dtypes.to_dtype(preferred_element_type)
         lhs, rhs = (convert_element_type(a, target) if get_aval(a).dtype != target else a
                     for a in (lhs, rhs))
+    if len(lshape) == len(rshape) >= 2 and feature_group_count >= 1:
+        err = _feature_group_error(lshape[dnums.lhs_spec[1]], rshape[dnums.rhs_spec[0]],
+                                   rshape[dnums.rhs_spec[1]], feature_group_count)
+        if err is not None:
+            raise err
     return _bind(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dnums,
                  feature_group_count, batch_group_count)
 

@@ -559,28 +559,38 @@ def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Seque
     if len(start_indices) != len(shape):
         raise ShapeError("Length of slice indices must match number of operand dimensions "
                          f"({len(start_indices)} vs {shape})")
+    err = _slice_size_error(shape, slice_sizes)
+    if err is not None:
+        raise err
     if allow_negative_indices:
         start_indices = _wrap_negative(start_indices, shape)
     return dynamic_slice_p.bind(operand, *start_indices,
                                 slice_sizes=tuple(int(k) for k in slice_sizes))
 
 
+def _slice_size_error(shape: tuple[int, ...], slice_sizes: Sequence[int]) -> ShapeError | None:
+    """JAX's error for slice sizes below zero or above the operand's (None when they fit
+    or have another length)."""
+    sizes = tuple(slice_sizes)
+    if len(sizes) == len(shape) and any(k < 0 for k in sizes):
+        return ShapeError("slice slice_sizes must be greater than or equal to zero, got "
+                          f"slice_sizes of {sizes}.")
+    if len(sizes) == len(shape) and any(k > n for k, n in zip(sizes, shape)):
+        return ShapeError("slice slice_sizes must be less than or equal to operand shape, got "
+                          f"slice_sizes {sizes} for operand shape {tuple(shape)}.")
+    return None
+
+
 def _ds_abstract(operand: ShapedArray, *starts: ShapedArray, slice_sizes: tuple[int, ...]
                  ) -> ShapedArray:
     _check_starts("dynamic_slice", operand, starts)
-    err = None
-    if len(slice_sizes) == operand.ndim and any(k < 0 for k in slice_sizes):
-        err = ShapeError("slice slice_sizes must be greater than or equal to zero, got "
-                         f"slice_sizes of {slice_sizes}.")
-    elif len(slice_sizes) == operand.ndim and any(
-            k > n for k, n in zip(slice_sizes, operand.shape)):
-        err = ShapeError("slice slice_sizes must be less than or equal to operand shape, got "
-                         f"slice_sizes {slice_sizes} for operand shape {operand.shape}.")
-    elif len(slice_sizes) != operand.ndim:
-        raise ShapeError(f"slice_sizes {slice_sizes} do not fit operand shape {operand.shape}")
+    # Bound directly, the primitive's error names it and its operands (core.abstract_eval);
+    # lax.dynamic_slice raises JAX's text as it is before binding.
+    err = _slice_size_error(operand.shape, slice_sizes)
     if err is not None:
-        err._located = True  # type: ignore[attr-defined]  # JAX's text, as it is
         raise err
+    if len(slice_sizes) != operand.ndim:
+        raise ShapeError(f"slice_sizes {slice_sizes} do not fit operand shape {operand.shape}")
     return ShapedArray(slice_sizes, operand.dtype, operand.weak_type)
 
 
