@@ -3,7 +3,7 @@ transforms and ``autograd.Function`` under them hand to the engine's transforms.
 
 >>> import funcgrad.torch as torch
 >>> type(values({"a": torch.ones(2)})["a"]).__name__
-'ndarray'
+'ArrayImpl'
 """
 
 from __future__ import annotations
