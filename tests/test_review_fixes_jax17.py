@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from jax_oracle import raised, same_message
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -28,20 +29,7 @@ jnp = jax.numpy
 pytestmark = pytest.mark.x32
 
 
-def _error(call: Callable[[], Any]) -> tuple[BaseException, str]:
-    """The error ``call`` raises, and its message."""
-    with pytest.raises(Exception) as info:  # noqa: PT011 - compared below
-        call()
-    return info.value, str(info.value)
-
-
-def _same_error(ours: Callable[[], Any], theirs: Callable[[], Any]) -> None:
-    """The same message, and ours is an instance of JAX's builtin error class."""
-    e_ours, m_ours = _error(ours)
-    e_theirs, m_theirs = _error(theirs)
-    assert m_ours == m_theirs
-    base = next(c for c in type(e_theirs).__mro__ if c.__module__ == "builtins")
-    assert isinstance(e_ours, base), (type(e_ours), base)
+_error, _same_error = raised, same_message
 
 
 def _error_as_jax(f: Callable[[Any, Any], Any]) -> None:

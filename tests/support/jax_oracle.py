@@ -41,3 +41,22 @@ def same_error(f: Any, *args: Any) -> tuple[str, str]:
     with pytest.raises(type(theirs.value)) as ours:
         f(funcgrad, fnp, *args)
     return str(ours.value), str(theirs.value)
+
+
+def raised(call: Any) -> tuple[BaseException, str]:
+    """The error ``call()`` raises, and its message."""
+    import pytest  # noqa: PLC0415
+
+    with pytest.raises(Exception) as info:  # noqa: PT011 - the callers compare it
+        call()
+    return info.value, str(info.value)
+
+
+def same_message(ours: Any, theirs: Any) -> None:
+    """``ours()`` and ``theirs()`` raise with the same message, and ours is an instance of
+    the builtin class under JAX's error (funcgrad's named errors derive from it)."""
+    e_ours, m_ours = raised(ours)
+    e_theirs, m_theirs = raised(theirs)
+    assert m_ours == m_theirs
+    base = next(c for c in type(e_theirs).__mro__ if c.__module__ == "builtins")
+    assert isinstance(e_ours, base), (type(e_ours), base)
