@@ -96,6 +96,7 @@ from funcgrad.torch._graph import (
     tensor_class,
     value_of,
 )
+from funcgrad.torch._index_write import write
 from funcgrad.torch._mt_stream import MTStream
 from funcgrad.torch._random import TENSOR as random_tensor_type
 from funcgrad.torch._random import rng
@@ -2312,11 +2313,15 @@ def _get(x: Any, idx: Any) -> Any:
 
 
 def _put(x: Any, idx: Any, v: Any) -> Any:
+    return write(x, v, lambda z, v: _update(z, idx, v, fnp.index_update),
+                 lambda z, v: _update(z, idx, v, fnp.index_add))
+
+
+def _update(x: Any, idx: Any, v: Any, how: Callable[[Any, Any, Any], Any]) -> Any:
     split = _ints_first(idx)
     if split is None:
-        return fnp.index_update(x, idx, v)
-    return fnp.index_update(x, split[0],
-                            fnp.index_update(fnp.getitem(x, split[0]), split[1], v))
+        return how(x, idx, v)
+    return fnp.index_update(x, split[0], how(fnp.getitem(x, split[0]), split[1], v))
 
 
 def _advanced(idx: Any) -> builtins.bool:

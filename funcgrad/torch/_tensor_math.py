@@ -32,6 +32,7 @@ from funcgrad.torch import _sign_bounds
 from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import cat, stack
 from funcgrad.torch._graph import name_node
+from funcgrad.torch._index_write import write
 from funcgrad.torch._return_types import named_result
 from funcgrad.torch._std_sort import (
     aten_quick_select,
@@ -120,6 +121,12 @@ def index_select(self: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
         shown=(self,)))
 
 
+def _operands(self: Tensor, source: Any) -> tuple[Any, ...]:
+    """What PyTorch's node for an indexed write lists: ``self`` and a tensor source (the
+    index is no operand of it, nor a number written)."""
+    return (self, source) if isinstance(source, Tensor) else (self,)
+
+
 def _index_update(self: Tensor, dim: builtins.int, index: Any, source: Any, how: str,
                   alpha: Any = 1) -> Tensor:
     d = _dim(dim, self.dim())
@@ -129,10 +136,15 @@ def _index_update(self: Tensor, dim: builtins.int, index: Any, source: Any, how:
         if how == "add":
             return x.at[where].add(s * alpha if alpha != 1 else s)
         if how == "fill":
+            # PyTorch sums the value's gradient over the unique indices: the engine's rule.
             return x.at[where].set(fnp.astype(s, x.dtype))
-        return x.at[where].set(s)
+        # (the index is an operand: under a recording it is a tracer)
+        return write(x, s, lambda z, s, i: z.at[(slice(None),) * d + (i,)].set(s),
+                     lambda z, s, i: z.at[(slice(None),) * d + (i,)].add(s), i)
 
     op = {"add": "IndexAdd", "copy": "IndexCopy", "fill": "IndexFill"}[how]
+    if how == "fill" and isinstance(source, Tensor):
+        op = "IndexFill:1"  # PyTorch's second overload, index_fill.int_Tensor
     n = self.shape[d] if self.dim() else 1
     where = f"for dimension {d} with size {n}"
     # PyTorch's kernels differ in range and error: index_fill wraps negative indices, the
@@ -147,8 +159,9 @@ def _index_update(self: Tensor, dim: builtins.int, index: Any, source: Any, how:
                     + where)
     idx = _t(index)
     # A 0-d index is a vector of one index, as in PyTorch.
+    # PyTorch's node lists ``self`` and a tensor source, not the index.
     return cast(Tensor, apply_op(op, run, self, idx.reshape(1) if idx.dim() == 0 else idx,
-                                 source))
+                                 source, shown=_operands(self, source)))
 
 
 def index_add(self: Tensor, dim: builtins.int, index: Tensor, source: Tensor, *,
@@ -181,8 +194,10 @@ def index_put(self: Tensor, indices: Sequence[Any], values: Any,
         _check_index_bounds(self, where, _with_axes(tuple(self.shape), axes))
 
         def put_lifted(x: Any, v: Any) -> Any:
-            ref = fnp.expand_dims(x, axes).at[where]
-            out = ref.add(v) if accumulate else ref.set(fnp.astype(v, x.dtype))
+            ref = fnp.expand_dims(x, axes)
+            out = ref.at[where].add(v) if accumulate else write(
+                ref, fnp.astype(v, x.dtype), lambda z, v: z.at[where].set(v),
+                lambda z, v: z.at[where].add(v))
             return fnp.reshape(out, x.shape)
 
         return cast(Tensor, apply_op("IndexPut", put_lifted, self, values))
@@ -201,10 +216,13 @@ def index_put(self: Tensor, indices: Sequence[Any], values: Any,
                                f"be broadcast to indexing result of shape {list(result)}")
 
     def run(x: Any, v: Any, *ii: Any) -> Any:
-        ref = x.at[tuple(ii)]
-        return ref.add(v) if accumulate else ref.set(fnp.astype(v, x.dtype))
+        if accumulate:
+            return x.at[tuple(ii)].add(v)
+        return write(x, fnp.astype(v, x.dtype), lambda z, v, *ii: z.at[ii].set(v),
+                     lambda z, v, *ii: z.at[ii].add(v), *ii)
 
-    return cast(Tensor, apply_op("IndexPut", run, self, values, *idx))
+    return cast(Tensor, apply_op("IndexPut", run, self, values, *idx,
+                                 shown=_operands(self, values)))
 
 
 def _reduce_identity(dt: np.dtype[Any], for_max: builtins.bool) -> Any:
@@ -250,9 +268,9 @@ def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: s
             vals = fnp.broadcast_to(fnp.astype(fnp.asarray(s), x.dtype), shape)
         else:
             vals = s[tuple(slice(0, n) for n in shape)]
-        ref = x.at[where]
         if reduce is None:
-            return ref.set(vals)
+            return write(x, vals, lambda z, v, i: z.at[_grid_index(shape, d, i)].set(v),
+                         lambda z, v, i: z.at[_grid_index(shape, d, i)].add(v), i)
         if reduce in ("add", "sum"):
             base = x if include_self else x.at[where].set(fnp.zeros_like(vals))
             return base.at[where].add(vals)
@@ -283,7 +301,7 @@ def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: s
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
 
-    return cast(Tensor, apply_op(op, run, self, idx, src))
+    return cast(Tensor, apply_op(op, run, self, idx, src, shown=_operands(self, src)))
 
 
 _SCATTER_REDUCE_DEPRECATED = (
@@ -384,11 +402,14 @@ def put(self: Tensor, index: Tensor, source: Tensor, accumulate: builtins.bool =
     """``self`` with ``source`` at the flat positions ``index``."""
     def run(x: Any, i: Any, s: Any) -> Any:
         flat = fnp.reshape(x, (-1,))
-        ref = flat.at[fnp.reshape(i, (-1,))]
+        at = fnp.reshape(i, (-1,))
         v = fnp.reshape(s, (-1,))
-        return fnp.reshape(ref.add(v) if accumulate else ref.set(v), x.shape)
+        return fnp.reshape(flat.at[at].add(v) if accumulate else write(
+            flat, v, lambda z, v, at: z.at[at].set(v), lambda z, v, at: z.at[at].add(v), at),
+            x.shape)
 
-    return cast(Tensor, apply_op("Put", run, self, _t(index), source))
+    return cast(Tensor, apply_op("Put", run, self, _t(index), source,
+                                 shown=_operands(self, source)))
 
 
 def _on_device_of(like: Any, data: Any) -> Tensor:
