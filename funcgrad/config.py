@@ -41,6 +41,9 @@ class _Local(threading.local):
         # Context-manager overrides (enable_x64(), disable_jit()) are per thread, as in JAX.
         self.x64: list[bool] = []
         self.no_jit: list[bool] = []
+        # Non-empty inside PyTorch-face operations, which divide truly: PyTorch's numbers,
+        # not XLA's reciprocal products (funcgrad.primitives.elementwise.broadcast_divisor).
+        self.true_division: list[bool] = []
 
 
 class Config:

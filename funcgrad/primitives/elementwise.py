@@ -17,6 +17,7 @@ from typing import Any, cast
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.config import config
 from funcgrad.core import PRIMITIVES, Primitive, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
@@ -436,16 +437,54 @@ div_p = binary("div", lambda xp, x, y: _div_impl(xp, x, y),
                lambda x, y, a: _recip(y), lambda x, y, a: neg(div(div(x, y), y)),
                reads="x0,x1", reads_for=("x1", "x0,x1"), torch="div",
                py=lambda eqn, args, t: f"np.floor_divide({args[0]}, {args[1]})"
-               if _kind(eqn) in "iub" else f"({args[0]} / {args[1]})",
+               if _kind(eqn) in "iub" else _float_div(eqn, args, t, f"{t}(1)"),
                cuda=lambda eqn, args, t: f"fg_floordiv({args[0]}, {args[1]})"
-               if _kind(eqn) in "iu" else f"({args[0]} / {args[1]})")
+               if _kind(eqn) in "iu" else _float_div(eqn, args, t, f"(({t})1)"))
+
+
+def _float_div(eqn: Any, args: list[str], t: str, one: str) -> str:
+    """A fused kernel's quotient: by a 0-d divisor of a larger result, the product with
+    its reciprocal (as XLA computes it, see :func:`broadcast_divisor`)."""
+    if _kind(eqn) == "f" and eqn.inputs[1].aval.ndim == 0 and \
+            math.prod(eqn.outputs[0].aval.shape) > 1 and not config._local.true_division:
+        return f"({args[0]} * ({one} / {args[1]}))"
+    return f"({args[0]} / {args[1]})"
 
 
 def _div_impl(xp: Any, x: Any, y: Any) -> Any:
-    # Integer division floors, as NumPy's // does; floats divide truly.
+    # Integer division floors, as NumPy's // does; floats divide truly, except by a
+    # broadcast divisor (below).
     if x.dtype.kind in "iub":
         return xp.floor_divide(x, y)
+    if x.dtype.kind == "f" and not config._local.true_division:
+        repeated = broadcast_divisor(x, y)
+        if repeated is not None:
+            return xp.multiply(x, xp.reciprocal(repeated))
     return xp.true_divide(x, y)
+
+
+def broadcast_divisor(x: Any, y: Any) -> Any:
+    """The distinct values of ``y`` when ``y`` is a broadcast (a 0-d divisor of a larger
+    ``x``, or a view with stride 0 along an axis longer than 1), else None.
+
+    XLA, JAX's compiler, rewrites ``a / broadcast(b)`` as ``a * broadcast(1 / b)``: one
+    reciprocal per distinct value. The product rounds twice, so about a third of the
+    quotients differ from true division in the last bit; JAX's ``x / 3.0``, ``x / row``
+    and ``mean`` (a sum over the count) give those numbers, and so does funcgrad's JAX
+    face. PyTorch divides truly: its face's operations run with
+    ``config._local.true_division`` set.
+
+    >>> import numpy as np
+    >>> broadcast_divisor(np.ones(3), np.broadcast_to(np.float64(2.0), (3,))).shape
+    (1,)
+    """
+    if y.ndim == 0:
+        # (XLA reads a broadcast to one element as a reshape: that quotient is true.)
+        return y if x.size > 1 else None
+    strides = getattr(y, "strides", None)
+    if strides is None or not any(s == 0 and n > 1 for s, n in zip(strides, y.shape)):
+        return None
+    return y[tuple(slice(0, 1) if s == 0 else slice(None) for s in strides)]
 
 
 def _rem_impl(xp: Any, x: Any, y: Any) -> Any:

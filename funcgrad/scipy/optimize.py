@@ -457,7 +457,7 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple[Any, ...] = (), *, me
     >>> import funcgrad.numpy as jnp
     >>> res = minimize(lambda x, c: jnp.sum((x - c) ** 2), jnp.zeros(2), (3.0,),
     ...                method="BFGS")
-    >>> res.x.round(3).tolist(), int(res.nit)
+    >>> [round(v, 3) for v in res.x.tolist()], int(res.nit)
     ([3.0, 3.0], 3)
     """
     if options is None:

@@ -360,8 +360,19 @@ class _Program:
             return interpret
         # The state it overwrites (parameters, gradients, optimizer state) is donated: the
         # new values may be written into the old buffers (see _donatable).
-        return executable(self.closed, self._backend(tensors),
-                          tuple(sorted({i for i, _ in self.writes})), warn=False)
+        # Compiled and run under X64, the program divides truly as the eager step does:
+        # PyTorch's numbers, not the JAX face's reciprocal products (fused kernels are
+        # generated now, the impls read the switch when they run).
+        with X64:
+            run = executable(self.closed, self._backend(tensors),
+                             tuple(sorted({i for i, _ in self.writes})), warn=False)
+
+        def compiled(*bufs: Any) -> list[Any]:
+            with X64:
+                return run(*bufs)
+
+        compiled.donated_used = getattr(run, "donated_used", ())  # type: ignore[attr-defined]
+        return compiled
 
 
 def _buffer(drawn: Any) -> Any:

@@ -666,15 +666,18 @@ def new_node(prim: Primitive, params: dict[str, Any], primals: Sequence[Any],
 
 class _X64:
     """64-bit dtypes stay 64-bit inside PyTorch-face operations (the JAX face's x64 switch
-    does not apply to this face)."""
+    does not apply to this face), and floats divide truly (as PyTorch's kernels do; the JAX
+    face multiplies by the reciprocal of a broadcast divisor, as XLA does)."""
 
     __slots__ = ()
 
     def __enter__(self) -> None:
         config._local.x64.append(True)
+        config._local.true_division.append(True)
 
     def __exit__(self, *exc: object) -> None:
         config._local.x64.pop()
+        config._local.true_division.pop()
 
 
 X64 = _X64()

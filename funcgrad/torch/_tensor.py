@@ -32,6 +32,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.array import Array, ArrayImpl, wrap
+from funcgrad.config import config
 from funcgrad.conversion import register_input_converter
 from funcgrad.core import (
     EvalTrace,
@@ -2735,6 +2736,19 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
     Returns None (the caller then takes :func:`apply_op`) where the general path is
     needed: under a transformation, or for a buffer that is not a NumPy array.
     """
+    if prim is not _E.div_p:
+        return _apply_prim(op, prim, args, shown, params)
+    # PyTorch divides truly (the engine's division by a broadcast divisor is XLA's, the
+    # JAX face's); apply_op's operations run under X64, which says so too.
+    config._local.true_division.append(True)
+    try:
+        return _apply_prim(op, prim, args, shown, params)
+    finally:
+        config._local.true_division.pop()
+
+
+def _apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[Any] | None,
+                params: dict[str, Any]) -> Tensor | None:
     if type(_core_ctx.trace) is not EvalTrace:
         return None
     mode = _grad_mode._mode

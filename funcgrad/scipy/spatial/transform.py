@@ -158,8 +158,9 @@ class Rotation(typing.NamedTuple):
     def as_euler(self, seq: str, degrees: bool = False) -> Array:
         """As Euler angles for a sequence of exactly 3 axes.
 
-        >>> Rotation.from_euler("zyx", jnp.array([0.1, 0.2, 0.3])).as_euler("zyx").round(4)
-        Array([0.1, 0.2, 0.3], dtype=float32)
+        >>> angles = Rotation.from_euler("zyx", jnp.array([0.1, 0.2, 0.3])).as_euler("zyx")
+        >>> [round(a, 4) for a in angles.tolist()]
+        [0.1, 0.2, 0.3]
         """
         if len(seq) != 3:
             raise ValueError(f"Expected 3 axes, got {seq}.")
@@ -254,8 +255,8 @@ class Slerp(typing.NamedTuple):
 
     >>> r = Rotation.from_euler("z", jnp.array([[0.0], [90.0]]), degrees=True)
     >>> slerp = Slerp.init(jnp.array([0.0, 1.0]), r)
-    >>> slerp(0.5).as_euler("zyx", degrees=True).round(3)
-    Array([45., -0.,  0.], dtype=float32)
+    >>> [round(a, 3) for a in slerp(0.5).as_euler("zyx", degrees=True).tolist()]
+    [45.0, -0.0, 0.0]
     """
 
     times: Array
