@@ -19,7 +19,7 @@ from funcgrad import lax
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
-SETTINGS = settings(max_examples=8, deadline=None, database=None)
+SETTINGS = settings(max_examples=5, deadline=None, database=None)
 
 
 def _error(fn: Any, jfn: Any) -> None:
