@@ -36,7 +36,7 @@ from funcgrad.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
-from funcgrad.ir import ShapedArray
+from funcgrad.ir import HasShape, ShapedArray
 from funcgrad.source_info import user_frame, user_source_line
 
 # --------------------------------------------------------------- primitives
@@ -461,10 +461,12 @@ class EvalTrace(Trace):
                 raise missing_value_error(prim)
             else:
                 avals.append(get_aval(a))
-                if t.__module__.startswith("cupy"):
+                if t.__module__.startswith("cupy") or t is MetaBuffer:
                     on_device = True
                 elif isinstance(a, np.generic):
                     bufs[i] = np.asarray(a)
+        if on_device and MetaBuffer in map(type, bufs):
+            return meta_results(prim, avals, params)
         xp = backend_xp(bufs) if on_device else np  # (a subclass of ndarray is host data)
         if xp is not np:
             # Host data (NumPy arrays, arrays made without a device, the tables of
@@ -608,6 +610,76 @@ def _wrap_call_outputs(prim: Primitive, xp: Any, bufs: Sequence[Any],
             o = wrap(o._value, want[k])
         fixed.append(o)
     return fixed if prim.multiple_results else fixed[0]
+
+
+class MetaBuffer(HasShape):
+    """A buffer with a shape and a dtype but no data: PyTorch's ``meta`` device.
+
+    An operation with one among its operands computes no values: its results are
+    MetaBuffers of the avals the primitives' shape rules give, so any program of
+    primitives (derivative rules included) runs on them without touching data.
+
+    >>> import numpy as np
+    >>> from funcgrad.primitives import add_p
+    >>> add_p.bind(MetaBuffer((2, 3), np.float32), np.ones((2, 3), np.float32))._value
+    MetaBuffer(shape=(2, 3), dtype=float32)
+    """
+
+    __slots__ = ("shape", "dtype", "strides")
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+    strides: tuple[int, ...]
+
+    def __init__(self, shape: Sequence[int], dtype: Any,
+                 strides: Sequence[int] | None = None) -> None:
+        self.shape = tuple(int(n) for n in shape)
+        self.dtype = np.dtype(dtype)
+        if strides is None:
+            # Row-major byte strides, as NumPy gives a new array.
+            acc, out = self.dtype.itemsize, []
+            for n in reversed(self.shape):
+                out.append(acc)
+                acc *= max(n, 1)
+            strides = out[::-1]
+        self.strides = tuple(int(s) for s in strides)
+
+    @property
+    def itemsize(self) -> int:
+        return int(self.dtype.itemsize)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise FuncgradError("a meta buffer has no data to read (it holds only a shape and "
+                            "a dtype)")
+
+    def get(self) -> np.ndarray:
+        return self.__array__()
+
+    def copy(self) -> MetaBuffer:
+        return MetaBuffer(self.shape, self.dtype)
+
+    def astype(self, dtype: Any) -> MetaBuffer:
+        return MetaBuffer(self.shape, dtype)
+
+    def __repr__(self) -> str:
+        return f"MetaBuffer(shape={self.shape}, dtype={self.dtype})"
+
+
+def meta_results(prim: Primitive, avals: Sequence[ShapedArray], params: dict[str, Any]
+                 ) -> Any:
+    """``prim`` on operands of these avals, one at least a :class:`MetaBuffer`: Arrays
+    holding MetaBuffers of the shapes and dtypes its shape rule gives.
+
+    >>> from funcgrad.primitives import sin_p
+    >>> meta_results(sin_p, [ShapedArray((2,), np.dtype("float32"))], {})._value
+    MetaBuffer(shape=(2,), dtype=float32)
+    """
+    outs = [wrap(MetaBuffer(av.shape, av.dtype), av)
+            for av in abstract_eval(prim, avals, params)]
+    return outs if prim.multiple_results else outs[0]
 
 
 class Missing:

@@ -124,6 +124,11 @@ class BackendError(FuncgradError, RuntimeError):
     """A backend that is unavailable or failed to compile a program."""
 
 
+class JaxRuntimeError(FuncgradError, RuntimeError):
+    """A failure found while a program ran (``jax.errors.JaxRuntimeError``): a failed
+    ``checkify.check`` raises one."""
+
+
 class KeyReuseError(FuncgradError, TypeError):
     """A typed PRNG key used again after a sampler or ``split`` used it (with
     ``jax_debug_key_reuse`` on)."""
@@ -144,6 +149,7 @@ __all__ = [
     "IndexTypeError",
     "IndexingError",
     "IntegerInputError",
+    "JaxRuntimeError",
     "KeyReuseError",
     "NonConcreteBooleanIndexError",
     "NonDifferentiableError",

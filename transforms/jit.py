@@ -32,7 +32,15 @@ import numpy as np
 from funcgrad import dtypes, monitoring
 from funcgrad.array import ArrayImpl, wrap
 from funcgrad.config import CHECK_VALUES, config
-from funcgrad.core import EvalTrace, Primitive, Tracer, as_buffer, current_trace, get_aval
+from funcgrad.core import (
+    EvalTrace,
+    MetaBuffer,
+    Primitive,
+    Tracer,
+    as_buffer,
+    current_trace,
+    get_aval,
+)
 from funcgrad.devices import get_backend
 from funcgrad.errors import FuncgradError, NonDifferentiableError
 from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray, ShapeDtypeStruct
@@ -574,8 +582,9 @@ class JitFunction:
             opened = _closure_converted(closed)
             outs = jit_p.bind(*closed.consts, *leaves, jaxpr=opened, name=_name(self.fun),
                               backend=backend)
-        elif isinstance(current_trace(), EvalTrace) and not any(isinstance(x, Tracer)
-                                                                for x in leaves):
+        elif isinstance(current_trace(), EvalTrace) and not any(
+                isinstance(x, Tracer) or type(as_buffer(x)) is MetaBuffer for x in leaves):
+            # (Meta buffers go through the call primitive: results from its shape rule.)
             if self.donate_argnums or self.donate_argnames:
                 return out_tree.unflatten(self._donating_call(closed, backend, args, kwargs,
                                                               leaves))
@@ -702,6 +711,8 @@ def _array_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     for a in args:
         t = type(a)
         if t is ArrayImpl:
+            if type(a._value) is MetaBuffer:
+                return None  # no data to run the executable on
             av = a._aval
             sig.append((av.shape, av.dtype, av.weak_type))
         elif t is np.ndarray and a.dtype in dtypes.SUPPORTED and \

@@ -1,5 +1,5 @@
 """Experimental switches and helpers, as in ``jax.experimental``: ``enable_x64``,
-``disable_x64``, ``io_callback`` and ``mesh_utils``.
+``disable_x64``, ``io_callback``, ``mesh_utils`` and ``checkify``.
 
 >>> import funcgrad
 >>> with funcgrad.experimental.enable_x64():
@@ -9,6 +9,6 @@ dtype('float64')
 
 from funcgrad.api import io_callback
 from funcgrad.config import disable_x64, enable_x64
-from funcgrad.experimental import mesh_utils
+from funcgrad.experimental import checkify, mesh_utils
 
-__all__ = ["disable_x64", "enable_x64", "io_callback", "mesh_utils"]
+__all__ = ["checkify", "disable_x64", "enable_x64", "io_callback", "mesh_utils"]

@@ -12,6 +12,7 @@ True
 from funcgrad.core import PRIMITIVES
 from funcgrad.primitives.bits import *  # noqa: F403
 from funcgrad.primitives.callbacks import *  # noqa: F403
+from funcgrad.primitives.checks import *  # noqa: F403
 from funcgrad.primitives.collectives import *  # noqa: F403
 from funcgrad.primitives.convolution import *  # noqa: F403
 from funcgrad.primitives.decompositions import *  # noqa: F403

@@ -180,6 +180,7 @@ from funcgrad.torch import (  # noqa: E402
     random,
     serialization,
     signal,
+    sparse,
     special,
     testing,
     utils,
@@ -199,6 +200,20 @@ from funcgrad.torch.serialization import load, save  # noqa: E402
 
 Tensor.stft = stft  # type: ignore[attr-defined]
 Tensor.istft = istft  # type: ignore[attr-defined]
+# Sparse COO and CSR tensors (torch.sparse_coo_tensor, Tensor.to_sparse, ...).
+from funcgrad.torch._sparse import (  # noqa: E402
+    hspmm,
+    smm,
+    sparse_coo_tensor,
+    sparse_csr_tensor,
+)
+from funcgrad.torch._sparse import sparse_mask as _sparse_mask  # noqa: E402
+from funcgrad.torch._sparse import to_sparse as _to_sparse  # noqa: E402
+from funcgrad.torch._sparse import to_sparse_csr as _to_sparse_csr  # noqa: E402
+
+Tensor.to_sparse = Tensor.to_sparse_coo = _to_sparse  # type: ignore[attr-defined]
+Tensor.sparse_mask = _sparse_mask  # type: ignore[attr-defined]
+Tensor.to_sparse_csr = _to_sparse_csr  # type: ignore[attr-defined]
 for _name, _method in _PINNED_METHODS.items():
     setattr(Tensor, _name, _method)
 globals().update(_LINALG_FUNCTIONS)
@@ -304,6 +319,13 @@ from funcgrad.torch._utility_functions import (  # noqa: E402
 )
 
 globals().update(_COPY_FUNCTIONS)
+
+from funcgrad.torch._sparse import SparseCsrTensor as _SparseCsrTensor  # noqa: E402
+from funcgrad.torch._sparse import SparseTensor as _SparseTensor  # noqa: E402
+
+# (here, where both are known: _sparse may not import _tensor_storage, which imports nn)
+_SparseTensor.layout = property(lambda self: sparse_coo)  # type: ignore[attr-defined]
+_SparseCsrTensor.layout = property(lambda self: sparse_csr)  # type: ignore[attr-defined]
 
 from funcgrad.torch._foreach import FUNCTIONS as _FOREACH_FUNCTIONS  # noqa: E402
 

@@ -20,11 +20,18 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from funcgrad.array import ArrayImpl
-from funcgrad.core import Tracer
+from funcgrad.core import MetaBuffer, Tracer
 from funcgrad.torch import _cuda_random
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _memory_layout as _layout
-from funcgrad.torch._device import Size, as_device, default_device, engine_device, to_device
+from funcgrad.torch._device import (
+    Size,
+    as_device,
+    default_device,
+    engine_device,
+    is_meta,
+    to_device,
+)
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._random import Generator, manual_seed, rng, seed  # noqa: F401
 from funcgrad.torch._tensor import _CPP, Tensor, apply_op, check_random_dtype, warn_at_caller
@@ -81,12 +88,18 @@ def _make(arr: Any, device: Any, requires_grad: builtins.bool,
     return Tensor(arr, requires_grad=requires_grad)
 
 
+def _on_meta(device: Any) -> builtins.bool:
+    """Whether a factory given ``device`` makes a meta tensor: made without values (and
+    without drawing any: the generators do not advance, as in PyTorch)."""
+    return is_meta(device if device is not None else default_device())
+
+
 def _gpu_index(device: Any, honour_default: builtins.bool = True) -> builtins.int | None:
     """The CUDA device a factory's result goes to (None: the CPU); ``DeviceError`` when
     that device is not usable."""
     if device is None and honour_default:
         device = default_device()
-    if device is None or as_device(device).type == "cpu":
+    if device is None or as_device(device).type in ("cpu", "meta"):
         return None
     from funcgrad.devices import require_device  # noqa: PLC0415
 
@@ -391,6 +404,8 @@ def _filled(value: Any, size: tuple[Any, ...], dtype: Any, device: Any,
 
 def _full(shape: tuple[builtins.int, ...], value: Any, dt: D.dtype, device: Any,
           requires_grad: builtins.bool) -> Tensor:
+    if _on_meta(device):
+        return _make(MetaBuffer(shape, dt.np), device, requires_grad)
     index = _gpu_index(device)
     if index is not None and dt is not D.bfloat16:
         # Filled on the device (CuPy's bfloat16 fill is not relied on: that one is uploaded).
@@ -745,6 +760,8 @@ def randn(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
     size = _sizes("randn", sizes, size)
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
     check_random_dtype("normal_kernel_cpu", dt)
+    if _on_meta(device):
+        return _make(MetaBuffer(_shape_args(size, "randn"), dt.np), device, requires_grad)
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
         return Tensor(_cuda_random.normal(_shape_args(size, "randn"), dt.np, index,
@@ -762,6 +779,8 @@ def rand(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
     size = _sizes("rand", sizes, size)
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
     check_random_dtype("check_uniform_bounds", dt)
+    if _on_meta(device):
+        return _make(MetaBuffer(_shape_args(size, "rand"), dt.np), device, requires_grad)
     index = _gpu_index(device)
     if index is not None:  # drawn on the device by its generator
         return Tensor(_cuda_random.uniform(_shape_args(size, "rand"), dt.np, index,

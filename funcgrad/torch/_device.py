@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.core import MetaBuffer
 from funcgrad.devices import Device, device_of, put_buffer
 from funcgrad.torch._compile_trace import CompileTracer
 
@@ -56,7 +57,7 @@ def channels_last_order(fmt: Any, ndim: builtins.int) -> tuple[builtins.int, ...
 
 
 class device:  # noqa: N801 - PyTorch's name
-    """Where a tensor lives: ``cpu`` or ``cuda:N``."""
+    """Where a tensor lives: ``cpu``, ``cuda:N`` or ``meta`` (shapes and dtypes, no data)."""
 
     __slots__ = ("type", "index")
     type: str
@@ -105,6 +106,7 @@ class device:  # noqa: N801 - PyTorch's name
 
 
 CPU = device("cpu")
+META = device("meta")
 
 # The device that the factory functions use when given none (``set_default_device``):
 # None is the CPU, left untouched; the stack holds the values ``with device`` replaced.
@@ -158,6 +160,8 @@ def cuda_available() -> bool:
 def device_of_buffer(buf: Any) -> device:
     if type(buf) is np.ndarray:
         return CPU
+    if type(buf) is MetaBuffer:
+        return META
     if isinstance(buf, CompileTracer):
         # Staged by torch.compile: the device the value stands for.
         name = buf._trace.device_of(buf)  # type: ignore[attr-defined]
@@ -180,9 +184,21 @@ def engine_device(d: Any) -> str:
     if dev.type == "cpu":
         return "cpu"
     if dev.type != "cuda":
-        raise RuntimeError(f"funcgrad has no '{dev.type}' device: tensors live on 'cpu' or "
-                           "'cuda' (there are no meta tensors; see docs/sharp_bits.md)")
+        # Meta buffers are made by to_device, never placed by the engine.
+        raise RuntimeError(f"the engine places no data on the '{dev.type}' device")
     return f"cuda:{dev.index or 0}"
+
+
+META_COPY_OUT = "Cannot copy out of meta tensor; no data!"
+
+
+def is_meta(d: Any) -> builtins.bool:
+    """Whether ``d`` (a device, a name, None) is the meta device.
+
+    >>> is_meta("meta"), is_meta(None)
+    (True, False)
+    """
+    return d is not None and as_device(d).type == "meta"
 
 
 def array_module(buf: Any) -> Any:
@@ -199,7 +215,11 @@ def array_module(buf: Any) -> Any:
 
 
 def to_device(buf: Any, d: Any) -> Any:
-    """``buf`` on device ``d`` (a copy when it moves)."""
+    """``buf`` on device ``d`` (a copy when it moves; on ``meta``, its shape and dtype)."""
+    if as_device(d).type == "meta":
+        return buf if type(buf) is MetaBuffer else MetaBuffer(buf.shape, buf.dtype)
+    if type(buf) is MetaBuffer:
+        raise NotImplementedError(META_COPY_OUT)
     target = engine_device(d)
     if target == "cpu" and type(buf) is np.ndarray:
         return buf

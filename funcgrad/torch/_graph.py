@@ -37,6 +37,7 @@ from funcgrad.array import ArrayImpl, wrap
 from funcgrad.config import config
 from funcgrad.core import (
     EvalTrace,
+    MetaBuffer,
     Missing,
     PrimalTracer,
     Primitive,
@@ -935,6 +936,9 @@ def _accumulate(leaf: Tensor, ct: Any, tape: TapeTrace | None) -> None:
         leaf.grad = g if tape is not None else Tensor._from_data(_fresh(g._data))
     elif tape is not None:
         leaf.grad = cast(Any, leaf.grad) + g
+    elif cast(Any, leaf.grad).is_sparse:
+        # (a sparse gradient, Embedding(sparse=True)'s, met by a strided one: a strided sum)
+        leaf.grad = g + leaf.grad
     else:
         old, new = leaf.grad, g._data
         buf = old._data
@@ -997,7 +1001,8 @@ def _fresh(buf: Any) -> Any:
 
 def value_of(buf: Any) -> Any:
     """A Tensor's buffer as an engine value (an Array view of it, or a tracer)."""
-    if type(buf).__module__.startswith("numpy") or type(buf).__module__.startswith("cupy"):
+    if type(buf).__module__.startswith("numpy") or type(buf).__module__.startswith("cupy") \
+            or type(buf) is MetaBuffer:
         return wrap(buf, ShapedArray.make(tuple(buf.shape), buf.dtype))
     return buf
 

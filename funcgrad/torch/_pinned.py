@@ -59,6 +59,8 @@ def data_ptr(self: Any) -> int:
     buf = self._data
     if type(buf) is np.ndarray:
         return int(buf.__array_interface__["data"][0])
+    if self.is_meta:
+        return 0  # no memory, as PyTorch's meta tensors
     return int(buf.data.ptr)
 
 

@@ -36,6 +36,7 @@ from funcgrad.config import config
 from funcgrad.conversion import register_input_converter
 from funcgrad.core import (
     EvalTrace,
+    MetaBuffer,
     Missing,
     Primitive,
     Tracer,
@@ -104,6 +105,7 @@ from funcgrad.torch._random import rng
 from funcgrad.torch._repr import format_tensor_data
 from funcgrad.torch._sign_bounds import clamp_tensors
 from funcgrad.torch._std_sort import replayed_order, topk_order
+from funcgrad.transforms.custom import custom_vjp
 from funcgrad.transforms.reverse import Edge
 from funcgrad.transforms.signatures import signature
 from funcgrad.tree_util import tree_flatten, tree_unflatten
@@ -111,7 +113,8 @@ from funcgrad.wrappers import register_array_wrapper
 
 
 def _is_buffer(x: Any) -> builtins.bool:
-    return type(x) is np.ndarray or type(x).__module__.startswith("cupy")
+    return type(x) is np.ndarray or type(x).__module__.startswith("cupy") or \
+        type(x) is MetaBuffer
 
 
 # A keyword argument's default that tells "not given" from any value (None included).
@@ -407,6 +410,8 @@ class Tensor:
                 raise RuntimeError("a value of this tensor is needed, but it is being traced "
                                    "(inside torch.func / torch.compile) and has none yet")
             d = buffer_of(d)
+        if type(d) is MetaBuffer:
+            raise NotImplementedError(_dev.META_COPY_OUT)
         return d if type(d) is np.ndarray else d.get()
 
     def item(self) -> Any:
@@ -415,7 +420,14 @@ class Tensor:
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if type(self._data) is MetaBuffer:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._host().reshape(()).item()
+
+    @property
+    def is_meta(self) -> builtins.bool:
+        """Whether this tensor is on the ``meta`` device (a shape and a dtype, no data)."""
+        return type(self._data) is MetaBuffer
 
     def tolist(self) -> Any:
         _refuse_batched(self, "Cannot access data pointer of Tensor that doesn't have storage")
@@ -537,6 +549,8 @@ class Tensor:
             out = out._astype(D.to_torch(dt))
         if dev is not None and self.device != as_device(dev):
             target = as_device(dev)
+            if type(self._data) is MetaBuffer:
+                raise NotImplementedError(_dev.META_COPY_OUT)
             out = apply_op("ToCopy", lambda x: _moved(x, target), out)
         if out is self:
             if not flags[1] and (fmt is None or fmt is _dev.preserve_format or
@@ -597,8 +611,8 @@ class Tensor:
 
     def type(self, dtype: Any = None) -> Any:
         if dtype is None:
-            cuda = "cuda." if self.is_cuda else ""
-            return f"torch.{cuda}{_TENSOR_TYPES.get(self.dtype.name, 'Tensor')}"
+            where = "cuda." if self.is_cuda else "meta." if self.is_meta else ""
+            return f"torch.{where}{_TENSOR_TYPES.get(self.dtype.name, 'Tensor')}"
         return self._converted(D.to_torch(dtype))
 
     def type_as(self, other: Tensor) -> Tensor:
@@ -744,7 +758,7 @@ class Tensor:
             self._data = new._data
         elif type(buf) is np.ndarray and not buf.flags.writeable:
             self._data = np.array(new._data, copy=True)
-        else:
+        elif type(buf) is not MetaBuffer:  # (a meta tensor has no values to write)
             buf[...] = new._data
         if inference_write:
             raise RuntimeError(_INFERENCE_INPLACE)
@@ -839,6 +853,8 @@ class Tensor:
     def uniform_(self, a: builtins.float = 0.0, b: builtins.float = 1.0, *,
                  generator: Any = None) -> Tensor:
         check_random_dtype("check_uniform_bounds", self.dtype)
+        if type(self._data) is MetaBuffer:
+            return self._fill_random(self._data)  # nothing drawn: no generator advances
         if self.device.type == "cuda":
             return self._fill_on_device("uniform", generator, a, b)
         return self._fill_random(_draws(generator).torch_uniform(
@@ -847,6 +863,8 @@ class Tensor:
     def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *,
                 generator: Any = None) -> Tensor:
         check_random_dtype("normal_kernel_cpu", self.dtype)
+        if type(self._data) is MetaBuffer:
+            return self._fill_random(self._data)
         if self.device.type == "cuda":
             return self._fill_on_device("normal", generator, mean, std)
         # PyTorch's kernel: the Box-Muller fill for 16+ contiguous elements, else per
@@ -1655,8 +1673,8 @@ class Tensor:
 
 def host_if_eager(t: Tensor) -> np.ndarray | None:
     """The tensor's values where they are not traced (the replays decide positions from
-    the values, which a trace must not bake in)."""
-    return None if isinstance(t._data, Tracer) else t._host()
+    the values, which a trace must not bake in; a meta tensor has none)."""
+    return None if isinstance(t._data, (Tracer, MetaBuffer)) else t._host()
 
 def _wrap_scalar_dim(dim: Any) -> None:
     """PyTorch's check of ``dim`` on a 0-d tensor (which counts as 1-d)."""
@@ -1813,11 +1831,36 @@ def _moved(x: Any, target: device) -> Any:
     from funcgrad.array import wrap  # noqa: PLC0415
     from funcgrad.primitives.transfer import device_put  # noqa: PLC0415
 
+    if target.type == "meta":
+        # No data moves: the value's shape and dtype (recorded, its backward raises
+        # PyTorch's error: a meta gradient cannot be copied back to the source's device).
+        return _to_meta(x) if isinstance(x, Tracer) else _meta_of(x)
     if isinstance(x, Tracer):
         # Recorded (or under a transformation): the differentiable transfer primitive.
         return device_put(x, engine_device(target))
     buf = to_device(buffer_of(x), target)
     return wrap(buf, ShapedArray.make(tuple(buf.shape), buf.dtype))
+
+
+def _meta_of(x: Any) -> Any:
+    return wrap(MetaBuffer(x.shape, x.dtype), ShapedArray.make(tuple(x.shape), x.dtype))
+
+
+@custom_vjp
+def _to_meta(x: Any) -> Any:
+    """``x`` moved to the meta device, its backward PyTorch's copy-out error.
+
+    >>> _to_meta(np.ones(2))._value
+    MetaBuffer(shape=(2,), dtype=float64)
+    """
+    return _meta_of(x)
+
+
+def _to_meta_bwd(res: None, g: Any) -> Any:
+    raise NotImplementedError(_dev.META_COPY_OUT)
+
+
+_to_meta.defvjp(lambda x: (_meta_of(x), None), _to_meta_bwd)
 
 
 def _device_views(a: Any, b: Any) -> builtins.bool:
@@ -2405,6 +2448,11 @@ def _check_index_bounds(t: Tensor, idx: Any,
             n = shape[dim]
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+        elif type(i) is ArrayImpl and type(i._value) is MetaBuffer:
+            # No values to check: a meta index is taken as in range; a meta mask's
+            # selection count is unknown (PyTorch's nonzero has no meta kernel).
+            if i.dtype.kind == "b":
+                raise NotImplementedError(_META_NONZERO)
         elif type(i) is ArrayImpl or isinstance(i, (np.ndarray, list)):
             arr = np.asarray(i)
             if arr.dtype.kind in "iu" and arr.size:
@@ -2417,6 +2465,14 @@ def _check_index_bounds(t: Tensor, idx: Any,
                 _check_mask(arr.shape, tuple(shape), dim)
                 dim += arr.ndim - 1
         dim += 1
+
+
+_META_NONZERO = (
+    "The register_meta function for torch.nonzero() raises unimplemented by default, as a "
+    "correct data-independent implementation does not exist. This implementation returns a "
+    "fake value, assuming all elements of the tensor are non-zero. To enable this "
+    "registration, please set 'torch.fx.experimental._config.meta_nonzero_assume_all_nonzero'"
+    " to True.")
 
 
 def _check_mask(mask: tuple[builtins.int, ...], shape: tuple[builtins.int, ...],
@@ -2720,6 +2776,15 @@ def _one_device(tensors: Sequence[Tensor]) -> None:
     first = type(tensors[0]._data)
     if builtins.all(type(t._data) is first for t in tensors):
         return
+    if builtins.any(type(t._data) is MetaBuffer for t in tensors):
+        # Meta tensors meet only meta tensors and CPU scalars, as in PyTorch (whose message
+        # names the first tensor's device, CPU scalars aside, as the expected one).
+        others = [t for t in tensors if not (type(t._data) is np.ndarray and t._data.ndim == 0)]
+        for t in others[1:]:
+            if t.device != others[0].device:
+                raise RuntimeError(f"Tensor on device {t.device} is not on the expected "
+                                   f"device {others[0].device}!")
+        return
     cuda = [t for t in tensors if type(t._data).__module__.startswith("cupy")]
     if cuda and builtins.any(type(t._data) is np.ndarray and t._data.ndim
                              and t._data.dtype.kind not in "biu" for t in tensors):
@@ -3002,9 +3067,10 @@ def root_grads(outs: Sequence[Tensor], grads: Any) -> list[Any]:
                 # A complex output has no gradient of its own: PyTorch wants the seed given.
                 raise RuntimeError("grad can be implicitly created only for real scalar "
                                    f"outputs but got {t.dtype}")
-            # Made where the output lives (a fill on a GPU, not an upload).
-            result.append(Tensor._from_data(array_module(t._data).ones(t.shape,
-                                                                       t._data.dtype)))
+            # Made where the output lives (a fill on a GPU, not an upload; on meta, none).
+            d = t._data
+            result.append(Tensor._from_data(d.copy() if type(d) is MetaBuffer else
+                                            array_module(d).ones(t.shape, d.dtype)))
         else:
             gd = g if isinstance(g, Tensor) else Tensor._from_data(
                 np.asarray(g, t._data.dtype))
@@ -3843,6 +3909,15 @@ def _matmul_shape_error(sa: tuple[builtins.int, ...], sb: tuple[builtins.int, ..
 @autocast_op("matmul")
 def matmul(a: Any, b: Any) -> Tensor:
     """Matrix product (PyTorch's ``@``): both operands must have one dtype."""
+    if getattr(a, "_sparse_kind", False) or getattr(b, "_sparse_kind", False):
+        # (funcgrad.torch._sparse: a sparse operand's product; a strided one times a
+        # sparse one through the transposes)
+        if getattr(a, "_sparse_kind", False):
+            return cast(Tensor, a.matmul(b))
+        out = b.t().matmul(a.t()).t()
+        if isinstance(out.grad_fn, GradFn):
+            name_node(out.grad_fn, "Mm")
+        return cast(Tensor, out)
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is not b.dtype:
         if a.ndim == 1 and b.ndim == 1:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
@@ -3971,6 +4046,8 @@ def _refuse_batched(t: Tensor, message: str) -> None:
 
 
 def _repr(t: Tensor) -> str:
+    if type(t._data) is MetaBuffer:
+        return _meta_repr(t)
     try:
         arr = t._host()
     except RuntimeError:
@@ -4004,6 +4081,19 @@ def _repr(t: Tensor) -> str:
     if tangent is not None:  # (torch.autograd.forward_ad: a 0-d tangent shows as a number)
         extras.append(f"tangent={tangent.item() if tangent.ndim == 0 else tangent}")
     return _add_suffixes("tensor(" + body, extras, len("tensor("))
+
+
+def _meta_repr(t: Tensor) -> str:
+    """PyTorch's repr of a meta tensor: no values, its size, and its dtype unless the
+    default one (int64 included, unlike a CPU tensor's)."""
+    extras = ["device='meta'", f"size={tuple(t.shape)}"]
+    if t.dtype is not D.get_default_dtype():
+        extras.append(f"dtype={t.dtype}")
+    if t.grad_fn is not None:
+        extras.append(f"grad_fn=<{t.grad_fn.name().rsplit('::', 1)[-1]}>")
+    elif t._requires_grad:
+        extras.append("requires_grad=True")
+    return _add_suffixes("tensor(...", extras, len("tensor("))
 
 
 def _add_suffixes(text: str, suffixes: list[str], indent: builtins.int) -> str:

@@ -974,6 +974,8 @@ def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any
     tensor([[3.5000, 3.5000],
             [3.5000, 3.5000]])
     """
+    if getattr(mat1, "_sparse_kind", False):  # (funcgrad.torch._sparse)
+        return cast(Tensor, cast(Any, mat1)._addmm(self, mat2, beta, alpha, "Addmm"))
     return _addmm(self, mat1, mat2, beta, alpha, False)
 
 
@@ -2322,7 +2324,7 @@ _METHODS: dict[str, Any] = {
     "bernoulli": bernoulli, "multinomial": multinomial, "apply_": apply_, "map_": map_,
     "cfloat": _to_complex(D.complex64), "cdouble": _to_complex(D.complex128),
     "is_inference": lambda self: self._inference, "get_device": lambda self: (
-        -1 if self.device.type == "cpu" else self.device.index or 0),
+        -1 if self.device.type in ("cpu", "meta") else self.device.index or 0),
     "storage_offset": lambda self: 0, "dim_order": lambda self: tuple(range(self.dim())),
 }
 

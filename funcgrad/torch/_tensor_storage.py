@@ -473,7 +473,8 @@ def record_stream(self: Tensor, stream: Any) -> None:
 
 # ------------------------------------------------------------------ kinds
 
-_KIND_FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mps", "is_xpu",
+# (``is_meta`` is the Tensor's own property: funcgrad has meta tensors.)
+_KIND_FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_mps", "is_xpu",
                "is_nested", "is_mkldnn", "is_vulkan", "is_ipu", "is_maia", "is_mtia",
                "is_xla")
 

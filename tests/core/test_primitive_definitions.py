@@ -31,6 +31,7 @@ CALL_LIKE_WITHOUT_LAX = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "ji
                          "custom_vmap_call",  # funcgrad.custom_batching.custom_vmap
                          "debug_callback", "pure_callback",  # and the host callbacks
                          "io_callback",  # funcgrad.experimental.io_callback
+                         "check",  # funcgrad.experimental.checkify.check
                          "device_put",  # funcgrad.device_put (jax.device_put), not lax
                          # collectives: lax.psum & co. map over pytrees and name an axis
                          *COLLECTIVE_NAMES}

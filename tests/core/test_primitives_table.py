@@ -40,6 +40,7 @@ import funcgrad.numpy
 from funcgrad import lax, tree_util
 from funcgrad.core import PRIMITIVES, abstract_eval, get_aval
 from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.primitives.checks import Error, FailedCheckError
 from funcgrad.testing import check_grads
 from funcgrad.testing.strategies import shapes
 from funcgrad.transforms import staged_vjp
@@ -1025,7 +1026,17 @@ def _io_args(d: Draw) -> Draw:
     return (x,), {"callback": _host_sin, "result_avals": (get_aval(x),), "ordered": False}
 
 
+def _check_args(d: Draw) -> Draw:
+    # A debug check (jit compiles it to nothing) whose error did not happen; the eager
+    # raise and the functionalization are tested in tests/test_checkify.py.
+    (x,), _ = d
+    err = Error.new(FailedCheckError(None, "x={}", x), np.asarray(False), 1)
+    return (np.asarray(False), np.asarray(1, np.int32), x), {"err_tree": err.treedef(),
+                                                              "debug": True}
+
+
 CALLBACKS = [
+    Row("check", operands(REAL).map(_check_args), lambda *ops, **_: [], grad=False),
     Row("debug_callback", operands(REAL, REAL).map(lambda d: (d[0], {"callback": _ignore})),
         lambda *ops, callback: [], grad=False),
     Row("pure_callback", operands(REAL).map(_pure_args),

@@ -72,10 +72,9 @@ def test_stack_module_state_ensembling_tutorial():
     minibatches = rng.standard_normal((4, 5, 6)).astype(np.float32)
     minibatch = minibatches[0]
 
-    # The tutorial's base model is a copy moved to 'meta'; funcgrad has no meta device,
-    # so the copy keeps its own (unused: all are replaced) values.
+    # The tutorial's base model is a copy moved to 'meta' (its values are never read).
     t_base = copy.deepcopy(tms[0]).to("meta")
-    f_base = copy.deepcopy(fms[0])
+    f_base = copy.deepcopy(fms[0]).to("meta")
 
     def t_fmodel(params, buffers, x):
         return torch.func.functional_call(t_base, (params, buffers), (x,))
@@ -386,17 +385,6 @@ def test_grad_mode_module_and_multithreading_switch():
     close(x.grad, [2.0, 4.0])
     raises_like(lambda: torch.autograd.set_multithreading_enabled(),
                 lambda: ft.autograd.set_multithreading_enabled())
-
-
-@pytest.mark.parametrize("move", ["tensor_to", "factory", "module_to"])
-def test_the_meta_device_is_refused_with_a_clear_error(move: str) -> None:
-    """funcgrad has no meta tensors (docs/sharp_bits.md): asking for one says so, instead
-    of failing on some other device."""
-    make = {"tensor_to": lambda: ft.ones(2).to("meta"),
-            "factory": lambda: ft.empty(2, device="meta"),
-            "module_to": lambda: ft.nn.Linear(2, 2).to("meta")}[move]
-    with pytest.raises(RuntimeError, match="no 'meta' device"):
-        make()
 
 
 def _ensemble_step(lib: Any, seed: int, members: int) -> tuple[Any, ...]:

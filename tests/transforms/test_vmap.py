@@ -907,6 +907,27 @@ def _io_callback(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
     return fn, [Arg(shape), Arg(shape)]
 
 
+def _check(draw: Any) -> tuple[Callable[..., Any], list[Arg]]:
+    from funcgrad.experimental import checkify  # noqa: PLC0415
+
+    def inner(v):
+        checkify.check(fnp.sum(v) > 0, "sum of {} not positive", v)
+        return fnp.sin(v)
+
+    def fn(x):
+        # A check that passes (batched, then raised eagerly one member at a time) and a
+        # debug check that does nothing; the checkified inner call gives its error's arrays
+        # (not the codes: each trace numbers its checks anew).
+        checkify.check(fnp.logical_not(fnp.any(fnp.isnan(x))), "nan in {}", x)
+        checkify.debug_check(fnp.sum(x) > 0, "ignored {}", x)
+        err, out = checkify.checkify(inner, errors=checkify.all_checks)(x)
+        effects = err.effects()
+        return out, [err._pred[e] for e in effects], [err._payload[e] for e in effects]
+
+    return fn, [Arg(_shape(draw))]
+
+
+PRIM_CASES["check"] = _check
 PRIM_CASES["debug_callback"] = _debug_callback
 PRIM_CASES["pure_callback"] = _pure_callback
 PRIM_CASES["io_callback"] = _io_callback

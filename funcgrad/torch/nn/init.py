@@ -100,6 +100,8 @@ def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with samples of U(a, b)."""
     # Tensor.uniform_'s kernel: PyTorch's numbers after the same manual_seed.
+    if tensor.is_meta:
+        return tensor  # no values to draw (and no generator advances, as in PyTorch)
     return _fill(tensor, _draws(generator).torch_uniform(tuple(tensor.shape),
                                                          tensor._data.dtype, a, b))
 
@@ -107,6 +109,8 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = No
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None
             ) -> Tensor:
     """Fill with samples of N(mean, std^2)."""
+    if tensor.is_meta:
+        return tensor
     return _fill(tensor, _draws(generator).torch_normal(tuple(tensor.shape), tensor._data.dtype,
                                                         mean, std, tensor.is_contiguous()))
 

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import itertools
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from funcgrad.torch._device import memory_format
+from funcgrad.torch._creation import empty_like
+from funcgrad.torch._device import META_COPY_OUT, as_device, memory_format
 from funcgrad.torch._dtypes import to_torch
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
@@ -556,6 +558,15 @@ class Module:
                     f"{_shape_text(arr)} from checkpoint, the shape in current model is "
                     f"{_shape_text(current)}.")
                 continue
+            if current.is_meta and not assign and not (
+                    isinstance(value, Tensor) and value.is_meta):
+                warnings.warn(
+                    f"for {key}: copying from a non-meta parameter in the checkpoint to a meta "
+                    "parameter in the current model, which is a no-op. (Did you mean to pass "
+                    "`assign=True` to assign items in the state dictionary to their "
+                    "corresponding key in the module instead of copying them in place?)",
+                    UserWarning, stacklevel=3)
+                continue
             if assign:
                 new: Tensor = Parameter(Tensor(arr), current.requires_grad) if is_param \
                     else Tensor(arr)
@@ -742,17 +753,24 @@ class Module:
 
     # ---------------------------------------------------------- dtype & device
 
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
         """Replace the data of every parameter, gradient and buffer by ``fn`` of it, keeping
-        the Parameter objects (so an optimizer made earlier still holds them)."""
-        for module in self.modules():
-            for p in module._parameters.values():
+        the Parameter objects (so an optimizer made earlier still holds them) unless the
+        data moves to or from the meta device (new Parameters then, as PyTorch's, whose
+        meta tensors are of another tensor type); ``recurse``: the submodules' too."""
+        for module in (self.modules() if recurse else [self]):
+            for name, p in module._parameters.items():
                 if p is None:
                     continue
                 with no_grad():
-                    p.data = fn(p.detach())._data
-                    if p.grad is not None:
-                        p.grad = Tensor(fn(p.grad.detach())._data)
+                    new = fn(p.detach())
+                    grad = None if p.grad is None else Tensor(fn(p.grad.detach())._data)
+                    if new.is_meta != p.is_meta:
+                        p = module._parameters[name] = type(p)(new, p.requires_grad)
+                    else:
+                        p.data = new._data
+                    if grad is not None:
+                        p.grad = grad
             for name, b in module._buffers.items():
                 if b is not None:
                     with no_grad():
@@ -782,6 +800,10 @@ class Module:
         def convert(t: Tensor) -> Tensor:
             if dtype is not None and (t.dtype.is_floating_point or t.dtype.is_complex):
                 t = t.to(dtype)
+            if device is not None and t.is_meta and as_device(device).type != "meta":
+                raise NotImplementedError(
+                    f"{META_COPY_OUT} Please use torch.nn.Module.to_empty() instead of "
+                    "torch.nn.Module.to() when moving module from meta to a different device.")
             if device is not None:
                 t = t.to(device)
             if fmt is not None and t.dim() in (4, 5):
@@ -791,6 +813,19 @@ class Module:
             return t
 
         return self._apply(convert)
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Give every parameter and buffer new, uninitialized memory on ``device``, of its
+        shape and dtype (a model made on the ``meta`` device gets its storage so; then
+        ``reset_parameters()`` or ``load_state_dict`` fills it).
+
+        >>> import funcgrad.torch as torch
+        >>> with torch.device("meta"):
+        ...     m = torch.nn.Linear(3, 4)
+        >>> m.to_empty(device="cpu").weight.device
+        device(type='cpu')
+        """
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def _cast_floats(self, dtype: Any) -> Module:
         return self._apply(lambda t: t.to(dtype) if t.dtype.is_floating_point else t)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.core import MetaBuffer
 from funcgrad.torch._tensor import Tensor
 
 
@@ -36,7 +37,8 @@ class Parameter(Tensor):
         elif isinstance(data, Tensor):
             arr = data._data
             version = data._vc
-        elif isinstance(data, np.ndarray) or type(data).__module__.startswith("cupy"):
+        elif isinstance(data, (np.ndarray, MetaBuffer)) or \
+                type(data).__module__.startswith("cupy"):
             arr = data
         else:
             from funcgrad.torch._creation import tensor  # noqa: PLC0415

@@ -1,9 +1,9 @@
 """Lookup tables, as PyTorch's: ``Embedding`` and ``EmbeddingBag`` and their functional
 forms ``embedding`` and ``embedding_bag`` (re-exported by ``nn.functional``).
 
-The gradient of the table is dense (``sparse=True`` is accepted and gives the same dense
-gradient); the row at ``padding_idx`` gets none; ``max_norm`` renormalizes the rows it
-reads in place, as PyTorch does.
+The gradient of the table is dense, or with ``sparse=True`` a sparse COO tensor as
+PyTorch's (the rows looked up, in order, uncoalesced); the row at ``padding_idx`` gets
+none; ``max_norm`` renormalizes the rows it reads in place, as PyTorch does.
 
 >>> import funcgrad.torch as torch
 >>> import funcgrad.torch.nn as nn
@@ -17,6 +17,12 @@ Embedding(2, 2, padding_idx=0)
 >>> out.sum().backward(); emb.weight.grad
 tensor([[0., 0.],
         [2., 2.]])
+>>> emb.sparse = True; emb.weight.grad = None
+>>> emb(torch.tensor([1, 0, 1])).sum().backward(); emb.weight.grad
+tensor(indices=tensor([[1, 1]]),
+       values=tensor([[1., 1.],
+                      [1., 1.]]),
+       size=(2, 2), nnz=2, layout=torch.sparse_coo)
 """
 
 from __future__ import annotations
@@ -116,6 +122,12 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,  # noqa: 
         if max_norm is not None:
             _renorm_rows(weight, idx, max_norm, norm_type)
 
+    # (the sparse gradient's path: an eager host table; CUDA tables and torch.func's
+    # transforms keep the dense gradient)
+    if sparse and isinstance(weight, Tensor) and weight.requires_grad and not on_device \
+            and weight.device.type == "cpu" and type(data(weight)) is np.ndarray:
+        return _sparse_grad_embedding(weight, idx, pad, scale_grad_by_freq)
+
     def impl(w: Any, i: Any) -> Any:
         # Host indices are checked above (PyTorch's IndexError): one gather of rows, without
         # the masking of out-of-range indices that the "fill" mode does.
@@ -127,6 +139,21 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,  # noqa: 
         return rows
 
     return op("Embedding", impl, weight, input)
+
+
+def _sparse_grad_embedding(weight: Tensor, idx: np.ndarray, pad: int | None,
+                           by_freq: bool) -> Any:
+    """The rows of ``weight`` at ``idx``, whose gradient reaches ``weight.grad`` as
+    PyTorch's sparse one: the rows looked up, in order, the padding row left out."""
+    from funcgrad.torch._sparse import sparse_grad_rows  # noqa: PLC0415
+
+    flat = idx.reshape(-1).astype(np.int64)
+    keep = None if pad is None else flat != pad
+    rows = sparse_grad_rows(weight, flat, (*idx.shape, *weight.shape[1:]), keep,
+                            "embedding_backward: scale_grad_by_freq not supported with "
+                            "sparse gradients" if by_freq else None)
+    # (the node PyTorch shows; its gradient goes to the rows, and from them to weight.grad)
+    return op("Embedding", lambda r: r * 1, rows)
 
 
 # How PyTorch's messages print the Tensor class.
@@ -198,6 +225,10 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None,  # noqa: A002
     """
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' "
@@ -234,9 +265,11 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None,  # noqa: A002
     denom = on_device_of(np.maximum(counts, 1).astype(np.float64)[:, None], weight)
 
     def impl(w: Any, psw: Any) -> Any:
-        rows = fnp.take(w, fnp.asarray(flat_d), axis=0)
+        return reduce(fnp.take(w, fnp.asarray(flat_d), axis=0), psw)
+
+    def reduce(rows: Any, psw: Any) -> Any:
         if scale_grad_by_freq and mode != "max":
-            rows = _freq_scaled(rows, flat, w)
+            rows = _freq_scaled(rows, flat, rows)
         if psw is not None:
             rows = rows * fnp.reshape(fnp.astype(psw, rows.dtype), (-1, 1))
         if mode == "max":
@@ -249,6 +282,14 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None,  # noqa: A002
             return summed / fnp.astype(fnp.asarray(denom), rows.dtype)
         return summed
 
+    if sparse and isinstance(weight, Tensor) and weight.requires_grad and \
+            weight.device.type == "cpu" and type(data(weight)) is np.ndarray:
+        from funcgrad.torch._sparse import sparse_grad_rows  # noqa: PLC0415
+
+        # PyTorch's sparse gradient: the rows looked up, in order, without the padding ones.
+        rows = sparse_grad_rows(weight, safe.astype(np.int64), (flat.size, dim),
+                                None if pad is None else flat != pad)
+        return op("EmbeddingBag", reduce, rows, per_sample_weights)
     return op("EmbeddingBag", impl, weight, per_sample_weights)
 
 

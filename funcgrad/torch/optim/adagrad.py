@@ -20,6 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _advance_step,
@@ -45,8 +48,11 @@ class Adagrad(Optimizer):
     """Adagrad (Duchi et al.), as ``torch.optim.Adagrad``.
 
     State per parameter (made when the optimizer is built, as in PyTorch): ``"step"``
-    and ``"sum"`` (starting at ``initial_accumulator_value``).
+    and ``"sum"`` (starting at ``initial_accumulator_value``). A sparse gradient updates
+    the sum and the parameter at its entries only, as PyTorch's.
     """
+
+    _sparse_refusal = None
 
     def __init__(self, params: Any, lr: Any = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
@@ -85,6 +91,11 @@ class Adagrad(Optimizer):
     def _update_group(self, group: dict[str, Any]) -> None:
         lr = float(_scalar(group["lr"]))
         for p in _params_with_grad(group):
+            if p._grad is not None and getattr(p._grad, "is_sparse", False):
+                state = self.state[p]
+                step = _advance_step(state)
+                _sparse_update(p, group, state["sum"], lr / (1 + (step - 1) * group["lr_decay"]))
+                continue
             g = _signed_grad(p, group["maximize"], float(group["weight_decay"]))
             state = self.state[p]
             step = _advance_step(state)
@@ -94,6 +105,22 @@ class Adagrad(Optimizer):
                                     float(group["eps"]), clr)
             _bump(state["sum"])
             _sub_(p, update)
+
+
+def _sparse_update(p: Any, group: dict[str, Any], state_sum: Any, clr: float) -> None:
+    # PyTorch's step for a sparse gradient: coalesced, then the sum and the parameter
+    # updated at its entries only.
+    from funcgrad.torch._sparse import dense_add_, host_parts, masked_values  # noqa: PLC0415
+
+    grad = -p._grad if group["maximize"] else p._grad
+    if group["weight_decay"] != 0:
+        raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+    grad = grad.coalesce()
+    idx, vals = host_parts(grad)
+    dense_add_(state_sum, grad.pow(2) if vals.size else grad)
+    std = np.sqrt(masked_values(state_sum, grad)) + vals.dtype.type(group["eps"])
+    step = type(grad)._make(idx, Tensor(vals / std), tuple(grad.shape), True)
+    dense_add_(p, step, -clr)
 
 
 def _update(g: Any, s: Any, xp: Any, eps: float, clr: float) -> Any:

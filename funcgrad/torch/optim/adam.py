@@ -59,6 +59,9 @@ class Adam(Optimizer):
     ``"max_exp_avg_sq"``.
     """
 
+    _sparse_refusal = ("Adam does not support sparse gradients, please consider SparseAdam "
+                       "instead")
+
     def __init__(self, params: Any, lr: Any = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
                  maximize: bool = False, decoupled_weight_decay: bool = False,

@@ -148,6 +148,8 @@ class LBFGS(Optimizer):
     ``"H_diag"``, ``"prev_flat_grad"`` and ``"prev_loss"``.
     """
 
+    _sparse_refusal = None
+
     def __init__(self, params: Any, lr: Any = 1, max_iter: int = 20,
                  max_eval: int | None = None, tolerance_grad: float = 1e-7,
                  tolerance_change: float = 1e-9, history_size: int = 100,
@@ -166,8 +168,10 @@ class LBFGS(Optimizer):
 
     def _gather_flat_grad(self) -> Any:
         xp = _xp(self._params[0]._data)
+        # (a sparse gradient enters densified, as in PyTorch)
         views = [xp.zeros(p._data.size, p._data.dtype) if p.grad is None
-                 else p.grad._data.reshape(-1) for p in self._params]
+                 else (p.grad.to_dense() if p.grad.is_sparse else p.grad)._data.reshape(-1)
+                 for p in self._params]
         # As PyTorch: a complex gradient enters as its real view (re, im pairs).
         views = [xp.stack((v.real, v.imag), axis=-1).reshape(-1) if v.dtype.kind == "c"
                  else v for v in views]

@@ -71,6 +71,12 @@ def _grad_data(p: Tensor) -> Any:
     return g
 
 
+def _refuse_sparse(group: dict[str, Any], message: str) -> None:
+    for p in group["params"]:
+        if p._grad is not None and p._grad.is_sparse:
+            raise RuntimeError(message)
+
+
 def _bump(t: Tensor) -> None:
     """Record that ``t`` was modified in place (what Tensor in-place operations do)."""
     t._vc[0] += 1
@@ -229,6 +235,10 @@ class Optimizer:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
+                    if g.is_sparse:
+                        # (PyTorch's zero_ of a sparse gradient: no entries left)
+                        g.zero_()
+                        continue
                     # copy_ of zeros rather than zero_(): exact zeros even where the
                     # gradient holds inf or nan.
                     g.copy_(Tensor._from_data(_xp(g._data).zeros_like(g._data)))
@@ -239,8 +249,13 @@ class Optimizer:
         loss = self._eval_closure(closure)
         with no_grad():
             for group in self.param_groups:
+                if self._sparse_refusal is not None:
+                    _refuse_sparse(group, self._sparse_refusal.format(type(self).__name__))
                 self._update_group(group)
         return loss
+
+    # PyTorch's error for a sparse gradient (None: the optimizer takes them).
+    _sparse_refusal: str | None = "{} does not support sparse gradients"
 
     def _update_group(self, group: dict[str, Any]) -> None:
         """The update rule of one parameter group (each optimizer's own)."""
@@ -355,7 +370,8 @@ def _cast(param: Tensor, value: Any, group: dict[str, Any], key: Any = None) -> 
 
 
 def _params_with_grad(group: dict[str, Any]) -> Iterable[Tensor]:
-    return (p for p in group["params"] if p.grad is not None)
+    # A meta parameter has no values to update (docs/sharp_bits.md: no state is made).
+    return (p for p in group["params"] if p.grad is not None and not p.is_meta)
 
 
 def _real_params_with_grad(group: dict[str, Any], optimizer: str) -> list[Tensor]:

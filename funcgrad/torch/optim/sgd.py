@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.optim.optimizer import (
     Optimizer,
     _bump,
@@ -82,6 +83,9 @@ class SGD(Optimizer):
             for p in _params_with_grad(group):
                 _check_fused(p)
         for p in _params_with_grad(group):
+            if p._grad is not None and getattr(p._grad, "is_sparse", False):
+                self._sparse_step(p, lr, momentum, dampening, weight_decay, nesterov, maximize)
+                continue
             g = _grad_data(p)
             if maximize:
                 g = -g
@@ -99,3 +103,24 @@ class SGD(Optimizer):
                     _bump(buf)
                 g = g + momentum * buf._data if nesterov else buf._data
             _sub_(p, lr * g)
+
+    _sparse_refusal = None
+
+    def _sparse_step(self, p: Tensor, lr: float, momentum: float, dampening: float,
+                     weight_decay: float, nesterov: bool, maximize: bool) -> None:
+        # PyTorch's single-tensor step with a sparse gradient: the momentum buffer is
+        # sparse too (merged, never coalesced), and weight decay meets add(sparse, dense).
+        from funcgrad.torch._sparse import dense_add_  # noqa: PLC0415
+
+        g: Any = -p._grad if maximize else p._grad  # type: ignore[operator]
+        if weight_decay != 0:
+            g = g.add(p, alpha=weight_decay)
+        if momentum != 0:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = g.clone().detach()
+            else:
+                buf.mul_(momentum).add_(g, alpha=1 - dampening)
+            g = g.add(buf, alpha=momentum) if nesterov else buf
+        dense_add_(p, g, -lr)

@@ -23,5 +23,6 @@ from funcgrad.torch.nn.utils.fusion import (
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
 )
+from funcgrad.torch.nn.utils.init import skip_init
 from funcgrad.torch.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from funcgrad.torch.nn.utils.weight_norm import remove_weight_norm, weight_norm

@@ -44,6 +44,10 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
     norm_type = float(norm_type)
     if len(ts) == 0:
         return tensor(0.0)
+    if any(getattr(t, "is_sparse", False) for t in ts):
+        from funcgrad.torch._sparse import not_on_sparse  # noqa: PLC0415
+
+        raise not_on_sparse("linalg_vector_norm")
     with no_grad():
         total = vector_norm(stack([vector_norm(t.detach(), norm_type) for t in ts]), norm_type)
     if error_if_nonfinite and not math.isfinite(float(total.item())):
