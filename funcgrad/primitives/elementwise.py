@@ -481,6 +481,8 @@ def broadcast_divisor(x: Any, y: Any) -> Any:
     if y.ndim == 0:
         # (XLA reads a broadcast to one element as a reshape: that quotient is true.)
         return y if x.size > 1 else None
+    if y.size == 0:
+        return None  # (NumPy gives an empty array stride 0 on every axis)
     strides = getattr(y, "strides", None)
     if strides is None or not any(s == 0 and n > 1 for s, n in zip(strides, y.shape)):
         return None

@@ -112,3 +112,11 @@ def test_mean_over_an_axis_is_the_sum_times_the_reciprocal_count() -> None:
     x = np.arange(1.0, 301.0, dtype=np.float32).reshape(3, 100) / np.float32(7)
     s = np.asarray(fnp.sum(fnp.asarray(x), axis=1))
     _same(fnp.mean(fnp.asarray(x), axis=1), s * (np.float32(1) / np.float32(100)))
+
+
+def test_empty_operands_keep_their_shape() -> None:
+    """An empty array has stride 0 on every axis: no broadcast for all that."""
+    x = fnp.ones((3, 0, 1))
+    assert (x / fnp.ones((3, 0, 1))).shape == (3, 0, 1)
+    assert (x / fnp.ones((1, 0, 1))).shape == (3, 0, 1)
+    assert fg.vmap(lambda v: x[0] / v)(fnp.ones((3, 0, 1))).shape == (3, 0, 1)
