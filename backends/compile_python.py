@@ -192,6 +192,8 @@ def compile_jaxpr(closed: ClosedJaxpr, xp: Any, donate: Collection[int] = (),
         prim = eqn.primitive
         ufunc = _ufunc_name(eqn)
         target = ", ".join(outs) + ("," if len(outs) == 1 and prim.multiple_results else "")
+        if prim.lowering is not None and not prim.lowering(**eqn.params):
+            continue
         emit = _STRUCTURED.get(prim.name)
         if emit is not None:
             block = emit(eqn, ins, outs, xp, consts, bodies, f"s{k}", last_use)

@@ -51,6 +51,9 @@ class Program:
         # Bodies, branches and nested calls (see ``child``), by jaxpr, with where they are.
         self._children: dict[int, tuple[ClosedJaxpr, Program, str]] = {}
         for i, step in enumerate(plan.steps):
+            if isinstance(step, CallStep) and step.eqn.primitive.lowering is not None and \
+                    not step.eqn.primitive.lowering(**step.eqn.params):
+                continue
             self.steps.append(step if isinstance(step, CallStep)
                               else kernel_source(step, f"fg_kernel_{i}"))
             if isinstance(step, CallStep) and step.eqn.primitive.name in _STRUCTURED:

@@ -135,6 +135,10 @@ class Primitive:
         # applied once before the loop; None where layout does not matter.
         self.loop_invariant_layout: Callable[[Any, Any], Callable[[Any], Any] | None] | \
             None = None
+        # Optional, for every backend: ``f(**params) -> bool``, asked once per equation when a
+        # program is compiled. False: the equation (which has no outputs) compiles to
+        # nothing; raising refuses the program, as JAX's lowering errors do.
+        self.lowering: Callable[..., bool] | None = None
         PRIMITIVES[name] = self
 
     @property

@@ -208,8 +208,11 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: Sequence[int] | int = ()
 
 
 def eval_jaxpr(closed_jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[Any] = (),
-               inline_calls: bool = False) -> list[Any]:
+               inline_calls: bool = False,
+               apply: Callable[[Eqn, list[Any]], list[Any]] | None = None) -> list[Any]:
     """Evaluate a jaxpr on ``args`` under the current trace (so it composes with transforms).
+    ``apply(eqn, operands) -> outputs``, where given, evaluates each equation instead of
+    binding its primitive (an interpreter that adds work around some equations).
 
     >>> import funcgrad.numpy as fnp
     >>> cj = make_jaxpr(lambda x: x + 1.0)(fnp.zeros(2))
@@ -233,12 +236,15 @@ def eval_jaxpr(closed_jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[A
         env[v] = x
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
-        if inline_calls and prim.inline_param is not None:
+        ins = [read(a) for a in eqn.inputs]
+        if apply is not None:
+            outs = apply(eqn, ins)
+        elif inline_calls and prim.inline_param is not None:
             # The call's own function, run here (under a staging trace: its equations).
-            out = list(eqn.params[prim.inline_param](*[read(a) for a in eqn.inputs]))
+            outs = list(eqn.params[prim.inline_param](*ins))
         else:
-            out = bind(prim, *[read(a) for a in eqn.inputs], **eqn.params)
-        outs = out if prim.multiple_results else (out,)
+            out = bind(prim, *ins, **eqn.params)
+            outs = list(out) if prim.multiple_results else [out]
         for v, o in zip(eqn.outputs, outs):
             env[v] = o
     return [read(a) for a in jaxpr.outvars]

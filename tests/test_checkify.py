@@ -248,6 +248,20 @@ def test_staged_check_without_checkify() -> None:
         jck.checkify(dbg(jck))(jnp.float32(-1))[0].get()
 
 
+@pytest.mark.gpu
+def test_staged_check_without_checkify_on_the_cupy_backend() -> None:
+    # Every backend asks the check primitive how it compiles (its lowering): refused as on
+    # the NumPy backend, and a debug check compiles to nothing.
+    with pytest.raises(ValueError, match="not functionalized"):
+        fg.jit(_pos(fck), backend="cupy")(fnp.float32(1))
+
+    def dbg(x):
+        fck.debug_check(x > 0, "dbg {}", x)
+        return x + 1
+
+    assert float(fg.jit(dbg, backend="cupy")(fnp.float32(-1))) == 0.0
+
+
 def test_bad_arguments() -> None:
     _same_raise(lambda: fck.check(fnp.array([True, False]), "m"),
                 lambda: jck.check(jnp.array([True, False]), "m"))

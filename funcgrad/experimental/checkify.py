@@ -31,7 +31,7 @@ import funcgrad.numpy as jnp
 from funcgrad import lax
 from funcgrad.array import Array, wrap
 from funcgrad.core import Tracer, bind, get_aval
-from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, ShapedArray
 from funcgrad.primitives.checks import (
     BatchedError,
     DivisionByZeroError,
@@ -45,7 +45,7 @@ from funcgrad.primitives.checks import (
 )
 from funcgrad.primitives.checks import CheckifyRuntimeError as JaxRuntimeError
 from funcgrad.source_info import user_frame
-from funcgrad.staging import aval_in_use, trace_flat
+from funcgrad.staging import aval_in_use, eval_jaxpr, trace_flat
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
 ErrorCategory = type[JaxException]
@@ -74,12 +74,6 @@ NAN_PRIMITIVES = frozenset({
     "regularized_incomplete_beta", "rem", "rng_uniform", "rsqrt", "sin", "sinh", "sqrt",
     "sub", "tan", "tanh"})
 SCATTERS = frozenset({"scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"})
-
-_FUNCTIONALIZATION = (
-    "Cannot abstractly evaluate a checkify.check which was not functionalized. This "
-    "probably means you tried to stage (jit/scan/pmap/...) a `check` without "
-    "functionalizing it through `checkify.checkify`.")
-
 
 # ------------------------------------------------------------------ error bookkeeping
 
@@ -325,50 +319,47 @@ def _discharge(error: Error, enabled: frozenset[Any], eqn: Eqn, ins: Sequence[An
 def _interp(jaxpr: Jaxpr, consts: Sequence[Any], enabled: frozenset[Any], error: Error,
             args: Sequence[Any]) -> tuple[Error, list[Any]]:
     """Evaluate ``jaxpr`` under the current trace, threading ``error`` through it."""
-    env: dict[Var, Any] = {}
+    state = [error]
 
-    def read(a: Any) -> Any:
-        return a.arg if isinstance(a, Literal) else env[a]
+    def apply(eqn: Eqn, ins: list[Any]) -> list[Any]:
+        state[0], outs = _checked(state[0], enabled, eqn, ins)
+        return outs
 
-    for v, x in zip(jaxpr.constvars, consts):
-        env[v] = x
-    for v, x in zip(jaxpr.invars, args):
-        env[v] = x
-    for eqn in jaxpr.eqns:
-        prim, params = eqn.primitive, eqn.params
-        name = prim.name
-        ins = [read(a) for a in eqn.inputs]
-        if name == "check":
-            error, outs = _discharge(error, enabled, eqn, ins)
-        elif name == "cond":
-            error, outs = _cond(error, enabled, eqn, ins)
-        elif name == "scan":
-            error, outs = _scan(error, enabled, eqn, ins)
-        elif name == "while":
-            error, outs = _while(error, enabled, eqn, ins)
-        elif name == "jit":
-            # A jitted call runs inline: the enclosing program is compiled as one anyway.
-            inner: ClosedJaxpr = params["jaxpr"]
-            error, outs = _interp(inner.jaxpr, inner.consts, enabled, error, ins)
-        elif prim.inline_param is not None:
-            # custom_jvp/custom_vjp/checkpoint: the checked value of their function.
-            fun = params[prim.inline_param]
-            staged, _ = trace_flat(lambda *xs, fun=fun: list(fun(*xs)), _avals(ins))
-            error, outs = _interp(staged.jaxpr, staged.consts, enabled, error, ins)
-        else:
-            if name == "div" and DivisionByZeroError in enabled:
-                error = assert_func(error, jnp.any(jnp.equal(ins[1], 0)),
-                                    DivisionByZeroError(None))
-            out = bind(prim, *ins, **params)
-            outs = list(out) if prim.multiple_results else [out]
-            if name in ("gather", "dynamic_slice", "dynamic_update_slice") or name in SCATTERS:
-                error = _index_check(error, enabled, name, ins, params)
-            if name in NAN_PRIMITIVES or name == "div" or (
-                    name in SCATTERS and OOBError in enabled):
-                error = _check_nans(name, error, enabled, outs)
-        for v, o in zip(eqn.outputs, outs):
-            env[v] = o
-    return error, [read(a) for a in jaxpr.outvars]
+    outs = eval_jaxpr(jaxpr, *args, consts=consts, apply=apply)
+    return state[0], outs
+
+
+def _checked(error: Error, enabled: frozenset[Any], eqn: Eqn, ins: list[Any]
+             ) -> tuple[Error, list[Any]]:
+    """One equation evaluated, and the checks ``enabled`` asks of it added to ``error``."""
+    prim, params = eqn.primitive, eqn.params
+    name = prim.name
+    if name == "check":
+        return _discharge(error, enabled, eqn, ins)
+    if name == "cond":
+        return _cond(error, enabled, eqn, ins)
+    if name == "scan":
+        return _scan(error, enabled, eqn, ins)
+    if name == "while":
+        return _while(error, enabled, eqn, ins)
+    if name == "jit":
+        # A jitted call runs inline: the enclosing program is compiled as one anyway.
+        inner: ClosedJaxpr = params["jaxpr"]
+        return _interp(inner.jaxpr, inner.consts, enabled, error, ins)
+    if prim.inline_param is not None:
+        # custom_jvp/custom_vjp/checkpoint: the checked value of their function.
+        fun = params[prim.inline_param]
+        staged, _ = trace_flat(lambda *xs, fun=fun: list(fun(*xs)), _avals(ins))
+        return _interp(staged.jaxpr, staged.consts, enabled, error, ins)
+    if name == "div" and DivisionByZeroError in enabled:
+        error = assert_func(error, jnp.any(jnp.equal(ins[1], 0)), DivisionByZeroError(None))
+    out = bind(prim, *ins, **params)
+    outs = list(out) if prim.multiple_results else [out]
+    if name in ("gather", "dynamic_slice", "dynamic_update_slice") or name in SCATTERS:
+        error = _index_check(error, enabled, name, ins, params)
+    if name in NAN_PRIMITIVES or name == "div" or (name in SCATTERS and OOBError in enabled):
+        error = _check_nans(name, error, enabled, outs)
+    return error, outs
 
 
 def _as_output(x: Any, aval: ShapedArray) -> Any:
@@ -479,23 +470,6 @@ def check_error(error: Error) -> None:
                         f"got type {type(error)} instead.")
     check_error_value(error, debug=False)
 
-
-def _emit_check(eqn: Eqn, ins: list[str], outs: list[str], xp: Any, consts: dict[str, Any],
-                bodies: Any, key: str, used: Any) -> list[str]:
-    # The lowering, as JAX's: a debug check compiles to nothing, a check that checkify did
-    # not functionalize cannot be compiled.
-    if eqn.params["debug"]:
-        return []
-    raise ValueError(_FUNCTIONALIZATION)
-
-
-def _register_lowering() -> None:
-    from funcgrad.backends import compile_python  # noqa: PLC0415
-
-    compile_python._STRUCTURED["check"] = _emit_check
-
-
-_register_lowering()
 
 __all__ = ["BatchedError", "DivisionByZeroError", "Error", "ErrorCategory",
            "FailedCheckError", "JaxRuntimeError", "NaNError", "OOBError", "all_checks",

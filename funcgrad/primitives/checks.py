@@ -374,12 +374,27 @@ def check_error_value(error: Error, *, debug: bool = False) -> None:
     check_p.bind(*leaves, err_tree=tree, debug=debug)
 
 
+_FUNCTIONALIZATION = (
+    "Cannot abstractly evaluate a checkify.check which was not functionalized. This "
+    "probably means you tried to stage (jit/scan/pmap/...) a `check` without "
+    "functionalizing it through `checkify.checkify`.")
+
+
+def _check_lowering(*, err_tree: PyTreeDef, debug: bool) -> bool:
+    # As JAX's lowering: a debug check compiles to nothing; a check that checkify did not
+    # functionalize cannot be compiled.
+    if debug:
+        return False
+    raise ValueError(_FUNCTIONALIZATION)
+
+
 check_p = Primitive("check", abstract_eval=_check_abstract, impl=_check_impl, jvp=_check_jvp,
                     vjp=_check_vjp, batch=_check_batch, multiple_results=True)
 # It raises: compiled programs keep it and run it in order, never drop it as dead code.
 check_p.effectful = True
 check_p.zero_derivative = True
 check_p.vjp_reads = ""
+check_p.lowering = _check_lowering
 check_p.describe(lax=None, fusion=None, cuda=None, ufunc=None, torch_method=None)
 
 __all__ = ["BatchedError", "CheckifyRuntimeError", "DivisionByZeroError", "Error",

@@ -32,7 +32,6 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.array import Array, ArrayImpl, wrap
-from funcgrad.config import config
 from funcgrad.conversion import register_input_converter
 from funcgrad.core import (
     EvalTrace,
@@ -2804,12 +2803,9 @@ def apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[An
     if prim is not _E.div_p:
         return _apply_prim(op, prim, args, shown, params)
     # PyTorch divides truly (the engine's division by a broadcast divisor is XLA's, the
-    # JAX face's); apply_op's operations run under X64, which says so too.
-    config._local.true_division.append(True)
-    try:
+    # JAX face's): under X64, the face's numerics, as apply_op's operations run.
+    with X64:
         return _apply_prim(op, prim, args, shown, params)
-    finally:
-        config._local.true_division.pop()
 
 
 def _apply_prim(op: str, prim: Primitive, args: Sequence[Any], shown: Sequence[Any] | None,
