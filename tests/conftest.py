@@ -35,7 +35,27 @@ from funcgrad.config import config, enable_x64
 # derandomizes, so a submission is judged on the examples its author's CI run checked.
 _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
 _hypothesis_settings.register_profile("dev", print_blob=True)
-_hypothesis_settings.load_profile(os.environ.get("FUNCGRAD_HYPOTHESIS_PROFILE", "dev"))
+_PROFILE = os.environ.get("FUNCGRAD_HYPOTHESIS_PROFILE", "dev")
+_hypothesis_settings.load_profile(_PROFILE)
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """In the CI profile each property test draws half its examples (at least 5). CI's
+    draws are derandomized, the same on every run: a regression gate over a fixed sample,
+    kept within its time budget (the oracles' compilations are most of it). Developers'
+    runs draw all the examples, fresh each time; they are what explores."""
+    if _PROFILE != "ci":
+        return
+    seen: set[int] = set()
+    for item in items:
+        fn = getattr(item, "obj", None)
+        if id(fn) in seen or not hasattr(fn, "hypothesis"):
+            continue
+        seen.add(id(fn))
+        own = fn._hypothesis_internal_use_settings
+        if own.max_examples > 5:
+            fn._hypothesis_internal_use_settings = _hypothesis_settings(
+                own, max_examples=max(5, (own.max_examples + 1) // 2))
 
 
 def _libc_malloc_trim() -> Any:
@@ -69,6 +89,18 @@ def _x64_mode(request: pytest.FixtureRequest):
         yield
 
 
+_CLEAR_ABOVE = 2 << 30
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory (Linux; elsewhere "big", so caches are always cleared)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return _CLEAR_ABOVE + 1
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _drop_oracle_caches():
     """After each test module, the oracles' compiled programs are dropped: real JAX keeps
@@ -77,7 +109,9 @@ def _drop_oracle_caches():
     yield
     real_jax = sys.modules.get("jax")
     clear = getattr(real_jax, "clear_caches", None)
-    if clear is not None:
+    # Only once the worker is big: the next modules reuse many of the same small programs,
+    # and dropping and recompiling them cost a tenth of JAX's time in the suite.
+    if clear is not None and _resident_bytes() > _CLEAR_ABOVE:
         clear()
     dynamo = sys.modules.get("torch._dynamo")
     reset = getattr(dynamo, "reset", None)
