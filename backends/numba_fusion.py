@@ -117,6 +117,7 @@ class FusedCall:
     ufunc = None
     fusion = None
     inline_param = None
+    lowering = None
     # Its results are new memory (or a dying buffer handed over with ``outs=``), never a
     # view of an operand.
     fresh_results = True

@@ -19,7 +19,7 @@ Array([0., 7., 2.], dtype=float32)
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -41,7 +41,7 @@ class Array:
         # The comparisons funcgrad.numpy installs on Array, screened as JAX screens them;
         # set here on each concrete class (eager arrays and tracers alike) because the
         # installed operators replace anything defined on Array itself.
-        for name in _COMPARISONS:
+        for name in _DEFERRING:
             if name not in cls.__dict__:
                 setattr(cls, name, _defer_unrecognized(name))
 
@@ -101,24 +101,45 @@ class Array:
     # class by funcgrad.numpy._array_methods: the core cannot import funcgrad.numpy.
 
 
+# Converters of other array types funcgrad's operations take as operands (the PyTorch face's
+# Tensor): ``fn(x)`` gives the buffer behind ``x`` or None. Filled through
+# funcgrad.conversion.register_input_converter; the operators accept those types too.
+input_converters: list[Callable[[Any], Any]] = []
+
 _COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+_ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
+               "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^",
+               "lshift": "<<", "rshift": ">>", "divmod": "divmod"}
+_DEFERRING = _COMPARISONS + tuple(f"__{n}__" for n in _ARITHMETIC) + tuple(
+    f"__r{n}__" for n in _ARITHMETIC)
 
 
 def _defer_unrecognized(name: str) -> Any:
-    """``Array.<name>`` for arrays and scalars; for any other object NotImplemented, so
-    Python falls back as with JAX's arrays (``x == "a"`` is False, ``x < None`` a
-    TypeError), except that ``==``/``!=`` with a dict, list, set or tuple is a TypeError."""
+    """``Array.<name>`` for arrays and scalars (and objects with ``__jax_array__``); for any
+    other object NotImplemented, so that object's own (reflected) operator answers, or
+    Python falls back as with JAX's arrays (``x == "a"`` is False, ``x < None`` and
+    ``x - None`` TypeErrors). As JAX: ``==``/``!=`` with a dict, list, set or tuple, and
+    ``+``/``*`` with a list or tuple (which would concatenate or repeat it) are TypeErrors."""
+    reflected = name.startswith("__r") and name[3:-2] in _ARITHMETIC
+    opchar = "==" if name in ("__eq__", "__ne__") else _ARITHMETIC.get(
+        name[3:-2] if reflected else name[2:-2], "")
+    rejected: tuple[type, ...] = (dict, list, set, tuple) if opchar == "==" else (
+        (list, tuple) if opchar in ("+", "*") else ())
+    comparison = name in _COMPARISONS
 
     def op(self: Array, other: Any) -> Any:
         convert = getattr(other, "__jax_array__", None)
         if convert is not None:
             other = convert()
         if isinstance(other, (int, float, complex, np.generic, np.ndarray)) or (
-                isinstance(other, Array) and not other._reflected_comparisons):
+                isinstance(other, Array) and not (comparison and other._reflected_comparisons)
+        ) or type(other).__module__.startswith("cupy") or any(  # (a device buffer)
+                conv(other) is not None for conv in input_converters):
             return getattr(Array, name)(self, other)
-        if name in ("__eq__", "__ne__") and type(other) in (dict, list, set, tuple):
-            raise TypeError(f"unsupported operand type(s) for ==: {type(self).__name__!r} "
-                            f"and {type(other).__name__!r}")
+        if type(other) in rejected:
+            a, b = (other, self) if reflected else (self, other)
+            raise TypeError(f"unsupported operand type(s) for {opchar}: "
+                            f"{type(a).__name__!r} and {type(b).__name__!r}")
         return NotImplemented
 
     op.__name__ = name

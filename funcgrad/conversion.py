@@ -18,14 +18,14 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.array import ArrayImpl, wrap
+from funcgrad.array import ArrayImpl, input_converters, wrap
 from funcgrad.core import EvalTrace, Tracer, current_trace, get_aval
 from funcgrad.errors import DTypeError
 from funcgrad.ir import ShapedArray
 from funcgrad.source_info import user_frame, user_stacklevel
 
 # Other array types (the PyTorch face's Tensor) register how to read them as buffers.
-_input_converters: list[Callable[[Any], Any]] = []
+_input_converters = input_converters
 
 
 def register_input_converter(fn: Callable[[Any], Any]) -> None:
@@ -96,6 +96,13 @@ def asarray(x: Any, name: str = "argument") -> Any:
         if x.dtype not in dtypes.SUPPORTED:
             dtypes.to_dtype(x.dtype)
         return _interned(x)
+    if hasattr(x, "__jax_array__"):
+        # As JAX: jnp.array/asarray and the operators convert such an object, other
+        # functions do not.
+        raise ValueError("Triggering __jax_array__() during abstractification is no longer "
+                         "supported. To avoid this error, either explicitly convert your "
+                         "object using jax.numpy.array(), or register your object as a "
+                         "pytree.")
     for conv in _input_converters:
         buf = conv(x)
         if buf is not None:

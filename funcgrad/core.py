@@ -860,7 +860,8 @@ def get_aval(x: Any) -> ShapedArray:
     shape = getattr(x, "shape", None)
     if dt is not None and shape is not None:
         return ShapedArray(shape, dtypes.to_dtype(dt))
-    raise FuncgradError(
+    # A TypeError, as JAX's "... is not a valid JAX type".
+    raise DTypeError(
         f"{type(x).__name__} is not an array type funcgrad understands "
         f"(at {user_frame()}); pass a funcgrad Array, a NumPy array or a Python number"
     )

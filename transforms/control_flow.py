@@ -937,6 +937,18 @@ def _check_unroll(unroll: Any) -> None:
                          f"(at {user_frame()})")
 
 
+def _check_bounds(lower: Any, upper: Any) -> None:
+    """JAX's rule: the bounds have one type, except that a weakly typed signed integer (a
+    Python int) takes the other bound's signed integer type."""
+    lo, hi = get_aval(lower), get_aval(upper)
+    if lo.dtype == hi.dtype:
+        return
+    if lo.dtype.kind == "i" and hi.dtype.kind == "i" and lo.weak_type != hi.weak_type:
+        return
+    raise TypeError("lower and upper arguments to fori_loop must have equal types, got "
+                    f"{lo.dtype.name} and {hi.dtype.name}")
+
+
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
               init_val: Any, *, unroll: int | bool | None = None) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``.
@@ -949,6 +961,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     >>> fg.grad(lambda x: fg.lax.fori_loop(0, 3, lambda i, v: v * x, 1.0))(np.array(2.0))
     Array(12., dtype=float32)
     """
+    if not callable(body_fun):
+        raise TypeError("lax.fori_loop: body_fun argument should be callable.")
+    _check_bounds(lower, upper)
     if unroll is not None:
         _check_unroll(unroll)
     if not isinstance(lower, Tracer) and not isinstance(upper, Tracer) and \

@@ -43,7 +43,6 @@ from funcgrad.errors import (
     ShapeError,
 )
 from funcgrad.ir import ShapedArray
-from funcgrad.primitives.elementwise import convert_element_type
 from funcgrad.primitives.rules import full, gpu_of, place_like, place_on, zeros_like_aval
 from funcgrad.source_info import user_frame
 from funcgrad.transforms._util import (
@@ -259,13 +258,12 @@ def _check_cotangents(out_avals: Sequence[ShapedArray], cts: Sequence[Any]) -> l
         if not dtypes.is_inexact(oa.dtype):
             fitted.append(None)
             continue
+        if ca.dtype != oa.dtype:
+            # As JAX: the cotangent has the output's dtype exactly (a Python number has
+            # the default float's, float32 unless 64-bit mode is on).
+            raise _vjp_type_error(ca, oa)
         if dtypes.python_scalar(c):
             c = full((), c, oa.dtype)
-        elif ca.dtype != oa.dtype:
-            if not dtypes.is_inexact(ca.dtype) and not dtypes.is_integer(ca.dtype):
-                raise DTypeError(f"cotangent dtype {ca.dtype} does not fit output dtype "
-                                 f"{oa.dtype}")
-            c = convert_element_type(c, oa.dtype)
         fitted.append(c)
     return fitted
 

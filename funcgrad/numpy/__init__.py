@@ -180,6 +180,8 @@ e = _np.e
 inf = _np.inf
 nan = _np.nan
 newaxis = None
+# The version of the Python array API standard the namespace follows (JAX's).
+__array_api_version__ = "2024.12"
 from funcgrad.numpy._scalar_types import *  # noqa: F403, E402
 from funcgrad.numpy._scalar_types import _ScalarMeta  # noqa: E402
 

@@ -254,7 +254,19 @@ def install() -> None:
     def argpartition(self: Any, kth: int, axis: int = -1) -> Any:
         return fnp.argpartition(self, kth, axis)
 
+    def __round__(self: Any, ndigits: int | None = None) -> Any:  # noqa: N807
+        # As Python's round of a float: without ndigits, an integer (the default one).
+        out = fnp.round(self, ndigits or 0)
+        return out.astype(int) if ndigits is None else out
+
+    def __array_namespace__(self: Any, *, api_version: str | None = None) -> Any:  # noqa: N807
+        if api_version is not None and api_version != fnp.__array_api_version__:
+            raise ValueError(f"{api_version=!r} is not available; available versions are: "
+                             f"{[fnp.__array_api_version__]}")
+        return fnp
+
     attrs.update({
+        "__round__": __round__, "__array_namespace__": __array_namespace__,
         "cumprod": cumprod, "nonzero": nonzero, "searchsorted": searchsorted,
         "compress": compress, "choose": choose, "argpartition": argpartition, "view": _view,
     })

@@ -132,6 +132,18 @@ def array(obj: Any, dtype: Any = None, copy: bool = True, order: str | None = "K
 
 
 def _array(obj: Any, dtype: Any) -> Any:
+    convert = getattr(obj, "__jax_array__", None)
+    if convert is not None:  # JAX's protocol for array-like objects
+        obj = convert()
+    if dtype is not None and isinstance(obj, (list, tuple)):
+        leaves = _flat_items(obj)
+        if leaves and all(dtypes.python_scalar(e) for e in leaves):
+            # Python numbers go straight to the asked type, as JAX converts them: no range
+            # check against the default integer, no double rounding through float32.
+            dt = requested_dtype(dtype, "array")
+            if all(type(e) is int for e in leaves):
+                check_int_range(np.asarray(obj), dt)
+            return from_buffer(np.asarray(obj, dtype=dt))
     x = _asarray(obj)
     if dtypes.python_scalar(x):
         dt = _dt(dtype, "array", dtypes.scalar_kind_dtype(x))
@@ -146,11 +158,7 @@ def _array(obj: Any, dtype: Any) -> Any:
                 raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
         return cast(x, dt, weak=dtype is None and type(x) is not bool)
     if dtype is not None:
-        dt = requested_dtype(dtype, "array")
-        if isinstance(obj, (list, tuple)) and all(
-                type(e) is int for e in _flat_items(obj)):
-            check_int_range(np.asarray(obj), dt)
-        return cast(x, dt)
+        return cast(x, requested_dtype(dtype, "array"))
     return x
 
 

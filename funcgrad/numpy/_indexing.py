@@ -468,6 +468,9 @@ class _IndexedRef:
     def __init__(self, x: Any, idx: Any) -> None:
         self.x, self.idx = x, idx
 
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.x!r}, {self.idx!r})"  # JAX's class name
+
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
             mode: Any = None, fill_value: Any = None) -> Any:
         """``x[idx]``; out-of-range indices clamp, or read ``fill_value`` with
@@ -601,6 +604,9 @@ class AtIndexer:
 
     def __init__(self, x: Any) -> None:
         self.x = x
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateHelper({self.x!r})"  # JAX's class name
 
     def __getitem__(self, idx: Any) -> _IndexedRef:
         if type(idx) is list:

@@ -188,8 +188,13 @@ def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
         raise NotImplementedError("integer np.round not implemented for decimals < 0")
     if decimals == 0:
         return E.round_p.bind(x)
-    scale = 10.0 ** decimals
-    return divide(E.round_p.bind(multiply(x, scale)), scale)
+    dt = np.dtype(get_aval(x).dtype)
+    if dt == np.float16:  # JAX rounds a half in float32 (its rescaling loses too much)
+        return round(x.astype(np.float32), decimals).astype(np.float16)
+    # JAX's jitted round divides by a constant, which XLA computes as a product with its
+    # reciprocal (rounded in the dtype first).
+    scale = np.asarray(10 ** decimals, dt)
+    return E.mul_p.bind(E.round_p.bind(multiply(x, scale)), np.reciprocal(scale))
 
 
 around = round

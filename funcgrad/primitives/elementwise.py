@@ -26,6 +26,7 @@ from funcgrad.primitives.rules import (
     INTEGRAL,
     NUMBER,
     binary,
+    default_typed,
     elementwise_batch,
     full,
     instantiate,
@@ -51,6 +52,13 @@ def _scalar_to(x: Any, like: Any, broadcast: bool = False) -> Any:
 
 
 def _bin(prim: Primitive, x: Any, y: Any) -> Any:
+    if type(x) in _NUMBERS and type(y) in _NUMBERS:
+        # Two Python numbers (a rule on a Python primal): the one of the higher kind
+        # becomes a weakly typed array of its default dtype, and the other follows it.
+        if _NUMBERS.index(type(x)) >= _NUMBERS.index(type(y)):
+            x = default_typed(x)
+        else:
+            y = default_typed(y)
     if type(x) in _NUMBERS or type(y) in _NUMBERS:
         return prim.bind(_scalar_to(x, y), _scalar_to(y, x))
     return prim.bind(x, y)
@@ -234,7 +242,15 @@ atanh_p = unary("atanh", "arctanh", lambda x, ans: _recip(sub(1.0, square(x))),
 sqrt_p = unary("sqrt", "sqrt", lambda x, ans: div(full(get_aval(ans).shape, 0.5,
                                                        get_aval(ans).dtype), ans), reads="y",
                                                        cuda="sqrt({0})", torch="sqrt")
-rsqrt_p = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x),
+def _rsqrt_impl(xp: Any, x: Any) -> Any:
+    if x.dtype.itemsize == 2 and x.dtype.kind == "f" or x.dtype.name == "bfloat16":
+        # A half computed in float32 and rounded once, as XLA and PyTorch round it (a
+        # rounded sqrt then a rounded division is off by one step on a quarter of inputs).
+        return (1 / xp.sqrt(x.astype(np.float32))).astype(x.dtype)
+    return 1 / xp.sqrt(x)
+
+
+rsqrt_p = unary("rsqrt", _rsqrt_impl,
                 lambda x, ans: mul(div(ans, x), -0.5), reads="x,y",
                 cuda="(({T})1 / sqrt({0}))", torch="rsqrt", py="({T}(1) / np.sqrt({0}))")
 cbrt_p = unary("cbrt", "cbrt", lambda x, ans: div(ans, mul(x, 3.0)), kinds="f", reads="x,y",

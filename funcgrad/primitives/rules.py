@@ -404,7 +404,7 @@ def _scalars_as_operand(x: Any, y: Any, name: str | None = None) -> tuple[Any, A
     """The operands of a public ``lax`` binary function as JAX takes them: a Python number
     is an array of its default dtype (weakly typed; no promotion toward the other operand),
     and with ``name`` the dtypes must then be equal (JAX's TypeError)."""
-    x, y = (_default_typed(v) if dtypes.python_scalar(v) else v for v in (x, y))
+    x, y = (default_typed(v) if dtypes.python_scalar(v) else v for v in (x, y))
     if name is not None:
         dx, dy = get_aval(x).dtype, get_aval(y).dtype
         if dx != dy:
@@ -416,7 +416,7 @@ def _scalars_as_operand(x: Any, y: Any, name: str | None = None) -> tuple[Any, A
     return x, y
 
 
-def _default_typed(value: Any) -> Any:
+def default_typed(value: Any) -> Any:
     aval = get_aval(value)  # a Python number's default dtype, weakly typed
     return wrap(np.asarray(value, aval.dtype), aval)
 

@@ -15,6 +15,7 @@ Array([[1797259609, 2579123966],
 from __future__ import annotations
 
 import math
+import operator
 import sys
 import warnings
 from collections.abc import Sequence
@@ -464,7 +465,9 @@ def random_bits(data: Any, bit_width: int, shape: Sequence[int]) -> Any:
 
 
 def _shape_of(num: Any) -> tuple[int, ...]:
-    return tuple(int(n) for n in num) if isinstance(num, Sequence) else (int(num),)
+    # operator.index: a float count is JAX's TypeError, not truncated.
+    return tuple(operator.index(n) for n in num) if isinstance(num, Sequence) else (
+        operator.index(num),)
 
 
 def split(key: Any, num: int | Sequence[int] = 2) -> Any:
