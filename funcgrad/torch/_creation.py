@@ -24,6 +24,7 @@ from funcgrad.core import MetaBuffer, Tracer
 from funcgrad.torch import _cuda_random
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _memory_layout as _layout
+from funcgrad.torch import _tensor as _tensor_module
 from funcgrad.torch._device import (
     Size,
     as_device,
@@ -227,8 +228,9 @@ def _floats_to_ints(values: Any, floats: np.ndarray, dt: D.dtype) -> np.ndarray:
     by element: each float truncated after a check that it lies in the dtype's range (NaN
     and infinities do not), where NumPy would wrap silently; each int as
     :func:`_checked_ints` converts it (a negative int wraps into an unsigned dtype)."""
-    is_float = np.frompyfunc(lambda v: isinstance(v, (builtins.float, np.floating)), 1,
-                             1)(np.array(values, dtype=object)).astype(bool)
+    # (np.asarray: on a 0-d input the ufunc returns a Python bool, not an array.)
+    is_float = np.asarray(np.frompyfunc(lambda v: isinstance(v, (builtins.float, np.floating)),
+                                        1, 1)(np.array(values, dtype=object))).astype(bool)
     if dt.np == np.uint64:
         # (Read element by element as an unsigned 64-bit int: the first bad one raises.)
         for v, flt in zip(np.array(values, dtype=object).ravel().tolist(), is_float.ravel()):
@@ -1056,3 +1058,35 @@ def empty_strided(size: Sequence[builtins.int], stride: Sequence[builtins.int], 
             (device is not None and as_device(device).type != "cpu"):
         return _make(np.ascontiguousarray(arr), device, requires_grad)
     return Tensor(arr, requires_grad=requires_grad)
+
+
+def _legacy_data(args: tuple[Any, ...]) -> Any:
+    """The buffer of PyTorch's legacy constructor ``torch.Tensor(...)``: sizes give a tensor
+    of that shape (zeros where PyTorch leaves memory uninitialized), data is converted to
+    the default floating dtype, a Tensor is shared as it is."""
+    default = D.get_default_dtype().np
+    if not args:
+        return np.zeros((0,), default)
+    first = args[0]
+    if len(args) == 1 and isinstance(first, Tensor):
+        return first._data
+    sizes = tuple(first) if len(args) == 1 and isinstance(first, Size) else args
+    if all(isinstance(d, (builtins.int, np.integer)) and not isinstance(d, builtins.bool)
+           for d in sizes):
+        for d in sizes:
+            if d < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {d}: "
+                                   f"{list(sizes)}")
+        return np.zeros(tuple(builtins.int(d) for d in sizes), default)
+    if len(args) > 1:
+        bad = next(i for i, d in enumerate(args) if not isinstance(d, (builtins.int,
+                                                                      np.integer)))
+        raise TypeError(f"new(): argument 'size' failed to unpack the object at pos {bad + 1} "
+                        f"with error \"type must be tuple of ints,but got "
+                        f"{type(args[bad]).__name__}\"")
+    if isinstance(first, (builtins.float, builtins.bool, builtins.complex, np.generic)):
+        raise TypeError(f"new(): data must be a sequence (got {type(first).__name__})")
+    return tensor(first, dtype=D.get_default_dtype())._data
+
+
+_tensor_module.legacy_data = _legacy_data

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,13 @@ def channels_last_order(fmt: Any, ndim: builtins.int) -> tuple[builtins.int, ...
     return None
 
 
+# PyTorch's device strings: a type, then optionally ":" and an index without leading zeros.
+_DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::(0|[1-9][0-9]*))?\Z")
+_TORCH_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
+                       "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu",
+                       "mtia", "privateuseone")
+
+
 class device:  # noqa: N801 - PyTorch's name
     """Where a tensor lives: ``cpu``, ``cuda:N`` or ``meta`` (shapes and dtypes, no data)."""
 
@@ -69,14 +77,19 @@ class device:  # noqa: N801 - PyTorch's name
             type = type.type  # noqa: A001
         elif isinstance(type, builtins.int):
             type, index = "cuda", type  # noqa: A001
-        elif isinstance(type, str) and ":" in type:
-            type, idx = type.split(":", 1)  # noqa: A001
-            index = builtins.int(idx)
-        if type not in ("cpu", "cuda", "gpu", "meta"):
-            raise RuntimeError(
-                f"Expected one of cpu, cuda, meta device type at start of device string: "
-                f"{type}")
-        self.type = "cuda" if type == "gpu" else type
+        elif isinstance(type, str):
+            match = _DEVICE_STRING.match(type)
+            if match is None:
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            if match.group(2) is not None:
+                index = builtins.int(match.group(2))
+            type = match.group(1)  # noqa: A001
+        if type not in _TORCH_DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_TORCH_DEVICE_TYPES)} device type "
+                               f"at start of device string: {type}")
+        if type not in ("cpu", "cuda", "meta"):
+            raise RuntimeError(f"funcgrad has no '{type}' devices: use cpu, cuda or meta")
+        self.type = type
         self.index = index
 
     def __str__(self) -> str:

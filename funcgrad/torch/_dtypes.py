@@ -210,6 +210,16 @@ _CPP_NAMES = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
               "complex128": "ComplexDouble"}
 
 
+def cpp_name(dt: Any) -> str:
+    """PyTorch's C++ name of a dtype, as its kernels' errors say it ("Long", "Float").
+
+    >>> cpp_name(int64)
+    'Long'
+    """
+    name = dt.name if isinstance(dt, dtype) else np.dtype(dt).name
+    return _CPP_NAMES.get(name, name)
+
+
 def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     """PyTorch's combine_categories: a lower-priority group matters only if its category
     is higher."""

@@ -116,6 +116,11 @@ def _is_buffer(x: Any) -> builtins.bool:
         type(x) is MetaBuffer
 
 
+# PyTorch's legacy constructor ``torch.Tensor(...)`` on anything but a buffer: the buffer
+# of its arguments (funcgrad.torch._creation sets it; it builds on ``tensor``).
+legacy_data: Callable[[tuple[Any, ...]], Any] | None = None
+
+
 # A keyword argument's default that tells "not given" from any value (None included).
 _UNSET: Any = object()
 
@@ -128,12 +133,12 @@ class Tensor:
     __array_priority__ = 2000
     __array_ufunc__ = None
 
-    def __init__(self, data: Any = None, requires_grad: builtins.bool = False) -> None:
-        if data is None:
-            data = np.zeros((0,), D.get_default_dtype().np)
-        elif not _is_buffer(data) and not isinstance(data, Tracer):
-            data = np.asarray(data, dtype=D.get_default_dtype().np if np.asarray(
-                data).dtype.kind == "f" else None)
+    def __init__(self, *args: Any, requires_grad: builtins.bool = False) -> None:
+        if len(args) == 1 and (_is_buffer(args[0]) or isinstance(args[0], Tracer)):
+            data = args[0]  # a buffer: how the face makes its tensors
+        else:
+            assert legacy_data is not None  # (set when funcgrad.torch is imported)
+            data = legacy_data(args)
         self._data = data
         self._requires_grad = False
         self._grad: Tensor | None = None

@@ -10,6 +10,7 @@ and the errors are PyTorch's.
 
 >>> import funcgrad.torch as torch
 >>> import funcgrad.torch.nn as nn
+>>> _ = torch.manual_seed(0)  # (the sums below are 1 to float32 rounding, not always 1.0000)
 >>> asm = nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 7], div_value=2.0)
 >>> list(asm.state_dict())
 ['head.weight', 'tail.0.0.weight', 'tail.0.1.weight', 'tail.1.0.weight', 'tail.1.1.weight']

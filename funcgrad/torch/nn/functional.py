@@ -36,6 +36,7 @@ from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _half_math as half_math
 from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._autocast import autocast_op
+from funcgrad.torch._device import Size
 from funcgrad.torch._tensor import (
     Tensor,
     apply_binary_prim,
@@ -720,8 +721,8 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
     """
     reduction = _reduction(size_average, reduce, reduction)
     if _shape(target) != _shape(input):
-        raise ValueError(f"Target size ({list(_shape(target))}) must be the same as input size "
-                         f"({list(_shape(input))})")
+        raise ValueError(f"Target size ({Size(_shape(target))}) must be the same as input size "
+                         f"({Size(_shape(input))})")
     tk, xk = np.dtype(_data(target).dtype).kind, np.dtype(_data(input).dtype).kind
     if tk in "biu" and xk not in "biu":
         from funcgrad.torch._tensor import _CPP  # noqa: PLC0415

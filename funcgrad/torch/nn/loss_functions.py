@@ -23,6 +23,7 @@ import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
 from funcgrad.lax import stop_gradient
 from funcgrad.torch._autocast import autocast_op
+from funcgrad.torch._dtypes import cpp_name
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import _apply
 from funcgrad.torch.nn._apply import data, floating, in_float32, op, shape
@@ -60,6 +61,10 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A
                          f"input size ({_size(input)}) is deprecated. Please ensure they have "
                          "the same size.")
     _probabilities(input, target)
+    if isinstance(input, Tensor) and isinstance(target, Tensor) and \
+            target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {cpp_name(target.dtype)} but expected "
+                           f"{cpp_name(input.dtype)}")
 
     def impl(x: Any, t: Any, w: Any) -> Any:
         loss = _bce_terms(x, t)
@@ -176,6 +181,9 @@ def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None
     else:
         red = _apply.reduction(None, None, reduction)
     batch = shape(input)[0] if shape(input) else 1
+    if any(isinstance(v, Tensor) and not (v.is_floating_point() or v.is_complex())
+           for v in (input, target)):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
 
     def impl(x: Any, t: Any) -> Any:
         if log_target:

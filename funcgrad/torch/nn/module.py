@@ -27,6 +27,7 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
+from funcgrad.torch import _dtypes as D
 from funcgrad.torch._creation import empty_like
 from funcgrad.torch._device import META_COPY_OUT, as_device, memory_format
 from funcgrad.torch._dtypes import to_torch
@@ -341,6 +342,30 @@ class Module:
             mod = mod._modules[item]  # type: ignore[assignment]
         return mod
 
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at dotted path ``target`` (its parent must exist; with ``strict``
+        the attribute too).
+
+        >>> import funcgrad.torch as torch
+        >>> seq = torch.nn.Sequential(torch.nn.Linear(1, 1))
+        >>> seq.set_submodule("0", torch.nn.ReLU())
+        >>> seq
+        Sequential(
+          (0): ReLU()
+        )
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        parent_path, _, name = target.rpartition(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str) -> Parameter:
         # PyTorch's checks and texts: an attribute of that name, then its kind.
         mod_path, _, name = target.rpartition(".")
@@ -383,14 +408,7 @@ class Module:
             destination._metadata[prefix[:-1]] = local_metadata
         for pre_hook in _hooks_of(self, "_state_dict_pre_hooks").values():
             pre_hook(self, prefix, keep_vars)
-        for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
-        if type(self).get_extra_state is not Module.get_extra_state:
-            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
@@ -404,6 +422,18 @@ class Module:
             elif out is not None:
                 raise RuntimeError("state_dict post-hook must return None")
         return destination
+
+    def _save_to_state_dict(self, destination: Any, prefix: str, keep_vars: bool) -> None:
+        """This module's own entries (PyTorch's method, which subclasses may override):
+        parameters, persistent buffers and the extra state."""
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
 
     def get_extra_state(self) -> Any:
         """The extra state (any picklable object) ``state_dict`` saves for a module that
@@ -493,8 +523,8 @@ class Module:
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
             if assign:
                 local_metadata["assign_to_params_buffers"] = assign
-            module._load_own_state(local, prefix, local_metadata, missing, unexpected, errors,
-                                   assign)
+            module._load_from_state_dict(local, prefix, local_metadata, True, missing,
+                                         unexpected, errors)
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
@@ -520,13 +550,15 @@ class Module:
                 self._get_name(), "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
 
-    def _load_own_state(self, local: dict[str, Any], prefix: str,
-                        local_metadata: dict[str, Any], missing: list[str],
-                        unexpected: list[str], errors: list[str], assign: bool) -> None:
-        """This module's own parameters and persistent buffers from ``local`` (PyTorch's
-        ``_load_from_state_dict``), and the keys under ``prefix`` that nothing here takes."""
+    def _load_from_state_dict(self, local: dict[str, Any], prefix: str,
+                              local_metadata: dict[str, Any], strict: bool, missing: list[str],
+                              unexpected: list[str], errors: list[str]) -> None:
+        """This module's own parameters and persistent buffers from ``local``, and the keys
+        under ``prefix`` that nothing here takes (PyTorch's method, which subclasses may
+        override: ``load_state_dict`` calls it on every module)."""
+        assign = bool(local_metadata.get("assign_to_params_buffers", False))
         for hook in _hooks_of(self, "_load_state_dict_pre_hooks").values():
-            hook(self, local, prefix, local_metadata, True, missing, unexpected, errors)
+            hook(self, local, prefix, local_metadata, strict, missing, unexpected, errors)
         version = local_metadata.get("version")
         own: list[tuple[str, Tensor, bool]] = [
             (n, p, True) for n, p in self._parameters.items() if p is not None]
@@ -838,6 +870,16 @@ class Module:
 
     def half(self) -> Module:
         return self._cast_floats(np.float16)
+
+    def bfloat16(self) -> Module:
+        return self._cast_floats(D.bfloat16)
+
+    def type(self, dst_type: Any) -> Module:  # noqa: A003 - PyTorch's name
+        """Every parameter and buffer cast to ``dst_type``."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def share_memory(self) -> Module:
+        return self._apply(lambda t: cast(Any, t).share_memory_())
 
     def cuda(self, device: Any = None) -> Module:
         return self.to("cuda" if device is None else f"cuda:{device}")

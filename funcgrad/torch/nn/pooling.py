@@ -181,7 +181,7 @@ def _max_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, 
             return out
         return out, _unbatched(_flat_indices(xb, nd, params), batched)
 
-    node = f"MaxPool{max(nd, 2)}DWithIndices" if nd > 1 and batched else "Squeeze:1"
+    node = f"MaxPool{max(nd, 2)}DWithIndices" if nd > 1 else "Squeeze:1"
     return op(node, impl, input)
 
 
@@ -318,7 +318,7 @@ def _avg_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, 
         total = window_sum(xb)
         return _unbatched(total / fnp.asarray(div, dtype=fnp.result_type(x)), batched)
 
-    node = f"AvgPool{nd}D" if nd > 1 and batched else "Squeeze:1"
+    node = f"AvgPool{nd}D" if nd > 1 else "Squeeze:1"
     return op(node, impl, input)
 
 
@@ -470,10 +470,10 @@ def _adaptive_avg(nd: int, input: Any, output_size: Any) -> Any:  # noqa: A002
         # The mean over a box is the product of the means along each axis.
         return along(x, mats)
 
-    if nd == 2 and batched and out == [1, 1]:
-        node = "Mean:1"
+    if nd > 1 and all(o == 1 for o in out):
+        node = "Mean:1"  # PyTorch takes the mean over the planes
     else:
-        node = f"AdaptiveAvgPool{nd}D" if nd > 1 and batched else "Squeeze:1"
+        node = f"AdaptiveAvgPool{nd}D" if nd > 1 else "Squeeze:1"
     return op(node, impl, input)
 
 
@@ -545,7 +545,7 @@ def _adaptive_max(nd: int, input: Any, output_size: Any,  # noqa: A002
                                   axis=-1)
         return values, fnp.asarray(fnp.squeeze(idx, -1), dtype=np.int64)
 
-    node = f"AdaptiveMaxPool{nd}D" if nd > 1 and batched else "Squeeze:1"
+    node = f"AdaptiveMaxPool{nd}D" if nd > 1 else "Squeeze:1"
     return op(node, impl, input)
 
 

@@ -27,7 +27,7 @@ import functools
 import math
 import numbers
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -359,9 +359,9 @@ class RNNBase(Module):
         if lstm and c0 is None:
             c0 = zeros(c_shape, dtype=x.dtype, device=x.device)
         if hx is not None and sorted_idx is not None:
-            h0 = h0[:, sorted_idx]
+            h0 = cast(Any, h0).index_select(1, sorted_idx)
             if c0 is not None:
-                c0 = c0[:, sorted_idx]
+                c0 = cast(Any, c0).index_select(1, sorted_idx)
         # (PyTorch's LSTM names the pair's members hidden[0] and hidden[1])
         self._check_hidden(h0, h_shape, "hidden[0]" if lstm else "hidden")
         if lstm:
@@ -386,9 +386,9 @@ class RNNBase(Module):
             out, h_n, c_n = op("Stack", lambda xv, wv, h0v, c0v: impl(xv, h0v, c0v, wv), x,
                                self._layer_weights(), h0, c0)
         if unsorted_idx is not None:
-            h_n = h_n[:, unsorted_idx]
+            h_n = cast(Any, h_n).index_select(1, unsorted_idx)
             if c_n is not None:
-                c_n = c_n[:, unsorted_idx]
+                c_n = cast(Any, c_n).index_select(1, unsorted_idx)
         if packed:
             from funcgrad.torch.nn.utils.rnn import pack_padded_sequence  # noqa: PLC0415
 

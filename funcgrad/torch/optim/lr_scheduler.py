@@ -178,7 +178,7 @@ def _track_step_calls(opt: Optimizer) -> None:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         o = opt_ref()
         o._opt_called = True  # type: ignore[union-attr]
-        return func(o, *args, **kwargs)  # type: ignore[arg-type]
+        return func(o, *args, **kwargs)
 
     wrapper._wrapped_by_lr_sched = True  # type: ignore[attr-defined]
     opt.step = wrapper  # type: ignore[method-assign]

@@ -20,8 +20,9 @@ can be loaded into an optimizer built on other (equal-shaped) parameters.
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 from typing import Any
@@ -30,6 +31,7 @@ from funcgrad.core import Tracer
 from funcgrad.torch._device import array_module as _xp
 from funcgrad.torch._grad_mode import enable_grad, no_grad
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.nn.module import RemovableHandle
 
 __all__ = ["Optimizer", "required"]
 
@@ -144,6 +146,58 @@ def _check_fused(p: Tensor) -> None:
                            f"{p.device.type}")
 
 
+# Hooks every optimizer's step runs (torch.optim.optimizer.register_optimizer_step_*_hook).
+_global_optimizer_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` runs before every optimizer's ``step`` (it may
+    return new ``(args, kwargs)``)."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` runs after every optimizer's ``step``."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+def _hooked_step(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``step`` running the step hooks around it, as PyTorch's wrapper does (once: a step
+    that calls its parent's step runs them at the outer call only)."""
+
+    @functools.wraps(func)
+    def step(*args: Any, **kwargs: Any) -> Any:
+        self = args[0]
+        if self.__dict__.get("_in_step", False):
+            return func(*args, **kwargs)
+        for pre_hook in chain(_global_optimizer_pre_hooks.values(),
+                              self._hooks("_optimizer_step_pre_hooks").values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(f"{func} must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {result}.")
+        self.__dict__["_in_step"] = True
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self.__dict__["_in_step"] = False
+        for post_hook in chain(self._hooks("_optimizer_step_post_hooks").values(),
+                               _global_optimizer_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+
+    step._step_hooked = True  # type: ignore[attr-defined]
+    return step
+
+
 class Optimizer:
     """Base class of the optimizers: keeps parameter groups and per-parameter state.
 
@@ -151,6 +205,65 @@ class Optimizer:
     ``"params"`` entry plus options that override ``defaults`` for that group).
     Subclasses implement ``step``.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_step_hooked", False):
+            cls.step = _hooked_step(step)  # type: ignore[method-assign]
+
+    def _hooks(self, name: str) -> OrderedDict[int, Callable[..., Any]]:
+        hooks = self.__dict__.get(name)
+        if hooks is None:
+            hooks = self.__dict__[name] = OrderedDict()
+        return hooks
+
+    def _add_hook(self, name: str, hook: Callable[..., Any], prepend: bool = False
+                  ) -> RemovableHandle:
+        hooks = self._hooks(name)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs before ``step``; it may return new
+        ``(args, kwargs)``.
+
+        >>> import funcgrad.torch as torch
+        >>> opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+        >>> h = opt.register_step_post_hook(lambda o, a, k: print("stepped"))
+        >>> opt.step()
+        stepped
+        """
+        return self._add_hook("_optimizer_step_pre_hooks", hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs after ``step``."""
+        return self._add_hook("_optimizer_step_post_hooks", hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False
+                                     ) -> RemovableHandle:
+        """``hook(optimizer)`` runs before ``state_dict`` builds the dict."""
+        return self._add_hook("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False
+                                      ) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs on the dict ``state_dict`` built; a dict it
+        returns is returned instead."""
+        return self._add_hook("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                          prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs before ``load_state_dict`` reads the dict; a
+        dict it returns is read instead."""
+        return self._add_hook("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any],
+                                           prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` runs after ``load_state_dict`` loaded the state."""
+        return self._add_hook("_optimizer_load_state_dict_post_hooks", hook, prepend)
 
     def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -243,6 +356,7 @@ class Optimizer:
                     # gradient holds inf or nan.
                     g.copy_(Tensor._from_data(_xp(g._data).zeros_like(g._data)))
 
+    @_hooked_step
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient once; returns ``closure()`` (the
         loss re-evaluated with grad enabled) when a closure is given."""
@@ -276,6 +390,8 @@ class Optimizer:
         state entries are the live state Tensors, as in PyTorch (copy the dict to
         keep a snapshot).
         """
+        for pre_hook in self._hooks("_optimizer_state_dict_pre_hooks").values():
+            pre_hook(self)
         mapping: dict[int, int] = {}
         start = 0
 
@@ -291,7 +407,12 @@ class Optimizer:
         groups = [pack(g) for g in self.param_groups]
         state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
                  for k, v in self.state.items()}
-        return {"state": state, "param_groups": groups}
+        out = {"state": state, "param_groups": groups}
+        for post_hook in self._hooks("_optimizer_state_dict_post_hooks").values():
+            result = post_hook(self, out)
+            if result is not None:
+                out = result
+        return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state dict made by ``state_dict`` (of an optimizer over like parameters).
@@ -300,6 +421,11 @@ class Optimizer:
         all to its device; ``step`` is kept as it is): one already right is shared with
         ``state_dict``, as in PyTorch. Each group takes the saved options.
         """
+        state_dict = dict(state_dict)  # (a shallow copy, as PyTorch: the hooks may edit it)
+        for pre_hook in self._hooks("_optimizer_load_state_dict_pre_hooks").values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -325,6 +451,8 @@ class Optimizer:
 
         self.__setstate__({"state": state, "param_groups": [
             update_group(g, s) for g, s in zip(groups, saved_groups)]})
+        for post_hook in self._hooks("_optimizer_load_state_dict_post_hooks").values():
+            post_hook(self)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state,
