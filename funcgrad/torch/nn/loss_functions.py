@@ -14,6 +14,7 @@ tensor(1.3125)
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, cast
 
@@ -22,6 +23,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
 from funcgrad.lax import stop_gradient
+from funcgrad.torch import _half_math as half_math
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dtypes import cpp_name
 from funcgrad.torch._tensor import Tensor
@@ -66,12 +68,62 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A
         raise RuntimeError(f"Found dtype {cpp_name(target.dtype)} but expected "
                            f"{cpp_name(input.dtype)}")
 
-    def impl(x: Any, t: Any, w: Any) -> Any:
-        loss = _bce_terms(x, t)
-        return _apply.reduce(loss if w is None else loss * w, red)
+    half = half_math.half_dtype(data(input)) if isinstance(input, Tensor) else None
 
-    # PyTorch's kernel (and its backward) computes half inputs in float32, rounding once.
+    def impl(x: Any, t: Any, w: Any) -> Any:
+        if half is None:
+            loss = _bce_terms(x, t)
+            return _apply.reduce(loss if w is None else loss * w, red)
+        # PyTorch's half backward kernel divides by the count last (mean): the terms'
+        # derivative does, and the sum carries it (the value stays the mean).
+        count = x.size if red == "mean" and w is None else 1
+        loss = _bce_half_terms(half, count)(x, t)
+        loss = loss if w is None else loss * w
+        if count == 1:
+            return _apply.reduce(loss, red)
+        total = fnp.sum(loss)
+        return stop_gradient(fnp.mean(loss)) + (total - stop_gradient(total))
+
+    # Half inputs come in as float32 (the result rounded once to the half type).
     return op("BinaryCrossEntropy", in_float32(impl), input, target, weight)
+
+
+@functools.cache
+def _bce_half_terms(half: Any, count: int) -> Any:
+    """:func:`_bce_terms` on float32 copies of ``half`` values, as PyTorch's half kernels
+    compute them: the loss and the input's gradient ``g * (x - t) / max((1 - x) x, 1e-12)``
+    (then ``/ count`` for a mean) each rounded to ``half`` after every operation
+    (c10::Half arithmetic)."""
+    def r(v: Any) -> Any:
+        return half_math.round_trip(v, half)
+
+    @custom_jvp
+    def terms(x: Any, t: Any) -> Any:
+        return _bce_half_steps(x, t, half)
+
+    @terms.defjvp
+    def terms_jvp(primals: Any, tangents: Any) -> Any:
+        (x, t), (dx, dt) = primals, tangents
+        num = r(x - t)
+        den = fnp.maximum(r(r(1 - x) * x), 1e-12)
+        # Linear in dx, with the roundings placed so that its transpose is the backward
+        # kernel's order: the cotangent times (x - t), rounded, then divided, rounded.
+        gx_dx = r(r(dx / count) / den) * num if count != 1 else r(dx / den) * num
+        return terms(x, t), gx_dx + -fnp.log(x / (1 - x)) * dt
+
+    return terms
+
+
+def _bce_half_steps(x: Any, t: Any, half: Any) -> Any:
+    """PyTorch's half ``binary_cross_entropy`` kernel on float32 copies of half values:
+    ``(t - 1) * max(log1p(-x), -100) - t * max(log(x), -100)``, each operation rounded to
+    ``half`` (c10::Half arithmetic), as float32."""
+    def r(v: Any) -> Any:
+        return half_math.round_trip(v, half)
+
+    low = r(fnp.maximum(r(fnp.log1p(-x)), -100.0))
+    lx = r(fnp.maximum(r(fnp.log(x)), -100.0))
+    return r(r(r(t - 1) * low) - r(t * lx))
 
 
 @custom_jvp
