@@ -94,8 +94,7 @@ def _bce_half_terms(half: Any, count: int) -> Any:
     compute them: the loss and the input's gradient ``g * (x - t) / max((1 - x) x, 1e-12)``
     (then ``/ count`` for a mean) each rounded to ``half`` after every operation
     (c10::Half arithmetic)."""
-    def r(v: Any) -> Any:
-        return half_math.round_trip(v, half)
+    r = functools.partial(half_math.round_trip, half=half)
 
     @custom_jvp
     def terms(x: Any, t: Any) -> Any:
@@ -118,8 +117,7 @@ def _bce_half_steps(x: Any, t: Any, half: Any) -> Any:
     """PyTorch's half ``binary_cross_entropy`` kernel on float32 copies of half values:
     ``(t - 1) * max(log1p(-x), -100) - t * max(log(x), -100)``, each operation rounded to
     ``half`` (c10::Half arithmetic), as float32."""
-    def r(v: Any) -> Any:
-        return half_math.round_trip(v, half)
+    r = functools.partial(half_math.round_trip, half=half)
 
     low = r(fnp.maximum(r(fnp.log1p(-x)), -100.0))
     lx = r(fnp.maximum(r(fnp.log(x)), -100.0))
