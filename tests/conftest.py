@@ -11,7 +11,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import json
 import os
+import pathlib
 import sys
 from typing import Any
 
@@ -39,11 +41,35 @@ _PROFILE = os.environ.get("FUNCGRAD_HYPOTHESIS_PROFILE", "dev")
 _hypothesis_settings.load_profile(_PROFILE)
 
 
+# Seconds each test file took in a CI run (tests/data/test_file_seconds.json, refreshed by
+# hand from a --junitxml report): the longest files are handed to the workers first.
+_FILE_SECONDS: dict[str, float] = json.loads(
+    (pathlib.Path(__file__).parent / "data" / "test_file_seconds.json").read_text())
+
+
+def _longest_files_first(items: list[Any]) -> None:
+    """Order the tests by their file's measured time, longest first (files not measured
+    last, in collection order): with ``--dist loadfile --no-loadscope-reorder`` a long
+    file no longer starts last and leaves one worker running alone at the end."""
+    root = pathlib.Path(__file__).parent.parent
+
+    def seconds(item: Any) -> float:
+        try:
+            rel = pathlib.Path(str(item.path)).relative_to(root).as_posix()
+        except ValueError:
+            return 0.0
+        return _FILE_SECONDS.get(rel, 0.0)
+
+    items.sort(key=lambda item: -seconds(item))
+
+
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    """In the CI profile each property test draws half its examples (at least 5). CI's
-    draws are derandomized, the same on every run: a regression gate over a fixed sample,
-    kept within its time budget (the oracles' compilations are most of it). Developers'
-    runs draw all the examples, fresh each time; they are what explores."""
+    """Longest test files first (see :func:`_longest_files_first`). In the CI profile each
+    property test draws half its examples (at least 5). CI's draws are derandomized, the
+    same on every run: a regression gate over a fixed sample, kept within its time budget
+    (the oracles' compilations are most of it). Developers' runs draw all the examples,
+    fresh each time; they are what explores."""
+    _longest_files_first(items)
     if _PROFILE != "ci":
         return
     seen: set[int] = set()
