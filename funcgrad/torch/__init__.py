@@ -356,6 +356,12 @@ from funcgrad.torch.nn import functional as _nn_functional  # noqa: E402
 
 _complex_checks.install(Tensor, _sys.modules[__name__], _nn_functional)
 
+# PyTorch's TypeError for a Python number where an operation takes Tensors only
+# (torch.maximum(t, 1.5)); outermost, as PyTorch parses arguments before any kernel check.
+from funcgrad.torch import _tensor_only_args  # noqa: E402
+
+_tensor_only_args.install(Tensor, _sys.modules[__name__])
+
 # The operators the profiler times while it records (torch.profiler) and forward AD carries
 # tangents through: Tensor's methods, the functions of torch, torch.nn.functional,
 # torch.linalg, torch.fft and torch.special.

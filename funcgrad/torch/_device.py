@@ -100,13 +100,19 @@ class device:  # noqa: N801 - PyTorch's name
         return f"device(type='{self.type}'{idx})"
 
     def __eq__(self, other: object) -> builtins.bool:
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and (self.type, self.index or 0) == (
-            other.type, other.index or 0)
+        # As PyTorch: type and index exactly ("cpu" is not "cpu:0"), never equal to a string.
+        return isinstance(other, device) and (self.type, self.index) == (
+            other.type, other.index)
 
     def __hash__(self) -> builtins.int:
-        return hash((self.type, self.index or 0))
+        return hash((self.type, self.index))
+
+    def _same_place(self, other: device) -> builtins.bool:
+        """Whether ``to(other)`` keeps a tensor that is here: a CUDA device without an index
+        is device 0; ``cpu:0`` is another device to PyTorch's ``to`` (it copies)."""
+        if self.type == "cpu":
+            return self == other
+        return (self.type, self.index or 0) == (other.type, other.index or 0)
 
     def __enter__(self) -> device:
         """``with torch.device(d):`` makes ``d`` the default device inside the block."""

@@ -470,7 +470,8 @@ def equal(a: Tensor, b: Tensor) -> builtins.bool:
 # PyTorch's overloads with a Python number first and a Tensor second (Scalar_Tensor):
 # the reflected operator of the Tensor computes them.
 _SCALAR_FIRST = {"remainder": "__rmod__", "pow": "__rpow__", "sub": "__rsub__",
-                 "add": "__radd__", "mul": "__rmul__", "div": "__rtruediv__"}
+                 "add": "__radd__", "mul": "__rmul__", "div": "__rtruediv__",
+                 "true_divide": "__rtruediv__", "floor_divide": "__rfloordiv__"}
 
 
 def _method_function(name: str) -> Callable[..., Any]:

@@ -197,6 +197,12 @@ def is_recording() -> bool:
 # How many torch.func transforms (grad, vmap, jacrev...) are running the user's function
 # now: PyTorch refuses backward() there.
 FUNCTORCH_DEPTH = [0]
+# The torch.func transforms running now, innermost last: their kind ("grad" for grad, vjp,
+# jvp, jacrev..., or "vmap") and the epoch they began. Every Tensor records the epoch it
+# was made in (``_born``), so those made before a grad transform began are the ones it
+# captured, which PyTorch forbids it to write in place.
+FUNCTORCH_LEVELS: list[tuple[str, int]] = []
+EPOCH = [0]
 _BACKWARD_IN_TRANSFORM = (
     "backward() called inside a functorch transform. This is not supported, please use "
     "functorch.grad or functorch.vjp instead or call backward() outside of functorch "

@@ -117,8 +117,49 @@ def _is_buffer(x: Any) -> builtins.bool:
 
 
 # PyTorch's legacy constructor ``torch.Tensor(...)`` on anything but a buffer: the buffer
-# of its arguments (funcgrad.torch._creation sets it; it builds on ``tensor``).
-legacy_data: Callable[[tuple[Any, ...]], Any] | None = None
+# of its arguments. funcgrad.torch._creation sets it when the face is imported (it builds on
+# ``tensor``, which this module cannot import without a cycle).
+def _legacy_data_unset(args: tuple[Any, ...]) -> Any:
+    raise ImportError("torch.Tensor(...) of sizes or data needs funcgrad.torch fully imported "
+                      "(funcgrad.torch._creation sets its constructor); import funcgrad.torch "
+                      "first")
+
+
+legacy_data: Callable[[tuple[Any, ...]], Any] = _legacy_data_unset
+
+
+# PyTorch's in-place operators by the node names the face records them under (the rest
+# follow the name: "AddcmulBackward" is addcmul_).
+_ATEN_INPLACE = {"CopyBackwards": "copy_", "CopySlices": "copy_", "IndexPut": "index_put_",
+                 "Add": "add_.Tensor", "Sub": "sub_.Tensor", "Mul": "mul_.Tensor",
+                 "Div": "div_.Tensor"}
+
+
+def _aten_inplace(op: str, others: tuple[Any, ...]) -> str:
+    """The ATen name PyTorch's messages give an in-place operation (``aten::fill_.Scalar``)."""
+    name = op.split(":", maxsplit=1)[0]
+    if name in _ATEN_INPLACE:
+        return "aten::" + _ATEN_INPLACE[name]
+    snake = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_") + "_"
+    if snake == "fill_":
+        snake += ".Tensor" if others and isinstance(others[0], Tensor) else ".Scalar"
+    return "aten::" + snake
+
+
+def _unbatched_write(t: Tensor, op: str, batched: Any) -> None:
+    """PyTorch's refusal, inside vmap, to write a per-example value into a tensor that is not
+    mapped (made outside the function, or inside it without the batch axis)."""
+    size = batched.val.shape[batched.bdim] if hasattr(batched, "bdim") and \
+        batched.bdim is not None else None
+    if op.split(":", maxsplit=1)[0] in ("Add", "Sub") and size is not None:
+        raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast "
+                           f"shape {[size, *t.shape]}")
+    raise RuntimeError(
+        "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
+        "Tensor `other` in extra_args that has more elements than `self`. This happened due "
+        "to `other` being vmapped over but `self` not being vmapped over in a vmap. Please "
+        "try to use out-of-place operators instead of inplace arithmetic. If said operator "
+        "is being called inside the PyTorch framework, please file a bug report instead.")
 
 
 # A keyword argument's default that tells "not given" from any value (None included).
@@ -129,7 +170,8 @@ class Tensor:
     """An array with PyTorch's autograd semantics (leaf/non-leaf, ``.grad``, ``backward``)."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_out_index", "_vc",
-                 "_hooks", "_accum", "_is_view", "_view_base", "_inference", "__weakref__")
+                 "_hooks", "_accum", "_is_view", "_view_base", "_inference", "_born",
+                 "__weakref__")
     __array_priority__ = 2000
     __array_ufunc__ = None
 
@@ -137,7 +179,6 @@ class Tensor:
         if len(args) == 1 and (_is_buffer(args[0]) or isinstance(args[0], Tracer)):
             data = args[0]  # a buffer: how the face makes its tensors
         else:
-            assert legacy_data is not None  # (set when funcgrad.torch is imported)
             data = legacy_data(args)
         self._data = data
         self._requires_grad = False
@@ -152,6 +193,7 @@ class Tensor:
         self._is_view = False
         self._view_base: Tensor | None = None
         self._inference = _grad_mode._mode.inference
+        self._born = _grad_mode.EPOCH[0]
         if requires_grad:
             self._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
 
@@ -169,6 +211,7 @@ class Tensor:
         t._is_view = False
         t._view_base = None
         t._inference = _grad_mode._mode.inference
+        t._born = _grad_mode.EPOCH[0]
         return t
 
     # ------------------------------------------------------------- autograd state
@@ -334,6 +377,7 @@ class Tensor:
         t = Tensor._from_data(self._data)
         t._vc = self._vc
         t._inference = self._inference
+        t._born = self._born  # (the same tensor to a torch.func transform)
         return t
 
     def detach_(self) -> Tensor:
@@ -551,7 +595,7 @@ class Tensor:
         out = self
         if dt is not None and D.to_torch(dt) is not self.dtype:
             out = out._astype(D.to_torch(dt))
-        if dev is not None and self.device != as_device(dev):
+        if dev is not None and not self.device._same_place(as_device(dev)):
             target = as_device(dev)
             if type(self._data) is MetaBuffer:
                 raise NotImplementedError(_dev.META_COPY_OUT)
@@ -719,6 +763,9 @@ class Tensor:
             inference_write = False
         elif not inference_write:
             self._check_inplace(through_view)
+        levels = _grad_mode.FUNCTORCH_LEVELS
+        if levels and levels[-1][0] == "grad":
+            self._check_captured_write(op, others, levels[-1][1])
         src = self
         grad_on = is_grad_enabled()
         tracked = grad_on and (self._requires_grad or builtins.any(
@@ -758,6 +805,9 @@ class Tensor:
             _copy_slices(self, new, *view_of)
             return self
         buf = self._data
+        if levels and levels[-1][0] == "vmap" and not isinstance(buf, Tracer) and \
+                isinstance(new._data, Tracer):
+            _unbatched_write(self, op, new._data)
         if isinstance(buf, Tracer) or isinstance(new._data, Tracer):
             self._data = new._data
         elif type(buf) is np.ndarray and not buf.flags.writeable:
@@ -782,6 +832,20 @@ class Tensor:
         if tracker is not None:
             tracker.mutated(self)
         return self
+
+    def _check_captured_write(self, op: str, others: tuple[Any, ...],
+                              epoch: builtins.int) -> None:
+        """PyTorch's refusal to write, inside a grad transform (grad, vjp, jvp, jacrev...),
+        into a tensor the function captured (made before the transform began): the write
+        would leak the transform's values into it."""
+        root = self._view_base if self._is_view and self._view_base is not None else self
+        if isinstance(self._data, Tracer) or getattr(root, "_born", 0) >= epoch:
+            return
+        raise RuntimeError(
+            "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted "
+            f"to call in-place operation ({_aten_inplace(op, others)}) that would mutate a "
+            "captured Tensor. This is not supported; please rewrite the function being "
+            "transformed to explicitly accept the mutated Tensor(s) as inputs.")
 
     def _snapshot(self) -> Tensor:
         """The current values at this tensor's place in the graph (for in-place ops)."""
@@ -823,6 +887,7 @@ class Tensor:
         return self._inplace("Div", lambda a, b: _arith(fnp.divide, a, b), other)
 
     def pow_(self, other: Any) -> Tensor:
+        _check_bool_pow(self, other)
         _check_integer_exponent(self, other)
         check_result_cast(result_dtype(self, other), self.dtype)
         return self._inplace(_overload("Pow", other), lambda a, b: _arith(_power, a, b),
@@ -1076,6 +1141,8 @@ class Tensor:
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        if self.ndim != 2:
+            warn_once_at_caller(_T_ZERO_D if self.ndim == 0 else _T_NOT_2D)
         return _view_op("Permute", lambda x: fnp.transpose(x), self)
 
     @property
@@ -2226,6 +2293,15 @@ def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     return x
 
 
+_T_NOT_2D = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+    "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
+    "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+    "dimensions of a tensor. (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4314.)")
+_T_ZERO_D = (
+    "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases. "
+    "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4321.)")
 _SEQUENCE_INDEX = (
     "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
     "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
@@ -3245,10 +3321,16 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
         _check_broadcast(tuple(a.shape), tuple(b.shape))
     dt = result_dtype(a, b)
     kernel = _BITWISE_KERNELS.get(op)
-    if kernel is not None and (dt.is_floating_point or dt.is_complex):
-        where = a if isinstance(a, Tensor) else b
+    where = a if isinstance(a, Tensor) else b
+    if kernel is not None and (dt.is_floating_point or dt.is_complex or (
+            dt is D.bool and op in ("BitwiseLeftShift", "BitwiseRightShift"))):
         raise NotImplementedError(f'"{kernel}_{where.device.type}" not implemented for '
                                   f"'{_CPP[dt.name]}'")
+    if dt is D.bool and op == "Pow":
+        if not isinstance(b, builtins.bool):  # (PyTorch has no Bool pow kernel)
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+        # pow(Tensor, Scalar) copies for an exponent of 1 and fills ones for 0, any dtype.
+        return apply_op("Pow", lambda x: x if b else fnp.ones_like(x), a)
     if true_div and D.category(dt) <= 1:
         dt = D.get_default_dtype()
     cplx = D.category(dt) == 3
@@ -3512,6 +3594,13 @@ def _masked_power(x: Any, y: Any) -> Any:
     return _power(x, y)
 
 
+def _check_bool_pow(x: Tensor, exponent: Any) -> None:
+    """PyTorch has no pow kernel for Bool (a bool exponent number is the Scalar overload's
+    copy or ones)."""
+    if x.dtype is D.bool and isinstance(exponent, Tensor) and exponent.dtype is D.bool:
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+
+
 def _checked_pow(method: Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, Any], Tensor]:
     """``Tensor.__pow__``. PyTorch's pow_backward gives the base a zero gradient where the
     exponent is 0; JAX's rule, the engine's, gives 0 * inf = nan at a zero base there. So
@@ -3526,6 +3615,7 @@ def _checked_pow(method: Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, A
                 -2: _method("Pow", lambda x, y: fnp.power(x, -2))}
 
     def pow_(self: Tensor, other: Any) -> Tensor:
+        _check_bool_pow(self, other)
         _check_integer_exponent(self, other)
         if isinstance(other, Tensor):
             # (Only where a 0 can be there: the masked base is not the saved input that

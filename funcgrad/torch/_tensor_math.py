@@ -2523,6 +2523,13 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     ts = list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) \
         else list(tensors)
     ij = indexing in (None, "ij")
+    if indexing is None:
+        from funcgrad.torch._tensor import warn_once_at_caller  # noqa: PLC0415
+
+        warn_once_at_caller(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+            "argument. (Triggered internally at "
+            "/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4215.)")
     if indexing not in (None, "ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
                            f"received: {indexing}")

@@ -235,19 +235,23 @@ def _torch_grad(jax_transform: Any) -> Any:
     return transform
 
 
-def _over_values(func: Any) -> Any:
-    """``func`` of Tensors as a function of engine values (Tensors hold the tracers)."""
+def _over_values(func: Any, kind: str = "grad") -> Any:
+    """``func`` of Tensors as a function of engine values (Tensors hold the tracers), run
+    as a transform level of ``kind`` ("grad" or "vmap")."""
     import functools  # noqa: PLC0415
 
-    from funcgrad.torch._grad_mode import FUNCTORCH_DEPTH  # noqa: PLC0415
+    from funcgrad.torch._grad_mode import EPOCH, FUNCTORCH_DEPTH, FUNCTORCH_LEVELS  # noqa: PLC0415
 
     @functools.wraps(func)
     def run(*args: Any, **kwargs: Any) -> Any:
         FUNCTORCH_DEPTH[0] += 1
+        EPOCH[0] += 1
+        FUNCTORCH_LEVELS.append((kind, EPOCH[0]))
         try:
             out = func(*_tensors(args), **_tensors(kwargs))
         finally:
             FUNCTORCH_DEPTH[0] -= 1
+            FUNCTORCH_LEVELS.pop()
         record_orders(out, run.orders)  # type: ignore[attr-defined]
         return _values(out)
 
@@ -260,7 +264,8 @@ def _transform(jax_transform: Any, func: Any, *a: Any, **kw: Any) -> Any:
     from funcgrad.torch._graph import X64  # noqa: PLC0415
     from funcgrad.torch._tensor import apply_op  # noqa: PLC0415
 
-    staged = _over_values(func)
+    staged = _over_values(func, "vmap" if getattr(jax_transform, "__name__", "") == "vmap"
+                          else "grad")
     inner = jax_transform(staged, *a, **kw)
     # The node of the outer autograd graph a transformed call records ("VmapBackward0").
     op = {"vmap": "Vmap", "grad": "Grad", "value_and_grad": "GradAndValue"}.get(

@@ -216,3 +216,13 @@ from funcgrad.torch.nn.linear_cross_entropy import (  # noqa: E402
 
 __all__ += ["AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d", "LinearCrossEntropyLoss",
             "LinearCrossEntropyOptions"]
+
+# PyTorch's torch.nn.modules.module, where the global hooks' functions live: this face
+# keeps Module in funcgrad.torch.nn.module and the module classes in nn.modules (a file).
+import sys as _sys  # noqa: E402
+
+from funcgrad.torch.nn import module as _module_file  # noqa: E402
+from funcgrad.torch.nn import modules as _modules_file  # noqa: E402
+
+_modules_file.module = _module_file  # type: ignore[attr-defined]
+_sys.modules.setdefault(__name__ + ".modules.module", _module_file)

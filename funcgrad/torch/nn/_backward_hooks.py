@@ -17,6 +17,7 @@ from typing import Any
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd.function import Function
+from funcgrad.torch.nn import _global_hooks as G
 
 
 class BackwardHookFunction(Function):
@@ -69,7 +70,8 @@ class _Call:
                       "grad_input", lambda h, g: h(self.module, g, self.grad_output))
 
     def outputs_backward(self, grads: tuple[Any, ...]) -> Sequence[Any]:
-        grads = _chain(self.module._backward_pre_hooks.values(), grads, "Backward pre hook",
+        pre = [*G.BACKWARD_PRE.values(), *self.module._backward_pre_hooks.values()]
+        grads = _chain(pre, grads, "Backward pre hook",
                        "grad_output", lambda h, g: h(self.module, g))
         self.grad_output = grads
         if self.inputs_hooked:
@@ -139,7 +141,7 @@ def _full_hooks(module: Any) -> list[Callable[..., Any]]:
     """The module's full backward hooks (none where its hooks are the old kind)."""
     if getattr(module, "_is_full_backward_hook", None) is False:
         return []
-    return list(module._backward_hooks.values())
+    return [*G.BACKWARD.values(), *module._backward_hooks.values()]
 
 
 def attach_non_full(module: Any, args: tuple[Any, ...], result: Any) -> None:

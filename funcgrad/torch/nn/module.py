@@ -33,6 +33,7 @@ from funcgrad.torch._device import META_COPY_OUT, as_device, memory_format
 from funcgrad.torch._dtypes import to_torch
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.nn import _global_hooks as G
 from funcgrad.torch.nn.parameter import Buffer, Parameter
 
 
@@ -174,7 +175,7 @@ class Module:
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
                              "parameters must be created explicitly.")
-        self._parameters[name] = param
+        self._parameters[name] = G.registered(G.PARAMETER_REGISTRATION, self, name, param)
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True
                         ) -> None:
@@ -187,7 +188,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
                             f"'{name}' (torch.Tensor or None required)")
-        self._buffers[name] = tensor
+        self._buffers[name] = G.registered(G.BUFFER_REGISTRATION, self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -200,7 +201,7 @@ class Module:
         _check_name(name, "module")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
-        self._modules[name] = module
+        self._modules[name] = G.registered(G.MODULE_REGISTRATION, self, name, module)
 
     register_module = add_module
 
@@ -218,12 +219,12 @@ class Module:
         elif isinstance(value, Module):
             self._check_ready("child module")
             self._forget(name, keep="_modules")
-            self._modules[name] = value
+            self._modules[name] = G.registered(G.MODULE_REGISTRATION, self, name, value)
         elif name in self.__dict__.get("_modules", {}):
             if value is not None:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
-            self._modules[name] = value
+            self._modules[name] = G.registered(G.MODULE_REGISTRATION, self, name, value)
         elif isinstance(value, Buffer):
             # An nn.Buffer registers itself, with its own persistence.
             self._check_ready("buffer")
@@ -233,7 +234,7 @@ class Module:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
                                 "(torch.Tensor or None expected)")
-            self._buffers[name] = value
+            self._buffers[name] = G.registered(G.BUFFER_REGISTRATION, self, name, value)
         else:
             object.__setattr__(self, name, value)
 
@@ -735,7 +736,10 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with_kwargs = getattr(self, "_hooks_with_kwargs", ())
-        for key, hook in list(self._forward_pre_hooks.items()):
+        if G.FORWARD_WITH_KWARGS:
+            with_kwargs = set(with_kwargs) | G.FORWARD_WITH_KWARGS
+        # The global hooks run first, as PyTorch's.
+        for key, hook in [*G.FORWARD_PRE.items(), *self._forward_pre_hooks.items()]:
             if key in with_kwargs:
                 new = hook(self, args, kwargs)
                 if new is not None:
@@ -749,16 +753,17 @@ class Module:
                 args = new if isinstance(new, tuple) else (new,)
         non_full = getattr(self, "_is_full_backward_hook", None) is False
         bw_hook = None
-        if (getattr(self, "_backward_hooks", None) and not non_full) or \
-                getattr(self, "_backward_pre_hooks", None):
+        if ((getattr(self, "_backward_hooks", None) or G.BACKWARD) and not non_full) or \
+                getattr(self, "_backward_pre_hooks", None) or G.BACKWARD_PRE:
             from funcgrad.torch.nn import _backward_hooks  # noqa: PLC0415
 
             bw_hook, args = _backward_hooks.setup_input_hook(self, args)
         try:
             out = self.forward(*args, **kwargs)
         except Exception:
-            for key, hook in list(self._forward_hooks.items()):
-                if key in getattr(self, "_hooks_always_called", ()):
+            always = set(getattr(self, "_hooks_always_called", ())) | G.FORWARD_ALWAYS_CALLED
+            for key, hook in [*G.FORWARD.items(), *self._forward_hooks.items()]:
+                if key in always:
                     try:
                         hook(self, args, kwargs, None) if key in with_kwargs \
                             else hook(self, args, None)
@@ -769,7 +774,7 @@ class Module:
                                       f"exception that was silenced as another error was "
                                       f"raised in forward: {e}", stacklevel=2)
             raise
-        for key, hook in list(self._forward_hooks.items()):
+        for key, hook in [*G.FORWARD.items(), *self._forward_hooks.items()]:
             new = hook(self, args, kwargs, out) if key in with_kwargs else \
                 hook(self, args, out)
             if new is not None:
@@ -1174,4 +1179,72 @@ class ModuleList(_ModuleSequence):
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
-__all__ = ["Module", "ModuleList", "RemovableHandle", "Sequential"]
+def _register_global(hooks: G.Hooks, hook: Callable[..., Any], prepend: bool = False
+                     ) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, args)`` before every Module's ``forward`` (before its own hooks).
+
+    >>> import funcgrad.torch as torch
+    >>> seen = []
+    >>> h = torch.nn.modules.module.register_module_forward_pre_hook(
+    ...     lambda m, args: seen.append(type(m).__name__))
+    >>> _ = torch.nn.Linear(2, 1)(torch.ones(2)); h.remove()
+    >>> seen
+    ['Linear']
+    """
+    return _register_global(G.FORWARD_PRE, hook)
+
+
+def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """``hook(module, args, output)`` after every Module's ``forward`` (before its own
+    hooks); it may return a new output."""
+    handle = _register_global(G.FORWARD, hook)
+    if with_kwargs:
+        G.FORWARD_WITH_KWARGS.add(handle.id)
+    if always_call:
+        G.FORWARD_ALWAYS_CALLED.add(handle.id)
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, grad_output)`` for every Module, before its own backward pre-hooks."""
+    return _register_global(G.BACKWARD_PRE, hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, grad_input, grad_output)`` for every Module, before its own full
+    backward hooks."""
+    return _register_global(G.BACKWARD, hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, buffer)`` whenever a buffer is registered; it may return a
+    replacement."""
+    return _register_global(G.BUFFER_REGISTRATION, hook)
+
+
+def register_module_module_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, submodule)`` whenever a submodule is registered; it may return
+    a replacement."""
+    return _register_global(G.MODULE_REGISTRATION, hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, param)`` whenever a parameter is registered; it may return a
+    replacement."""
+    return _register_global(G.PARAMETER_REGISTRATION, hook)
+
+
+__all__ = ["Module", "ModuleList", "RemovableHandle", "Sequential",
+           "register_module_buffer_registration_hook", "register_module_forward_hook",
+           "register_module_forward_pre_hook", "register_module_full_backward_hook",
+           "register_module_full_backward_pre_hook", "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]

@@ -30,12 +30,13 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.core import Tracer
 from funcgrad.torch import _half_math as half_math
 from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import empty, ones, tensor, zeros
 from funcgrad.torch._device import Size
-from funcgrad.torch._grad_mode import no_grad
+from funcgrad.torch._grad_mode import FUNCTORCH_LEVELS, no_grad
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import init
 from funcgrad.torch.nn._apply import (
@@ -84,6 +85,23 @@ def _batch_stats(x: Any, axes: tuple[int, ...]) -> tuple[Tensor, Tensor]:
     return mean, var
 
 
+def _check_vmapped_stats(input: Any, running_mean: Any, running_var: Any) -> None:  # noqa: A002
+    """PyTorch's refusal, inside vmap, to update unmapped running statistics from a mapped
+    input (each example would write its own statistics into one tensor)."""
+    levels = FUNCTORCH_LEVELS
+    if not (levels and levels[-1][0] == "vmap" and
+            isinstance(getattr(input, "_data", None), Tracer)):
+        return
+    if any(t is not None and not isinstance(t._data, Tracer)
+           for t in (running_mean, running_var)):
+        raise RuntimeError(
+            "Batch norm got a batched tensor as input while the running_mean or running_var, "
+            "which will be updated in place, were not batched.\nIf you are using a module "
+            "and do not need eval mode, please set `track_running_stats` to be False.If you "
+            "are using a prebuilt module and do not need eval mode, please see the functorch "
+            "website for resources on how to patch your module to work with vmap")
+
+
 def batch_norm(input: Any, running_mean: Any, running_var: Any,  # noqa: A002
                weight: Any = None, bias: Any = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Any:
@@ -114,6 +132,7 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any,  # noqa: A002
         if n is not None and n != shp[1]:
             raise RuntimeError(f"{what} should contain {shp[1]} elements not {n}")
     if training and (running_mean is not None or running_var is not None):
+        _check_vmapped_stats(input, running_mean, running_var)
         mean, var = _batch_stats(input, axes)
         if running_mean is not None:
             _update_running(running_mean, mean, momentum)
