@@ -109,7 +109,7 @@ from funcgrad.transforms.vmap import jax_vmap as vmap
 # Config switches, runtime helpers, stages, monitoring, profiling, one-device sharding.
 # isort: off
 from funcgrad import _dtypes_api, monitoring, profiler, sharding, stages
-from funcgrad.api_runtime import copy_to_host_async, effects_barrier, fwd_and_bwd
+from funcgrad.api_runtime import copy_to_host_async, effects_barrier, fwd_and_bwd, live_arrays
 from funcgrad.config_flags import (
     allow_f16_reductions,
     debug_key_reuse,
@@ -157,7 +157,7 @@ __all__ = [
     "process_indices", "pure_callback", "random", "remat", "scipy", "test_util", "testing", "tree",
     "tree_util", "typeof", "value_and_grad", "vjp", "vmap",
     "monitoring", "profiler", "sharding", "stages", "copy_to_host_async", "effects_barrier",
-    "fwd_and_bwd", "allow_f16_reductions", "debug_key_reuse", "default_prng_impl",
+    "fwd_and_bwd", "live_arrays", "allow_f16_reductions", "debug_key_reuse", "default_prng_impl",
     "enable_custom_prng", "legacy_prng_key", "make_user_context", "no_execution", "no_tracing",
     "remove_size_one_mesh_axis_from_type", "softmax_custom_jvp", "shard_map", "smap",
     "NamedSharding", "P", "Shard", "make_array_from_callback",

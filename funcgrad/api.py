@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes
 from funcgrad.array import ArrayImpl
 from funcgrad.core import Tracer, get_aval
 from funcgrad.ir import ShapedArray, ShapeDtypeStruct
@@ -26,6 +27,10 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """
     from funcgrad.staging import aval_in_use, trace_flat  # noqa: PLC0415
 
+    # Structs of an extended dtype (typed keys) stand for the arrays that hold their data.
+    args, kwargs = tree_map(lambda x: x.dtype.from_struct(x) if isinstance(
+        x, ShapeDtypeStruct) and isinstance(x.dtype, dtypes.ExtendedDType) else x,
+        (args, kwargs))
     leaves, in_tree = tree_flatten((args, kwargs))
     avals = [ShapedArray(x.shape, x.dtype, x.weak_type) if isinstance(x, ShapeDtypeStruct)
              else aval_in_use(get_aval(x)) for x in leaves]

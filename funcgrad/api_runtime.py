@@ -1,4 +1,5 @@
-"""JAX's runtime helpers: ``effects_barrier``, ``copy_to_host_async``, ``fwd_and_bwd``.
+"""JAX's runtime helpers: ``effects_barrier``, ``copy_to_host_async``, ``fwd_and_bwd``,
+``live_arrays``.
 
 >>> import funcgrad as jax
 >>> import funcgrad.numpy as jnp
@@ -31,6 +32,28 @@ def effects_barrier() -> None:
             cupy.cuda.runtime.deviceSynchronize()  # every stream's work
         except Exception:  # noqa: BLE001 - no CUDA device: nothing was queued
             pass
+
+
+def live_arrays(platform: str | None = None) -> list[Any]:
+    """The Arrays alive now on ``platform``'s devices (``"cpu"``, ``"gpu"``/``"cuda"``; the
+    default backend's when None), found by walking the garbage collector's objects: a
+    debugging aid for leaks, as JAX's.
+
+    >>> import funcgrad.numpy as jnp
+    >>> x = jnp.arange(3)
+    >>> any(a is x for a in live_arrays())
+    True
+    """
+    import gc  # noqa: PLC0415
+
+    from funcgrad.array import ArrayImpl  # noqa: PLC0415
+
+    if platform is None:
+        from funcgrad.api import default_backend  # noqa: PLC0415
+
+        platform = default_backend()
+    want = "cuda" if platform.lower() in ("gpu", "cuda") else platform.lower()
+    return [o for o in gc.get_objects() if type(o) is ArrayImpl and o.device.platform == want]
 
 
 def copy_to_host_async(x: Any) -> Any:

@@ -400,3 +400,10 @@ class prng_key(extended):  # noqa: N801 - JAX's name
 class ExtendedDType:
     """The base of extended dtype objects (a typed key's ``key<fry>``): ``issubdtype``
     recognises them here, below the modules that define them."""
+
+    name = "extended"
+
+    def from_struct(self, struct: Any) -> Any:
+        """A value standing for arrays of this dtype of ``struct``'s shape, whose data are
+        shapes too (``eval_shape``'s inputs); a dtype that has none refuses."""
+        raise TypeError(f"eval_shape takes no ShapeDtypeStruct of dtype {self.name}")

@@ -382,7 +382,9 @@ class ShapeDtypeStruct(HasShape):
 
     def __init__(self, shape: Any, dtype: Any, weak_type: bool = False) -> None:
         self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtypes.to_dtype(dtype))
+        # (an extended dtype, typed keys', is kept as it is: it is no NumPy dtype)
+        self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else \
+            np.dtype(dtypes.to_dtype(dtype))
         self.weak_type = bool(weak_type)
 
     def __repr__(self) -> str:

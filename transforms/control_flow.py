@@ -25,10 +25,12 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.array import wrap
+from funcgrad.config import config
 from funcgrad.conversion import asarray
 from funcgrad.core import Primitive, Tracer, as_buffer, get_aval
 from funcgrad.errors import (
     AxisError,
+    ConcretizationTypeError,
     DTypeError,
     NonDifferentiableError,
     ShapeError,
@@ -57,6 +59,7 @@ from funcgrad.transforms.vjp import vjp_flat
 from funcgrad.transforms.vmap import vmap_flat
 from funcgrad.tree_util import (
     PyTreeDef,
+    SequenceKey,
     flatten_one_level_with_keys,
     keystr,
     tree_flatten,
@@ -132,14 +135,65 @@ def _stage_fixed(fun: Callable[..., list[Any]], avals: Sequence[ShapedArray]) ->
     return trace_flat(fun, avals)[0]
 
 
-def _check_same(what: str, a: Sequence[ShapedArray], b: Sequence[ShapedArray]) -> None:
-    sa = [(x.shape, x.dtype) for x in a]
-    sb = [(x.shape, x.dtype) for x in b]
-    if sa != sb:
+def _carry_component(fun: Any) -> Callable[[tuple[Any, ...]], str]:
+    """How JAX's carry messages name a part of the carry: by the body's first parameter
+    (``the input carry component c[1]``), behind the path a wrapper put it at
+    (``_carry_path``: fori_loop's ``loop_carry[1]``)."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (ValueError, TypeError):
+        params = []
+    name = params[0] if params else None
+    prefix = tuple(getattr(fun, "_carry_path", ()))
+
+    def component(p: tuple[Any, ...]) -> str:
+        p = (*prefix, *p)
+        if name:
+            return f"the input carry component {name}{keystr(p)}" if p else \
+                f"the input carry {name}"
+        return f"the input carry at path {keystr(p)}" if p else "the input carry"
+
+    return component
+
+
+def _listed(diffs: list[str]) -> str:
+    if len(diffs) == 1:
+        return f"{diffs[0][0].upper()}{diffs[0][1:]}.\n"
+    return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+
+
+def _check_carry(name: str, fun: Any, in_tree: PyTreeDef, in_avals: Sequence[ShapedArray],
+                 out_tree: PyTreeDef, out_avals: Sequence[ShapedArray]) -> None:
+    """JAX's errors for a loop body whose carry output differs from its input in structure
+    or in type (shape or dtype; a weak type is no difference)."""
+    component = _carry_component(fun)
+    if in_tree != out_tree:
+        diffs = [f"{component(p)} is a {a} but the corresponding component of the carry "
+                 f"output is a {b}, so {why}"
+                 for p, a, b, why in _tree_differences(
+                     (), tree_unflatten(in_tree, list(in_avals)),
+                     tree_unflatten(out_tree, list(out_avals)))]
+        if diffs:
+            raise TreeStructureError(
+                f"{name} function carry input and carry output must have the same pytree "
+                f"structure, but they differ:\n\n{_listed(diffs)}\nRevise the function so "
+                "that the carry output has the same pytree structure as the carry input.")
+        return
+    paths = [p for p, _ in tree_flatten_with_path(
+        tree_unflatten(in_tree, [0] * in_tree.num_leaves))[0]]
+    diffs = []
+    for p, a, b in zip(paths, in_avals, out_avals):
+        why = [w for w, bad in (("the dtypes do not match", a.dtype != b.dtype),
+                                ("the shapes do not match", a.shape != b.shape)) if bad]
+        if why:
+            diffs.append(f"{component(p)} has type {_jax_type(a)} but the corresponding "
+                         f"output carry component has type {_jax_type(b)}, so "
+                         + ", and ".join(why))
+    if diffs:
         raise TreeStructureError(
-            f"{what}: {[x.str_short() for x in a]} vs {[x.str_short() for x in b]} "
-            f"(at {user_frame()}); both must give the same shapes and dtypes"
-        )
+            f"{name} function carry input and carry output must have equal types, but they "
+            f"differ:\n\n{_listed(diffs)}\nRevise the function so that all output types "
+            "match the corresponding input types.")
 
 
 def _fun_sourceinfo(fun: Any) -> str:
@@ -165,7 +219,7 @@ class _Leaf(metaclass=_LeafMeta):
 def _tree_differences(path: tuple[Any, ...], t1: Any, t2: Any
                       ) -> Iterator[tuple[tuple[Any, ...], str, str, str]]:
     """JAX's ``equality_errors``: where and why two pytrees differ in structure."""
-    if isinstance(t1, _Leaf) and isinstance(t2, _Leaf):
+    if isinstance(t1, (_Leaf, ShapedArray)) and isinstance(t2, (_Leaf, ShapedArray)):
         return
     if type(t1) is not type(t2):
         yield path, str(type(t1)), str(type(t2)), "their Python types differ"
@@ -370,6 +424,9 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise TypeError(f"Index type must be an integer, got {index} as {index_dtype}")
     if not branches:
         raise ValueError("Empty branch sequence")
+    if config.jit_disabled and not isinstance(index, Tracer):
+        # JAX's disable_jit: the chosen branch is called, as Python code
+        return branches[min(max(int(index), 0), len(branches) - 1)](*operands)
     return _switch(index, branches, *operands)
 
 
@@ -438,6 +495,9 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     p = asarray(pred)
     if get_aval(p).shape != ():
         raise ShapeError(f"Pred must be a scalar, got {pred} of shape {get_aval(p).shape}.")
+    if config.jit_disabled and not isinstance(p, Tracer):
+        # JAX's disable_jit: the chosen branch is called, as Python code
+        return true_fun(*operands) if bool(p) else false_fun(*operands)
     return _switch(p, [false_fun, true_fun], *operands, is_cond=True)
 
 
@@ -558,16 +618,23 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     >>> fg.lax.while_loop(lambda v: v < 10, lambda v: v * 2, np.array(1))
     Array(16, dtype=int32)
     """
+    if config.jit_disabled:
+        # JAX's disable_jit: a Python loop over Arrays, unless a transformation traces the
+        # loop value (its test cannot be decided in Python): then the primitive.
+        try:
+            val = tree_map(lambda v: _strong(asarray(v)), init_val)
+            while cond_fun(val):
+                val = tree_map(lambda v: _strong(asarray(v)), body_fun(val))
+            return val
+        except ConcretizationTypeError:
+            pass
     carry, tree = _leaves(init_val)
     avals = _avals(carry)
     body_j, body_c, body_tree = _stage(lambda *xs: body_fun(tree_unflatten(tree, xs)), avals)
     if body_tree == tree and _promote_weak_carry(carry, avals, body_j.out_avals):
         body_j, body_c, body_tree = _stage(lambda *xs: body_fun(tree_unflatten(tree, xs)),
                                            avals)
-    if body_tree != tree:
-        raise TreeStructureError(f"while_loop body returns structure {body_tree}, but the "
-                                 f"loop value has structure {tree} (at {user_frame()})")
-    _check_same("while_loop body changes the loop value's types", avals, body_j.out_avals)
+    _check_carry("while_loop body", body_fun, tree, avals, body_tree, body_j.out_avals)
     cond_j, cond_c, _ = _stage(lambda *xs: cond_fun(tree_unflatten(tree, xs)), avals)
     out_av = cond_j.out_avals
     if len(out_av) != 1 or out_av[0].shape != () or out_av[0].dtype != dtypes.bool_:
@@ -858,6 +925,22 @@ scan_p.describe(lax="scan", fusion=None, cuda=None, ufunc=None, torch_method=Non
 scan_p.vjp_fwd = _scan_vjp_fwd
 
 
+def _python_scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, x_leaves: list[Any],
+                 x_tree: PyTreeDef, n: int, reverse: bool) -> tuple[Any, Any]:
+    """JAX's scan under disable_jit: a Python loop, the ys stacked at the end."""
+    if n == 0:
+        raise ValueError("zero-length scan is not supported in disable_jit() mode because "
+                         "the output type is unknown.")
+    carry, ys = init, []
+    for i in (reversed(range(n)) if reverse else range(n)):
+        carry, y = f(carry, tree_unflatten(x_tree, [x[i] for x in x_leaves]))
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    return carry, tree_map(lambda *vs: S.concatenate(
+        [S.expand_dims(_strong(asarray(v)), (0,)) for v in vs], 0), *ys)
+
+
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
          length: int | None = None, reverse: bool = False,
          unroll: int | bool = 1, _split_transpose: bool = False) -> tuple[Any, Any]:
@@ -893,6 +976,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         raise ShapeError("scan got no values to scan over and `length` not provided.")
     else:
         n = sizes[0]
+    if config.jit_disabled:
+        return _python_scan(f, init, x_leaves, x_tree, n, bool(reverse))
     c_avals = _avals(carry)
     x_avals = [_unstacked(get_aval(x)) for x in x_leaves]
     box: list[PyTreeDef] = []
@@ -907,8 +992,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         new_c, y = out
         new_c_leaves, new_c_tree = tree_flatten(new_c)
         if new_c_tree != c_tree:
-            raise TreeStructureError(f"scan's f returns a carry of structure {new_c_tree}, "
-                                     f"the initial carry has {c_tree} (at {user_frame()})")
+            _check_carry("scan body", f, c_tree, c_avals, new_c_tree,
+                         [get_aval(v) for v in new_c_leaves])
         y_leaves, y_tree = tree_flatten(y)
         box.append(y_tree)
         return [*new_c_leaves, *y_leaves]
@@ -917,7 +1002,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     if _promote_weak_carry(carry, c_avals, body_j.out_avals[:len(carry)]):
         box.clear()
         body_j, consts, _ = _stage(body, [*c_avals, *x_avals])
-    _check_same("scan's f changes the carry's types", c_avals, body_j.out_avals[:len(carry)])
+    _check_carry("scan body", f, c_tree, c_avals, c_tree, body_j.out_avals[:len(carry)])
     outs = scan_p.bind(*consts, *carry, *x_leaves, jaxpr=body_j, num_consts=len(consts),
                        num_carry=len(carry), length=n, reverse=bool(reverse))
     # As JAX's scan: a carry the body passes through untouched comes back as the caller's
@@ -973,8 +1058,14 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
         steps = np.arange(lo, max(lo, hi), dtype=idt)
         idx = wrap(steps, ShapedArray(steps.shape, steps.dtype, weak))
 
-        def step(val: Any, i: Any) -> tuple[Any, None]:
-            return body_fun(i, val), None
+        if config.jit_disabled and not len(steps):
+            return init_val  # (JAX's: its Python scan refuses zero steps)
+
+        def step(loop_carry: Any, i: Any) -> tuple[Any, None]:
+            return body_fun(i, loop_carry), None
+
+        # (JAX's message names the value loop_carry[1]: its scan carries the counter too.)
+        step._carry_path = (SequenceKey(1),)  # type: ignore[attr-defined]
 
         # A scan over the indices (JAX carries a counter instead): the index is no
         # per-step kernel on a GPU.
@@ -987,8 +1078,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     def cond_fun(state: Any) -> Any:
         return E.lt(state[0], state[1])
 
-    def body(state: Any) -> Any:
-        i, u, v = state
+    def body(loop_carry: Any) -> Any:
+        i, u, v = loop_carry
         return (E.add(i, 1), u, body_fun(i, v))
 
     return while_loop(cond_fun, body, (lo_a, hi_a, init_val))[2]

@@ -89,7 +89,11 @@ def _expand_index(idx: Any, ndim: int) -> list[Any]:
     if not isinstance(idx, tuple):
         idx = (idx,)
     entries: list[Any] = []
-    for i in idx:
+    for position, i in enumerate(idx):
+        if isinstance(i, slice) and any(isinstance(v, Tracer) for v in (i.start, i.stop, i.step)):
+            # (JAX's text, and its IndexError: the slice's bounds shape the result)
+            raise IndexingError(f"Slice entries must be static integers. Got {i} at position "
+                                f"{position}")
         if type(i) is ArrayImpl and i.aval.ndim == 0 and i.aval.dtype.kind in "iu":
             i = int(i)
         elif isinstance(i, (list, np.ndarray, ArrayImpl)) and not _dynamic(i):

@@ -24,7 +24,7 @@ from funcgrad.numpy._core import (
     promote_args,
     promote_inexact,
 )
-from funcgrad.numpy._creation import arange, zeros
+from funcgrad.numpy._creation import linspace, zeros
 from funcgrad.numpy._reductions import cumsum
 from funcgrad.numpy._reductions import max as _max
 from funcgrad.numpy._reductions import min as _min
@@ -166,11 +166,9 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     same = equal(first, last)
     first = where(same, subtract(first, 0.5), first)
     last = where(same, add(last, 0.5), last)
-    nb = int(bins)
-    frac = cast(arange(nb + 1), dt)
-    step = divide(subtract(last, first), nb)
-    edges = add(first, multiply(frac, step))
-    return concatenate([edges[:-1], reshape(last, (1,))])
+    # JAX's linspace (start * (1 - t) + stop * t): its rounding decides which bin a value
+    # next to an edge falls in.
+    return linspace(first, last, int(bins) + 1, dtype=dt)
 
 
 def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,  # noqa: A002

@@ -192,8 +192,12 @@ def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
     if dt == np.float16:  # JAX rounds a half in float32 (its rescaling loses too much)
         return round(x.astype(np.float32), decimals).astype(np.float16)
     # JAX's jitted round divides by a constant, which XLA computes as a product with its
-    # reciprocal (rounded in the dtype first).
+    # reciprocal (rounded in the dtype first); in bfloat16, which XLA's CPU computes in
+    # float32, the quotient is float32's, rounded once.
     scale = np.asarray(10 ** decimals, dt)
+    if dt == dtypes.bfloat16:
+        scaled = E.round_p.bind(multiply(x, scale)).astype(np.float32)
+        return E.div_p.bind(scaled, scale.astype(np.float32)).astype(dt)
     return E.mul_p.bind(E.round_p.bind(multiply(x, scale)), np.reciprocal(scale))
 
 

@@ -454,8 +454,20 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     """
     check_arraylike("jnp.linalg.slogdet", a)
     a = _matrix("slogdet", a, square=True)
-    if method not in (None, "lu"):
-        raise ValueError(f"slogdet method={method!r}: funcgrad uses LU (method='lu')")
+    if method not in (None, "lu", "qr"):
+        raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' "
+                         "(`None`), and 'qr'.")
+    if method == "qr":
+        # As JAX's: the product over R's diagonal (its rounding, and its derivative), times
+        # det(Q) = +-1 (LAPACK's Householder Q; its LU sign is exact, Q being orthogonal).
+        _lapack_dtype("qr", a)
+        if get_aval(a).dtype.kind == "c":
+            raise NotImplementedError("slogdet method='qr' not implemented for complex "
+                                      "inputs")  # (JAX's refusal)
+        q, r = qr(a)
+        diag = _diagonal(r, axis1=-2, axis2=-1)
+        logdet = sum(log(absolute(diag)), axis=-1)
+        return SlogdetResult(prod(sign(diag), axis=-1) * slogdet(q).sign, logdet)
     if get_aval(a).shape[-1] in (1, 2):
         sgn, logdet = _slogdet_small(a)
     else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -29,7 +30,7 @@ from funcgrad.array import Array
 from funcgrad.config import config
 from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import KeyReuseError
-from funcgrad.ir import HasShape
+from funcgrad.ir import HasShape, ShapeDtypeStruct
 from funcgrad.primitives.prng import threefry2x32
 from funcgrad.tree_util import register_internal_node
 
@@ -53,6 +54,10 @@ class KeyDType(dtypes.ExtendedDType):
 
     def __hash__(self) -> int:
         return hash(self.name)
+
+    def from_struct(self, struct: ShapeDtypeStruct) -> Any:
+        """Keys of ``struct``'s shape whose data is a shape too (``eval_shape``'s inputs)."""
+        return KeyArray(ShapeDtypeStruct((*struct.shape, 2), _U32))
 
 
 KEY_DTYPE = KeyDType()
@@ -182,7 +187,10 @@ class PRNGKeyArray(HasShape, Array):
 
     def __repr__(self) -> str:
         if isinstance(self._data, Tracer):
-            return f"KeyArray({self.shape}, dtype=key<fry>) of {self._data!r}"
+            # The tracer's own text with its key data types as the keys' (JAX's
+            # ``JitTracer(key<fry>[])``): the trailing data axis dropped.
+            return re.sub(r"~?uint32\[([^\]]*)\]", lambda m: "key<fry>[" + ",".join(
+                m.group(1).split(",")[:-1]) + "]", repr(self._data))
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(self._data)}"
 
     __str__ = __repr__
@@ -207,8 +215,14 @@ def _key_ops() -> Any:
 
 KeyArray = PRNGKeyArray
 
-register_internal_node(KeyArray, lambda k: ([k._data], None),
-                       lambda _, leaves: KeyArray(list(leaves)[0]))
+def _unflatten(_: Any, leaves: Any) -> Any:
+    (data,) = leaves
+    if isinstance(data, ShapeDtypeStruct):  # (eval_shape's result: the keys' shape)
+        return ShapeDtypeStruct(data.shape[:-1], KEY_DTYPE)
+    return KeyArray(data)
+
+
+register_internal_node(KeyArray, lambda k: ([k._data], None), _unflatten)
 
 
 # ------------------------------------------------------------------ checking
