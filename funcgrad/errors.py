@@ -44,16 +44,26 @@ class TypePromotionError(FuncgradError, ValueError):
     ``dtype`` (``jax.dtypes.TypePromotionError``)."""
 
 
+class JAXTypeError(FuncgradError, TypeError):
+    """The base of the tracer errors (``jax.errors.JAXTypeError``): a value that is traced
+    where a concrete one is needed, or used outside its transformation."""
+
+
+class JAXIndexError(FuncgradError, IndexError):
+    """``jax.errors.JAXIndexError``: the base of the index errors JAX names
+    (:class:`NonConcreteBooleanIndexError`)."""
+
+
 class IndexingError(FuncgradError, IndexError):
     """An index that is out of bounds or of an unsupported kind."""
 
 
-class UnexpectedTracerError(FuncgradError, TypeError):
+class UnexpectedTracerError(JAXTypeError):
     """A tracer was used outside the transformation that created it (a TypeError, as
     JAX's)."""
 
 
-class ConcretizationTypeError(FuncgradError, TypeError):
+class ConcretizationTypeError(JAXTypeError):
     """A concrete Python value was asked of an abstract (traced) value."""
 
 
@@ -65,7 +75,7 @@ class TracerIntegerConversionError(ConcretizationTypeError):
     """``int()``/``float()``/indexing with a traced value that has no value."""
 
 
-class TracerArrayConversionError(FuncgradError, TypeError):
+class TracerArrayConversionError(JAXTypeError):
     """A NumPy function (or ``np.asarray``) was given a traced value."""
 
 
@@ -74,7 +84,7 @@ class IndexTypeError(IndexingError, TypeError):
     array (JAX raises TypeError)."""
 
 
-class NonConcreteBooleanIndexError(IndexingError):
+class NonConcreteBooleanIndexError(IndexingError, JAXIndexError):
     """A boolean mask whose value is unknown (traced) was used as an index."""
 
 
@@ -129,7 +139,7 @@ class JaxRuntimeError(FuncgradError, RuntimeError):
     ``checkify.check`` raises one."""
 
 
-class KeyReuseError(FuncgradError, TypeError):
+class KeyReuseError(JAXTypeError):
     """A typed PRNG key used again after a sampler or ``split`` used it (with
     ``jax_debug_key_reuse`` on)."""
 
@@ -148,6 +158,8 @@ __all__ = [
     "HasAuxError",
     "IndexTypeError",
     "IndexingError",
+    "JAXIndexError",
+    "JAXTypeError",
     "IntegerInputError",
     "JaxRuntimeError",
     "KeyReuseError",

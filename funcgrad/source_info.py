@@ -31,15 +31,21 @@ def _is_internal(filename: str) -> bool:
             or path in _STDLIB_HELPERS)
 
 
-def user_frame() -> str:
-    """Return ``"file:line (function)"`` of the innermost non-funcgrad frame."""
+def user_frame_info() -> tuple[str, int, str] | None:
+    """``(file, line, function)`` of the innermost non-funcgrad frame, if any."""
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
         if not _is_internal(code.co_filename):
-            return f"{code.co_filename}:{frame.f_lineno} ({code.co_name})"
+            return code.co_filename, frame.f_lineno, code.co_name
         frame = frame.f_back  # type: ignore[assignment]
-    return "<unknown location>"
+    return None
+
+
+def user_frame() -> str:
+    """Return ``"file:line (function)"`` of the innermost non-funcgrad frame."""
+    found = user_frame_info()
+    return "<unknown location>" if found is None else f"{found[0]}:{found[1]} ({found[2]})"
 
 
 def user_stacklevel() -> int:

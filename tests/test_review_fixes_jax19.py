@@ -229,3 +229,80 @@ def test_bfloat16_round_with_decimals_bit_for_bit_as_jax(decimals: int) -> None:
     ours = np.asarray(fnp.round(fnp.asarray(x), decimals)).view(np.uint16)
     theirs = np.asarray(jnp.round(jnp.asarray(x), decimals)).view(np.uint16)
     np.testing.assert_array_equal(ours, theirs)
+
+
+ERRORS: dict[str, Callable[[Any, Any], Callable[[], Any]]] = {
+    "concretization": lambda j, n: lambda: j.jit(lambda x: int(x))(n.ones(())),
+    "bool_conversion": lambda j, n: lambda: j.jit(lambda x: bool(x))(n.ones(())),
+    "array_conversion": lambda j, n: lambda: j.jit(lambda x: np.asarray(x))(n.ones(2)),
+    "boolean_index": lambda j, n: lambda: j.jit(lambda x: x[x > 0])(n.ones(2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_tracer_errors_derive_from_jaxs_bases(name: str) -> None:
+    def bases(j: Any, n: Any) -> tuple[bool, bool]:
+        try:
+            ERRORS[name](j, n)()
+        except Exception as e:  # noqa: BLE001 - classified below
+            return (isinstance(e, j.errors.JAXTypeError), isinstance(e, j.errors.JAXIndexError))
+        return (False, False)
+    assert bases(fg, fnp) == bases(jax, jnp)
+
+
+PRINTS: dict[str, Callable[[Any, Any], Any]] = {
+    "unused_positional": lambda j, x: j.debug.print("x =", x),
+    "unused_numbers": lambda j, x: j.debug.print("a", 1, 2.5),
+    "unused_keyword": lambda j, x: j.debug.print("{x}", x=x, y=x),
+    "one_unused_of_two": lambda j, x: j.debug.print("{}", x, x),
+    "under_jit": lambda j, x: j.jit(lambda v: j.debug.print("v", v))(x),
+    "first_piece_literal": lambda j, x: j.debug.print("{{}} {}", x),
+    "no_arguments": lambda j, x: j.debug.print("plain {{text}}"),
+    "two_call_form": lambda j, x: j.debug.print(ordered=True)("{} !", x),
+    "two_call_form_with_args": lambda j, x: j.debug.print(None, x),
+    "skip_check": lambda j, x: j.debug.print("v", x, skip_format_check=True),
+    "placeholders_later": lambda j, x: j.debug.print("{:.1f} and {}", 0.25, x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRINTS))
+def test_debug_print_formats_and_checks_as_jax(name: str, capsys: Any) -> None:
+    def run(j: Any, n: Any) -> Any:
+        try:
+            PRINTS[name](j, n.arange(2.0))
+            j.effects_barrier()
+            out = ("ok", capsys.readouterr().out)
+        except Exception as e:  # noqa: BLE001 - compared between the two libraries
+            out = (type(e).__name__, str(e))
+        return out
+    assert run(fg, fnp) == run(jax, jnp)
+
+
+def test_debug_log_goes_through_logging_at_the_calling_line() -> None:
+    import logging
+
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    def run(j: Any, n: Any, logger: str) -> list[tuple[Any, ...]]:
+        records.clear()
+        handler = Keep(level=logging.INFO)
+        log = logging.getLogger(logger)
+        log.addHandler(handler)
+        old = log.level
+        log.setLevel(logging.INFO)
+        try:
+            j.debug.log("x={}", n.arange(2.0))  # the line the record names
+            j.jit(lambda v: j.debug.log("y={y}", y=v * 2))(n.ones(1))
+            j.effects_barrier()
+        finally:
+            log.removeHandler(handler)
+            log.setLevel(old)
+        return [(r.getMessage(), r.levelno, r.pathname == __file__) for r in records]
+
+    ours = run(fg, fnp, "funcgrad.debug")
+    assert ours == run(jax, jnp, "jax._src.debugging")
+    assert ours[0][0] == "x=[0. 1.]"
