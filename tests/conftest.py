@@ -65,7 +65,7 @@ def _longest_files_first(items: list[Any]) -> None:
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     """Longest test files first (see :func:`_longest_files_first`). In the CI profile each
-    property test draws half its examples (at least 5). CI's draws are derandomized, the
+    property test draws a third of its examples (at least 5). CI's draws are derandomized, the
     same on every run: a regression gate over a fixed sample, kept within its time budget
     (the oracles' compilations are most of it). Developers' runs draw all the examples,
     fresh each time; they are what explores."""
@@ -81,7 +81,7 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
         own = fn._hypothesis_internal_use_settings
         if own.max_examples > 5:
             fn._hypothesis_internal_use_settings = _hypothesis_settings(
-                own, max_examples=max(5, (own.max_examples + 1) // 2))
+                own, max_examples=max(5, (own.max_examples + 2) // 3))
 
 
 def _libc_malloc_trim() -> Any:
