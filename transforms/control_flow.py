@@ -135,6 +135,22 @@ def _stage_fixed(fun: Callable[..., list[Any]], avals: Sequence[ShapedArray]) ->
     return trace_flat(fun, avals)[0]
 
 
+def _type_mismatches(tree: PyTreeDef, avals1: Sequence[ShapedArray],
+                     avals2: Sequence[ShapedArray]
+                     ) -> list[tuple[tuple[Any, ...], ShapedArray, ShapedArray, str]]:
+    """Where two lists of avals of the pytree ``tree`` differ in dtype or shape: the path,
+    both avals and JAX's words for why (a weak type is no difference)."""
+    paths = [p for p, _ in tree_flatten_with_path(
+        tree_unflatten(tree, [0] * tree.num_leaves))[0]]
+    found = []
+    for p, a, b in zip(paths, avals1, avals2):
+        why = [w for w, bad in (("the dtypes do not match", a.dtype != b.dtype),
+                                ("the shapes do not match", a.shape != b.shape)) if bad]
+        if why:
+            found.append((p, a, b, ", and ".join(why)))
+    return found
+
+
 def _carry_component(fun: Any) -> Callable[[tuple[Any, ...]], str]:
     """How JAX's carry messages name a part of the carry: by the body's first parameter
     (``the input carry component c[1]``), behind the path a wrapper put it at
@@ -179,16 +195,9 @@ def _check_carry(name: str, fun: Any, in_tree: PyTreeDef, in_avals: Sequence[Sha
                 f"structure, but they differ:\n\n{_listed(diffs)}\nRevise the function so "
                 "that the carry output has the same pytree structure as the carry input.")
         return
-    paths = [p for p, _ in tree_flatten_with_path(
-        tree_unflatten(in_tree, [0] * in_tree.num_leaves))[0]]
-    diffs = []
-    for p, a, b in zip(paths, in_avals, out_avals):
-        why = [w for w, bad in (("the dtypes do not match", a.dtype != b.dtype),
-                                ("the shapes do not match", a.shape != b.shape)) if bad]
-        if why:
-            diffs.append(f"{component(p)} has type {_jax_type(a)} but the corresponding "
-                         f"output carry component has type {_jax_type(b)}, so "
-                         + ", and ".join(why))
+    diffs = [f"{component(p)} has type {_jax_type(a)} but the corresponding output carry "
+             f"component has type {_jax_type(b)}, so {why}"
+             for p, a, b, why in _type_mismatches(in_tree, in_avals, out_avals)]
     if diffs:
         raise TreeStructureError(
             f"{name} function carry input and carry output must have equal types, but they "
@@ -281,16 +290,9 @@ def _check_branch_outputs(api: str, name1: str, name2: str, f1: Any, f2: Any,
                 f"\n\n{head}{listing(diffs, '')}\nRevise {name1} and/or {name2} so that they "
                 "have the same pytree structure.")
         return
-    paths = [p for p, _ in tree_flatten_with_path(
-        tree_unflatten(tree1, [0] * tree1.num_leaves))[0]]
-    diffs = []
-    for p, a1, a2 in zip(paths, avals1, avals2):
-        why = [w for w, bad in (("the dtypes do not match", a1.dtype != a2.dtype),
-                                ("the shapes do not match", a1.shape != a2.shape)) if bad]
-        if why:
-            diffs.append(f"the output of {name1}{at(p)} has type {_jax_type(a1)} but the "
-                         f"corresponding output of {name2} has type {_jax_type(a2)}, so "
-                         + ", and ".join(why))
+    diffs = [f"the output of {name1}{at(p)} has type {_jax_type(a1)} but the corresponding "
+             f"output of {name2} has type {_jax_type(a2)}, so {why}"
+             for p, a1, a2, why in _type_mismatches(tree1, avals1, avals2)]
     if diffs:
         raise TreeStructureError(
             f"{api} branches must have equal output types but they differ.\n\n{head}"

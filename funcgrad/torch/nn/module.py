@@ -662,11 +662,7 @@ class Module:
 
     def _register(self, hooks: OrderedDict[int, Callable[..., Any]], hook: Callable[..., Any],
                   prepend: bool) -> RemovableHandle:
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _register_global(hooks, hook, prepend)
 
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
@@ -1181,6 +1177,7 @@ class ModuleList(_ModuleSequence):
 
 def _register_global(hooks: G.Hooks, hook: Callable[..., Any], prepend: bool = False
                      ) -> RemovableHandle:
+    """``hook`` added to ``hooks`` (first if ``prepend``): a module's table or a global one."""
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
     if prepend:
