@@ -17,6 +17,7 @@ from funcgrad import dtypes
 from funcgrad.array import Array, ArrayImpl
 from funcgrad.conversion import _flat_items, check_int_range
 from funcgrad.core import Tracer, get_aval
+from funcgrad.errors import DTypeError
 from funcgrad.ir import ShapedArray
 from funcgrad.numpy._core import asarray as _asarray
 from funcgrad.numpy._core import cast, check_arraylike, from_buffer, requested_dtype
@@ -131,10 +132,26 @@ def array(obj: Any, dtype: Any = None, copy: bool = True, order: str | None = "K
     return out
 
 
+def _sequences_as_lists(obj: Any) -> Any:
+    """``range`` and ``memoryview`` (inside lists too) as the data they hold, as JAX reads
+    them."""
+    if isinstance(obj, range):
+        return list(obj)
+    if isinstance(obj, memoryview):
+        return np.asarray(obj)
+    if isinstance(obj, (list, tuple)) and any(isinstance(e, (range, memoryview, list, tuple))
+                                              for e in obj):
+        return type(obj)(_sequences_as_lists(e) for e in obj)
+    return obj
+
+
 def _array(obj: Any, dtype: Any) -> Any:
     convert = getattr(obj, "__jax_array__", None)
     if convert is not None:  # JAX's protocol for array-like objects
         obj = convert()
+    if obj is None:
+        raise ValueError("None is not a valid value for jnp.array")
+    obj = _sequences_as_lists(obj)
     if dtype is not None and isinstance(obj, (list, tuple)):
         leaves = _flat_items(obj)
         if leaves and all(dtypes.python_scalar(e) for e in leaves):
@@ -144,7 +161,15 @@ def _array(obj: Any, dtype: Any) -> Any:
             if all(type(e) is int for e in leaves):
                 check_int_range(np.asarray(obj), dt)
             return from_buffer(np.asarray(obj, dtype=dt))
-    x = _asarray(obj)
+    try:
+        x = _asarray(obj)
+    except DTypeError:
+        if isinstance(obj, (list, tuple)) or hasattr(obj, "shape"):
+            raise
+        # (JAX's text for an object that is no array: a string, a dict, an iterator...)
+        raise DTypeError(f"Value '{obj}' with dtype {np.asarray(obj).dtype} is not a valid JAX "
+                         "array type. Only arrays of numeric types are supported by "
+                         "JAX.") from None
     if dtypes.python_scalar(x):
         dt = _dt(dtype, "array", dtypes.scalar_kind_dtype(x))
         if type(x) is int:

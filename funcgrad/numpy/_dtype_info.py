@@ -115,6 +115,9 @@ def issubdtype(arg1: Any, arg2: Any) -> builtins.bool:
     abstract_key = arg2 is dtypes.prng_key or arg2 is dtypes.extended
     if isinstance(arg1, dtypes.ExtendedDType):  # a typed key's dtype
         return abstract_key or isinstance(arg2, dtypes.ExtendedDType)
+    if isinstance(arg1, type) and issubclass(arg1, dtypes.extended):
+        # the abstract classes themselves: prng_key is an extended type
+        return isinstance(arg2, type) and issubclass(arg1, arg2)
     if abstract_key or isinstance(arg2, dtypes.ExtendedDType):
         return False
     t1 = _as_type(arg1)

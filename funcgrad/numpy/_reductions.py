@@ -686,8 +686,9 @@ def sort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None, stable:
         from funcgrad.numpy._indexing import take_along_axis  # noqa: PLC0415
 
         return take_along_axis(x, argsort(x, ax, descending=descending), ax)
-    if descending:
-        return S.rev(R.sort(S.rev(x, (ax,)), ax), (ax,))
+    if descending:  # (JAX's: the ascending sort reversed, so equal values such as 0. and
+        # -0. come in reverse order)
+        return S.rev(R.sort(x, ax), (ax,))
     return R.sort(x, ax)
 
 

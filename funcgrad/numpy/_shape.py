@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
+from funcgrad.array import wrap
 from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import ShapeError
 from funcgrad.numpy._core import (
@@ -36,8 +37,10 @@ from funcgrad.source_info import user_frame
 def _arr(a: Any) -> Any:
     a = asarray(a)
     if not hasattr(a, "shape"):
-        (a,) = promote_args(a)
-        a = cast(a, get_aval(a).dtype)
+        # A Python number: an Array of its default dtype that stays weakly typed, as JAX's
+        # shape functions leave it (jnp.repeat(3, 2) + int8 is int8).
+        aval = get_aval(a)
+        return wrap(np.asarray(a, aval.dtype), aval)
     return a
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes
 from funcgrad.array import Array, wrap
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import BackendError, NonDifferentiableError
@@ -153,7 +154,9 @@ def _pure_impl(xp: Any, *bufs: Any, callback: Callable[..., Any],
         if tuple(o.shape) != av.shape:
             raise BackendError(f"Incorrect output shape for return value #{k}: Expected: "
                                f"{av.shape}, Actual: {tuple(o.shape)}")
-        if typed and o.dtype != av.dtype:
+        # (a 64-bit result counts as its 32-bit type with 64-bit mode off, as JAX
+        # canonicalizes what callbacks return)
+        if typed and dtypes.canonicalize(o.dtype) != av.dtype:
             raise BackendError(f"Incorrect output dtype for return value #{k}: Expected: "
                                f"{av.dtype}, Actual: {o.dtype}")
         outs.append(o.astype(av.dtype, copy=False))

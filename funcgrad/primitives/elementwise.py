@@ -1091,8 +1091,10 @@ def complex_(x: Any, y: Any) -> Any:
 
 def _scalar_pair(x: Any, y: Any) -> tuple[Any, Any]:
     if dtypes.python_scalar(x) and dtypes.python_scalar(y):
+        # Two Python numbers: weakly typed parts, so the result is weak too (as JAX's).
         dt = dtypes.default_float()
-        return full((), x, dt), full((), y, dt)
+        return (convert_element_type(full((), x, dt), dt, True),
+                convert_element_type(full((), y, dt), dt, True))
     return _scalar_to(x, y), _scalar_to(y, x)
 
 

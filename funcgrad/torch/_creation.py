@@ -35,7 +35,14 @@ from funcgrad.torch._device import (
 )
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._random import Generator, manual_seed, rng, seed  # noqa: F401
-from funcgrad.torch._tensor import _CPP, Tensor, apply_op, check_random_dtype, warn_at_caller
+from funcgrad.torch._tensor import (
+    _CPP,
+    Tensor,
+    apply_op,
+    check_random_dtype,
+    check_scalar_fits,
+    warn_at_caller,
+)
 
 # The generator lives in _random (the Tensor module draws from it too).
 _rng = rng
@@ -408,11 +415,15 @@ def _full(shape: tuple[builtins.int, ...], value: Any, dt: D.dtype, device: Any,
           requires_grad: builtins.bool) -> Tensor:
     if _on_meta(device):
         return _make(MetaBuffer(shape, dt.np), device, requires_grad)
+    if type(value) is builtins.int and value < 0 and dt.np.kind == "u":
+        value %= 1 << (8 * dt.np.itemsize)  # (C++'s wrap, which PyTorch's check allows)
     index = _gpu_index(device)
     if index is not None and dt is not D.bfloat16:
         # Filled on the device (CuPy's bfloat16 fill is not relied on: that one is uploaded).
         return _made_on_gpu(index, lambda cp: cp.full(shape, value, dt.np), requires_grad)
-    return _make(np.full(shape, value, dt.np), device, requires_grad)
+    with np.errstate(over="ignore"):  # (a float beyond a half type's range is inf there)
+        filled = np.full(shape, value, dt.np)
+    return _make(filled, device, requires_grad)
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -474,6 +485,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dt = _default_dtype_for(fill_value, dtype)
+    check_scalar_fits(fill_value, dt)
     return _full(_shape_args((size,), "full"), fill_value, dt, device, requires_grad)
 
 

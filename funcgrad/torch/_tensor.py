@@ -408,7 +408,21 @@ class Tensor:
     def size(self, dim: builtins.int | None = None) -> Any:
         if dim is None:
             return self.shape
+        if self._data.ndim == 0 and isinstance(dim, (builtins.int, np.integer)):
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        nd = builtins.max(self._data.ndim, 1)
+        if isinstance(dim, (builtins.int, np.integer)) and not -nd <= dim < nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-nd}, {nd - 1}], but got {dim})")
         return builtins.int(self._data.shape[dim])
+
+    def __contains__(self, element: Any) -> builtins.bool:
+        """``element in t``: whether any element of ``t`` equals it (PyTorch's)."""
+        if not isinstance(element, (Tensor, builtins.int, builtins.float, builtins.complex,
+                                    np.generic)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                               f"passed in a {type(element)}.")
+        return builtins.bool(cast(Tensor, self == element).any().item())
 
     def dim(self) -> builtins.int:
         return builtins.int(self._data.ndim)
@@ -1181,6 +1195,10 @@ class Tensor:
                                f"size={list(sz)}): the number of sizes provided ({len(sz)}) "
                                "must be greater or equal to the number of dimensions in the "
                                f"tensor ({self.ndim})")
+        for i, s in enumerate(sz[:lead]):
+            if s == -1:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
         target = tuple(s if s != -1 else self.shape[i - lead] for i, s in enumerate(sz))
         check_expand(tuple(self.shape), target)
         return _view_op("Expand", lambda x: fnp.broadcast_to(x, target), self)
@@ -1410,10 +1428,10 @@ class Tensor:
             fnp.argmin(x, dim, keepdims=keepdim), np.int64), self)
 
     def all(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
-        return apply_op("All", lambda x: fnp.all(x, dim, keepdims=keepdim), self)
+        return apply_op("All", _logical_reduction(fnp.all, dim, keepdim, self.dtype), self)
 
     def any(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
-        return apply_op("Any", lambda x: fnp.any(x, dim, keepdims=keepdim), self)
+        return apply_op("Any", _logical_reduction(fnp.any, dim, keepdim, self.dtype), self)
 
     @autocast_op("logsumexp")
     def logsumexp(self, dim: Any, keepdim: builtins.bool = False) -> Tensor:
@@ -2365,6 +2383,11 @@ def _check_index_types(idx: Any) -> Any:
             # (a list of numbers is one integer tensor index to PyTorch)
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
                              f"byte Variables are valid indices (got {type(i).__name__})")
+        elif isinstance(i, slice) and isinstance(i.step, (builtins.int, np.integer)):
+            if i.step == 0:
+                raise ValueError("slice step cannot be zero")
+            if i.step < 0:  # (PyTorch's views have no negative strides)
+                raise ValueError("step must be greater than zero")
     return idx
 
 
@@ -3594,6 +3617,15 @@ def _masked_power(x: Any, y: Any) -> Any:
     return _power(x, y)
 
 
+def _logical_reduction(fn: Callable[..., Any], dim: Any, keepdim: builtins.bool,
+                       dt: Any) -> Callable[[Any], Any]:
+    """``all``/``any``: a bool result, but a uint8 one for a uint8 tensor (PyTorch keeps
+    that dtype, a legacy of masks stored as bytes)."""
+    if dt is D.uint8:
+        return lambda x: fnp.astype(fn(x, dim, keepdims=keepdim), np.uint8)
+    return lambda x: fn(x, dim, keepdims=keepdim)
+
+
 def _check_bool_pow(x: Tensor, exponent: Any) -> None:
     """PyTorch has no pow kernel for Bool (a bool exponent number is the Scalar overload's
     copy or ones)."""
@@ -4088,14 +4120,36 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
 # The C++ type names PyTorch's checked conversion of a number prints.
 _CPP_INTEGER = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
                 "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
-                "uint64": "uint64_t"}
+                "uint64": "uint64_t", "float32": "float", "float16": "c10::Half",
+                "bfloat16": "c10::BFloat16"}
+_F32_MAX = builtins.float(np.finfo(np.float32).max)
 
 
-def _check_int_value(v: Any, dt: D.dtype) -> None:
-    """A Python int written into an integer tensor (fill, masked_fill, clamp bounds) must
-    fit, as PyTorch's checked conversion requires."""
+def check_scalar_fits(v: Any, dt: D.dtype) -> None:
+    """A Python number written into a tensor (``full``, ``fill_``, ``masked_fill``, clamp
+    bounds) must fit its dtype, as PyTorch's checked conversion requires: an int into an
+    integer dtype; a finite float into an integer dtype or beyond float32's range, or into
+    a half type within float32's range but beyond the half type's (a float beyond float32's
+    becomes inf there first, which is no overflow)."""
     if type(v) is builtins.int and dt.np.kind in "iu":
         _check_converts(v, dt)
+    elif type(v) is builtins.float and math.isfinite(v):
+        if dt.np.kind in "iu":
+            info = np.iinfo(dt.np)
+            fits = (info.min if info.min else -builtins.int(info.max)) <= v <= info.max
+        elif dt is D.float32:
+            fits = abs(v) <= _F32_MAX
+        elif dt is D.float16 or dt is D.bfloat16:
+            fits = abs(v) > _F32_MAX or abs(v) <= builtins.float(
+                np.finfo(dt.np).max)
+        else:
+            fits = True
+        if not fits:
+            raise RuntimeError(f"value cannot be converted to type {_CPP_INTEGER[dt.name]} "
+                               "without overflow")
+
+
+_check_int_value = check_scalar_fits
 
 
 def _check_converts(v: builtins.int, dt: D.dtype) -> None:

@@ -287,11 +287,109 @@ def test_global_module_hooks_as_torch() -> None:
 def test_global_registration_hooks_replace_values() -> None:
     def run(t: Any) -> Any:
         mm = t.nn.modules.module
-        h = mm.register_module_parameter_registration_hook(
-            lambda m, n, p: t.nn.Parameter(p.detach() * 0 + 7) if n == "bias" else None)
+        handles = [
+            mm.register_module_parameter_registration_hook(
+                lambda m, n, p: t.nn.Parameter(p.detach() * 0 + 7) if n == "w" else None),
+            mm.register_module_buffer_registration_hook(
+                lambda m, n, b: b + 1 if b is not None else None),
+            mm.register_module_module_registration_hook(
+                lambda m, n, s: t.nn.Tanh() if n == "act" else None),
+        ]
         try:
-            lin = t.nn.Linear(2, 1)
+            m = t.nn.Module()
+            m.w = t.nn.Parameter(t.zeros(2))
+            m.register_parameter("v", t.nn.Parameter(t.zeros(1)))
+            m.register_buffer("b", t.zeros(2))
+            m.act = t.nn.ReLU()
+            m.add_module("other", t.nn.ReLU())
         finally:
-            h.remove()
-        return lin.bias.tolist()
+            for h in handles:
+                h.remove()
+        m.later = t.nn.ReLU()  # removed: kept as given
+        return (m.w.tolist(), m.v.tolist(), m.b.tolist(), type(m.act).__name__,
+                type(m.other).__name__, type(m.later).__name__)
     assert run(ft) == run(torch)
+
+
+# ---------------------------------------------------------------- the nineteenth review
+
+def _attention(t: Any, how: str) -> Any:
+    F = t.nn.functional
+    q = (t.arange(24.0).view(1, 1, 4, 6) / 10).requires_grad_()
+    mask = t.tensor([[False] * 4, [True, False, False, False], [True] * 4,
+                     [True, True, False, False]])
+    if how == "bool_mask":
+        out = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+    elif how == "float_mask":
+        fm = t.zeros(4, 4)
+        fm[0] = float("-inf")
+        out = F.scaled_dot_product_attention(q, q, q, attn_mask=fm)
+    elif how == "mask_and_causal_4d":
+        out = F.scaled_dot_product_attention(q, q, q, attn_mask=mask.logical_not(),
+                                             is_causal=True)
+    else:  # a 3-d input takes PyTorch's math path, which refuses both
+        q3 = q[0].detach()
+        return outcome(lambda: F.scaled_dot_product_attention(q3, q3, q3, attn_mask=t.ones(4, 4),
+                                                              is_causal=True))
+    out.sum().backward()
+    return out.detach().numpy(), q.grad.numpy(), type(out.grad_fn).__name__
+
+
+@pytest.mark.parametrize("how", ["bool_mask", "float_mask", "mask_and_causal_4d",
+                                 "mask_and_causal_3d"])
+def test_attention_rows_masked_everywhere_give_zeros_as_torch(how: str) -> None:
+    ours, theirs = _attention(ft, how), _attention(torch, how)
+    if how == "mask_and_causal_3d":
+        assert ours == theirs
+        return
+    for a, b in zip(ours[:2], theirs[:2]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)  # (zeros exactly, no NaN)
+    assert ours[2] == theirs[2]
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_mha_with_a_fully_padded_sequence_as_torch(need_weights: bool) -> None:
+    def run(t: Any) -> Any:
+        t.manual_seed(0)
+        mha = t.nn.MultiheadAttention(6, 2)
+        x = t.tensor(np.random.default_rng(1).normal(size=(3, 2, 6)).astype(np.float32))
+        kpm = t.tensor([[True, True, True], [False, False, True]])
+        out = mha(x, x, x, key_padding_mask=kpm, need_weights=need_weights)[0]
+        return np.round(out.detach().numpy(), 4).tolist()
+    assert str(run(ft)) == str(run(torch))
+
+
+SMALL = {
+    "uint8_any": lambda t: t.tensor([0, 255], dtype=t.uint8).any(),
+    "uint8_all_dim": lambda t: t.tensor([[0, 255]], dtype=t.uint8).all(1),
+    "bool_any": lambda t: t.tensor([0.0, 1.0]).any(),
+    "negative_step": lambda t: t.arange(4)[::-1],
+    "negative_step_2d": lambda t: t.arange(8).view(2, 4)[:, ::-2],
+    "zero_step": lambda t: t.arange(4)[::0],
+    "setitem_negative_step": lambda t: t.arange(4.0).__setitem__(slice(None, None, -1), 1.0),
+    "expand_leading_minus_one": lambda t: t.ones(3).expand(-1, 3),
+    "expand_minus_one": lambda t: t.ones(3).expand(2, -1),
+    "full_float_overflow": lambda t: t.full((2,), 1e40),
+    "fill_float_overflow": lambda t: t.zeros(2).fill_(1e40),
+    "full_half_overflow": lambda t: t.full((2,), 1e5, dtype=t.float16),
+    "full_half_beyond_float": lambda t: t.full((1,), 1e300, dtype=t.float16),
+    "full_half_int": lambda t: t.full((1,), 70000, dtype=t.float16),
+    "full_int32_float": lambda t: t.full((2,), 1e10, dtype=t.int32),
+    "full_int64_float": lambda t: t.full((1,), 1e10, dtype=t.int64),
+    "full_uint8_negative": lambda t: t.full((1,), -1, dtype=t.uint8),
+    "full_uint8_256": lambda t: t.full((1,), 256, dtype=t.uint8),
+    "fill_int8": lambda t: t.zeros(2, dtype=t.int8).fill_(300),
+    "fill_inf": lambda t: t.zeros(2).fill_(float("inf")),
+    "contains_tensor": lambda t: t.ones(2) in t.ones(2, 2),
+    "contains_number": lambda t: 3 in t.arange(4),
+    "contains_string": lambda t: "a" in t.ones(2),
+    "size_out_of_range": lambda t: t.ones(2, 3).size(2),
+    "size_negative": lambda t: t.ones(2, 3).size(-3),
+    "size_of_0d": lambda t: t.ones(()).size(0),
+    "group_norm_groups": lambda t: t.nn.GroupNorm(4, 6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_nineteenth_review_small_differences_as_torch(name: str) -> None:
+    _same(SMALL[name])

@@ -61,6 +61,14 @@ def _as_bias(mask: Any, dtype: Any, masked_is_true: bool) -> Any:
     return fnp.astype(mask, dtype)
 
 
+def _blocked_rows(scores: Any) -> tuple[Any, Any]:
+    """PyTorch's safe softmax in attention: a row every key is masked from attends to
+    nothing (zeros, and a zero gradient), not NaN. Its scores are replaced before the
+    softmax, so that no NaN reaches the derivative either: (scores, blocked rows)."""
+    blocked = fnp.all(scores == -fnp.inf, axis=-1, keepdims=True)
+    return fnp.where(blocked, 0.0, scores), blocked
+
+
 @autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
@@ -86,10 +94,12 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
         else:
             attn_mask = on_device_of(attn_mask._mask(), query)
     check_enabled(cuda_index(query) is not None)
-    if is_causal and attn_mask is not None:
+    qs, ks = shape(query), shape(key)
+    if is_causal and attn_mask is not None and len(qs) != 4:
+        # (PyTorch's 4-d inputs go to its flash kernel, which applies both masks; others
+        # to the math path, which refuses)
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                            "set when is_causal=True")
-    qs, ks = shape(query), shape(key)
     if qs[-1] != ks[-1]:
         raise RuntimeError(f"Expected query and key to have the same embedding size, got "
                            f"{qs[-1]} and {ks[-1]}")
@@ -118,14 +128,17 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
             scores = scores + _as_bias(fnp.asarray(causal), scores.dtype, False)
         if m is not None:
             scores = scores + _as_bias(m, scores.dtype, False)
-        weights = jnn.softmax(scores, axis=-1)
+        scores, blocked = _blocked_rows(scores)
+        weights = fnp.where(blocked, 0.0, jnn.softmax(scores, axis=-1))
         if drop is not None:
             weights = weights * drop
         return fnp.matmul(weights, v)
 
     # PyTorch's CPU attention (flash and math alike) computes half inputs in float32 and
     # rounds the output once; its backward too.
-    return op("UnsafeView", in_float32(impl), query, key, value, attn_mask)
+    # (PyTorch 2.13's CPU kernel is flash attention, for every mask and dropout)
+    node = "ScaledDotProductFlashAttentionForCpu" if cuda_index(query) is None else "UnsafeView"
+    return op(node, in_float32(impl), query, key, value, attn_mask)
 
 
 def _check_mha_shapes(qs: tuple[int, ...], ks: tuple[int, ...], vs: tuple[int, ...],
@@ -238,9 +251,14 @@ def _mha_math(q: Any, k: Any, v: Any, w_in: Any, b_in: Any, w_q: Any, w_k: Any, 
         scores = fnp.reshape(fnp.reshape(scores, (batch, heads, length, source))
                              + fnp.reshape(pad, (batch, 1, 1, source)),
                              (batch * heads, length, source))
+    blocked = None
+    if not need_weights:  # (PyTorch's scaled_dot_product_attention: its safe softmax)
+        scores, blocked = _blocked_rows(scores)
     weights = in_float32_at_result(
         lambda s: jnn.softmax(s, axis=-1),
         lambda y, ds: y * (ds - fnp.sum(y * ds, axis=-1, keepdims=True)))(scores)
+    if blocked is not None:
+        weights = fnp.where(blocked, 0.0, weights)
     dropped = weights if drop is None else weights * drop
     out = fnp.matmul(dropped, v)
     if wide:
