@@ -135,6 +135,10 @@ _ATEN_INPLACE = {"CopyBackwards": "copy_", "CopySlices": "copy_", "IndexPut": "i
                  "Div": "div_.Tensor"}
 
 
+# In-place operations whose tensor operand broadcasts against the written tensor.
+_BROADCAST_INPLACE = frozenset({"Add", "Sub", "Mul", "Div", "CopyBackwards"})
+
+
 def _aten_inplace(op: str, others: tuple[Any, ...]) -> str:
     """The ATen name PyTorch's messages give an in-place operation (``aten::fill_.Scalar``)."""
     name = op.split(":", maxsplit=1)[0]
@@ -805,6 +809,10 @@ class Tensor:
         if op not in _OVERLAP_OK and not OVERLAP_WRITE_OK[0] and \
                 _internal_overlap(self._data):
             raise RuntimeError(_functionalize.OVERLAP)
+        if op.partition(":")[0] in _BROADCAST_INPLACE:
+            for o in others:
+                if isinstance(o, Tensor) and o._data.shape != self._data.shape:
+                    _check_broadcast(tuple(self.shape), tuple(o.shape))  # PyTorch's text
         new = apply_op(op, fn, src, *others)
         if new._data.shape != self._data.shape:
             _check_inplace_shape(tuple(self.shape), tuple(new.shape))

@@ -387,6 +387,12 @@ SMALL = {
     "size_negative": lambda t: t.ones(2, 3).size(-3),
     "size_of_0d": lambda t: t.ones(()).size(0),
     "group_norm_groups": lambda t: t.nn.GroupNorm(4, 6),
+    "add_inplace_shapes": lambda t: t.zeros(2, 3).add_(t.ones(4, 3)),
+    "mul_inplace_shapes": lambda t: t.zeros(2, 3).mul_(t.ones(3, 1)),
+    "sub_inplace_last_axis": lambda t: t.zeros(2, 3).sub_(t.ones(1, 4)),
+    "copy_shapes": lambda t: t.zeros(2, 3).copy_(t.ones(4, 3)),
+    "add_inplace_broadcasts": lambda t: t.zeros(2, 3).add_(t.ones(3)),
+    "add_inplace_into_smaller": lambda t: t.zeros(3).add_(t.ones(2, 3)),
 }
 
 
