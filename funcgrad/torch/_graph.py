@@ -457,7 +457,7 @@ def _recorded_backward(node: GradFn, tape: TapeTrace, start: int, in_cts: list[A
     """The cotangents a node's backward made under ``create_graph``, as PyTorch's graph has
     them: named as PyTorch names the backward node, and recorded even when constant if
     the rule read a tracked value (their derivative is then zero)."""
-    name = _DOUBLE_BACKWARD.get(node.op.partition(":")[0])
+    name = _DOUBLE_BACKWARD.get(op_base(node.op))
     made = set(map(id, tape.created[start:]))
     out = []
     for ct in in_cts:
@@ -480,6 +480,11 @@ _UNSUFFIXED = frozenset({"CopySlices", "AccumulateGrad", "CondAutogradOpBackward
                          "WhileLoopAutogradOpBackward", "NotImplemented", "CopyBackwards"})
 # The C++ nodes with no derivative formula: ``name()`` gives their C++ class name.
 _CPP_NAMED = frozenset({"CopySlices", "NotImplemented", "CopyBackwards"})
+
+
+def op_base(op: str) -> str:
+    """An operation's name without its overload: ``"Sum"`` of ``"Sum:1"``."""
+    return op.partition(":")[0]
 
 
 def _node_name(op: str) -> str:

@@ -91,6 +91,7 @@ from funcgrad.torch._graph import (
     buffer_of,
     name_node,
     new_node,
+    op_base,
     pack_saved,
     run_backward,
     signed_node,
@@ -141,7 +142,7 @@ _BROADCAST_INPLACE = frozenset({"Add", "Sub", "Mul", "Div", "CopyBackwards"})
 
 def _aten_inplace(op: str, others: tuple[Any, ...]) -> str:
     """The ATen name PyTorch's messages give an in-place operation (``aten::fill_.Scalar``)."""
-    name = op.split(":", maxsplit=1)[0]
+    name = op_base(op)
     if name in _ATEN_INPLACE:
         return "aten::" + _ATEN_INPLACE[name]
     snake = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_") + "_"
@@ -155,7 +156,7 @@ def _unbatched_write(t: Tensor, op: str, batched: Any) -> None:
     mapped (made outside the function, or inside it without the batch axis)."""
     size = batched.val.shape[batched.bdim] if hasattr(batched, "bdim") and \
         batched.bdim is not None else None
-    if op.split(":", maxsplit=1)[0] in ("Add", "Sub") and size is not None:
+    if op_base(op) in ("Add", "Sub") and size is not None:
         raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast "
                            f"shape {[size, *t.shape]}")
     raise RuntimeError(
@@ -809,7 +810,7 @@ class Tensor:
         if op not in _OVERLAP_OK and not OVERLAP_WRITE_OK[0] and \
                 _internal_overlap(self._data):
             raise RuntimeError(_functionalize.OVERLAP)
-        if op.partition(":")[0] in _BROADCAST_INPLACE:
+        if op_base(op) in _BROADCAST_INPLACE:
             for o in others:
                 if isinstance(o, Tensor) and o._data.shape != self._data.shape:
                     _check_broadcast(tuple(self.shape), tuple(o.shape))  # PyTorch's text
@@ -3306,7 +3307,7 @@ _SCALAR_OVERLOADS = frozenset({"Pow", "Remainder", "Fmod", "Rsub"})
 
 
 def _shown_operands(op: str, a: Any, b: Any) -> tuple[Any, ...]:
-    if op.partition(":")[0] in _SCALAR_OVERLOADS:
+    if op_base(op) in _SCALAR_OVERLOADS:
         return tuple(x for x in (a, b) if isinstance(x, Tensor))
     return (a, b)
 
@@ -3365,7 +3366,7 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
     if true_div and D.category(dt) <= 1:
         dt = D.get_default_dtype()
     cplx = D.category(dt) == 3
-    if cplx and op.partition(":")[0] in _ALPHA_OPS or not (
+    if cplx and op_base(op) in _ALPHA_OPS or not (
             type(alpha) is builtins.int and alpha == 1):
         f = _with_alpha(f, alpha, cplx)
     host = _HOST_BINARY.get(f)
@@ -3377,7 +3378,7 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
             # (0-d operands give a NumPy scalar: kept an array).
             out = host(va, vb)
             return Tensor._from_data(out if type(out) is np.ndarray else np.asarray(out))
-    kernel = _ROUNDING_KERNELS.get(f if op == "Div:2" else op.partition(":")[0])
+    kernel = _ROUNDING_KERNELS.get(f if op == "Div:2" else op_base(op))
     if kernel is not None:
         if dt.name == "bool" or D.category(dt) > 2:
             raise NotImplementedError(f'"{kernel}_cpu" not implemented for '

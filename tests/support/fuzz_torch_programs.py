@@ -403,7 +403,10 @@ class TorchRefused(Exception):
 
 def _diff(a: Any, b: Any, dtype: str, loose: bool = False) -> str | None:
     if a is None or b is None:
-        return None if a is None and b is None else f"{a is None} vs {b is None} (None)"
+        if a is None and b is None:
+            return None
+        present = np.asarray(b if a is None else a)
+        return f"{a is None} vs {b is None} (None; the other side {present.tolist()})"
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape:
         return f"shape {a.shape} vs {b.shape}"

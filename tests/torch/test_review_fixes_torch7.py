@@ -51,7 +51,9 @@ def _values(shape, lo=-4.0, hi=4.0):
 @given(dt=_DT, rows=st.integers(1, 5), cols=st.integers(3, 20), data=st.data())
 def test_half_layer_norm_gradients(dt, rows, cols, data):
     # (Two columns normalize to exactly -1 and 1: the gradient is cancellation noise. The
-    # input gradient is within 3 ulps, as group_norm's: a draw of 8 float16 columns gave 3.)
+    # input gradient is within 8 ulps: a draw of 14 float16 columns gave 6, funcgrad's and
+    # PyTorch's element each 0.0005 from the float64 value of the half inputs, on either
+    # side.)
     x = data.draw(_values((rows, 3, cols)))
     w, b = data.draw(_values((cols,))), data.draw(_values((cols,)))
     # PyTorch sums the weight and bias gradients row by row into a buffer of the half
@@ -59,7 +61,7 @@ def test_half_layer_norm_gradients(dt, rows, cols, data):
     # in float32 and rounds once, so those two are compared more loosely (up to 15 rows,
     # each rounding of bfloat16's sum an ulp of a larger partial sum).
     _check(lambda F, x, w, b: F.layer_norm(x, (cols,), w, b), [x, w, b], dt,
-           grad_ulps=(3.0, 64.0, 64.0), diff=(0, 1, 2))
+           grad_ulps=(8.0, 64.0, 64.0), diff=(0, 1, 2))
     _check(lambda F, x: F.layer_norm(x, (cols,)), [x], dt)
 
 
