@@ -928,8 +928,7 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
                                  input, draws))
 
 
-_CPP_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-              "uint8": "Byte", "bool": "Bool"}
+_CPP_NAMES = D._CPP_NAMES
 
 
 def multinomial(probs: Tensor, num_samples: builtins.int,

@@ -457,10 +457,8 @@ def _einsum_error(equation: str, shapes: list[tuple[builtins.int, ...]]) -> str 
 
 def allclose(a: Tensor, b: Tensor, rtol: builtins.float = 1e-5, atol: builtins.float = 1e-8,
              equal_nan: builtins.bool = False) -> builtins.bool:
-    import numpy as np  # noqa: PLC0415
-
-    return builtins.bool(np.allclose(a._host(), b._host(), rtol=rtol, atol=atol,
-                                     equal_nan=equal_nan))
+    """Whether ``a`` and ``b`` (of one dtype) are elementwise close."""
+    return cast(builtins.bool, cast(Any, a).allclose(b, rtol, atol, equal_nan))
 
 
 def equal(a: Tensor, b: Tensor) -> builtins.bool:

@@ -53,6 +53,7 @@ from funcgrad.primitives.elementwise import conj, stop_gradient_p
 from funcgrad.primitives.rules import place_like
 from funcgrad.torch import _anomaly, _profiling
 from funcgrad.torch._grad_mode import is_grad_enabled, set_grad_enabled
+from funcgrad.torch._handles import RemovableHandle
 from funcgrad.torch._saved_hooks import HookPair, Packed, run_pack, run_unpack
 from funcgrad.transforms.reverse import (
     Edge,
@@ -196,13 +197,13 @@ class GradFn(Node):
         hooks); it may return new ``grad_inputs``."""
         hooks = self.hook_list(_POST)
         hooks.append(hook)
-        return _HookHandle(hooks, hook)
+        return RemovableHandle(hooks, hook)
 
     def register_prehook(self, hook: Callable[..., Any]) -> Any:
         """``hook(grad_outputs)`` before this node's backward; it may return new ones."""
         hooks = self.hook_list(_PRE)
         hooks.append(hook)
-        return _HookHandle(hooks, hook)
+        return RemovableHandle(hooks, hook)
 
     def hook_list(self, k: int) -> list[Callable[..., Any]]:
         """The hooks on output ``k`` (-1: the node's own), to add to."""
@@ -559,13 +560,6 @@ def check_saved(node: GradFn) -> None:
 _POST, _PRE = -1, -2
 
 
-class _HookHandle:
-    def __init__(self, hooks: list[Any], hook: Any) -> None:
-        self.hooks, self.hook = hooks, hook
-
-    def remove(self) -> None:
-        if self.hook in self.hooks:
-            self.hooks.remove(self.hook)
 
 
 # ------------------------------------------------------------------ the recording

@@ -85,9 +85,9 @@ from funcgrad.torch._graph import (
     GradFn,
     OpNode,
     PostAccumulateHook,
+    RemovableHandle,
     TapeTrace,
     TapeTracer,
-    _HookHandle,
     buffer_of,
     name_node,
     new_node,
@@ -334,10 +334,10 @@ class Tensor:
         if self.grad_fn is None:
             hooks = self._hook_list()
             hooks.append(hook)
-            return _HookHandle(hooks, hook)
+            return RemovableHandle(hooks, hook)
         hooks = self.grad_fn.hook_list(self._out_index)
         hooks.append(hook)
-        return _HookHandle(hooks, hook)
+        return RemovableHandle(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> Any:
         """Call ``hook(self)`` after this leaf's ``.grad`` is updated by a backward pass."""
@@ -350,7 +350,7 @@ class Tensor:
         entry = PostAccumulateHook(hook)
         hooks = self._hook_list()
         hooks.append(entry)
-        return _HookHandle(hooks, entry)
+        return RemovableHandle(hooks, entry)
 
     def _hook_list(self) -> list[Any]:
         # Most tensors never get a hook: an empty tuple until one is registered.
@@ -896,7 +896,7 @@ class Tensor:
                                                         _scaled(b, alpha, cplx)), other)
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
-        _check_bool_subtraction(self, other)
+        check_bool_subtraction(self, other)
         cplx = self.dtype.is_complex
         return self._inplace("Sub", lambda a, b: _arith(_plain.subtract, a,
                                                         _scaled(b, alpha, cplx)), other)
@@ -987,7 +987,9 @@ class Tensor:
                                                      index, gen, *args, **kwargs))
 
     def __setitem__(self, idx: Any, value: Any) -> None:
-        idx = _unwrap_index(_check_vmap_masks(_check_index_types(_sequence_as_tuple(idx))))
+        scalar = not isinstance(value, Tensor) or value.dim() == 0
+        idx = _unwrap_index(_check_vmap_masks(_byte_masks(
+            _check_index_types(_sequence_as_tuple(idx)), scalar)))
         lifted = _lift_scalar_bools(idx, self.ndim)
         shape = tuple(self.shape)
         if lifted is not None:
@@ -1216,8 +1218,13 @@ class Tensor:
         return self.expand(other.shape)
 
     def repeat(self, *sizes: Any) -> Tensor:
+        if not sizes:
+            raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
         sz = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], builtins.int) \
             else sizes
+        if len(sz) < self.dim():  # (NumPy's tile would pad them with ones)
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
+                               "number of dimensions of tensor")
         return apply_op("Repeat", lambda x: fnp.tile(x, sz), self)
 
     def __getitem__(self, idx: Any) -> Tensor:
@@ -1231,7 +1238,8 @@ class Tensor:
             out._vc, out._is_view = self._vc, True
             out._view_base = self if self._view_base is None else self._view_base
             return out
-        idx = _unwrap_index(_check_vmap_masks(_check_index_types(_sequence_as_tuple(idx))))
+        idx = _unwrap_index(_check_vmap_masks(_byte_masks(
+            _check_index_types(_sequence_as_tuple(idx)))))
         lifted = _lift_scalar_bools(idx, self.ndim)
         if lifted is not None:
             axes, idx = lifted
@@ -1501,7 +1509,7 @@ class Tensor:
         if self.ndim != 1 or getattr(other, "ndim", 0) != 1:
             raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and "
                                f"{getattr(other, 'ndim', 0)}D tensors")
-        _same_dtype("dot", self, other)
+        same_vector_dtypes(self, other)
         msg = _matmul_shape_error(tuple(self.shape), tuple(other.shape))
         if msg is not None:
             raise RuntimeError(msg)
@@ -1521,11 +1529,12 @@ class Tensor:
         return self._clamp("ClampMax", None, max)
 
     def _clamp(self, op: str, min: Any, max: Any) -> Tensor:  # noqa: A002
+        tensors = _tensor_bounds(op.lower(), min, max)
         dt = result_dtype(self, *(b for b in (min, max) if b is not None))
         _check_int_value(min, dt)
         _check_int_value(max, dt)
         x = self if dt is self.dtype else self._astype(dt)
-        if _tensor_bounds(op.lower(), min, max):
+        if tensors:
             # PyTorch's Tensor overloads: clamp.Tensor is ClampBackward0, clamp_min.Tensor
             # ClampMinBackward1; the bounds get gradients too.
             return apply_op(op if op == "Clamp" else op + ":1", clamp_tensors, x, min, max)
@@ -1848,10 +1857,7 @@ _TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16":
                  "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
                  "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
                  "complex128": "ComplexDoubleTensor"}
-_CPP = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-        "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "float16": "Half",
-        "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "bool": "Bool",
-        "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_CPP = D._CPP_NAMES
 
 
 def _check_mask_dtype(mask: Any) -> None:
@@ -2305,6 +2311,8 @@ def _masked_fill_name(value: Any) -> str:
 def _tensor_bounds(name: str, lo: Any, hi: Any) -> builtins.bool:
     """Whether clamp's bounds take PyTorch's Tensor overload (a number with a Tensor is
     neither overload: PyTorch's TypeError)."""
+    if lo is None and hi is None and name in ("clamp", "clamp_"):
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     tensors = [isinstance(b, Tensor) for b in (lo, hi) if b is not None]
     if builtins.any(tensors) and not builtins.all(tensors):
         raise TypeError(f"{name}() received an invalid combination of arguments: min and max "
@@ -2398,6 +2406,30 @@ def _check_index_types(idx: Any) -> Any:
             if i.step < 0:  # (PyTorch's views have no negative strides)
                 raise ValueError("step must be greater than zero")
     return idx
+
+
+_BYTE_INDEX = ("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
+               "instead. (Triggered internally at "
+               "/__w/pytorch/pytorch/aten/src/ATen/native/IndexingUtils.h:37.)")
+
+
+def _byte_masks(idx: Any, scalar_write: builtins.bool = False) -> Any:
+    """``idx`` with its uint8 tensors read as boolean masks, PyTorch's deprecated reading
+    (with its warning); writing a number through one is PyTorch's masked_fill_ error."""
+    many = isinstance(idx, tuple)
+    items = idx if many else (idx,)
+    if not builtins.any(isinstance(i, Tensor) and i.dtype is D.uint8 for i in items):
+        return idx
+    if scalar_write:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           "unsigned char")
+    out = []
+    for i in items:
+        if isinstance(i, Tensor) and i.dtype is D.uint8:
+            warnings.warn(_BYTE_INDEX, UserWarning, stacklevel=3)
+            i = i.bool()
+        out.append(i)
+    return tuple(out) if many else out[0]
 
 
 def _unwrap_index(idx: Any, top: builtins.bool = True) -> Any:
@@ -3291,7 +3323,8 @@ def _is_bool(x: Any) -> builtins.bool:
     return isinstance(x, builtins.bool) or (isinstance(x, Tensor) and x.dtype is D.bool)
 
 
-def _check_bool_subtraction(a: Any, b: Any) -> None:
+def check_bool_subtraction(a: Any, b: Any) -> None:
+    """PyTorch's errors for ``a - b`` where either is a bool (``~`` or ``^`` is meant)."""
     if _is_bool(a) and _is_bool(b) and isinstance(a, Tensor) and isinstance(b, Tensor):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
@@ -3324,7 +3357,7 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
     """A binary elementwise operation with PyTorch's promotion; ``alpha`` scales ``b``
     (add's and sub's)."""
     if op in _SUBTRACTIONS:
-        _check_bool_subtraction(a, b)
+        check_bool_subtraction(a, b)
     prim = _BINARY_PRIM.get(f) if type(alpha) is builtins.int and alpha == 1 else None
     if prim is not None and isinstance(a, Tensor) and is_grad_enabled() and (
             a._requires_grad or getattr(b, "_requires_grad", False)):
@@ -4009,9 +4042,10 @@ Tensor.abs_ = _abs_  # type: ignore[attr-defined]
 Tensor.absolute = _abs  # type: ignore[attr-defined]
 
 
-def _same_dtype(what: str, a: Any, b: Any) -> None:
+def same_vector_dtypes(a: Any, b: Any) -> None:
+    """PyTorch's dtype check of dot and vdot (their kernel is dot's)."""
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is not b.dtype:
-        raise RuntimeError(f"{what}: expected both tensors to have the same dtype, but got "
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
                            f"{_CPP[a.dtype.name]} and {_CPP[b.dtype.name]}")
 
 

@@ -26,7 +26,7 @@ from funcgrad.torch._autocast import autocast_namespace, autocast_op
 from funcgrad.torch._functions import _need_tensor, matmul
 from funcgrad.torch._grad_mode import is_grad_enabled
 from funcgrad.torch._return_types import named_result
-from funcgrad.torch._tensor import _CPP, Tensor, _view_op, apply_op
+from funcgrad.torch._tensor import _CPP, Tensor, _view_op, apply_op, same_vector_dtypes
 
 # ------------------------------------------------------------------ methods
 
@@ -219,6 +219,8 @@ def inner(self: Tensor, other: Any) -> Tensor:
     """The sum of products over the last axes."""
     if self.dim() == 0 or getattr(other, "ndim", 0) == 0:
         return cast(Tensor, self * other)
+    if isinstance(other, Tensor) and other.dtype is not self.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     # PyTorch's inner is a tensordot, whose last step is a view (ViewBackward0).
     return cast(Tensor, apply_op("View", fnp.inner, self, other))
 
@@ -228,6 +230,7 @@ def vdot(self: Tensor, other: Tensor) -> Tensor:
     if self.dim() != 1 or other.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {self.dim()}D and {other.dim()}D "
                            "tensors")
+    same_vector_dtypes(self, other)
     return cast(Tensor, apply_op("Vdot", fnp.vdot, self, other))
 
 

@@ -45,6 +45,7 @@ from funcgrad.torch._std_sort import (
 from funcgrad.torch._tensor import (
     _CPP,
     Tensor,
+    _byte_masks,
     _check_broadcast,
     _check_index_bounds,
     _ddof,
@@ -187,7 +188,11 @@ def index_put(self: Tensor, indices: Sequence[Any], values: Any,
         # (Counted before a mask or a scalar bool is read for the dimensions it takes.)
         raise IndexError(f"too many indices for tensor of dimension {self.dim()} (got "
                          f"{len(indices)})")
-    idx = tuple(_t(i) for i in indices)
+    if isinstance(values, Tensor) and values.dtype is not self.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{D.cpp_name(self.dtype)} for the destination and "
+                           f"{D.cpp_name(values.dtype)} for the source.")
+    idx = _byte_masks(tuple(_t(i) for i in indices), _t(values).dim() == 0)
     lifted = _lift_scalar_bools(tuple(i._value_for_backward() for i in idx), self.dim())
     if lifted is not None:
         axes, where = lifted
@@ -332,6 +337,17 @@ def scatter_add(self: Tensor, dim: builtins.int, index: Tensor, src: Tensor) -> 
 def scatter_reduce(self: Tensor, dim: builtins.int, index: Tensor, src: Tensor, reduce: str,
                    *, include_self: builtins.bool = True) -> Tensor:
     """``self`` with ``src`` reduced (sum, prod, mean, amax, amin) at ``index``."""
+    if reduce in ("max", "min"):
+        # PyTorch's old names of amax/amin: computed, with no derivative.
+        from funcgrad.torch._grad_mode import no_grad  # noqa: PLC0415
+
+        with no_grad():
+            values = _scatter(self, dim, index, src, "a" + reduce, "ScatterReduce",
+                              include_self)
+        return _undifferentiable(
+            "ScatterReduce", "scatter_reduce", self, values, src, error=RuntimeError(
+                "Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got "
+                f"{reduce}."))
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
@@ -345,9 +361,17 @@ def scatter_reduce(self: Tensor, dim: builtins.int, index: Tensor, src: Tensor, 
 
 def masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """``self`` with the leading entries of ``source`` written where ``mask`` is true."""
+    if _t(mask).dtype is not D.bool:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {D.cpp_name(_t(mask).dtype)}")
+    if isinstance(source, Tensor) and source.dtype is not self.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but "
+                           f"got{D.cpp_name(self.dtype)} and {D.cpp_name(source.dtype)}")
     m = np.broadcast_to(np.asarray(_t(mask)._host(), bool), tuple(self.shape))
     pos = np.nonzero(m)
     count = len(pos[0]) if pos else 0
+    if count > _t(source).numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
 
     def run(x: Any, s: Any) -> Any:
         x = fnp.broadcast_to(x, m.shape)
@@ -687,28 +711,33 @@ def unique(self: Tensor, sorted: builtins.bool = True, return_inverse: builtins.
     return out[0] if len(out) == 1 else tuple(out)
 
 
-def _undifferentiable(op: str, kernel: str, src: Tensor, values: Tensor) -> Tensor:
-    """``values`` (computed on the host from ``src``) as PyTorch's output of ``kernel``: a
-    node named for ``op`` whose backward raises PyTorch's NotImplementedError."""
+def _undifferentiable(op: str, kernel: str, src: Tensor, values: Tensor,
+                      *others: Any, error: Exception | None = None) -> Tensor:
+    """``values`` (computed from ``src`` and ``others``) as PyTorch's output of ``kernel``: a
+    node named for ``op`` whose backward raises ``error`` (PyTorch's NotImplementedError)."""
     from funcgrad.core import Tracer  # noqa: PLC0415
     from funcgrad.torch._grad_mode import is_grad_enabled  # noqa: PLC0415
     from funcgrad.transforms.custom import custom_vjp  # noqa: PLC0415
 
-    traced = isinstance(src._data, Tracer)  # (torch.func's transforms differentiate too)
-    if not ((traced or src.requires_grad and is_grad_enabled())
+    ins = (src, *(o for o in others if isinstance(o, Tensor)))
+    # (torch.func's transforms differentiate too: a traced operand)
+    traced = builtins.any(isinstance(t._data, Tracer) for t in ins)
+    if not ((traced or builtins.any(t.requires_grad for t in ins) and is_grad_enabled())
             and values.dtype.is_floating_point):
         return values
     held = values._data
+    refusal = error or NotImplementedError(
+        f"the derivative for '{kernel}' is not implemented.")
 
-    def run(x: Any) -> Any:
+    def run(*xs: Any) -> Any:
         return held
 
     def bwd(res: Any, g: Any) -> Any:
-        raise NotImplementedError(f"the derivative for '{kernel}' is not implemented.")
+        raise refusal
 
     rule = custom_vjp(run)
-    rule.defvjp(lambda x: (held, None), bwd)
-    return cast(Tensor, apply_op(op, rule, src))
+    rule.defvjp(lambda *xs: (held, None), bwd)
+    return cast(Tensor, apply_op(op, rule, *ins))
 
 
 def _unique_nan_apart(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1574,7 +1603,8 @@ def corrcoef(self: Tensor) -> Tensor:
 def histc(self: Tensor, bins: builtins.int = 100, min: Any = 0, max: Any = 0) -> Tensor:  # noqa: A002
     """A histogram of ``bins`` equal bins over ``[min, max]`` (the data's range if equal)."""
     if not self.dtype.is_floating_point:
-        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{_CPP[self.dtype.name]}'")
+        raise NotImplementedError(
+            f"\"histogram_cpu\" not implemented for '{_CPP[self.dtype.name]}'")
     h = np.asarray(self._host()).reshape(-1)
     lo, hi = builtins.float(min), builtins.float(max)
     if lo == hi and h.size:
@@ -1812,7 +1842,7 @@ def isclose(self: Tensor, other: Any, rtol: builtins.float = 1e-05,
             atol: builtins.float = 1e-08, equal_nan: builtins.bool = False) -> Tensor:
     """Elementwise ``|self - other| <= atol + rtol * |other|``."""
     if isinstance(other, Tensor) and other.dtype is not self.dtype:
-        raise RuntimeError(f"{self.dtype} did not match {other.dtype}")
+        raise RuntimeError(f"{D.cpp_name(self.dtype)} did not match {D.cpp_name(other.dtype)}")
     a, b = np.asarray(self._host()), np.asarray(_t(other)._host())
     return _on_device_of(self, np.asarray(np.isclose(a, b, rtol, atol, equal_nan)))
 

@@ -57,11 +57,28 @@ common_notes = {
 }
 
 
+# Functions whose refusal of an integer or bool input comes from another place in PyTorch
+# than linalg's dtype check (a kernel, or the function it calls): the error and its text.
+_NOT_FLOAT: dict[str, tuple[type[Exception], str]] = {
+    "eigh": (NotImplementedError, "\"linalg_eigh_cpu\" not implemented for '{}'"),
+    "eig": (RuntimeError, "Unknown Complex ScalarType for {}"),
+    "lu_factor_ex": (NotImplementedError, "\"lu_cpu\" not implemented for '{}'"),
+    "lu": (NotImplementedError, "\"lu_cpu\" not implemented for '{}'"),
+    "matrix_rank": (RuntimeError, "This function doesn't handle types other than float and "
+                                  "double"),
+}
+# ...or linalg's check under the name of the function they call.
+_CHECKED_AS = {"svdvals": "svd", "cond": "svd", "norm": "vector_norm"}
+
+
 def _tensor(name: str, x: Any) -> Tensor:
     x = _need_tensor(f"linalg.{name}", x)
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
-        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as "
-                           f"input. Got {_CPP[x.dtype.name]}")
+        refusal = _NOT_FLOAT.get(name)
+        if refusal is not None:
+            raise refusal[0](refusal[1].format(_CPP[x.dtype.name]))
+        raise RuntimeError(f"linalg.{_CHECKED_AS.get(name, name)}: Expected a floating point "
+                           f"or complex tensor as input. Got {_CPP[x.dtype.name]}")
     return x
 
 
@@ -352,6 +369,15 @@ def _raise_info(name: str, infos: np.ndarray, what: str) -> None:
         raise _LinAlgError(f"linalg.{name}: {where}The factorization could not be completed "
                            "because the input is not positive-definite (the leading minor "
                            f"of order {info} is not positive-definite).")
+    if name == "solve":  # (PyTorch's linalg.solve words it its own way)
+        raise _LinAlgError(f"torch.linalg.solve: {where}The solver failed because the input "
+                           "matrix is singular.")
+    if name == "lu_factor":  # a RuntimeError, naming U's 1-based zero entry
+        raise RuntimeError(
+            f"torch.linalg.lu_factor: {where}U[{info},{info}] is zero and using it on lu_solve "
+            "would result in a division by zero. If you still want to perform the "
+            "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+            "pivot)")
     raise _LinAlgError(f"linalg.{name}: {where}The diagonal element {info} is zero, the "
                        f"{'inversion' if name == 'inv' else 'solve'} could not be completed "
                        "because the input matrix is singular.")
@@ -427,12 +453,41 @@ def cholesky_ex(A: Tensor, *, upper: builtins.bool = False,  # noqa: N803
     infos = _infos(a, "potrf")
     if check_errors:
         _raise_info("cholesky", infos, "potrf")
+    partial = _partial_factors(a, infos)
+
     def run(x: Any) -> Any:
         low = jnp.linalg.cholesky(_one_triangle(x, True))
+        if partial is not None:
+            # Where the factorization failed, LAPACK's work so far, as PyTorch returns it.
+            low = jnp.where(partial[1], partial[0], low)
         return _mH(low) if upper else low
 
     factor = apply_op("LinalgCholeskyEx", run, a)
     return named_result("linalg_cholesky_ex", ("L", "info"), (factor, _info_tensor(infos)))
+
+
+def _shape_text(b: Tensor) -> str:
+    # (a vector right-hand side is a column to PyTorch's message)
+    return f"{b.shape[-1]}x1" if b.dim() == 1 else "x".join(str(d) for d in b.shape[-2:])
+
+
+def _partial_factors(a: Tensor, infos: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """For matrices that are not positive definite: LAPACK potrf's lower triangle as it
+    stopped (the columns before the failing minor factored, the rest the input's), and
+    the mask of those matrices; None when every factorization succeeded."""
+    from scipy.linalg import lapack  # noqa: PLC0415
+
+    mats = _host_matrices(a)
+    if mats is None or not infos.any():
+        return None
+    fn = getattr(lapack, {"float32": "s", "float64": "d", "complex64": "c",
+                          "complex128": "z"}.get(mats.dtype.name, "d") + "potrf")
+    out = np.zeros_like(mats)
+    failed = infos.reshape(-1) > 0
+    for k in np.flatnonzero(failed):
+        out[k] = np.tril(fn(mats[k], lower=1, clean=0)[0])
+    shape = tuple(a.shape)
+    return out.reshape(shape), np.broadcast_to(failed.reshape(*shape[:-2], 1, 1), shape)
 
 
 def qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> Any:  # noqa: N803
@@ -623,7 +678,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: builtins.bool = True,  # noqa: N803
     if rows != a.shape[-1]:
         raise RuntimeError("linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{a.shape[-1]} and "
-                           f"{'x'.join(str(d) for d in b.shape[-2:])})")
+                           f"{_shape_text(b)})")
     _no_half_kernel("lu_cpu", a)
     infos = _infos(a, "getrf")
     if check_errors:
@@ -909,8 +964,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any
                            f"dtype {_CPP[b.dtype.name]}")
     drv = "gelsy" if driver is None else driver
     if drv not in ("gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, "
-                           f"gelsy, gelsd, gelss), but got {driver}")
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
+                           "gelsy, gelsd, gelss)")
     vector = b.dim() == a.dim() - 1
     m, n = a.shape[-2:]
     rows = b.shape[-1] if vector else b.shape[-2]

@@ -29,6 +29,7 @@ import collections
 import io
 import os
 import pickle
+import sys
 import zipfile
 from collections.abc import Callable
 from typing import IO, Any
@@ -39,7 +40,8 @@ from funcgrad.torch import _dtypes as D
 from funcgrad.torch._device import Size, device
 from funcgrad.torch._tensor import Tensor
 
-__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "save"]
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals",
+           "save"]
 
 DEFAULT_PROTOCOL = 2
 
@@ -347,7 +349,6 @@ def _torch_globals() -> dict[tuple[str, str], Any]:
         ("builtins", "set"): set,
         ("builtins", "frozenset"): frozenset,
         ("builtins", "complex"): complex,
-        ("builtins", "slice"): slice,
         ("builtins", "bytearray"): bytearray,
         ("_codecs", "encode"): _codecs_encode,
     }
@@ -388,13 +389,58 @@ def clear_safe_globals() -> None:
     _safe_globals.clear()
 
 
+class safe_globals:  # noqa: N801 - PyTorch's name
+    """Within the block, ``load(..., weights_only=True)`` also resolves these globals.
+
+    >>> import funcgrad.torch as torch
+    >>> with torch.serialization.safe_globals([torch.nn.Linear]):
+    ...     torch.serialization.get_safe_globals()
+    [<class 'funcgrad.torch.nn.modules.Linear'>]
+    """
+
+    def __init__(self, safe_globals: list[Any]) -> None:
+        self.safe_globals = safe_globals
+
+    def __enter__(self) -> None:
+        self._before = list(_safe_globals)
+        _safe_globals.extend(self.safe_globals)
+
+    def __exit__(self, *exc: object) -> None:
+        _safe_globals[:] = self._before
+
+
+def _module_paths() -> Any:
+    from funcgrad.torch.nn import _module_paths  # noqa: PLC0415 - nn imports this module
+
+    return _module_paths
+
+
 def _user_safe(module: str, name: str) -> Any:
     for g in _safe_globals:
         obj, path = (g if isinstance(g, tuple) else (g, None))
-        full = path or f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', '')}"
-        if full == f"{module}.{name}":
+        full = f"{module}.{name}"
+        if path == full or path is None and full in (
+                _module_paths().torch_path(obj),
+                f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', '')}"):
             return obj
     return None
+
+
+def _face_class(module: str, name: str) -> type | None:
+    """This face's module class the file names by its own path, or None."""
+    if not module.startswith("funcgrad.torch.nn."):
+        return None
+    found = getattr(sys.modules.get(module), name, None)
+    return found if isinstance(found, type) else None
+
+
+def _face_global(module: str, name: str) -> Any:
+    """PyTorch's module class ``module.name`` (torch.nn.modules.container.Sequential) as this
+    face's, or None."""
+    if not module.startswith("torch.nn.modules."):
+        return None
+    sub = sys.modules.get("funcgrad." + module)
+    return getattr(sub, name, None) if sub is not None else None
 
 
 _WEIGHTS_ONLY_HINT = (
@@ -430,7 +476,10 @@ class _Unpickler(pickle.Unpickler):
             return user
         if self._weights_only:
             # PyTorch names a builtin without its module, anything else by its full path.
-            path = name if module == "builtins" else f"{module}.{name}"
+            # (This face's module classes by the path PyTorch knows them by.)
+            face = _face_class(module, name)
+            path = name if module == "builtins" else \
+                _module_paths().torch_path(face) if face is not None else f"{module}.{name}"
             raise pickle.UnpicklingError(
                 _WEIGHTS_ONLY_HINT + f"Unsupported global: GLOBAL {path} was not an "
                 "allowed global by default. Please use "
@@ -439,6 +488,9 @@ class _Unpickler(pickle.Unpickler):
                 "this global if you trust this class/function.\n\nCheck the documentation of "
                 "torch.load to learn more about types accepted by default with weights_only "
                 "https://pytorch.org/docs/stable/generated/torch.load.html.")
+        face = _face_global(module, name)
+        if face is not None:
+            return face
         if module.split(".")[0] == "torch":
             raise pickle.UnpicklingError(
                 f"the file names the PyTorch global {module}.{name}, which funcgrad cannot "

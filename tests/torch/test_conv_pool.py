@@ -209,7 +209,7 @@ def test_conv_errors_are_torchs() -> None:
         nn.Conv2d(3, 4, 3, padding_mode="mirror")
     with pytest.raises(RuntimeError, match="output padding must be smaller"):
         F.conv_transpose2d(x, ft.ones(4, 2, 3, 3), stride=2, output_padding=2)
-    with pytest.raises(RuntimeError, match="pad should be smaller than or equal to half"):
+    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size"):
         F.max_pool2d(x, 2, padding=2)
 
 

@@ -108,7 +108,10 @@ def test_complex_parameter_steps_as_torch(name, kw, vals):
         p, opt = _train(m, name, kw, vals)
         return [p.detach(), dict(opt.state[p])]
 
-    _both(program, vals)
+    # SGD with momentum on the quartic term diverges from |p| ~ 2 (a drawn [1j, 1j, 1j,
+    # -2-0.75j] reaches 4.7e16 in eight steps): each step multiplies the rounding of
+    # ``x ** 4``'s last bit, so torch and funcgrad agree to ~1e-11 there.
+    _both(program, vals, **({"rtol": 1e-9} if name == "SGD" else {}))
 
 
 @pytest.mark.parametrize("name,kw", CASES, ids=_IDS)

@@ -14,23 +14,9 @@ import numpy as np
 import pytest
 
 import funcgrad.torch as ft
-from tests.torch._outcomes import outcome
+from tests.torch._outcomes import outcome, same_outcome, shown
 
 torch = pytest.importorskip("torch")
-
-
-def _text(x: Any) -> Any:
-    if isinstance(x, (ft.Tensor, torch.Tensor)):
-        return repr(x.detach()) if x.requires_grad else repr(x)
-    if isinstance(x, (tuple, list)):
-        return type(x)(_text(v) for v in x)
-    return x
-
-
-def _same(call: Any) -> None:
-    ours = outcome(lambda: _text(call(ft)))
-    theirs = outcome(lambda: _text(call(torch)))
-    assert ours == theirs
 
 
 def _captured(t: Any, body: Any) -> Any:
@@ -38,7 +24,7 @@ def _captured(t: Any, body: Any) -> Any:
     outside the function; then ``c`` itself (unchanged where the write is refused)."""
     c = t.zeros(3)
     out = outcome(lambda: t.func.grad(lambda x: (body(c, x), x.sum())[1])(t.ones(3)))
-    return (out[0], _text(out[1])), repr(c)
+    return (out[0], shown(out[1])), repr(c)
 
 
 CAPTURED = {
@@ -72,7 +58,7 @@ def test_tensors_made_inside_grad_are_written_freely() -> None:
             buf[0] = x[1] * 3
             return (buf * x).sum()
         return t.func.grad(inner)(t.tensor([1.0, 2.0, 3.0]))
-    _same(f)
+    same_outcome(f)
 
 
 @pytest.mark.parametrize("transform", ["grad", "vjp", "jvp", "jacrev"])
@@ -115,7 +101,7 @@ def test_vmap_writes_into_unmapped_tensors_as_torch(name: str) -> None:
         c = t.zeros(3)
         out = outcome(lambda: t.func.vmap(lambda x: (VMAPPED[name](c, x), x)[1])(
             t.ones(2, 3)))
-        return (out[0], _text(out[1])), repr(c)
+        return (out[0], shown(out[1])), repr(c)
     assert run(ft) == run(torch)
 
 
@@ -149,7 +135,7 @@ def _kept_by_to(x: Any, where: str) -> bool:
 
 @pytest.mark.parametrize("name", sorted(DEVICES))
 def test_device_equality_as_torch(name: str) -> None:
-    _same(DEVICES[name])
+    same_outcome(DEVICES[name])
 
 
 _BINARY_TENSOR_ONLY = ["maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "hypot",
@@ -186,7 +172,7 @@ def test_a_number_where_torch_takes_tensors_only(name: str, how: str) -> None:
 
 def test_numbers_first_where_torch_has_scalar_overloads() -> None:
     for name in ("true_divide", "floor_divide", "sub", "add", "mul", "div", "pow"):
-        _same(lambda t, n=name: getattr(t, n)(3.0, t.tensor([1.0, 2.0])))
+        same_outcome(lambda t, n=name: getattr(t, n)(3.0, t.tensor([1.0, 2.0])))
 
 
 BOOL = {
@@ -209,7 +195,7 @@ BOOL = {
 
 @pytest.mark.parametrize("name", sorted(BOOL))
 def test_bool_pow_and_shifts_as_torch(name: str) -> None:
-    _same(lambda t: BOOL[name](t, t.tensor([True, False])))
+    same_outcome(lambda t: BOOL[name](t, t.tensor([True, False])))
 
 
 def _first_warnings(t: Any, calls: list[Any]) -> list[list[str]]:
@@ -398,4 +384,4 @@ SMALL = {
 
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_nineteenth_review_small_differences_as_torch(name: str) -> None:
-    _same(SMALL[name])
+    same_outcome(SMALL[name])

@@ -109,7 +109,7 @@ from funcgrad.torch.nn.transformer import (
 
 # isort: split
 from funcgrad.torch.nn import parallel  # noqa: E402, I001 - after Module (it subclasses it)
-from funcgrad.torch.nn import attention, grad, utils  # noqa: E402
+from funcgrad.torch.nn import attention, common_types, grad, utils  # noqa: E402
 from funcgrad.torch.nn.parallel import DataParallel  # noqa: E402
 from funcgrad.torch.nn.parameter import Buffer  # noqa: E402
 from funcgrad.torch.nn.sync_batchnorm import SyncBatchNorm  # noqa: E402
@@ -220,9 +220,25 @@ __all__ += ["AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d", "LinearCrossEntropyLo
 # PyTorch's torch.nn.modules.module, where the global hooks' functions live: this face
 # keeps Module in funcgrad.torch.nn.module and the module classes in nn.modules (a file).
 import sys as _sys  # noqa: E402
+from typing import cast  # noqa: E402
 
 from funcgrad.torch.nn import module as _module_file  # noqa: E402
 from funcgrad.torch.nn import modules as _modules_file  # noqa: E402
 
 _modules_file.module = _module_file  # type: ignore[attr-defined]
 _sys.modules.setdefault(__name__ + ".modules.module", _module_file)
+
+
+def _find_class(name: str) -> type:
+    # The public classes first, then the private bases (_BatchNorm...) in the face's files.
+    if name in globals():
+        return cast(type, globals()[name])
+    for mod_name, mod in list(_sys.modules.items()):
+        if mod_name.startswith(__name__ + ".") and isinstance(vars(mod).get(name), type):
+            return cast(type, vars(mod)[name])
+    raise ImportError(f"funcgrad.torch.nn has no class {name} for torch.nn.modules")
+
+
+from funcgrad.torch.nn import _module_paths  # noqa: E402
+
+_module_paths.install(_modules_file, _find_class)

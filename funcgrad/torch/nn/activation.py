@@ -194,9 +194,23 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
+def _check_pixel_shuffle(name: str, factor: str, input: Any, r: int) -> None:  # noqa: A002
+    """PyTorch's checks of the rank and the factor (before the divisibility checks)."""
+    if len(input.shape) < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got "
+                           f"input with {len(input.shape)} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{name} expects a positive {factor}, but got {r}")
+
+
 def pixel_shuffle(input: Any, upscale_factor: int) -> Any:  # noqa: A002
     """``(*, C r^2, H, W) -> (*, C, H r, W r)``."""
     r = upscale_factor
+    _check_pixel_shuffle("pixel_shuffle", "upscale_factor", input, r)
+    if input.shape[-3] % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
+                           "divisible by the square of upscale_factor, but "
+                           f"input.size(-3)={input.shape[-3]} is not divisible by {r * r}")
 
     def impl(x: Any) -> Any:
         *b, c, h, w = x.shape
@@ -211,6 +225,12 @@ def pixel_shuffle(input: Any, upscale_factor: int) -> Any:  # noqa: A002
 def pixel_unshuffle(input: Any, downscale_factor: int) -> Any:  # noqa: A002
     """``(*, C, H r, W r) -> (*, C r^2, H, W)``."""
     r = downscale_factor
+    _check_pixel_shuffle("pixel_unshuffle", "downscale_factor", input, r)
+    for side, axis in (("height", -2), ("width", -1)):
+        if input.shape[axis] % r:
+            raise RuntimeError(f"pixel_unshuffle expects {side} to be divisible by "
+                               f"downscale_factor, but input.size({axis})="
+                               f"{input.shape[axis]} is not divisible by {r}")
 
     def impl(x: Any) -> Any:
         *b, c, hr, wr = x.shape

@@ -19,8 +19,15 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad import nn as jnn
 from funcgrad.torch._autocast import autocast_op
+from funcgrad.torch._dtypes import cpp_name
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._apply import floating, in_float32, in_float32_at_result, op, rrelu_noise
+from funcgrad.torch.nn._kernel_dtypes import (
+    check_kernel_dtype,
+    is_float_tensor,
+    no_kernel,
+    refuse_bool_subtraction,
+)
 from funcgrad.transforms.custom import custom_jvp
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -54,26 +61,51 @@ def _hardtanh(x: Any, lo: float, hi: float) -> Any:
 def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
              inplace: bool = False) -> Any:
     """``x`` clipped to ``[min_val, max_val]``."""
+    integral = _hardtanh_integral(input, min_val, max_val)
     if inplace:
         return _written("hardtanh_", input, min_val, max_val)
+    if integral is not None:
+        return integral
     return op("Hardtanh", lambda x: _hardtanh(x, min_val, max_val), floating(input))
+
+
+def _hardtanh_integral(input: Any, min_val: float, max_val: float) -> Any:  # noqa: A002
+    """PyTorch's hardtanh of an integer Tensor: its limits truncated to integers, the
+    clamp in its dtype (None for other inputs); a bool input, or a uint8 one with a
+    negative limit, is refused."""
+    if is_float_tensor(input):
+        return None
+    if input.dtype.name == "bool":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    lo, hi = int(min_val), int(max_val)
+    if input.dtype.name == "uint8" and (lo < 0 or hi < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    info = np.iinfo(input.dtype.np)
+    # (Limits past the dtype's range clamp nothing more than its bounds do.)
+    lo, hi = (min(max(v, int(info.min)), int(info.max)) for v in (lo, hi))
+    return op("Hardtanh", lambda x: fnp.minimum(fnp.maximum(x, lo), hi), input)
 
 
 def relu6(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``min(max(x, 0), 6)``."""
+    integral = _hardtanh_integral(input, 0.0, 6.0)
     if inplace:
         return _written("hardtanh_", input, 0.0, 6.0)
+    if integral is not None:
+        return integral
     return op("Hardtanh", lambda x: _hardtanh(x, 0.0, 6.0), floating(input))
 
 
 def mish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``x * tanh(softplus(x))``."""
+    check_kernel_dtype("mish_cpu", input)
     impl = in_float32(lambda x: x * fnp.tanh(jnn.softplus(x)))
     return _written_as("Mish", impl, input) if inplace else op("Mish", impl, floating(input))
 
 
 def hardswish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``x * relu6(x + 3) / 6``."""
+    check_kernel_dtype("hardswish_cpu", input)
     impl = in_float32(lambda x: x * _hardtanh(x + 3.0, 0.0, 6.0) / 6.0)
     return _written_as("Hardswish", impl, input) if inplace else \
         op("Hardswish", impl, floating(input))
@@ -100,6 +132,7 @@ _hardsigmoid.defjvp(_hardsigmoid_jvp)
 
 def hardsigmoid(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``relu6(x + 3) / 6``."""
+    check_kernel_dtype("hardsigmoid_cpu", input)
     impl = in_float32(_hardsigmoid)
     return _written_as("Hardsigmoid", impl, input) if inplace else \
         op("Hardsigmoid", impl, floating(input))
@@ -133,6 +166,7 @@ def _elu(x: Any, alpha: float, scale: float = 1.0, input_scale: float = 1.0,
 
 def selu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``scale * elu(x, alpha)`` with SELU's constants."""
+    check_kernel_dtype("elu_cpu", input)
     if inplace:
         return _written("selu_", input)
     return op("Elu", in_float32(lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE, from_input=True)),
@@ -153,6 +187,7 @@ def _celu(x: Any, alpha: float, from_input: bool = False) -> Any:
 
 def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    check_kernel_dtype("elu_cpu", input)
     if inplace:
         return _written("celu_", input, alpha)
     return op("Celu", in_float32(lambda x: _celu(x, alpha, from_input=True)), floating(input))
@@ -160,16 +195,20 @@ def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa:
 
 def softsign(input: Any) -> Any:  # noqa: A002
     """``x / (1 + |x|)``."""
+    if isinstance(input, Tensor) and input.dtype.name == "bool":
+        raise no_kernel("abs_cpu", input)  # PyTorch's x / (1 + x.abs())
     return op("Div", lambda x: x / (1.0 + fnp.abs(x)), floating(input))
 
 
 def tanhshrink(input: Any) -> Any:  # noqa: A002
     """``x - tanh(x)``."""
+    refuse_bool_subtraction(input, None)  # PyTorch's x - x.tanh()
     return op("Sub", lambda x: x - fnp.tanh(x), floating(input))
 
 
 def softshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    check_kernel_dtype("softshrink_check", input)
     # As PyTorch's kernels: ``x * 0`` inside (-0 for a negative x), NaN passed through
     # (with its gradient) as outside.
     def impl(x: Any) -> Any:
@@ -181,18 +220,22 @@ def softshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
 
 def hardshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
     """``x`` where ``|x| > lambd``, else 0."""
+    check_kernel_dtype("hardshrink_cpu", input)
     return op("Hardshrink", lambda x: fnp.where((x >= -lambd) & (x <= lambd), _const(x, 0.0),
                                                 x), floating(input))
 
 
 def logsigmoid(input: Any) -> Any:  # noqa: A002
     """``log(sigmoid(x))``, computed stably."""
+    check_kernel_dtype("log_sigmoid_cpu", input)
     return op("LogSigmoid", in_float32(lambda x: -jnn.softplus(-x)), floating(input))
 
 
 def threshold(input: Any, threshold: float, value: float,  # noqa: A002
               inplace: bool = False) -> Any:
     """``x`` where ``x > threshold``, else ``value``."""
+    if isinstance(input, Tensor) and input.dtype.name == "bool":
+        raise no_kernel("threshold_cpu", input)
     if inplace:
         return _written("threshold_", input, threshold, value)
     # NaN passes through, as PyTorch's ``x <= threshold ? value : x``.
@@ -201,6 +244,7 @@ def threshold(input: Any, threshold: float, value: float,  # noqa: A002
 
 def glu(input: Any, dim: int = -1) -> Any:  # noqa: A002
     """``a * sigmoid(b)`` for the two halves ``a, b`` of ``dim``."""
+    check_kernel_dtype("glu_cpu", input)
     n = input.shape[dim]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension "
@@ -232,6 +276,10 @@ def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,  # noqa: A
 @autocast_op("prelu")
 def prelu(input: Any, weight: Any) -> Any:  # noqa: A002
     """``x`` where ``x >= 0``, else ``weight * x`` (one weight, or one per channel: dim 1)."""
+    if isinstance(input, Tensor) and isinstance(weight, Tensor) and input.dtype != weight.dtype:
+        raise RuntimeError("prelu: Type promoting not supported. Got "
+                           f"{cpp_name(input.dtype)} and {cpp_name(weight.dtype)}")
+    check_kernel_dtype("prelu_cpu", input)
     def impl(x: Any, w: Any) -> Any:
         if w.size > 1 and x.ndim >= 2:
             w = fnp.reshape(w, (1, -1) + (1,) * (x.ndim - 2))
@@ -244,6 +292,7 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A
           training: bool = False, inplace: bool = False) -> Any:
     """Leaky relu with slope ``(lower + upper) / 2``, or, when ``training``, a slope drawn
     uniformly from ``[lower, upper]`` for each negative element."""
+    check_kernel_dtype("rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu", input)
     if inplace:
         return _written("rrelu_", input, lower, upper, training)
     if not training:

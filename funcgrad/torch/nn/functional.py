@@ -46,6 +46,12 @@ from funcgrad.torch._tensor import (
 )
 from funcgrad.torch.nn import _apply
 from funcgrad.torch.nn import activation_functions as _activations
+from funcgrad.torch.nn._kernel_dtypes import (
+    check_kernel_dtype,
+    check_pair_kernel_dtype,
+    is_float_tensor,
+    refuse_bool_subtraction,
+)
 from funcgrad.transforms.jit import jit
 
 __all__ = [
@@ -130,12 +136,14 @@ def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
     if approximate not in ("none", "tanh"):
         raise ValueError(
             f"approximate argument must be either none or tanh, got {approximate!r}")
+    check_kernel_dtype("GeluKernelImpl", input)
     tanh_form = approximate == "tanh"
     return _op("Gelu", _f32(lambda x: nn.gelu(x, approximate=tanh_form)), _floating(input))
 
 
 def silu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``x * sigmoid(x)``."""
+    check_kernel_dtype("silu_cpu", input)
     if inplace:
         return _activations._written_as("Silu", _f32(nn.silu), input)
     return _op("Silu", _f32(nn.silu), _floating(input))
@@ -144,6 +152,7 @@ def silu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
 @autocast_op("softplus")
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # noqa: A002
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
+    check_kernel_dtype("softplus_cpu", input)
     def impl(x: Any) -> Any:
         bx = x * beta
         return fnp.where(bx > threshold, x, nn.softplus(bx) / beta)
@@ -155,6 +164,7 @@ def leaky_relu(input: Any, negative_slope: float = 0.01,  # noqa: A002
                inplace: bool = False) -> Any:
     # The slope side at 0, as PyTorch's backward (x > 0 ? 1 : slope); JAX's leaky_relu
     # takes the identity side there.
+    check_kernel_dtype("leaky_relu_cpu", input)
     if inplace:
         return _activations._written("leaky_relu_", input, negative_slope)
     return _op("LeakyRelu", lambda x: fnp.where(x > 0, x, negative_slope * x),
@@ -162,6 +172,7 @@ def leaky_relu(input: Any, negative_slope: float = 0.01,  # noqa: A002
 
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
+    check_kernel_dtype("elu_cpu", input)
     if inplace:
         return _activations._written("elu_", input, alpha)
     return _op("Elu", _f32(lambda x: _activations._elu(x, alpha, from_input=True)),
@@ -412,6 +423,7 @@ def mse_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
     """
     reduction = _reduction(size_average, reduce, reduction)
     _apply.check_target_size(input, target)
+    check_pair_kernel_dtype("mse_cpu", input, target)
 
     def impl(x: Any, t: Any) -> Any:
         d = x - t
@@ -426,7 +438,23 @@ def l1_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A002
     """Mean (or sum, or elementwise) absolute error; the derivative at 0 is 0."""
     reduction = _reduction(size_average, reduce, reduction)
     _apply.check_target_size(input, target)
+    refuse_bool_subtraction(input, target)
     names = {"mean": "Mean", "sum": "Sum", "none": "Abs"}
+    if isinstance(input, Tensor) and isinstance(target, Tensor) and not (
+            is_float_tensor(input) or is_float_tensor(target)):
+        # Integers: PyTorch's (x - t).abs() in their promoted dtype, summed in int64; it has
+        # no mean.
+        dt = D.promote_types(input.dtype, target.dtype)
+        if reduction == "mean":
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be "
+                               "either a floating point or complex dtype. Got: "
+                               f"{D.cpp_name(dt)}")
+
+        def integral(x: Any, t: Any) -> Any:
+            d = fnp.abs(fnp.astype(x, dt.np) - fnp.astype(t, dt.np))
+            return d if reduction == "none" else fnp.sum(fnp.astype(d, np.int64))
+
+        return _op(names[reduction], integral, input, target)
     return _op(names[reduction], lambda x, t: _reduce(fnp.abs(x - t), reduction), input,
                target)
 
@@ -559,6 +587,8 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
     _check_index_target(shape, _shape(target), _data(target).dtype)
     _check_class_weight(weight, shape[1] if len(shape) > 1 else shape[0])
     _check_targets(target, shape[1] if len(shape) > 1 else shape[0], ignore_index)
+    check_kernel_dtype("nll_loss_out_frame" if len(shape) <= 2 else
+                       "nll_loss2d_forward_out_frame", input)
 
     def impl(lp: Any, t: Any, w: Any) -> Any:
         return _nll(lp, t, w, ignore_index, reduction)
@@ -663,6 +693,9 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
     shape = _shape(input)
     n_classes = shape[1] if len(shape) > 1 else shape[0]
     eps = max(float(label_smoothing), 0.0)  # PyTorch smooths only for a positive value
+    # Its log_softmax over the classes comes first: a kernel of the floating types.
+    check_kernel_dtype("log_softmax_lastdim_kernel_impl" if len(shape) <= 2 else
+                       "log_softmax_kernel_impl", input)
     integral = np.dtype(_data(target).dtype).kind in "iu"
     if integral or _shape(target) != shape:
         # Class indices (a target not shaped as the input is read so): PyTorch's checks.
@@ -723,6 +756,8 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
     if _shape(target) != _shape(input):
         raise ValueError(f"Target size ({Size(_shape(target))}) must be the same as input size "
                          f"({Size(_shape(input))})")
+    # PyTorch's log_sigmoid(input) comes first: a kernel of the floating types.
+    check_kernel_dtype("log_sigmoid_cpu", input)
     tk, xk = np.dtype(_data(target).dtype).kind, np.dtype(_data(input).dtype).kind
     if tk in "biu" and xk not in "biu":
         from funcgrad.torch._tensor import _CPP  # noqa: PLC0415

@@ -23,12 +23,18 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
 from funcgrad.lax import stop_gradient
+from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _half_math as half_math
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dtypes import cpp_name
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import _apply
 from funcgrad.torch.nn._apply import data, floating, in_float32, op, shape
+from funcgrad.torch.nn._kernel_dtypes import (
+    check_kernel_dtype,
+    check_pair_kernel_dtype,
+    is_float_tensor,
+)
 from funcgrad.transforms.custom import custom_jvp
 
 __all__ = [
@@ -62,11 +68,12 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A
         raise ValueError(f"Using a target size ({_size(target)}) that is different to the "
                          f"input size ({_size(input)}) is deprecated. Please ensure they have "
                          "the same size.")
-    _probabilities(input, target)
     if isinstance(input, Tensor) and isinstance(target, Tensor) and \
             target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {cpp_name(target.dtype)} but expected "
                            f"{cpp_name(input.dtype)}")
+    check_kernel_dtype("binary_cross_entropy", input)
+    _probabilities(input, target)
 
     half = half_math.half_dtype(data(input)) if isinstance(input, Tensor) else None
 
@@ -173,6 +180,7 @@ def smooth_l1_loss(input: Any, target: Any, size_average: Any = None,  # noqa: A
     _apply.check_target_size(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    check_pair_kernel_dtype("smooth_l1_cpu", input, target)
 
     def impl(x: Any, t: Any) -> Any:
         d = fnp.abs(x - t)
@@ -194,6 +202,15 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean",  # noqa: A002
         raise ValueError("Weights and input must have the same size.")
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if isinstance(input, Tensor) and isinstance(target, Tensor) and \
+            not is_float_tensor(input):
+        # PyTorch's kernel writes into a tensor of the input's dtype: a floating result
+        # (or any but bool, for a bool input) cannot be cast there.
+        result = D.promote_types(input.dtype, target.dtype)
+        if result.is_floating_point or (input.dtype.name == "bool" and result.name != "bool"):
+            raise RuntimeError(f"result type {cpp_name(result)} can't be cast to the desired "
+                               f"output type {cpp_name(input.dtype)}")
+    check_pair_kernel_dtype("huber_cpu", input, target)
 
     def impl(x: Any, t: Any, w: Any) -> Any:
         d = fnp.abs(x - t)
@@ -201,6 +218,23 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean",  # noqa: A002
         return _apply.reduce(loss if w is None else loss * w, red)
 
     return op("HuberLoss", impl, input, target, weight)
+
+
+@custom_jvp
+def _xlogx(t: Any) -> Any:
+    """PyTorch's ``xlogy(t, t)``: 0 where t is 0, NaN for a negative (or NaN) t."""
+    zero = t == 0
+    return fnp.where(zero, 0.0, t * fnp.log(fnp.where(zero, 1.0, t)))
+
+
+def _xlogx_jvp(primals: Any, tangents: Any) -> Any:
+    # xlogy's two derivatives added: xlogy(t != 0, t) + t / t (NaN at 0, as PyTorch's).
+    (t,), (dt,) = primals, tangents
+    zero = t == 0
+    return _xlogx(t), dt * (fnp.where(zero, 0.0, fnp.log(fnp.where(zero, 1.0, t))) + t / t)
+
+
+_xlogx.defjvp(_xlogx_jvp)
 
 
 @autocast_op("kl_div")
@@ -239,8 +273,7 @@ def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None
         if log_target:
             loss = fnp.exp(t) * (t - x)
         else:
-            safe = fnp.where(t > 0, t, 1.0)
-            loss = fnp.where(t > 0, t * fnp.log(safe), 0.0) - t * x
+            loss = _xlogx(t) - t * x
         if red == "batchmean":
             return fnp.sum(loss) / batch if len(shape(x)) else fnp.sum(loss)
         return _apply.reduce(loss, red)

@@ -18,7 +18,6 @@ Sequential(
 
 from __future__ import annotations
 
-import itertools
 import operator
 import warnings
 from collections import OrderedDict
@@ -32,6 +31,7 @@ from funcgrad.torch._creation import empty_like
 from funcgrad.torch._device import META_COPY_OUT, as_device, memory_format
 from funcgrad.torch._dtypes import to_torch
 from funcgrad.torch._grad_mode import no_grad
+from funcgrad.torch._handles import RemovableHandle
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import _global_hooks as G
 from funcgrad.torch.nn.parameter import Buffer, Parameter
@@ -57,25 +57,6 @@ def _hooks_of(module: Any, name: str) -> dict[int, Callable[..., Any]]:
     """A module's state-dict hooks of one kind (none until one is registered)."""
     hooks: dict[int, Callable[..., Any]] = module.__dict__.get(name) or {}
     return hooks
-
-
-class RemovableHandle:
-    """Returned by ``register_forward_hook``; ``remove()`` unregisters the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict[int, Any]) -> None:
-        self.hooks = hooks
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        self.hooks.pop(self.id, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -152,6 +133,19 @@ class Module:
     _hooks_with_kwargs: set[int]
     _hooks_always_called: set[int]
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # A module PyTorch pickled keeps its hooks' with_kwargs/always_call marks in dicts
+        # keyed by the hook ids; this face keeps the ids in two sets.
+        state = dict(state)
+        marks = {k: state.pop(k, {}) for k in (
+            "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs",
+            "_forward_hooks_always_called")}
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_hooks_with_kwargs", set(marks["_forward_hooks_with_kwargs"])
+                                 | set(marks["_forward_pre_hooks_with_kwargs"]))
+        self.__dict__.setdefault("_hooks_always_called",
+                                 set(marks["_forward_hooks_always_called"]))
+
     # Subclasses define forward with their own signature (as in PyTorch).
     forward: Callable[..., Any] = _forward_unimplemented
 
@@ -217,7 +211,7 @@ class Module:
                                 "(torch.nn.Parameter or None expected)")
             self.register_parameter(name, value)
         elif isinstance(value, Module):
-            self._check_ready("child module")
+            self._check_ready("module")
             self._forget(name, keep="_modules")
             self._modules[name] = G.registered(G.MODULE_REGISTRATION, self, name, value)
         elif name in self.__dict__.get("_modules", {}):

@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.core import Tracer
+from funcgrad.source_info import user_stacklevel
+from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _half_math as half_math
 from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._autocast import autocast_op
@@ -47,6 +50,7 @@ from funcgrad.torch.nn._apply import (
     rounded_to,
     shape,
 )
+from funcgrad.torch.nn._kernel_dtypes import check_kernel_dtype, is_float_tensor
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.parameter import Parameter
 
@@ -119,6 +123,7 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any,  # noqa: A002
     ndim = len(shp)
     if ndim < 2:
         raise ValueError(f"Expected 2D or higher input to batch_norm (got {ndim}D input)")
+    check_kernel_dtype("batch_norm", input)
     axes = (0,) + tuple(range(2, ndim))
     use_batch = training or running_mean is None or running_var is None
     if training:
@@ -198,6 +203,7 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
     ndim = len(shp)
     if ndim < 3:
         raise ValueError(f"Expected 3D or higher input to instance_norm (got {ndim}D input)")
+    check_kernel_dtype("batch_norm", input)  # PyTorch's instance_norm is a batch_norm
     axes = tuple(range(2, ndim))
     if use_input_stats:
         if math.prod(shp[2:]) <= 1:
@@ -244,6 +250,7 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A
     norm = _normalized_shape(normalized_shape)
     shp = shape(input)
     _check_normalized(shp, norm)
+    check_kernel_dtype("LayerNormKernelImpl", input)
     axes = tuple(range(len(shp) - len(norm), len(shp)))
 
     def impl(x: Any, w: Any, b: Any) -> Any:
@@ -282,6 +289,7 @@ def rms_norm(input: Any, normalized_shape: Any, weight: Any = None,  # noqa: A00
     norm = _normalized_shape(normalized_shape)
     shp = shape(input)
     _check_normalized(shp, norm)
+    check_kernel_dtype("rms_norm", input)
     axes = tuple(range(len(shp) - len(norm), len(shp)))
     x_in = floating(input)
     # PyTorch's default is the machine epsilon of the type it computes in (float32 for a
@@ -326,6 +334,7 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(shp)} and "
                            f"num_groups={num_groups}")
+    check_kernel_dtype("GroupNormKernelImpl", input)
     size = [shp[0] * shp[1] // num_groups, num_groups, *shp[2:]]
     if size[0] * math.prod(shp[2:]) == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input "
@@ -366,6 +375,11 @@ def local_response_norm(input: Any, size: int, alpha: float = 1e-4,  # noqa: A00
                          "dimensions)")
     channels = shp[1]
     before, after = size // 2, (size - 1) // 2
+    # PyTorch averages the squares with avg_pool2d (3-d input) or avg_pool3d: its dtypes.
+    check_kernel_dtype("avg_pool2d" if len(shp) == 3 else "avg_pool3d_out_frame", input,
+                       also=("int64",))
+    integral = not is_float_tensor(input)
+    default = D.get_default_dtype().np
 
     def impl(x: Any) -> Any:
         sq = fnp.square(x)
@@ -373,9 +387,13 @@ def local_response_norm(input: Any, size: int, alpha: float = 1e-4,  # noqa: A00
         widths[1] = (before, after)
         padded = fnp.pad(sq, widths)
         window = sum(padded[:, j:j + channels] for j in range(size))
+        if integral:
+            # int64: the pool's mean truncated, then scaled in the default float dtype.
+            mean = fnp.astype(window // size, default)
+            return fnp.astype(x, default) / fnp.power(mean * alpha + k, beta)
         return x / fnp.power(window * (alpha / size) + k, beta)
 
-    return op("Div", impl, floating(input))
+    return op("Div", impl, input if integral else floating(input))
 
 
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # noqa: A002
@@ -387,6 +405,9 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # n
     >>> F.normalize(torch.tensor([[3.0, 4.0]]))
     tensor([[0.6000, 0.8000]])
     """
+    if not is_float_tensor(input):
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {D.cpp_name(input.dtype)}")
     def impl(x: Any) -> Any:
         a = fnp.abs(x)
         if p == math.inf:
@@ -522,6 +543,16 @@ class _InstanceNorm(_NormBase):
 
     def forward(self, input: Any) -> Any:  # noqa: A002
         self._check_input_dim(input)
+        feature_dim = input.dim() - self._dims[0]
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                          "can silence this warning by not passing in num_features, which is "
+                          "not used because affine=False", UserWarning,
+                          stacklevel=user_stacklevel())
         unbatched = input.dim() == self._dims[0]
         if unbatched:
             input = input.unsqueeze(0)  # noqa: A001

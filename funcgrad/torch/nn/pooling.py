@@ -29,7 +29,10 @@ from funcgrad import lax
 from funcgrad.torch import _half_math as half_math
 from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._autocast import autocast_op
+from funcgrad.torch._dtypes import cpp_name
+from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._apply import data
+from funcgrad.torch.nn._kernel_dtypes import check_kernel_dtype, is_float_tensor, no_kernel
 from funcgrad.torch.nn.conv import check_input_rank, ntuple, op
 from funcgrad.torch.nn.module import Module
 from funcgrad.transforms.custom import custom_jvp
@@ -56,36 +59,122 @@ def pool_output_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) ->
     return max(out, 0)
 
 
-class _Geometry:
-    """Kernel, stride, padding and dilation of one pooling call, and its output size."""
+def _half_trunc(v: int) -> int:
+    """C++'s ``v / 2`` (truncated toward zero)."""
+    return -((-v) // 2) if v < 0 else v // 2
 
-    def __init__(self, name: str, nd: int, spatial: Sequence[int], kernel_size: Any,
-                 stride: Any, padding: Any, dilation: Any, ceil_mode: bool) -> None:
-        self.k = ntuple(kernel_size, nd)
-        self.s = ntuple(stride, nd) if stride is not None and stride not in ([], ()) \
-            else self.k
-        self.p = ntuple(padding, nd)
-        self.d = ntuple(dilation, nd)
-        for n, v in (("kernel_size", self.k), ("stride", self.s), ("dilation", self.d)):
-            if len(v) != nd or any(a <= 0 for a in v):
-                raise RuntimeError(f"{name}: {n} must be greater than zero, but got {v}")
-        for k, p in zip(self.k, self.p):
-            if not 0 <= p <= k // 2:
-                raise RuntimeError(
-                    f"{name}() padding should be at most half of kernel size, but got "
-                    f"padding={p} and kernel_size={k}" if nd == 1 else
-                    "pad should be smaller than or equal to half of kernel size, but got "
-                    f"kernel_size={self.k} and padding={self.p}")
-        self.out = [pool_output_size(n, k, s, p, d, ceil_mode)
-                    for n, k, s, p, d in zip(spatial, self.k, self.s, self.p, self.d)]
-        if any(o <= 0 for o in self.out):
-            raise RuntimeError(
-                f"Given input size: {tuple(spatial)}. Calculated output size: "
-                f"{tuple(self.out)}. Output size is too small")
+
+def _torch_output_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling_output_shape, with its checks of the stride and padding."""
+    if s == 0:
+        raise RuntimeError("stride should not be zero")
+    if p < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+    if p > _half_trunc((k - 1) * d + 1):
+        raise RuntimeError("pad should be at most half of effective kernel size, but got "
+                           f"pad={p}, kernel_size={k} and dilation={d}")
+    return pool_output_size(n, k, s, p, d, ceil_mode)
+
+
+_COUNT = {2: "two", 3: "three"}
+
+
+def _sized(name: str, nd: int, value: Any, what: str, optional: bool = False) -> Any:
+    """``value`` checked for PyTorch's lengths (one int or ``nd`` of them)."""
+    if nd > 1 and isinstance(value, (list, tuple)) and len(value) not in (1, nd) and not (
+            optional and len(value) == 0):
+        n = _COUNT[nd]
+        raise RuntimeError({
+            "kernel_size": f"{name}: kernel_size must either be a single int, or a tuple of "
+                           f"{n} ints",
+            "stride": f"{name}: stride must either be omitted, a single int, or a tuple of "
+                      f"{n} ints",
+            "padding": f"{name}: padding must either be a single int, or a tuple of {n} ints",
+            "dilation": f"{name}: dilation must be either a single int, or a tuple of {n} ints",
+        }[what])
+    return value
+
+
+class _Geometry:
+    """Kernel, stride, padding and dilation of one pooling call, its output size, and
+    PyTorch's checks of them in its order: ``max_pool1d`` without indices has checks of its
+    own; the other 1-d pools are 2-d pools of a (C, 1, L) input; ``average``: avg_pool3d's
+    check that the input holds a kernel."""
+
+    def __init__(self, name: str, nd: int, input: Any, kernel_size: Any,  # noqa: A002
+                 stride: Any, padding: Any, dilation: Any, ceil_mode: bool,
+                 own_1d_checks: bool = False, average: bool = False) -> None:
+        spatial = [int(n) for n in input.shape[-nd:]]
+        self.k = ntuple(_sized(name, nd, kernel_size, "kernel_size"), nd)
+        self.s = ntuple(_sized(name, nd, stride, "stride", True), nd) \
+            if stride is not None and stride not in ([], ()) else self.k
+        self.p = ntuple(_sized(name, nd, padding, "padding"), nd)
+        self.d = ntuple(_sized(name, nd, dilation, "dilation"), nd)
+        if own_1d_checks:
+            self.out = [self._check_max_pool1d(spatial[0], ceil_mode)]
+        else:
+            self.out = self._check(nd, input, spatial, ceil_mode, average)
         # The high side grows when ceil_mode lets the last window run past the padding.
         self.pads = [(p, max(p, (o - 1) * s + d * (k - 1) + 1 - n - p))
                      for n, o, k, s, p, d in zip(spatial, self.out, self.k, self.s, self.p,
                                                  self.d)]
+
+    def _check_max_pool1d(self, n: int, ceil_mode: bool) -> int:
+        (k,), (s,), (p,), (d,) = self.k, self.s, self.p, self.d
+        for bad, text in ((k <= 0, f"kernel_size must be greater than zero, but got {k}"),
+                          (s <= 0, f"stride must be greater than zero, but got {s}"),
+                          (p < 0, f"padding must be non-negative, but got {p}"),
+                          (p > k // 2, "padding should be at most half of kernel size, but "
+                                       f"got padding={p} and kernel_size={k}"),
+                          (d <= 0, f"dilation must be greater than zero, but got {d}")):
+            if bad:
+                raise RuntimeError(f"max_pool1d() {text}")
+        out = pool_output_size(n, k, s, p, d, ceil_mode)
+        if out <= 0:
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+        return out
+
+    def _check(self, nd: int, input: Any, spatial: list[int], ceil_mode: bool,  # noqa: A002
+               average: bool) -> list[int]:
+        # A 1-d pool is PyTorch's 2-d pool of a (C, 1, L) input.
+        lift = (1,) if nd == 1 else ()
+        k, s, d = lift + self.k, lift + self.s, lift + self.d
+        p, n = (0,) * len(lift) + self.p, [*lift, *spatial]
+        out = [_torch_output_size(*a, ceil_mode) for a in zip(n, k, s, p, d)]
+        axes = "TH W" if len(k) == 3 else "H W"
+        axes = axes.replace(" ", "")
+
+        def said(prefix: str, values: Sequence[int]) -> str:
+            return " ".join(f"{prefix}{a}: {v}" for a, v in zip(axes, values))
+
+        if any(v <= 0 for v in k):
+            raise RuntimeError(f"kernel size should be greater than zero, but got {said('k', k)}")
+        if any(v <= 0 for v in s):
+            raise RuntimeError(f"stride should be greater than zero, but got {said('d', s)}")
+        if any(v <= 0 for v in d):
+            raise RuntimeError("dilation should be greater than zero, but got "
+                               f"{said('dilation', d)}")
+        shape = list(input.shape)
+        if len(k) == 2 and nd == 2 and 0 in shape[-3:]:
+            raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                               f"size for input, but got:{shape}")
+        if average and len(k) == 3 and any(a < b for a, b in zip(n, k)):
+            raise RuntimeError(f"input image (T: {n[0]} H: {n[1]} W: {n[2]}) smaller than kernel "
+                               f"size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+        if any(b // 2 < a for a, b in zip(p, k)):
+            if len(k) == 2:
+                raise RuntimeError("pad should be smaller than or equal to half of kernel size, "
+                                   f"but got padW = {p[1]}, padH = {p[0]}, kW = {k[1]}, "
+                                   f"kH = {k[0]}")
+            raise RuntimeError("pad should be smaller than or equal to half of kernel size, but "
+                               f"got kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} "
+                               f"padH: {p[1]}")
+        if any(o < 1 for o in out):
+            c = shape[-nd - 1] if len(shape) > nd else 1
+            raise RuntimeError(
+                f"Given input size: ({'x'.join(map(str, [c, *n]))}). Calculated output size: "
+                f"({'x'.join(map(str, [c, *out]))}). Output size is too small")
+        return out[len(lift):]
 
     def window(self, lead: int) -> dict[str, Any]:
         return {"window_dimensions": (1,) * lead + self.k,
@@ -106,9 +195,11 @@ def _flat_indices(x: Any, nd: int, params: dict[str, Any]) -> Any:
     """PyTorch's indices: each window's first largest element as a flat position in its
     plane, found by the same selection that routes the gradient."""
     spatial = x.shape[-nd:]
-    plane = np.arange(math.prod(spatial), dtype=np.float64).reshape(spatial)
-    # float64 holds every position exactly and orders x's values as x's own dtype does.
-    xf = lax.stop_gradient(fnp.asarray(x, dtype=np.float64))
+    # float64 holds every position exactly and orders x's values as x's own dtype does;
+    # integers (int64 past 2**53 too) are compared as int64.
+    kind = np.int64 if np.dtype(x.dtype).kind in "iu" else np.float64
+    plane = np.arange(math.prod(spatial), dtype=kind).reshape(spatial)
+    xf = lax.stop_gradient(fnp.asarray(x, dtype=kind))
     ids = fnp.broadcast_to(plane, xf.shape)
     picked = lax.select_and_gather_add(ids, xf, "ge", params["window_dimensions"],
                                        params["window_strides"], params["padding"], None,
@@ -120,12 +211,22 @@ def _max_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, 
               dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
     name = f"max_pool{nd}d"
     batched = check_input_rank(name, input, nd)
-    geo = _Geometry(name, nd, input.shape[-nd:], kernel_size, stride, padding, dilation,
-                    ceil_mode)
+    # Without indices, max_pool1d is a kernel of its own (checks, dtypes); with them it is
+    # max_pool2d's.
+    own_1d = nd == 1 and not return_indices
+    geo = _Geometry(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode,
+                    own_1d_checks=own_1d)
+    if own_1d:
+        check_kernel_dtype("max_pool1d_impl", input)
+    elif isinstance(input, Tensor) and input.dtype.name == "bool":
+        raise no_kernel(f"max_pool{max(nd, 2)}d", input)
     params = geo.window(2)
 
     def window_max(xb: Any) -> Any:
-        return lax.reduce_window(xb, -np.inf, lax.max, **params)
+        # The padding (and the start of each window) is the dtype's lowest value.
+        kind = np.dtype(xb.dtype)
+        low = np.iinfo(kind).min if kind.kind in "iu" else -np.inf
+        return lax.reduce_window(xb, low, lax.max, **params)
 
     def make_half_max() -> Any:
         # (Made for half inputs only: the rule and the function refer to each other, a
@@ -271,11 +372,10 @@ def _avg_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, 
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     spatial = input.shape[-nd:]
-    geo = _Geometry(name, nd, spatial, kernel_size, stride, padding, 1, ceil_mode)
-    if nd == 3 and any(n < k for n, k in zip(spatial, geo.k)):
-        t, h, w = spatial
-        raise RuntimeError(f"input image (T: {t} H: {h} W: {w}) smaller than kernel size "
-                           f"(kT: {geo.k[0]} kH: {geo.k[1]} kW: {geo.k[2]})")
+    geo = _Geometry(name, nd, input, kernel_size, stride, padding, 1, ceil_mode, average=True)
+    # PyTorch's kernels: the floating types and int64 (its sums divided with truncation).
+    check_kernel_dtype("avg_pool3d_out_frame" if nd == 3 else "avg_pool2d", input,
+                       also=("int64",))
     params = geo.window(2)
     if divisor_override is not None:
         div = np.asarray(float(divisor_override))
@@ -287,7 +387,8 @@ def _avg_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, 
                                   f"'{_HALF_NAMES[str(input.dtype)]}'")
 
     def window_sum(xb: Any) -> Any:
-        return lax.reduce_window(xb, 0.0, lax.add, **params)
+        zero = 0 if np.dtype(xb.dtype).kind in "iu" else 0.0
+        return lax.reduce_window(xb, zero, lax.add, **params)
 
     div32 = np.asarray(div, dtype=np.float32)
 
@@ -316,6 +417,10 @@ def _avg_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, 
         if half_math.half_dtype(x) is not None:
             return _unbatched(half_impl(xb), batched)
         total = window_sum(xb)
+        if np.dtype(total.dtype).kind in "iu":
+            # int64: the window's sum divided by its (integer) divisor, truncated.
+            whole = fnp.broadcast_to(fnp.asarray(div.astype(np.int64)), total.shape)
+            return _unbatched(lax.div(total, whole), batched)
         return _unbatched(total / fnp.asarray(div, dtype=fnp.result_type(x)), batched)
 
     node = f"AvgPool{nd}D" if nd > 1 else "Squeeze:1"
@@ -392,6 +497,13 @@ def _bounds(n: int, o: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _adaptive_avg(nd: int, input: Any, output_size: Any) -> Any:  # noqa: A002
     batched, spatial, out = _adaptive_sizes(f"adaptive_avg_pool{nd}d", nd, input, output_size)
+    if not is_float_tensor(input):
+        if all(o == 1 for o in out):
+            # PyTorch takes the mean over the planes, which has no integer result dtype.
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be "
+                               "either a floating point or complex dtype. Got: "
+                               f"{cpp_name(input.dtype)}")
+        raise no_kernel("adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d", input)
     mats = []
     for n, o in zip(spatial, out):
         start, end = _bounds(n, o)
@@ -517,6 +629,7 @@ def adaptive_avg_pool3d(input: Any, output_size: Any) -> Any:  # noqa: A002
 def _adaptive_max(nd: int, input: Any, output_size: Any,  # noqa: A002
                   return_indices: bool) -> Any:
     batched, spatial, out = _adaptive_sizes(f"adaptive_max_pool{nd}d", nd, input, output_size)
+    check_kernel_dtype("adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d", input)
     # Each axis: a (out, K) table of source positions, short windows repeating their last
     # position (a repeat cannot change a maximum, and comes after the original).
     tables = []

@@ -344,6 +344,12 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {x.shape[-1]}")
         steps, batch = int(x.shape[0]), int(x.shape[1])
+        if self.proj_size and not _WARNED_PROJ and x.device.type == "cpu" and \
+                x.dtype.name in ("float32", "bfloat16"):
+            _WARNED_PROJ.append(True)  # (once per process, as PyTorch's TORCH_WARN_ONCE)
+            warnings.warn("LSTM with projections is not supported with oneDNN. Using default "
+                          "implementation. (Triggered internally at /__w/pytorch/pytorch/aten/"
+                          "src/ATen/native/RNN.cpp:1512.)", UserWarning, stacklevel=3)
         dirs = 2 if self.bidirectional else 1
         out_size = self.proj_size or self.hidden_size
         h_shape = (self.num_layers * dirs, batch, out_size)
@@ -422,6 +428,10 @@ class RNNBase(Module):
         if self.bidirectional is not False:
             s += f", bidirectional={self.bidirectional}"
         return s
+
+
+# PyTorch's CPU kernel for float32/bfloat16 LSTMs (oneDNN) has no projections: it says so once.
+_WARNED_PROJ: list[bool] = []
 
 
 class RNN(RNNBase):
@@ -519,6 +529,16 @@ class RNNCellBase(Module):
         x = input.unsqueeze(0) if unbatched else input
         return x, hx, unbatched
 
+    def _check_states(self, x: Any, *states: Any) -> None:
+        """PyTorch's checks of the (batched) states against the input and hidden_size."""
+        for k, h in enumerate(states):
+            if h.shape[0] != x.shape[0]:
+                raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden{k} "
+                                   f"batch size {h.shape[0]}")
+            if h.shape[1] != self.hidden_size:
+                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got "
+                                   f"{h.shape[1]}, expected {self.hidden_size}")
+
     def _weights(self) -> list[Any]:
         return [self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, None]
 
@@ -546,6 +566,7 @@ class RNNCell(RNNCellBase):
     def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
         x, hx, unbatched = self._prepare(input, hx)
         h = self._zeros(x) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
+        self._check_states(x, h)
         cell = _rnn_tanh_cell if self.nonlinearity == "tanh" else _rnn_relu_cell
         out = cell(x, h, self._weights())
         return out.squeeze(0) if unbatched else out
@@ -564,6 +585,7 @@ class LSTMCell(RNNCellBase):
             h, c = self._zeros(x), self._zeros(x)
         else:
             h, c = (hx[0].unsqueeze(0), hx[1].unsqueeze(0)) if unbatched else hx
+        self._check_states(x, h, c)
         h1, c1 = _lstm_cell(x, h, c, self._weights())
         return (h1.squeeze(0), c1.squeeze(0)) if unbatched else (h1, c1)
 
@@ -578,6 +600,7 @@ class GRUCell(RNNCellBase):
     def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
         x, hx, unbatched = self._prepare(input, hx)
         h = self._zeros(x) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
+        self._check_states(x, h)
         out = _gru_cell(x, h, self._weights())
         return out.squeeze(0) if unbatched else out
 

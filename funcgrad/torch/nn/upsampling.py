@@ -29,6 +29,7 @@ import funcgrad.numpy as fnp
 from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch.nn._apply import floating, op
+from funcgrad.torch.nn._kernel_dtypes import is_float_tensor, no_kernel
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -125,6 +126,119 @@ def _antialias_taps(n_in: int, n_out: int, align_corners: bool, opt_scale: float
         w[:size, i] = ws / total if total != 0 else ws
         idx[size:, i] = lo
     return idx, w
+
+
+def _uint8_taps(mode: str, n_in: int, n_out: int, align_corners: bool,
+                opt_scale: float | None, antialias: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    """PyTorch's uint8 bilinear/bicubic weights (``compute_index_ranges_int16_weights``):
+    computed in float64 (the antialiasing windows, or the kernel's taps with those past an
+    edge added to the edge's), then scaled to int16 with the most bits that keep the
+    largest below 2**15. Returns the positions, the integer weights and that number of
+    bits."""
+    interp = 2 if mode == "bilinear" else 4
+
+    def kernel(t: np.ndarray) -> np.ndarray:
+        if mode == "bilinear":
+            return np.maximum(1.0 - np.abs(t), 0.0)
+        # Keys' a = -0.5 when antialiasing (PIL's), else -0.75 (OpenCV's).
+        return np.asarray(_cubic(t, -0.5 if antialias else -0.75))
+
+    scale = float(_area_scale(n_in, n_out, align_corners, opt_scale, np.float64))
+    if antialias:
+        support = interp * 0.5 * scale if scale >= 1.0 else interp * 0.5
+        width = int(math.ceil(support)) * 2 + 1
+        inv = 1.0 / scale if scale >= 1.0 else 1.0
+    else:
+        width = interp
+    idx = np.zeros((width, n_out), np.int64)
+    w = np.zeros((width, n_out))
+    for i in range(n_out):
+        if antialias:
+            center = scale * (i + 0.5)
+            lo = max(int(center - support + 0.5), 0)
+            size = min(max(min(int(center + support + 0.5), n_in) - lo, 0), width)
+            ws = kernel((np.arange(size) + lo - center + 0.5) * inv)
+            total = ws.sum()
+            w[:size, i] = ws / total if total != 0.0 else ws
+        else:
+            src = scale * i if align_corners else scale * (i + 0.5) - 0.5
+            if mode == "bilinear" and src < 0:
+                src = 0.0
+            base = min(int(np.floor(np.float32(src))), n_in - 1)
+            lam = min(max(src - base, 0.0), 1.0)
+            half = interp // 2
+            first = base - half + 1
+            lo = max(first, 0)
+            size = min(max(min(base + half + 1, n_in) - lo, 0), width)
+            slot = 0
+            for j in range(interp):
+                if first + j <= 0:
+                    slot = 0
+                elif first + j >= n_in - 1:
+                    slot = size - 1
+                w[slot, i] += float(kernel(np.asarray(float(j + 1 - half) - lam)))
+                slot += 1
+        idx[:, i] = lo
+        idx[:size, i] = np.arange(size) + lo
+    top = float(w.max()) if w.size else 0.0
+    bits = 0
+    while bits < 22 and int(0.5 + top * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    scaled = w * (1 << bits)
+    # C's (int) cast of v -/+ 0.5: rounding half away from zero.
+    weights = np.where(scaled < 0, np.trunc(scaled - 0.5), np.trunc(scaled + 0.5))
+    return idx, weights.astype(np.int64), bits
+
+
+def _resize_uint8(x: Any, out: list[int], scales: list[float] | None, mode: str,
+                  align_corners: bool, antialias: bool) -> Any:
+    """A uint8 image resized as PyTorch's CPU kernel does: one axis at a time (the last
+    first), each pass in integer arithmetic rounded and clamped to 0..255."""
+    spatial = [int(n) for n in x.shape[2:]]
+    nd = len(spatial)
+    passes = []
+    for axis in [nd - 1, *range(nd - 2, -1, -1)]:
+        if spatial[axis] != out[axis]:
+            idx, w, bits = _uint8_taps(mode, spatial[axis], out[axis], align_corners,
+                                       None if scales is None else scales[axis], antialias)
+            passes.append((2 + axis, idx, w, bits))
+
+    def impl(v: Any) -> Any:
+        for axis, idx, w, bits in passes:
+            shape = [1] * len(v.shape)
+            shape[axis] = idx.shape[1]
+            total = fnp.full((), 1 << (bits - 1), dtype=np.int64)
+            for k in range(idx.shape[0]):
+                term = fnp.astype(fnp.take(v, idx[k], axis=axis), np.int64)
+                total = total + term * fnp.asarray(w[k].reshape(shape))
+            v = fnp.astype(fnp.clip(total // (1 << bits), 0, 255), np.uint8)
+        return v
+
+    return op(_node(mode, nd, antialias), impl, x)
+
+
+def _check_resize_dtype(x: Any, mode: str, out: list[int], antialias: bool) -> None:
+    """PyTorch's kernels: the floating types; uint8 also for nearest, nearest-exact,
+    bilinear and bicubic. The error names the kernel that refuses the rest: the
+    channels-last one where PyTorch picks it (a channels-last input of over 3 channels,
+    or, in 2-d, an output of at most 128 rows plus columns), else the index computation
+    of the generic kernel."""
+    if is_float_tensor(x) or (x.dtype.name == "uint8" and mode in (
+            "nearest", "nearest-exact", "bilinear", "bicubic")):
+        return
+    nd = len(out)
+    last = str(_layout.host_format(x)).startswith("torch.channels_last") and x.shape[1] > 3
+    vectorized = last or (nd == 2 and sum(out) <= 128)
+    nearest = mode in ("nearest", "nearest-exact")
+    if antialias:
+        kernel = "compute_index_ranges_weights"
+    elif mode == "bicubic":
+        kernel = "compute_indices_weights_cubic"
+    elif vectorized and nd > 1 and (nearest or mode in ("bilinear", "trilinear")):
+        kernel = f"upsample_{'nearest' if nearest else mode}{nd}d_channels_last"
+    else:
+        kernel = "compute_indices_weights_" + ("nearest" if nearest else "linear")
+    raise no_kernel(kernel, x)
 
 
 def _taps(mode: str, n_in: int, n_out: int, align_corners: bool, opt_scale: float | None,
@@ -272,6 +386,9 @@ def _resize(input: Any, out: list[int], scales: list[float] | None,  # noqa: A00
             mode: str, align_corners: bool, antialias: bool) -> Any:
     nd = len(out)
     spatial = [int(n) for n in input.shape[2:]]
+    _check_resize_dtype(input, mode, out, antialias)
+    if mode in ("bilinear", "bicubic") and not is_float_tensor(input):
+        return _resize_uint8(input, out, scales, mode, align_corners, antialias)
     x = floating(input) if mode not in ("nearest", "nearest-exact") else input
     acc = np.float64 if str(x.dtype).endswith("float64") else np.float32
     if out == spatial and (antialias or mode in ("linear", "bilinear", "trilinear")):

@@ -6,6 +6,6 @@
 True
 """
 
-from funcgrad.torch.nn.module import RemovableHandle
+from funcgrad.torch._handles import RemovableHandle
 
 __all__ = ["RemovableHandle"]
