@@ -37,14 +37,19 @@ def is_array(x: Any) -> bool:
     return isinstance(x, (ArrayImpl, Tracer))
 
 
-def requested_dtype(dtype: Any, where: str) -> np.dtype[Any]:
-    """A dtype asked for explicitly, canonicalized for the x64 mode (with JAX's warning)."""
+def requested_dtype(dtype: Any, where: str | None) -> np.dtype[Any]:
+    """A dtype asked for explicitly, canonicalized for the x64 mode (with JAX's warning,
+    which names ``where`` when given, as JAX's functions do; its samplers do not)."""
     dt = dtypes.canonicalize_dtype(dtype)
-    if not dtypes.python_scalar(dtype) and dtype not in (float, int, complex, bool):
+    # (identity, not ==: NumPy's float64 dtype equals Python's float, which asks for the
+    # default type without a warning)
+    if not dtypes.python_scalar(dtype) and not any(dtype is t for t in (float, int, complex,
+                                                                        bool)):
         asked = dtypes.to_dtype(dtype)
         if asked != dt:
             warnings.warn(
-                f"Explicitly requested dtype {asked} requested in {where} is not available, "
+                f"Explicitly requested dtype {asked}"
+                f"{'' if where is None else ' requested in ' + where} is not available, "
                 f"and will be truncated to dtype {dt}. To enable more dtypes, set the "
                 "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell environment "
                 "variable. See https://github.com/jax-ml/jax#current-gotchas for more.",

@@ -40,6 +40,15 @@ uint16 = np.dtype(np.uint16)
 uint32 = np.dtype(np.uint32)
 uint64 = np.dtype(np.uint64)
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
+try:
+    np.finfo(bfloat16)
+except ValueError as e:  # pragma: no cover - depends on the installed pair
+    # An ml_dtypes older than the NumPy beside it (0.6 with NumPy 2.4) leaves np.finfo
+    # unable to describe bfloat16, which every half-precision path reads.
+    raise ImportError(
+        f"funcgrad: ml_dtypes {ml_dtypes.__version__} does not support NumPy "
+        f"{np.__version__} (np.finfo(bfloat16) fails: {e}); upgrade it with "
+        "`pip install -U ml_dtypes`") from e
 float16 = np.dtype(np.float16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
 import sys
+from typing import Any
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_PKG_DIR)
@@ -70,3 +72,20 @@ def user_source_line() -> str:
             return linecache.getline(code.co_filename, frame.f_lineno).strip()
         frame = frame.f_back  # type: ignore[assignment]
     return ""
+
+
+def fun_sourceinfo(fun: Any) -> str:
+    """``name at file:line`` of a function, as JAX's messages name one (a scan branch, the
+    function a ``vjp`` differentiated).
+
+    >>> def f(x): return x
+    >>> fun_sourceinfo(f).startswith("f at ")
+    True
+    """
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    fun = inspect.unwrap(fun)
+    try:
+        return f"{fun.__name__} at {fun.__code__.co_filename}:{fun.__code__.co_firstlineno}"
+    except AttributeError:
+        return "<unknown>"

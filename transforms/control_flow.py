@@ -16,7 +16,6 @@ Array(8., dtype=float32)
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -50,7 +49,7 @@ from funcgrad.primitives.rules import (
     with_batch,
     zeros_like_aval,
 )
-from funcgrad.source_info import user_frame
+from funcgrad.source_info import fun_sourceinfo, user_frame
 from funcgrad.staging import eval_jaxpr, trace_flat
 from funcgrad.transforms._util import fix_unwanted, spread, take_mask
 from funcgrad.transforms.jvp import jvp_flat
@@ -135,6 +134,16 @@ def _stage_fixed(fun: Callable[..., list[Any]], avals: Sequence[ShapedArray]) ->
     return trace_flat(fun, avals)[0]
 
 
+def _pair_text(out: Any) -> str:
+    """How JAX shows a scan body's output that is no (carry, y) pair."""
+    if isinstance(out, tuple):
+        return repr(tuple(get_aval(o) if hasattr(o, "dtype") else o for o in out))
+    if hasattr(out, "dtype") or isinstance(out, (int, float, complex, bool)):
+        a = get_aval(out)
+        return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
+    return repr(out)
+
+
 def _type_mismatches(tree: PyTreeDef, avals1: Sequence[ShapedArray],
                      avals2: Sequence[ShapedArray]
                      ) -> list[tuple[tuple[Any, ...], ShapedArray, ShapedArray, str]]:
@@ -205,17 +214,6 @@ def _check_carry(name: str, fun: Any, in_tree: PyTreeDef, in_avals: Sequence[Sha
             "match the corresponding input types.")
 
 
-def _fun_sourceinfo(fun: Any) -> str:
-    """``name at file:line`` of a function, as JAX's messages name a branch."""
-    while isinstance(fun, functools.partial):
-        fun = fun.func
-    fun = inspect.unwrap(fun)
-    try:
-        return f"{fun.__name__} at {fun.__code__.co_filename}:{fun.__code__.co_firstlineno}"
-    except AttributeError:
-        return "<unknown>"
-
-
 class _LeafMeta(type):
     def __repr__(cls) -> str:
         return "pytree leaf"
@@ -266,7 +264,7 @@ def _check_branch_outputs(api: str, name1: str, name2: str, f1: Any, f2: Any,
                           tree1: PyTreeDef, avals1: Sequence[ShapedArray], tree2: PyTreeDef,
                           avals2: Sequence[ShapedArray]) -> None:
     """JAX's errors for branches whose outputs differ in structure or type."""
-    head = f"{name1} is {_fun_sourceinfo(f1)}\n{name2} is {_fun_sourceinfo(f2)}\n\n"
+    head = f"{name1} is {fun_sourceinfo(f1)}\n{name2} is {fun_sourceinfo(f2)}\n\n"
 
     def at(p: tuple[Any, ...]) -> str:
         return f" at path {keystr(p)}" if p else ""
@@ -640,8 +638,8 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     cond_j, cond_c, _ = _stage(lambda *xs: cond_fun(tree_unflatten(tree, xs)), avals)
     out_av = cond_j.out_avals
     if len(out_av) != 1 or out_av[0].shape != () or out_av[0].dtype != dtypes.bool_:
-        raise DTypeError(f"while_loop cond_fun must return a boolean scalar, got "
-                         f"{[a.str_short() for a in out_av]} (at {user_frame()})")
+        raise DTypeError("cond_fun must return a boolean scalar, but got output type(s) "
+                         f"[{', '.join(map(repr, out_av))}].")
     outs = while_p.bind(*cond_c, *body_c, *carry, cond_jaxpr=cond_j, body_jaxpr=body_j,
                         cond_nconsts=len(cond_c), body_nconsts=len(body_c))
     return tree_unflatten(tree, outs)
@@ -989,8 +987,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         x = tree_unflatten(x_tree, a[len(carry):])
         out = f(c, x)
         if not isinstance(out, tuple) or len(out) != 2:
-            raise TreeStructureError(f"scan's f must return a pair (carry, y), got "
-                                     f"{type(out).__name__} (at {user_frame()})")
+            raise TreeStructureError(f"scan body output must be a pair, got {_pair_text(out)}.")
         new_c, y = out
         new_c_leaves, new_c_tree = tree_flatten(new_c)
         if new_c_tree != c_tree:

@@ -274,6 +274,16 @@ class _ZeroTangents(threading.local):
 _zero_tangents = _ZeroTangents()
 
 
+def transposing_tangents() -> bool:
+    """Whether a custom_jvp rule now runs to have its tangent map transposed (reverse mode):
+    its tangent must then come from differentiable linear operations.
+
+    >>> transposing_tangents()
+    False
+    """
+    return _zero_tangents.depth > 0
+
+
 class at_zero_tangents:  # noqa: N801 - used like a function: ``with at_zero_tangents():``
     """While a linear map of tangents is recorded at zero tangents to be transposed (a
     custom_jvp rule's reverse mode, ``linear_transpose``), the deferred linear part of a

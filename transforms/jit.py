@@ -322,6 +322,12 @@ jit_p.batch = _jit_batch
 # ---------------------------------------------------------------- the user API
 
 
+def _is_array_like(x: Any) -> bool:
+    return dtypes.python_scalar(x) or isinstance(x, (ArrayImpl, Tracer, np.ndarray,
+                                                      np.generic, ShapeDtypeStruct)) \
+        or hasattr(x, "__array__") or hasattr(x, "__jax_array__") or isinstance(x, list)
+
+
 class _OutTree:
     """The output structure of a staged function, with which leaves were wrappers."""
 
@@ -505,14 +511,44 @@ class JitFunction:
 
         return leaves, in_tree, (statics, statics_kw, kinds), flat_fun
 
+    def _leaf_path(self, args: tuple[Any, ...], kwargs: dict[str, Any], leaf: Any) -> str:
+        """Where ``leaf`` sits among the arguments, as JAX names it (``y['a']``,
+        ``args[1]``): the parameter, then the key path inside it."""
+        from funcgrad.tree_util import keystr, tree_flatten_with_path  # noqa: PLC0415
+
+        try:
+            params = list(inspect.signature(self.fun).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        fixed = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD)]
+        star = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), "args")
+        named = [(fixed[i] if i < len(fixed) else f"{star}[{i - len(fixed)}]", a)
+                 for i, a in enumerate(args)] + list(kwargs.items())
+        for name, value in named:
+            for path, x in tree_flatten_with_path(value, is_leaf=is_wrapper)[0]:
+                if x is leaf:
+                    return name + keystr(path)
+        return "<unknown>"
+
     def _staged(self, args: tuple[Any, ...], kwargs: dict[str, Any], abstract_ok: bool = False
                 ) -> tuple[ClosedJaxpr, _OutTree, list[Any], str]:
         from funcgrad.conversion import asarray  # noqa: PLC0415
 
         leaves, in_tree, statics, flat_fun = self._split(args, kwargs)
         # ``lower`` also takes ShapeDtypeStructs: only the abstract values are needed.
-        leaves = [x if abstract_ok and type(x) is ShapeDtypeStruct else asarray(x)
-                  for x in leaves]
+        try:
+            leaves = [x if abstract_ok and type(x) is ShapeDtypeStruct else asarray(x)
+                      for x in leaves]
+        except TypeError as e:
+            bad = next(x for x in leaves if not _is_array_like(x))
+            raise TypeError(
+                f"Error interpreting argument to {self.fun!r} as an abstract array. The "
+                f"problematic value is of type {type(bad)} and was passed to the function at "
+                f"path {self._leaf_path(args, kwargs, bad)}.\nThis typically means that a "
+                "jit-wrapped function was called with a non-array argument, and this argument "
+                "was not marked as static using the static_argnums or static_argnames "
+                "parameters of jax.jit.") from e
         avals = tuple(ShapedArray(x.shape, x.dtype, x.weak_type)
                       if type(x) is ShapeDtypeStruct else get_aval(x) for x in leaves)
         backend = _pick_backend(self.backend, leaves)

@@ -134,12 +134,23 @@ def jvp_values(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequen
     return _jvp(fun, primals, tangents, has_aux, float0=False)
 
 
+def _same_tree(primals: Any, tangents: Any) -> None:
+    ta, tb = tree_flatten(primals)[1], tree_flatten(tangents)[1]
+    if ta != tb:
+        from funcgrad.errors import TreeStructureError  # noqa: PLC0415
+
+        raise TreeStructureError(
+            "primal and tangent arguments to jax.jvp must have the same tree structure; "
+            f"primals have tree structure {ta} whereas tangents have tree structure {tb}.")
+
+
 def _jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
          has_aux: bool, float0: bool) -> Any:
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp takes primals and tangents as tuples, e.g. jvp(f, (x,), (t,))")
     primals = tree_map(as_leaf_array, tuple(primals))
     if float0:
+        _same_tree(primals, tangents)
         check_same_structure(primals, tangents, "primals", "tangents", shapes=False)
         tangents = tuple(tree_map(_checked_tangent, primals, tuple(tangents)))
     tangents = tree_map(as_leaf_array, tuple(tangents))

@@ -44,7 +44,7 @@ from funcgrad.errors import (
 )
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.rules import full, gpu_of, place_like, place_on, zeros_like_aval
-from funcgrad.source_info import user_frame
+from funcgrad.source_info import fun_sourceinfo, user_frame
 from funcgrad.transforms._util import (
     as_leaf_array,
     check_input_dtypes,
@@ -300,9 +300,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
             from funcgrad.errors import TreeStructureError  # noqa: PLC0415
 
             raise TreeStructureError(
-                f"the cotangent has structure {ct_tree} but the function's output has "
-                f"structure {out_tree}; pass a cotangent shaped like the output"
-            )
+                "unexpected tree structure.\n\nThe argument to a VJP function returned by "
+                "`jax.vjp` must match the pytree\nstructure of the differentiated function "
+                f"{fun_sourceinfo(fun)}.\n\nBut the tree structures differ: the argument has "
+                f"structure {ct_tree}, the function's output {out_tree}.")
         in_cts = backward(_check_cotangents(out_avals, flat_ct))
         # Each cotangent has its primal's aval, weak type included (as JAX's).
         filled = [dtypes.float0_zeros(a.shape) if not dtypes.is_inexact(a.dtype)

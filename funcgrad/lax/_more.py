@@ -387,16 +387,36 @@ def _reduce_precision_bits(x: Any, exponent_bits: int, mantissa_bits: int) -> An
 
 @functools.cache
 def _reduce_precision_fn(exponent_bits: int, mantissa_bits: int) -> Any:
-    from funcgrad.transforms.custom import custom_jvp
+    from funcgrad.transforms.custom import custom_jvp, transposing_tangents
 
     f = custom_jvp(lambda x: _reduce_precision_bits(x, exponent_bits, mantissa_bits))
 
     @f.defjvp
     def _jvp(primals: Any, tangents: Any) -> Any:
-        # As JAX: the tangent is rounded the same way (the rule is linear).
-        return f(primals[0]), f(tangents[0])
+        # As JAX: the tangent is rounded as the value (the map is linear); in reverse mode
+        # by linear conversions, which transpose to the cotangent rounded the same way.
+        t = tangents[0]
+        return f(primals[0]), _round_tangent(t, exponent_bits, mantissa_bits) \
+            if transposing_tangents() else f(t)
 
     return f
+
+
+# The formats whose rounding is a pair of linear conversions (through the narrow type).
+_NARROW = {(8, 7): dtypes.bfloat16, (5, 10): np.dtype(np.float16)}
+
+
+def _round_tangent(t: Any, exponent_bits: int, mantissa_bits: int) -> Any:
+    """reduce_precision's tangent rounded by linear operations, for reverse mode (JAX rounds
+    the cotangent as the value): conversions to the narrow type and back where there is one
+    (bfloat16, float16), the identity where the format holds every value of ``t``'s dtype;
+    other formats pass the cotangent unrounded (docs/sharp_bits.md)."""
+    dt = get_aval(t).dtype
+    narrow = _NARROW.get((exponent_bits, mantissa_bits))
+    if narrow is None or np.dtype(narrow).itemsize >= dt.itemsize:
+        return t
+    weak = get_aval(t).weak_type
+    return el.convert_element_type(el.convert_element_type(t, narrow), dt, weak_type=weak)
 
 
 def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> Any:

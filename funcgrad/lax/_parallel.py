@@ -131,6 +131,12 @@ def axis_index(axis_name: Any) -> Any:
     >>> jax.vmap(lambda v: v * jax.lax.axis_index("i"), axis_name="i")(jnp.ones(3))
     Array([0., 1., 2.], dtype=float32)
     """
+    if isinstance(axis_name, (tuple, list)):
+        # The position in the axes flattened in order (the last name varies fastest).
+        index: Any = 0
+        for name in axis_name:
+            index = index * axis_size(name) + C.axis_index_p.bind(axis_name=name)
+        return index
     return C.axis_index_p.bind(axis_name=axis_name)
 
 

@@ -52,7 +52,7 @@ def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
 
 
 def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
-    """Split along the first axis (arrays of rank >= 2).
+    """Split along the first axis (arrays of rank >= 1, as JAX's).
 
     >>> import funcgrad.numpy as fnp
     >>> [p.shape for p in fnp.vsplit(fnp.zeros((4, 2)), 2)]
@@ -60,8 +60,8 @@ def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
     """
     check_arraylike("vsplit", ary)
     a = fnp.asarray(ary)
-    if _ndim(a) < 2:
-        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    if _ndim(a) < 1:
+        raise ValueError("vsplit only works on arrays of 1 or more dimensions")
     return fnp.split(a, indices_or_sections, axis=0)
 
 

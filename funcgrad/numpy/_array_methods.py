@@ -78,7 +78,7 @@ def install() -> None:
 
     def _getitem(self: Any, idx: Any) -> Any:
         if type(idx) is list:
-            refuse_list_index()
+            refuse_list_index(idx)
         return getitem(self, idx)
 
     binary = {

@@ -257,7 +257,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
         dt = dtypes.canonicalize(np.int64)
         v = from_buffer(np.asarray(fill_value).astype(dt), weak_type=True)
     else:
-        v = array(fill_value, dtype)
+        v = array(fill_value, None if dtype is None else requested_dtype(dtype, "full"))
     return broadcast_to(v, _shape(shape))
 
 

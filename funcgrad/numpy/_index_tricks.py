@@ -549,8 +549,8 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
     [0.0, 0.0, 5.0]
     """
     if inplace:
-        raise ValueError("put: JAX arrays are immutable; pass inplace=False to get "
-                                  "the updated copy")
+        raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays are "
+                         "immutable. Pass inplace=False to instead return an updated array.")
     a = asarray(a)
     flat = ravel(a)
     n = get_aval(flat).shape[0]

@@ -514,10 +514,25 @@ class _IndexedRef:
         from funcgrad.numpy._ufuncs import divide  # noqa: PLC0415
 
         x = _arr(self.x)
-        if not dtypes.is_inexact(get_aval(x).dtype):
-            raise TypeError("x.at[idx].divide(v) needs a floating point x (integer division "
-                            "would not be exact)")
-        return self.multiply(divide(1, values), unique_indices=unique_indices, mode=mode)
+        xdt = get_aval(x).dtype
+        if not dtypes.is_inexact(xdt):
+            # As JAX: the values are cast to x's integer type (with its FutureWarning), then
+            # x and they are divided in the floating type integer division gives.
+            fdt = get_aval(divide(np.zeros((), xdt), np.zeros((), xdt))).dtype
+            values = _arr(values)
+            vaval = get_aval(values)
+            # (a weak value casts safely within its kind: a Python int to any integer type)
+            if not (np.can_cast(vaval.dtype, xdt, "safe") or vaval.weak_type and (
+                    vaval.dtype.kind in "iu") == (xdt.kind in "iu")):
+                warnings.warn(
+                    f"scatter inputs have incompatible types: cannot safely cast value from "
+                    f"dtype={vaval.dtype} to dtype={xdt} with jax_numpy_dtype_promotion="
+                    "standard. In future JAX releases this will result in an error.",
+                    FutureWarning, stacklevel=2)
+            values = values.astype(xdt).astype(fdt)
+            x = x.astype(fdt)
+        return _IndexedRef(x, self.idx).multiply(divide(1, values), unique_indices=unique_indices,
+                                              mode=mode)
 
     def power(self, values: Any, *, indices_are_sorted: bool = False,
               unique_indices: bool = False, mode: Any = None) -> Any:
@@ -614,16 +629,20 @@ class AtIndexer:
 
     def __getitem__(self, idx: Any) -> _IndexedRef:
         if type(idx) is list:
-            refuse_list_index()
+            refuse_list_index(idx)
         return _IndexedRef(self.x, idx)
 
 
-def refuse_list_index() -> None:
-    """JAX's TypeError for ``x[[0, 1]]`` (NumPy once read it as a tuple of indices)."""
+def refuse_list_index(seq: list[Any]) -> None:
+    """JAX's TypeError for ``x[[0, 1]]`` (NumPy once read it as a tuple of indices): it
+    suggests an array of the list's integers, or a tuple where the list holds slices,
+    ``None``, ``...`` or sequences."""
+    as_tuple = any(i is None or i is Ellipsis or isinstance(i, (slice, list, tuple))
+                   for i in seq)
     raise IndexTypeError(
         "Using a non-tuple sequence for multidimensional indexing is not allowed; use "
-        "`arr[array(seq)]` instead of `arr[seq]`. See https://github.com/jax-ml/jax/issues/"
-        "4564 for more information."
+        f"`arr[{'tuple' if as_tuple else 'array'}(seq)]` instead of `arr[seq]`. See "
+        "https://github.com/jax-ml/jax/issues/4564 for more information."
     )
 
 
@@ -668,8 +687,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: A
         idx = (np.clip(idx, 0, last) if not _dynamic(idx)
                else minimum(maximum(idx, 0), last))
     if m == "raise":
-        raise NotImplementedError("take(mode='raise') cannot check indices of traced values; "
-                                  "use mode='fill', 'clip' or 'wrap'")
+        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
     if _check_mode(m) == "fill":
         return _take_filled(a, idx, ax, fill_value)
     return _flat_get(a, (slice(None),) * ax + (idx,), m, fill_value)
@@ -709,7 +727,7 @@ def _index_operand(indices: Any, where: str) -> Any:
     return idx
 
 
-def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
+def take_along_axis(arr: Any, indices: Any, axis: int | None = -1, mode: Any = None,
                     fill_value: Any = None) -> Any:
     """Pick values along ``axis`` with an index array of the same rank (out-of-range
     indices read ``fill_value``, NaN for floats, unless ``mode="clip"``).

@@ -75,7 +75,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
     """
     check_arraylike("searchsorted", a, v)
     if side not in ("left", "right"):
-        raise ValueError(f"{side!r} is an invalid value for keyword 'side'")
+        raise ValueError(f"invalid argument side={side!r}, expected 'left' or 'right'")
     a, v = promote_args(a, v)
     if get_aval(a).ndim != 1:
         raise ValueError("a should be 1-dimensional")

@@ -63,10 +63,10 @@ def _keepdims(out: Any, in_ndim: int, axes: tuple[int, ...], keepdims: bool) -> 
     return S.expand_dims(out, axes)
 
 
-def _accumulate_dtype(dt: np.dtype[Any], dtype: Any) -> np.dtype[Any]:
+def _accumulate_dtype(dt: np.dtype[Any], dtype: Any, where: str = "sum") -> np.dtype[Any]:
     # JAX (promote_integers=True) sums small integers and booleans in the default integer.
     if dtype is not None:
-        return requested_dtype(dtype, "sum")
+        return requested_dtype(dtype, where)
     if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < dtypes.default_int().itemsize):
         return dtypes.default_int()
     if dt.kind == "u" and dt.itemsize < dtypes.default_uint().itemsize:
@@ -350,8 +350,8 @@ def _chooser(prim_fn: Any, name: str, a: Any, axis: Any, keepdims: bool, initial
     aval = get_aval(a)
     axes = canonical_axes(axis, aval.ndim)
     if where_ is not None and initial is None:
-        raise ValueError(f"reduction operation {name} with where= needs initial= (the value "
-                         "of an empty selection)")
+        raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
+                         "where mask one has to specify 'initial'")
     if builtins.any(aval.shape[i] == 0 for i in axes) and initial is None:
         raise ValueError(f"zero-size array to reduction operation {name} which has no "
                          "identity")
@@ -620,7 +620,7 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     # Unlike sum, JAX's cumsum keeps small integer dtypes (promote_integers=False); only
     # booleans accumulate in the default integer.
     keep = dtype is None and aval.dtype.kind in "iu"
-    a = cast(a, aval.dtype if keep else _accumulate_dtype(aval.dtype, dtype))
+    a = cast(a, aval.dtype if keep else _accumulate_dtype(aval.dtype, dtype, "cumsum"))
     return R.cumsum(a, ax)
 
 

@@ -33,9 +33,10 @@ class _ScalarMeta(type):
         return not cls.__eq__(other)
 
     def __call__(cls, x: Any) -> Any:
+        from funcgrad.conversion import requested_dtype  # noqa: PLC0415
         from funcgrad.numpy._creation import array  # noqa: PLC0415
 
-        return array(x, dtype=cls.dtype)
+        return array(x, dtype=requested_dtype(cls.dtype, "asarray"))
 
     def __instancecheck__(cls, instance: Any) -> bool:
         return isinstance(instance, cls.dtype.type)

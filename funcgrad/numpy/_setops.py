@@ -31,6 +31,7 @@ from funcgrad.numpy._core import (
     check_arraylike,
     check_arraylike_seq,
     promote_args,
+    typed,
 )
 from funcgrad.numpy._creation import arange, full, zeros
 from funcgrad.numpy._indexing import take, take_along_axis
@@ -381,12 +382,13 @@ def isin(element: Any, test_elements: Any, assume_unique: bool = False,
 
 
 def _set_result(values: np.ndarray, dt: np.dtype[Any], size: int | None,
-                fill_value: Any) -> Any:
+                fill_value: Any, weak: bool = False) -> Any:
     if size is not None:
         fill = (values.min() if values.size else 0) if fill_value is None else fill_value
         values = np.concatenate([values[:size],
                                  np.full(max(size - values.size, 0), fill, dt)])
-    return asarray(values.astype(dt))
+    out = asarray(values.astype(dt))
+    return cast(out, dt, True) if weak else out
 
 
 def _sized_set(vals: Any, mask: Any, size: int, fill_value: Any) -> Any:
@@ -422,14 +424,17 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | No
     [1, 3]
     """
     check_arraylike("setdiff1d", ar1, ar2)
-    ar1, ar2 = promote_args(ar1, ar2)
-    dt = get_aval(ar1).dtype
+    # As JAX: the result keeps ar1's dtype (ar2 only masks it; the comparison promotes).
+    (ar1,) = promote_args(ar1)
+    ar1 = cast(ar1, *typed(ar1))
+    ar2 = asarray(ar2)
+    dt, weak = typed(ar1)
     # Unlike the other set operations, JAX pads setdiff1d's result with 0 by default.
     fill_value = 0 if fill_value is None else fill_value
     if not _traced(ar1, ar2):
         res = np.setdiff1d(host_value(ar1, "setdiff1d"), host_value(ar2, "setdiff1d"),
                            assume_unique)
-        return _set_result(res, dt, size, fill_value)
+        return _set_result(res, dt, size, fill_value, weak)
     if size is None:
         host_value(ar1 if isinstance(ar1, Tracer) else ar2, "setdiff1d")
     flat = ravel(ar1)
@@ -453,7 +458,8 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
     if not _traced(ar1, ar2):
         res = np.intersect1d(host_value(ar1, "intersect1d"), host_value(ar2, "intersect1d"),
                              assume_unique, return_indices=True)
-        vals = _set_result(res[0], dt, size, fill_value)
+        vals = _set_result(res[0], dt, size, fill_value,
+                           get_aval(ar1).weak_type and size is None)
         if not return_indices:
             return vals
         it = _index_dtype()
@@ -480,7 +486,8 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | Non
     if not _traced(ar1, ar2):
         res = np.setxor1d(host_value(ar1, "setxor1d"), host_value(ar2, "setxor1d"),
                           assume_unique)
-        return _set_result(res, dt, size, fill_value)
+        # (JAX's sized result is strong: its padding is a strong constant.)
+        return _set_result(res, dt, size, fill_value, get_aval(ar1).weak_type and size is None)
     if size is None:
         host_value(ar1 if isinstance(ar1, Tracer) else ar2, "setxor1d")
     a1, a2 = ravel(ar1), ravel(ar2)

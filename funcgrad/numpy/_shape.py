@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -257,38 +257,47 @@ def broadcast_arrays(*args: Any) -> list[Any]:
     return [broadcast_to_shape(a, shp) for a in arrs]
 
 
-def atleast_1d(a: Any) -> Any:
+def atleast_1d(*arys: Any) -> Any:
     """``a`` with at least one axis.
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.atleast_1d(1.0).shape
     (1,)
     """
+    if len(arys) != 1:  # (several: a list, one each, as JAX's)
+        return [atleast_1d(a) for a in arys]
+    a = arys[0]
     check_arraylike("atleast_1d", a)
     a = _arr(a)
     return S.reshape(a, (1,)) if get_aval(a).ndim == 0 else a
 
 
-def atleast_2d(a: Any) -> Any:
+def atleast_2d(*arys: Any) -> Any:
     """``a`` with at least two axes (new ones in front).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.atleast_2d(fnp.ones(3)).shape
     (1, 3)
     """
+    if len(arys) != 1:  # (several: a list, one each, as JAX's)
+        return [atleast_2d(a) for a in arys]
+    a = arys[0]
     check_arraylike("atleast_2d", a)
     a = _arr(a)
     shp = get_aval(a).shape
     return S.reshape(a, (1,) * (2 - len(shp)) + shp) if len(shp) < 2 else a
 
 
-def atleast_3d(a: Any) -> Any:
+def atleast_3d(*arys: Any) -> Any:
     """``a`` with at least three axes (as NumPy places them).
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.atleast_3d(fnp.ones(3)).shape
     (1, 3, 1)
     """
+    if len(arys) != 1:  # (several: a list, one each, as JAX's)
+        return [atleast_3d(a) for a in arys]
+    a = arys[0]
     check_arraylike("atleast_3d", a)
     a = _arr(a)
     shp = get_aval(a).shape
@@ -466,7 +475,7 @@ def column_stack(arrays: Sequence[Any]) -> Any:
 
 
 def _split_points(n: int, indices_or_sections: Any, even: bool) -> list[int]:
-    if isinstance(indices_or_sections, (int, np.integer)):
+    if np.ndim(indices_or_sections) == 0:  # a count (a float one truncated, as JAX)
         k = int(indices_or_sections)
         if k <= 0:
             raise ShapeError("number of sections must be larger than 0")
@@ -561,6 +570,22 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
     return S.reshape(b, shp[:ax] + (shp[ax] * r,) + shp[ax + 1:])
 
 
+def _pad_with_function(array: Any, pad_width: Any, func: Callable[..., Any],
+                       kwargs: dict[str, Any]) -> Any:
+    # NumPy's (and JAX's) callable mode: zeros first, then each axis's vectors are handed
+    # to ``func(vector, (before, after), axis, kwargs)``, which returns them filled in.
+    from funcgrad.numpy._array_extras import apply_along_axis  # noqa: PLC0415
+
+    padded = pad(array, pad_width)
+    nd = get_aval(padded).ndim
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2)
+                             if np.ndim(pad_width) else np.full((1, 2), pad_width), (nd, 2))
+    for axis in range(nd):
+        padded = apply_along_axis(func, axis, padded, tuple(int(w) for w in widths[axis]),
+                                  axis, kwargs)
+    return padded
+
+
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
     """Pad with a constant (``mode="constant"``, one value or one per axis side), the edge
     values (``"edge"``), the array's own values (``"reflect"``, ``"symmetric"``, ``"wrap"``;
@@ -575,6 +600,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     [5.0, 2.5, 0.0, 1.0, 2.0, 3.0, 1.0, -1.0]
     """
     check_arraylike("pad", array)
+    if callable(mode):
+        return _pad_with_function(array, pad_width, mode, kwargs)
     allowed = {"constant": {"constant_values"}, "edge": set(), "empty": set(),
                "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}, "wrap": set(),
                "linear_ramp": {"end_values"}, "maximum": {"stat_length"},

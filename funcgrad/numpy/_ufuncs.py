@@ -85,6 +85,30 @@ def _is_value(x: Any) -> bool:
     return type(x) is ArrayImpl or isinstance(x, Tracer)
 
 
+def _promote_one(x: Any) -> Any:
+    """One operand as JAX's ``promote_args`` gives it: an Array, a lone Python number
+    becoming a weakly typed one (a Python bool a strong one), so that functions that
+    return their operand unchanged (``floor(3)``, ``real(2.5)``) give Arrays as JAX."""
+    (x,) = promote_args(x)
+    if dtypes.python_scalar(x):
+        return cast(x, dtypes.scalar_kind_dtype(x), weak=type(x) is not bool)
+    return x
+
+
+def _strong_if_array(out: Any) -> Any:
+    """JAX's result where it compares or selects against a strongly typed NumPy constant:
+    weak only for 0-d results."""
+    aval = get_aval(out)
+    return E.convert_element_type(out, aval.dtype) if aval.weak_type and aval.ndim else out
+
+
+def _full_bool(x: Any, value: bool) -> Any:
+    """JAX's ``lax.full_like(x, value, dtype=bool)``: a strong boolean of ``x``'s shape."""
+    from funcgrad.numpy._creation import full_like  # noqa: PLC0415
+
+    return full_like(x, value, dtype=np.bool_)
+
+
 # Larger Python ints take the slow path, which checks them against the default integer
 # type first as JAX does (2**40 beside a float array overflows with 64-bit mode off).
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -135,16 +159,50 @@ arccosh = _unary("arccosh", E.acosh_p, "Inverse hyperbolic cosine, elementwise."
 arctanh = _unary("arctanh", E.atanh_p, "Inverse hyperbolic tangent, elementwise.")
 negative = _unary("negative", E.neg_p, "-x, elementwise.", inexact=False)
 sign = _unary("sign", E.sign_p, "Sign (-1, 0 or 1), elementwise.", inexact=False)
-absolute = _unary("absolute", E.abs_p, "|x|, elementwise.", inexact=False)
+_absolute = _unary("absolute", E.abs_p, "|x|, elementwise.", inexact=False)
+_isfinite = _unary("isfinite", E.is_finite_p, "True where finite.", inexact=False)
+
+
+def absolute(x: Any) -> Any:
+    """|x|, elementwise (booleans and unsigned integers are their own, as in JAX).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.absolute(fnp.array([-2, 3])).tolist()
+    [2, 3]
+    """
+    if _is_value(x) and dtypes.is_inexact(get_aval(x).dtype):
+        return E.abs_p.bind(x)
+    check_arraylike("absolute", x)
+    x = _promote_one(x)
+    if get_aval(x).dtype.kind in "bu":
+        return x
+    return E.abs_p.bind(x)
+
+
 abs = absolute  # noqa: A001 - NumPy's name
-isfinite = _unary("isfinite", E.is_finite_p, "True where finite.", inexact=False)
+
+
+def isfinite(x: Any) -> Any:
+    """True where finite (everywhere for integers and booleans, as in JAX).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.isfinite(fnp.array([1.0, fnp.inf])).tolist()
+    [True, False]
+    """
+    if _is_value(x) and dtypes.is_inexact(get_aval(x).dtype):
+        return _isfinite(x)
+    check_arraylike("isfinite", x)
+    x = _promote_one(x)
+    if dtypes.is_inexact(get_aval(x).dtype):
+        return _isfinite(x)
+    return _full_bool(x, True)
 
 
 def _float_or_same(prim: Primitive, name: str, what: str) -> Callable[[Any], Any]:
     # floor/ceil/round of integers are the integers themselves, as in NumPy.
     def fn(x: Any) -> Any:
         check_arraylike(name, x)
-        (x,) = promote_args(x)
+        x = _promote_one(x)
         if dtypes.is_integer(get_aval(x).dtype) or dtypes.is_bool(get_aval(x).dtype):
             return x
         return prim.bind(x)
@@ -166,7 +224,13 @@ def rint(x: Any) -> Any:
     2.0
     """
     check_arraylike("rint", x)
-    (x,) = promote_inexact(x)
+    x = _promote_one(x)
+    dt = get_aval(x).dtype
+    if not dtypes.is_inexact(dt):
+        # As JAX: booleans and integers become the (strong) default float.
+        return E.convert_element_type(x, dtypes.default_float())
+    if dt.kind == "c":
+        return E.complex_(rint(E.real_p.bind(x)), rint(E.imag_p.bind(x)))
     return E.round_p.bind(x)
 
 
@@ -178,7 +242,9 @@ def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
     Array([ 2.57, -0.5 ], dtype=float32)
     """
     check_arraylike("round", x)
-    (x,) = promote_args(x)
+    x = _promote_one(x)
+    if get_aval(x).dtype == dtypes.bool_:
+        raise ValueError("data type <class 'numpy.bool'> not inexact")
     if np.dtype(get_aval(x).dtype).kind == "c":
         # Each part rounded, as JAX rounds a complex number.
         return E.complex_(round(E.real_p.bind(x), decimals), round(E.imag_p.bind(x), decimals))
@@ -223,8 +289,7 @@ def positive(x: Any) -> Any:
     -1.0
     """
     check_arraylike("positive", x)
-    (x,) = promote_args(x)
-    return x
+    return _promote_one(x)
 
 
 def square(x: Any) -> Any:
@@ -237,7 +302,7 @@ def square(x: Any) -> Any:
     check_arraylike("square", x)
     (x,) = promote_args(x)
     if get_aval(x).dtype.kind == "b":
-        x = cast(x, dtypes.default_int())  # JAX squares booleans as integers
+        x = cast(x, np.dtype(np.int32))  # JAX squares booleans as int32 (x64 too)
     return E.integer_pow_p.bind(x, y=2)
 
 
@@ -273,7 +338,9 @@ def isinf(x: Any) -> Any:
     True
     """
     check_arraylike("isinf", x)
-    (x,) = promote_args(x)
+    x = _promote_one(x)
+    if not dtypes.is_inexact(get_aval(x).dtype):
+        return _full_bool(x, False)
     out = logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
     return E.convert_element_type(out, np.bool_)  # strong: JAX compares with a typed inf
 
@@ -286,7 +353,7 @@ def logical_not(x: Any) -> Any:
     True
     """
     check_arraylike("logical_not", x)
-    return E.not_p.bind(_to_bool(x))
+    return E.not_p.bind(_logical_bool(_promote_one(x)))
 
 
 def invert(x: Any) -> Any:
@@ -302,6 +369,14 @@ def invert(x: Any) -> Any:
 
 
 bitwise_not = array_api_alias(invert, "bitwise_not")
+
+
+def _logical_bool(x: Any) -> Any:
+    """JAX's ``_to_bool`` of the logical functions: ``x != 0`` against a NumPy constant,
+    weak only for a weak 0-d ``x``."""
+    if get_aval(x).dtype == dtypes.bool_:
+        return x
+    return _strong_if_array(not_equal(x, 0))
 
 
 def _to_bool(x: Any) -> Any:
@@ -532,7 +607,8 @@ def _numeric(*args: Any) -> tuple[Any, ...]:
     """Booleans (promoted together) as the default integer: JAX's promote_args_numeric,
     which its integer division, remainder and power apply (``True // True`` is 1)."""
     if all(get_aval(a).dtype == dtypes.bool_ for a in args):
-        return tuple(cast(a, dtypes.default_int()) for a in args)
+        # (int32 with 64-bit mode on too: JAX's to_numeric_dtype.)
+        return tuple(cast(a, np.dtype(np.int32), get_aval(a).weak_type) for a in args)
     return args
 
 
@@ -564,6 +640,24 @@ def _concrete_int_exponent(y: Any) -> Any:
     return y
 
 
+def _pow_int_int(x: Any, y: Any) -> Any:
+    """JAX's integer power of integer exponents: binary exponentiation over the exponent's
+    six low bits (read as unsigned), into a strongly typed accumulator. So ``2 ** -1`` is
+    ``2 ** 63`` wrapped (0 in int32), ``1 ** -1`` is 1, ``0 ** -1`` is 0 and ``0 ** 0``
+    is 1, as in JAX."""
+    from funcgrad.primitives import bits as B  # noqa: PLC0415
+
+    dt = get_aval(x).dtype
+    zero, one = np.asarray(0, dt), np.asarray(1, dt)
+    x, y = cast(x, dt), cast(y, dt)
+    acc = where(logical_and(equal(x, zero), not_equal(y, zero)), zero, one)
+    for _ in range(6):  # anything more would overflow for any base above 1
+        acc = where(not_equal(bitwise_and(y, one), zero), multiply(acc, x), acc)
+        x = multiply(x, x)
+        y = B.shift_right_logical(y, one)
+    return acc
+
+
 def power(x: Any, y: Any) -> Any:
     """x ** y with broadcasting; small integer exponents use repeated multiplication.
 
@@ -574,15 +668,13 @@ def power(x: Any, y: Any) -> Any:
     check_arraylike("power", x, y)
     if type(y) is not int and type(y) is not float:
         y = _concrete_int_exponent(y)
-    if type(y) is int and not isinstance(asarray(x), bool):
+    if type(y) is int:
         (x,) = _numeric(*promote_args(x))
         return E.integer_pow_p.bind(x, y=y)
     xp, yp = _numeric(*promote_args(x, y))
     xa = get_aval(xp)
     if xa.dtype.kind in "iu":
-        # JAX's integer power multiplies into a strongly typed accumulator.
-        out = E.pow_p.bind(*broadcast_args(xp, yp))
-        return E.convert_element_type(out, xa.dtype) if xa.weak_type else out
+        return _pow_int_int(*broadcast_args(xp, yp, keep_scalars=False))
     if get_aval(y).dtype.kind in "iu" and dtypes.is_inexact(get_aval(x).dtype):
         # JAX: lax.pow of the unpromoted operands, so the derivative at a zero exponent
         # is 0 (not NaN) where the base is 0.
@@ -613,6 +705,11 @@ def fmod(x: Any, y: Any) -> Any:
     x, y = promote_args(x, y)
     if dtypes.is_inexact(get_aval(x).dtype):
         return _c_fmod(x, y)
+    if get_aval(x).dtype == dtypes.bool_:
+        # As JAX: booleans skip its integer guard against a zero divisor, and XLA's
+        # remainder by zero is the dividend (fmod(True, False) is 1).
+        x, y = _numeric(x, y)
+        return where(equal(y, 0), x, fmod(x, where(equal(y, 0), 1, y)))
     r = remainder(x, y)
     wrong_side = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(x, 0)))
     return where(wrong_side, subtract(r, y), r)
@@ -637,7 +734,7 @@ def conjugate(x: Any) -> Any:
     [(1-2j)]
     """
     check_arraylike("conjugate", x)
-    (x,) = promote_args(x)
+    x = _promote_one(x)
     return E.conj(x) if get_aval(x).dtype.kind == "c" else x
 
 
@@ -652,7 +749,7 @@ def real(x: Any) -> Any:
     [1.0]
     """
     check_arraylike("real", x)
-    (x,) = promote_args(x)
+    x = _promote_one(x)
     return E.real(x) if get_aval(x).dtype.kind == "c" else x
 
 
@@ -696,7 +793,7 @@ def _logical(name: str, prim: Primitive) -> Callable[[Any, Any], Any]:
         check_arraylike(name, x, y)
         # As JAX: promoted first, then each made boolean (weak operands give a weak result).
         x, y = promote_args(x, y)
-        x, y = broadcast_args(_to_bool(x), _to_bool(y))
+        x, y = broadcast_args(_logical_bool(_promote_one(x)), _logical_bool(_promote_one(y)))
         return prim.bind(x, y)
 
     fn.__name__ = fn.__qualname__ = name
@@ -789,7 +886,7 @@ def logaddexp2(x: Any, y: Any) -> Any:
     check_arraylike("logaddexp2", x, y)
     x, y = promote_inexact(x, y)
     x, y = broadcast_args(x, y, where="logaddexp2")
-    return _logaddexp_2(x, y)
+    return _strong_if_array(_logaddexp_2(x, y))
 
 
 def copysign(x: Any, y: Any) -> Any:
@@ -852,7 +949,7 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:  # noqa: 
     if arr is None:
         raise ValueError("No input was provided to the clip function.")
     check_arraylike("clip", arr)
-    out = asarray(arr)
+    out = _promote_one(arr)
     if any(v is not None and get_aval(asarray(v)).dtype.kind == "c" for v in (out, min, max)):
         # As JAX: complex numbers have no order to clip by (maximum's lexicographic order
         # would silently mix real and imaginary parts).
@@ -879,7 +976,7 @@ def nan_to_num(x: Any, nan: float = 0.0, posinf: float | None = None,
     0.0
     """
     check_arraylike("nan_to_num", x)
-    (x,) = promote_args(x)
+    x = _promote_one(x)
     dt = get_aval(x).dtype
     if not dtypes.is_inexact(dt):
         return x

@@ -30,6 +30,9 @@ from funcgrad.numpy._core import (
 from funcgrad.numpy._reductions import all as _all
 from funcgrad.numpy._shape import concatenate, transpose
 from funcgrad.numpy._ufuncs import (
+    _full_bool,
+    _promote_one,
+    _strong_if_array,
     abs,
     add,
     arccos,
@@ -112,6 +115,15 @@ def _integers(name: str, *xs: Any) -> list[Any]:
     return out
 
 
+def _integers_numeric(name: str, *xs: Any) -> list[Any]:
+    """JAX's ``promote_args_numeric`` for the shifts and ``bitwise_count``: booleans become
+    int32 (with 64-bit mode on too)."""
+    out = _integers(name, *xs)
+    if get_aval(out[0]).dtype.kind == "b":
+        out = [cast(v, np.dtype(np.int32), get_aval(v).weak_type) for v in out]
+    return out
+
+
 def left_shift(x1: Any, x2: Any, /) -> Any:
     """``x1 << x2`` (bits shifted out are lost; shifts past the width give 0).
 
@@ -120,7 +132,7 @@ def left_shift(x1: Any, x2: Any, /) -> Any:
     [4, 12]
     """
     check_arraylike("left_shift", x1, x2)
-    x1, x2 = broadcast_args(*_integers("left_shift", x1, x2))
+    x1, x2 = broadcast_args(*_integers_numeric("left_shift", x1, x2))
     return B.shift_left(x1, x2)
 
 
@@ -132,7 +144,7 @@ def right_shift(x1: Any, x2: Any, /) -> Any:
     [-2, 2]
     """
     check_arraylike("right_shift", x1, x2)
-    x1, x2 = broadcast_args(*_integers("right_shift", x1, x2))
+    x1, x2 = broadcast_args(*_integers_numeric("right_shift", x1, x2))
     if get_aval(x1).dtype.kind == "u":
         return B.shift_right_logical(x1, x2)
     return B.shift_right_arithmetic(x1, x2)
@@ -150,9 +162,7 @@ def bitwise_count(x: Any, /) -> Any:
     [3, 1]
     """
     check_arraylike("bitwise_count", x)
-    (x,) = _integers("bitwise_count", x)
-    if get_aval(x).dtype.kind == "b":
-        raise DTypeError("bitwise_count needs integers, got bool")
+    (x,) = _integers_numeric("bitwise_count", x)
     return cast(B.population_count(abs(x)), dtypes.uint8)
 
 
@@ -259,7 +269,9 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
     """
     check_arraylike("heaviside", x1, x2)
     x1, x2 = broadcast_args(*promote_inexact(x1, x2), keep_scalars=False)
-    return where(less(x1, 0), 0, where(greater(x1, 0), 1, where(isnan(x1), x1, x2)))
+    out = where(less(x1, 0), 0, where(greater(x1, 0), 1, where(isnan(x1), x1, x2)))
+    # As JAX: its 0 and 1 are strong NumPy constants, leaving only 0-d results weak.
+    return _strong_if_array(out)
 
 
 def i0(x: Any) -> Any:
@@ -276,14 +288,13 @@ def i0(x: Any) -> Any:
 
 
 def _posneg_inf(x: Any, sign: float) -> Any:
-    x = asarray(x)
-    (x,) = promote_args(x)
+    x = _promote_one(x)
     dt = get_aval(x).dtype
     if dt.kind == "c":
         raise DTypeError("isposinf/isneginf are not well defined for complex types")
     # (Strongly typed, as JAX's comparison with a typed infinity.)
     if dtypes.kind(dt) != "f":
-        return not_equal(x, x.astype(dt))
+        return _full_bool(x, False)
     return equal(x, np.asarray(sign * np.inf, dt))
 
 
@@ -320,12 +331,13 @@ def signbit(x: Any, /) -> Any:
     [True, False, True]
     """
     check_arraylike("signbit", x)
-    (x,) = promote_args(x)
+    x = _promote_one(x)
     dt = get_aval(x).dtype
     if dt.kind in "iu":
-        return less(x, 0)
+        # (Strong, as JAX's comparison with a typed zero.)
+        return E.convert_element_type(less(x, np.asarray(0, dt)), np.bool_)
     if dt.kind == "b":
-        return not_equal(x, x)
+        return _full_bool(x, False)
     if dtypes.kind(dt) != "f":
         raise DTypeError(f"signbit is not well defined for {dt}")
     bits = B.bitcast_convert_type(x, _INT_OF_WIDTH[dt.itemsize * 8])
@@ -458,7 +470,7 @@ def iscomplex(x: Any) -> Any:
     >>> fnp.iscomplex(fnp.array([1 + 1j, 2 + 0j])).tolist()
     [True, False]
     """
-    return not_equal(imag(x), 0)
+    return _real_part_test(not_equal, x)
 
 
 def isreal(x: Any) -> Any:
@@ -468,7 +480,16 @@ def isreal(x: Any) -> Any:
     >>> fnp.isreal(fnp.array([1 + 1j, 2 + 0j])).tolist()
     [False, True]
     """
-    return equal(imag(x), 0)
+    return _real_part_test(equal, x)
+
+
+def _real_part_test(compare: Any, x: Any) -> Any:
+    # As JAX: lax.ne/eq of the imaginary part against a constant of its dtype, strong where
+    # that part is (a boolean's imaginary part is a strong boolean), else weak only in 0-d.
+    i = imag(x)
+    aval = get_aval(i)
+    out = compare(i, np.asarray(0, aval.dtype) if not aval.weak_type else 0)
+    return _strong_if_array(out)
 
 
 def iscomplexobj(x: Any) -> bool:

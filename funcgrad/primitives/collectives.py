@@ -52,7 +52,8 @@ def _process_impl(name: str) -> Callable[..., Any]:
         names = _names(axis_name)
         unbound = [n for n in names if not processes.is_process_axis(n)]
         if unbound:
-            raise NameError(f"unbound axis name: {unbound[0]}")
+            raise NameError(f"Found an unbound axis name: {unbound[0]}. To fix this, please "
+                            f"call {name} under `jax.shard_map`.")
         comm = processes.communicator()
         if comm is None or comm.size == 1:
             return _ONE_MEMBER[name](xp, *args, **params)

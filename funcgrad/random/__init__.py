@@ -41,7 +41,6 @@ from funcgrad.random._discrete import (
     permutation,
     rademacher,
     randint,
-    shuffle,
 )
 from funcgrad.random._gamma import (
     ball,
@@ -77,6 +76,6 @@ __all__ = [
     "key", "key_data", "key_dtype", "key_impl", "laplace", "loggamma", "logistic",
     "lognormal", "maxwell", "multinomial", "multivariate_normal", "normal", "orthogonal",
     "pareto", "permutation", "poisson", "rademacher", "randint", "random_gamma_p",
-    "rayleigh", "shuffle", "split", "t", "triangular", "truncated_normal", "uniform", "wald",
+    "rayleigh", "split", "t", "triangular", "truncated_normal", "uniform", "wald",
     "weibull_min", "wrap_key_data",
 ]

@@ -16,6 +16,7 @@ import numpy as np
 
 import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
+from funcgrad.conversion import requested_dtype
 from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import TypePromotionError
 from funcgrad.primitives.elementwise import add_p, convert_element_type_p, mul_p
@@ -24,7 +25,7 @@ from funcgrad.random._keys import check_key, random_bits, split_data
 
 
 def float_dtype(name: str, dtype: Any) -> np.dtype[Any]:
-    dt = dtypes.default_float() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dt = dtypes.default_float() if dtype is None else requested_dtype(dtype, None)
     if not dtypes.is_float(dt):  # bfloat16 included (its NumPy kind is "V")
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dt}")
     return dt
@@ -41,7 +42,10 @@ def check_all_safe_to_cast(name: str, dt: np.dtype[Any], *args: Any) -> None:
 
 
 def shape_tuple(shape: Any) -> tuple[int, ...]:
-    return tuple(int(s) for s in shape) if isinstance(shape, Sequence) else (int(shape),)
+    # (a shape may come as a 1-d array of sizes, which JAX takes too)
+    if isinstance(shape, Sequence) or getattr(shape, "ndim", 0) == 1:
+        return tuple(int(s) for s in shape)
+    return (int(shape),)
 
 
 def _as(x: Any, dt: np.dtype[Any]) -> Any:
@@ -65,6 +69,14 @@ def uniform_data(data: Any, shape: tuple[int, ...], dt: np.dtype[Any], minval: A
     floats = lax.mul(lax.convert_element_type(mant, dt), np.array(2.0 ** -nmant, dt))
     lo, hi = _as(minval, dt), _as(maxval, dt)
     span = hi - lo
+    for op, bound in (("mul", span), ("add", lo)):
+        # JAX broadcasts the bounds to the draws' rank, then multiplies and adds with
+        # lax's shape rule: a bound cannot widen the result.
+        b = get_aval(bound).shape
+        b = (1,) * (len(shape) - len(b)) + tuple(b)
+        if len(b) != len(shape) or any(m not in (1, n) for m, n in zip(b, shape)):
+            raise TypeError(f"{op} got incompatible shapes for broadcasting: {tuple(shape)}, "
+                            f"{b}.")
     wide = np.float64 if info.bits == 32 else None
     if wide is not None:
         # XLA fuses float32's ``floats * span + lo`` into one multiply-add in float64: the
@@ -171,7 +183,7 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     (2,)
     """
     data, _ = check_key("normal", key)
-    dt = dtypes.default_float() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dt = dtypes.default_float() if dtype is None else requested_dtype(dtype, None)
     if dt.kind == "c":
         real = np.dtype(np.finfo(dt).dtype)
         k_re, k_im = split_data(data, (2,))[0], split_data(data, (2,))[1]

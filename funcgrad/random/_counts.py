@@ -19,6 +19,7 @@ import numpy as np
 
 import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
+from funcgrad.conversion import requested_dtype
 from funcgrad.random._continuous import (
     float_dtype,
     param_shape,
@@ -125,7 +126,7 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
     True
     """
     data, _ = check_key("poisson", key)
-    dt = dtypes.default_int() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dt = dtypes.default_int() if dtype is None else requested_dtype(dtype, None)
     if dt.kind not in "iu":
         raise ValueError(f"dtype argument to `poisson` must be an int dtype, got {dt}")
     shp = param_shape(lam) if shape is None else shape_tuple(shape)

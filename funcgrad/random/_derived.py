@@ -16,6 +16,7 @@ import numpy as np
 
 import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
+from funcgrad.conversion import requested_dtype
 from funcgrad.random._continuous import (
     check_all_safe_to_cast,
     exponential,
@@ -46,7 +47,7 @@ def lognormal(key: Any, sigma: Any = _UNIT_SIGMA, shape: Sequence[int] | None = 
     True
     """
     check_key("lognormal", key)
-    dt = dtypes.default_float() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dt = dtypes.default_float() if dtype is None else requested_dtype(dtype, None)
     if not dtypes.is_inexact(dt):
         raise ValueError("dtype argument to `lognormal` must be a float or complex dtype, "
                          f"got {dt}")
@@ -187,7 +188,7 @@ def geometric(key: Any, p: Any, shape: Sequence[int] | None = None, dtype: Any =
     True
     """
     check_key("geometric", key)
-    dt = dtypes.default_int() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dt = dtypes.default_int() if dtype is None else requested_dtype(dtype, None)
     if dt.kind not in "iu":
         raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dt}")
     shp = params_shape("geometric", shape, p)

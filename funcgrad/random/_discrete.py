@@ -16,6 +16,7 @@ import numpy as np
 
 import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
+from funcgrad.conversion import requested_dtype
 from funcgrad.core import get_aval
 from funcgrad.random._continuous import float_dtype, gumbel_data, shape_tuple, uniform_data
 from funcgrad.random._keys import check_key, random_bits, split_data
@@ -71,7 +72,7 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
            [ 0, -1]], dtype=int32)
     """
     data, _ = check_key("randint", key)
-    dt = dtypes.default_int() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dt = dtypes.default_int() if dtype is None else requested_dtype(dtype, None)
     if dt.kind not in "iu":
         raise TypeError(f"randint only accepts integer dtypes, got {dt}")
     info = np.iinfo(dt)
@@ -115,7 +116,7 @@ def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     >>> random.rademacher(random.PRNGKey(0), (4,))
     Array([-1, -1,  1,  1], dtype=int32)
     """
-    dt = dtypes.default_int() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dt = dtypes.default_int() if dtype is None else requested_dtype(dtype, None)
     b = bernoulli(key, 0.5, shape).astype(dt)
     return (2 * b - 1).astype(dt)
 
@@ -155,18 +156,6 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
         return _shuffle(data, x, axis)
     ind = _shuffle(data, jnp.arange(x.shape[axis]), 0)
     return jnp.take(x, ind, axis=axis)
-
-
-def shuffle(key: Any, x: Any, axis: int = 0) -> Any:
-    """``permutation(key, x, axis, independent=True)`` (JAX's deprecated ``shuffle``).
-
-    >>> from funcgrad import random
-    >>> random.shuffle(random.PRNGKey(0), __import__("numpy").arange(3))
-    Array([0, 1, 2], dtype=int32)
-    """
-    data, _ = check_key("shuffle", key)
-    x = jnp.asarray(x)
-    return _shuffle(data, x, axis % max(x.ndim, 1))
 
 
 def _top_k_indices(x: Any, k: int) -> Any:

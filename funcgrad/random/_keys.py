@@ -28,6 +28,7 @@ import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
 from funcgrad.array import Array
 from funcgrad.config import config
+from funcgrad.conversion import requested_dtype
 from funcgrad.core import Tracer, get_aval
 from funcgrad.errors import KeyReuseError
 from funcgrad.ir import HasShape, ShapeDtypeStruct
@@ -534,7 +535,7 @@ def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     Array([4070199207, 4202968722, 1427181096], dtype=uint32)
     """
     data, _ = check_key("bits", key)
-    dt = dtypes.default_uint() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dt = dtypes.default_uint() if dtype is None else requested_dtype(dtype, None)
     if dt.kind != "u":
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dt}")
     return random_bits(data, dt.itemsize * 8, _shape_of(shape) if shape != () else ())

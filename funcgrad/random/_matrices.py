@@ -17,6 +17,7 @@ import numpy as np
 
 import funcgrad.numpy as jnp
 from funcgrad import dtypes
+from funcgrad.conversion import requested_dtype
 from funcgrad.random._continuous import check_shape, float_dtype, normal, shape_tuple
 from funcgrad.random._keys import check_key
 
@@ -82,7 +83,7 @@ def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None,
     """
     check_key("orthogonal", key)
     # As JAX: complex dtypes too (normal checks the dtype).
-    dt = dtypes.default_float() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dt = dtypes.default_float() if dtype is None else requested_dtype(dtype, None)
     for name, v in (("n", n), ("m", m)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
             raise TypeError(f"orthogonal: {name} must be a concrete integer, got {v!r}")
