@@ -322,12 +322,6 @@ jit_p.batch = _jit_batch
 # ---------------------------------------------------------------- the user API
 
 
-def _is_array_like(x: Any) -> bool:
-    return dtypes.python_scalar(x) or isinstance(x, (ArrayImpl, Tracer, np.ndarray,
-                                                      np.generic, ShapeDtypeStruct)) \
-        or hasattr(x, "__array__") or hasattr(x, "__jax_array__") or isinstance(x, list)
-
-
 class _OutTree:
     """The output structure of a staged function, with which leaves were wrappers."""
 
@@ -511,6 +505,20 @@ class JitFunction:
 
         return leaves, in_tree, (statics, statics_kw, kinds), flat_fun
 
+    def _as_argument(self, asarray: Callable[[Any], Any], x: Any, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Any:
+        """An argument leaf as an array, or JAX's TypeError naming where it was passed."""
+        try:
+            return asarray(x)
+        except TypeError as e:
+            raise TypeError(
+                f"Error interpreting argument to {self.fun!r} as an abstract array. The "
+                f"problematic value is of type {type(x)} and was passed to the function at "
+                f"path {self._leaf_path(args, kwargs, x)}.\nThis typically means that a "
+                "jit-wrapped function was called with a non-array argument, and this argument "
+                "was not marked as static using the static_argnums or static_argnames "
+                "parameters of jax.jit.") from e
+
     def _leaf_path(self, args: tuple[Any, ...], kwargs: dict[str, Any], leaf: Any) -> str:
         """Where ``leaf`` sits among the arguments, as JAX names it (``y['a']``,
         ``args[1]``): the parameter, then the key path inside it."""
@@ -537,18 +545,8 @@ class JitFunction:
 
         leaves, in_tree, statics, flat_fun = self._split(args, kwargs)
         # ``lower`` also takes ShapeDtypeStructs: only the abstract values are needed.
-        try:
-            leaves = [x if abstract_ok and type(x) is ShapeDtypeStruct else asarray(x)
-                      for x in leaves]
-        except TypeError as e:
-            bad = next(x for x in leaves if not _is_array_like(x))
-            raise TypeError(
-                f"Error interpreting argument to {self.fun!r} as an abstract array. The "
-                f"problematic value is of type {type(bad)} and was passed to the function at "
-                f"path {self._leaf_path(args, kwargs, bad)}.\nThis typically means that a "
-                "jit-wrapped function was called with a non-array argument, and this argument "
-                "was not marked as static using the static_argnums or static_argnames "
-                "parameters of jax.jit.") from e
+        leaves = [x if abstract_ok and type(x) is ShapeDtypeStruct else
+                  self._as_argument(asarray, x, args, kwargs) for x in leaves]
         avals = tuple(ShapedArray(x.shape, x.dtype, x.weak_type)
                       if type(x) is ShapeDtypeStruct else get_aval(x) for x in leaves)
         backend = _pick_backend(self.backend, leaves)

@@ -338,17 +338,22 @@ def _host_matrices(a: Tensor) -> np.ndarray | None:
     return d.reshape((math.prod(d.shape[:-2]), *d.shape[-2:]))
 
 
+def _lapack(mats: np.ndarray, routine: str) -> Any:
+    """SciPy's LAPACK ``routine`` for the matrices' dtype (``spotrf`` for float32...)."""
+    from scipy.linalg import lapack  # noqa: PLC0415
+
+    return getattr(lapack, {"float32": "s", "float64": "d", "complex64": "c",
+                            "complex128": "z"}.get(mats.dtype.name, "d") + routine)
+
+
 def _infos(a: Tensor, routine: str) -> np.ndarray:
     """LAPACK's ``info`` for each matrix: the 1-based order of the first failing leading
     minor (``potrf``) or zero pivot (``getrf``); 0 when the factorization succeeds."""
-    from scipy.linalg import lapack  # noqa: PLC0415
-
     mats = _host_matrices(a)
     batch = tuple(a.shape[:-2])
     if mats is None:
         return np.zeros(batch, np.int32)
-    fn = getattr(lapack, {"float32": "s", "float64": "d", "complex64": "c",
-                          "complex128": "z"}.get(mats.dtype.name, "d") + routine)
+    fn = _lapack(mats, routine)
     out = np.zeros(len(mats), np.int32)
     for k, m in enumerate(mats):
         if m.size == 0 or not np.all(np.isfinite(m)):
@@ -475,13 +480,10 @@ def _partial_factors(a: Tensor, infos: np.ndarray) -> tuple[np.ndarray, np.ndarr
     """For matrices that are not positive definite: LAPACK potrf's lower triangle as it
     stopped (the columns before the failing minor factored, the rest the input's), and
     the mask of those matrices; None when every factorization succeeded."""
-    from scipy.linalg import lapack  # noqa: PLC0415
-
     mats = _host_matrices(a)
     if mats is None or not infos.any():
         return None
-    fn = getattr(lapack, {"float32": "s", "float64": "d", "complex64": "c",
-                          "complex128": "z"}.get(mats.dtype.name, "d") + "potrf")
+    fn = _lapack(mats, "potrf")
     out = np.zeros_like(mats)
     failed = infos.reshape(-1) > 0
     for k in np.flatnonzero(failed):

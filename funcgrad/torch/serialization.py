@@ -427,20 +427,14 @@ def _user_safe(module: str, name: str) -> Any:
 
 
 def _face_class(module: str, name: str) -> type | None:
-    """This face's module class the file names by its own path, or None."""
-    if not module.startswith("funcgrad.torch.nn."):
+    """This face's module class that a file names, by funcgrad's path or by PyTorch's
+    (``torch.nn.modules.container.Sequential``: the alias submodules), or None."""
+    if module.startswith("torch.nn.modules."):
+        module = "funcgrad." + module
+    elif not module.startswith("funcgrad.torch.nn."):
         return None
     found = getattr(sys.modules.get(module), name, None)
     return found if isinstance(found, type) else None
-
-
-def _face_global(module: str, name: str) -> Any:
-    """PyTorch's module class ``module.name`` (torch.nn.modules.container.Sequential) as this
-    face's, or None."""
-    if not module.startswith("torch.nn.modules."):
-        return None
-    sub = sys.modules.get("funcgrad." + module)
-    return getattr(sub, name, None) if sub is not None else None
 
 
 _WEIGHTS_ONLY_HINT = (
@@ -488,7 +482,7 @@ class _Unpickler(pickle.Unpickler):
                 "this global if you trust this class/function.\n\nCheck the documentation of "
                 "torch.load to learn more about types accepted by default with weights_only "
                 "https://pytorch.org/docs/stable/generated/torch.load.html.")
-        face = _face_global(module, name)
+        face = _face_class(module, name)
         if face is not None:
             return face
         if module.split(".")[0] == "torch":
