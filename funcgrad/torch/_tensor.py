@@ -176,7 +176,7 @@ class Tensor:
 
     __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_out_index", "_vc",
                  "_hooks", "_accum", "_is_view", "_view_base", "_inference", "_born",
-                 "__weakref__")
+                 "_function_view", "__weakref__")
     __array_priority__ = 2000
     __array_ufunc__ = None
 
@@ -789,6 +789,8 @@ class Tensor:
         grad_on = is_grad_enabled()
         tracked = grad_on and (self._requires_grad or builtins.any(
             isinstance(o, Tensor) and o._requires_grad for o in others))
+        if tracked:
+            _check_function_view(self)
         if tracked and self._is_view:
             _check_multi_output_view(self)
         if grad_on and self._is_view:
@@ -1034,7 +1036,9 @@ class Tensor:
     # ------------------------------------------------------------- shape ops
 
     def view(self, *shape: Any) -> Tensor:
-        if len(shape) == 1 and isinstance(shape[0], (D.dtype, type)):
+        if len(shape) == 1 and isinstance(shape[0], D.dtype):
+            return self._view_dtype(shape[0])
+        if len(shape) == 1 and isinstance(shape[0], type):
             raise RuntimeError("view(dtype) is not supported; use .to(dtype) (a copy)")
         buf = self._data
         if hasattr(buf, "flags") and not buf.flags.c_contiguous:
@@ -1050,6 +1054,40 @@ class Tensor:
                     "one dimension spans across two contiguous subspaces). Use .reshape(...) "
                     "instead.") from None
         return self._reshape(shape, False)
+
+    def _view_dtype(self, dtype: D.dtype) -> Tensor:
+        """``view(dtype)``: the same memory read as ``dtype`` (PyTorch's checks where the
+        element sizes differ: the last axis, contiguous, is split or merged). As PyTorch's,
+        the result shares the version counter and requires no grad."""
+        buf = self._data
+        if not _is_buffer_value(buf):
+            raise RuntimeError("view(dtype) of a value being traced is not supported; use "
+                               ".to(dtype) (a copy)")
+        old, new = self.dtype.itemsize, dtype.itemsize
+        if old != new:
+            what = (f"to view {_CPP[self.dtype.name]} as {_CPP[dtype.name]} (different "
+                    "element sizes)")
+            if self.dim() == 0:
+                raise RuntimeError(f"self.dim() cannot be 0 {what}")
+            st = cast(Any, self).stride()
+            if st[-1] != 1:
+                raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {st[-1]}")
+            if new > old:
+                r = new // old
+                if self.shape[-1] % r:
+                    raise RuntimeError(f"self.size(-1) must be divisible by {r} {what}, but "
+                                       f"got {self.shape[-1]}")
+                offset = cast(Any, self).storage_offset()
+                if offset % r:
+                    raise RuntimeError(f"self.storage_offset() must be divisible by {r} "
+                                       f"{what}, but got {offset}")
+                for k in range(self.dim() - 1):
+                    if st[k] % r:
+                        raise RuntimeError(f"self.stride({k}) must be divisible by {r} {what}, "
+                                           f"but got {st[k]}")
+        out = Tensor._from_data(buf.view(dtype.np))
+        out._vc, out._inference = self._vc, self._inference
+        return out
 
     def view_as(self, other: Tensor) -> Tensor:
         return self.view(other.shape)
@@ -1996,6 +2034,33 @@ def _internal_overlap(buf: Any) -> builtins.bool:
     strides = getattr(buf, "strides", None)
     return type(buf) is np.ndarray and buf.size > 1 and strides is not None and builtins.any(
         st == 0 and n > 1 for n, st in zip(buf.shape, strides))
+
+
+_FUNCTION_VIEW = (
+    "Output {} of {} is a view and is being modified inplace. This view was created inside a "
+    "custom Function (or because an input was returned as-is) and the autograd logic to "
+    "handle view+inplace would override the custom backward associated with the custom "
+    "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this "
+    "by cloning the output of the custom Function.")
+
+
+def _is_buffer_value(d: Any) -> builtins.bool:
+    """Whether ``d`` is a concrete array with memory (not a value being traced)."""
+    return not isinstance(d, Tracer) and hasattr(d, "strides")
+
+
+def _check_function_view(t: Tensor) -> None:
+    """PyTorch refuses an in-place change (with autograd recording it) of an output of a
+    custom Function that aliases one of its inputs (returned as-is, or a view made in
+    ``forward``; marked ``_function_view`` by ``Function.apply``), or of a view of one."""
+    index = getattr(t, "_function_view", None)
+    if index is None:
+        base = t._view_base if t._is_view else None
+        if base is None or getattr(base, "_function_view", None) is None:
+            return
+        index = 0
+    name = t.grad_fn.name() if t.grad_fn is not None else "Function"
+    raise RuntimeError(_FUNCTION_VIEW.format(index, name.rsplit("Backward", 1)[0]))
 
 
 _MULTI_OUTPUT_VIEW = (
@@ -3159,6 +3224,12 @@ def _view_op(op: str, fn: Callable[..., Any], t: Tensor,
     (``saves_tensors``: as :func:`apply_op`'s; ``copied``: the engine computes the view
     into a new buffer, a view all the same: writes reach ``t`` through the view's record,
     as a device view's do)."""
+    if t._inference and t._requires_grad and not _grad_mode._mode.inference and \
+            is_grad_enabled():
+        # PyTorch: a view of an inference tensor made outside inference mode is an inference
+        # leaf that does not require grad (nothing flows back to its base).
+        with _grad_mode.no_grad():
+            return _view_op(op, fn, t, saves_tensors, copied)
     out = apply_op(op, fn, t, saves_tensors=saves_tensors)
     a, b = out._data, t._data
     if (type(a) is np.ndarray and type(b) is np.ndarray and (copied or np.shares_memory(a, b))) \

@@ -58,6 +58,7 @@ from funcgrad.torch._tensor import (
     _sum_dtype,
     _var_no_dof,
     _vector_norm,
+    _view_op,
     _with_axes,
     apply_op,
     binary,
@@ -1496,11 +1497,13 @@ def narrow_copy(self: Tensor, dim: builtins.int, start: builtins.int, length: bu
 def unfold(self: Tensor, dimension: builtins.int, size: builtins.int, step: builtins.int
            ) -> Tensor:
     """Windows of ``size`` entries every ``step`` along ``dimension`` (a new last axis)."""
-    d = _dim(dimension, self.dim())
+    d = _dim(dimension, builtins.max(self.dim(), 1))
     n = self.shape[d] if self.dim() else 1
     if size > n:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is "
                            f"{size}")
+    if not self.dim():
+        return _view_op("Unfold", lambda x: fnp.reshape(x, (1,)), self, saves_tensors=False)
     starts = np.arange(0, n - size + 1, step)
     idx = starts[:, None] + np.arange(size)[None, :]
 
@@ -1509,7 +1512,28 @@ def unfold(self: Tensor, dimension: builtins.int, size: builtins.int, step: buil
         g = fnp.reshape(g, (*x.shape[:d], len(starts), size, *x.shape[d + 1:]))
         return fnp.moveaxis(g, d + 1, -1)
 
-    return cast(Tensor, apply_op("Unfold", run, self, saves_tensors=False))
+    buf = self._data
+    if type(buf) is not np.ndarray or not self.dim():
+        return cast(Tensor, apply_op("Unfold", run, self, saves_tensors=False))
+    # PyTorch's unfold is a view: the windows read the tensor's own memory (the unfolded
+    # axis steps ``step`` elements, the new last axis one), computed as a gather for
+    # autograd and its data replaced by the strided view.
+    out = _view_op("Unfold", run, self, saves_tensors=False, copied=True)
+    st = buf.strides
+    shape = (*buf.shape[:d], len(starts), *buf.shape[d + 1:], size)
+    strides = (*st[:d], st[d] * step, *st[d + 1:], st[d])
+    root = buf  # the array owning the memory (a storage offset is measured from it)
+    while type(root.base) is np.ndarray:
+        root = root.base
+    start = buf.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    if root.flags.c_contiguous and builtins.min(strides, default=0) >= 0:
+        view = np.ndarray(shape, buf.dtype, buffer=root, offset=start, strides=strides)
+        view.flags.writeable = buf.flags.writeable
+    else:  # no flat window of the storage: NumPy's strided view of the tensor itself
+        view = np.lib.stride_tricks.as_strided(buf, shape, strides,
+                                               writeable=buf.flags.writeable)
+    out._data = view
+    return out
 
 
 def aminmax(self: Tensor, *, dim: builtins.int | None = None, keepdim: builtins.bool = False

@@ -359,6 +359,8 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple[Any, ...], output: Any) -> 
     results: list[Any] = []
     out_positions: list[int] = []
     out_values: list[Any] = []
+    aliased: list[int] = []  # the outputs that alias an input
+    bases = arg_ids | {id(a._view_base) for a in inputs if a._is_view}
     for k, o in enumerate(outs):
         if not isinstance(o, Tensor):
             results.append(o)
@@ -366,6 +368,9 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple[Any, ...], output: Any) -> 
         if id(o) in arg_ids and id(o) not in dirty:
             # An input returned as it is: a new tensor on the same memory (PyTorch's view).
             o = Tensor._from_data(o._data)
+            aliased.append(k)
+        elif o._is_view and id(o) not in dirty and id(o._view_base) in bases:
+            aliased.append(k)  # a view of an input made in forward
         elif id(o) in dirty:
             if o.is_leaf and o.requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
@@ -403,6 +408,8 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple[Any, ...], output: Any) -> 
         t.grad_fn = node
         t._out_index = j
         t._requires_grad = True
+        if k in aliased:
+            t._function_view = j  # PyTorch's view made in a custom Function
     return results[0] if single else tuple(results)
 
 

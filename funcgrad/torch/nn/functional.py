@@ -37,6 +37,7 @@ from funcgrad.torch import _half_math as half_math
 from funcgrad.torch import _memory_layout as _layout
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._device import Size
+from funcgrad.torch._grad_mode import is_inference_mode_enabled
 from funcgrad.torch._tensor import (
     Tensor,
     apply_binary_prim,
@@ -301,6 +302,10 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
     """
     if isinstance(input, Tensor) and isinstance(weight, Tensor):
         _check_linear(input, weight, bias)
+        if weight._inference and weight._requires_grad and not is_inference_mode_enabled():
+            # PyTorch multiplies by ``weight.t()``: a view of an inference tensor made outside
+            # inference mode does not require grad, so no gradient reaches such a weight.
+            weight = weight.detach()
         if input.ndim > 2 and weight.ndim == 2 and bias is not None and \
                 not input.is_contiguous():
             # PyTorch's linear of a strided batch is ``matmul`` and an in-place bias add

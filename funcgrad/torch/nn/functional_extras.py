@@ -26,6 +26,7 @@ from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._random import rng
 from funcgrad.torch._tensor import Tensor, minkowski
 from funcgrad.torch.nn._apply import cuda_index, floating, op, rrelu_noise, shape, uniform_noise
+from funcgrad.torch.nn._kernel_dtypes import check_kernel_dtype
 from funcgrad.torch.nn.activation import channel_shuffle
 from funcgrad.torch.nn.activation_functions import _SELU_ALPHA, _SELU_SCALE, _celu, _elu, _hardtanh
 
@@ -168,10 +169,14 @@ def boolean_dispatch(arg_name: str, arg_index: int, default: bool,
 
 
 def _inplace(name: str, fn: Callable[[Any], Any], input: Any,  # noqa: A002
-             saves_result: bool = False) -> Any:
+             saves_result: bool = False, kernel: str | None = None) -> Any:
+    """``fn`` written into ``input`` (``kernel``: PyTorch's CPU kernel, which has no
+    version for integer and bool tensors)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{name.split(':', 1)[0].lower()}_(): argument 'input' (position 1) "
                         f"must be Tensor, not {type(input).__name__}")
+    if kernel is not None:
+        check_kernel_dtype(kernel, input)
     return input._inplace(name, fn, saves_result=saves_result)
 
 
@@ -188,18 +193,20 @@ def elu_(input: Any, alpha: float = 1.0) -> Any:  # noqa: A002
     >>> F.elu_(torch.tensor([0.0, 1.0]))
     tensor([0., 1.])
     """
-    return _inplace("Elu:1", lambda x: _elu(x, alpha), input, saves_result=True)
+    return _inplace("Elu:1", lambda x: _elu(x, alpha), input, saves_result=True,
+                    kernel="elu_cpu")
 
 
 def selu_(input: Any) -> Any:  # noqa: A002
     """``selu`` written into ``input``."""
     return _inplace("Elu:1", lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE), input,
-                    saves_result=True)
+                    saves_result=True, kernel="elu_cpu")
 
 
 def celu_(input: Any, alpha: float = 1.0) -> Any:  # noqa: A002
     """``celu`` written into ``input``."""
-    return _inplace("Celu:1", lambda x: _celu(x, alpha), input, saves_result=True)
+    return _inplace("Celu:1", lambda x: _celu(x, alpha), input, saves_result=True,
+                    kernel="elu_cpu")
 
 
 def hardtanh_(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:  # noqa: A002
@@ -211,7 +218,7 @@ def leaky_relu_(input: Any, negative_slope: float = 0.01) -> Any:  # noqa: A002
     """``leaky_relu`` written into ``input``."""
     # The slope side at 0, as PyTorch's backward (x > 0 ? 1 : slope).
     return _inplace("LeakyRelu:1", lambda x: fnp.where(x > 0, x, x * negative_slope), input,
-                    saves_result=True)
+                    saves_result=True, kernel="leaky_relu_cpu")
 
 
 def threshold_(input: Any, threshold: float, value: float) -> Any:  # noqa: A002
@@ -226,7 +233,9 @@ def rrelu_(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: 
     if not training:
         slope = (lower + upper) / 2
         return _inplace("RreluWithNoise:1", lambda x: fnp.where(x > 0, x, x * slope), input,
-                        saves_result=True)
+                        saves_result=True, kernel="leaky_relu_cpu")
+    if isinstance(input, Tensor):
+        check_kernel_dtype("rrelu_with_noise_out_cpu", input)
     noise = rrelu_noise(input, lower, upper)
     return _inplace("RreluWithNoise:1",
                     lambda x: fnp.where(x > 0, x, x * fnp.asarray(noise, dtype=x.dtype)), input,

@@ -34,6 +34,7 @@ from funcgrad.torch.nn._kernel_dtypes import (
     check_kernel_dtype,
     check_pair_kernel_dtype,
     is_float_tensor,
+    refuse_bool_subtraction,
 )
 from funcgrad.transforms.custom import custom_jvp
 
@@ -49,6 +50,36 @@ _NAMES = {"mean": "Mean", "sum": "Sum"}
 
 def _name(red: str, elementwise: str) -> str:
     return _NAMES.get(red, elementwise)
+
+
+def _floating_first(*tensors: Any) -> tuple[Any, ...]:
+    """The operands of a loss whose PyTorch arithmetic turns integers into the default
+    float dtype (an integer tensor with a float number, a square root): where none is
+    floating, the first is promoted (the engine would give float64 to an integer tensor
+    with a Python float)."""
+    if any(is_float_tensor(t) for t in tensors if isinstance(t, Tensor)):
+        return tensors
+    return (floating(tensors[0]), *tensors[1:])
+
+
+# The C++ type names PyTorch's in-place clamp of an integer tensor shows in its error.
+_C_TYPES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}
+
+
+def _check_float_output(input: Any, target: Any) -> None:  # noqa: A002
+    """PyTorch's loss kernels that write into an output of the input's dtype: an integer
+    or bool input refuses the floating result."""
+    if isinstance(input, Tensor) and not is_float_tensor(input):
+        if input.dtype == D.bool:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
+        other = target.dtype if isinstance(target, Tensor) else input.dtype
+        dt = D.promote_types(input.dtype, other)
+        result = dt if dt.is_floating_point or dt.is_complex else D.get_default_dtype()
+        raise RuntimeError(f"result type {cpp_name(result)} can't be cast to the desired "
+                           f"output type {cpp_name(input.dtype)}")
 
 
 @autocast_op("binary_cross_entropy")
@@ -289,6 +320,7 @@ def poisson_nll_loss(input: Any, target: Any, log_input: bool = True,  # noqa: A
     """Negative log likelihood of a Poisson target: ``exp(x) - t x`` (``log_input``) or
     ``x - t log(x + eps)``, plus Stirling's term for ``t > 1`` when ``full``."""
     red = _apply.reduction(size_average, reduce, reduction)
+    input = floating(input)  # noqa: A001 - exp(x) or x + eps: the default float dtype
 
     def impl(x: Any, t: Any) -> Any:
         loss = fnp.exp(x) - t * x if log_input else x - t * fnp.log(x + eps)
@@ -321,6 +353,10 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,  # 
         vdata = data(var)
         if isinstance(vdata, np.ndarray) and np.any(vdata < 0):
             raise ValueError("var has negative entry/entries")
+        if isinstance(var, Tensor) and not is_float_tensor(var):
+            # PyTorch clamps a copy of var in place at eps.
+            raise RuntimeError("result type Float can't be cast to the desired output type "
+                               f"{_C_TYPES.get(var.dtype.name, cpp_name(var.dtype))}")
 
     def impl(x: Any, t: Any, v: Any) -> Any:
         if unsqueeze:
@@ -421,6 +457,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     """``1 - cos(x1, x2)`` where ``y = 1``, ``max(0, cos(x1, x2) - margin)`` where
     ``y = -1``."""
     red = _apply.reduction(size_average, reduce, reduction)
+    input1, input2 = _floating_first(input1, input2)
 
     def impl(a: Any, b: Any, y: Any) -> Any:
         prod = fnp.sum(a * b, axis=-1)
@@ -444,6 +481,8 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
                            f"dimension but got sizes: input1: {_size(input1)}, input2: "
                            f"{_size(input2)}, target: {_size(target)} ")
 
+    input1, input2, target = _floating_first(input1, input2, target)
+
     def impl(a: Any, b: Any, y: Any) -> Any:
         return _apply.reduce(fnp.maximum(-y * (a - b) + margin, 0.0), red)
 
@@ -465,6 +504,10 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float
                            f"{len(shape(anchor))}D, positive {len(shape(positive))}D, and "
                            f"negative {len(shape(negative))}D inputs")
 
+    if not any(is_float_tensor(t) for t in (anchor, positive, negative)
+               if isinstance(t, Tensor)):
+        anchor, positive, negative = floating(anchor), floating(positive), floating(negative)
+
     def impl(a: Any, pos: Any, neg: Any) -> Any:
         d_ap = _pnorm(a - pos + eps, p, False)
         d_an = _pnorm(a - neg + eps, p, False)
@@ -481,6 +524,7 @@ def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None,  # 
                                 reduction: str = "mean") -> Any:
     """The mean over classes of ``-(t log sigmoid(x) + (1 - t) log sigmoid(-x))``."""
     red = _apply.reduction(size_average, reduce, reduction)
+    check_kernel_dtype("log_sigmoid_cpu", input)
 
     def impl(x: Any, t: Any, w: Any) -> Any:
         loss = -(t * jnn.log_sigmoid(x) + (1 - t) * jnn.log_sigmoid(-x))
@@ -529,9 +573,10 @@ def soft_margin_loss(input: Any, target: Any, size_average: Any = None,  # noqa:
                      reduce: Any = None, reduction: str = "mean") -> Any:
     """``log(1 + exp(-y x))``."""
     red = _apply.reduction(size_average, reduce, reduction)
+    _check_float_output(input, target)
 
     def impl(x: Any, y: Any) -> Any:
-        return _apply.reduce(jnn.softplus(-y * x), red)
+        return _apply.reduce(jnn.softplus(-(x * y)), red)  # (y may be bool)
 
     return op("SoftMarginLoss", impl, input, target)
 
@@ -542,8 +587,22 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,  # noqa: 
                          reduction: str = "mean") -> Any:
     """``x`` where ``y = 1``, ``max(0, margin - x)`` where ``y = -1``."""
     red = _apply.reduction(size_average, reduce, reduction)
+    integral = isinstance(input, Tensor) and not is_float_tensor(input)
+    if integral:
+        # PyTorch's losses stay in the input's integer dtype (summed in int64); bool has no
+        # ``margin - x``, integers no mean.
+        refuse_bool_subtraction(input, input)
+        if red == "mean":
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be "
+                               "either a floating point or complex dtype. Got: "
+                               f"{cpp_name(input.dtype)}")
 
     def impl(x: Any, y: Any) -> Any:
+        if integral:
+            clamp = fnp.maximum(fnp.astype(margin - x, x.dtype), 0)
+            loss = fnp.where(y != 1, clamp, 0) + fnp.where(y != -1, x, 0)
+            loss = fnp.astype(loss, x.dtype)
+            return fnp.sum(fnp.astype(loss, np.int64)) if red == "sum" else loss
         out_margin = fnp.where(y != 1, fnp.maximum(margin - x, 0.0), 0.0)
         out_self = fnp.where(y != -1, x, 0.0)
         return _apply.reduce(out_margin + out_self, red)

@@ -16,6 +16,7 @@ from typing import Any
 import funcgrad.numpy as fnp
 from funcgrad import nn as jnn
 from funcgrad.torch import _half_math as half_math
+from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._apply import data, floating, half_dtype, op
 from funcgrad.torch.nn.conv import ntuple
 from funcgrad.torch.nn.module import Module
@@ -29,6 +30,16 @@ _AVG = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}
 def _lp_pool(nd: int, input: Any, norm_type: float, kernel_size: Any,  # noqa: A002
              stride: Any, ceil_mode: bool) -> Any:
     count = math.prod(ntuple(kernel_size, nd))
+    integral = isinstance(input, Tensor) and not (input.dtype.is_floating_point
+                                                  or input.dtype.is_complex)
+    if integral and isinstance(norm_type, int) and not isinstance(norm_type, bool):
+        # PyTorch's composite on an integer tensor with an integer power: the powers, their
+        # (truncated) integer averages and the scaled sums stay integers; only the root is
+        # taken in the default float dtype.
+        powered = input.pow(norm_type)
+        avg = _AVG[nd](powered, kernel_size, stride, 0, ceil_mode) if stride is not None \
+            else _AVG[nd](powered, kernel_size, padding=0, ceil_mode=ceil_mode)
+        return (avg.sign() * avg.abs().relu()).mul(count).pow(1.0 / norm_type)
     x = floating(input)
     half = half_dtype(data(x)) is not None
     # A half input: PyTorch's composite, each operation rounding to the half type (and

@@ -28,9 +28,10 @@ from itertools import chain
 from typing import Any
 
 from funcgrad.core import Tracer
+from funcgrad.torch import _grad_mode
 from funcgrad.torch._device import array_module as _xp
 from funcgrad.torch._grad_mode import enable_grad, no_grad
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import _INFERENCE_INPLACE, Tensor
 from funcgrad.torch.nn.module import RemovableHandle
 
 __all__ = ["Optimizer", "required"]
@@ -499,7 +500,12 @@ def _cast(param: Tensor, value: Any, group: dict[str, Any], key: Any = None) -> 
 
 def _params_with_grad(group: dict[str, Any]) -> Iterable[Tensor]:
     # A meta parameter has no values to update (docs/sharp_bits.md: no state is made).
-    return (p for p in group["params"] if p.grad is not None and not p.is_meta)
+    for p in group["params"]:
+        if p.grad is not None and not p.is_meta:
+            if p._inference and not _grad_mode._mode.inference:
+                # PyTorch's in-place update of a parameter made under inference_mode
+                raise RuntimeError(_INFERENCE_INPLACE)
+            yield p
 
 
 def _real_params_with_grad(group: dict[str, Any], optimizer: str) -> list[Tensor]:

@@ -5,7 +5,9 @@ activations are not kept) and records one ``CheckpointFunctionBackward`` node; b
 ``fn`` again with grad on and backpropagates through it. The random draws of the first run
 (dropout masks, on the CPU or a GPU) are replayed exactly in the recomputation, as
 ``preserve_rng_state=True`` does in PyTorch. ``use_reentrant=False`` runs ``fn`` with its
-graph recorded (same values, gradients and ``grad_fn`` as PyTorch's; no memory saved).
+graph recorded (the same ``grad_fn`` as PyTorch's) but, as PyTorch, keeps none of the
+tensors its nodes save: the first backward read of one runs ``fn`` again (random draws
+replayed) and reads the recomputed ones.
 
 >>> import funcgrad.torch as torch
 >>> from funcgrad.torch.utils.checkpoint import checkpoint
@@ -191,8 +193,55 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
             raise ValueError("Passing `context_fn` or `debug` is only supported when "
                              "use_reentrant=False.")
         return CheckpointFunction.apply(function, preserve, *args)
-    forward_context, _ = context_fn()
-    with forward_context:
+    return _without_reentrant(function, preserve, context_fn, args, kwargs)
+
+
+def _without_reentrant(function: Callable[..., Any], preserve: bool,
+                       context_fn: Callable[[], Any], args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> Any:
+    """PyTorch's non-reentrant checkpoint: ``function`` runs with its graph recorded while a
+    pair of saved-tensor hooks keeps only the position of each saved tensor; unpacking one
+    reruns ``function`` on detached inputs (its draws replayed, under the recompute
+    context), its saved tensors taken in the same order, and hands back the recomputed
+    tensor (each recomputed tensor is read once: a second backward recomputes again)."""
+    from funcgrad.torch.autograd.graph import saved_tensors_hooks  # noqa: PLC0415
+
+    forward_context, recompute_context = context_fn()
+    replayed = _Replayed() if preserve else None
+    recomputed: dict[int, Tensor] = {}
+    count = [0]
+
+    def pack(_: Tensor) -> int:
+        count[0] += 1
+        return count[0] - 1
+
+    def recompute() -> None:
+        found: list[Tensor] = []
+
+        def keep(t: Tensor) -> int:
+            found.append(t)
+            return len(found) - 1
+
+        inputs = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
+                  for a in args]
+        with enable_grad(), recompute_context, saved_tensors_hooks(keep, found.__getitem__), \
+                (replayed.rerun() if replayed is not None else contextlib.nullcontext()):
+            function(*inputs, **kwargs)
+        if len(found) < count[0]:
+            raise CheckpointError("torch.utils.checkpoint: A different number of tensors was "
+                                  f"saved during the original forward and recomputation.\n"
+                                  f"Number of tensors saved during forward: {count[0]}\n"
+                                  f"Number of tensors saved during recomputation: "
+                                  f"{len(found)}.")
+        recomputed.update(enumerate(found))
+
+    def unpack(k: int) -> Tensor:
+        if k not in recomputed:
+            recompute()
+        return recomputed.pop(k)
+
+    with forward_context, saved_tensors_hooks(pack, unpack), (
+            replayed.first_run() if replayed is not None else contextlib.nullcontext()):
         return function(*args, **kwargs)
 
 

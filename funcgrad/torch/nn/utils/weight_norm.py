@@ -22,6 +22,8 @@ from __future__ import annotations
 import warnings
 from typing import Any, TypeVar
 
+import funcgrad.numpy as fnp
+from funcgrad.torch._tensor import Tensor, apply_op
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.parameter import Parameter
 
@@ -45,7 +47,17 @@ def _norm_except_dim(v: Any, pow: int = 2, dim: int = 0) -> Any:  # noqa: A002
 
 def _weight_norm(v: Any, g: Any, dim: int) -> Any:
     """``torch._weight_norm``: ``v`` rescaled to the norm ``g`` over every dim but
-    ``dim``."""
+    ``dim``: for the first or the last dim PyTorch's fused kernel (one node,
+    ``WeightNormInterfaceBackward0``), otherwise its composite."""
+    if isinstance(v, Tensor) and isinstance(g, Tensor) and v.dim() and (
+            dim == 0 or dim == v.dim() - 1):
+        axes = tuple(k for k in range(v.dim()) if k != dim)
+
+        def fused(a: Any, b: Any) -> Any:
+            norm = fnp.sqrt(fnp.sum(a * a, axis=axes, keepdims=True))
+            return a * (b / norm)
+
+        return apply_op("WeightNormInterface", fused, v, g)
     return v * (g / _norm_except_dim(v, 2, dim))
 
 
