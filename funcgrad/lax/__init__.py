@@ -71,6 +71,7 @@ from funcgrad.primitives.sorting import sort_key_val  # noqa: E402 - composite o
 
 __all__ += ["sort_key_val"]
 
+from funcgrad.lax._reduce_window import reduce_window  # noqa: E402
 from funcgrad.primitives.convolution import (  # noqa: E402 - wrappers of the primitives
     ConvDimensionNumbers,
     ConvGeneralDilatedDimensionNumbers,
@@ -81,7 +82,6 @@ from funcgrad.primitives.convolution import (  # noqa: E402 - wrappers of the pr
     conv_with_general_padding,
     padtype_to_pads,
 )
-from funcgrad.primitives.windows import reduce_window  # noqa: E402
 
 __all__ += ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv",
             "conv_dimension_numbers", "conv_general_permutations", "conv_transpose",

@@ -382,10 +382,11 @@ def _gradient_along(a: Any, h: Any, axis: int) -> Any:
         inner = divide(multiply(subtract(_slice(a, axis, 2, None), _slice(a, axis, None, -2)),
                                 0.5), h)
         return concatenate([divide(upper, h), inner, divide(lower, h)], axis=axis)
-    (h,) = promote_inexact(h)
+    if _ndim(h) != 1:
+        raise ValueError("Spacing arrays must be 1D arrays or scalars.")
     if get_aval(h).shape[0] != get_aval(a).shape[axis]:
-        raise ValueError("Spacing arrays must have the same length as the dimension of "
-                         "the input array along the differentiation axis.")
+        raise ValueError("Spacing arrays must have the same length as the dimension along "
+                         "which the gradient is calculated.")
     shape = [1] * get_aval(a).ndim
     shape[axis] = -1
     h = reshape(h, tuple(shape))
@@ -410,8 +411,10 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = N
     [1.0, 1.5, 2.0]
     """
     if edge_order is not None:
-        raise ValueError("The 'edge_order' argument to gradient is not supported.")
-    (a,) = promote_inexact(f)
+        raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
+    # The spacings join the promotion, as JAX's (a float32 spacing makes float16 data
+    # float32; a Python number's keeps the data's dtype).
+    a, *spacing = promote_inexact(f, *varargs)
     nd = get_aval(a).ndim
     if axis is None:
         axes = tuple(range(nd))
@@ -423,15 +426,16 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = N
         return []
     if min(get_aval(a).shape[i] for i in axes) < 2:
         raise ValueError("Shape of array too small to calculate a numerical gradient, at "
-                         "least (edge_order + 1) elements are required.")
-    if len(varargs) == 0:
+                         "least 2 elements are required.")
+    if len(spacing) == 0:
         dx: list[Any] = [1.0] * len(axes)
-    elif len(varargs) == 1:
-        dx = list(varargs) * len(axes)
-    elif len(varargs) == len(axes):
-        dx = list(varargs)
+    elif len(spacing) == 1:
+        dx = list(spacing) * len(axes)
+    elif len(spacing) == len(axes):
+        dx = list(spacing)
     else:
-        raise TypeError("Invalid number of spacing arguments")
+        raise TypeError(f"Invalid number of spacing arguments {len(spacing)} for "
+                        f"axis={axis}")
     out = [_gradient_along(a, h, ax) for ax, h in zip(axes, dx)]
     return out[0] if len(axes) == 1 else out
 

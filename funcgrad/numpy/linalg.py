@@ -961,6 +961,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
     2.0
     """
     check_arraylike("jnp.linalg.vector_norm", x)
+    # As JAX's: no promotion to an inexact type (integer p-norms stay integers).
     x = _prepare(x)
     if axis is None:
         out = _vector_norm(ravel(x), ord, 0, False)
@@ -1003,24 +1004,21 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     (x,) = promote_inexact(_prepare(x))
     nd = np.ndim(x) if not hasattr(x, "ndim") else x.ndim
     if axis is None:
-        if ord is None or (ord == "fro" and nd == 2):
+        if ord is None:
             out = sqrt(sum(_abs2(ravel(x))))
             return out if not keepdims else _keep_all(out, nd)
-        if nd == 1:
-            axis = 0
-        elif nd == 2:
-            axis = (0, 1)
-        else:
-            raise ShapeError(f"norm with ord={ord!r} of a rank-{nd} array needs axis=")
-    axes = canonical_axes(axis, nd)
+        axis = tuple(range(nd))
+    if isinstance(axis, (tuple, list)):
+        # (row, col) as given: ord 1 and inf tell rows from columns
+        axes = tuple(canonical_axis(a, nd) for a in axis)
+    else:
+        axes = canonical_axes(axis, nd)
     if len(axes) == 1:
         return _vector_norm(x, ord, axes[0], keepdims)
     if len(axes) == 2:
-        if isinstance(axis, (tuple, list)):
-            # (row, col) as given: ord 1 and inf tell rows from columns
-            axes = tuple(canonical_axis(a, nd) for a in axis)
         return _matrix_norm(x, ord, axes, keepdims)
-    raise ShapeError(f"norm takes one axis (vector norm) or two (matrix norm), got {axis!r}")
+    raise ValueError(f"Improper number of axes for norm: axis={axes}. Pass one axis to compute "
+                     "a vector-norm, or two axes to compute a matrix-norm.")
 
 
 def _abs2(x: Any) -> Any:
@@ -1044,17 +1042,28 @@ def _vector_norm(x: Any, ord: Any, axis: int, keepdims: bool) -> Any:  # noqa: A
     if ord == -np.inf:
         return min(absolute(x), axis, keepdims=keepdims)
     if ord == 0:
-        return sum(absolute(x) != 0, axis, keepdims=keepdims) * 1.0
+        # The count in x's real inexact type (JAX's finfo of an integer dtype refuses).
+        from funcgrad.numpy._dtype_info import finfo  # noqa: PLC0415
+
+        return sum(x != 0, axis, dtype=finfo(get_aval(x).dtype).dtype, keepdims=keepdims)
     if ord == 1:
         return sum(absolute(x), axis, keepdims=keepdims)
     if isinstance(ord, str):
-        raise ShapeError(f"Invalid order '{ord}' for vector norm.")
-    return power(sum(power(absolute(x), ord), axis, keepdims=keepdims), 1.0 / ord)
+        msg = f"Invalid order '{ord}' for vector norm."
+        if ord in ("inf", "-inf"):
+            msg += f"Use '{ord[:-3]}jax.numpy.inf' instead."
+        raise ValueError(msg)
+    # JAX's constants: ord and 1/ord in |x|'s dtype (integer norms keep integer powers).
+    abs_x = absolute(x)
+    dt = get_aval(abs_x).dtype
+    ord_arr = np.asarray(ord, dt)
+    ord_inv = np.asarray(1.0 / ord_arr, dt)
+    return power(sum(power(abs_x, ord_arr), axis, keepdims=keepdims), ord_inv)
 
 
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:  # noqa: A002
     r, c = axes
-    if ord is None or ord == "fro":
+    if ord is None or ord in ("f", "fro"):
         return sqrt(sum(_abs2(x), axes, keepdims=keepdims))
     if ord in (1, -1):
         col = sum(absolute(x), r, keepdims=True)
@@ -1069,7 +1078,7 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
         out = expand_dims(expand_dims(red, -1), -1)
         out = moveaxis(out, (-2, -1), (r, c))
     else:
-        raise ShapeError(f"Invalid order '{ord}' for matrix norm.")
+        raise ValueError(f"Invalid order '{ord}' for matrix norm.")
     return out if keepdims else squeeze(out, axes)
 
 

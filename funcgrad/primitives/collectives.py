@@ -20,14 +20,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from funcgrad import processes
+import numpy as np
+
+from funcgrad import dtypes, processes
+from funcgrad.array import wrap
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import reductions as R
 from funcgrad.primitives import structural as S
-from funcgrad.primitives.rules import move_to_front
+from funcgrad.primitives.rules import default_typed, move_to_front
 
 Perm = tuple[tuple[int, int], ...]
 
@@ -37,8 +40,6 @@ def _names(axis_name: Any) -> tuple[Any, ...]:
 
 
 def _index_dtype() -> Any:
-    from funcgrad import dtypes  # noqa: PLC0415
-
     return dtypes.canonicalize_dtype("int32")
 
 
@@ -178,7 +179,16 @@ def _collective(name: str, rule: Callable[..., Any], linear: bool) -> Primitive:
     return prim
 
 
-psum_p = _collective("psum", _reduce_rule(R.reduce_sum, lambda x, n: E.mul(x, n)), True)
+def _times_size(x: Any, n: int) -> Any:
+    """An unmapped operand's psum: ``n`` times it, keeping its weak type (a Python
+    number's psum stays weakly typed, as JAX's)."""
+    if dtypes.python_scalar(x):
+        x = default_typed(x)
+    aval = get_aval(x)
+    return E.mul(x, wrap(np.asarray(n, aval.dtype), ShapedArray((), aval.dtype, True)))
+
+
+psum_p = _collective("psum", _reduce_rule(R.reduce_sum, _times_size), True)
 pmax_p = _collective("pmax", _reduce_rule(R.reduce_max, lambda x, n: x), False)
 pmin_p = _collective("pmin", _reduce_rule(R.reduce_min, lambda x, n: x), False)
 

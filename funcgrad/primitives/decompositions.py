@@ -126,9 +126,13 @@ def _const_like(mat: np.ndarray, x: Any) -> Any:
 
 def _tri(x: Any, lower: bool, k: int = 0) -> Any:
     """``tril(x, k)`` or ``triu(x, k)`` of the last two axes."""
-    n, m = get_aval(x).shape[-2:]
-    mask = np.tri(n, m, k) if lower else 1 - np.tri(n, m, k - 1)
-    return E.mul(x, _const_like(mask, x))
+    aval = get_aval(x)
+    n, m = aval.shape[-2:]
+    mask = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
+    # A selection, as JAX's tril/triu: the other triangle is +0 (not -0 or NaN * 0).
+    nd = len(aval.shape)
+    pred = S.broadcast_in_dim(place_like(mask, x), aval.shape, (nd - 2, nd - 1))
+    return E.select(pred, x, 0)
 
 
 def _eye_like(x: Any, n: int | None = None) -> Any:

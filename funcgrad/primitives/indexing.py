@@ -621,11 +621,17 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]
 
 def _dus_abstract(operand: ShapedArray, update: ShapedArray, *starts: ShapedArray
                   ) -> ShapedArray:
+    # JAX's checks, texts and order (shapes, then dtypes).
+    if update.ndim != operand.ndim:
+        raise TypeError("dynamic_update_slice update must have the same rank as operand, got "
+                        f"update shape {update.shape} for operand shape {operand.shape}.")
     _check_starts("dynamic_update_slice", operand, starts)
-    if update.ndim != operand.ndim or any(u > n for u, n in zip(update.shape, operand.shape)):
-        raise ShapeError(f"update of shape {update.shape} does not fit in {operand.shape}")
+    if any(u > n for u, n in zip(update.shape, operand.shape)):
+        raise TypeError("dynamic_update_slice update shape must be smaller than operand shape, "
+                        f"got update shape {update.shape} for operand shape {operand.shape}.")
     if update.dtype != operand.dtype:
-        raise DTypeError(f"update dtype {update.dtype} differs from operand dtype {operand.dtype}")
+        raise TypeError("lax.dynamic_update_slice requires arguments to have the same dtypes, "
+                        f"got {operand.dtype}, {update.dtype}.")
     return operand
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.core import Primitive, get_aval
-from funcgrad.errors import ConcretizationTypeError, DTypeError, ShapeError
+from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import structural as S
 from funcgrad.primitives.convolution import (
@@ -77,15 +77,29 @@ def _out_shape(shape: Sequence[int], window_dimensions: Ints, window_strides: In
 
 def _check_params(x: ShapedArray, window_dimensions: Ints, window_strides: Ints, padding: Pads,
                   base_dilation: Ints, window_dilation: Ints) -> list[int]:
-    for name, v in zip(PARAMS, (window_dimensions, window_strides, padding, base_dilation,
-                                window_dilation)):
-        if len(v) != x.ndim:
-            raise ShapeError(f"{name} has {len(v)} entries for an operand of rank {x.ndim}")
-    for name, v in (("window_dimensions", window_dimensions),
-                    ("window_strides", window_strides), ("base_dilation", base_dilation),
+    """The output shape, after JAX's checks (its TypeErrors and texts, in its order)."""
+    for name, v, strict in (("window_dimensions", window_dimensions, True),
+                            ("window_strides", window_strides, True),
+                            ("base_dilation", base_dilation, False),
+                            ("window_dilation", window_dilation, False)):
+        if v and not all(a >= int(strict) for a in v):
+            raise TypeError(f"reduce_window {name} must have every element be "
+                            f"{'strictly positive' if strict else 'nonnegative'}, got {v}.")
+    if x.ndim != len(window_dimensions):
+        raise TypeError("reduce_window got the wrong number of window_dimensions for operand: "
+                        f"got operand shape {x.shape} with window_dimensions "
+                        f"{window_dimensions}.")
+    for name, v in (("window_strides", window_strides), ("base_dilation", base_dilation),
                     ("window_dilation", window_dilation)):
-        if any(a < 1 for a in v):
-            raise ShapeError(f"{name} must be positive, got {v}")
+        if len(v) != len(window_dimensions):
+            raise TypeError(f"reduce_window got inconsistent {name} and window_dimensions: got "
+                            f"{name} {v} and window_dimensions {window_dimensions}.")
+    for v in (base_dilation, window_dilation):
+        if not all(d > 0 for d in v):
+            raise TypeError(f"All dilations must be positive, got {v}.")
+    if len(padding) != x.ndim:
+        raise ValueError(f"safe_zip() argument 1 has length {len(padding)} but argument 0 has "
+                         f"length {x.ndim}. All lengths: ({x.ndim}, {len(padding)})")
     return _out_shape(x.shape, window_dimensions, window_strides, padding, base_dilation,
                       window_dilation)
 
@@ -118,6 +132,9 @@ def identity(kind: str, dtype: Any) -> Any:
 def _reduce_prim(kind: str, kinds: str) -> Primitive:
     def abstract_eval(x: ShapedArray, **params: Any) -> ShapedArray:
         if dtypes.kind(x.dtype) not in kinds:
+            if kind == "sum":  # JAX's text (max and min take booleans)
+                raise TypeError("operand to reduce_window_sum must have a number dtype, got "
+                                f"{x.dtype.name}")
             raise DTypeError(f"reduce_window_{kind} needs a numeric operand, got {x.dtype}")
         return ShapedArray(_check_params(x, **params), x.dtype, x.weak_type)
 
@@ -480,69 +497,8 @@ for _p, _fn, _rule in _FNS:
                 lax_fn=_fn)
 
 
-# ------------------------------------------------------------------- lax.reduce_window
-
-
-def _monoid(computation: Any) -> str | None:
-    from funcgrad.core import PRIMITIVES  # noqa: PLC0415
-
-    for kind, name in (("sum", "add"), ("max", "max"), ("min", "min")):
-        prim = PRIMITIVES[name]
-        if computation is prim.lax_fn or computation is prim:
-            return kind
-    return None
-
-
-def reduce_window(operand: Any, init_value: Any, computation: Callable[..., Any],
-                  window_dimensions: Sequence[int], window_strides: Sequence[int],
-                  padding: Any, base_dilation: Sequence[int] | None = None,
-                  window_dilation: Sequence[int] | None = None) -> Any:
-    """Reduce each window of ``operand`` with ``computation`` (``lax.add``, ``lax.max`` or
-    ``lax.min``) starting from ``init_value``, as XLA's ReduceWindow (padding and
-    dilation holes add nothing).
-
-    >>> import numpy as np
-    >>> from funcgrad import lax
-    >>> lax.reduce_window(np.ones((3, 3)), 0.0, lax.add, (2, 2), (1, 1), "SAME")
-    Array([[4., 4., 2.],
-           [4., 4., 2.],
-           [2., 2., 1.]], dtype=float64)
-    """
-    if isinstance(operand, (list, tuple, dict)):
-        raise TypeError("funcgrad's reduce_window takes one array operand, not a pytree; "
-                        "reduce each array separately")
-    kind = _monoid(computation)
-    if kind is None:
-        raise TypeError(f"reduce_window supports the computations lax.add, lax.max and "
-                        f"lax.min, got {computation!r}; compose other reductions from "
-                        "these (e.g. a product as exp of a sum of logs)")
-    from funcgrad.core import is_concrete  # noqa: PLC0415
-    from funcgrad.primitives.elementwise import add_p, max_p, min_p  # noqa: PLC0415
-
-    if not is_concrete(init_value):
-        raise ConcretizationTypeError(
-            "reduce_window's init_value must be a concrete value (it selects the "
-            "reduction), got a traced value; pass a Python number or a NumPy scalar")
-
-    params = _canon(operand, window_dimensions, window_strides, padding, base_dilation,
-                    window_dilation)
-    dtype = get_aval(operand).dtype
-    init = np.asarray(init_value, dtype=dtype)
-    prim = {"sum": reduce_window_sum_p, "max": reduce_window_max_p,
-            "min": reduce_window_min_p}[kind]
-    out = prim.bind(operand, **params)
-    if init == identity(kind, dtype):
-        return out
-    if kind == "max":
-        return max_p.bind(out, S.broadcast_in_dim(init, get_aval(out).shape, ()))
-    if kind == "min":
-        return min_p.bind(out, S.broadcast_in_dim(init, get_aval(out).shape, ()))
-    # XLA starts each window from init and combines only the operand's own elements.
-    return add_p.bind(out, S.broadcast_in_dim(init, get_aval(out).shape, ()))
-
-
 __all__ = [
-    "reduce_window", "reduce_window_max_p", "reduce_window_min_p", "reduce_window_sum_p",
+    "reduce_window_max_p", "reduce_window_min_p", "reduce_window_sum_p",
     "select_and_gather_add", "select_and_gather_add_p", "select_and_scatter_add",
     "select_and_scatter_add_p",
 ]

@@ -42,6 +42,12 @@ def _const(x: Any, v: float) -> Any:
     return jnp.asarray(v, dtype=jnp.asarray(x).dtype)
 
 
+def _strong(x: Any) -> Any:
+    """``x`` as a strongly typed Array: JAX's implementations of these functions build
+    their results from constants of the argument's dtype."""
+    return lax.convert_element_type(x, get_aval(x).dtype)
+
+
 # ------------------------------------------------------------------ error functions
 
 
@@ -82,7 +88,7 @@ def erfcx(x: Any) -> Any:
     1.0
     """
     (x,) = _args("erfcx", x)
-    return _sp.erfcx(x)
+    return _strong(_sp.erfcx(x))
 
 
 def dawsn(x: Any) -> Any:
@@ -92,7 +98,7 @@ def dawsn(x: Any) -> Any:
     0.0
     """
     (x,) = _args("dawsn", x)
-    return _sp.dawsn(x)
+    return _strong(_sp.dawsn(x))
 
 
 def ndtr(x: Any) -> Any:
@@ -350,7 +356,7 @@ def factorial(n: Any, exact: bool = False) -> Any:
         raise ValueError("factorial with exact=True is not supported (JAX's neither): "
                          "use math.factorial on Python integers")
     (n,) = _args("factorial", n)
-    return jnp.where(n < 0, _const(n, 0.0), jnp.exp(_sp.lgamma(n + _const(n, 1.0))))
+    return jnp.where(n < 0, 0.0, jnp.exp(_sp.lgamma(n + 1.0)))
 
 
 def comb(N: Any, k: Any, *, repetition: bool = False) -> Any:  # noqa: N803 - SciPy's name
@@ -359,16 +365,14 @@ def comb(N: Any, k: Any, *, repetition: bool = False) -> Any:  # noqa: N803 - Sc
     >>> round(float(comb(5.0, 2.0)), 4)
     10.0
     """
-    if repetition:
-        return comb(N + k - 1, k)
     N, k = _args("comb", N, k)  # noqa: N806
+    if repetition:
+        return jnp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k))
     cond = (k <= N) & (N >= 0) & (k >= 0)
-    zero = _const(N, 0.0)
-    safe_n, safe_k = jnp.where(cond, N, zero), jnp.where(cond, k, zero)
-    one = _const(N, 1.0)
-    out = jnp.exp(_sp.lgamma(safe_n + one) - _sp.lgamma(safe_k + one)
-                  - _sp.lgamma(safe_n + one - safe_k))
-    return jnp.where(cond, out, zero)
+    safe_n, safe_k = jnp.where(cond, N, 0.0), jnp.where(cond, k, 0.0)
+    out = jnp.exp(_sp.lgamma(safe_n + 1.0) - _sp.lgamma(safe_k + 1.0)
+                  - _sp.lgamma(safe_n + 1.0 - safe_k))
+    return jnp.where(cond, out, 0.0)
 
 
 def poch(z: Any, m: Any) -> Any:
@@ -431,7 +435,7 @@ def spence(x: Any) -> Any:
     0.0
     """
     (x,) = _args("spence", x)
-    return _sp.spence(x)
+    return _strong(_sp.spence(x))
 
 
 def exp1(x: Any) -> Any:
@@ -441,7 +445,7 @@ def exp1(x: Any) -> Any:
     0.219384
     """
     (x,) = _args("exp1", x)
-    return _sp.exp1(x)
+    return _strong(_sp.exp1(x))
 
 
 def expi(x: Any) -> Any:
@@ -451,7 +455,7 @@ def expi(x: Any) -> Any:
     1.89512
     """
     (x,) = _args("expi", x)
-    return _sp.expi(x)
+    return _strong(_sp.expi(x))
 
 
 def expn(n: Any, x: Any) -> Any:
@@ -461,7 +465,7 @@ def expn(n: Any, x: Any) -> Any:
     0.219384
     """
     n, x = _args("expn", n, x)
-    return _sp.expn(n, x)
+    return _strong(_sp.expn(n, x))
 
 
 # ----------------------------------------------------------------------- Bessel
@@ -603,7 +607,7 @@ def entr(x: Any) -> Any:
     -0.0
     """
     (x,) = _args("entr", x)
-    return jnp.where(x < 0, _const(x, -np.inf), -_xlogx(x))
+    return jnp.where(x < 0, -np.inf, -_xlogx(x))
 
 
 def rel_entr(p: Any, q: Any) -> Any:
@@ -613,13 +617,12 @@ def rel_entr(p: Any, q: Any) -> Any:
     0.0
     """
     p, q = _args("rel_entr", p, q)
-    zero = _const(p, 0.0)
-    both = (p > zero) & (q > zero)
-    one_zero = (p == zero) & (q >= zero)
-    safe_p = jnp.where(both, p, _const(p, 1.0))
-    safe_q = jnp.where(both, q, _const(q, 1.0))
+    both = (p > 0) & (q > 0)
+    one_zero = (p == 0) & (q >= 0)
+    safe_p = jnp.where(both, p, 1.0)
+    safe_q = jnp.where(both, q, 1.0)
     val = _xlogx(safe_p) - _xlogy(safe_p, safe_q)
-    return jnp.where(both, val, jnp.where(one_zero, zero, _const(p, np.inf)))
+    return jnp.where(both, val, jnp.where(one_zero, 0.0, np.inf))
 
 
 def kl_div(p: Any, q: Any) -> Any:

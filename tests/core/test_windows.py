@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 import funcgrad as fg
 from funcgrad import lax
-from funcgrad.errors import ConcretizationTypeError, ShapeError
 from funcgrad.testing import check_grads
 
 SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None,
@@ -197,17 +196,24 @@ def test_integer_and_float32_operands() -> None:
     assert y.dtype == np.float32
 
 
-def test_reduce_window_errors() -> None:
-    x = np.ones((3, 3))
-    with pytest.raises(TypeError, match="lax.add, lax.max and lax.min"):
-        lax.reduce_window(x, 1.0, lax.mul, (2, 2), (1, 1), "VALID")
-    with pytest.raises(TypeError, match="not a pytree"):
-        lax.reduce_window((x, x), 0.0, lax.add, (2, 2), (1, 1), "VALID")
-    with pytest.raises(ConcretizationTypeError, match="init_value"):
-        fg.jit(lambda v, i: lax.reduce_window(v, i, lax.add, (2, 2), (1, 1), "VALID"))(x, 0.0)
-    with pytest.raises(ShapeError, match="reduce_window_sum.*window_strides has 1 entries"):
+def test_reduce_window_of_any_function_and_its_errors() -> None:
+    # Any monoid, pytrees of operands and a traced init_value work, as in JAX; the argument
+    # checks raise JAX's TypeErrors.
+    x = np.arange(1.0, 10.0).reshape(3, 3)
+    products = np.array([[x[i:i + 2, j:j + 2].prod() for j in range(2)] for i in range(2)])
+    np.testing.assert_allclose(lax.reduce_window(x, 1.0, lax.mul, (2, 2), (1, 1), "VALID"),
+                               products)
+    sums, prods = lax.reduce_window((x, x), (0.0, 1.0),
+                                    lambda a, b: (a[0] + b[0], a[1] * b[1]), (2, 2), (1, 1),
+                                    "VALID")
+    np.testing.assert_allclose(prods, products)
+    np.testing.assert_allclose(sums, [[12, 16], [24, 28]])
+    np.testing.assert_allclose(fg.jit(lambda v, i: lax.reduce_window(
+        v, i, lax.add, (2, 2), (1, 1), "VALID"))(x, 1.0), [[13, 17], [25, 29]])
+    with pytest.raises(TypeError, match=r"inconsistent window_strides and window_dimensions: "
+                       r"got window_strides \(1,\)"):
         lax.reduce_window(x, 0.0, lax.add, (2, 2), (1,), "VALID")
-    with pytest.raises(ShapeError, match="must be positive"):
+    with pytest.raises(TypeError, match="must have every element be strictly positive"):
         lax.reduce_window(x, 0.0, lax.max, (0, 2), (1, 1), "VALID")
 
 
