@@ -65,7 +65,7 @@ def _longest_files_first(items: list[Any]) -> None:
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     """Longest test files first (see :func:`_longest_files_first`). In the CI profile each
-    property test draws a third of its examples (at least 5). CI's draws are derandomized, the
+    property test draws a quarter of its examples (at least 4). CI's draws are derandomized, the
     same on every run: a regression gate over a fixed sample, kept within its time budget
     (the oracles' compilations are most of it). Developers' runs draw all the examples,
     fresh each time; they are what explores."""
@@ -79,9 +79,9 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
             continue
         seen.add(id(fn))
         own = fn._hypothesis_internal_use_settings
-        if own.max_examples > 5:
+        if own.max_examples > 4:
             fn._hypothesis_internal_use_settings = _hypothesis_settings(
-                own, max_examples=max(5, (own.max_examples + 2) // 3))
+                own, max_examples=max(4, (own.max_examples + 3) // 4))
 
 
 def _libc_malloc_trim() -> Any:

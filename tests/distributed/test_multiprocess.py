@@ -1,4 +1,5 @@
-"""Multi-process runs under mpiexec (2 and 3 processes, oversubscribed on a small machine):
+"""Multi-process runs under mpiexec (2 and 3 processes, oversubscribed on a small machine;
+3, the uneven count, where one suffices: each run starts an interpreter per rank):
 data-parallel gradients equal full-batch ones, DDP steps equal single-process steps,
 every collective against NumPy, and a failing rank takes the run down quickly.
 
@@ -41,7 +42,7 @@ def test_jax_face_collectives_and_data_parallel_gradient(nproc: int) -> None:
         assert f"[rank {r}] OK {r}" in res.stdout, out[-4000:]
 
 
-@pytest.mark.parametrize("nproc", [2, 3])
+@pytest.mark.parametrize("nproc", [3])
 def test_torch_face_ddp_equals_single_process_and_collectives(nproc: int) -> None:
     res = _launch("torch_ddp.py", nproc)
     out = res.stdout + res.stderr
@@ -79,7 +80,7 @@ def test_a_collective_that_never_completes_times_out_naming_itself(monkeypatch: 
     assert "collective allreduce(sum) (number 1) did not complete within 2 s" in res.stderr
 
 
-@pytest.mark.parametrize("nproc", [2, 3])
+@pytest.mark.parametrize("nproc", [3])
 def test_torch_face_subgroups(nproc: int) -> None:
     res = _launch("torch_groups.py", nproc)
     out = res.stdout + res.stderr
@@ -88,7 +89,7 @@ def test_torch_face_subgroups(nproc: int) -> None:
         assert f"[rank {r}] OK {r}" in res.stdout, out[-4000:]
 
 
-@pytest.mark.parametrize("nproc", [2, 3])
+@pytest.mark.parametrize("nproc", [3])
 def test_nccl_backend_on_the_emulator_moves_no_data_through_the_host(nproc: int) -> None:
     # The CuPy emulator stands in for CuPy; its cupy.cuda.nccl is carried by MPI, so the
     # NCCL code paths run here as they would on GPUs, and its counters see host copies.
