@@ -39,6 +39,7 @@ from funcgrad.torch._tensor import (
     _CPP,
     Tensor,
     apply_op,
+    check_normal_std,
     check_random_dtype,
     check_scalar_fits,
     warn_at_caller,
@@ -722,8 +723,14 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
 def linspace(start: Any, end: Any, steps: builtins.int, *, dtype: Any = None,
              device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``."""
+    _check_steps(steps)
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
     return _make(_linspace(start, end, steps, dt.np), device, requires_grad)
+
+
+def _check_steps(steps: Any) -> None:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
 
 
 def _linspace(start: Any, end: Any, steps: builtins.int, dt: np.dtype[Any]) -> np.ndarray:
@@ -754,6 +761,7 @@ def _linspace(start: Any, end: Any, steps: builtins.int, dt: np.dtype[Any]) -> n
 def logspace(start: Any, end: Any, steps: builtins.int, base: builtins.float = 10.0, *,
              dtype: Any = None, device: Any = None,
              requires_grad: builtins.bool = False) -> Tensor:
+    _check_steps(steps)
     dt = D.to_torch(dtype) if dtype is not None else D.get_default_dtype()
     return _make(np.logspace(start, end, steps, base=base).astype(dt.np), device,
                  requires_grad)
@@ -843,6 +851,7 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[builtins.int] | None = None
            generator: Any = None, dtype: Any = None, device: Any = None,
            requires_grad: builtins.bool = False) -> Tensor:
     """Samples from normal distributions with the given means and standard deviations."""
+    check_normal_std(std)
     dt = D.to_torch(dtype) if dtype is not None else mean.dtype if isinstance(mean, Tensor) \
         else D.get_default_dtype()
     like = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None

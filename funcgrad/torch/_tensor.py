@@ -956,6 +956,7 @@ class Tensor:
 
     def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *,
                 generator: Any = None) -> Tensor:
+        check_normal_std(std)
         check_random_dtype("normal_kernel_cpu", self.dtype)
         if type(self._data) is MetaBuffer:
             return self._fill_random(self._data)
@@ -1568,6 +1569,9 @@ class Tensor:
 
     def _clamp(self, op: str, min: Any, max: Any) -> Tensor:  # noqa: A002
         tensors = _tensor_bounds(op.lower(), min, max)
+        if tensors:
+            broadcast_shapes_as_torch(tuple(self.shape), *(tuple(b.shape) for b in (min, max)
+                                                           if b is not None))
         dt = result_dtype(self, *(b for b in (min, max) if b is not None))
         _check_int_value(min, dt)
         _check_int_value(max, dt)
@@ -2207,10 +2211,16 @@ def _no_dof(shape: Sequence[builtins.int], dim: Any, ddof: Any, name: str) -> bu
     axes = _dims(dim)
     if axes is None:
         n = math.prod(shape)
-    elif isinstance(axes, tuple):
-        n = math.prod(shape[a] for a in axes) if shape else 1
     else:
-        n = shape[axes] if shape else 1
+        nd = builtins.max(len(shape), 1)
+        for a in axes if isinstance(axes, tuple) else (axes,):
+            if not -nd <= a < nd:
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-nd}, {nd - 1}], but got {a})")
+        if isinstance(axes, tuple):
+            n = math.prod(shape[a] for a in axes) if shape else 1
+        else:
+            n = shape[axes] if shape else 1
     if n - ddof > 0 and n:
         return False
     if n - ddof <= 0:
@@ -2837,6 +2847,17 @@ def check_random_dtype(kernel: str, dt: Any) -> None:
     """PyTorch's uniform and normal kernels exist for floating (and complex) dtypes only."""
     if not (dt.is_floating_point or dt.is_complex):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_CPP[dt.name]}\'')
+
+
+def check_normal_std(std: Any) -> None:
+    """PyTorch's normal refuses a negative (or NaN) standard deviation."""
+    if isinstance(std, Tensor):
+        if isinstance(std._data, Tracer) or not std.numel() or type(std._data) is MetaBuffer:
+            return
+        if not builtins.bool((std._host() >= 0).all()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif not std >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {builtins.float(std):g}")
 
 
 def warn_once(message: str, stacklevel: builtins.int = 3) -> None:
@@ -3966,6 +3987,11 @@ def _float_input_then(name: str) -> Callable[[Tensor], Tensor]:
     return lambda t: cast(Tensor, getattr(Tensor, name)(_float_input(t)))
 
 
+def _long_input_then(name: str) -> Callable[[Tensor], Tensor]:
+    # PyTorch's square of a bool tensor is pow(x, 2): bool promotes to int64.
+    return lambda t: cast(Tensor, getattr(Tensor, name)(cast(Any, t).to(D.int64)))
+
+
 def _constant_bool(value: builtins.bool) -> Callable[[Tensor], Tensor]:
     return lambda t: Tensor._from_data(np.full(tuple(t.shape), value)).to(t.device)
 
@@ -3981,6 +4007,7 @@ _INTEGER_UNARY: dict[str, tuple[Callable[[Tensor], Tensor] | None,
     "sign": (Tensor.clone, None), "sgn": (Tensor.clone, None),
     "abs": (_no_kernel("abs_cpu"), None), "neg": (_refuse_bool(_NEG_BOOL), None),
     "isfinite": (_constant_bool(True), None), "isinf": (_constant_bool(False), None),
+    "square": (_long_input_then("square"), None),
 }
 
 

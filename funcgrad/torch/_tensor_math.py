@@ -240,18 +240,52 @@ def _reduce_identity(dt: np.dtype[Any], for_max: builtins.bool) -> Any:
     return -np.inf if for_max else np.inf
 
 
+def _scatter_shape_check(self: Tensor, d: builtins.int, idx: Tensor, src: Any) -> None:
+    """PyTorch's ``scatter_shape_check``: the index has self's number of dimensions (a
+    0-d tensor counting as 1-d), and is no larger than self (apart from ``d``) nor than a
+    tensor ``src``; an empty index passes."""
+    if idx.numel() == 0:
+        return
+    nd = builtins.max(self.dim(), 1)
+
+    def size(t: Tensor, k: builtins.int) -> builtins.int:
+        if t.dim() == 0:
+            return 1
+        if k >= t.dim():
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-t.dim()}, {t.dim() - 1}], but got {k})")
+        return builtins.int(t.shape[k])
+
+    if builtins.max(idx.dim(), 1) != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self "
+                           "tensor")
+    wrong = builtins.any(size(idx, k) > size(self, k) for k in range(nd) if k != d)
+    if not wrong and isinstance(src, Tensor):
+        wrong = builtins.any(size(idx, k) > size(src, k) for k in range(nd))
+    where = (f"Expected index {list(idx.shape)} to be no larger than self "
+             f"{list(self.shape)} apart from dimension {d}")
+    if isinstance(src, Tensor):
+        if builtins.max(src.dim(), 1) != nd:
+            raise RuntimeError("Index tensor must have the same number of dimensions as src "
+                               "tensor")
+        if wrong:
+            raise RuntimeError(f"{where} and to be no larger size than src {list(src.shape)}")
+    elif wrong:
+        raise RuntimeError(where)
+
+
 def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: str | None,
              op: str, include_self: builtins.bool = True) -> Tensor:
     d = _dim(dim, self.dim())
     idx = _t(index)
     if idx.dtype.name not in ("int32", "int64"):
         raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
-    if idx.dim() != self.dim() and self.dim():
-        raise RuntimeError("Index tensor must have the same number of dimensions as self "
-                           "tensor")
     if isinstance(src, Tensor) and src.dtype is not self.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    shape = tuple(idx.shape)
+    _scatter_shape_check(self, d, idx, src)
+    # A 0-d index (or self) counts as 1-d with one element, as in PyTorch.
+    shape = tuple(idx.shape) or (1,)
+    self_shape = tuple(self.shape) or (1,)
     n = self.shape[d] if self.dim() else 1
     check_range(idx, 0, n, RuntimeError, f"index {{}} is out of bounds for dimension {d} with "
                 f"size {n}")
@@ -265,10 +299,18 @@ def _scatter(self: Tensor, dim: builtins.int, index: Tensor, src: Any, reduce: s
             # where one update's targets are unique: repeated targets are multiplied in
             # rounds (round r: each target's r-th factor).
             full = np.broadcast_arrays(*_grid_index(shape, d, np.asarray(idx._data)))
-            found = _rounds(np.ravel_multi_index(full, tuple(self.shape)).reshape(-1))
+            found = _rounds(np.ravel_multi_index(full, self_shape).reshape(-1))
             rounds = found if len(found) > 1 else None
 
     def run(x: Any, i: Any, s: Any) -> Any:
+        if 0 in shape:
+            return x  # an empty index writes nothing (whatever its shape)
+        if fnp.ndim(x) and fnp.ndim(i):
+            return run_nd(x, i, s)
+        out = run_nd(fnp.reshape(x, self_shape), fnp.reshape(i, shape), s)
+        return fnp.reshape(out, fnp.shape(x))
+
+    def run_nd(x: Any, i: Any, s: Any) -> Any:
         where = _grid_index(shape, d, i)
         if isinstance(s, (builtins.int, builtins.float, builtins.bool)) or fnp.ndim(s) == 0:
             vals = fnp.broadcast_to(fnp.astype(fnp.asarray(s), x.dtype), shape)
@@ -2042,7 +2084,8 @@ def stride(self: Tensor, dim: builtins.int | None = None) -> Any:
     row-major, or a view's; row-major for a value being traced)."""
     shp = tuple(self.shape)
     buf = self._data
-    if hasattr(buf, "strides") and hasattr(buf, "itemsize"):
+    # An empty tensor has its row-major strides (NumPy gives an empty array zero strides).
+    if hasattr(buf, "strides") and hasattr(buf, "itemsize") and 0 not in shp:
         st = [builtins.int(s) // buf.itemsize for s in buf.strides]
     else:
         st = [1] * len(shp)

@@ -414,7 +414,8 @@ def as_subclass(self: Tensor, cls: type) -> Tensor:
         base._data = self._data
     out: Tensor = object.__new__(cls)
     for slot in Tensor.__slots__:
-        if slot != "__weakref__":
+        # (a slot set only on some tensors, such as _function_view, is copied where set)
+        if slot != "__weakref__" and hasattr(base, slot):
             object.__setattr__(out, slot, getattr(base, slot))
     out._vc, out._grad, out._hooks, out._accum = self._vc, None, (), None
     if base is self:

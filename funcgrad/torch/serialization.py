@@ -3,10 +3,15 @@
 A file is a zip archive (entries stored, not compressed) holding ``archive/data.pkl``
 (a protocol-2 pickle in which each tensor is ``torch._utils._rebuild_tensor_v2``
 applied to a persistent storage id ``('storage', torch.FloatStorage, key, location,
-numel)``), the raw little-endian bytes of each storage in ``archive/data/<key>``, and
-``archive/version`` / ``archive/byteorder``: files written here load in PyTorch and
-PyTorch's files load here. No PyTorch is needed: the pickle names PyTorch's globals
-and the loader maps them to funcgrad's.
+numel)``) with its storage offset and strides, the raw bytes of each storage in
+``archive/data/<key>``, and ``archive/version`` / ``archive/byteorder``: files written here
+load in PyTorch and PyTorch's files load here. No PyTorch is needed: the pickle names
+PyTorch's globals and the loader maps them to funcgrad's.
+
+A storage is the whole memory a tensor's array lives in (the owner at the end of its
+``.base`` chain), written once however many saved tensors view it; loading makes each
+storage one array and each tensor a strided view of it, so tensors that shared memory when
+saved (views, tied weights) share it when loaded, as in PyTorch.
 
 ``load`` runs with ``weights_only=True`` unless told otherwise: its unpickler resolves
 only an allow-list of globals (tensor rebuilders, storage types, dtypes,
@@ -32,13 +37,14 @@ import pickle
 import sys
 import zipfile
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch._device import Size, device
+from funcgrad.torch._device import Size, array_module, device
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor_storage import _address, _memory_order, _root, _window
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals",
            "save"]
@@ -77,12 +83,21 @@ _ORDERED_DICT = _Global("collections", "OrderedDict")
 
 
 class _StorageRef:
-    """One storage of the file being written (pickled as its persistent id)."""
+    """One storage of the file being written (pickled as its persistent id): its bytes,
+    the dtype its tensors read it as, and its device."""
 
-    __slots__ = ("key", "data", "dtype", "location")
+    __slots__ = ("key", "data", "dtype", "location", "owner")
 
-    def __init__(self, key: str, data: np.ndarray, dtype: D.dtype, location: str) -> None:
+    def __init__(self, key: str, data: np.ndarray, dtype: D.dtype, location: str,
+                 owner: Any = None) -> None:
         self.key, self.data, self.dtype, self.location = key, data, dtype, location
+        # The array whose memory this is (kept alive so that its id names it while the
+        # pickle is written).
+        self.owner = owner
+
+    def numel(self) -> int:
+        """Its length in elements of its dtype (PyTorch's typed-storage size)."""
+        return int(self.data.nbytes // self.dtype.np.itemsize)
 
 
 # The pure-Python pickler: its dispatch table can take the GLOBAL-writing entries below.
@@ -97,15 +112,19 @@ class _TorchPickler(_PyPickler):
     def __init__(self, file: IO[bytes], protocol: int) -> None:
         super().__init__(file, protocol)
         self.storages: list[_StorageRef] = []
+        # Each storage once, by the array that owns its memory (a tensor's storage root),
+        # or by the tensor for one saved as a copy of its own.
+        self._by_root: dict[int, _StorageRef] = {}
         self._by_tensor: dict[int, _StorageRef] = {}
 
     def persistent_id(self, obj: Any) -> Any:
         if type(obj) is _StorageRef:
             name = _STORAGE_OF.get(obj.dtype.name)
             if name is None:
-                return ("storage", _Global("torch.storage", "UntypedStorage"), obj.key,
+                return ("storage", _cached_global("torch.storage", "UntypedStorage"), obj.key,
                         obj.location, obj.data.nbytes)
-            return ("storage", _Global("torch", name), obj.key, obj.location, obj.data.size)
+            return ("storage", _cached_global("torch", name), obj.key, obj.location,
+                    obj.numel())
         return None
 
     def save_global_ref(self, obj: _Global, name: Any = None) -> None:
@@ -133,27 +152,67 @@ class _TorchPickler(_PyPickler):
         return NotImplemented
 
     def _reduce_tensor(self, t: Tensor) -> Any:
-        ref = self._by_tensor.get(id(t))
-        if ref is None:
-            host = np.ascontiguousarray(t._host())
-            dt = D.from_numpy(host.dtype)
-            loc = "cpu" if t.device.type == "cpu" else str(t.device)
-            ref = _StorageRef(str(len(self.storages)), host.reshape(-1), dt, loc)
-            self.storages.append(ref)
-            self._by_tensor[id(t)] = ref
+        placed = self._shared_storage(t)
+        if placed is None:
+            placed = self._own_storage(t), 0, _contiguous_strides(tuple(t.shape))
+        ref, offset, stride = placed
         shape = tuple(int(s) for s in t.shape)
-        stride = _contiguous_strides(shape)
         hooks = (_ORDERED_DICT, ())
         if ref.dtype.name in _STORAGE_OF:
-            rebuilt: Any = (_REBUILD_V2, (ref, 0, shape, stride, t.requires_grad,
+            rebuilt: Any = (_REBUILD_V2, (ref, offset, shape, stride, t.requires_grad,
                                           _Reduced(hooks)))
         else:
-            rebuilt = (_REBUILD_V3, (ref, 0, shape, stride, t.requires_grad, _Reduced(hooks),
-                                     _cached_global("torch", ref.dtype.name)))
+            rebuilt = (_REBUILD_V3, (ref, offset, shape, stride, t.requires_grad,
+                                     _Reduced(hooks), _cached_global("torch", ref.dtype.name)))
         if _is_parameter(t):
             inner = _Reduced(rebuilt)
             return (_REBUILD_PARAMETER, (inner, t.requires_grad, _Reduced(hooks)))
         return rebuilt
+
+    def _add(self, data: np.ndarray, dtype: D.dtype, t: Tensor, owner: Any) -> _StorageRef:
+        loc = "cpu" if t.device.type == "cpu" else str(t.device)
+        ref = _StorageRef(str(len(self.storages)), data, dtype, loc, owner)
+        self.storages.append(ref)
+        return ref
+
+    def _own_storage(self, t: Tensor) -> _StorageRef:
+        """A storage holding a contiguous copy of ``t`` alone (a tensor being traced, or
+        one whose memory is not one dense block)."""
+        ref = self._by_tensor.get(id(t))
+        if ref is None:
+            host = np.ascontiguousarray(t._host())
+            ref = self._by_tensor[id(t)] = self._add(
+                host.reshape(-1).view(np.uint8), D.from_numpy(host.dtype), t, t)
+        return ref
+
+    def _shared_storage(self, t: Tensor) -> tuple[_StorageRef, int, tuple[int, ...]] | None:
+        """``t``'s storage (the whole memory its buffer lives in, written once however
+        many tensors view it), its offset and strides in it; None where its memory is not
+        an array's dense block."""
+        d = t._data
+        if not (type(d) is np.ndarray or type(d).__module__.split(".")[0] == "cupy"):
+            return None
+        root = _root(d)
+        mem = root if root.flags.c_contiguous else _memory_order(root)
+        item = d.itemsize
+        if not mem.flags.c_contiguous or any(s < 0 or s % item for s in d.strides):
+            return None
+        gap = _address(d) - _address(root)
+        if gap < 0 or gap % item:
+            return None
+        offset, stride = gap // item, tuple(int(s) for s in cast(Any, t).stride())
+        ref = self._by_root.get(id(root))
+        if ref is None:
+            data = mem.reshape(-1).view(array_module(mem).uint8)
+            ref = self._by_root[id(root)] = self._add(
+                data if type(data) is np.ndarray else data.get(), t.dtype, t, root)
+        elif ref.dtype != t.dtype:
+            raise RuntimeError("Cannot save multiple tensors or storages that view the same "
+                               "data as different types")
+        if 0 not in d.shape and offset + sum((n - 1) * s for n, s in zip(d.shape, stride)) \
+                >= ref.numel():
+            return None
+        return ref, offset, stride
 
 
 class _Reduced:
@@ -227,10 +286,9 @@ def save(obj: object, f: Any, pickle_module: Any = pickle,
             z.writestr(f"{stem}/.format_version", "1")
             z.writestr(f"{stem}/.storage_alignment", "64")
             if not _disable_byteorder_record:
-                z.writestr(f"{stem}/byteorder", "little")
+                z.writestr(f"{stem}/byteorder", sys.byteorder)
             for ref in pickler.storages:
-                z.writestr(f"{stem}/data/{ref.key}", ref.data.astype(
-                    ref.data.dtype.newbyteorder("<"), copy=False).tobytes())
+                z.writestr(f"{stem}/data/{ref.key}", ref.data.tobytes())
             z.writestr(f"{stem}/version", "3\n")
     finally:
         if owned:
@@ -250,11 +308,13 @@ class _StorageType:
 
 
 class _Storage:
-    """A loaded storage: its elements (a flat array) and where it was saved."""
+    """A loaded storage: its memory (a flat array of its dtype, or of bytes for an untyped
+    one; the tensors rebuilt on it are views of it, so they share it as PyTorch's do) and
+    the device it goes to."""
 
     __slots__ = ("array", "location")
 
-    def __init__(self, array: np.ndarray, location: str) -> None:
+    def __init__(self, array: np.ndarray, location: str | None) -> None:
         self.array, self.location = array, location
 
 
@@ -263,19 +323,18 @@ def _rebuild_tensor(storage: _Storage, storage_offset: int, size: Any, stride: A
                     metadata: Any = None, dtype: D.dtype | None = None) -> Tensor:
     arr = storage.array
     if dtype is not None and arr.dtype != dtype.np:
-        arr = arr.view(dtype.np)
+        item = dtype.np.itemsize
+        arr = arr[: arr.nbytes // item * item].view(dtype.np)
     shape = tuple(int(s) for s in size)
-    if any(s == 0 for s in shape):
-        data = np.zeros(shape, arr.dtype)
-    else:
-        item = arr.dtype.itemsize
-        last = storage_offset + sum((s - 1) * st for s, st in zip(shape, stride))
-        if storage_offset < 0 or last >= arr.size or any(st < 0 for st in stride):
-            raise RuntimeError(f"the tensor of size {list(shape)} and stride {list(stride)} "
-                               f"does not fit in its storage of {arr.size} elements")
-        data = np.lib.stride_tricks.as_strided(
-            arr[storage_offset:], shape, tuple(st * item for st in stride), writeable=True)
-    t = Tensor._from_data(data)
+    strides = tuple(int(s) for s in stride)
+    offset = int(storage_offset)
+    need = 0 if 0 in shape else offset + 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    if len(strides) != len(shape) or offset < 0 or need > arr.size or any(
+            s < 0 for s in strides):
+        raise RuntimeError(f"the tensor of size {list(shape)} and stride {list(strides)} at "
+                           f"offset {offset} does not fit in its storage of {arr.size} "
+                           "elements")
+    t = Tensor._from_data(_window(arr, shape, strides, min(offset, arr.size)))
     if requires_grad:
         t.requires_grad_(True)
     return _placed(t, storage.location)
@@ -295,8 +354,7 @@ def _rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any,
     return Parameter(data, requires_grad)
 
 
-def _placed(t: Tensor, location: str) -> Tensor:
-    target = _load_state.map(location)
+def _placed(t: Tensor, target: str | None) -> Tensor:
     if target is None or target == "cpu":
         return t
     return t.to(target)
@@ -519,8 +577,11 @@ def _read_zip(z: zipfile.ZipFile, weights_only: bool) -> Any:
         np_dt = np.dtype(np.uint8) if kind.dtype is None else kind.dtype.np
         if big:
             np_dt = np_dt.newbyteorder(">")
+        if kind.dtype is not None:
+            raw = raw[: int(numel) * np_dt.itemsize]
         arr = np.frombuffer(raw, np_dt).astype(np_dt.newbyteorder("="))
-        got = loaded[key] = _Storage(arr, str(location))
+        # map_location is applied once per storage, as PyTorch does.
+        got = loaded[key] = _Storage(arr, _load_state.map(str(location)))
         return got
 
     return _Unpickler(io.BytesIO(z.read(pkl[0])), storage, weights_only).load()
