@@ -287,6 +287,10 @@ def test_errors() -> None:
     with pytest.raises(ValueError, match="alpha.ndim >= 1"):
         random.dirichlet(k, 1.0)
     with pytest.raises(ValueError, match="broadcast-compatible"):
+        random.gamma(k, np.ones((3, 2)), (2,))
+    # Shapes that do not broadcast at all: lax.broadcast_shapes's error, as in JAX.
+    with pytest.raises(ValueError,
+                       match=r"Incompatible shapes for broadcasting: shapes=\[\(2,\), \(3,\)\]"):
         random.gamma(k, np.ones(3), (2,))
     with pytest.raises(ValueError, match="float dtype"):
         random.beta(k, 1.0, 1.0, (2,), dtype="int32")

@@ -471,8 +471,8 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     out = choices[0]
     for cond, choice in zip(reversed(condlist), reversed(choices[1:])):
         c = asarray(cond)
-        if get_aval(c).dtype != dtypes.bool_:
-            raise ValueError(f"condlist entries must be boolean, got {get_aval(c).dtype}")
+        if get_aval(c).dtype != dtypes.bool_:  # (JAX casts the conditions, as NumPy's truth)
+            c = c.astype(dtypes.bool_)
         out = where(c, choice, out)
     return out
 

@@ -84,6 +84,14 @@ def _as_index_array(i: Any) -> Any:
     return arr
 
 
+def _is_scalar_bool(i: Any) -> bool:
+    """A concrete boolean scalar index (Python's, NumPy's or a 0-d Array)."""
+    if isinstance(i, (bool, np.bool_)):
+        return True
+    return (isinstance(i, (np.ndarray, ArrayImpl)) and not _dynamic(i) and np.ndim(i) == 0
+            and np.asarray(_concrete(i)).dtype.kind == "b")
+
+
 def _expand_index(idx: Any, ndim: int) -> list[Any]:
     """Tuple of entries with Ellipsis expanded and boolean arrays split per axis."""
     if not isinstance(idx, tuple):
@@ -96,6 +104,11 @@ def _expand_index(idx: Any, ndim: int) -> list[Any]:
                                 f"{position}")
         if type(i) is ArrayImpl and i.aval.ndim == 0 and i.aval.dtype.kind in "iu":
             i = int(i)
+        elif _is_scalar_bool(i):
+            # A new axis of length 1 (True) or 0 (False), indexed as NumPy and JAX do:
+            # kept as a NumPy bool, which consumes no axis of x.
+            entries.append(np.bool_(_concrete(i)))
+            continue
         elif isinstance(i, (list, np.ndarray, ArrayImpl)) and not _dynamic(i):
             arr = np.asarray(_concrete(i))
             if arr.dtype.kind == "b":
@@ -105,7 +118,8 @@ def _expand_index(idx: Any, ndim: int) -> list[Any]:
         elif isinstance(i, Tracer) and i.aval.dtype.kind == "b":
             _as_index_array(i)
         entries.append(i)
-    consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
+    consumed = sum(1 for e in entries
+                   if e is not None and e is not Ellipsis and not isinstance(e, np.bool_))
     n_ell = sum(1 for e in entries if e is Ellipsis)
     if n_ell > 1:
         raise IndexingError("an index can only have a single ellipsis ('...')")
@@ -136,10 +150,12 @@ def getitem(x: Any, idx: Any) -> Any:
     shape = get_aval(x).shape
     entries = _expand_index(idx, len(shape))
     # New axes first, so that every entry then indexes exactly one axis.
-    new_axes = [k for k, e in enumerate(entries) if e is None]
+    new_axes = [k for k, e in enumerate(entries) if e is None or isinstance(e, np.bool_)]
     if new_axes:
         x = S.expand_dims(x, new_axes)
-        entries = [slice(None) if e is None else e for e in entries]
+        # (a scalar boolean indexes its new axis with the positions it keeps: [0] or [])
+        entries = [slice(None) if e is None else np.arange(int(e)) if isinstance(e, np.bool_)
+                   else e for e in entries]
         shape = get_aval(x).shape
     advanced = [k for k, e in enumerate(entries)
                 if not isinstance(e, slice) and not _is_int_scalar(e)]
@@ -278,8 +294,8 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
     traced: Any = False  # a dynamic index (a tracer or a device array), if there is one
     ax = 0
     for e in entries:
-        if e is None:
-            fixed.append(None)
+        if e is None or isinstance(e, np.bool_):  # (NumPy indexes the padded zeros alike)
+            fixed.append(e)
             continue
         n = shape[ax]
         if isinstance(e, slice):
@@ -307,7 +323,7 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
                 i = E.select(bad, I.full_like_index(i, n), i)
             fixed.append(i)
         else:
-            a = np.asarray(e).astype(np.int64)
+            a = _as_index_array(e).astype(np.int64)  # (refusing float and string indices)
             a = np.where(a < 0, a + n, a)
             a = np.clip(a, 0, max(n - 1, 0)) if clip else np.where((a < 0) | (a >= n), n, a)
             fixed.append(a)
@@ -332,12 +348,13 @@ def _coordinates(shape: tuple[int, ...], entries: list[Any], clip: bool) -> tupl
     # dimensions is kept), and the coordinates broadcast to the result's shape. The tables
     # go where the dynamic indices are (a GPU's, eagerly).
     placed = [_placed(e, traced) if type(e) is np.ndarray else e for e in fixed]
-    stand_ins = [e if e is None or isinstance(e, (slice, int)) else
+    stand_ins = [e if e is None or isinstance(e, (slice, int, np.bool_)) else
                  np.zeros(get_aval(e).shape, np.int8) for e in placed]
     out_shape = np.broadcast_to(np.zeros((), np.int8), padded)[tuple(stand_ins)].shape
-    firsts = [e if e is None else slice(0, 1) if isinstance(e, slice) else
-              0 if isinstance(e, int) else E.mul(e, 0) for e in placed]
-    axis_at = [j for j, e in enumerate(placed) if e is not None]
+    firsts = [e if e is None or isinstance(e, np.bool_) else slice(0, 1)
+              if isinstance(e, slice) else 0 if isinstance(e, int) else E.mul(e, 0)
+              for e in placed]
+    axis_at = [j for j, e in enumerate(placed) if e is not None and not isinstance(e, np.bool_)]
     pos_t: Any = None
     bad_t: Any = None
     for k, j in enumerate(axis_at):

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +28,7 @@ from funcgrad.numpy._core import (
     requested_dtype,
 )
 from funcgrad.primitives import elementwise as E
+from funcgrad.source_info import user_stacklevel
 
 
 def _doc(name: str, what: str, example: str) -> str:
@@ -1005,5 +1007,15 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     dt = requested_dtype(dtype, "astype")
     if dtypes.python_scalar(x):
         return cast(x, dt)
+    if get_aval(x).dtype.kind == "c" and dt.kind != "c":
+        if dt.kind == "b":
+            # Nonzero, as JAX's astype (the real part alone would drop 1j).
+            return E.ne(x, 0)
+        # JAX's own deprecation warning here, not the ComplexWarning of a conversion.
+        warnings.warn("Casting from complex to real dtypes will soon raise a ValueError. "
+                      "Please first use jnp.real or jnp.imag to take the real/imaginary "
+                      "component of your input.", DeprecationWarning,
+                      stacklevel=user_stacklevel())
+        x = E.real_p.bind(x)
     return E.convert_element_type(x, dt)
 

@@ -139,10 +139,8 @@ def erf_inv(x: Any) -> Any:
 def check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...]) -> None:
     """JAX's check: the parameters broadcast to exactly ``shape``."""
     if param_shapes:
-        try:
-            shape_ = tuple(np.broadcast_shapes(shape, *param_shapes))
-        except ValueError:
-            shape_ = None
+        # Shapes that do not broadcast at all raise lax.broadcast_shapes's error, as in JAX.
+        shape_ = lax.broadcast_shapes(shape, *param_shapes)
         if shape != shape_:
             raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
                              "argument, and the result of broadcasting the shapes must equal "
@@ -159,7 +157,7 @@ def params_shape(name: str, shape: Any, *params: Any) -> tuple[int, ...]:
     """``shape`` checked against the parameters' shapes, or their broadcast if None."""
     shapes = [param_shape(p) for p in params]
     if shape is None:
-        return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+        return lax.broadcast_shapes(*shapes) if shapes else ()
     out = shape_tuple(shape)
     check_shape(name, out, *shapes)
     return out
@@ -220,7 +218,10 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | No
     data, _ = check_key("truncated_normal", key)
     dt = float_dtype("truncated_normal", dtype)
     if shape is None:
-        shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
+        shape = lax.broadcast_shapes(param_shape(lower), param_shape(upper))
+    else:
+        check_shape("truncated_normal", shape_tuple(shape), param_shape(lower),
+                    param_shape(upper))
     sqrt2 = np.array(np.sqrt(2), dt)
     lower = _as(lower, dt)
     upper = _as(upper, dt)

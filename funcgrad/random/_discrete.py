@@ -18,7 +18,14 @@ import funcgrad.numpy as jnp
 from funcgrad import dtypes, lax
 from funcgrad.conversion import requested_dtype
 from funcgrad.core import get_aval
-from funcgrad.random._continuous import float_dtype, gumbel_data, shape_tuple, uniform_data
+from funcgrad.random._continuous import (
+    check_shape,
+    float_dtype,
+    gumbel_data,
+    param_shape,
+    shape_tuple,
+    uniform_data,
+)
 from funcgrad.random._keys import check_key, random_bits, split_data
 
 
@@ -72,6 +79,7 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
            [ 0, -1]], dtype=int32)
     """
     data, _ = check_key("randint", key)
+    check_shape("randint", shape_tuple(shape), param_shape(minval), param_shape(maxval))
     dt = dtypes.default_int() if dtype is None else requested_dtype(dtype, None)
     if dt.kind not in "iu":
         raise TypeError(f"randint only accepts integer dtypes, got {dt}")
@@ -102,6 +110,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None, mode: 
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
     dt = p.dtype
     shp = tuple(p.shape) if shape is None else shape_tuple(shape)
+    check_shape("bernoulli", shp, tuple(p.shape))
     if mode == "high":
         both = uniform_data(data, (2, *shp), dt)
         u1, u2 = both[0], both[1] * np.array(2.0 ** -np.finfo(dt).nmant, dt)
@@ -175,7 +184,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True,
     """
     data, _ = check_key("choice", key)
     if not isinstance(shape, Sequence):
-        raise TypeError(f"shape argument of random.choice must be a sequence, got {shape}")
+        raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
     arr = jnp.asarray(a)
     if arr.ndim == 0:
         n_inputs = int(a)
@@ -235,6 +244,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
     axis = axis % logits.ndim
     batch_shape = tuple(np.delete(logits.shape, axis))
     shp = batch_shape if shape is None else shape_tuple(shape)
+    check_shape("categorical", shp, batch_shape)
     prefix = shp[:len(shp) - len(batch_shape)]
     dt = float_dtype("categorical", logits.dtype)
     if replace:

@@ -197,7 +197,11 @@ def test_lax_refuses_a_complex_scalar_beside_a_real_array() -> None:
 
 def test_converting_complex_to_real_takes_the_real_part_and_warns() -> None:
     z = fnp.array([1 + 2j, -3 - 1j])
+    # As JAX: lax's conversion warns as NumPy does, astype with its own deprecation text.
     with pytest.warns(np.exceptions.ComplexWarning, match="discards the imaginary part"):
+        r = lax.convert_element_type(z, np.float32)
+    _same(r, np.array([1.0, -3.0], np.float32))
+    with pytest.warns(DeprecationWarning, match="Casting from complex to real dtypes"):
         r = z.astype(np.float32)
     _same(r, np.array([1.0, -3.0], np.float32))
     with warnings.catch_warnings():
