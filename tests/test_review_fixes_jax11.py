@@ -330,8 +330,9 @@ def test_vmap_unmapped_argument_types_as_jax(arg):
 # ---------------------------------------------------------------------- 7. item / float
 
 
+# (float32 values: XLA flushes a float32 subnormal to zero, funcgrad keeps it: sharp_bits.)
 @settings(max_examples=8, deadline=None)
-@given(x=st.floats(-4, 4, allow_subnormal=False))
+@given(x=st.floats(-4, 4, allow_subnormal=False, width=32))
 def test_item_and_int_in_grad_of_python_float_as_jax(x):
     outs = []
     for lib, _, _, _ in LIBS:

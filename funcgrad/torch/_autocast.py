@@ -75,7 +75,8 @@ CPU: dict[str, str] = _table(
     lower="conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d prelu "
           "bmm mm baddbmm addmm addbmm linear matmul scaled_dot_product_attention einsum "
           "tensordot inner linalg_multi_dot chain_matmul linalg_vecdot linalg_matrix_power "
-          "matrix_power cov rnn_tanh_cell rnn_relu_cell multi_head_attention_forward",
+          "matrix_power cov rnn_tanh_cell rnn_relu_cell multi_head_attention_forward "
+          "mkldnn_rnn_layer",
     fp32="prod quantile nanquantile cdist trace cholesky cholesky_inverse cholesky_solve "
          "inverse pinverse max_pool3d adaptive_avg_pool3d adaptive_max_pool3d avg_pool3d "
          "grid_sample mse_loss cosine_embedding_loss nll_loss hinge_embedding_loss "

@@ -117,9 +117,8 @@ def _host(t: Any) -> np.ndarray:
 
 
 # PyTorch's CPU LSTMCell and GRUCell are composites whose products alone run in bfloat16;
-# funcgrad runs the cell in its input's dtype (docs/sharp_bits.md): same dtype for float32
-# inputs, values within bfloat16 rounding.
-CPU_CELLS = {"module_lstm_cell", "module_gru_cell"}
+# funcgrad now runs the same composite (tests/torch/test_review_fixes_torch21c.py).
+CPU_CELLS: set[str] = set()  # (matched since the CPU cells run PyTorch's composite)
 
 
 @needs_torch

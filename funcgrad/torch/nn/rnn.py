@@ -34,6 +34,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad import nn as jnn
+from funcgrad.torch import _dtypes as D
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._creation import empty, zeros
 from funcgrad.torch._functions import stack
@@ -137,6 +138,109 @@ def _recurrence(mode: str, seq: Any, w: list[Any], h: Any, c: Any,
     return ys, h, c
 
 
+def _rd(v: Any, lo: Any) -> Any:
+    """``v`` rounded to the low dtype ``lo``, kept in float32 (one PyTorch low-precision
+    operation's result)."""
+    return fnp.astype(fnp.astype(v, lo), fnp.float32)
+
+
+def _rd_st(v: Any, lo: Any) -> Any:
+    """``v`` rounded to ``lo`` forwards, its gradient unrounded (oneDNN's bfloat16 LSTM
+    stores its states rounded but differentiates in float32)."""
+    return v + lax.stop_gradient(_rd(v, lo) - v)
+
+
+def _low_linear(v: Any, w: Any, b: Any, lo: Any) -> Any:
+    """PyTorch's low-precision ``linear`` on the CPU: products of the rounded operands
+    summed in float32, the bias added, one rounding."""
+    out = fnp.matmul(_rd(v, lo), fnp.transpose(_rd(w, lo)))
+    return _rd(out if b is None else out + _rd(b, lo), lo)
+
+
+def _low_step(mode: str, gi: Any, h: Any, c: Any, w: list[Any], lo: Any
+              ) -> tuple[Any, Any]:
+    """One step of PyTorch's CPU cells (aten/src/ATen/native/RNN.cpp) inside an autocast
+    region: ``gi`` the input's gates (already rounded), the products in ``lo``, the
+    element-wise operations in the dtype PyTorch's promotion gives them (``h`` and ``c``
+    float32: the state stays float32 where PyTorch mixes it with a low gate)."""
+    _, w_hh, _, b_hh, w_hr = w
+    gh = _low_linear(h, w_hh, b_hh, lo)
+    if mode == "GRU":
+        ir, iz, in_ = fnp.split(gi, 3, axis=-1)
+        hr, hz, hn = fnp.split(gh, 3, axis=-1)
+        r = _rd(jnn.sigmoid(_rd(hr + ir, lo)), lo)
+        z = _rd(jnn.sigmoid(_rd(hz + iz, lo)), lo)
+        n = _rd(fnp.tanh(_rd(in_ + _rd(hn * r, lo), lo)), lo)
+        return (h - n) * z + n, None
+    pre = _rd(gh + gi, lo)
+    if mode == "LSTM":
+        i, f, g, o = fnp.split(pre, 4, axis=-1)
+        i, f, o = (_rd(jnn.sigmoid(t), lo) for t in (i, f, o))
+        c_new = f * c + _rd(i * _rd(fnp.tanh(g), lo), lo)
+        h_new = o * fnp.tanh(c_new)
+        if w_hr is not None:
+            h_new = _rd(fnp.matmul(_rd(h_new, lo), fnp.transpose(_rd(w_hr, lo))), lo)
+        return h_new, c_new
+    return (_rd(fnp.tanh(pre), lo) if mode == "RNN_TANH" else fnp.maximum(pre, 0)), None
+
+
+def _onednn_step(gi: Any, h: Any, c: Any, w_hh_t: Any, lo: Any) -> tuple[Any, Any]:
+    """One step of oneDNN's low-precision LSTM (PyTorch's ``mkldnn_rnn_layer``): the gates
+    in float32 (the products accumulated, the summed bias added), the new cell state
+    stored rounded to ``lo`` and ``h = o * tanh(c)`` from the unrounded one, rounded."""
+    i, f, g, o = fnp.split(gi + fnp.matmul(h, w_hh_t), 4, axis=-1)
+    c_new = jnn.sigmoid(f) * c + jnn.sigmoid(i) * fnp.tanh(g)
+    return _rd_st(jnn.sigmoid(o) * fnp.tanh(c_new), lo), _rd_st(c_new, lo)
+
+
+def _low_recurrence(mode: str, lo_name: str, seq: Any, w: list[Any], h: Any, c: Any,
+                    alive: Any) -> tuple[Any, Any, Any]:
+    """``_recurrence`` inside a CPU autocast region (``lo_name``: its dtype). ``ONEDNN``
+    is the LSTM of ``mkldnn_rnn_layer``: its operands come in ``lo`` already."""
+    lo = getattr(fnp, lo_name)
+    # RNN's cells and LSTM's projection end in a low product; GRU's and LSTM's states
+    # mix into the (float32) state: PyTorch's promotion gives them its dtype.
+    out_dt = lo if mode in ("ONEDNN", "RNN_TANH", "RNN_RELU") or w[4] is not None \
+        else h.dtype
+    c_dt = None if c is None else (lo if mode == "ONEDNN" else c.dtype)
+    f32 = fnp.float32
+    if mode == "ONEDNN":
+        w_ih, w_hh, b_ih, b_hh, _ = w
+        bias = None if b_ih is None else fnp.astype(b_ih + b_hh, f32)
+        gis = fnp.matmul(fnp.astype(seq, f32), fnp.transpose(fnp.astype(w_ih, f32)))
+        if bias is not None:
+            gis = gis + bias
+        w_hh_t = fnp.transpose(fnp.astype(w_hh, f32))
+        h, c = fnp.astype(h, f32), fnp.astype(c, f32)
+    else:
+        gis = _low_linear(seq, w[0], w[2], lo)
+        h = fnp.astype(h, f32)
+        c = None if c is None else fnp.astype(c, f32)
+
+    def body(carry: tuple[Any, Any], xs: tuple[Any, Any]) -> tuple[tuple[Any, Any], Any]:
+        h, c = carry
+        gi, live = xs
+        if mode == "ONEDNN":
+            h_new, c_new = _onednn_step(gi, h, c, w_hh_t, lo)
+        else:
+            h_new, c_new = _low_step(mode, gi, h, c, w, lo)
+        if live is None:
+            return (h_new, c_new), h_new
+        h = fnp.where(live, h_new, h)
+        if c is not None:
+            c = fnp.where(live, c_new, c)
+        return (h, c), fnp.where(live, h_new, 0.0)
+
+    (h, c), ys = lax.scan(body, (h, c), (gis, alive))
+    # The values that end in a low dtype are rounded already: their casts are exact.
+    return (fnp.astype(ys, out_dt), fnp.astype(h, out_dt),
+            None if c is None else fnp.astype(c, c_dt))
+
+
+_LOW_RECURRENCE = {(m, lo): jit(functools.partial(_low_recurrence, m, lo))
+                   for m in (*_GATES, "ONEDNN") for lo in ("bfloat16", "float16")}
+
+
 # One compiled program per mode and signature: the recurrence runs as generated code (its
 # backward too), one graph node per layer and direction instead of a few per step.
 _RECURRENCE = {m: jit(functools.partial(_recurrence, m)) for m in _GATES}
@@ -158,9 +262,11 @@ def _reversal(lengths: np.ndarray, steps: int) -> np.ndarray:
 
 def _run_layers(mode: str, x: Any, h0: Any, c0: Any, weights: list[list[Any]],
                 num_layers: int, dirs: int, lengths: np.ndarray | None,
-                masks: list[Any]) -> tuple[Any, Any, Any]:
+                masks: list[Any], low: str | None = None) -> tuple[Any, Any, Any]:
     """The multi-layer, maybe bidirectional, maybe variable-length recurrence over
-    ``x`` of shape ``(L, N, H_in)``; returns ``(output, h_n, c_n)``."""
+    ``x`` of shape ``(L, N, H_in)``; returns ``(output, h_n, c_n)``. ``low``: the dtype
+    name of the CPU autocast region it runs in (``mode`` ``ONEDNN``: oneDNN's LSTM)."""
+    recurrence = _RECURRENCE[mode] if low is None else _LOW_RECURRENCE[(mode, low)]
     steps = x.shape[0]
     alive = None if lengths is None else fnp.asarray(
         on_device_of(np.arange(steps)[:, None, None] < lengths[None, :, None], x))
@@ -182,14 +288,61 @@ def _run_layers(mode: str, x: Any, h0: Any, c0: Any, weights: list[list[Any]],
             seq = layer_in if d == 0 else backwards(layer_in)
             h = h0[k]
             c = None if c0 is None else c0[k]
-            y, h, c = _RECURRENCE[mode](seq, weights[k], h, c, alive)
+            y, h, c = recurrence(seq, weights[k], h, c, alive)
             outs.append(y if d == 0 else backwards(y))
             h_out.append(h)
             c_out.append(c)
         layer_in = outs[0] if dirs == 1 else fnp.concatenate(outs, axis=-1)
         if layer < num_layers - 1 and masks[layer] is not None:
-            layer_in = layer_in * masks[layer]
+            layer_in = fnp.astype(layer_in * masks[layer], layer_in.dtype)
     return layer_in, fnp.stack(h_out), (None if c0 is None else fnp.stack(c_out))
+
+
+def _autocast_low(x: Any, cell: bool = False) -> str | None:
+    """The dtype name of the CPU autocast region ``x`` meets, where PyTorch's recurrent
+    kernels run their products in it (aten's composite cells call ``linear``). ``cell``:
+    asked from within the cell's own autocast wrapper."""
+    from funcgrad.torch import _autocast as A  # noqa: PLC0415
+
+    if not A._open or (A.STATE.inside and not cell) or not A.STATE.enabled["cpu"] or \
+            not A._eligible(x, "cpu"):
+        return None
+    return str(A.STATE.dtype["cpu"].name)
+
+
+def _flat(weights: list[list[Any]]) -> list[Any]:
+    return [t for w in weights for t in w]
+
+
+def _cpu_has_fp16() -> bool:
+    """Whether oneDNN runs float16 RNNs on this CPU (AVX512-FP16, as its dispatcher asks)."""
+    import importlib  # noqa: PLC0415
+
+    try:
+        umath = importlib.import_module("numpy._core._multiarray_umath")
+    except ImportError:  # NumPy < 2
+        umath = importlib.import_module("numpy.core._multiarray_umath")
+    return bool(umath.__cpu_features__.get("AVX512FP16"))
+
+
+_ONEDNN_NO_PD = ("could not create a primitive descriptor for the LSTM forward propagation "
+                 "primitive. Run workload with environment variable ONEDNN_VERBOSE=all to get "
+                 "additional diagnostic information.")
+
+
+@autocast_op("mkldnn_rnn_layer")
+def _onednn_lstm(x: Any, h0: Any, c0: Any, flat: list[Any], layers: Any) -> Any:
+    """PyTorch's CPU LSTM for float32 and bfloat16 (oneDNN's ``mkldnn_rnn_layer``): in a
+    CPU autocast region its operands arrive cast to the region's dtype (autocast lists
+    the operator), and a low-precision LSTM runs oneDNN's arithmetic (``ONEDNN``).
+    ``layers(x, h0, c0, weights, mode, low)`` runs the layers."""
+    low = None
+    if x.dtype in (D.bfloat16, D.float16) and x.device.type == "cpu":
+        if x.dtype is D.float16 and not _cpu_has_fp16():
+            raise RuntimeError(_ONEDNN_NO_PD)
+        low = x.dtype.name
+    weights = [flat[k:k + 5] for k in range(0, len(flat), 5)]
+    return layers(x, h0, c0, weights, "LSTM" if low is None else "ONEDNN", low)
 
 
 class RNNBase(Module):
@@ -374,23 +527,39 @@ class RNNBase(Module):
             self._check_hidden(c0, c_shape, "hidden[1]")
         masks = self._dropout_masks(x, batch, steps, lengths)
 
-        def impl(xv: Any, h0v: Any, c0v: Any, weights: list[list[Any]]) -> Any:
-            return _run_layers(self.mode, xv, h0v, c0v, weights, self.num_layers, dirs,
-                               lengths, masks)
+        def impl(xv: Any, h0v: Any, c0v: Any, weights: list[list[Any]], mode: str,
+                 low: str | None) -> Any:
+            return _run_layers(mode, xv, h0v, c0v, weights, self.num_layers, dirs,
+                               lengths, masks, low)
 
         # PyTorch's layer node lists the input, the weights, then the initial states.
         if lstm:
             # Each layer's last states are outputs of its node, stacked after it
             # (h_n: StackBackward0 over MkldnnRnnLayerBackward0's output 1).
-            def split(xv: Any, wv: Any, h0v: Any, c0v: Any) -> Any:
-                o, h, c = impl(xv, h0v, c0v, wv)
-                return o, list(h), list(c)
+            def layers(xt: Any, h0t: Any, c0t: Any, wt: list[list[Any]], mode: str,
+                       low: str | None) -> Any:
+                def split(xv: Any, wv: Any, h0v: Any, c0v: Any) -> Any:
+                    o, h, c = impl(xv, h0v, c0v, wv, mode, low)
+                    return o, list(h), list(c)
 
-            out, hs, cs = op("MkldnnRnnLayer", split, x, self._layer_weights(), h0, c0)
-            h_n, c_n = stack(hs), stack(cs)
+                o, hs, cs = op("MkldnnRnnLayer", split, xt, wt, h0t, c0t)
+                return o, stack(hs), stack(cs)
+
+            if self.proj_size or x.dtype not in (D.float32, D.bfloat16):
+                out, h_n, c_n = layers(x, h0, c0, self._layer_weights(), "LSTM",
+                                       _autocast_low(x))
+            else:
+                out, h_n, c_n = _onednn_lstm(x, h0, c0, _flat(self._layer_weights()),
+                                             layers)
         else:
-            out, h_n, c_n = op("Stack", lambda xv, wv, h0v, c0v: impl(xv, h0v, c0v, wv), x,
-                               self._layer_weights(), h0, c0)
+            low = _autocast_low(x)
+            out, h_n, c_n = op("Stack", lambda xv, wv, h0v, c0v: impl(
+                xv, h0v, c0v, wv, self.mode, low), x, self._layer_weights(), h0, c0)
+        if self.bidirectional and not packed:
+            # PyTorch's last layer joins its two directions: CatBackward0.
+            from funcgrad.torch._functions import cat  # noqa: PLC0415
+
+            out = cat(out.chunk(2, -1), -1)
         if unsorted_idx is not None:
             h_n = cast(Any, h_n).index_select(1, unsorted_idx)
             if c_n is not None:
@@ -608,14 +777,32 @@ class GRUCell(RNNCellBase):
 # The cells as PyTorch's operators (autocast casts their inputs and weights by name).
 
 
+def _low_cell(mode: str, x: Any, h: Any, c: Any, w: list[Any], lo: str) -> tuple[Any, Any]:
+    """A cell's step as PyTorch's CPU composite runs it with products in ``lo``."""
+    dt = getattr(fnp, lo)
+    h_new, c_new = _low_step(mode, _low_linear(x, w[0], w[2], dt), fnp.astype(h, fnp.float32),
+                             None if c is None else fnp.astype(c, fnp.float32), w, dt)
+    # RNNCell's state is its last low product; GRU's and LSTM's mix into the state.
+    out_dt = dt if mode in ("RNN_TANH", "RNN_RELU") else fnp.result_type(h, dt)
+    return fnp.astype(h_new, out_dt), None if c is None else fnp.astype(
+        c_new, fnp.result_type(c, dt))
+
+
+def _simple_cell(mode: str, xv: Any, hv: Any, wv: list[Any]) -> Any:
+    # Low-precision operands (autocast casts them): PyTorch's composite, op by op.
+    if xv.dtype.name in ("bfloat16", "float16"):
+        return _low_cell(mode, xv, hv, None, wv, xv.dtype.name)[0]
+    return _cell_step(mode, xv, hv, None, wv)[0]
+
+
 @autocast_op("rnn_tanh_cell")
 def _rnn_tanh_cell(x: Any, h: Any, w: list[Any]) -> Any:
-    return op("Tanh", lambda xv, hv, wv: _cell_step("RNN_TANH", xv, hv, None, wv)[0], x, h, w)
+    return op("Tanh", lambda xv, hv, wv: _simple_cell("RNN_TANH", xv, hv, wv), x, h, w)
 
 
 @autocast_op("rnn_relu_cell")
 def _rnn_relu_cell(x: Any, h: Any, w: list[Any]) -> Any:
-    return op("Relu", lambda xv, hv, wv: _cell_step("RNN_RELU", xv, hv, None, wv)[0], x, h, w)
+    return op("Relu", lambda xv, hv, wv: _simple_cell("RNN_RELU", xv, hv, wv), x, h, w)
 
 
 def _lstm_gates(x: Any, h: Any, c: Any, w: list[Any]) -> tuple[Any, Any]:
@@ -630,10 +817,22 @@ def _lstm_gates(x: Any, h: Any, c: Any, w: list[Any]) -> tuple[Any, Any]:
 def _lstm_cell(x: Any, h: Any, c: Any, w: list[Any]) -> Any:
     # Two nodes, as PyTorch's cell: c' = f * c + i * g (AddBackward0), then
     # h' = o * tanh(c') (MulBackward0).
+    low = _autocast_low(x, cell=True)
+    if low is not None:
+        # In a CPU autocast region PyTorch's composite runs its products in ``low``.
+        # (h' a MulBackward0, c' an AddBackward0, as PyTorch's composite)
+        return (op("Mul", lambda xv, hv, cv, wv: _low_cell("LSTM", xv, hv, cv, wv, low)[0],
+                   x, h, c, w),
+                op("Add", lambda xv, hv, cv, wv: _low_cell("LSTM", xv, hv, cv, wv, low)[1],
+                   x, h, c, w))
     c_new, gate = op("Add", _lstm_gates, x, h, c, w)
     return op("Mul", lambda cv, ov: ov * fnp.tanh(cv), c_new, gate), c_new
 
 
 @autocast_op("gru_cell")
 def _gru_cell(x: Any, h: Any, w: list[Any]) -> Any:
+    low = _autocast_low(x, cell=True)
+    if low is not None:
+        return op("Add", lambda xv, hv, wv: _low_cell("GRU", xv, hv, None, wv, low)[0], x,
+                  h, w)
     return op("Add", lambda xv, hv, wv: _cell_step("GRU", xv, hv, None, wv)[0], x, h, w)
