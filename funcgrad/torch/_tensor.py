@@ -1003,6 +1003,20 @@ class Tensor:
         # bool's goes through the unsqueezed view: CopySlices).
         op = "IndexPut" if _advanced(idx) and not self._is_view and lifted is None \
             else "CopySlices"
+        if _advanced(idx) and lifted is None:
+            items = idx if isinstance(idx, tuple) else (idx,)
+            try:
+                _check_put_dtype(self, [getattr(i, "dtype", np.int64) for i in items
+                                        if _advanced(i)], value)
+            except RuntimeError:
+                # PyTorch checks that the value fits the indexed part first.
+                target, vshape = _indexed_shape(shape, idx), tuple(value.shape)
+                while vshape and vshape[0] == 1:
+                    vshape = vshape[1:]
+                if target is not None and (len(vshape) > len(target) or builtins.any(
+                        v not in (1, t) for v, t in zip(reversed(vshape), reversed(target)))):
+                    _setitem_shape_error(shape, idx, tuple(value.shape), value.dtype)
+                raise
         if isinstance(value, Tensor) and value.device != self.device and \
                 (not _advanced(idx) or value.dim() == 0):
             # Basic indexing assigns through copy_, which copies across devices, and a CPU
@@ -2593,6 +2607,19 @@ def _advanced(idx: Any) -> builtins.bool:
                         for i in items)
 
 
+def _check_put_dtype(t: Tensor, index_dtypes: Sequence[Any], value: Any) -> None:
+    """PyTorch's ``index_put_`` (``t[indices] = value`` with tensor indices) refuses a source
+    of another dtype, except where it hands the write to ``masked_fill_``: one boolean mask
+    (``index_dtypes``: the index arrays' dtypes) and a one-element value."""
+    if not isinstance(value, Tensor) or value.dtype is t.dtype:
+        return
+    if len(index_dtypes) == 1 and np.dtype(index_dtypes[0]) == np.bool_ and value.numel() == 1:
+        return
+    raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                       f"{D.cpp_name(t.dtype)} for the destination and "
+                       f"{D.cpp_name(value.dtype)} for the source.")
+
+
 def _is_scalar_bool(i: Any) -> builtins.bool:
     if type(i) is builtins.bool or isinstance(i, np.bool_):
         return True
@@ -3616,13 +3643,9 @@ def _setitem_shape_error(shape: tuple[builtins.int, ...], idx: Any,
                          vshape: tuple[builtins.int, ...], vdtype: D.dtype) -> None:
     """PyTorch's error for ``t[idx] = value`` (``t`` of ``shape``) whose value does not fit
     the indexed part: index_put_'s for advanced indexing, else expand's."""
-    try:
-        probe = np.broadcast_to(np.zeros((), np.bool_), shape)[
-            idx if not isinstance(idx, tuple) else tuple(
-                np.asarray(i._host()) if isinstance(i, Tensor) else i for i in idx)]
-    except Exception:  # noqa: BLE001 - an index NumPy reads otherwise: the engine's error
+    target = _indexed_shape(shape, idx)
+    if target is None:
         return
-    target = tuple(probe.shape)
     if _advanced(idx):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be "
                            f"broadcast to indexing result of shape {list(target)}") from None
@@ -3633,6 +3656,19 @@ def _setitem_shape_error(shape: tuple[builtins.int, ...], idx: Any,
                            f"to the number of dimensions in the tensor ({len(vshape)})"
                            ) from None
     check_expand(vshape, target)
+
+
+def _indexed_shape(shape: tuple[builtins.int, ...], idx: Any
+                   ) -> tuple[builtins.int, ...] | None:
+    """The shape of ``t[idx]`` for ``t`` of ``shape`` (None: an index NumPy reads otherwise,
+    left to the engine)."""
+    try:
+        probe = np.broadcast_to(np.zeros((), np.bool_), shape)[
+            idx if not isinstance(idx, tuple) else tuple(
+                np.asarray(i._host()) if isinstance(i, Tensor) else i for i in idx)]
+    except Exception:  # noqa: BLE001 - an index NumPy reads otherwise: the engine's error
+        return None
+    return tuple(probe.shape)
 
 
 def broadcast_shapes_as_torch(*shapes: tuple[builtins.int, ...]) -> tuple[builtins.int, ...]:

@@ -48,6 +48,7 @@ from funcgrad.torch._tensor import (
     _byte_masks,
     _check_broadcast,
     _check_index_bounds,
+    _check_put_dtype,
     _ddof,
     _dims,
     _float_input,
@@ -159,6 +160,12 @@ def _index_update(self: Tensor, dim: builtins.int, index: Any, source: Any, how:
         check_range(index, -n if how == "fill" else 0, n, IndexError,
                     ("index_copy_(): " if how == "copy" else "") + "index {} is out of bounds "
                     + where)
+    if isinstance(source, Tensor) and source.dtype is not self.dtype and how != "fill":
+        a, b = D.cpp_name(self.dtype), D.cpp_name(source.dtype)
+        raise RuntimeError(
+            f"index_add_(): self ({a}) and source ({b}) must have the same scalar type"
+            if how == "add" else "index_copy_(): self and source expected to have the same "
+            f"dtype, but got (self) {a} and (source) {b}")
     idx = _t(index)
     # A 0-d index is a vector of one index, as in PyTorch.
     # PyTorch's node lists ``self`` and a tensor source, not the index.
@@ -189,11 +196,11 @@ def index_put(self: Tensor, indices: Sequence[Any], values: Any,
         # (Counted before a mask or a scalar bool is read for the dimensions it takes.)
         raise IndexError(f"too many indices for tensor of dimension {self.dim()} (got "
                          f"{len(indices)})")
-    if isinstance(values, Tensor) and values.dtype is not self.dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{D.cpp_name(self.dtype)} for the destination and "
-                           f"{D.cpp_name(values.dtype)} for the source.")
     idx = _byte_masks(tuple(_t(i) for i in indices), _t(values).dim() == 0)
+    if not accumulate:
+        _check_put_dtype(self, [i.dtype.np for i in idx], values)
+    elif isinstance(values, Tensor) and values.dtype is not self.dtype:
+        _check_put_dtype(self, [], values)
     lifted = _lift_scalar_bools(tuple(i._value_for_backward() for i in idx), self.dim())
     if lifted is not None:
         axes, where = lifted

@@ -3,7 +3,8 @@
 on it with their offset and strides; tied weights; files crossing between funcgrad and
 PyTorch both ways, ``weights_only`` included); scatter's shape checks and 0-d operands;
 ``var``/``std`` with a dimension out of range; ``square`` of a bool tensor; an empty
-tensor's strides; ``as_subclass`` of a plain tensor."""
+tensor's strides; ``as_subclass`` of a plain tensor; index writes (``t[i] = v``, ``index_put_``,
+``index_add``, ``index_copy``) of another dtype refused as PyTorch's."""
 
 from __future__ import annotations
 
@@ -210,4 +211,54 @@ def test_as_subclass_of_a_plain_tensor():
     lambda m: m.clamp(m.ones(2), m.ones(2), m.ones(4)),
 ])
 def test_argument_checks_as_torch(call):
+    same_outcome(call)
+
+
+# ------------------------------------------------------ index writes of another dtype
+
+
+def _put(idx: Any, value: Any) -> Any:
+    def call(lib: Any) -> Any:
+        z = lib.zeros(2, 3)
+        z[idx(lib)] = value(lib)
+        return z
+    return call
+
+
+_F64 = {"vec": lambda lib: lib.ones(2, 3, dtype=lib.float64),
+        "row": lambda lib: lib.ones(3, dtype=lib.float64),
+        "one": lambda lib: lib.tensor(5.0, dtype=lib.float64),
+        "one_1d": lambda lib: lib.tensor([5.0], dtype=lib.float64),
+        "long": lambda lib: lib.ones(2, 3, dtype=lib.int64)}
+_IDX = {"ints": lambda lib: lib.tensor([0, 1]), "mask": lambda lib: lib.tensor([True, False]),
+        "list": lambda lib: [0, 1], "pair": lambda lib: (lib.tensor([0]), lib.tensor([1])),
+        "mixed": lambda lib: (0, lib.tensor([0, 2])), "basic": lambda lib: 0,
+        "slice": lambda lib: slice(0, 1)}
+
+
+@pytest.mark.parametrize("value", sorted(_F64))
+@pytest.mark.parametrize("idx", sorted(_IDX))
+def test_setitem_of_another_dtype_as_pytorch(idx: str, value: str) -> None:
+    # index_put_ refuses another dtype except through masked_fill_ (one boolean mask, one
+    # element); basic indexing copies with a conversion.
+    same_outcome(_put(_IDX[idx], _F64[value]))
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("mask", [False, True])
+def test_index_put_of_another_dtype_as_pytorch(mask: bool, accumulate: bool) -> None:
+    same_outcome(lambda lib: lib.zeros(2, 3).index_put_(
+        (lib.tensor([True, False]) if mask else lib.tensor([0]),),
+        lib.tensor(5.0, dtype=lib.float64), accumulate=accumulate))
+
+
+@pytest.mark.parametrize("how", ["index_add", "index_copy", "index_add_", "index_copy_",
+                                 "index_fill"])
+@pytest.mark.parametrize("dtype", ["float64", "bfloat16", "int64"])
+def test_index_add_and_copy_of_another_dtype_as_pytorch(how: str, dtype: str) -> None:
+    def call(lib: Any) -> Any:
+        src = lib.ones(1, 3, dtype=getattr(lib, dtype))
+        if how == "index_fill":
+            src = lib.tensor(2.0, dtype=getattr(lib, dtype))
+        return getattr(lib.zeros(2, 3), how)(0, lib.tensor([0]), src)
     same_outcome(call)
