@@ -2091,8 +2091,10 @@ def stride(self: Tensor, dim: builtins.int | None = None) -> Any:
     row-major, or a view's; row-major for a value being traced)."""
     shp = tuple(self.shape)
     buf = self._data
-    # An empty tensor has its row-major strides (NumPy gives an empty array zero strides).
-    if hasattr(buf, "strides") and hasattr(buf, "itemsize") and 0 not in shp:
+    # An empty tensor made by NumPy has zero strides: PyTorch's are row-major there (one
+    # laid out with empty_strided keeps its own).
+    if hasattr(buf, "strides") and hasattr(buf, "itemsize") and (
+            0 not in shp or builtins.any(buf.strides)):
         st = [builtins.int(s) // buf.itemsize for s in buf.strides]
     else:
         st = [1] * len(shp)

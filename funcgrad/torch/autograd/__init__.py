@@ -13,8 +13,9 @@ tensor([2., 4.])
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+import warnings
+from collections.abc import Iterator, Mapping
+from typing import Any, overload
 
 from funcgrad.torch._grad_mode import (
     enable_grad,
@@ -58,10 +59,28 @@ def _is_checkpoint_valid() -> bool:
     return _given_inputs[0] == 0
 
 
+@overload
+def grad(outputs: Any, inputs: dict[str, Any], grad_outputs: Any = None,
+         retain_graph: bool | None = None, create_graph: bool = False, only_inputs: bool = True,
+         allow_unused: bool | None = None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> dict[str, Any]: ...
+
+
+@overload
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
+         retain_graph: bool | None = None, create_graph: bool = False, only_inputs: bool = True,
+         allow_unused: bool | None = None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple[Any, ...]: ...
+
+
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool | None = None,
-         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple[Any, ...]:
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False
+         ) -> tuple[Any, ...] | dict[str, Any]:
     """Gradients of ``outputs`` with respect to ``inputs`` (returned, not accumulated).
+
+    As in PyTorch, ``inputs`` may be a dict (``dict(model.named_parameters())``), and then the
+    gradients come back as a dict with its keys; ``only_inputs`` is deprecated and ignored.
 
     >>> import funcgrad.torch as torch
     >>> x = torch.tensor(3.0, requires_grad=True)
@@ -69,10 +88,36 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     >>> torch.autograd.grad(dx, x)
     (tensor(18.),)
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
     outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if isinstance(inputs, Tensor):
+        ins = [inputs]
+    elif type(inputs) is dict:
+        ins = list(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
+    else:
+        ins = list(inputs)
     if not ins:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
+                      "To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
+    found = _grads(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
+                   is_grads_batched, materialize_grads)
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), found, strict=True))
+    return found
+
+
+def _grads(outs: list[Tensor], ins: list[Tensor], grad_outputs: Any,
+           retain_graph: bool | None, create_graph: bool, allow_unused: bool | None,
+           is_grads_batched: bool, materialize_grads: bool) -> tuple[Any, ...]:
+    """``grad``'s gradients as a tuple, one per input tensor."""
     for t in ins:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -90,7 +135,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             if materialize_grads:
                 from funcgrad.torch._creation import zeros_like  # noqa: PLC0415
 
-                result.append(zeros_like(ins[i]))
+                result.append(zeros_like(ins[i], requires_grad=create_graph))
                 continue
             if not allow_unused:
                 raise RuntimeError(
@@ -142,9 +187,8 @@ def _batched_grad(outs: list[Tensor], ins: list[Tensor], grad_outputs: Any,
     if sizes[0] == 0:
         raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
     retain = create_graph if retain_graph is None else retain_graph
-    per_seed = [grad(outs, ins, [g[b] for g in given],
-                     retain_graph=True if b < sizes[0] - 1 else retain,
-                     create_graph=create_graph, allow_unused=True)
+    per_seed = [_grads(outs, ins, [g[b] for g in given],
+                       True if b < sizes[0] - 1 else retain, create_graph, True, False, False)
                 for b in range(sizes[0])]
     result: list[Any] = []
     for i, t in enumerate(ins):
@@ -152,7 +196,7 @@ def _batched_grad(outs: list[Tensor], ins: list[Tensor], grad_outputs: Any,
         if all(r is None for r in found):
             if materialize_grads:
                 # PyTorch materializes an unused input's gradient without the batch axis.
-                result.append(zeros_like(t))
+                result.append(zeros_like(t, requires_grad=create_graph))
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in "

@@ -81,11 +81,17 @@ def _update_running(running: Tensor, stat: Tensor, momentum: float) -> None:
 
 
 def _batch_stats(x: Any, axes: tuple[int, ...]) -> tuple[Tensor, Tensor]:
-    """Mean and unbiased variance over ``axes``, outside any graph."""
+    """Mean and unbiased variance over ``axes``, outside any graph; a half input's in
+    float32 (PyTorch's CPU kernel accumulates them in float and stores them in the running
+    statistics' dtype, so float32 running statistics get the unrounded values)."""
     xd = x.detach() if isinstance(x, Tensor) else x
+
+    def wide(v: Any) -> Any:
+        return v if half_dtype(v) is None else fnp.astype(v, np.float32)
+
     with no_grad():
-        mean = op("Mean", lambda v: fnp.mean(v, axis=axes), xd)
-        var = op("Var", lambda v: fnp.var(v, axis=axes, ddof=1), xd)
+        mean = op("Mean", lambda v: fnp.mean(wide(v), axis=axes), xd)
+        var = op("Var", lambda v: fnp.var(wide(v), axis=axes, ddof=1), xd)
     return mean, var
 
 

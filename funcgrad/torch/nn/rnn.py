@@ -497,9 +497,11 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {x.shape[-1]}")
         steps, batch = int(x.shape[0]), int(x.shape[1])
-        if self.proj_size and not _WARNED_PROJ and x.device.type == "cpu" and \
+        if self.proj_size and not packed and not _WARNED_PROJ and x.device.type == "cpu" and \
                 x.dtype.name in ("float32", "bfloat16"):
-            _WARNED_PROJ.append(True)  # (once per process, as PyTorch's TORCH_WARN_ONCE)
+            # (once per process, as PyTorch's TORCH_WARN_ONCE; its packed-input kernel has no
+            # oneDNN path, so a PackedSequence never warns)
+            _WARNED_PROJ.append(True)
             warnings.warn("LSTM with projections is not supported with oneDNN. Using default "
                           "implementation. (Triggered internally at /__w/pytorch/pytorch/aten/"
                           "src/ATen/native/RNN.cpp:1512.)", UserWarning, stacklevel=3)

@@ -7,7 +7,8 @@ activations are not kept) and records one ``CheckpointFunctionBackward`` node; b
 ``preserve_rng_state=True`` does in PyTorch. ``use_reentrant=False`` runs ``fn`` with its
 graph recorded (the same ``grad_fn`` as PyTorch's) but, as PyTorch, keeps none of the
 tensors its nodes save: the first backward read of one runs ``fn`` again (random draws
-replayed) and reads the recomputed ones.
+replayed) and reads the recomputed ones. Both recompute in the autocast state the forward
+ran in, as PyTorch's.
 
 >>> import funcgrad.torch as torch
 >>> from funcgrad.torch.utils.checkpoint import checkpoint
@@ -32,6 +33,12 @@ from typing import Any
 from funcgrad.torch import _draws
 from funcgrad.torch._grad_mode import enable_grad, no_grad
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.amp.autocast_mode import (
+    autocast,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+)
 from funcgrad.torch.autograd import _is_checkpoint_valid
 from funcgrad.torch.autograd import backward as _backward
 from funcgrad.torch.autograd.function import Function
@@ -121,6 +128,22 @@ class _Replayed:
             yield
 
 
+def _autocast_state() -> list[dict[str, Any]]:
+    """The autocast regions (CUDA's and the CPU's) the segment's forward runs in, which its
+    recomputation runs in again (PyTorch's ``_get_autocast_kwargs``)."""
+    return [{"device_type": kind, "enabled": is_autocast_enabled(kind),
+             "dtype": get_autocast_dtype(kind), "cache_enabled": is_autocast_cache_enabled()}
+            for kind in ("cuda", "cpu")]
+
+
+@contextlib.contextmanager
+def _in_autocast(state: list[dict[str, Any]]) -> Iterator[None]:
+    with contextlib.ExitStack() as regions:
+        for kwargs in state:
+            regions.enter_context(autocast(**kwargs))
+        yield
+
+
 class CheckpointFunction(Function):
     """The reentrant checkpoint: the forward without a graph, recomputed in backward."""
 
@@ -130,6 +153,7 @@ class CheckpointFunction(Function):
         check_backward_validity(args)
         ctx.run_function = run_function
         ctx.replayed = _Replayed() if preserve_rng_state else None
+        ctx.autocast_state = _autocast_state()
         ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
         ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.save_for_backward(*(a for a in args if isinstance(a, Tensor)))
@@ -149,8 +173,8 @@ class CheckpointFunction(Function):
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors, strict=True):
             inputs[i] = t
         detached = detach_variable(tuple(inputs))
-        with enable_grad(), (ctx.replayed.rerun() if ctx.replayed is not None
-                             else contextlib.nullcontext()):
+        with enable_grad(), _in_autocast(ctx.autocast_state), (
+                ctx.replayed.rerun() if ctx.replayed is not None else contextlib.nullcontext()):
             outputs = ctx.run_function(*detached)
         outs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
         pairs = [(o, g) for o, g in zip(outs, grads, strict=False)
@@ -208,6 +232,7 @@ def _without_reentrant(function: Callable[..., Any], preserve: bool,
 
     forward_context, recompute_context = context_fn()
     replayed = _Replayed() if preserve else None
+    autocast_state = _autocast_state()
     recomputed: dict[int, Tensor] = {}
     count = [0]
 
@@ -224,7 +249,8 @@ def _without_reentrant(function: Callable[..., Any], preserve: bool,
 
         inputs = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
                   for a in args]
-        with enable_grad(), recompute_context, saved_tensors_hooks(keep, found.__getitem__), \
+        with enable_grad(), _in_autocast(autocast_state), recompute_context, \
+                saved_tensors_hooks(keep, found.__getitem__), \
                 (replayed.rerun() if replayed is not None else contextlib.nullcontext()):
             function(*inputs, **kwargs)
         if len(found) < count[0]:
