@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,6 +31,7 @@ from funcgrad.errors import (
     DeviceError,
     DTypeError,
     FuncgradError,
+    JAXTypeError,
     ShapeError,
     TracerArrayConversionError,
     TracerBoolConversionError,
@@ -37,7 +39,7 @@ from funcgrad.errors import (
     UnexpectedTracerError,
 )
 from funcgrad.ir import HasShape, ShapedArray
-from funcgrad.source_info import user_frame, user_source_line
+from funcgrad.source_info import user_frame
 
 # --------------------------------------------------------------- primitives
 
@@ -717,6 +719,9 @@ def as_buffer(x: Any) -> Any:
 
 # ------------------------------------------------------------------ tracers
 
+# Where JAX's error texts point (``See .../errors.html#jax.errors.<Name>``).
+_ERRORS_PAGE = "https://docs.jax.dev/en/latest/errors.html"
+
 
 class Tracer(Array):
     """A value of some trace; an ``Array`` to the user. Operators and methods come from
@@ -736,47 +741,93 @@ class Tracer(Array):
         """The concrete array behind this tracer, or ``None`` when it is abstract."""
         return None
 
-    def _concrete(self, what: str, err: type[ConcretizationTypeError]) -> Any:
+    def _error_repr(self) -> str:
+        """JAX's words for this tracer in its errors: ``traced array with shape f32[]``
+        written ``float32[]``."""
+        aval = self.aval
+        return f"traced array with shape {aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+
+    def _origin_msg(self) -> str:
+        """JAX's provenance lines for an error about this tracer (which function was being
+        traced, which arguments the value depends on); empty when there are none."""
+        return ""
+
+    def _abstract_error(self, err: type[JAXTypeError], context: str = "") -> JAXTypeError:
+        """JAX's text for a concrete value asked of this (abstract) tracer, by error type:
+        boolean conversion, ``__index__``, or the general ConcretizationTypeError whose
+        ``context`` names what asked (the ``int`` function, the ``item()`` method)."""
+        if err is TracerBoolConversionError:
+            msg = f"Attempted boolean conversion of {self._error_repr()}.{self._origin_msg()}"
+        elif err is TracerIntegerConversionError:
+            msg = f"The __index__() method was called on {self._error_repr()}" \
+                  f"{self._origin_msg()}"
+        elif err is TracerArrayConversionError:
+            msg = ("The numpy.ndarray conversion method __array__() was called on "
+                   f"{self._error_repr()}{self._origin_msg()}")
+        else:
+            msg = ("Abstract tracer value encountered where concrete value is expected: "
+                   f"{self._error_repr()}\n{context}{self._origin_msg()}\n")
+        return err(f"{msg}\nSee {_ERRORS_PAGE}#jax.errors.{err.__name__}")
+
+    def _concrete(self, context: str, err: type[JAXTypeError]) -> Any:
+        """The concrete value behind this tracer, or JAX's error of type ``err`` (see
+        :meth:`_abstract_error`; ``context`` is that of a ConcretizationTypeError)."""
         val = self.concrete_value()
         if val is None:
-            raise err(
-                f"{what} of a traced value {self.aval.str_short()} at {user_frame()}: "
-                f"under {self._trace.describe()} the value is abstract (only its shape and "
-                "dtype are known), so Python control flow cannot depend on it. Mark the "
-                "argument static with jit(f, static_argnums=...), or use "
-                "funcgrad.lax.cond / funcgrad.lax.while_loop / funcgrad.numpy.where."
-            )
+            raise self._abstract_error(err, context)
         return as_buffer(val)
 
     def __bool__(self) -> bool:
-        return bool(self._concrete("bool() (an `if`, `while`, `and` or `or`)",
-                                   TracerBoolConversionError))
+        val = self.concrete_value()
+        if val is not None:
+            return bool(as_buffer(val))
+        size = math.prod(self.aval.shape)
+        if size == 0:
+            raise ValueError("The truth value of an empty array is ambiguous. Use "
+                             "`array.size > 0` to check that an array is not empty.")
+        if size > 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        raise self._abstract_error(TracerBoolConversionError)
+
+    def _scalar_conversion(self, fun: type) -> Any:
+        val = self.concrete_value()
+        if val is not None:
+            return as_buffer(val)
+        ndim = len(self.aval.shape)
+        if ndim > 0:
+            raise TypeError("Only scalar arrays can be converted to Python scalars; "
+                            f"got arr.ndim={ndim}")
+        name = fun.__name__
+        raise self._abstract_error(
+            ConcretizationTypeError,
+            f"The problem arose with the `{name}` function. If trying to convert the data "
+            f"type of a value, try using `x.astype({name})` or `jnp.array(x, {name})` "
+            "instead.")
 
     def __float__(self) -> float:
-        return float(self._concrete("float()", ConcretizationTypeError))
+        return float(self._scalar_conversion(float))
 
     def __int__(self) -> int:
         # JAX's int() raises the general error; __index__ the integer-conversion one.
-        return int(self._concrete("int()", ConcretizationTypeError))
+        return int(self._scalar_conversion(int))
 
     def __complex__(self) -> complex:
-        return complex(self._concrete("complex()", ConcretizationTypeError))
+        return complex(self._scalar_conversion(complex))
 
     def __index__(self) -> int:
-        return int(self._concrete("use as a Python index", TracerIntegerConversionError))
+        val = self.concrete_value()
+        if val is not None:
+            return operator.index(as_buffer(val))
+        aval = self.aval
+        if aval.shape != () or np.dtype(aval.dtype).kind not in "iu":
+            raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+        raise self._abstract_error(TracerIntegerConversionError)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         # Even a tracer with a known value refuses: NumPy would compute without the
         # transformation and silently drop its derivative (or batch axis).
-        line = user_source_line()
-        raise TracerArrayConversionError(
-            f"a NumPy function (or np.asarray) was called on a traced value "
-            f"{self.aval.str_short()} at {user_frame()}{f': `{line}`' if line else ''}. "
-            f"Inside {self._trace.describe()} NumPy cannot see the transformation, so its "
-            "result would be wrong (a lost derivative or batch axis). Use the funcgrad.numpy "
-            "function of the same name (import funcgrad.numpy as jnp), or, outside the "
-            "transformation, convert the result with np.asarray."
-        )
+        raise self._abstract_error(TracerArrayConversionError)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         name = getattr(func, "__name__", str(func))
@@ -789,22 +840,18 @@ class Tracer(Array):
                 return len(shape)
             axis = args[1] if len(args) > 1 else kwargs.get("axis")
             return math.prod(shape) if axis is None else shape[axis]
-        where = getattr(func, "__module__", None) or "numpy"
-        where = where if where.startswith("numpy") else "numpy"
-        raise TracerArrayConversionError(
-            f"{where}.{name} was called on a traced value {self.aval.str_short()} at "
-            f"{user_frame()}. Inside {self._trace.describe()} NumPy cannot see the "
-            f"transformation; use funcgrad.{where}.{name} (import funcgrad.numpy as jnp) "
-            "instead."
-        )
+        # JAX's tracers have no __array_function__: NumPy converts them with __array__.
+        raise self._abstract_error(TracerArrayConversionError)
 
     def item(self) -> Any:
-        val = self._concrete(".item()", ConcretizationTypeError)
+        val = self._concrete("This occurred in the item() method of jax.Array",
+                             ConcretizationTypeError)
         # (A Python scalar as it is: a Python float's jvp primal.)
         return val.item() if hasattr(val, "item") else val
 
     def tolist(self) -> Any:
-        val = self._concrete(".tolist()", ConcretizationTypeError)
+        val = self._concrete(f"The tolist() method was called on {self._error_repr()}."
+                             f"{self._origin_msg()}", ConcretizationTypeError)
         return val.tolist() if hasattr(val, "tolist") else val
 
     def __repr__(self) -> str:

@@ -46,6 +46,7 @@ from funcgrad.ir import (
     ShapeDtypeStruct,
     Var,
 )
+from funcgrad.source_info import arg_names, fun_sourceinfo
 from funcgrad.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 
@@ -66,6 +67,77 @@ class StagingTracer(Tracer):
         # JAX's words for a jit/make_jaxpr/scan-body tracer, which user prints show.
         return f"JitTracer({jax_type_text(self._var.aval)})"
 
+    def _origin_msg(self) -> str:
+        # JAX's DynamicJaxprTracer._origin_msg: the function being traced, and the
+        # arguments this value depends on.
+        trace = self._trace
+        assert isinstance(trace, StagingTrace)
+        dbg = trace.debug
+        if dbg is None:
+            return ""
+        origin = f"The error occurred while tracing the function {dbg.func_src_info} for " \
+                 f"{dbg.traced_for}. "
+        positions = trace.input_positions(self._var)
+        if positions:
+            names = dbg.arg_names
+            if names is None or max(positions) >= len(names):
+                return ""
+            picked = [names[i] for i in positions]
+            if len(picked) == 1:
+                which = f"the argument {picked[0]}"
+            elif len(picked) == 2:
+                which = f"the arguments {picked[0]} and {picked[1]}"
+            else:
+                which = f"the arguments {', '.join(picked[:-1])}, and {picked[-1]}"
+            origin += ("This concrete value was not available in Python because it depends "
+                       f"on the value{'s' if len(picked) > 1 else ''} of {which}.")
+        return "\n" + origin
+
+
+class TraceDebug:
+    """What JAX's tracer errors say about a staged function (``jax.core.DebugInfo``):
+    ``func_src_info`` (``f at file.py:12``), ``traced_for`` (``jit``, ``cond``,
+    ``while_body``...) and the names of its array arguments, computed only when an error
+    asks for them.
+
+    >>> def f(x, y): return x
+    >>> d = TraceDebug("jit", f, (1.0, 2.0), {})
+    >>> d.func_src_info.startswith("f at "), d.arg_names
+    (True, ['x', 'y'])
+    """
+
+    __slots__ = ("traced_for", "fun", "args", "kwargs", "static_argnums", "static_argnames",
+                 "order", "_names")
+
+    def __init__(self, traced_for: str, fun: Callable[..., Any], args: Sequence[Any],
+                 kwargs: dict[str, Any], static_argnums: Any = (),
+                 static_argnames: Any = (),
+                 order: Callable[[list[str]], list[str]] | None = None) -> None:
+        self.traced_for = traced_for
+        self.fun = fun
+        self.args = tuple(args)
+        self.kwargs = kwargs
+        self.static_argnums = static_argnums
+        self.static_argnames = static_argnames
+        # The names in the order of the staged inputs, where that is not the arguments'.
+        self.order = order
+        self._names: list[str] | None = None
+
+    @property
+    def func_src_info(self) -> str:
+        return fun_sourceinfo(self.fun)
+
+    @property
+    def arg_names(self) -> list[str] | None:
+        if self._names is None:
+            try:
+                names = arg_names(self.fun, self.args, self.kwargs, self.static_argnums,
+                                  self.static_argnames)
+                self._names = names if self.order is None else self.order(names)
+            except Exception:  # noqa: BLE001 - error text only; never mask the real error
+                return None
+        return self._names
+
 
 class StagingTrace(Trace):
     """Records every primitive as an equation instead of running it.
@@ -85,6 +157,18 @@ class StagingTrace(Trace):
         # The const objects themselves, alive while staging so their ids stay unique.
         self._keep: list[Any] = []
         self.fold_constants = fold_constants
+        # What the tracer errors say about the function being staged (None: nothing).
+        self.debug: TraceDebug | None = None
+        self.invars: list[Var] = []
+
+    def input_positions(self, var: Var) -> list[int]:
+        """The positions of the staged function's inputs that ``var`` depends on (JAX's
+        ``find_progenitors``), walking the equations recorded so far backwards."""
+        needed = {var}
+        for eqn in reversed(self.eqns):
+            if any(o in needed for o in eqn.outputs):
+                needed.update(a for a in eqn.inputs if isinstance(a, Var))
+        return [i for i, v in enumerate(self.invars) if v in needed]
 
     def new_arg(self, aval: ShapedArray) -> StagingTracer:
         return StagingTracer(self, Var(aval))
@@ -130,8 +214,10 @@ class StagingTrace(Trace):
 
 
 def trace_flat(fun: Callable[..., Any], in_avals: Sequence[ShapedArray],
-               fold_constants: bool = False) -> tuple[ClosedJaxpr, list[Any]]:
-    """Stage ``fun(*flat_args) -> list`` on abstract inputs.
+               fold_constants: bool = False, debug: TraceDebug | None = None
+               ) -> tuple[ClosedJaxpr, list[Any]]:
+    """Stage ``fun(*flat_args) -> list`` on abstract inputs (``debug``: what tracer errors
+    say about the user's function, whose array arguments are the flat inputs in order).
 
     Returns the closed jaxpr and the raw (unflattened) output list.
     """
@@ -139,8 +225,10 @@ def trace_flat(fun: Callable[..., Any], in_avals: Sequence[ShapedArray],
         raise RuntimeError(f"re-tracing function {getattr(fun, '__name__', fun)} for `jit`, "
                            "but 'no_tracing' is set")
     trace = StagingTrace(fold_constants)
+    trace.debug = debug
     with new_trace(trace):
         args = [trace.new_arg(av) for av in in_avals]
+        trace.invars = [a._var for a in args]
         outs = fun(*args)
         outvars = [trace.to_atom(o) for o in outs]
     jaxpr = Jaxpr([a._var for a in args], outvars, trace.eqns, trace.constvars)
@@ -155,7 +243,8 @@ def aval_in_use(aval: ShapedArray) -> ShapedArray:
 
 
 def stage(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any] | None = None,
-          fold_constants: bool = False) -> tuple[ClosedJaxpr, PyTreeDef]:
+          fold_constants: bool = False, debug: TraceDebug | None = None
+          ) -> tuple[ClosedJaxpr, PyTreeDef]:
     """Stage ``fun(*args, **kwargs)`` (pytrees in and out) into a ClosedJaxpr and out tree."""
     kwargs = kwargs or {}
     flat_args, in_tree = tree_flatten((tuple(args), kwargs))
@@ -169,7 +258,7 @@ def stage(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any] |
         out_tree_box.append(out_tree)
         return leaves
 
-    closed, _ = trace_flat(flat_fun, in_avals, fold_constants)
+    closed, _ = trace_flat(flat_fun, in_avals, fold_constants, debug)
     return closed, out_tree_box[0]
 
 
@@ -187,6 +276,8 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: Sequence[int] | int = ()
 
     @functools.wraps(fun)
     def staged(*args: Any, **kwargs: Any) -> Any:
+        # (JAX traces make_jaxpr's function as it does a jit's.)
+        dbg = TraceDebug("jit", fun, args, kwargs, static)
         if static:
             dyn_idx = [i for i in range(len(args)) if i not in static]
 
@@ -196,9 +287,9 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: Sequence[int] | int = ()
                     full[i] = v
                 return fun(*full, **kw)
 
-            closed, out_tree = stage(f, [args[i] for i in dyn_idx], kwargs)
+            closed, out_tree = stage(f, [args[i] for i in dyn_idx], kwargs, debug=dbg)
         else:
-            closed, out_tree = stage(fun, args, kwargs)
+            closed, out_tree = stage(fun, args, kwargs, debug=dbg)
         if not return_shape:
             return closed
         shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]

@@ -50,7 +50,7 @@ from funcgrad.primitives.rules import (
     zeros_like_aval,
 )
 from funcgrad.source_info import fun_sourceinfo, user_frame
-from funcgrad.staging import eval_jaxpr, trace_flat
+from funcgrad.staging import TraceDebug, eval_jaxpr, trace_flat
 from funcgrad.transforms._util import fix_unwanted, spread, take_mask
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.partial_eval import float_outputs, vjp_split
@@ -77,9 +77,10 @@ def _open(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
         list(closed.consts)
 
 
-def _stage(fun: Callable[..., Any], avals: Sequence[ShapedArray]
-           ) -> tuple[ClosedJaxpr, list[Any], PyTreeDef]:
-    """Stage ``fun(*flat) -> pytree`` on ``avals``: (open jaxpr, consts, out tree)."""
+def _stage(fun: Callable[..., Any], avals: Sequence[ShapedArray],
+           debug: TraceDebug | None = None) -> tuple[ClosedJaxpr, list[Any], PyTreeDef]:
+    """Stage ``fun(*flat) -> pytree`` on ``avals``: (open jaxpr, consts, out tree);
+    ``debug`` names the user's function in tracer errors."""
     box: list[PyTreeDef] = []
 
     def flat(*xs: Any) -> list[Any]:
@@ -87,7 +88,7 @@ def _stage(fun: Callable[..., Any], avals: Sequence[ShapedArray]
         box.append(tree)
         return [asarray(x) for x in leaves]
 
-    closed, _ = trace_flat(flat, avals)
+    closed, _ = trace_flat(flat, avals, debug=debug)
     opened, consts = _open(closed)
     return opened, consts, box[0]
 
@@ -435,7 +436,9 @@ def _switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
     # switch without its index checks: cond passes its (any dtype) predicate here
     ops, in_tree = _leaves(operands)
     avals = _avals(ops)
-    staged = [_stage(lambda *xs, f=f: f(*tree_unflatten(in_tree, xs)), avals) for f in branches]
+    what = "cond" if is_cond else "switch"
+    staged = [_stage(lambda *xs, f=f: f(*tree_unflatten(in_tree, xs)), avals,
+                     TraceDebug(what, f, operands, {})) for f in branches]
     if is_cond:  # JAX compares true_fun (the second branch) with false_fun
         (fj, _, ft), (tj, _, tt) = staged
         _check_branch_outputs("cond", "true_fun", "false_fun", branches[1], branches[0],
@@ -630,12 +633,15 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
             pass
     carry, tree = _leaves(init_val)
     avals = _avals(carry)
-    body_j, body_c, body_tree = _stage(lambda *xs: body_fun(tree_unflatten(tree, xs)), avals)
+    body_dbg = TraceDebug("while_body", body_fun, (init_val,), {})
+    body_j, body_c, body_tree = _stage(lambda *xs: body_fun(tree_unflatten(tree, xs)), avals,
+                                       body_dbg)
     if body_tree == tree and _promote_weak_carry(carry, avals, body_j.out_avals):
         body_j, body_c, body_tree = _stage(lambda *xs: body_fun(tree_unflatten(tree, xs)),
-                                           avals)
+                                           avals, body_dbg)
     _check_carry("while_loop body", body_fun, tree, avals, body_tree, body_j.out_avals)
-    cond_j, cond_c, _ = _stage(lambda *xs: cond_fun(tree_unflatten(tree, xs)), avals)
+    cond_j, cond_c, _ = _stage(lambda *xs: cond_fun(tree_unflatten(tree, xs)), avals,
+                               TraceDebug("while_cond", cond_fun, (init_val,), {}))
     out_av = cond_j.out_avals
     if len(out_av) != 1 or out_av[0].shape != () or out_av[0].dtype != dtypes.bool_:
         raise DTypeError("cond_fun must return a boolean scalar, but got output type(s) "
@@ -997,10 +1003,11 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         box.append(y_tree)
         return [*new_c_leaves, *y_leaves]
 
-    body_j, consts, _ = _stage(body, [*c_avals, *x_avals])
+    scan_dbg = getattr(f, "_trace_debug", None) or TraceDebug("scan", f, (init, xs), {})
+    body_j, consts, _ = _stage(body, [*c_avals, *x_avals], scan_dbg)
     if _promote_weak_carry(carry, c_avals, body_j.out_avals[:len(carry)]):
         box.clear()
-        body_j, consts, _ = _stage(body, [*c_avals, *x_avals])
+        body_j, consts, _ = _stage(body, [*c_avals, *x_avals], scan_dbg)
     _check_carry("scan body", f, c_tree, c_avals, c_tree, body_j.out_avals[:len(carry)])
     outs = scan_p.bind(*consts, *carry, *x_leaves, jaxpr=body_j, num_consts=len(consts),
                        num_carry=len(carry), length=n, reverse=bool(reverse))
@@ -1065,6 +1072,10 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
 
         # (JAX's message names the value loop_carry[1]: its scan carries the counter too.)
         step._carry_path = (SequenceKey(1),)  # type: ignore[attr-defined]
+        # Tracer errors name body_fun's arguments, as JAX's (the scan stages the carry
+        # before the index).
+        step._trace_debug = TraceDebug(  # type: ignore[attr-defined]
+            "fori_loop", body_fun, (0, init_val), {}, order=lambda n: [*n[1:], *n[:1]])
 
         # A scan over the indices (JAX carries a counter instead): the index is no
         # per-step kernel on a GPU.

@@ -45,7 +45,7 @@ from funcgrad.devices import get_backend
 from funcgrad.errors import FuncgradError, NonDifferentiableError
 from funcgrad.ir import ClosedJaxpr, Jaxpr, ShapedArray, ShapeDtypeStruct
 from funcgrad.primitives.rules import all_batched, batch_size, wanted, zeros_like_aval
-from funcgrad.staging import eval_jaxpr, trace_flat
+from funcgrad.staging import TraceDebug, eval_jaxpr, trace_flat
 from funcgrad.transforms import signatures, staged_vjp
 from funcgrad.transforms._util import take_mask
 from funcgrad.transforms.jvp import jvp_flat
@@ -566,7 +566,8 @@ class JitFunction:
                 raise RuntimeError(f"re-tracing function {_name(self.fun)} for `jit`, but "
                                    "'no_tracing' is set")
             t0 = time.perf_counter()
-            closed, _ = trace_flat(traced, avals)
+            closed, _ = trace_flat(traced, avals, debug=TraceDebug(
+                "jit", self.fun, args, kwargs, self.static_argnums, self.static_argnames))
             if monitoring.listening():
                 monitoring.record_event_duration_secs(monitoring.TRACE_EVENT,
                                                       time.perf_counter() - t0)

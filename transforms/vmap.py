@@ -36,7 +36,7 @@ from funcgrad.errors import ShapeError, TreeStructureError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives.rules import move_to_front, with_batch
 from funcgrad.primitives.structural import transpose
-from funcgrad.source_info import user_frame
+from funcgrad.source_info import source_position, user_code_position, user_frame
 from funcgrad.transforms._util import as_leaf_array
 from funcgrad.tree_util import (
     PyTreeDef,
@@ -48,12 +48,20 @@ from funcgrad.tree_util import (
 
 
 class BatchTracer(Tracer):
-    __slots__ = ("val", "bdim")
+    __slots__ = ("val", "bdim", "_made_at")
 
     def __init__(self, trace: BatchTrace, val: Any, bdim: int) -> None:
         self._trace = trace
         self.val = val
         self.bdim = bdim
+        # Where the user's code made it (JAX's BatchTracer.source_info), for its errors.
+        self._made_at = user_code_position()
+
+    def _origin_msg(self) -> str:
+        if self._made_at is None:
+            return ""
+        return (f"\nThis BatchTracer with object id {id(self)} was created on line:"
+                f"\n  {source_position(*self._made_at)}")
 
     @property
     def aval(self) -> ShapedArray:

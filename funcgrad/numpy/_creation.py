@@ -93,11 +93,10 @@ def _shape(shape: Any) -> tuple[int, ...]:
     dims = (shape,) if isinstance(shape, (int, np.integer, float, Tracer)) or \
         getattr(shape, "ndim", None) == 0 else tuple(shape)
     if any(isinstance(d, Tracer) for d in dims):
-        shown = ", ".join(f"traced {d.aval.str_short()}" if isinstance(d, Tracer) else repr(d)
-                          for d in dims)
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, "
-                        f"got ({shown}{',' if len(dims) == 1 else ''}).\nIf using `jit`, try "
-                        "using `static_argnums` or applying `jit` to smaller subfunctions.")
+                        f"got {dims}.\nIf using `jit`, try using `static_argnums` or "
+                        "applying `jit` to smaller subfunctions."
+                        + "".join(d._origin_msg() for d in dims if isinstance(d, Tracer)))
     try:
         out = tuple(operator.index(d) for d in dims)
     except TypeError:

@@ -81,13 +81,11 @@ def _resolve_shape(newshape: Any, total: int) -> tuple[int, ...]:
     elif getattr(newshape, "ndim", None) == 0:
         newshape = [newshape]  # (JAX shows a lone array shape as a list)
     if any(isinstance(d, Tracer) for d in newshape):
-        shown = ", ".join(f"traced {d.aval.str_short()}" if isinstance(d, Tracer) else repr(d)
-                          for d in newshape)
-        shown = f"[{shown}]" if isinstance(newshape, list) else \
-            f"({shown}{',' if len(newshape) == 1 else ''})"
+        shown = list(newshape) if isinstance(newshape, list) else tuple(newshape)
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got "
                         f"{shown}.\nIf using `jit`, try using `static_argnums` or applying "
-                        "`jit` to smaller subfunctions.")
+                        "`jit` to smaller subfunctions."
+                        + "".join(d._origin_msg() for d in newshape if isinstance(d, Tracer)))
     dims = [operator.index(d) for d in newshape]
     if dims.count(-1) > 1:
         raise ShapeError(f"can only specify one unknown dimension in {tuple(dims)}")

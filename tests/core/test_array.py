@@ -466,14 +466,18 @@ NUMPY_CASES = [pytest.param(f, id=f"ufunc{i}") for i, f in enumerate(UFUNCS)] + 
 
 @pytest.mark.parametrize("name", ["grad", "jit", "vmap", "jvp"])
 @pytest.mark.parametrize("fn", NUMPY_CASES)
-def test_numpy_on_a_tracer_raises_naming_the_users_line(fn: Callable[[Any], Any],
-                                                        name: str) -> None:
+def test_numpy_on_a_tracer_raises_jax_text(fn: Callable[[Any], Any], name: str) -> None:
     x = _operand(name)
     with pytest.raises(TracerArrayConversionError) as err:
         _under(name, fn, x)
     text = str(err.value)
-    assert f"{HERE}:{fn.__code__.co_firstlineno}" in text, text
-    assert "funcgrad.numpy" in text, text
+    # JAX's text: what was called on which tracer, then (jit, vmap) where it came from.
+    assert text.startswith("The numpy.ndarray conversion method __array__() was called on "
+                           "traced array with shape "), text
+    assert text.endswith("\nSee https://docs.jax.dev/en/latest/errors.html"
+                         "#jax.errors.TracerArrayConversionError"), text
+    if name in ("jit", "vmap"):
+        assert HERE in text, text
 
 
 def test_the_tables_are_broad() -> None:
@@ -486,7 +490,8 @@ def test_the_tables_are_broad() -> None:
                                 pytest.param(ARRAY_FUNCTIONS[0], id="function")])
 def test_numpy_on_a_tracer_raises_in_nested_transformations(fn: Callable[[Any], Any]) -> None:
     for name in ("jit_of_grad", "vmap_of_grad", "jacfwd", "hessian", "vjp"):
-        with pytest.raises(TracerArrayConversionError, match=HERE):
+        with pytest.raises(TracerArrayConversionError,
+                           match=r"^The numpy\.ndarray conversion method __array__\(\)"):
             _under(name, fn, _operand(name))
 
 
