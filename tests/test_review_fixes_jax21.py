@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from jax_oracle import side_by_side
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -22,26 +23,8 @@ jnp = jax.numpy
 pytestmark = pytest.mark.x32
 
 
-def _outcome(call: Callable[[], Any]) -> Any:
-    """The result's text, or the error's type (as JAX's: funcgrad's named errors derive
-    from those JAX raises) and message."""
-    try:
-        out = call()
-    except Exception as e:  # noqa: BLE001 - compared between the two libraries
-        return ("raised", isinstance(e, ValueError), isinstance(e, TypeError), str(e))
-    return ("ok", repr(out))
-
-
 def _same(make: Callable[[Any, Any], Callable[[], Any]], x64: bool = False) -> None:
-    if not x64:
-        assert _outcome(make(fg, fnp)) == _outcome(make(jax, jnp))
-        return
-    with fg.enable_x64(True):
-        jax.config.update("jax_enable_x64", True)
-        try:
-            ours, theirs = _outcome(make(fg, fnp)), _outcome(make(jax, jnp))
-        finally:
-            jax.config.update("jax_enable_x64", False)
+    ours, theirs = side_by_side(make, x64=x64)
     assert ours == theirs
 
 

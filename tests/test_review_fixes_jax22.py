@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from jax_oracle import side_by_side
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -29,27 +30,8 @@ import funcgrad.scipy.special  # noqa: E402
 pytestmark = pytest.mark.x32
 
 
-def _outcome(call: Callable[[], Any]) -> Any:
-    """The result's text, or the error's type (as JAX's: funcgrad's named errors derive
-    from those JAX raises) and message."""
-    try:
-        out = call()
-    except Exception as e:  # noqa: BLE001 - compared between the two libraries
-        return ("raised", isinstance(e, ValueError), isinstance(e, TypeError),
-                isinstance(e, NotImplementedError), str(e))
-    return ("ok", repr(out))
-
-
 def _same(make: Callable[[Any, Any], Callable[[], Any]], x64: bool = False) -> None:
-    if not x64:
-        assert _outcome(make(fg, fnp)) == _outcome(make(jax, jnp))
-        return
-    with fg.enable_x64(True):
-        jax.config.update("jax_enable_x64", True)
-        try:
-            ours, theirs = _outcome(make(fg, fnp)), _outcome(make(jax, jnp))
-        finally:
-            jax.config.update("jax_enable_x64", False)
+    ours, theirs = side_by_side(make, x64=x64)
     assert ours == theirs
 
 

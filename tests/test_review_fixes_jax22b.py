@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from jax_oracle import side_by_side
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -54,16 +55,7 @@ def _match(ours: Any, theirs: Any) -> None:
 
 
 def _same(make: Callable[[Any, Any], Callable[[], Any]], x64: bool = False) -> None:
-    if not x64:
-        _match(_outcome(make(fg, fnp)), _outcome(make(jax, jnp)))
-        return
-    with fg.enable_x64(True):
-        jax.config.update("jax_enable_x64", True)
-        try:
-            ours, theirs = _outcome(make(fg, fnp)), _outcome(make(jax, jnp))
-        finally:
-            jax.config.update("jax_enable_x64", False)
-    _match(ours, theirs)
+    _match(*side_by_side(make, _outcome, x64))
 
 
 def _x(n: Any) -> Any:

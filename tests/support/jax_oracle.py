@@ -60,3 +60,32 @@ def same_message(ours: Any, theirs: Any) -> None:
     assert m_ours == m_theirs
     base = next(c for c in type(e_theirs).__mro__ if c.__module__ == "builtins")
     assert isinstance(e_ours, base), (type(e_ours), base)
+
+
+def outcome(call: Any) -> Any:
+    """The result's ``repr``, or the error's message and which of JAX's built-in types it
+    is (funcgrad's named errors derive from those JAX raises)."""
+    try:
+        out = call()
+    except Exception as e:  # noqa: BLE001 - compared between the two libraries
+        return ("raised", isinstance(e, ValueError), isinstance(e, TypeError),
+                isinstance(e, NotImplementedError), str(e))
+    return ("ok", repr(out))
+
+
+def side_by_side(make: Any, result: Any = outcome, x64: bool = False) -> tuple[Any, Any]:
+    """``result(make(funcgrad, funcgrad.numpy))`` and ``result(make(jax, jax.numpy))``,
+    both in 64-bit mode when ``x64``."""
+    import jax  # noqa: PLC0415
+
+    import funcgrad  # noqa: PLC0415
+    import funcgrad.numpy as fnp  # noqa: PLC0415
+
+    if not x64:
+        return result(make(funcgrad, fnp)), result(make(jax, jax.numpy))
+    with funcgrad.enable_x64(True):
+        jax.config.update("jax_enable_x64", True)
+        try:
+            return result(make(funcgrad, fnp)), result(make(jax, jax.numpy))
+        finally:
+            jax.config.update("jax_enable_x64", False)

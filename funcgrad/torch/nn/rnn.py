@@ -27,6 +27,7 @@ import functools
 import math
 import numbers
 import warnings
+from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
@@ -123,10 +124,20 @@ def _recurrence(mode: str, seq: Any, w: list[Any], h: Any, c: Any,
     w_hh_t = fnp.transpose(w_hh if scale is None else w_hh * scale[:, None])
     w_hr_t = None if w_hr is None else fnp.transpose(w_hr)
 
+    ys, h, c = _scan_steps(lambda gi, h, c: _step(mode, gi, h, c, w_hh_t, b_hh, w_hr_t,
+                                                  scaled), (h, c), gis, alive)
+    return ys, h, c
+
+
+def _scan_steps(step: Callable[[Any, Any, Any], tuple[Any, Any]], carry: tuple[Any, Any],
+                gis: Any, alive: Any) -> tuple[Any, Any, Any]:
+    """The recurrence over time: ``step(gate inputs, h, c)`` each step; where ``alive`` (a
+    packed sequence's mask) is False a row keeps its state and outputs zeros."""
+
     def body(carry: tuple[Any, Any], xs: tuple[Any, Any]) -> tuple[tuple[Any, Any], Any]:
         h, c = carry
         gi, live = xs
-        h_new, c_new = _step(mode, gi, h, c, w_hh_t, b_hh, w_hr_t, scaled)
+        h_new, c_new = step(gi, h, c)
         if live is None:
             return (h_new, c_new), h_new
         h = fnp.where(live, h_new, h)
@@ -134,7 +145,7 @@ def _recurrence(mode: str, seq: Any, w: list[Any], h: Any, c: Any,
             c = fnp.where(live, c_new, c)
         return (h, c), fnp.where(live, h_new, 0.0)
 
-    (h, c), ys = lax.scan(body, (h, c), (gis, alive))
+    (h, c), ys = lax.scan(body, carry, (gis, alive))
     return ys, h, c
 
 
@@ -217,21 +228,12 @@ def _low_recurrence(mode: str, lo_name: str, seq: Any, w: list[Any], h: Any, c: 
         h = fnp.astype(h, f32)
         c = None if c is None else fnp.astype(c, f32)
 
-    def body(carry: tuple[Any, Any], xs: tuple[Any, Any]) -> tuple[tuple[Any, Any], Any]:
-        h, c = carry
-        gi, live = xs
+    def step(gi: Any, h: Any, c: Any) -> tuple[Any, Any]:
         if mode == "ONEDNN":
-            h_new, c_new = _onednn_step(gi, h, c, w_hh_t, lo)
-        else:
-            h_new, c_new = _low_step(mode, gi, h, c, w, lo)
-        if live is None:
-            return (h_new, c_new), h_new
-        h = fnp.where(live, h_new, h)
-        if c is not None:
-            c = fnp.where(live, c_new, c)
-        return (h, c), fnp.where(live, h_new, 0.0)
+            return _onednn_step(gi, h, c, w_hh_t, lo)
+        return _low_step(mode, gi, h, c, w, lo)
 
-    (h, c), ys = lax.scan(body, (h, c), (gis, alive))
+    ys, h, c = _scan_steps(step, (h, c), gis, alive)
     # The values that end in a low dtype are rounded already: their casts are exact.
     return (fnp.astype(ys, out_dt), fnp.astype(h, out_dt),
             None if c is None else fnp.astype(c, c_dt))
