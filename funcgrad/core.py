@@ -830,18 +830,13 @@ class Tracer(Array):
         raise self._abstract_error(TracerArrayConversionError)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        name = getattr(func, "__name__", str(func))
-        if name in ("shape", "ndim", "size") and args and args[0] is self:
-            # What the aval already says (JAX's tracers allow these too).
-            shape = self.aval.shape
-            if name == "shape":
-                return shape
-            if name == "ndim":
-                return len(shape)
-            axis = args[1] if len(args) > 1 else kwargs.get("axis")
-            return math.prod(shape) if axis is None else shape[axis]
-        # JAX's tracers have no __array_function__: NumPy converts them with __array__.
-        raise self._abstract_error(TracerArrayConversionError)
+        # JAX's tracers have no __array_function__; this one does what NumPy does without
+        # it (kept for subclasses that extend it): run NumPy's own implementation. Functions
+        # that delegate to a method of a non-ndarray argument (np.sum, np.reshape,
+        # np.argmax... through ``_wrapfunc``/``_wrapreduction``) call the tracer's method and
+        # stay traced, as do np.shape/np.ndim/np.size; the rest convert with __array__ and
+        # raise JAX's TracerArrayConversionError.
+        return func._implementation(*args, **kwargs)
 
     def item(self) -> Any:
         val = self._concrete("This occurred in the item() method of jax.Array",

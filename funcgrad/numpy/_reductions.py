@@ -671,6 +671,18 @@ def _along_axis(a: Any, axis: Any) -> tuple[Any, int]:
     return a, canonical_axis(axis, get_aval(a).ndim)
 
 
+def _check_stable(stable: Any) -> None:
+    """JAX's TypeError for ``stable=None`` (what ``np.argsort`` passes to an array's
+    method; JAX's lowering of the sort takes only a bool): NumPy then falls back to
+    converting the array."""
+    if stable is None:
+        raise TypeError("get(): incompatible function arguments. The following argument "
+                        "types are supported:\n    1. get(value: bool, context: "
+                        "_mlir.ir.Context | None = None) -> "
+                        "jaxlib.mlir._mlir_libs._mlir.ir.BoolAttr\n\nInvoked with types: "
+                        "NoneType")
+
+
 def sort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None, stable: bool = True,
          descending: bool = False) -> Any:
     """Sorted copy along ``axis`` (of the flattened array when ``axis`` is None); stable,
@@ -681,6 +693,7 @@ def sort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None, stable:
     [1.0, 2.0, 3.0]
     """
     check_arraylike("sort", a)
+    _check_stable(stable)
     x, ax = _along_axis(a, axis)
     if get_aval(x).dtype.kind == "c":
         from funcgrad.numpy._indexing import take_along_axis  # noqa: PLC0415
@@ -711,6 +724,7 @@ def argsort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None,
     [1, 2, 0]
     """
     check_arraylike("argsort", a)
+    _check_stable(stable)
     x, ax = _along_axis(a, axis)
     if get_aval(x).dtype.kind == "c":
         return _complex_argsort(x, ax, descending)

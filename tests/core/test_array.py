@@ -8,8 +8,10 @@ prints it, and closed to NumPy inside transformations.
   not see later writes to it, and the NumPy view of an Array cannot write to it;
 * ``repr``/``str``/``format`` give JAX's text (checked against jax when installed, in
   JAX's default 32-bit mode);
-* every NumPy function or ufunc called on a tracer raises TracerArrayConversionError
-  naming the user's line, while ``np_array + tracer`` defers to funcgrad.
+* a NumPy ufunc, or a NumPy function that converts its argument, called on a tracer raises
+  TracerArrayConversionError naming the user's line; one that calls a method of its
+  argument (``np.sum``, ``np.reshape``...; as with JAX, whose tracers have no
+  ``__array_function__``) stays traced; ``np_array + tracer`` defers to funcgrad.
 """
 
 from __future__ import annotations
@@ -418,14 +420,6 @@ UFUNCS: list[Callable[[Any], Any]] = [
 ]
 
 ARRAY_FUNCTIONS: list[Callable[[Any], Any]] = [
-    lambda t: np.sum(t),
-    lambda t: np.mean(t),
-    lambda t: np.std(t),
-    lambda t: np.var(t),
-    lambda t: np.max(t),
-    lambda t: np.argmax(t),
-    lambda t: np.prod(t),
-    lambda t: np.cumsum(t),
     lambda t: np.concatenate([t, t]),
     lambda t: np.concatenate([np.ones(3), t]),
     lambda t: np.stack([t, t]),
@@ -433,8 +427,6 @@ ARRAY_FUNCTIONS: list[Callable[[Any], Any]] = [
     lambda t: np.where(np.ones(3) > 0, t, 0.0),
     lambda t: np.dot(t, t),
     lambda t: np.dot(np.ones(3), t),
-    lambda t: np.reshape(t, (3, 1)),
-    lambda t: np.transpose(t),
     lambda t: np.linalg.norm(t),
     lambda t: np.asarray(t),
     lambda t: np.array(t),
@@ -445,10 +437,8 @@ ARRAY_FUNCTIONS: list[Callable[[Any], Any]] = [
     lambda t: np.einsum("i,i->", t, t),
     lambda t: np.tensordot(t, t, 1),
     lambda t: np.expand_dims(t, 0),
-    lambda t: np.flip(t),
     lambda t: np.tile(t, 2),
     lambda t: np.diff(t),
-    lambda t: np.round(t),
     lambda t: np.allclose(t, t),
     lambda t: np.copy(t),
     lambda t: np.ravel(t),
@@ -458,6 +448,23 @@ ARRAY_FUNCTIONS: list[Callable[[Any], Any]] = [
     lambda t: np.polyval(t, 2.0),
     lambda t: np.histogram(t),
     lambda t: np.unique(t),
+]
+
+# NumPy functions that call the argument's method (``_wrapfunc``/``_wrapreduction``) or
+# only index it: on a tracer they give a traced funcgrad Array, as JAX's do.
+METHOD_FUNCTIONS: list[Callable[[Any], Any]] = [
+    lambda t: np.sum(t),
+    lambda t: np.mean(t),
+    lambda t: np.std(t),
+    lambda t: np.var(t),
+    lambda t: np.max(t),
+    lambda t: np.argmax(t),
+    lambda t: np.prod(t),
+    lambda t: np.cumsum(t),
+    lambda t: np.reshape(t, (3, 1)),
+    lambda t: np.transpose(t),
+    lambda t: np.flip(t),
+    lambda t: np.round(t),
 ]
 
 NUMPY_CASES = [pytest.param(f, id=f"ufunc{i}") for i, f in enumerate(UFUNCS)] + [
@@ -495,10 +502,30 @@ def test_numpy_on_a_tracer_raises_in_nested_transformations(fn: Callable[[Any], 
             _under(name, fn, _operand(name))
 
 
+@pytest.mark.parametrize("name", ["grad", "jit", "vmap", "jvp"])
+@pytest.mark.parametrize("fn", METHOD_FUNCTIONS)
+def test_numpy_functions_calling_methods_stay_traced(fn: Callable[[Any], Any],
+                                                     name: str) -> None:
+    seen: list[Any] = []
+
+    def f(t: Any) -> Any:
+        out = fn(t)
+        seen.append(out)
+        return fnp.sum(out * 1.0)
+
+    x = _operand(name)
+    got = _under(name, f, x)
+    assert seen and all(isinstance(o, fg.Array) for o in seen)
+    assert isinstance(got, fg.Array)
+    if name == "jit":
+        np.testing.assert_allclose(np.asarray(got), np.sum(fn(np.asarray(x)) * 1.0),
+                                   rtol=1e-6)
+
+
 def test_numpy_on_concrete_arrays_works() -> None:
     """Outside transformations NumPy converts an Array (a copy, or a read-only view)."""
     x = fnp.arange(1.0, 4.0)
-    for fn in UFUNCS + ARRAY_FUNCTIONS:
+    for fn in UFUNCS + ARRAY_FUNCTIONS + METHOD_FUNCTIONS:
         fn(x)
     assert np.sum(x) == 6.0
     assert isinstance(np.sin(x), np.ndarray)
