@@ -121,16 +121,20 @@ Draw = tuple[tuple[Any, ...], dict[str, Any]]
 
 @dataclass(frozen=True)
 class Bad:
-    """Operands and params that the primitive's shape rule must reject with ``error``."""
+    """Operands and params that the primitive's shape rule must reject with ``error``
+    (``jax_text``: JAX's own text, which names the API and the shapes or dtypes rather than
+    the primitive and the operands' types)."""
 
     label: str
     operands: tuple[Any, ...]
     params: Mapping[str, Any]
     error: type[Exception]
+    jax_text: bool = False
 
 
-def bad(label: str, *operands: Any, error: type[Exception] = ShapeError, **params: Any) -> Bad:
-    return Bad(label, operands, params, error)
+def bad(label: str, *operands: Any, error: type[Exception] = ShapeError,
+        jax_text: bool = False, **params: Any) -> Bad:
+    return Bad(label, operands, params, error, jax_text)
 
 
 @dataclass(frozen=True)
@@ -698,8 +702,11 @@ INDEXING = [
              bad("slice too big", M23, I0, I0, slice_sizes=(3, 1)))),
     Row("dynamic_update_slice", dynamic_slice_args(update=True), _dynamic_update_slice_ref,
         dtypes=ALL, bad=(
-            bad("update too big", M23, np.ones((3, 1)), I0, I0),
-            bad("update dtype", M23, np.ones((1, 1), np.float32), I0, I0, error=DTypeError),
+            # JAX's TypeErrors and texts (tests/test_review_fixes_jax22.py compares them)
+            bad("update too big", M23, np.ones((3, 1)), I0, I0, error=TypeError,
+                jax_text=True),
+            bad("update dtype", M23, np.ones((1, 1), np.float32), I0, I0, error=TypeError,
+                jax_text=True),
             bad("one start per axis", M23, np.ones((1, 1)), I0))),
     Row("dynamic_update_slice", dynamic_slice_args(update=True, min_dims=0, max_dims=0),
             _dynamic_update_slice_ref, variant="rank-0"),
@@ -1408,10 +1415,11 @@ WINDOW_ROWS = [
             dimension_numbers=lax.ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2)),
             feature_group_count=1, batch_group_count=1, error=DTypeError))),
     Row("reduce_window_sum", window_args(), _reduce_window_ref("sum"), dtypes=NUMERIC, bad=(
-        bad("params rank", np.ones((2, 3)), **_W1),)),
+        bad("params rank", np.ones((2, 3)), error=TypeError, jax_text=True, **_W1),)),
     *(Row(f"reduce_window_{k}", window_args(), _reduce_window_ref(k), dtypes=NUMERIC,
           distinct=True, grad_args=window_args(dilated=False), bad=(
-              bad("params rank", np.ones((2, 3)), **_W1),)) for k in ("max", "min")),
+              bad("params rank", np.ones((2, 3)), error=TypeError, jax_text=True,
+                  **_W1),)) for k in ("max", "min")),
     *(Row("select_and_gather_add", window_args(n_ops=2).map(_with_select(sp)), _sga_ref,
           distinct=True, variant=sp, bad=(
               bad("shapes", np.ones(3), np.ones(4), select_prim=sp, **_W1),))
@@ -1647,6 +1655,8 @@ def test_bad_input(row: Row, case: Bad) -> None:
         with pytest.raises(case.error) as info:
             run_it()
         msg = str(info.value)
+        if case.jax_text:
+            continue  # compared with JAX's in tests/test_review_fixes_jax22.py
         assert re.search(rf"\b{re.escape(row.prim)}\b", msg), msg
         for o in case.operands:
             assert get_aval(o).str_short() in msg, msg
