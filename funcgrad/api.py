@@ -288,6 +288,7 @@ def device_put(x: Any, device: Any = None) -> Any:
     >>> fg.device_put({"w": np.ones(1)}, "cpu")["w"]
     Array([1.], dtype=float32)
     """
+    from funcgrad.array import commit  # noqa: PLC0415
     from funcgrad.conversion import asarray, from_buffer  # noqa: PLC0415
     from funcgrad.devices import put_buffer  # noqa: PLC0415
     from funcgrad.sharding import Sharding  # noqa: PLC0415
@@ -309,6 +310,8 @@ def device_put(x: Any, device: Any = None) -> Any:
             arr = array(arr)
         if device is None:
             return arr
-        return from_buffer(put_buffer(arr._value, device), arr.aval.weak_type)
+        out = from_buffer(put_buffer(arr._value, device), arr.aval.weak_type)
+        commit(out)  # placed by name: committed, as JAX's
+        return out
 
     return tree_map(put, x)

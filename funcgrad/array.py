@@ -33,8 +33,13 @@ class Array:
     __slots__ = ()
     # NumPy's binary operators defer to ours (``np_array + x`` gives an Array).
     __array_priority__ = 100
-    # Arrays whose own (reflected) comparisons answer ``x == a`` (typed key arrays).
+    # Arrays whose own (reflected) comparisons and operators answer ``x == a`` and
+    # ``x + a`` (typed key arrays, with JAX's TypeError).
     _reflected_comparisons = False
+
+    def _from_array(self, dunder: str, array: Array) -> Any:
+        """``array <dunder> self`` for those arrays: their answer (or error)."""
+        return NotImplemented
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -125,15 +130,15 @@ def _defer_unrecognized(name: str) -> Any:
         name[3:-2] if reflected else name[2:-2], "")
     rejected: tuple[type, ...] = (dict, list, set, tuple) if opchar == "==" else (
         (list, tuple) if opchar in ("+", "*") else ())
-    comparison = name in _COMPARISONS
 
     def op(self: Array, other: Any) -> Any:
         convert = getattr(other, "__jax_array__", None)
         if convert is not None:
             other = convert()
-        if isinstance(other, (int, float, complex, np.generic, np.ndarray)) or (
-                isinstance(other, Array) and not (comparison and other._reflected_comparisons)
-        ) or type(other).__module__.startswith("cupy") or any(  # (a device buffer)
+        if isinstance(other, Array) and other._reflected_comparisons:
+            return other._from_array(name, self)  # (JAX's error, operands in order)
+        if isinstance(other, (int, float, complex, np.generic, np.ndarray, Array)) or type(
+                other).__module__.startswith("cupy") or any(  # (a device buffer)
                 conv(other) is not None for conv in input_converters):
             return getattr(Array, name)(self, other)
         if type(other) in rejected:
@@ -149,10 +154,12 @@ def _defer_unrecognized(name: str) -> Any:
 class ArrayImpl(Array):
     """A concrete array: a backend buffer (never mutated) and its abstract value."""
 
-    __slots__ = ("_value", "_aval", "__weakref__")
+    # ``_committed`` is set only on arrays placed on a device by name (see ``committed``).
+    __slots__ = ("_value", "_aval", "_committed", "__weakref__")
 
     _value: Any
     _aval: ShapedArray
+    _committed: bool
 
     def __init__(self, value: Any, aval: ShapedArray | None = None) -> None:
         self._value = value
@@ -267,6 +274,25 @@ class ArrayImpl(Array):
         """The set of devices holding this array (one)."""
         return {self.device}
 
+    @property
+    def committed(self) -> bool:
+        """Whether the array was placed on its device by name (``device_put(x, device)``, a
+        sharding) or computed from such an array, as JAX's: computations may not move it.
+
+        >>> import funcgrad as jax
+        >>> import funcgrad.numpy as jnp
+        >>> jnp.ones(2).committed, jax.device_put(jnp.ones(2), jax.devices()[0]).committed
+        (False, True)
+        """
+        try:
+            return bool(self._committed)
+        except AttributeError:  # the hot path's ``wrap`` leaves the slot unset: not committed
+            return False
+
+    def addressable_data(self, index: int) -> ArrayImpl:
+        """The data of the ``index``-th addressable shard: the whole array (one device)."""
+        return ArrayImpl(self._value, self._aval)
+
     def block_until_ready(self) -> ArrayImpl:
         """Wait until the value is computed (CuPy work is asynchronous) and return it."""
         v = self._value
@@ -378,6 +404,22 @@ def _read_only_view(v: np.ndarray) -> np.ndarray:
 
 def _rebuild(value: np.ndarray, weak_type: bool) -> ArrayImpl:
     return ArrayImpl(value, ShapedArray(value.shape, value.dtype, weak_type))
+
+
+def commit(arrays: Any) -> None:
+    """Mark the ArrayImpls among ``arrays`` (one, or a list) committed to their device; from
+    then on the eager trace also marks what it computes from committed operands."""
+    for a in arrays if isinstance(arrays, (list, tuple)) else (arrays,):
+        if type(a) is ArrayImpl:
+            a._committed = True
+    if not _COMMITTING[0]:
+        _COMMITTING[0] = True
+        for hook in _ON_FIRST_COMMIT:
+            hook()
+
+
+_COMMITTING = [False]
+_ON_FIRST_COMMIT: list[Any] = []  # (the core's eager trace registers its switch here)
 
 
 def wrap(value: Any, aval: ShapedArray) -> ArrayImpl:

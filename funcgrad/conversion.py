@@ -124,7 +124,15 @@ def asarray(x: Any, name: str = "argument") -> Any:
                 if not isinstance(e, (np.generic, np.ndarray)):
                     return _stacked([asarray(e) for e in x], leaves)
                 typed = True
+        if not typed and not any(type(e) in (float, complex) for e in leaves) and any(
+                type(e) is int and not -2**63 <= e < 2**63 for e in leaves):
+            # JAX reads a list of Python ints as int64 first (NumPy's error beyond it).
+            raise OverflowError("Python int too large to convert to C long")
         arr = _typed_list(x, leaves) if typed else np.asarray(x)
+        if arr.dtype.kind == "O" and any(type(e) in (float, complex) for e in leaves):
+            # Python ints beyond 64 bits beside floats: floats, as JAX reads [2**70, 1.0].
+            kind = np.complex128 if any(type(e) is complex for e in leaves) else np.float64
+            arr = np.asarray(x, dtype=kind)
         if arr.dtype.kind in "OUS":
             raise DTypeError(f"{name} {x!r} is not numeric (at {user_frame()})")
         if arr.dtype.kind in "iu":
@@ -150,7 +158,9 @@ def check_int_range(values: Any, dtype: Any) -> None:
         return
     bad = arr[(arr < info.min) | (arr > info.max)]
     if bad.size:
-        raise OverflowError(f"Python integer {int(bad.flat[0])} out of bounds for {dt.name}")
+        first = int(bad.flat[0])
+        np.asarray(first, dtype=dt)  # NumPy's own error (beyond 64 bits: "C long")
+        raise OverflowError(f"Python integer {first} out of bounds for {dt.name}")
 
 
 def _flat_items(x: Any) -> list[Any]:

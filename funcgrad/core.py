@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes
-from funcgrad.array import Array, ArrayImpl, wrap
+from funcgrad.array import _ON_FIRST_COMMIT, Array, ArrayImpl, commit, wrap
 from funcgrad.config import CHECK_LEAKS, CHECK_VALUES
 from funcgrad.errors import (
     ConcretizationTypeError,
@@ -500,6 +500,27 @@ class EvalTrace(Trace):
         return _wrap_call_outputs(prim, xp, bufs, avals, params)
 
 
+_EVAL_PROCESS = EvalTrace.process_primitive
+
+
+def _process_committing(self: EvalTrace, prim: Primitive, args: Sequence[Any],
+                        params: dict[str, Any]) -> Any:
+    """The eager trace once some array was committed to a device (``device_put`` with a
+    device): results computed from a committed operand are committed too, as JAX's. Until
+    then the eager trace runs without this check."""
+    out = _EVAL_PROCESS(self, prim, args, params)
+    if any(type(a) is ArrayImpl and a.committed for a in args):
+        commit(out)
+    return out
+
+
+def _start_committing() -> None:
+    EvalTrace.process_primitive = _process_committing  # type: ignore[method-assign]
+
+
+_ON_FIRST_COMMIT.append(_start_committing)
+
+
 def apply_impl(prim: Primitive, xp: Any, bufs: Sequence[Any], avals: Sequence[ShapedArray],
                params: dict[str, Any]) -> Any:
     """``prim``'s impl on backend buffers of the given avals, its results wrapped as Arrays
@@ -588,13 +609,22 @@ def check_values(where: str, xp: Any, out: Any) -> None:
                            "option is set")
     if not dtypes.is_inexact(out.dtype):
         return
-    # The message names the primitive and the user's line that applied it.
+    # The message names the primitive and the user's line that applied it; JAX's line on
+    # stdout comes first (an eager operation is a jitted program there).
     if "nan" in CHECK_VALUES and bool(xp.isnan(out).any()):
+        print(DEOPTIMIZED)
         raise FloatingPointError(f"invalid value (nan) encountered in {where} "
                                  f"(at {user_frame()})")
     if "inf" in CHECK_VALUES and bool(xp.isinf(out).any()):
+        print(DEOPTIMIZED)
         raise FloatingPointError(f"invalid value (inf) encountered in {where} "
                                  f"(at {user_frame()})")
+
+
+# What JAX prints when jax_debug_nans/jax_debug_infs finds a bad output of a program (for
+# infinities too), before it runs the program op by op.
+DEOPTIMIZED = ("Invalid nan value encountered in the output of a jax.jit function. Calling "
+               "the de-optimized version.")
 
 
 def _wrap_call_outputs(prim: Primitive, xp: Any, bufs: Sequence[Any],
@@ -768,6 +798,31 @@ class Tracer(Array):
             msg = ("Abstract tracer value encountered where concrete value is expected: "
                    f"{self._error_repr()}\n{context}{self._origin_msg()}\n")
         return err(f"{msg}\nSee {_ERRORS_PAGE}#jax.errors.{err.__name__}")
+
+    # JAX's errors for placement questions: a traced value has no placement to ask about.
+    @property
+    def committed(self) -> bool:
+        raise self._abstract_error(
+            ConcretizationTypeError, f"The 'committed' attribute is not available on "
+            f"{self._error_repr()}.{self._origin_msg()}")
+
+    @property
+    def addressable_shards(self) -> Any:
+        raise self._abstract_error(
+            ConcretizationTypeError, f"The 'addressable_shards' attribute is not available on "
+            f"{self._error_repr()}.{self._origin_msg()}")
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        raise self._abstract_error(
+            ConcretizationTypeError, f"The is_fully_addressable property was called on "
+            f"{self._error_repr()}.{self._origin_msg()}")
+
+    @property
+    def sharding(self) -> Any:
+        raise AttributeError(f"The 'sharding' attribute is not available on "
+                             f"{self._error_repr()}. To query sharding information on "
+                             "tracers, use `jax.typeof(x)`.")
 
     def _concrete(self, context: str, err: type[JAXTypeError]) -> Any:
         """The concrete value behind this tracer, or JAX's error of type ``err`` (see

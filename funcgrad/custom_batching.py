@@ -28,7 +28,7 @@ from typing import Any
 
 from funcgrad.core import Primitive, get_aval
 from funcgrad.errors import NonDifferentiableError
-from funcgrad.ir import ShapedArray
+from funcgrad.ir import NamedFn, ShapedArray
 from funcgrad.primitives.rules import batch_size, instantiate, move_to_front, with_batch
 from funcgrad.staging import trace_flat
 from funcgrad.transforms.jvp import jvp_flat
@@ -139,23 +139,10 @@ def _jvp(primals: Sequence[Any], tangents: Sequence[Any], *, fun: Callable[..., 
         touts = [instantiate(t, get_aval(o)) for o, t in zip(outs, touts)]
         return [*outs, *touts], flags * 2
 
-    outs = custom_vmap_call_p.bind(*primals, *tangents, fun=_Named(jvp_body, f"jvp({fun!r})"),
-                                   rule=_Named(jvp_rule, f"jvp({rule!r})"))
+    outs = custom_vmap_call_p.bind(*primals, *tangents, fun=NamedFn(jvp_body, f"jvp({fun!r})"),
+                                   rule=NamedFn(jvp_rule, f"jvp({rule!r})"))
     m = len(outs) // 2
     return list(outs[:m]), list(outs[m:])
-
-
-class _Named:
-    """A rule closure with a stable printed name (jaxpr params print it)."""
-
-    def __init__(self, fn: Callable[..., Any], name: str) -> None:
-        self.fn, self.name = fn, name
-
-    def __call__(self, *args: Any) -> Any:
-        return self.fn(*args)
-
-    def __repr__(self) -> str:
-        return self.name
 
 
 def _no_reverse(*_: Any, fun: Callable[..., Any], rule: Any) -> Any:

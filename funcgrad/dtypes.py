@@ -84,7 +84,7 @@ def to_dtype(dtype: Any) -> np.dtype[Any]:
     try:
         dt: np.dtype[Any] = np.dtype(dtype)
     except TypeError as e:
-        raise DTypeError(f"{dtype!r} is not a dtype funcgrad understands: {e}") from None
+        raise DTypeError(str(e)) from None  # NumPy's text, as JAX gives it
     if dt not in SUPPORTED:
         raise DTypeError(
             f"dtype {dt} is not supported by funcgrad; use one of bool, (u)int8..64, "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -368,6 +368,24 @@ def _pp(jaxpr: Jaxpr, namer: _Namer, indent: int) -> str:
 def pp_jaxpr(jaxpr: Jaxpr) -> str:
     """The JAX-like text of a jaxpr."""
     return _pp(jaxpr, _Namer(), 0)
+
+
+class NamedFn:
+    """A function carried as an equation parameter, printed by a stable name (a closure's
+    repr would print its address).
+
+    >>> NamedFn(abs, "magnitude")
+    magnitude
+    """
+
+    def __init__(self, fn: Callable[..., Any], name: str) -> None:
+        self.fn, self.name = fn, name
+
+    def __call__(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+    def __repr__(self) -> str:
+        return self.name
 
 
 class ShapeDtypeStruct(HasShape):

@@ -74,7 +74,7 @@ def _associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool, 
     from funcgrad.tree_util import tree_flatten, tree_unflatten
 
     if not callable(fn):
-        raise TypeError(f"associative_scan: fn must be callable, got {type(fn).__name__}")
+        raise TypeError("lax.associative_scan: fn argument should be callable.")
     flat, tree = tree_flatten(elems)
     flat = [el.as_operand(x) for x in flat]
     if not flat:
@@ -84,8 +84,15 @@ def _associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool, 
     if len(ndims) != 1 or nd == 0:
         raise ShapeError("associative_scan: every array of elems needs the same rank >= 1, got "
                          f"shapes {[get_aval(x).shape for x in flat]}")
+    if reverse and not 0 <= axis < nd:
+        # (JAX reverses before it normalizes the axis: lax.rev's errors)
+        if axis < 0:
+            raise ShapeError("rev dimensions must have every element be nonnegative, got "
+                             f"{(axis,)}.")
+        raise ShapeError(f"rev dimensions must all be less than operand ndim, got dimensions "
+                         f"{(axis,)} for operand ndim {nd}.")
     if not -nd <= axis < nd:
-        raise ShapeError(f"associative_scan: axis {axis} is out of range for rank {nd}")
+        raise ShapeError(f"axis {axis} is out of bounds for array of dimension {nd}")
     axis %= nd
     lengths = {get_aval(x).shape[axis] for x in flat}
     if len(lengths) != 1:
@@ -96,11 +103,14 @@ def _associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool, 
         flat = [st.rev(x, (axis,)) for x in flat]
 
     def combine(a: Sequence[Any], b: Sequence[Any]) -> list[Any]:
-        out, out_tree = tree_flatten(fn(tree_unflatten(tree, list(a)),
-                                        tree_unflatten(tree, list(b))))
-        if out_tree != tree:
-            raise TypeError(f"associative_scan: fn returned the structure {out_tree}, not that "
-                            f"of elems ({tree})")
+        out, _ = tree_flatten(fn(tree_unflatten(tree, list(a)),
+                                 tree_unflatten(tree, list(b))))
+        # As JAX, only the number of leaves matters (its tree_unflatten's words).
+        if len(out) > len(a):
+            raise ValueError(f"Too many leaves for PyTreeDef; expected {len(a)}.")
+        if len(out) < len(a):
+            raise ValueError(f"Too few leaves for PyTreeDef; expected {len(a)}, got "
+                             f"{len(out)}")
         for x, y in zip(a, out):
             if get_aval(x).shape != get_aval(y).shape:
                 raise ShapeError(f"associative_scan: fn changed a shape from "

@@ -1442,3 +1442,13 @@ __all__ = [
     "tree_structure", "tree_transpose", "tree_unflatten", "treedef_children",
     "treedef_is_leaf", "treedef_tuple",
 ]
+
+
+def __dir__() -> list[str]:
+    """What ``dir()`` lists, as JAX's module: the public names and the module's own
+    attributes, not the imports and helpers this file uses."""
+    return sorted({*__all__, *(n for n in globals() if n in _MODULE_ATTRS)})
+
+
+_MODULE_ATTRS = frozenset({"__builtins__", "__cached__", "__doc__", "__file__", "__loader__",
+                           "__name__", "__package__", "__spec__"})

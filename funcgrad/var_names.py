@@ -1,4 +1,4 @@
-"""The names printed jaxprs give their variables: ``a``, ``b``, ..., ``z``, ``aa``, ``ab``...
+"""The names printed jaxprs give their variables: ``a``, ..., ``z``, ``ba``, ``bb``... (JAX's)
 
 One namer for the text printer (``funcgrad.ir``) and the pictures
 (``funcgrad.visualize``), so a picture's labels are the printed program's names.
@@ -15,16 +15,15 @@ from typing import Any
 
 
 def var_names() -> Iterator[str]:
-    """a, b, ..., z, aa, ab, ... without end."""
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    n = 1
+    """a, b, ..., z, ba, bb, ..., zz, baa, ... without end: JAX's names, the base-26
+    numerals of 0, 1, 2, ... with ``a`` for the digit 0."""
+    n = 0
     while True:
-        for i in range(len(letters) ** n):
-            name, k = "", i
-            for _ in range(n):
-                name = letters[k % 26] + name
-                k //= 26
-            yield name
+        name, k = "", n
+        while not name or k:
+            k, d = divmod(k, 26)
+            name = chr(97 + d) + name
+        yield name
         n += 1
 
 

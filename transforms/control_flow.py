@@ -49,7 +49,7 @@ from funcgrad.primitives.rules import (
     with_batch,
     zeros_like_aval,
 )
-from funcgrad.source_info import fun_sourceinfo, user_frame
+from funcgrad.source_info import fun_sourceinfo
 from funcgrad.staging import TraceDebug, eval_jaxpr, trace_flat
 from funcgrad.transforms._util import fix_unwanted, spread, take_mask
 from funcgrad.transforms.jvp import jvp_flat
@@ -135,14 +135,11 @@ def _stage_fixed(fun: Callable[..., list[Any]], avals: Sequence[ShapedArray]) ->
     return trace_flat(fun, avals)[0]
 
 
-def _pair_text(out: Any) -> str:
-    """How JAX shows a scan body's output that is no (carry, y) pair."""
-    if isinstance(out, tuple):
-        return repr(tuple(get_aval(o) if hasattr(o, "dtype") else o for o in out))
-    if hasattr(out, "dtype") or isinstance(out, (int, float, complex, bool)):
-        a = get_aval(out)
-        return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
-    return repr(out)
+def _pair_text(tree: PyTreeDef, leaves: Sequence[Any]) -> str:
+    """How JAX shows a scan body's output that is no (carry, y) pair: its avals."""
+    return str(tree_unflatten(tree, [get_aval(v) if hasattr(v, "dtype")
+                                     or isinstance(v, (int, float, complex, bool)) else v
+                                     for v in leaves]))
 
 
 def _type_mismatches(tree: PyTreeDef, avals1: Sequence[ShapedArray],
@@ -404,7 +401,22 @@ cond_p.vjp_reads = "x"
 cond_p.describe(lax="cond", fusion=None, cuda=None, ufunc=None, torch_method=None)
 
 
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+_NO_OPERAND = object()
+
+
+def _operand_kw(operand: Any, operands: tuple[Any, ...]) -> tuple[Any, ...]:
+    """JAX's older ``operand=`` keyword of ``cond`` and ``switch``: one operand."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError("if 'operand' keyword is passed then no positional operands can "
+                        f"be passed, got operand={operand} and positional operands "
+                        f"{operands}")
+    return (operand,)
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
+           operand: Any = _NO_OPERAND) -> Any:
     """Apply ``branches[index](*operands)`` (index clamped to range), staged as one primitive.
 
     >>> import numpy as np
@@ -414,6 +426,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     """
     if not all(callable(b) for b in branches):
         raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    operands = _operand_kw(operand, operands)
     if len(np.shape(index)) != 0:
         raise TypeError(f"Branch index must be scalar, got {index} of shape "
                         f"{np.shape(index)}.")
@@ -425,6 +438,8 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise TypeError(f"Index type must be an integer, got {index} as {index_dtype}")
     if not branches:
         raise ValueError("Empty branch sequence")
+    if len(branches) == 1:  # (as JAX: the one branch is called)
+        return branches[0](*operands)
     if config.jit_disabled and not isinstance(index, Tracer):
         # JAX's disable_jit: the chosen branch is called, as Python code
         return branches[min(max(int(index), 0), len(branches) - 1)](*operands)
@@ -476,9 +491,6 @@ def _switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
     return tree_unflatten(staged[0][2], outs)
 
 
-_NO_OPERAND = object()
-
-
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
          *operands: Any, operand: Any = _NO_OPERAND) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, as one primitive
@@ -489,15 +501,29 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     >>> fg.lax.cond(np.array(False), lambda x: x + 1.0, lambda x: x - 1.0, np.array(2.0))
     Array(1., dtype=float32)
     """
-    if operand is not _NO_OPERAND:
-        if operands:
-            raise TypeError("if 'operand' keyword is passed then no positional operands can "
-                            f"be passed, got operand={operand} and positional operands "
-                            f"{operands}")
-        operands = (operand,)
+    if not (callable(true_fun) and callable(false_fun)):
+        # JAX's fallback to its old, deprecated signature
+        # ``cond(pred, true_operand, true_fun, false_operand, false_fun)``
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+    operands = _operand_kw(operand, operands)
+    if pred is None:
+        raise TypeError("cond predicate is None")
+    if isinstance(pred, Sequence) or np.ndim(pred) != 0:
+        raise ShapeError(f"Pred must be a scalar, got {pred} of " +
+                         (f"type {type(pred)}" if isinstance(pred, Sequence)
+                          else f"shape {np.shape(pred)}."))
+    try:
+        pred_dtype = dtypes.result_type(pred)
+    except TypeError as err:
+        raise TypeError(f"Pred type must be either boolean or number, got {pred}.") from err
     p = asarray(pred)
-    if get_aval(p).shape != ():
-        raise ShapeError(f"Pred must be a scalar, got {pred} of shape {get_aval(p).shape}.")
+    if pred_dtype.kind != "b":
+        if pred_dtype.kind not in "iuf":
+            raise TypeError(f"Pred type must be either boolean or number, got {pred_dtype}.")
+        p = E.ne(p, np.zeros((), get_aval(p).dtype))  # (as JAX: pred != 0)
     if config.jit_disabled and not isinstance(p, Tracer):
         # JAX's disable_jit: the chosen branch is called, as Python code
         return true_fun(*operands) if bool(p) else false_fun(*operands)
@@ -570,10 +596,8 @@ def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, cond_jaxpr: C
 def _while_vjp(*args: Any, **params: Any) -> list[Any]:
     raise WhileLoopReverseError(
         "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
-        "dynamic start/stop values: its trip count is only known at run time. Use "
-        "funcgrad.lax.fori_loop with Python int bounds or funcgrad.lax.scan, which are "
-        "differentiable in reverse mode"
-    )
+        "dynamic start/stop values. Try using lax.scan, or using fori_loop with static "
+        "start/stop.")
 
 
 def _while_batch(args: Sequence[Any], dims: Sequence[Any], *, cond_jaxpr: ClosedJaxpr,
@@ -621,6 +645,8 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     >>> fg.lax.while_loop(lambda v: v < 10, lambda v: v * 2, np.array(1))
     Array(16, dtype=int32)
     """
+    if not (callable(body_fun) and callable(cond_fun)):
+        raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
     if config.jit_disabled:
         # JAX's disable_jit: a Python loop over Arrays, unless a transformation traces the
         # loop value (its test cannot be decided in Python): then the primitive.
@@ -632,6 +658,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
         except ConcretizationTypeError:
             pass
     carry, tree = _leaves(init_val)
+    strong = list(carry)
     avals = _avals(carry)
     body_dbg = TraceDebug("while_body", body_fun, (init_val,), {})
     body_j, body_c, body_tree = _stage(lambda *xs: body_fun(tree_unflatten(tree, xs)), avals,
@@ -640,15 +667,49 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
         body_j, body_c, body_tree = _stage(lambda *xs: body_fun(tree_unflatten(tree, xs)),
                                            avals, body_dbg)
     _check_carry("while_loop body", body_fun, tree, avals, body_tree, body_j.out_avals)
-    cond_j, cond_c, _ = _stage(lambda *xs: cond_fun(tree_unflatten(tree, xs)), avals,
-                               TraceDebug("while_cond", cond_fun, (init_val,), {}))
+    cond_j, cond_c, cond_tree = _stage(lambda *xs: cond_fun(tree_unflatten(tree, xs)), avals,
+                                       TraceDebug("while_cond", cond_fun, (init_val,), {}))
     out_av = cond_j.out_avals
+    if cond_tree.num_nodes != 1 or len(out_av) != 1:
+        raise DTypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
     if len(out_av) != 1 or out_av[0].shape != () or out_av[0].dtype != dtypes.bool_:
         raise DTypeError("cond_fun must return a boolean scalar, but got output type(s) "
                          f"[{', '.join(map(repr, out_av))}].")
-    outs = while_p.bind(*cond_c, *body_c, *carry, cond_jaxpr=cond_j, body_jaxpr=body_j,
-                        cond_nconsts=len(cond_c), body_nconsts=len(body_c))
-    return tree_unflatten(tree, outs)
+    # As JAX: a carry the body forwards unchanged and the test does not read becomes a
+    # body constant (so a vmapped loop does not batch it and reverse mode can pass it by),
+    # and the result is the caller's own value.
+    nb, ncc, bj, cj = len(body_c), len(cond_c), body_j.jaxpr, cond_j.jaxpr
+    read_by_cond = {a for e in cj.eqns for a in e.inputs} | set(cj.outvars)
+    move = [bj.outvars[i] is bj.invars[nb + i] and cj.invars[ncc + i] not in read_by_cond
+            for i in range(len(carry))]
+    if not any(move):
+        outs = while_p.bind(*cond_c, *body_c, *carry, cond_jaxpr=cond_j, body_jaxpr=body_j,
+                            cond_nconsts=ncc, body_nconsts=nb)
+        return tree_unflatten(tree, outs)
+    moved = [c for c, m in zip(carry, move) if m]
+    kept = [c for c, m in zip(carry, move) if not m]
+
+    def merged(mv: Sequence[Any], kp: Sequence[Any]) -> list[Any]:
+        it_m, it_k = iter(mv), iter(kp)
+        return [next(it_m) if m else next(it_k) for m in move]
+
+    def body_moved(*a: Any) -> list[Any]:
+        mv, bc, kp = a[:len(moved)], a[len(moved):len(moved) + nb], a[len(moved) + nb:]
+        outs = eval_jaxpr(body_j, *bc, *merged(mv, kp))
+        return [o for o, m in zip(outs, move) if not m]
+
+    def cond_moved(*a: Any) -> list[Any]:  # (the moved carries are not read)
+        return eval_jaxpr(cond_j, *a[:ncc], *merged([None] * len(moved), a[ncc:]))
+
+    kept_avals = [a for a, m in zip(avals, move) if not m]
+    body_m = _stage_fixed(body_moved, [*[a for a, m in zip(avals, move) if m],
+                                       *_avals(body_c), *kept_avals])
+    cond_m = _stage_fixed(cond_moved, [*_avals(cond_c), *kept_avals])
+    outs = while_p.bind(*cond_c, *moved, *body_c, *kept, cond_jaxpr=cond_m,
+                        body_jaxpr=body_m, cond_nconsts=ncc, body_nconsts=len(moved) + nb)
+    given = tree_flatten(init_val)[0]
+    as_given = [given[i] if carry[i] is strong[i] else carry[i] for i in range(len(carry))]
+    return tree_unflatten(tree, merged([v for v, m in zip(as_given, move) if m], outs))
 
 
 # ------------------------------------------------------------------------- scan
@@ -960,7 +1021,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     >>> fg.lax.scan(lambda c, x: (c + x, c * x), np.array(0.0), np.arange(4.0))
     (Array(6., dtype=float32), Array([0., 0., 2., 9.], dtype=float32))
     """
-    _check_unroll(unroll)
+    if not callable(f):
+        raise TypeError("lax.scan: f argument should be a callable.")
     carry, c_tree = _leaves(init)
     x_leaves, x_tree = _leaves(xs)
     if any(get_aval(x).ndim == 0 for x in x_leaves):
@@ -982,6 +1044,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         raise ShapeError("scan got no values to scan over and `length` not provided.")
     else:
         n = sizes[0]
+    _check_unroll(unroll)
     if config.jit_disabled:
         return _python_scan(f, init, x_leaves, x_tree, n, bool(reverse))
     c_avals = _avals(carry)
@@ -991,17 +1054,20 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     def body(*a: Any) -> Any:
         c = tree_unflatten(c_tree, a[:len(carry)])
         x = tree_unflatten(x_tree, a[len(carry):])
-        out = f(c, x)
-        if not isinstance(out, tuple) or len(out) != 2:
-            raise TreeStructureError(f"scan body output must be a pair, got {_pair_text(out)}.")
-        new_c, y = out
-        new_c_leaves, new_c_tree = tree_flatten(new_c)
+        # As JAX: any node of two children is the (carry, y) pair, and the result is
+        # that node over (final carry, stacked ys): a list, a dict or a namedtuple too.
+        out_leaves, out_tree = tree_flatten(f(c, x))
+        kids = out_tree.children
+        if len(kids) != 2:
+            raise TreeStructureError("scan body output must be a pair, got "
+                                     f"{_pair_text(out_tree, out_leaves)}.")
+        new_c_tree = kids[0]
+        new_c_leaves = out_leaves[:new_c_tree.num_leaves]
         if new_c_tree != c_tree:
             _check_carry("scan body", f, c_tree, c_avals, new_c_tree,
                          [get_aval(v) for v in new_c_leaves])
-        y_leaves, y_tree = tree_flatten(y)
-        box.append(y_tree)
-        return [*new_c_leaves, *y_leaves]
+        box.append(out_tree)
+        return out_leaves
 
     scan_dbg = getattr(f, "_trace_debug", None) or TraceDebug("scan", f, (init, xs), {})
     body_j, consts, _ = _stage(body, [*c_avals, *x_avals], scan_dbg)
@@ -1016,16 +1082,21 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     j, given = body_j.jaxpr, tree_flatten(init)[0]
     c_out = [given[i] if j.outvars[i] is j.invars[len(consts) + i] else o
              for i, o in enumerate(outs[:len(carry)])]
-    return tree_unflatten(c_tree, c_out), tree_unflatten(box[0], outs[len(carry):])
+    return tree_unflatten(box[0], [*c_out, *outs[len(carry):]])
 
 
 def _check_unroll(unroll: Any) -> None:
-    if isinstance(unroll, Tracer) or not isinstance(unroll, (int, np.integer)):
-        raise TypeError(f"The `unroll` argument expects a concrete `int` or `bool`, got "
-                        f"{type(unroll).__name__} (at {user_frame()})")
+    """JAX's checks of ``unroll`` and their errors (Python's own for a float or a string)."""
+    from funcgrad.errors import ConcretizationTypeError  # noqa: PLC0415
+
+    if isinstance(unroll, Tracer):
+        raise unroll._abstract_error(
+            ConcretizationTypeError,
+            "The `unroll` argument to `scan` expects a concrete `int` or `bool` value.")
+    if isinstance(unroll, (float, np.floating)):
+        raise TypeError(f"'{type(unroll).__name__}' object cannot be interpreted as an integer")
     if unroll < 0:
-        raise ValueError(f"`unroll` must be a `bool` or a non-negative `int`, got {unroll} "
-                         f"(at {user_frame()})")
+        raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
 
 
 def _check_bounds(lower: Any, upper: Any) -> None:
@@ -1055,14 +1126,16 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     if not callable(body_fun):
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
     _check_bounds(lower, upper)
-    if unroll is not None:
-        _check_unroll(unroll)
     if not isinstance(lower, Tracer) and not isinstance(upper, Tracer) and \
             np.ndim(lower) == 0 and np.ndim(upper) == 0:
+        if unroll is not None:
+            _check_unroll(unroll)
         lo, hi = int(lower), int(upper)
-        idt, weak = dtypes.result_type(lower, upper, return_weak_type_flag=True)
+        # As JAX: the index counts from the Python int ``int(lower)``, whatever the bounds'
+        # dtype, so it is a weakly typed default int.
+        idt = dtypes.result_type(lo)
         steps = np.arange(lo, max(lo, hi), dtype=idt)
-        idx = wrap(steps, ShapedArray(steps.shape, steps.dtype, weak))
+        idx = wrap(steps, ShapedArray(steps.shape, steps.dtype, True))
 
         if config.jit_disabled and not len(steps):
             return init_val  # (JAX's: its Python scan refuses zero steps)
@@ -1080,10 +1153,18 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
         # A scan over the indices (JAX carries a counter instead): the index is no
         # per-step kernel on a GPU.
         return scan(step, init_val, idx)[0]
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
+                         "statically known.")
     # As JAX: the index has the bounds' promoted integer type (int32 unless x64).
-    idt, weak = dtypes.result_type(lower, upper, return_weak_type_flag=True)
-    lo_a = E.convert_element_type(asarray(lower), idt, weak)
-    hi_a = E.convert_element_type(asarray(upper), idt, weak)
+    # As JAX: bounds of one dtype are kept as they are (a Python int stays weakly typed);
+    # otherwise the weakly typed one takes the other's dtype.
+    lo_a, hi_a = _strong(asarray(lower)), _strong(asarray(upper))
+    lo_t, hi_t = get_aval(lo_a), get_aval(hi_a)
+    if lo_t.dtype != hi_t.dtype:
+        idt = hi_t.dtype if lo_t.weak_type else lo_t.dtype
+        lo_a = E.convert_element_type(lo_a, idt) if lo_t.dtype != idt else lo_a
+        hi_a = E.convert_element_type(hi_a, idt) if hi_t.dtype != idt else hi_a
 
     def cond_fun(state: Any) -> Any:
         return E.lt(state[0], state[1])
@@ -1107,21 +1188,29 @@ def map_(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> 
     >>> fg.lax.map(lambda x: x * 2.0, np.arange(3.0))
     Array([0., 2., 4.], dtype=float32)
     """
-    if batch_size is None or batch_size <= 1:
+    if batch_size is None:
         return scan(lambda c, x: (c, f(x)), (), xs)[1]
     from funcgrad.transforms.vmap import vmap  # noqa: PLC0415
 
+    # As JAX: a scan of ``vmap(f)`` over the batches that fill up (none with
+    # ``batch_size=0``), then ``vmap(f)`` of the rest.
     leaves, tree = tree_flatten(xs)
+    if not leaves:
+        return scan(lambda c, x: (c, vmap(f)(x)), (), xs)[1]
     n = get_aval(leaves[0]).shape[0]
-    full_n = n - n % batch_size
-    chunks = [S.reshape(x, (full_n // batch_size, batch_size, *get_aval(x).shape[1:]))
-              for x in (S.slice_(x, [0] * get_aval(x).ndim,
-                                 [full_n, *get_aval(x).shape[1:]]) for x in leaves)]
-    out = scan(lambda c, x: (c, vmap(f)(tree_unflatten(tree, x))), (), chunks)[1]
-    out = tree_map(lambda y: S.reshape(y, (full_n, *get_aval(y).shape[2:])), out)
-    if full_n == n:
-        return out
-    rest = [S.slice_(x, [full_n] + [0] * (get_aval(x).ndim - 1), list(get_aval(x).shape))
-            for x in leaves]
-    tail = scan(lambda c, x: (c, f(x)), (), tree_unflatten(tree, rest))[1]
-    return tree_map(lambda a, b: S.concatenate([a, b], 0), out, tail)
+    num_batches, remainder = (0, n) if batch_size == 0 else divmod(n, batch_size)
+    batch_elems = num_batches * batch_size
+    if num_batches == 0:
+        return vmap(f)(tree_unflatten(tree, [asarray(x)[batch_elems:] for x in leaves]))
+    batched, rest = [], []
+    for x in leaves:
+        x = asarray(x)
+        batched.append(x[:batch_elems].reshape(num_batches, batch_size, *get_aval(x).shape[1:]))
+        if remainder:
+            rest.append(x[batch_elems:])
+    ys = scan(lambda c, x: (c, vmap(f)(x)), (), tree_unflatten(tree, batched))[1]
+    if not remainder:
+        return tree_map(lambda y: y.reshape(-1, *get_aval(y).shape[2:]), ys)
+    rest_ys = vmap(f)(tree_unflatten(tree, rest))
+    return tree_map(lambda a, b: S.concatenate([a.reshape(-1, *get_aval(a).shape[2:]), b], 0),
+                    ys, rest_ys)

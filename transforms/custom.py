@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,7 +30,8 @@ import numpy as np
 
 from funcgrad import dtypes
 from funcgrad.array import wrap
-from funcgrad.core import Primitive, get_aval
+from funcgrad.conversion import asarray
+from funcgrad.core import Primitive, Tracer, get_aval
 from funcgrad.errors import NonDifferentiableError, TreeStructureError
 from funcgrad.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray
 from funcgrad.primitives.rules import all_batched, batch_size, wanted, zeros_like_aval
@@ -77,16 +79,30 @@ class _Flat:
     rebuilds the full argument list in the caller's order.
     """
 
-    def __init__(self, fun: Callable[..., Any], static: dict[int, Any], in_tree: Any) -> None:
+    def __init__(self, fun: Callable[..., Any], static: dict[int, Any], in_tree: Any,
+                 traced: tuple[tuple[int, ...], Any] | None = None) -> None:
         self.fun, self.static, self.in_tree = fun, static, in_tree
         self.out_tree: Any = None
         # A checkpoint's saving policy (None: recompute everything).
         self.policy: Callable[..., bool] | None = None
+        # Non-differentiable arguments holding tracers: their positions and tree; their
+        # leaves are the last operands of the call (see ``split``).
+        self.traced = traced
+
+    def split(self, flat: Sequence[Any]) -> tuple[list[Any], dict[int, Any]]:
+        """The operands of the call as the differentiable ones and all the static ones."""
+        if self.traced is None:
+            return list(flat), self.static
+        pos, tree = self.traced
+        k = tree.num_leaves
+        extra = tree_unflatten(tree, list(flat[len(flat) - k:]))
+        return list(flat[:len(flat) - k]), {**self.static, **dict(zip(pos, extra))}
 
     def args(self, flat: Sequence[Any]) -> tuple[Any, ...]:
+        flat, static = self.split(flat)
         dyn = iter(tree_unflatten(self.in_tree, flat))
-        n = len(self.static) + _count(self.in_tree)
-        return tuple(self.static[i] if i in self.static else next(dyn) for i in range(n))
+        n = len(static) + _count(self.in_tree)
+        return tuple(static[i] if i in static else next(dyn) for i in range(n))
 
     def __call__(self, *flat: Any) -> list[Any]:
         leaves, self.out_tree = tree_flatten(self.fun(*self.args(flat)))
@@ -394,58 +410,89 @@ class custom_jvp:  # noqa: N801 - JAX's name
 
         self.defjvp(rule)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.jvp_rule is None:
-            raise NonDifferentiableError(
-                f"custom_jvp function {getattr(self.fun, '__name__', self.fun)} has no rule: "
-                "call .defjvp(rule) before calling it"
-            )
+            raise NoRuleError("No JVP defined for custom_jvp function "
+                              f"{_fun_name(self.fun)} using defjvp.")
+        args = _resolve_kwargs(self.fun, args, kwargs, "custom_jvp")
         static, dyn = _split_static(args, self.nondiff_argnums)
         flat, in_tree = _weak_scalars(tree_flatten(dyn))
-        fun = _Flat(self.fun, static, in_tree)
+        # As JAX: a traced non-differentiable argument is passed on with its gradient
+        # stopped (here as an extra operand of the call, so no trace outlives it).
+        traced = {i: v for i, v in static.items()
+                  if any(isinstance(x, Tracer) for x in tree_flatten(v)[0])}
+        extra: list[Any] = []
+        if traced:
+            from funcgrad.primitives.elementwise import stop_gradient_p  # noqa: PLC0415
+
+            static = {i: v for i, v in static.items() if i not in traced}
+            leaves, t_tree = tree_flatten(tuple(traced.values()))
+            extra = [stop_gradient_p.bind(asarray(x)) for x in leaves]
+        fun = _Flat(self.fun, static, in_tree,
+                    (tuple(traced), t_tree) if traced else None)
         rule = self.jvp_rule
         zeros = _symbolic if self.symbolic_zeros else _instantiate
 
         def jvp(primals: list[Any], tangents: list[Any]) -> tuple[list[Any], list[Any]]:
-            tangents = zeros(tangents, primals)
+            n_dyn = len(primals) - len(extra)
+            primals, all_static = fun.split(primals)
+            static = {i: all_static[i] for i in sorted(all_static)}
+            tangents = zeros(list(tangents[:n_dyn]), primals)
             p_tree = tree_unflatten(in_tree, primals)
             t_tree = tree_unflatten(in_tree, tangents)
             # As in JAX, non-differentiable arguments lead the rule's arguments.
-            out, t_out = rule(*static.values(), tuple(p_tree), tuple(t_tree))
+            pair = rule(*static.values(), tuple(p_tree), tuple(t_tree))
+            names = f"Custom JVP rule {_fun_name(rule)} for function {_fun_name(self.fun)}"
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise TypeError(f"{names} must produce a pair (list or tuple of length two) "
+                                f"representing primal and tangent outputs, but got {pair}.")
+            out, t_out = pair
             outs, out_tree = tree_flatten(out)
             touts, t_out_tree = tree_flatten(t_out)
             if out_tree != t_out_tree:
                 raise TreeStructureError(
-                    f"custom_jvp rule returned a primal of structure {out_tree} and a tangent "
-                    f"of structure {t_out_tree}; they must match"
-                )
+                    f"{names} must produce primal and tangent outputs with equal container "
+                    f"(pytree) structures, but got {out_tree} and {t_out_tree} respectively.")
             _check_no_symbolic(touts)
-            for o, t in zip(outs, touts):
-                _check_tangent_type(o, t)
+            # (an integer output's float0 tangent is its symbolic zero)
+            touts = [None if getattr(t, "dtype", None) == dtypes.FLOAT0 else t for t in touts]
+            _check_tangent_types(outs, touts)
             fun.out_tree = out_tree
             return outs, touts
 
-        outs = custom_jvp_call_p.bind(*flat, fun=fun, jvp=_Rule(jvp, f"{fun!r}_jvp"))
+        outs = custom_jvp_call_p.bind(*flat, *extra, fun=fun, jvp=_Rule(jvp, f"{fun!r}_jvp"))
         return tree_unflatten(fun.out_tree, outs)
 
 
-def _check_tangent_type(primal: Any, tangent: Any) -> None:
-    """A rule's tangent must have its primal's shape and tangent dtype (JAX's TypeError)."""
-    if tangent is None:
+def _check_tangent_types(primals: Sequence[Any], tangents: Sequence[Any]) -> None:
+    """A rule's tangents must have their primals' shapes and tangent dtypes (the primal's
+    own for a float; an integer output may also take an integer zero): JAX's TypeError."""
+    def short(dt: Any, shape: tuple[int, ...]) -> str:
+        name = "float0" if dt == dtypes.FLOAT0 else np.dtype(dt).name
+        return f"{name}[{','.join(map(str, shape))}]"
+
+    bad = []
+    for primal, tangent in zip(primals, tangents):
+        if tangent is None:
+            continue
+        pa, ta = get_aval(primal), get_aval(tangent)
+        inexact = dtypes.is_inexact(pa.dtype)
+        if ta.shape != pa.shape or (inexact and ta.dtype != pa.dtype) or \
+                (not inexact and dtypes.is_inexact(ta.dtype)):
+            expected = pa.dtype if inexact else dtypes.FLOAT0
+            bad.append((short(pa.dtype, pa.shape), short(expected, pa.shape),
+                        short(ta.dtype, ta.shape)))
+    if not bad:
         return
-    pa, ta = get_aval(primal), get_aval(tangent)
-    # The shape must match; of the dtype, its kind (a float primal takes a float tangent).
-    bad_kind = dtypes.is_inexact(pa.dtype) and not dtypes.is_inexact(ta.dtype)
-    if ta.shape != pa.shape or bad_kind:
-        want = pa.dtype if dtypes.is_inexact(pa.dtype) else ta.dtype
-
-        def short(dt: Any, shape: tuple[int, ...]) -> str:
-            return f"{np.dtype(dt).name}[{','.join(map(str, shape))}]"
-
+    if len(primals) == 1:
+        (p, want, got), = bad
         raise TypeError(
             "Custom JVP rule must produce primal and tangent outputs with corresponding shapes "
-            f"and dtypes. Expected {short(want, pa.shape)} (tangent type of "
-            f"{short(pa.dtype, pa.shape)}) but got {short(ta.dtype, ta.shape)}.")
+            f"and dtypes. Expected {want} (tangent type of {p}) but got {got}.")
+    raise TypeError(
+        "Custom JVP rule must produce primal and tangent outputs with corresponding shapes and "
+        "dtypes, but got:\n" + "\n".join(
+            f"  primal {p} with tangent {got}, expecting tangent {want}" for p, want, got in bad))
 
 
 # ------------------------------------------------------------------ custom_vjp
@@ -453,9 +500,7 @@ def _check_tangent_type(primal: Any, tangent: Any) -> None:
 custom_vjp_call_p = _call_prim("custom_vjp_call")
 
 
-_NO_FORWARD = ("forward-mode differentiation (jvp, jacfwd, hessian) of a custom_vjp function "
-               "is not defined: its rule only gives reverse mode. Use custom_jvp, or jacrev "
-               "instead of jacfwd.")
+_NO_FORWARD = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."  # (JAX's)
 
 
 def _custom_vjp_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
@@ -601,13 +646,23 @@ class custom_vjp:  # noqa: N801 - JAX's name
         self.fwd, self.bwd = fwd, bwd
         self.symbolic_zeros = symbolic_zeros
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.fwd is None or self.bwd is None:
-            raise NonDifferentiableError(
-                f"custom_vjp function {getattr(self.fun, '__name__', self.fun)} has no rule: "
-                "call .defvjp(fwd, bwd) before calling it"
-            )
+            raise NoRuleError("No VJP defined for custom_vjp function "
+                              f"{_fun_name(self.fun)} using defvjp.")
+        args = _resolve_kwargs(self.fun, args, kwargs, "custom_vjp")
         static, dyn = _split_static(args, self.nondiff_argnums)
+        if any(isinstance(x, Tracer) for v in static.values() for x in tree_flatten(v)[0]):
+            from funcgrad.errors import UnexpectedTracerError  # noqa: PLC0415
+
+            raise UnexpectedTracerError(
+                "Found a JAX Tracer object passed as an argument to a custom_vjp function in a "
+                "position indicated by nondiff_argnums as non-differentiable. Tracers cannot "
+                "be passed as non-differentiable arguments to custom_vjp functions; instead, "
+                "nondiff_argnums should only be used for arguments that can't be or contain "
+                "JAX tracers, e.g. function-valued arguments. In particular, array-valued "
+                "arguments should typically not be indicated as nondiff_argnums.\nSee "
+                "https://docs.jax.dev/en/latest/errors.html#jax.errors.UnexpectedTracerError")
         flat, in_tree = _weak_scalars(tree_flatten(dyn))
         fun = _Flat(self.fun, static, in_tree)
         user_fwd, user_bwd = self.fwd, self.bwd
@@ -624,7 +679,17 @@ class custom_vjp:  # noqa: N801 - JAX's name
             if symbolic:
                 mask = (True,) * len(primals) if perturbed is None else perturbed
                 primals = tuple(CustomVJPPrimal(p, bool(m)) for p, m in zip(primals, mask))
-            out, res = user_fwd(*fun.args(primals))
+            pair = user_fwd(*fun.args(primals))
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                fwd_name, name = _fun_name(user_fwd), _fun_name(self.fun)
+                raise TypeError(
+                    f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair "
+                    "(list or tuple of length two) where the first element represents the "
+                    f"primal output (equal to those of the custom_vjp-decorated function {name}) "
+                    "and the second element represents residuals (i.e. values stored from the "
+                    "forward pass for use on the backward pass), but instead of a pair the fwd "
+                    f"rule {fwd_name} produced {pair}.")
+            out, res = pair
             outs, fun.out_tree = tree_flatten(out)
             return outs, res
 
@@ -640,6 +705,51 @@ class custom_vjp:  # noqa: N801 - JAX's name
         outs = custom_vjp_call_p.bind(*flat, fun=fun, fwd=_Rule(fwd, f"{fun!r}_fwd"),
                                       bwd=bwd_rule)
         return tree_unflatten(fun.out_tree, outs)
+
+
+class NoRuleError(NonDifferentiableError, AttributeError):
+    """A custom_jvp/custom_vjp function called before its rule was defined (JAX raises an
+    AttributeError)."""
+
+
+def _signature(fun: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _resolve_kwargs(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], what: str
+                    ) -> tuple[Any, ...]:
+    """JAX's resolution of a custom_jvp/custom_vjp function's arguments to positional ones
+    (defaults applied), with its errors."""
+    sig = None if isinstance(fun, functools.partial) else _signature(fun)
+    if sig is None:
+        if kwargs:
+            raise TypeError(f"The input arguments to the {what}-decorated function "
+                            f"{_fun_name(fun)} could not be resolved to positional-only "
+                            "arguments. Binding failed with the error:\ngot an unexpected "
+                            f"keyword argument '{next(iter(kwargs))}'")
+        return args
+    try:
+        ba = sig.bind(*args, **kwargs)
+        ba.apply_defaults()
+        passed = [k for k in ba.kwargs if k in kwargs]
+        if passed:
+            raise TypeError("The following keyword arguments could not be resolved to "
+                            f"positions: {', '.join(passed)}")
+    except TypeError as e:
+        raise TypeError(f"The input arguments to the {what}-decorated function "
+                        f"{_fun_name(fun)} could not be resolved to positional-only arguments. "
+                        f"Binding failed with the error:\n{e}") from e
+    return tuple(ba.args)
+
+
+def _fun_name(f: Any) -> str:
+    """A function's name as JAX's messages give it (a partial's function's name)."""
+    while isinstance(f, functools.partial):
+        f = f.func
+    return str(getattr(f, "__name__", f))
 
 
 def _bwd_leaves(in_cts: Any, dyn_types: list[tuple[list[ShapedArray], Any]],

@@ -33,6 +33,7 @@ from funcgrad import dtypes, monitoring
 from funcgrad.array import ArrayImpl, wrap
 from funcgrad.config import CHECK_VALUES, config
 from funcgrad.core import (
+    DEOPTIMIZED,
     EvalTrace,
     MetaBuffer,
     Primitive,
@@ -428,15 +429,49 @@ def _static_positions(static_argnums: Sequence[int], nargs: int) -> set[int]:
     return out
 
 
-_live_functions: weakref.WeakSet[JitFunction] = weakref.WeakSet()
+class _Caches:
+    """What a jitted function has staged and compiled: the programs by argument signature
+    (``staged``), the executables of calls with only Arrays as positional arguments
+    (``fast``, no flattening), and the programs of calls under a transformation with
+    tracers as positional arguments (``traced``)."""
+
+    __slots__ = ("fast", "staged", "traced", "__weakref__")
+
+    def __init__(self) -> None:
+        self.staged: dict[Hashable, tuple[ClosedJaxpr, _OutTree]] = {}
+        self.fast: dict[tuple[Any, ...], tuple[Callable[..., list[Any]], _OutTree,
+                                               list[ShapedArray]]] = {}
+        self.traced: dict[tuple[Any, ...], tuple[ClosedJaxpr, _OutTree]] = {}
+
+
+_live_caches: weakref.WeakSet[_Caches] = weakref.WeakSet()
+# As in JAX, what is staged belongs to the function and the options that change staging,
+# not to the object jit returns: ``jax.jit(f)(x)`` written in a loop traces once, and two
+# jit objects of one function share their programs (and a global the function reads is
+# baked in at its first trace, JAX's "stale global" sharp bit). Donation changes only how a
+# program runs, so jit(f) and jit(f, donate_argnums=0) share too.
+_by_function: weakref.WeakKeyDictionary[Any, dict[Hashable, _Caches]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _caches_for(fun: Callable[..., Any], options: Hashable) -> _Caches:
+    try:
+        per_function = _by_function.setdefault(fun, {})
+    except TypeError:  # not hashable, or no weak references to it: its own caches
+        per_function = {}
+    caches = per_function.get(options)
+    if caches is None:
+        caches = per_function[options] = _Caches()
+        _live_caches.add(caches)
+    return caches
 
 
 def clear_caches() -> None:
     """Forget every staged and compiled program (each jitted function re-traces)."""
-    for f in list(_live_functions):
-        f._cache.clear()
-        f._fast.clear()
-        f._traced.clear()
+    for c in list(_live_caches):
+        c.staged.clear()
+        c.fast.clear()
+        c.traced.clear()
     _executables.clear()
     staged_vjp.clear()
     signatures.clear_signatures()
@@ -445,9 +480,9 @@ def clear_caches() -> None:
 def _drop_fast_paths() -> None:
     # The fast path is keyed on argument types only: a change of the trace context
     # (config.trace_context) sends calls back through the keyed cache.
-    for f in list(_live_functions):
-        f._fast.clear()
-        f._traced.clear()
+    for c in list(_live_caches):
+        c.fast.clear()
+        c.traced.clear()
 
 
 config.on_change.append(_drop_fast_paths)
@@ -460,7 +495,6 @@ class JitFunction:
                  static_argnames: Sequence[str], backend: str | None,
                  donate_argnums: Sequence[int] = (), donate_argnames: Sequence[str] = (),
                  keep_unused: bool = False) -> None:
-        _live_functions.add(self)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = tuple(static_argnums)
@@ -472,13 +506,8 @@ class JitFunction:
         # JAX's keep_unused: observable here only through donation (an unused donated input
         # is consumed, or reported as unusable, instead of being pruned).
         self.keep_unused = keep_unused
-        self._cache: dict[Hashable, tuple[ClosedJaxpr, _OutTree]] = {}
-        # Calls with only Arrays as positional arguments skip flattening entirely.
-        self._fast: dict[tuple[Any, ...], tuple[Callable[..., list[Any]], _OutTree,
-                                                list[ShapedArray]]] = {}
-        # Calls under a transformation with tracers (or None) as positional arguments:
-        # the staged program by the tracers' abstract values, without flattening.
-        self._traced: dict[tuple[Any, ...], tuple[ClosedJaxpr, _OutTree]] = {}
+        caches = _caches_for(fun, (self.static_argnums, self.static_argnames, self.backend))
+        self._cache, self._fast, self._traced = caches.staged, caches.fast, caches.traced
         self._fast_ok = not (static_argnums or static_argnames or donate_argnums
                              or donate_argnames)
         self.trace_count = 0
@@ -696,6 +725,7 @@ class JitFunction:
                 bad = ("nan" in checks and bool(xp.isnan(v).any())) or (
                     "inf" in checks and bool(xp.isinf(v).any()))
                 if bad:
+                    print(DEOPTIMIZED)
                     with config._no_jit_scope(True):
                         self.fun(*args, **kwargs)
         return out

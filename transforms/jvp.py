@@ -179,8 +179,8 @@ def _jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any
 
 def _dtype_mismatch(primal: Any, tangent: Any) -> str:
     expected = primal if dtypes.is_inexact(primal) else dtypes.FLOAT0
-    return ("primal and tangent arguments to jvp do not match; dtypes must be equal, or in "
-            "case of int/bool primal dtype the tangent dtype must be float0. Got primal dtype "
+    return ("primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or "
+            "in case of int/bool primal dtype the tangent dtype must be float0.Got primal dtype "
             f"{primal} and so expected tangent dtype {expected}, but got tangent dtype "
             f"{tangent} instead.")
 
@@ -232,8 +232,10 @@ def as_primal_type(t: Any, aval: Any) -> Any:
     return convert_element_type(t, aval.dtype, aval.weak_type)
 
 
-def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
-    """``(fun(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` reuses the linearization.
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(fun(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` reuses the linearization
+    (with ``has_aux=True``, ``fun`` returns ``(output, aux)`` and so does linearize:
+    ``(output, jvp_fn, aux)``).
 
     The tangent computation is staged once into a jaxpr whose constants are the
     residuals, so calling ``jvp_fn`` runs only the linear part.
@@ -244,13 +246,14 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     >>> f_jvp(np.array(2.0))
     Array(2., dtype=float32)
     """
-    return _linearize(fun, primals, float0=True)
+    out, jvp_fn, aux = _linearize(fun, primals, float0=True, has_aux=has_aux)
+    return (out, jvp_fn, aux) if has_aux else (out, jvp_fn)
 
 
 def linearize_values(fun: Callable[..., Any], *primals: Any
                      ) -> tuple[Any, Callable[..., Any]]:
     """``linearize`` without ``float0`` (as ``jvp_values``)."""
-    return _linearize(fun, primals, float0=False)
+    return _linearize(fun, primals, float0=False)[:2]
 
 
 def _linearized_tangent(primal: Any, tangent: Any) -> Any:
@@ -270,25 +273,37 @@ def _linearized_tangent(primal: Any, tangent: Any) -> Any:
                      f"{pa.dtype}{list(pa.shape)} but expected {expected}{list(pa.shape)}")
 
 
-def _linearize(fun: Callable[..., Any], primals: tuple[Any, ...], float0: bool
-               ) -> tuple[Any, Callable[..., Any]]:
+def _linearize(fun: Callable[..., Any], primals: tuple[Any, ...], float0: bool,
+               has_aux: bool = False) -> tuple[Any, Callable[..., Any], Any]:
     primals = tree_map(as_leaf_array, primals)
     flat_p, in_tree = tree_flatten(primals)
     box: list[Any] = []
+    aux_box: list[Any] = []
+
+    def main(*xs: Any) -> Any:
+        out, aux = split_aux(fun(*tree_unflatten(in_tree, xs)), has_aux, "linearize")
+        aux_box.append(aux)
+        return out
 
     def tangent_fn(*flat_t: Any) -> list[Any]:
-        outs, touts, out_tree = jvp_flat(lambda *xs: fun(*tree_unflatten(in_tree, xs)),
-                                         flat_p, flat_t, linearizing=True)
+        outs, touts, out_tree = jvp_flat(main, flat_p, flat_t, linearizing=True)
         box.append((outs, out_tree))
         return [zeros_like_aval(get_aval(p)) if t is None else t for p, t in zip(outs, touts)]
 
     in_avals = [get_aval(p).strip_weak() for p in flat_p]
     closed, _ = trace_flat(tangent_fn, in_avals, fold_constants=True)
     outs, out_tree = box[0]
-    if any(isinstance(o, Tracer) for o in outs):
+    aux = _strip(aux_box[0])
+    if any(isinstance(o, Tracer) for o in [*outs, *tree_flatten(aux)[0]]):
         # A rule that binds one primitive for primal and tangent together (cond, loops,
         # jit) leaves the primal staged with the tangent: compute it on its own.
-        outs = tree_flatten(fun(*tree_unflatten(in_tree, flat_p)))[0]
+        from funcgrad.array import wrap  # noqa: PLC0415
+
+        # (Python numbers as the weakly typed Arrays the traced call saw)
+        args = [wrap(np.asarray(p, get_aval(p).dtype), get_aval(p))
+                if dtypes.python_scalar(p) else p for p in flat_p]
+        out, aux = split_aux(fun(*tree_unflatten(in_tree, args)), has_aux, "linearize")
+        outs = tree_flatten(out)[0]
 
     def jvp_fn(*tangents: Any) -> Any:
         from funcgrad.staging import eval_jaxpr  # noqa: PLC0415
@@ -306,6 +321,6 @@ def _linearize(fun: Callable[..., Any], primals: tuple[Any, ...], float0: bool
             t_outs = [_output_tangent(p, t, True) for p, t in zip(outs, t_outs)]
         return tree_unflatten(out_tree, t_outs)
 
-    return tree_unflatten(out_tree, outs), jvp_fn
+    return tree_unflatten(out_tree, outs), jvp_fn, aux
 
 check_rules.DIFFERENTIATORS["jvp"] = jvp_values

@@ -39,8 +39,14 @@ def _aval(x: Any) -> ShapedArray:
 
 def check_linear(jaxpr: Jaxpr) -> None:
     """Raise ``NonLinearError`` at the first equation that is not linear in the values that
-    depend on the inputs (``sin(x)``, ``x * x``, ``floor(x)``)."""
-    linear: set[Var] = set(jaxpr.invars)
+    depend on the inputs (``sin(x)``, ``x * x``, ``floor(x)``), inside the bodies of
+    ``scan``, ``cond`` and calls too."""
+    _check(jaxpr, [True] * len(jaxpr.invars))
+
+
+def _check(jaxpr: Jaxpr, marks_in: Sequence[bool]) -> list[bool]:
+    """Check ``jaxpr`` whose inputs marked True depend on the inputs; which outputs do."""
+    linear: set[Var] = {v for v, m in zip(jaxpr.invars, marks_in) if m}
     for eqn in jaxpr.eqns:
         marks = [isinstance(a, Var) and a in linear for a in eqn.inputs]
         if not any(marks):
@@ -53,7 +59,37 @@ def check_linear(jaxpr: Jaxpr) -> None:
             ins, outs = _normalized_reads(prim, len(eqn.inputs), len(eqn.outputs), parents)
             if outs or any(marks[i] for i in ins):
                 _refuse(eqn, "it is not linear in its operands that depend on the inputs")
-        linear.update(eqn.outputs)
+            linear.update(eqn.outputs)
+            continue
+        out_marks = _check_call(eqn, marks)
+        linear.update(v for v, m in zip(eqn.outputs, out_marks) if m)
+    return [isinstance(v, Var) and v in linear for v in jaxpr.outvars]
+
+
+def _check_call(eqn: Any, marks: list[bool]) -> list[bool]:
+    """The bodies of a higher-order equation checked; which of its outputs depend on the
+    inputs (all of them where its bodies are not known here)."""
+    params = eqn.params
+    body = params.get("jaxpr") if "jaxpr" in params else params.get("call_jaxpr")
+    body = getattr(body, "jaxpr", body)
+    if eqn.primitive.name == "scan" and isinstance(body, Jaxpr):
+        nc, ncar = params["num_consts"], params["num_carry"]
+        carry = list(marks[nc:nc + ncar])
+        while True:  # the carries that come to depend on the inputs, to a fixed point
+            outs = _check(body, [*marks[:nc], *carry, *marks[nc + ncar:]])
+            grown = [c or o for c, o in zip(carry, outs[:ncar])]
+            if grown == carry:
+                return outs
+            carry = grown
+    if eqn.primitive.name == "cond" and "branches" in params:
+        outs_any = [False] * len(eqn.outputs)
+        for br in params["branches"]:
+            outs = _check(br.jaxpr, marks[1:])
+            outs_any = [a or b for a, b in zip(outs_any, outs)]
+        return outs_any
+    if isinstance(body, Jaxpr) and len(body.invars) == len(marks):
+        return _check(body, marks)
+    return [True] * len(eqn.outputs)
 
 
 def _refuse(eqn: Any, why: str) -> None:

@@ -177,7 +177,13 @@ def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None, *,
         raise ShapeError(f"full: negative dimension in shape {shape}")
     weak = dtype is None and dtypes.is_weakly_typed(fill_value)
     dt = dtypes.canonicalize_dtype(dtypes.result_type(fill_value) if dtype is None else dtype)
-    if is_concrete(fill_value) and not weak:
+    if type(fill_value) is int:
+        # A Python int goes through NumPy's integer, as JAX converts it: wrapped into a
+        # narrower integer type, any size for a float type.
+        from funcgrad.conversion import from_buffer  # noqa: PLC0415
+
+        value = from_buffer(np.asarray(fill_value).astype(dt), weak)
+    elif is_concrete(fill_value) and not weak:
         # A known fill converted now: a traced program holds one scalar literal (JAX's
         # ``broadcast_in_dim 0.0:f32[]``), not the conversions of a constant.
         with set_current_trace(EvalTrace()):
@@ -274,19 +280,17 @@ def select_n(which: Any, *cases: Any) -> Any:
     if any(get_aval(c).shape != ca.shape for c in cases[1:]):
         raise ShapeError("select cases must have the same shapes, got "
                          f"{[get_aval(c).shape for c in cases]}.")
+    if wa.shape not in ((), ca.shape):
+        raise ShapeError("select `which` must be scalar or have the same shape as cases, got "
+                         f"`which` shape {wa.shape} but case shape {ca.shape}.")
     if any(get_aval(c).dtype != ca.dtype for c in cases[1:]):
         raise DTypeError("lax.select requires arguments to have the same dtypes, got "
                          f"{', '.join(get_aval(c).dtype.name for c in cases)}. (Tip: jnp.where "
                          "is a similar function that does automatic type promotion on inputs).")
-    if wa.dtype.kind == "b":
-        if len(cases) > 2:
-            raise DTypeError("select_n with a boolean predicate takes at most two cases, got "
-                             f"{len(cases)}")
-    elif wa.dtype.kind not in "iu":
-        raise DTypeError(f"select_n `which` must be boolean or integer, got {wa.dtype}")
-    if wa.shape not in ((), ca.shape):
-        raise ShapeError(f"select_n `which` must be scalar or have the cases' shape "
-                         f"{ca.shape}, got {wa.shape}")
+    if wa.dtype.kind not in "biu":
+        raise DTypeError(f"select `which` must be boolean or integer type, got {wa.dtype}.")
+    if wa.dtype.kind == "b" and len(cases) > 2:
+        raise DTypeError("select with boolean `which` cannot have > 2 cases.")
     if len(cases) == 1:
         return cases[0]
     if wa.shape != ca.shape:

@@ -26,7 +26,7 @@ from typing import Any
 from funcgrad import dtypes
 from funcgrad.core import Primitive, Tracer, get_aval
 from funcgrad.errors import NonDifferentiableError, TreeStructureError
-from funcgrad.ir import ShapedArray
+from funcgrad.ir import NamedFn, ShapedArray
 from funcgrad.numpy import asarray
 from funcgrad.primitives.elementwise import stop_gradient
 from funcgrad.primitives.rules import add_tangents, all_batched, batch_size, instantiate
@@ -62,19 +62,6 @@ def _hoist(fun: Callable[..., Any], example: Sequence[Any]
     return converted, consts
 
 
-class _Fn:
-    """A flat function carried as a parameter, printed by name."""
-
-    def __init__(self, fn: Callable[..., Any], name: str) -> None:
-        self.fn, self.name = fn, name
-
-    def __call__(self, *args: Any) -> Any:
-        return self.fn(*args)
-
-    def __repr__(self) -> str:
-        return self.name
-
-
 def _abstract(*avals: ShapedArray, fun: Callable[..., Any], **_: Any) -> list[ShapedArray]:
     return trace_flat(fun, avals)[0].out_avals
 
@@ -90,7 +77,7 @@ linear_solve_p.inline_param = "fun"
 def _bind(consts: Sequence[Any], b: Sequence[Any], *, matvec: Any, solve: Any, tsolve: Any,
           n_aux: int) -> list[Any]:
     n = len(consts)
-    fun = _Fn(lambda *a: solve(list(a[:n]), list(a[n:])), f"{solve!r}")
+    fun = NamedFn(lambda *a: solve(list(a[:n]), list(a[n:])), f"{solve!r}")
     return list(linear_solve_p.bind(*consts, *b, fun=fun, matvec=matvec, solve=solve,
                                     tsolve=tsolve, n_consts=n, n_aux=n_aux))
 
@@ -131,7 +118,7 @@ def _vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *, fun
     consts, b = list(primals[:n_consts]), list(primals[n_consts:])
     x = list(outs[:len(b)])
     ct = [instantiate(c, get_aval(v)) for c, v in zip(cts[:len(b)], x)]
-    vecmat = _Fn(_vecmat(matvec, consts, x), f"transpose({matvec!r})")
+    vecmat = NamedFn(_vecmat(matvec, consts, x), f"transpose({matvec!r})")
     # The transposed system is again a linear solve (its own transpose is this one).
     u = _bind(consts, ct, matvec=vecmat, solve=tsolve, tsolve=solve, n_aux=0)
     c_cts: list[Any] = [None] * n_consts
@@ -141,14 +128,14 @@ def _vjp(cts: Sequence[Any], primals: Sequence[Any], outs: Sequence[Any], *, fun
     return [*c_cts, *u]
 
 
-def _batched(fn: Callable[..., Any], size: int) -> _Fn:
+def _batched(fn: Callable[..., Any], size: int) -> NamedFn:
     """A flat ``(consts, xs) -> list`` function over arguments all batched on axis 0."""
     def run(cs: Sequence[Any], xs: Sequence[Any]) -> list[Any]:
         n = len(cs)
         return vmap_flat(lambda *a: fn(list(a[:n]), list(a[n:])), [*cs, *xs],
                          [0] * (n + len(xs)), size)[0]
 
-    return _Fn(run, f"vmap({fn!r})")
+    return NamedFn(run, f"vmap({fn!r})")
 
 
 def _batch(args: Sequence[Any], dims: Sequence[int | None], *, fun: Any, matvec: Any,
@@ -227,16 +214,16 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
     extra = [c for h in hoisted if h is not None for c in h[1]]
     offsets = [m, m + (0 if hoisted[0] is None else len(hoisted[0][1]))]
 
-    def flat_solver(k: int) -> _Fn | None:
+    def flat_solver(k: int) -> NamedFn | None:
         h = hoisted[k]
         if h is None:
             return None
         conv, own = h
         lo, hi = offsets[k], offsets[k] + len(own)
         name = getattr(users[k], "__name__", "solve")
-        return _Fn(lambda cs, bs: conv(cs[lo:hi], [*cs[:m], *bs]), name)
+        return NamedFn(lambda cs, bs: conv(cs[lo:hi], [*cs[:m], *bs]), name)
 
-    matvec_flat = _Fn(lambda cs, xs: mv(cs[:m], xs), getattr(matvec, "__name__", "matvec"))
+    matvec_flat = NamedFn(lambda cs, xs: mv(cs[:m], xs), getattr(matvec, "__name__", "matvec"))
     solve_fn, tsolve_fn = flat_solver(0), flat_solver(1)
     assert solve_fn is not None
     all_consts = [*consts, *extra]

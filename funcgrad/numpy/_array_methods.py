@@ -202,11 +202,13 @@ def install() -> None:
 
     def sort(self: Any, axis: Any = -1, *, kind: Any = None, order: Any = None,
              stable: bool = True, descending: bool = False) -> Any:
-        return fnp.sort(self, axis, stable=stable, descending=descending)
+        return fnp.sort(self, axis, kind=kind, order=order, stable=stable,
+                        descending=descending)
 
     def argsort(self: Any, axis: Any = -1, *, kind: Any = None, order: Any = None,
                 stable: bool = True, descending: bool = False) -> Any:
-        return fnp.argsort(self, axis, stable=stable, descending=descending)
+        return fnp.argsort(self, axis, kind=kind, order=order, stable=stable,
+                           descending=descending)
 
     def trace(self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
               out: Any = None) -> Any:

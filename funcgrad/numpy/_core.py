@@ -29,7 +29,7 @@ from funcgrad.errors import AxisError, DTypeError, ShapeError
 from funcgrad.ir import ShapedArray
 from funcgrad.primitives import elementwise as E
 from funcgrad.primitives import structural as S
-from funcgrad.source_info import user_frame, user_stacklevel
+from funcgrad.source_info import user_stacklevel
 
 
 def typed(x: Any) -> tuple[np.dtype[Any], bool]:
@@ -90,22 +90,39 @@ def check_arraylike_seq(name: str, arrays: Any) -> None:
         check_arraylike(name, *arrays)
 
 
-def promote_args(*xs: Any) -> list[Any]:
-    """Convert the operands to their common dtype under JAX's promotion rules."""
+def promote_args(*xs: Any, names: Sequence[str] = ()) -> list[Any]:
+    """Convert the operands to their common dtype under JAX's promotion rules (``names``:
+    the parameters JAX's overflow error names, ``x`` and ``y`` of a binary function)."""
     xs = tuple(asarray(x) for x in xs)
     if len(xs) == 1:
         return list(xs)  # as JAX: one operand keeps its type (a weak boolean stays weak)
     dtype, weak = dtypes.promote(*(typed(x) for x in xs))
-    return [cast(x, dtype, weak) for x in xs]
+    return _cast_all(xs, dtype, weak, names)
 
 
-def promote_inexact(*xs: Any) -> list[Any]:
+def promote_inexact(*xs: Any, names: Sequence[str] = ()) -> list[Any]:
     """Like :func:`promote_args`, then integers and booleans become the default float."""
     xs = tuple(asarray(x) for x in xs)
     dtype, weak = dtypes.promote(*(typed(x) for x in xs))
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.default_float() if weak else to_inexact_dtype(dtype)
-    return [cast(x, dtype, weak) for x in xs]
+    return _cast_all(xs, dtype, weak, names)
+
+
+def _cast_all(xs: Sequence[Any], dtype: Any, weak: bool, names: Sequence[str]) -> list[Any]:
+    out = []
+    for i, x in enumerate(xs):
+        try:
+            out.append(cast(x, dtype, weak))
+        except OverflowError:
+            if i >= len(names):
+                raise
+            # JAX's text: its jnp functions are jitted, and the int is their argument.
+            raise OverflowError(
+                "An overflow was encountered while parsing an argument to a jitted "
+                f"computation, whose argument path is {names[i]}. Got {type(x)} with value "
+                f"{x}") from None
+    return out
 
 
 def to_inexact_dtype(dtype: Any) -> np.dtype[Any]:
@@ -125,14 +142,32 @@ def shape_of(x: Any) -> tuple[int, ...]:
     return () if dtypes.python_scalar(x) else tuple(get_aval(x).shape)
 
 
+# The lax primitive JAX names when the operands of a binary jnp function have the same rank
+# but do not broadcast ("add got incompatible shapes for broadcasting: (3,), (4,).").
+_LAX_NAMES = {"subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div",
+              "floor_divide": "div", "maximum": "max", "minimum": "min", "power": "pow",
+              "float_power": "pow", "remainder": "rem", "mod": "rem", "fmod": "rem",
+              "arctan2": "atan2", "logaddexp": "max", "logaddexp2": "max", "equal": "eq",
+              "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt",
+              "greater_equal": "ge", "logical_and": "and", "bitwise_and": "and",
+              "logical_or": "or", "bitwise_or": "or", "logical_xor": "xor",
+              "bitwise_xor": "xor", "left_shift": "shift_left",
+              "right_shift": "shift_right_arithmetic"}
+
+
 def broadcast_shapes(*shapes: Sequence[int], where: str = "") -> tuple[int, ...]:
+    """The broadcast shape, or JAX's error: a binary function's lax primitive names
+    operands of one rank, ``jnp``'s rank promotion the others."""
     try:
         return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
     except ValueError:
-        raise ShapeError(
-            f"{where + ': ' if where else ''}shapes {[tuple(s) for s in shapes]} cannot be "
-            f"broadcast together (at {user_frame()})"
-        ) from None
+        shapes = tuple(tuple(s) for s in shapes)
+        if where and where != "broadcast_shapes" and len(shapes) == 2 \
+                and len(shapes[0]) == len(shapes[1]):
+            raise ShapeError(f"{_LAX_NAMES.get(where, where)} got incompatible shapes for "
+                             f"broadcasting: {shapes[0]}, {shapes[1]}.") from None
+        raise ShapeError(f"Incompatible shapes for broadcasting: shapes={list(shapes)}"
+                         ) from None
 
 
 def broadcast_to_shape(x: Any, shape: Sequence[int]) -> Any:
@@ -142,8 +177,14 @@ def broadcast_to_shape(x: Any, shape: Sequence[int]) -> Any:
         return x
     if dtypes.python_scalar(x):
         raise DTypeError("internal: cast scalars before broadcasting")
-    if len(xs) > len(shape) or broadcast_shapes(xs, shape) != shape:
-        raise ShapeError(f"cannot broadcast shape {xs} to {shape} (at {user_frame()})")
+    if len(xs) > len(shape):
+        raise ShapeError("Cannot broadcast to shape with fewer dimensions: "
+                         f"arr_shape={xs} shape={shape}")
+    if any(d not in (1, s) for d, s in zip(xs, shape[len(shape) - len(xs):])):
+        dt = get_aval(x).dtype.name
+        raise ShapeError(
+            f"Incompatible types for broadcasting: input type={dt}[{','.join(map(str, xs))}] "
+            f"and requested type={dt}[{','.join(map(str, shape))}]")
     dims = tuple(range(len(shape) - len(xs), len(shape)))
     return S.broadcast_in_dim(x, shape, dims)
 
@@ -162,8 +203,7 @@ def canonical_axis(axis: Any, ndim: int, name: str = "axis") -> int:
         raise TypeError(f"{name} must be an integer, got {axis!r}") from None
     if not -ndim <= a < ndim:
         raise AxisError(
-            f"{name} {a} is out of bounds for an array of rank {ndim} (at {user_frame()})",
-            a, ndim)
+            f"{name} {a} is out of bounds for array of dimension {ndim}", a, ndim)
     return a % ndim if ndim else 0
 
 
@@ -174,6 +214,6 @@ def canonical_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     if isinstance(axis, (tuple, list)):
         axes = tuple(canonical_axis(a, ndim) for a in axis)
         if len(set(axes)) != len(axes):
-            raise ShapeError(f"repeated axis in {axis} (at {user_frame()})")
+            raise ShapeError(f"duplicate value in 'axis': {tuple(axis)}")
         return tuple(sorted(axes))
     return (canonical_axis(axis, ndim),)

@@ -163,8 +163,14 @@ def _array(obj: Any, dtype: Any) -> Any:
     try:
         x = _asarray(obj)
     except DTypeError:
-        if isinstance(obj, (list, tuple)) or hasattr(obj, "shape"):
+        if hasattr(obj, "shape"):
             raise
+        if isinstance(obj, (list, tuple)):
+            # (the first leaf that is no number: a string among numbers...)
+            bad = [e for e in _flat_items(obj) if isinstance(e, (str, bytes, dict))]
+            if not bad:
+                raise
+            obj = bad[0]
         # (JAX's text for an object that is no array: a string, a dict, an iterator...)
         raise DTypeError(f"Value '{obj}' with dtype {np.asarray(obj).dtype} is not a valid JAX "
                          "array type. Only arrays of numeric types are supported by "
@@ -174,9 +180,9 @@ def _array(obj: Any, dtype: Any) -> Any:
         if type(x) is int:
             if dtype is not None:
                 check_int_range(x, dt)
-                if dt.kind in "iu":
-                    # In range of the asked type (jnp.uint32(2**31 + 5)): no detour
-                    # through the default integer type, as in JAX.
+                if dt.kind in "iubfc" or dt == dtypes.bfloat16:
+                    # In range of the asked type (jnp.uint32(2**31 + 5), jnp.float32(2**70)):
+                    # no detour through the default integer type, as in JAX.
                     return from_buffer(np.asarray(x, dtype=dt))
             elif not np.iinfo(dt).min <= x <= np.iinfo(dt).max:
                 raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
@@ -250,14 +256,20 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
         return dtypes.float0_zeros(_shape(shape))
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
 
-    if type(fill_value) is int and dtype is None:
-        # JAX converts the fill value to the default integer type, wrapping (full(2, 2**40)
-        # with 64-bit mode off is zeros), as lax.full does.
-        dt = dtypes.canonicalize(np.int64)
-        v = from_buffer(np.asarray(fill_value).astype(dt), weak_type=True)
+    if type(fill_value) is int:
+        dt = dtypes.canonicalize(np.int64) if dtype is None else requested_dtype(dtype, "full")
+        v = _int_fill(fill_value, dt, dtype is None)
     else:
         v = array(fill_value, None if dtype is None else requested_dtype(dtype, "full"))
     return broadcast_to(v, _shape(shape))
+
+
+def _int_fill(value: int, dtype: np.dtype[Any], weak: bool) -> Any:
+    """A Python int fill value of ``full``/``full_like`` in ``dtype`` as JAX's ``lax.full``
+    converts it: through NumPy's integer (wrapping into a narrower integer type:
+    ``full(2, 2**40, jnp.int32)`` is zeros), any size for a float, complex or bool type;
+    NumPy's OverflowError beyond 64 bits for an integer type."""
+    return from_buffer(np.asarray(value).astype(dtype), weak_type=weak)
 
 
 def _like(a: Any, dtype: Any, shape: Any, where: str) -> tuple[tuple[int, ...], Any, bool]:
@@ -327,7 +339,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     from funcgrad.numpy._shape import broadcast_to  # noqa: PLC0415
 
     shp, dt, weak = _like(a, dtype, shape, "full_like")
-    v = _asarray(fill_value)
+    v = _int_fill(fill_value, dt, weak) if type(fill_value) is int else _asarray(fill_value)
     return _placed_like(a, broadcast_to(cast(v, dt, weak), shp), constant=False)
 
 
@@ -350,15 +362,16 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     >>> fnp.arange(3).tolist()
     [0, 1, 2]
     """
-    for v in (start, stop, step):
-        if isinstance(v, Tracer):
+    start_name = "stop" if stop is None and step is None else "start"
+    for name, v in ((start_name, start), ("stop", stop), ("step", step)):
+        if isinstance(v, Tracer) and v.concrete_value() is None:
             from funcgrad.errors import ConcretizationTypeError  # noqa: PLC0415
 
-            raise ConcretizationTypeError(
-                "arange needs concrete bounds (the length would depend on a traced value); "
-                "mark the argument static with jit(f, static_argnums=...)"
-            )
-    start_name = "stop" if stop is None and step is None else "start"
+            raise v._abstract_error(ConcretizationTypeError,
+                                    f"It arose in the jnp.arange argument '{name}'")
+    # Known values under grad/jvp are bounds as in JAX (the result has no derivative).
+    start, stop, step = (v.concrete_value() if isinstance(v, Tracer) else v
+                         for v in (start, stop, step))
     for name, v in ((start_name, start), ("stop", stop), ("step", step)):
         if v is not None and np.ndim(v) != 0:
             raise ValueError(f"jax.numpy.arange: arguments must be scalars; got {name}={v}")

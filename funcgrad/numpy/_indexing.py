@@ -67,20 +67,20 @@ def _as_index_array(i: Any) -> Any:
         dt = i.aval.dtype
         if dt.kind == "b":
             raise NonConcreteBooleanIndexError(
-                f"Array boolean indices must be concrete; got {i.aval.str_short()} (at "
-                f"{user_frame()})\n\nSee https://docs.jax.dev/en/latest/errors.html"
+                f"Array boolean indices must be concrete; got {i.aval.str_short()}"
+                "\n\nSee https://docs.jax.dev/en/latest/errors.html"
                 "#jax.errors.NonConcreteBooleanIndexError"
             )
         if dt.kind not in "iu":
             raise IndexTypeError(f"Indexer must have integer or boolean type, got indexer "
-                                 f"with type {dt} (at {user_frame()})")
+                                 f"with type {dt}")
         return i
     if isinstance(i, str):
         raise IndexTypeError(f"JAX does not support string indexing; got idx={i!r}")
     arr = np.asarray(_concrete(i))
     if arr.dtype.kind not in "iub":
         raise IndexTypeError(f"Indexer must have integer or boolean type, got indexer with "
-                             f"type {arr.dtype} (at {user_frame()})")
+                             f"type {arr.dtype}")
     return arr
 
 
@@ -125,9 +125,7 @@ def _expand_index(idx: Any, ndim: int) -> list[Any]:
         raise IndexingError("an index can only have a single ellipsis ('...')")
     if consumed > ndim:
         raise IndexingError(
-            f"Too many indices: array is {ndim}-dimensional, but {consumed} were indexed "
-            f"(at {user_frame()})"
-        )
+            f"Too many indices: array is {ndim}-dimensional, but {consumed} were indexed")
     out: list[Any] = []
     for e in entries:
         if e is Ellipsis:
@@ -187,9 +185,7 @@ def _apply_slices(x: Any, entries: list[Any]) -> Any:
         elif _is_int_scalar(e):
             i = operator.index(e)
             if n == 0:
-                raise IndexingError(
-                    f"index {i} is out of bounds for axis {ax} with size 0 (at {user_frame()})"
-                )
+                raise IndexingError(f"index is out of bounds for axis {ax} with size 0")
             # JAX clamps an index out of range (after wrapping a negative one once).
             i = min(max(i + n if i < 0 else i, 0), n - 1)
             starts.append(i)

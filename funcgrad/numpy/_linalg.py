@@ -30,7 +30,6 @@ from funcgrad.primitives import linalg as L
 from funcgrad.primitives import reductions as R
 from funcgrad.primitives import structural as S
 from funcgrad.primitives.precision import algorithm_types, check_dot_precision
-from funcgrad.source_info import user_frame
 
 
 def _pair(a: Any, b: Any) -> tuple[Any, Any]:
@@ -51,11 +50,8 @@ def _matmul(a: Any, b: Any) -> Any:
         raise ShapeError(f"matmul input operand {0 if not sa else 1} must have ndim at least 1, "
                          "but it has ndim 0")
     if sa[-1] != (sb[0] if len(sb) == 1 else sb[-2]):
-        raise ShapeError(
-            f"matmul: the last axis of a ({sa}) must match the "
-            f"{'only' if len(sb) == 1 else 'second-to-last'} axis of b ({sb}) "
-            f"(at {user_frame()})"
-        )
+        raise ShapeError("dot_general requires contracting dimensions to have the same "
+                         f"shape, got ({sa[-1]},) and ({sb[0] if len(sb) == 1 else sb[-2]},).")
     if len(sb) <= 2:
         # No batch axes on b: one contraction, no broadcasting.
         return L.dot_general(a, b, (((len(sa) - 1,), (0,)), ((), ())))
@@ -83,7 +79,8 @@ def _dot(a: Any, b: Any) -> Any:
         return multiply(a, b)
     kb = 0 if len(sb) == 1 else len(sb) - 2
     if sa[-1] != sb[kb]:
-        raise ShapeError(f"dot: shapes {sa} and {sb} not aligned (at {user_frame()})")
+        raise ShapeError("dot_general requires contracting dimensions to have the same "
+                         f"shape, got ({sa[-1]},) and ({sb[kb]},).")
     return L.dot_general(a, b, (((len(sa) - 1,), (kb,)), ((), ())))
 
 

@@ -24,7 +24,7 @@ from funcgrad.numpy._core import (
     promote_args,
     promote_inexact,
 )
-from funcgrad.numpy._creation import linspace, zeros
+from funcgrad.numpy._creation import full, linspace, zeros
 from funcgrad.numpy._reductions import cumsum
 from funcgrad.numpy._reductions import max as _max
 from funcgrad.numpy._reductions import min as _min
@@ -38,6 +38,7 @@ from funcgrad.numpy._ufuncs import (
     conj,
     divide,
     equal,
+    floor_divide,
     greater,
     greater_equal,
     isnan,
@@ -74,8 +75,6 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
     [3, 4]
     """
     check_arraylike("searchsorted", a, v)
-    if side not in ("left", "right"):
-        raise ValueError(f"invalid argument side={side!r}, expected 'left' or 'right'")
     a, v = promote_args(a, v)
     if get_aval(a).ndim != 1:
         raise ValueError("a should be 1-dimensional")
@@ -83,11 +82,40 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
         from funcgrad.numpy._indexing import take  # noqa: PLC0415
 
         a = take(a, sorter)
+    if side not in ("left", "right"):
+        raise ValueError(f"invalid argument side={side!r}, expected 'left' or 'right'")
+    if method not in _SEARCH_METHODS:
+        raise ValueError(f"invalid argument {method=}, expected one of {list(_SEARCH_METHODS)}")
+    if method.startswith("scan"):
+        return _searchsorted_bisect(a, v, side)
+    # "sort" and "compare_all" give the count of elements before each value (also when
+    # ``a`` is not sorted).
     ae = a if get_aval(v).ndim == 0 else reshape(a, (*([1] * get_aval(v).ndim), -1))
     ve = expand_dims(v, -1)
     # Counting is exact and batchable; it reads len(a) * size(v) comparisons.
     before = _lt_nan_last(ae, ve) if side == "left" else logical_not(_lt_nan_last(ve, ae))
     return _sum(before, axis=-1, dtype=dtypes.int32)
+
+
+_SEARCH_METHODS = ("compare_all", "scan", "scan_unrolled", "sort")
+
+
+def _searchsorted_bisect(a: Any, v: Any, side: str) -> Any:
+    """JAX's ``method="scan"``: ceil(log2(n + 1)) halvings of [0, n] (a probe at ``n``
+    reads the last element), in the sort's order (NaN last), so an unsorted ``a`` gives
+    JAX's numbers."""
+    n = get_aval(a).shape[0]
+    if n == 0:
+        return zeros(get_aval(v).shape, dtypes.int32)
+    low = zeros(get_aval(v).shape, dtypes.int32)
+    high = full(get_aval(v).shape, n, dtypes.int32)
+    for _ in range(int(np.ceil(np.log2(n + 1)))):
+        mid = add(low, floor_divide(subtract(high, low), 2))
+        probe = a[mid]
+        go_left = logical_not(_lt_nan_last(probe, v)) if side == "left" else \
+            _lt_nan_last(v, probe)
+        low, high = where(go_left, low, mid), where(go_left, mid, high)
+    return high
 
 
 def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Any:

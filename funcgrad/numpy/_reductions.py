@@ -671,6 +671,16 @@ def _along_axis(a: Any, axis: Any) -> tuple[Any, int]:
     return a, canonical_axis(axis, get_aval(a).ndim)
 
 
+def _check_sort_args(name: str, kind: Any, order: Any) -> None:
+    """JAX's TypeErrors for NumPy's ``kind=`` and ``order=`` (only ``stable=`` says how to
+    sort)."""
+    if kind is not None:
+        raise TypeError(f"'kind' argument to {name} is not supported. Use stable=True or "
+                        "stable=False to specify sort stability.")
+    if order is not None:
+        raise TypeError(f"'order' argument to {name} is not supported.")
+
+
 def _check_stable(stable: Any) -> None:
     """JAX's TypeError for ``stable=None`` (what ``np.argsort`` passes to an array's
     method; JAX's lowering of the sort takes only a bool): NumPy then falls back to
@@ -693,6 +703,7 @@ def sort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None, stable:
     [1.0, 2.0, 3.0]
     """
     check_arraylike("sort", a)
+    _check_sort_args("sort", kind, order)
     _check_stable(stable)
     x, ax = _along_axis(a, axis)
     if get_aval(x).dtype.kind == "c":
@@ -724,6 +735,7 @@ def argsort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None,
     [1, 2, 0]
     """
     check_arraylike("argsort", a)
+    _check_sort_args("argsort", kind, order)
     _check_stable(stable)
     x, ax = _along_axis(a, axis)
     if get_aval(x).dtype.kind == "c":

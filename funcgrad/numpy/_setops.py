@@ -16,6 +16,8 @@ under grad) they are read on the host; under jit or vmap pass ``size=`` (and opt
 
 from __future__ import annotations
 
+import math
+import operator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -71,6 +73,14 @@ def host_value(x: Any, name: str) -> np.ndarray:
     error JAX gives for a data-dependent shape."""
     if isinstance(x, Tracer):
         val = x.concrete_value()
+        if val is None and name == "nonzero":
+            # JAX asks for the count of nonzero elements (an int32[] tracer).
+            count = _sum(not_equal(x, 0), dtype=_index_dtype())
+            raise count._abstract_error(
+                ConcretizationTypeError, "The size argument of jnp.nonzero must be statically "
+                "specified to use jnp.nonzero within JAX transformations.")
+        if val is None and name in _JAX_CONTEXTS:
+            raise x._abstract_error(ConcretizationTypeError, _JAX_CONTEXTS[name])
         if val is None:
             raise ConcretizationTypeError(
                 f"{name}: the size of the result depends on the values of a traced array "
@@ -78,6 +88,18 @@ def host_value(x: Any, name: str) -> np.ndarray:
                 f"Pass a static size=... (and optionally fill_value=...) to {name}.")
         return np.asarray(val if type(val) is not ArrayImpl else np.asarray(val))
     return np.asarray(x)
+
+
+# What JAX's ConcretizationTypeError says for the traced argument of these functions.
+_JAX_CONTEXTS = {
+    "unique": "The error arose for the first argument of jnp.unique(). To make jnp.unique() "
+              "compatible with JIT and other transforms, you can specify a concrete value for "
+              "the size argument, which will determine the output size.",
+    "bincount (use length=)": "The error occurred because of argument 'x' of jnp.bincount. "
+                              "To avoid this error, pass a static `length` argument.",
+    "union1d": "The error arose in union1d()",
+    "setdiff1d": "The error arose in setdiff1d()",
+}
 
 
 def _index_dtype() -> np.dtype[Any]:
@@ -287,6 +309,37 @@ def _unique_sized(ar: Any, equal_nan: bool, size: int, fill_value: Any) -> tuple
     return values, index, inverse, counts
 
 
+def _unique_sized_axis(ar: Any, ax: int, equal_nan: bool, size: int,
+                       fill_value: Any) -> tuple[Any, ...]:
+    """Unique slices along ``ax`` with a static count, as JAX's ``_unique``: the slices
+    sorted lexicographically (first element first), the first of each run kept, padded
+    with the smallest slice (or ``fill_value``); counts end at the next kept slice."""
+    aux0 = moveaxis(ar, ax, 0)
+    shp = get_aval(aux0).shape
+    n, m = shp[0], math.prod(shp[1:])
+    if n == 0 or m == 0:
+        raise ValueError("unique: size= with axis= needs slices with elements")
+    it = _index_dtype()
+    rows = reshape(aux0, (n, m))
+    perm = lexsort([rows[:, j] for j in reversed(range(m))])
+    aux = take(aux0, perm, axis=0)
+    srt = take(rows, perm, axis=0)
+    neq = not_equal(srt[1:], srt[:-1])
+    if equal_nan and dtypes.is_inexact(get_aval(srt).dtype):
+        neq = logical_and(neq, logical_not(logical_and(isnan(srt[1:]), isnan(srt[:-1]))))
+    first = concatenate([asarray(np.ones(1, bool)), _any(neq, axis=1)])
+    ind, valid = _compact(arange(n, dtype=it), first, size, 0)
+    values = take(aux, ind, axis=0)
+    if fill_value is not None:
+        keep = reshape(valid, (size,) + (1,) * (len(shp) - 1))
+        values = where(keep, values, cast(asarray(fill_value), get_aval(values).dtype))
+    inverse = zeros(n, it).at[perm].set(subtract(cumsum(cast(first, it)), 1))
+    ends, _ = _compact(arange(n, dtype=it), first, size + 1, 0)
+    ends = where(not_equal(ends[1:], 0), ends[1:], n)
+    counts = subtract(ends, concatenate([asarray(np.zeros(1, it)), ends[:-1]]))
+    return moveaxis(values, 0, ax), take(perm, ind), inverse, counts
+
+
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True,
            size: int | None = None, fill_value: Any = None, sorted: bool = True) -> Any:  # noqa: A002
@@ -304,9 +357,13 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
         ax = None if axis is None else canonical_axis(axis, get_aval(ar).ndim)
         values, index, inverse, counts = _unique_host(ar, ax, equal_nan)
     else:
-        if axis is not None:
-            raise ValueError("unique: size= is supported with axis=None only")
-        values, index, inverse, counts = _unique_sized(ar, equal_nan, size, fill_value)
+        size = operator.index(size)
+        if axis is None:
+            values, index, inverse, counts = _unique_sized(ar, equal_nan, size, fill_value)
+        else:
+            ax = canonical_axis(axis, get_aval(ar).ndim)
+            values, index, inverse, counts = _unique_sized_axis(ar, ax, equal_nan, size,
+                                                                fill_value)
     if axis is None and get_aval(ar).ndim and return_inverse:
         inverse = reshape(inverse, get_aval(ar).shape)
     extra = [x for flag, x in ((return_index, index), (return_inverse, inverse),
@@ -412,6 +469,10 @@ def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = No
     """
     check_arraylike("union1d", ar1, ar2)
     ar1, ar2 = promote_args(ar1, ar2)
+    if size is None:
+        for a in (ar1, ar2):
+            if isinstance(a, Tracer):
+                host_value(a, "union1d")  # (JAX's error names union1d and the argument)
     return unique(concatenate([ravel(ar1), ravel(ar2)]), size=size, fill_value=fill_value)
 
 

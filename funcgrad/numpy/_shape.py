@@ -18,7 +18,7 @@ import numpy as np
 from funcgrad import dtypes
 from funcgrad.array import wrap
 from funcgrad.core import Tracer, get_aval
-from funcgrad.errors import ShapeError
+from funcgrad.errors import ConcretizationTypeError, ShapeError
 from funcgrad.numpy._core import (
     asarray,
     broadcast_shapes,
@@ -31,7 +31,6 @@ from funcgrad.numpy._core import (
     promote_args,
 )
 from funcgrad.primitives import structural as S
-from funcgrad.source_info import user_frame
 
 
 def _arr(a: Any) -> Any:
@@ -75,7 +74,8 @@ def size(a: Any, axis: int | None = None) -> int:
     return math.prod(s) if axis is None else s[canonical_axis(axis, len(s))]
 
 
-def _resolve_shape(newshape: Any, total: int) -> tuple[int, ...]:
+def _resolve_shape(newshape: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
+    total = math.prod(shape)
     if isinstance(newshape, (int, np.integer)):
         newshape = (int(newshape),)
     elif getattr(newshape, "ndim", None) == 0:
@@ -88,16 +88,19 @@ def _resolve_shape(newshape: Any, total: int) -> tuple[int, ...]:
                         + "".join(d._origin_msg() for d in newshape if isinstance(d, Tracer)))
     dims = [operator.index(d) for d in newshape]
     if dims.count(-1) > 1:
-        raise ShapeError(f"can only specify one unknown dimension in {tuple(dims)}")
+        raise ShapeError("can only specify one unknown axis size with a `-1` value, got "
+                         f"{tuple(dims)}")
     if -1 in dims:
         known = math.prod([d for d in dims if d != -1])
         if known == 0 or total % known:
-            raise ShapeError(f"cannot reshape an array of size {total} into {tuple(dims)} "
-                             f"(at {user_frame()})")
+            raise ShapeError(
+                f"cannot reshape array of shape {shape} (size {total}) into shape "
+                f"{tuple(dims)} because the product of specified axis sizes ({known}) does "
+                f"not evenly divide {total}")
         dims[dims.index(-1)] = total // known
     if math.prod(dims) != total:
-        raise ShapeError(f"cannot reshape an array of size {total} into shape {tuple(dims)} "
-                         f"(at {user_frame()})")
+        raise ShapeError(f"cannot reshape array of shape {shape} (size {total}) into shape "
+                         f"{tuple(dims)} (size {math.prod(dims)})")
     return tuple(dims)
 
 
@@ -115,7 +118,7 @@ def reshape(a: Any, newshape: Any, order: str = "C") -> Any:
     if order not in ("C", "F"):
         raise ValueError(f"Unexpected value for 'order' argument: {order}.")
     a = _arr(a)
-    shape = _resolve_shape(newshape, get_aval(a).size)
+    shape = _resolve_shape(newshape, get_aval(a).shape)
     if order == "F":  # column-major: reverse the axes on both sides
         return transpose(S.reshape(transpose(a), shape[::-1]))
     return S.reshape(a, shape)
@@ -154,7 +157,9 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     else:
         perm = tuple(canonical_axis(x, nd) for x in axes)
         if sorted(perm) != list(range(nd)):
-            raise ShapeError(f"axes {tuple(axes)} do not match an array of rank {nd}")
+            raise ShapeError("transpose permutation isn't a permutation of operand dimensions, "
+                             f"got permutation {tuple(axes)} for operand shape "
+                             f"{get_aval(a).shape}.")
     return S.transpose(a, perm)
 
 
@@ -227,6 +232,10 @@ def expand_dims(a: Any, axis: Any) -> Any:
         check_arraylike("expand_dims", a)
     a = _arr(a)
     out_nd = get_aval(a).ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1)
+    if isinstance(axis, (tuple, list)):
+        axes = [canonical_axis(x, out_nd) for x in axis]
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"repeated axis in lax.expand_dims: {tuple(axis)}")
     return S.expand_dims(a, canonical_axes(axis, out_nd))
 
 
@@ -393,11 +402,16 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     for a in arrs:
         if get_aval(a).ndim != nd:
             raise ShapeError(
-                "concatenate: all the input arrays must have the same number of dimensions, "
-                "got shapes "
-                f"{[get_aval(x).shape for x in arrs]} (at {user_frame()})"
-            )
-    return S.concatenate(arrs, canonical_axis(axis, nd))
+                "Cannot concatenate arrays with different numbers of dimensions: got "
+                + ", ".join(str(get_aval(x).shape) for x in arrs) + ".")
+    ax = canonical_axis(axis, nd)
+    shapes = [get_aval(x).shape for x in arrs]
+    if any(s[:ax] + s[ax + 1:] != shapes[0][:ax] + shapes[0][ax + 1:] for s in shapes):
+        raise ShapeError(
+            "Cannot concatenate arrays with shapes that differ in dimensions other than the "
+            f"one being concatenated: concatenating along dimension {ax} for shapes "
+            + ", ".join(map(str, shapes)) + ".")
+    return S.concatenate(arrs, ax)
 
 
 def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
@@ -734,21 +748,27 @@ def _repeat_counts(a: Any, repeats: Any, ax: int, total: int | None) -> Any:
     from funcgrad.numpy._indexing import take  # noqa: PLC0415 - _indexing imports us
 
     n = get_aval(a).shape[ax]
-    try:
-        counts = np.broadcast_to(np.asarray(repeats).astype(np.int64), (n,))
-    except Exception as e:
-        if total is None:
-            raise ShapeError("repeat with traced per-element repeats needs "
-                             "total_repeat_length (the result's static length)") from e
-        return take(a, _repeat_pattern_traced(repeats, n, total), axis=ax)
+    if isinstance(repeats, Tracer):
+        if repeats.concrete_value() is None and total is not None:
+            return take(a, _repeat_pattern_traced(repeats, n, total), axis=ax)
+        repeats = repeats._concrete(_REPEAT_STATIC, ConcretizationTypeError)
+    # (NumPy's broadcast error for counts of another length, as JAX's.)
+    counts = np.broadcast_to(np.ravel(np.asarray(repeats)).astype(np.int64), (n,))
     if total is None:
-        idx = np.repeat(np.arange(n), counts)
-    else:
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        marks = np.zeros(total, np.int64)
-        np.add.at(marks, starts[(starts >= 0) & (starts < total)], 1)
-        idx = np.cumsum(marks) - 1
+        total = int(counts.sum())
+    # JAX's pattern: a mark at each element's start (negative starts index from the end,
+    # as ``.at[]``; those past the end dropped), cumulated.
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    starts = np.where(starts < 0, starts + total, starts)
+    marks = np.zeros(max(total, 0), np.int64)
+    np.add.at(marks, starts[(starts >= 0) & (starts < total)], 1)
+    idx = np.cumsum(marks) - 1
     return take(a, idx.astype(np.int64), axis=ax)
+
+
+_REPEAT_STATIC = ("When jit-compiling jnp.repeat, the total number of repeats must be static. "
+                  "To fix this, either specify a static value for `repeats`, or pass a static "
+                  "value to `total_repeat_length`.")
 
 
 def _repeat_pattern_traced(repeats: Any, n: int, total: int) -> Any:

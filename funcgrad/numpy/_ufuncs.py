@@ -57,7 +57,7 @@ def _binary(name: str, prim: Primitive, what: str, *, inexact: bool = False,
         if fast is not None:
             return prim.bind(*fast)
         check_arraylike(error_name or name, x, y)
-        x, y = promote_inexact(x, y) if inexact else promote_args(x, y)
+        x, y = promote_inexact(x, y, names="xy") if inexact else promote_args(x, y, names="xy")
         x, y = broadcast_args(x, y, where=name)
         return prim.bind(x, y)
 
@@ -673,15 +673,15 @@ def power(x: Any, y: Any) -> Any:
     if type(y) is int:
         (x,) = _numeric(*promote_args(x))
         return E.integer_pow_p.bind(x, y=y)
-    xp, yp = _numeric(*promote_args(x, y))
+    xp, yp = _numeric(*promote_args(x, y, names="xy"))
     xa = get_aval(xp)
     if xa.dtype.kind in "iu":
-        return _pow_int_int(*broadcast_args(xp, yp, keep_scalars=False))
+        return _pow_int_int(*broadcast_args(xp, yp, keep_scalars=False, where="power"))
     if get_aval(y).dtype.kind in "iu" and dtypes.is_inexact(get_aval(x).dtype):
         # JAX: lax.pow of the unpromoted operands, so the derivative at a zero exponent
         # is 0 (not NaN) where the base is 0.
-        return E._lax_pow(*broadcast_args(x, y))
-    return E.pow_p.bind(*broadcast_args(xp, yp))
+        return E._lax_pow(*broadcast_args(x, y, where="power"))
+    return E.pow_p.bind(*broadcast_args(xp, yp, where="power"))
 
 
 def float_power(x: Any, y: Any) -> Any:

@@ -179,7 +179,7 @@ def _pure_batch(args: Sequence[Any], dims: Sequence[int | None], *,
         raise NotImplementedError(
             "vmap is only supported for the pure_callback primitive when vmap_method is one "
             "of 'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
-            f"'legacy_vectorized'. Got vmap_method=None (at {user_frame()}).")
+            "'legacy_vectorized'. Got vmap_method=None.")
     if vmap_method in ("sequential", "sequential_unrolled"):
         if size == 0:
             return [full((0, *av.shape), 0, av.dtype) for av in result_avals], \

@@ -354,6 +354,22 @@ def _unary(lax_name: str, kinds: str) -> Any:
     return op
 
 
+_ARRAY_OPERATORS = {**{d: n for d, (n, _) in _BINARY.items()},
+                    **{d: n for d, (n, _) in _COMPARE.items()}, "eq": "equal", "ne": "not_equal"}
+
+
+def _from_array(self: KeyArray, dunder: str, array: Any) -> Any:
+    """``array <op> keys`` (``dunder`` is the Array's operator): JAX's TypeError naming
+    the operands in the order written."""
+    d = dunder.strip("_")
+    reflected = d.startswith("r") and d[1:] in _BINARY
+    name = _ARRAY_OPERATORS.get(d[1:] if reflected else d)
+    if name is None:
+        return NotImplemented
+    raise _not_accepted(name, *((self, array) if reflected else (array, self)))
+
+
+setattr(KeyArray, "_from_array", _from_array)  # noqa: B010 - installed like the others
 for _d, (_name, _both) in _BINARY.items():
     _op, _rop = _binary(_d, _name, _both)
     setattr(KeyArray, f"__{_d}__", _op)

@@ -98,6 +98,11 @@ class PRNGKeyArray(HasShape, Array):
         return KEY_DTYPE
 
     @property
+    def committed(self) -> bool:
+        """Whether the key data was placed on its device by name (see ``Array.committed``)."""
+        return bool(self._data.committed)
+
+    @property
     def itemsize(self) -> int:
         return 8
 

@@ -708,3 +708,13 @@ __all__ = [
     "polygamma", "rel_entr", "sici", "softmax", "spence", "sph_harm_y", "wofz", "xlog1py",
     "xlogy", "zeta",
 ]
+
+
+def __dir__() -> list[str]:
+    """What ``dir()`` lists, as JAX's module: the public names and the module's own
+    attributes, not the imports and helpers this file uses."""
+    return sorted({*__all__, *(n for n in globals() if n in _MODULE_ATTRS)})
+
+
+_MODULE_ATTRS = frozenset({"__builtins__", "__cached__", "__doc__", "__file__", "__loader__",
+                           "__name__", "__package__", "__spec__"})

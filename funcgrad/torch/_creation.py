@@ -157,8 +157,10 @@ def _visit_kinds(x: Any, kinds: set[str]) -> None:
         kinds.add("f")
     elif isinstance(x, builtins.complex):
         kinds.add("c")
-    else:
+    elif isinstance(x, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    else:
+        raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
 
 
 def _infer_dtype(data: Any) -> D.dtype:
@@ -418,6 +420,9 @@ def _full(shape: tuple[builtins.int, ...], value: Any, dt: D.dtype, device: Any,
         return _make(MetaBuffer(shape, dt.np), device, requires_grad)
     if type(value) is builtins.int and value < 0 and dt.np.kind == "u":
         value %= 1 << (8 * dt.np.itemsize)  # (C++'s wrap, which PyTorch's check allows)
+    if type(value) is builtins.complex and dt.np.kind != "c":
+        # (checked already: a real dtype takes no imaginary part; a bool, any nonzero one)
+        value = builtins.bool(value) if dt is D.bool else value.real
     index = _gpu_index(device)
     if index is not None and dt is not D.bfloat16:
         # Filled on the device (CuPy's bfloat16 fill is not relied on: that one is uploaded).

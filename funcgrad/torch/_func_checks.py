@@ -234,3 +234,66 @@ def check_vmap(func: Any, in_dims: Any, out_dims: Any, args: tuple[Any, ...]) ->
     if any(s != sizes[0] for s in sizes):
         raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
                          f"dimension, got sizes {sizes} for the mapped dimension")
+
+
+def pprint(tree: Any) -> str:
+    """PyTorch's ``treespec_pprint`` of a tree's structure: ``(*, {'b': *})``."""
+    if isinstance(tree, tuple):
+        body = ", ".join(pprint(x) for x in tree)
+        return f"({body},)" if len(tree) == 1 else f"({body})"
+    if isinstance(tree, list):
+        return "[" + ", ".join(pprint(x) for x in tree) + "]"
+    if isinstance(tree, dict):
+        return "{" + ", ".join(f"{k!r}: {pprint(v)}" for k, v in tree.items()) + "}"
+    return "*"
+
+
+def _same_structure(a: Any, b: Any) -> bool:
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(
+            _same_structure(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(
+            _same_structure(a[k], b[k]) for k in a)
+    return not isinstance(b, (tuple, list, dict))
+
+
+def cotangents(ct: Any, out: Any) -> Any:
+    """``vjp_fn``'s cotangents checked against the outputs as PyTorch checks them (the
+    structure first, then ``autograd.grad``'s checks of each ``grad_output``), None taken as
+    ones for a one-element output and each Tensor cast to its output's dtype."""
+    if not _same_structure(ct, out):
+        raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
+                           "structure of outputs to the function. cotangents: "
+                           f"{pprint(ct)}, primal output: {pprint(out)}")
+    grads, outs = leaves(ct), leaves(out)
+    ready = []
+    for g, o in zip(grads, outs):
+        if g is None:
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            ready.append(o.new_ones(o.shape).detach())
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+        # PyTorch's messages find the index with list.index (so a Tensor's == can raise)
+        if tuple(g.shape) != tuple(o.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{grads.index(g)}] has a shape "
+                               f"of {g.shape} and output[{outs.index(o)}] has a shape of "
+                               f"{o.shape}.")
+        if g.dtype.is_complex != o.dtype.is_complex:
+            raise RuntimeError("For complex Tensors, both grad_output and output are required "
+                               "to have the same dtype. Mismatch in dtype: grad_output["
+                               f"{grads.index(g)}] has a dtype of {g.dtype} and output["
+                               f"{outs.index(o)}] has a dtype of {o.dtype}.")
+        ready.append(g if g.dtype == o.dtype else g.to(o.dtype))
+    return _rebuilt(ct, iter(ready))
+
+
+def _rebuilt(tree: Any, it: Any) -> Any:
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_rebuilt(x, it) for x in tree)
+    if isinstance(tree, dict):
+        return {k: _rebuilt(v, it) for k, v in tree.items()}
+    return next(it)

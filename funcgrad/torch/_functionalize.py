@@ -123,7 +123,7 @@ class Tracker:
         if out is base or op == "Index":  # advanced indexing copies, as in PyTorch
             return
         traced = isinstance(out._data, Tracer) or isinstance(base._data, Tracer)
-        if not traced and not out._is_view:
+        if not traced and not out._view_flag:
             return  # a concrete copy (NumPy said the memory is not shared)
         parent = self._views.get(id(base))
         if parent is not None and parent.ref() is not base:

@@ -121,12 +121,44 @@ def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def _tensor_list(name: str, tensors: Any, *, nonempty: builtins.bool = True) -> list[Tensor]:
+    """PyTorch's parsing of a ``tensors`` argument: a list or tuple of Tensors (a non-empty
+    one for the ``stack`` family)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {_type_name(tensors)}")
+    for k, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got "
+                            f"{_type_name(t)}")
+    if nonempty and not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return list(tensors)
+
+
+def _int_arg(name: str, arg: str, value: Any) -> builtins.int:
+    """PyTorch's parsing of an ``int`` argument (a bool or a float is refused)."""
+    if isinstance(value, Tensor) and value.numel() == 1 and not (
+            value.dtype.is_floating_point or value.dtype.is_complex):
+        return builtins.int(value.item())
+    if isinstance(value, (builtins.bool, np.bool_)) or not isinstance(
+            value, (builtins.int, np.integer)):
+        raise TypeError(f"{name}(): argument '{arg}' must be int, not {_type_name(value)}")
+    return builtins.int(value)
+
+
 def cat(tensors: Sequence[Any], dim: builtins.int = 0, *, out: Any = None) -> Tensor:
     """Concatenate along ``dim`` (dtypes promote as in PyTorch)."""
+    tensors = _tensor_list("cat", tensors, nonempty=False)
+    dim = _int_arg("cat", "dim", dim)
     if out is not None:
         return cast(Tensor, write_out("cat", out, cat(tensors, dim), tensors))
     if not builtins.len(tensors):
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for k, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be "
+                               "concatenated")
     ts = [t for t in tensors if not (isinstance(t, Tensor) and t.shape == (0,))] or \
         list(tensors)
     if ts and builtins.all(isinstance(t, Tensor) for t in ts):
@@ -151,6 +183,8 @@ concat = concatenate = cat
 
 def stack(tensors: Sequence[Any], dim: builtins.int = 0, *, out: Any = None) -> Tensor:
     """Stack along a new axis ``dim``."""
+    tensors = _tensor_list("stack", tensors)
+    dim = _int_arg("stack", "dim", dim)
     if out is not None:
         return cast(Tensor, write_out("stack", out, stack(tensors, dim), tensors))
     for k, t in enumerate(tensors[1:], 1):
@@ -172,11 +206,19 @@ def stack(tensors: Sequence[Any], dim: builtins.int = 0, *, out: Any = None) -> 
 
 
 def hstack(tensors: Sequence[Any]) -> Tensor:
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    ts = [t.reshape(1) if t.ndim == 0 else t for t in _tensor_list("hstack", tensors)]
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Sequence[Any]) -> Tensor:
-    return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
+    return vstack_as("vstack", tensors)
+
+
+def vstack_as(name: str, tensors: Sequence[Any]) -> Tensor:
+    """``vstack`` under the name ``name`` (``row_stack``: its type errors name it, its empty
+    list error names ``vstack``)."""
+    ts = _tensor_list("vstack", _tensor_list(name, tensors, nonempty=False))
+    return cat([t.reshape(1, -1) if t.ndim <= 1 else t for t in ts], 0)
 
 
 def is_tensor(obj: Any) -> builtins.bool:
@@ -202,7 +244,7 @@ def _need_tensor(name: str, input: Any) -> Tensor:  # noqa: A002 - PyTorch's nam
 
 def _type_name(x: Any) -> str:
     t = type(x)
-    if t.__module__ == "builtins":
+    if t.__module__ == "builtins" or isinstance(x, Tensor):
         return t.__name__
     return f"{t.__module__.split('.')[0]}.{t.__name__}"
 

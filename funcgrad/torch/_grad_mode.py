@@ -197,6 +197,12 @@ def is_recording() -> bool:
 # How many torch.func transforms (grad, vmap, jacrev...) are running the user's function
 # now: PyTorch refuses backward() there.
 FUNCTORCH_DEPTH = [0]
+# How many reverse-mode torch.func transforms (grad, grad_and_value, vjp, jacrev) are
+# running the user's function now. They run it with grad mode on, as PyTorch's do (a
+# no_grad around the transform does not reach inside), so grad mode off there is a no_grad
+# of the function's own, which reverse transforms respect (forward mode ignores it, as
+# PyTorch's jvp and jacfwd do): the operations under it see their inputs as constants.
+REVERSE_DEPTH = [0]
 # The torch.func transforms running now, innermost last: their kind ("grad" for grad, vjp,
 # jvp, jacrev..., or "vmap") and the epoch they began. Every Tensor records the epoch it
 # was made in (``_born``), so those made before a grad transform began are the ones it

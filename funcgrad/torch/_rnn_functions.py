@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -56,7 +56,7 @@ def _run(mode: str, x: Any, h0: Any, c0: Any, params: Sequence[Tensor],
          lengths: np.ndarray | None) -> tuple[Any, Any, Any]:
     """The recurrence over ``x`` of shape ``(L, N, H_in)``: ``(output, h_n, c_n)``."""
     from funcgrad.torch.nn._apply import data, keep_mask, on_device_of, op  # noqa: PLC0415
-    from funcgrad.torch.nn.rnn import _run_layers  # noqa: PLC0415
+    from funcgrad.torch.nn.rnn import _autocast_low, _onednn_lstm, _run_layers  # noqa: PLC0415
 
     dirs = 2 if bidirectional else 1
     groups = num_layers * dirs
@@ -79,18 +79,29 @@ def _run(mode: str, x: Any, h0: Any, c0: Any, params: Sequence[Tensor],
         masks.append(on_device_of(np.zeros(mshape, dt), x) if dropout >= 1.0 else
                      (keep_mask(mshape, dropout, data(x)) * (1.0 / (1.0 - dropout))).astype(dt))
 
-    def impl(xv: Any, h0v: Any, c0v: Any, ws: list[list[Any]]) -> Any:
-        return _run_layers(mode, xv, h0v, c0v, ws, num_layers, dirs, lengths, masks)
-
     w_hr = weights[0][4]
     mkldnn = mode == "LSTM" and w_hr is None and x.dtype in (D.float32, D.bfloat16)
-    out, h, c = op("MkldnnRnnLayer" if mkldnn else "Stack", impl, x, h0, c0, weights)
-    if mkldnn:
-        # PyTorch's oneDNN LSTM stacks the layers' final states itself.
-        from funcgrad.torch._functions import stack  # noqa: PLC0415
 
-        h, c = stack(h.unbind(0)), stack(c.unbind(0))
-    return out, h, c
+    def layers(xt: Any, h0t: Any, c0t: Any, wt: list[list[Any]], kind: str,
+               low: str | None) -> tuple[Any, Any, Any]:
+        # ``low``: the CPU autocast region's dtype, where PyTorch's cells run their
+        # products (``kind`` ONEDNN: oneDNN's low-precision LSTM), as nn.RNNBase's.
+        def impl(xv: Any, h0v: Any, c0v: Any, ws: list[list[Any]]) -> Any:
+            return _run_layers(kind, xv, h0v, c0v, ws, num_layers, dirs, lengths, masks, low)
+
+        out, h, c = op("MkldnnRnnLayer" if mkldnn else "Stack", impl, xt, h0t, c0t, wt)
+        if mkldnn:
+            # PyTorch's oneDNN LSTM stacks the layers' final states itself.
+            from funcgrad.torch._functions import stack  # noqa: PLC0415
+
+            h, c = stack(h.unbind(0)), stack(c.unbind(0))
+        return out, h, c
+
+    if mkldnn and lengths is None:
+        # oneDNN's layer (``mkldnn_rnn_layer``, on autocast's lists) runs a padded LSTM.
+        return cast(tuple[Any, Any, Any],
+                    _onednn_lstm(x, h0, c0, [t for w in weights for t in w], layers))
+    return layers(x, h0, c0, weights, mode, _autocast_low(x))
 
 
 def _finish(out: Any, bidirectional: builtins.bool) -> Any:

@@ -175,7 +175,7 @@ class Tensor:
     """An array with PyTorch's autograd semantics (leaf/non-leaf, ``.grad``, ``backward``)."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_out_index", "_vc",
-                 "_hooks", "_accum", "_is_view", "_view_base", "_inference", "_born",
+                 "_hooks", "_accum", "_view_flag", "_view_base", "_inference", "_born",
                  "_function_view", "__weakref__")
     __array_priority__ = 2000
     __array_ufunc__ = None
@@ -195,7 +195,7 @@ class Tensor:
         # one is registered (_hook_list).
         self._hooks: list[Any] | tuple[()] = ()
         self._accum: weakref.ref[AccumulateGrad] | None = None
-        self._is_view = False
+        self._view_flag = False
         self._view_base: Tensor | None = None
         self._inference = _grad_mode._mode.inference
         self._born = _grad_mode.EPOCH[0]
@@ -213,7 +213,7 @@ class Tensor:
         t._vc = [0]
         t._hooks = ()
         t._accum = None
-        t._is_view = False
+        t._view_flag = False
         t._view_base = None
         t._inference = _grad_mode._mode.inference
         t._born = _grad_mode.EPOCH[0]
@@ -224,7 +224,11 @@ class Tensor:
     @property
     def _base(self) -> Tensor | None:
         """The tensor this one is a view of (the root of a chain of views), or None."""
-        return self._view_base if self._is_view else None
+        return self._view_base if self._view_flag else None
+
+    def _is_view(self) -> builtins.bool:
+        """Whether this tensor is a view of another (``_base`` is set)."""
+        return self._view_flag
 
     @property
     def grad(self) -> Tensor | None:
@@ -379,7 +383,9 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same data (shared, with the version counter), cut from the graph."""
-        t = Tensor._from_data(self._data)
+        d = self._data
+        # Under a torch.func transform the data is the transform's value: cut it there too.
+        t = Tensor._from_data(lax.stop_gradient(d) if isinstance(d, Tracer) else d)
         t._vc = self._vc
         t._inference = self._inference
         t._born = self._born  # (the same tensor to a torch.func transform)
@@ -388,7 +394,7 @@ class Tensor:
     def detach_(self) -> Tensor:
         """Cut this tensor from the graph, in place (it becomes a leaf); a view refuses, as
         in PyTorch."""
-        if self._is_view:
+        if self._view_flag:
             raise RuntimeError(_DETACH_VIEW)
         self.grad_fn = None
         self._requires_grad = False
@@ -508,6 +514,9 @@ class Tensor:
         if self.device.type != "cpu":
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
+        if self.dtype.name == "bfloat16":
+            # NumPy has no such dtype: PyTorch refuses it.
+            raise TypeError(f"Got unsupported ScalarType {_CPP[self.dtype.name]}")
         return self._host()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -546,12 +555,14 @@ class Tensor:
         _refuse_batched(self, "vmap: It looks like you're attempting to use a Tensor in some "
                         "data-dependent control flow. We don't support that yet, please file an "
                         "issue at https://github.com/pytorch/pytorch/issues .")
+        if self.numel() == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
         if self.numel() != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return builtins.bool(self.item())
 
     def __index__(self) -> builtins.int:
-        if self.dtype.is_floating_point or self.dtype.is_complex:
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
         return operator.index(self.item())
@@ -666,7 +677,7 @@ class Tensor:
             out = apply_op("ToCopy", lambda x: fnp.astype(fnp.astype(x, np.float32), dt.np),
                            self)
         else:
-            out = apply_op("ToCopy", lambda x: fnp.astype(x, dt.np), self)
+            out = apply_op("ToCopy", lambda x: cast_values(x, dt.np), self)
         return out._relaid(self, None)
 
     def _converted(self, dt: D.dtype, memory_format: Any = None) -> Tensor:
@@ -773,7 +784,7 @@ class Tensor:
         # PyTorch refuses an inference tensor's in-place update only when bumping its
         # version, after its kernel wrote the values: the write happens, then the error.
         inference_write = self._inference and not _grad_mode._mode.inference
-        base = self._view_base if self._is_view else None
+        base = self._view_base if self._view_flag else None
         if inference_write and base is not None and not base._inference:
             # A view made in inference mode of a normal tensor is a normal tensor to
             # PyTorch: written freely, unless grad is recorded for its base.
@@ -791,9 +802,9 @@ class Tensor:
             isinstance(o, Tensor) and o._requires_grad for o in others))
         if tracked:
             _check_function_view(self)
-        if tracked and self._is_view:
+        if tracked and self._view_flag:
             _check_multi_output_view(self)
-        if grad_on and self._is_view:
+        if grad_on and self._view_flag:
             rec = _functionalize.eager_record(self)
             if rec is not None and rec.no_grad and rec.root._requires_grad:
                 raise RuntimeError(_NO_GRAD_VIEW)
@@ -804,7 +815,7 @@ class Tensor:
                 raise RuntimeError(_NO_GRAD_VIEW)
         view_of: Any = None
         if tracked:
-            if self._is_view:
+            if self._view_flag:
                 view_of = _eager_view_root(self, op)
             # The recorded operation keeps the old values: its backward may need them.
             src = self._snapshot()
@@ -863,7 +874,7 @@ class Tensor:
         """PyTorch's refusal to write, inside a grad transform (grad, vjp, jvp, jacrev...),
         into a tensor the function captured (made before the transform began): the write
         would leak the transform's values into it."""
-        root = self._view_base if self._is_view and self._view_base is not None else self
+        root = self._view_base if self._view_flag and self._view_base is not None else self
         if isinstance(self._data, Tracer) or getattr(root, "_born", 0) >= epoch:
             return
         raise RuntimeError(
@@ -893,12 +904,16 @@ class Tensor:
         return self.div_(other)
 
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
+        if not (type(alpha) is builtins.int and alpha == 1):
+            alpha = check_alpha(result_dtype(self, other), alpha)
         cplx = self.dtype.is_complex
         return self._inplace("Add", lambda a, b: _arith(_plain.add, a,
                                                         _scaled(b, alpha, cplx)), other)
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
         check_bool_subtraction(self, other)
+        if not (type(alpha) is builtins.int and alpha == 1):
+            alpha = check_alpha(result_dtype(self, other), alpha)
         cplx = self.dtype.is_complex
         return self._inplace("Sub", lambda a, b: _arith(_plain.subtract, a,
                                                         _scaled(b, alpha, cplx)), other)
@@ -919,8 +934,17 @@ class Tensor:
                              other)
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        if _tensor_bounds("clamp_", min, max):
+        tensors = _tensor_bounds("clamp_", min, max)
+        res = result_dtype(self, *(b for b in (min, max) if b is not None))
+        if tensors:
+            check_result_cast(res, self.dtype)
             return self._inplace("Clamp", clamp_tensors, min, max)
+        if D.category(res) > D.category(self.dtype):
+            # The Scalar overload's check names the tensor's C++ type.
+            raise RuntimeError(f"result type {_CPP[res.name]} can't be cast to the desired "
+                               f"output type {cpp_type_name(self.dtype)}")
+        _check_int_value(min, self.dtype)
+        _check_int_value(max, self.dtype)
         return self._inplace("Clamp:1", lambda a: _clamp(a, min, max))
 
     clip_ = clamp_
@@ -935,14 +959,14 @@ class Tensor:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
         _check_int_value(value, self.dtype)
-        return self._inplace("Fill", lambda a, v: fnp.where(True, fnp.astype(v, a.dtype), a),
+        return self._inplace("Fill", lambda a, v: fnp.where(True, cast_values(v, a.dtype), a),
                              value)
 
     def copy_(self, src: Any, non_blocking: builtins.bool = False) -> Tensor:
         if isinstance(src, Tensor) and src.device != self.device:
             src = src.to(self.device)
-        return self._inplace("CopyBackwards", lambda a, s: fnp.broadcast_to(fnp.astype(s, a.dtype),
-                                                                   a.shape), src)
+        return self._inplace("CopyBackwards", lambda a, s: fnp.broadcast_to(
+            cast_values(s, a.dtype), a.shape), src)
 
     def uniform_(self, a: builtins.float = 0.0, b: builtins.float = 1.0, *,
                  generator: Any = None) -> Tensor:
@@ -1001,7 +1025,7 @@ class Tensor:
         _check_index_bounds(self, idx, shape)
         # PyTorch: advanced indexing of a tensor that is not a view is index_put_ (a scalar
         # bool's goes through the unsqueezed view: CopySlices).
-        op = "IndexPut" if _advanced(idx) and not self._is_view and lifted is None \
+        op = "IndexPut" if _advanced(idx) and not self._view_flag and lifted is None \
             else "CopySlices"
         if _advanced(idx) and lifted is None:
             items = idx if isinstance(idx, tuple) else (idx,)
@@ -1025,7 +1049,7 @@ class Tensor:
         if not _advanced(idx):
             if _internal_overlap(self._data) and _internal_overlap(self._data[idx]):
                 raise RuntimeError(_functionalize.OVERLAP)  # copy_ into the indexed view
-            if self._is_view and is_grad_enabled() and (self._requires_grad or (
+            if self._view_flag and is_grad_enabled() and (self._requires_grad or (
                     isinstance(value, Tensor) and value._requires_grad)):
                 # The write goes into the indexed view of this one (select, slice...).
                 _check_multi_output_view(self, _basic_index_name(idx, self.shape), 0)
@@ -1035,6 +1059,9 @@ class Tensor:
             while lead < value.ndim and value.shape[lead] == 1:
                 lead += 1
             value = value.reshape(tuple(value.shape)[lead:])
+        if self.dtype is not D.float16 and self.dtype is not D.bfloat16:
+            # (PyTorch writes a number into a half type unchecked: 1e5 becomes inf)
+            _check_int_value(value, self.dtype)
         try:
             if lifted is None:
                 self._inplace(op, lambda a, v: _put(a, idx, v), value, through_view=True)
@@ -1123,6 +1150,10 @@ class Tensor:
                 raise RuntimeError(f"invalid shape dimension {builtins.int(d)} at index {k} of "
                                    f"shape {[builtins.int(e) for e in shp]}")
         n, known = self.numel(), [builtins.int(d) for d in shp if d != -1]
+        if n == 0 and -1 in shp and math.prod(known) == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shp)} "
+                               "because the unspecified dimension size -1 can be any value "
+                               "and is ambiguous")
         if (-1 not in shp and math.prod(known) != n) or (
                 -1 in shp and (math.prod(known) == 0 or n % math.prod(known))):
             raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {n}")
@@ -1288,7 +1319,7 @@ class Tensor:
             # ``t[i]`` with nothing to record (what a Dataset does per sample): NumPy's view,
             # sharing the version counter as every view does.
             out = Tensor._from_data(data[idx, ...])
-            out._vc, out._is_view = self._vc, True
+            out._vc, out._view_flag = self._vc, True
             out._view_base = self if self._view_base is None else self._view_base
             return out
         idx = _unwrap_index(_check_vmap_masks(_byte_masks(
@@ -1406,7 +1437,17 @@ class Tensor:
         return self._pieces("Unbind", dim, [(i,) for i in range(self.shape[dim])])
 
     def select(self, dim: builtins.int, index: builtins.int) -> Tensor:
-        return self[(slice(None),) * (dim % self.ndim) + (index,)]
+        nd = self.ndim
+        if nd == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        if not -nd <= dim < nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                             f"{nd - 1}], but got {dim})")
+        n = self.shape[dim]
+        if isinstance(index, (builtins.int, np.integer)) and not -n <= index < n:
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"{list(self.shape)} at dimension {dim % nd}")
+        return self[(slice(None),) * (dim % nd) + (index,)]
 
     def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
         n = self.shape[dim]
@@ -1450,6 +1491,7 @@ class Tensor:
 
     def var(self, dim: Any = None, unbiased: Any = True, keepdim: builtins.bool = False,
             correction: Any = None) -> Tensor:
+        _float_only_std_var(self)
         ddof = _ddof(unbiased, correction)
         if _no_dof(self.shape, dim, ddof, "var"):
             return apply_op("Var", lambda x: _var_no_dof(x, _dims(dim), keepdim), self)
@@ -1458,6 +1500,7 @@ class Tensor:
 
     def std(self, dim: Any = None, unbiased: Any = True, keepdim: builtins.bool = False,
             correction: Any = None) -> Tensor:
+        _float_only_std_var(self)
         ddof = _ddof(unbiased, correction)
         if _no_dof(self.shape, dim, ddof, "std"):
             return apply_op("Std", lambda x: _var_no_dof(x, _dims(dim), keepdim), self)
@@ -1536,7 +1579,7 @@ class Tensor:
     @autocast_op("mm")
     def mm(self, other: Any) -> Tensor:
         if self.ndim != 2 or getattr(other, "ndim", 0) != 2:
-            raise RuntimeError("self must be a matrix")
+            raise RuntimeError(f"{'self' if self.ndim != 2 else 'mat2'} must be a matrix")
         return matmul(self, other)
 
     @autocast_op("bmm")
@@ -1549,12 +1592,15 @@ class Tensor:
         if tuple(other.shape[:2]) != (b, m):
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                                f"[{b}, {m}] but got: [{other.shape[0]}, {other.shape[1]}].")
-        if self.dtype is not other.dtype:
+        if self.dtype is not other.dtype or self.dtype is D.bool:
             return matmul(self, other)  # its dtype error
         return apply_op("Bmm", fnp.matmul, self, other)
 
     @autocast_op("mv")
     def mv(self, other: Any) -> Tensor:
+        if self.ndim != 2 or getattr(other, "ndim", 0) != 1:
+            raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self.ndim}, "
+                               f"{getattr(other, 'ndim', 0)}")
         return matmul(self, other)
 
     @autocast_op("dot")
@@ -1566,6 +1612,8 @@ class Tensor:
         msg = _matmul_shape_error(tuple(self.shape), tuple(other.shape))
         if msg is not None:
             raise RuntimeError(msg)
+        if self.dtype is D.bool:
+            raise NotImplementedError("\"dot\" not implemented for 'Bool'")
         return apply_op("Dot", fnp.dot, self, other)
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
@@ -2073,7 +2121,7 @@ def _check_function_view(t: Tensor) -> None:
     ``forward``; marked ``_function_view`` by ``Function.apply``), or of a view of one."""
     index = getattr(t, "_function_view", None)
     if index is None:
-        base = t._view_base if t._is_view else None
+        base = t._view_base if t._view_flag else None
         if base is None or getattr(base, "_function_view", None) is None:
             return
         index = 0
@@ -2376,12 +2424,38 @@ def _with_dim(op: str, dim: Any) -> str:
     return op if dim is None else op + ":1"
 
 
+def _float_only_std_var(t: Tensor) -> None:
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+
+
 def _dims(dim: Any) -> Any:
     """A reduction's ``dim`` as numpy's axis: an empty list or tuple reduces over every
     dimension, as in PyTorch (``x.sum(dim=[])`` is the total)."""
     if isinstance(dim, (list, tuple)):
+        for k, d in enumerate(dim):
+            if d in dim[:k]:
+                # (PyTorch's dim_list_to_bitset; a dimension named twice by opposite signs
+                # reaches the engine's own error)
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         return tuple(dim) or None
     return dim
+
+
+def check_alpha(dt: D.dtype, alpha: Any) -> Any:
+    """PyTorch's alpha_check of add's and sub's ``alpha`` for the result dtype ``dt``;
+    returns alpha as that dtype's arithmetic takes it (a bool for a bool result)."""
+    a = alpha.item() if isinstance(alpha, Tensor) else alpha
+    if isinstance(a, (builtins.bool, np.bool_)) and dt is not D.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not (dt.is_floating_point or dt.is_complex) and not isinstance(
+            a, (builtins.int, np.integer, np.bool_)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if not dt.is_complex and isinstance(a, (builtins.complex, np.complexfloating)):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
+                           "complex number.")
+    return builtins.bool(a) if dt is D.bool else alpha
 
 
 def _scaled(b: Any, alpha: Any, cplx: builtins.bool = False) -> Any:
@@ -2410,10 +2484,13 @@ def _tensor_bounds(name: str, lo: Any, hi: Any) -> builtins.bool:
 
 
 def _clamp(x: Any, lo: Any, hi: Any) -> Any:
+    # A NaN bound makes every entry NaN, as PyTorch's NaN-propagating min and max do; a NaN
+    # entry stays NaN, with no gradient (PyTorch's mask, min <= x <= max, is false there).
+    x = fnp.where(fnp.isnan(x), lax.stop_gradient(x), x)
     if lo is not None:
-        x = fnp.where(fnp.less(x, lo), fnp.astype(lo, x.dtype), x)
+        x = fnp.where(fnp.less(x, lo) | fnp.isnan(lo), fnp.astype(lo, x.dtype), x)
     if hi is not None:
-        x = fnp.where(fnp.greater(x, hi), fnp.astype(hi, x.dtype), x)
+        x = fnp.where(fnp.greater(x, hi) | fnp.isnan(hi), fnp.astype(hi, x.dtype), x)
     return x
 
 
@@ -2531,6 +2608,11 @@ def _unwrap_index(idx: Any, top: builtins.bool = True) -> Any:
         return idx._value_for_backward() if not isinstance(data, Tracer) else data
     if isinstance(idx, tuple):
         return tuple(_unwrap_index(i, top) for i in idx)
+    if isinstance(idx, list) and builtins.any(type(i) is builtins.float for i in idx) and \
+            builtins.all(type(i) in (builtins.int, builtins.float, builtins.bool) for i in idx):
+        # PyTorch's indexing_tensor_from_data: a list of numbers that holds a float is a
+        # double tensor, converted to long (truncated).
+        return np.asarray(idx, np.float64).astype(np.int64)
     if isinstance(idx, list):
         return [_unwrap_index(i, False) for i in idx]
     return idx
@@ -2590,8 +2672,30 @@ def _get(x: Any, idx: Any) -> Any:
 
 
 def _put(x: Any, idx: Any, v: Any) -> Any:
+    v = cast_values(v, x.dtype)
     return write(x, v, lambda z, v: _update(z, idx, v, fnp.index_update),
                  lambda z, v: _update(z, idx, v, fnp.index_add))
+
+
+_COMPLEX_TO_REAL = ("Casting complex values to real discards the imaginary part (Triggered "
+                    "internally at /__w/pytorch/pytorch/aten/src/ATen/native/Copy.cpp:307.)")
+
+
+def cast_values(v: Any, dt: Any) -> Any:
+    """``v`` in the NumPy dtype ``dt`` as PyTorch's copy kernel writes it: a complex tensor
+    into a real dtype keeps its real part, with PyTorch's warning (once); a Python number
+    (already checked to fit) converts silently."""
+    if isinstance(v, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+        if isinstance(v, builtins.complex) and np.dtype(dt).kind != "c":
+            v = builtins.bool(v) if np.dtype(dt).kind == "b" else v.real
+        with np.errstate(over="ignore"):  # (a float beyond a half type's range is inf)
+            return fnp.astype(v, dt)
+    if np.dtype(fnp.result_type(v)) == np.dtype(dt):
+        return v
+    if np.dtype(fnp.result_type(v)).kind == "c" and np.dtype(dt).kind != "c":
+        warn_once_at_caller(_COMPLEX_TO_REAL)
+        v = fnp.real(v)
+    return fnp.astype(v, dt)
 
 
 def _update(x: Any, idx: Any, v: Any, how: Callable[[Any, Any, Any], Any]) -> Any:
@@ -2947,8 +3051,11 @@ def apply_op(op: str, fn: Callable[..., Any], *args: Any, shown: Sequence[Any] |
             t = leaves[i]
             vals[i] = TapeTracer(tape, value_of(t._data), t._edge(), t._vc, _describe(t))
     else:
+        # under a no_grad inside a reverse torch.func transform (_grad_mode.REVERSE_DEPTH)
+        stop = _grad_mode.REVERSE_DEPTH[0] and not is_grad_enabled()
         for i in tpos:
-            vals[i] = value_of(leaves[i]._data)
+            v = value_of(leaves[i]._data)
+            vals[i] = lax.stop_gradient(v) if stop and isinstance(v, Tracer) else v
     with X64:
         if tape is not None:
             with set_current_trace(tape):
@@ -3283,11 +3390,15 @@ def _view_op(op: str, fn: Callable[..., Any], t: Tensor,
     if (type(a) is np.ndarray and type(b) is np.ndarray and (copied or np.shares_memory(a, b))) \
             or _device_views(a, b):
         out._vc = t._vc
-        out._is_view = True
+        out._view_flag = True
         # PyTorch's ``_base``: the tensor at the root of a chain of views.
         out._view_base = t if t._view_base is None else t._view_base
         # A view is an inference tensor exactly when its base is.
         out._inference = t._inference
+        if getattr(t, "_function_view", None) is not None:
+            # A view of a custom Function's output that aliases its input is one too
+            # (PyTorch's creation meta passes on to views of views).
+            out._function_view = 0
         recording = is_grad_enabled()
         if op != "Index" and (recording or t._requires_grad):
             # Kept for an in-place operation on the view while recording (CopySlices).
@@ -3444,7 +3555,7 @@ def _is_bool(x: Any) -> builtins.bool:
 
 def check_bool_subtraction(a: Any, b: Any) -> None:
     """PyTorch's errors for ``a - b`` where either is a bool (``~`` or ``^`` is meant)."""
-    if _is_bool(a) and _is_bool(b) and isinstance(a, Tensor) and isinstance(b, Tensor):
+    if _is_bool(a) and _is_bool(b):  # (a Python bool is a bool tensor to PyTorch)
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     if _is_bool(a) or _is_bool(b):
@@ -3517,6 +3628,8 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
         return apply_op("Pow", lambda x: x if b else fnp.ones_like(x), a)
     if true_div and D.category(dt) <= 1:
         dt = D.get_default_dtype()
+    if not (type(alpha) is builtins.int and alpha == 1):
+        alpha = check_alpha(dt, alpha)
     cplx = D.category(dt) == 3
     if cplx and op_base(op) in _ALPHA_OPS or not (
             type(alpha) is builtins.int and alpha == 1):
@@ -4235,9 +4348,17 @@ def matmul(a: Any, b: Any) -> Tensor:
     if na == 0 or nb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{na}D and {nb}D")
+    if na >= 3 and nb >= 3:
+        # PyTorch's matmul broadcasts the batch dimensions (infer_size) before the product.
+        _check_broadcast(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
     msg = _matmul_shape_error(tuple(a.shape), tuple(b.shape))
     if msg is not None:
         raise RuntimeError(msg)
+    if getattr(a, "dtype", None) is D.bool:
+        # PyTorch has no Bool product kernel: the error names the one matmul reaches.
+        kernel = "bmm" if nb >= 3 else ("dot" if na == 1 else "addmv_impl_cpu") if nb == 1 \
+            else "addmm_impl_cpu_"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     # The node PyTorch's matmul ends with: its 1-D and 2-D kernels, else the view of the
     # folded or batched product (a clone when a 2-D left side that requires grad meets a
     # batch on the right).
@@ -4298,7 +4419,7 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
 _CPP_INTEGER = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
                 "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
                 "uint64": "uint64_t", "float32": "float", "float16": "c10::Half",
-                "bfloat16": "c10::BFloat16"}
+                "bfloat16": "c10::BFloat16", "float64": "double"}
 _F32_MAX = builtins.float(np.finfo(np.float32).max)
 
 
@@ -4308,12 +4429,20 @@ def check_scalar_fits(v: Any, dt: D.dtype) -> None:
     integer dtype; a finite float into an integer dtype or beyond float32's range, or into
     a half type within float32's range but beyond the half type's (a float beyond float32's
     becomes inf there first, which is no overflow)."""
+    if type(v) is builtins.complex and dt.np.kind not in "cb":
+        # A complex number fits a real dtype only with no imaginary part.
+        if v.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {_CPP_INTEGER[dt.name]} "
+                               "without overflow")
+        v = v.real
     if type(v) is builtins.int and dt.np.kind in "iu":
         _check_converts(v, dt)
-    elif type(v) is builtins.float and math.isfinite(v):
+    elif type(v) is builtins.float and (math.isfinite(v) or dt.np.kind in "iu"):
         if dt.np.kind in "iu":
+            # c10's overflows<integer>(double): NaN and the infinities never fit, nor does a
+            # negative float an unsigned type (unlike a negative int).
             info = np.iinfo(dt.np)
-            fits = (info.min if info.min else -builtins.int(info.max)) <= v <= info.max
+            fits = info.min <= v <= info.max
         elif dt is D.float32:
             fits = abs(v) <= _F32_MAX
         elif dt is D.float16 or dt is D.bfloat16:

@@ -244,7 +244,7 @@ def diagonal(self: Tensor, offset: builtins.int = 0, dim1: builtins.int = 0,
         if data.flags.writeable:
             view.flags.writeable = True  # NumPy's diagonal views are read-only by default
         out = Tensor._from_data(view)
-        out._vc, out._is_view, out._inference = self._vc, True, self._inference
+        out._vc, out._view_flag, out._inference = self._vc, True, self._inference
         out._view_base = self if self._view_base is None else self._view_base
         return out
     # Recorded, a view too (an in-place change of it writes into self: CopySlices).

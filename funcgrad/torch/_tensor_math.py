@@ -30,7 +30,7 @@ from funcgrad import lax
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch import _sign_bounds
 from funcgrad.torch._autocast import autocast_namespace, autocast_op
-from funcgrad.torch._functions import cat, stack
+from funcgrad.torch._functions import _tensor_list, cat, stack, vstack_as
 from funcgrad.torch._graph import name_node
 from funcgrad.torch._index_write import write
 from funcgrad.torch._return_types import named_result
@@ -67,6 +67,7 @@ from funcgrad.torch._tensor import (
     check_range,
     check_reducible,
     check_result_cast,
+    check_scalar_fits,
     host_if_eager,
     minkowski,
     result_dtype,
@@ -166,6 +167,11 @@ def _index_update(self: Tensor, dim: builtins.int, index: Any, source: Any, how:
             f"index_add_(): self ({a}) and source ({b}) must have the same scalar type"
             if how == "add" else "index_copy_(): self and source expected to have the same "
             f"dtype, but got (self) {a} and (source) {b}")
+    if how == "fill" and not isinstance(source, Tensor):
+        if isinstance(source, builtins.complex) and not self.dtype.is_complex:
+            raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type "
+                               "is not supported")
+        check_scalar_fits(source, self.dtype)
     idx = _t(index)
     # A 0-d index is a vector of one index, as in PyTorch.
     # PyTorch's node lists ``self`` and a tensor source, not the index.
@@ -2769,7 +2775,18 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     tensor([[1, 3],
             [2, 4]])
     """
-    return cat([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors], 1)
+    ts = _tensor_list("column_stack", tensors)
+    return cat([t.reshape(-1, 1) if t.dim() <= 1 else t for t in ts], 1)
+
+
+def row_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """``vstack`` (PyTorch's alias; its type errors name ``row_stack``).
+
+    >>> import funcgrad.torch as torch
+    >>> torch.row_stack([torch.ones(2), torch.zeros(2)]).shape
+    torch.Size([2, 2])
+    """
+    return vstack_as("row_stack", tensors)
 
 
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -2779,7 +2796,8 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
     >>> torch.dstack([torch.ones(2), torch.zeros(2)]).shape
     torch.Size([1, 2, 2])
     """
-    return cat(list(atleast_3d(*tensors)) if len(tensors) > 1 else [atleast_3d(tensors[0])], 2)
+    ts = _tensor_list("dstack", tensors)
+    return cat(list(atleast_3d(*ts)) if len(ts) > 1 else [atleast_3d(ts[0])], 2)
 
 
 def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
@@ -3095,7 +3113,7 @@ _FN_ONLY = {
     "broadcast_tensors": broadcast_tensors, "cartesian_prod": cartesian_prod,
     "combinations": combinations, "meshgrid": meshgrid, "cdist": cdist, "xlogy": xlogy,
     "searchsorted": searchsorted, "bucketize": bucketize, "column_stack": column_stack,
-    "row_stack": lambda tensors: _vstack(tensors), "dstack": dstack, "complex": complex,
+    "row_stack": row_stack, "dstack": dstack, "complex": complex,
     "polar": polar, "view_as_real": view_as_real, "view_as_complex": view_as_complex,
     "std_mean": std_mean, "var_mean": var_mean, "trapezoid": trapezoid, "trapz": trapezoid,
     "cumulative_trapezoid": cumulative_trapezoid, "gradient": gradient,
@@ -3404,11 +3422,6 @@ _FN_ONLY.update({
     "is_storage": is_storage,
 })
 
-
-def _vstack(tensors: Sequence[Tensor]) -> Tensor:
-    from funcgrad.torch._functions import vstack  # noqa: PLC0415
-
-    return vstack(tensors)
 
 
 def _functions() -> dict[str, Any]:

@@ -494,7 +494,7 @@ def slice_inverse(self: Tensor, src: Tensor, dim: builtins.int = 0, start: Any =
         window = None
     if not (self._requires_grad and is_grad_enabled()) and window is not None:
         out = Tensor._from_data(window)
-        out._vc, out._is_view, out._inference = self._vc, True, self._inference
+        out._vc, out._view_flag, out._inference = self._vc, True, self._inference
         out._view_base = self if self._view_base is None else self._view_base
         return out
     dim = dim % builtins.max(src.dim(), 1)

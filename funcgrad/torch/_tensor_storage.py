@@ -219,7 +219,7 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None)
     _check_geometry(self, size, stride, offset, _storage_size(d) if buffer else self.numel())
     if buffer and not (self._requires_grad and is_grad_enabled()):
         out = Tensor._from_data(_window(d, size, stride, offset))
-        out._vc, out._is_view, out._inference = self._vc, True, self._inference
+        out._vc, out._view_flag, out._inference = self._vc, True, self._inference
         out._view_base = self if self._view_base is None else self._view_base
         return out
     pos = _positions(self, size, stride, offset)

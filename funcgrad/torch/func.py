@@ -36,6 +36,7 @@ from funcgrad.torch._engine_values import tensors as _tensors
 from funcgrad.torch._engine_values import values as _values
 from funcgrad.torch._grad_mode import no_grad
 from funcgrad.torch._tensor import CLOSURE_SINKS, Tensor
+from funcgrad.torch.autograd.function import VMAP_RANDOMNESS
 from funcgrad.torch.nn.module import Module
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
@@ -235,22 +236,33 @@ def _torch_grad(jax_transform: Any) -> Any:
     return transform
 
 
-def _over_values(func: Any, kind: str = "grad") -> Any:
+def _over_values(func: Any, kind: str = "grad", reverse: bool = False) -> Any:
     """``func`` of Tensors as a function of engine values (Tensors hold the tracers), run
-    as a transform level of ``kind`` ("grad" or "vmap")."""
+    as a transform level of ``kind`` ("grad" or "vmap"); ``reverse`` (grad, vjp, jacrev):
+    with grad mode on, and a no_grad inside respected (``_grad_mode.REVERSE_DEPTH``)."""
+    import contextlib  # noqa: PLC0415
     import functools  # noqa: PLC0415
 
-    from funcgrad.torch._grad_mode import EPOCH, FUNCTORCH_DEPTH, FUNCTORCH_LEVELS  # noqa: PLC0415
+    from funcgrad.torch._grad_mode import (  # noqa: PLC0415
+        EPOCH,
+        FUNCTORCH_DEPTH,
+        FUNCTORCH_LEVELS,
+        REVERSE_DEPTH,
+        enable_grad,
+    )
 
     @functools.wraps(func)
     def run(*args: Any, **kwargs: Any) -> Any:
         FUNCTORCH_DEPTH[0] += 1
+        REVERSE_DEPTH[0] += reverse
         EPOCH[0] += 1
         FUNCTORCH_LEVELS.append((kind, EPOCH[0]))
         try:
-            out = func(*_tensors(args), **_tensors(kwargs))
+            with enable_grad() if reverse else contextlib.nullcontext():
+                out = func(*_tensors(args), **_tensors(kwargs))
         finally:
             FUNCTORCH_DEPTH[0] -= 1
+            REVERSE_DEPTH[0] -= reverse
             FUNCTORCH_LEVELS.pop()
         record_orders(out, run.orders)  # type: ignore[attr-defined]
         return _values(out)
@@ -259,13 +271,14 @@ def _over_values(func: Any, kind: str = "grad") -> Any:
     return run
 
 
-def _transform(jax_transform: Any, func: Any, *a: Any, **kw: Any) -> Any:
+def _transform(jax_transform: Any, func: Any, *a: Any, reverse: bool = False,
+               **kw: Any) -> Any:
     from funcgrad.torch._grad_mode import is_recording  # noqa: PLC0415
     from funcgrad.torch._graph import X64  # noqa: PLC0415
     from funcgrad.torch._tensor import apply_op  # noqa: PLC0415
 
     staged = _over_values(func, "vmap" if getattr(jax_transform, "__name__", "") == "vmap"
-                          else "grad")
+                          else "grad", reverse)
     inner = jax_transform(staged, *a, **kw)
     # The node of the outer autograd graph a transformed call records ("VmapBackward0").
     op = {"vmap": "Vmap", "grad": "Grad", "value_and_grad": "GradAndValue"}.get(
@@ -360,11 +373,19 @@ def grad(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
     """
     from funcgrad.transforms.vjp import grad as _grad  # noqa: PLC0415
 
-    return _checked_call(
+    return _named(_checked_call(
         _transform(_torch_grad(_grad),
                    _scalar_output(C.checked_output(func, C.GRAD, has_aux), has_aux),
-                   argnums, has_aux),
-        lambda args: C.check_reverse_inputs(args, argnums))
+                   argnums, has_aux, reverse=True),
+        lambda args: C.check_reverse_inputs(args, argnums)), func)
+
+
+def _named(run: Any, func: Any) -> Any:
+    """``run`` under ``func``'s name and docstring, ``__wrapped__`` pointing at it (the
+    transforms' ``functools.wraps``, so ``vmap(grad(f))``'s errors name ``f``)."""
+    import functools  # noqa: PLC0415
+
+    return functools.update_wrapper(run, func, updated=())
 
 
 def _checked_call(run: Any, check: Any) -> Any:
@@ -385,14 +406,14 @@ def grad_and_value(func: Any, argnums: Any = 0, has_aux: bool = False) -> Any:
 
     vg = _transform(_torch_grad(value_and_grad),
                     _scalar_output(C.checked_output(func, C.GRAD, has_aux), has_aux),
-                    argnums, has_aux)
+                    argnums, has_aux, reverse=True)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         C.check_reverse_inputs(args, argnums)
         value, g = vg(*args, **kwargs)
         return g, value
 
-    return run
+    return _named(run, func)
 
 
 def vjp(func: Any, *primals: Any, has_aux: bool = False) -> Any:
@@ -409,21 +430,27 @@ def vjp(func: Any, *primals: Any, has_aux: bool = False) -> Any:
     checked = C.checked_output(func, C.VJP, has_aux)
     found: list[Tensor] = []
     CLOSURE_SINKS.append(found)
+    staged = _over_values(checked, reverse=True)
+    record_orders(primals, staged.orders)
     try:
         with X64:
-            out = _vjp(_over_values(checked), *_values(primals), has_aux=has_aux)
+            out = _vjp(staged, *_values(primals), has_aux=has_aux)
     finally:
         CLOSURE_SINKS.pop()
     fn = out[1]
+    # the engine's pytrees sort dict keys: outputs and gradients in the user's key orders
+    outs = reorder(_tensors(out[0]), staged.orders)
 
-    def vjp_fn(ct: Any) -> Any:
+    def vjp_fn(ct: Any, retain_graph: bool = True, create_graph: bool | None = None) -> Any:
         # PyTorch's cotangents in and gradients out (_graph.torch_ct)
+        ct = C.cotangents(ct, outs)
         with X64:
-            return _tensors(_torch_grads(fn(_torch_grads(_values(ct)))))
+            return reorder(_tensors(_torch_grads(fn(_torch_grads(_values(ct))))),
+                           staged.orders)
 
     if not is_recording() or not (found or any(
             isinstance(t, Tensor) and t._requires_grad for t in C.leaves(primals))):
-        return (_tensors(out[0]), vjp_fn, *(_tensors(out[2:])))
+        return (outs, vjp_fn, *reorder(_tensors(out[2:]), staged.orders))
 
     # The outer graph: the outputs and vjp_fn's results recorded as transformed calls.
     def as_call(staged: Any) -> Any:
@@ -439,11 +466,13 @@ def vjp(func: Any, *primals: Any, has_aux: bool = False) -> Any:
         return run
 
     with X64:
-        value = _transform(as_call, checked)(*primals)
+        value = _transform(as_call, checked, reverse=True)(*primals)
 
-    def recorded_vjp_fn(ct: Any) -> Any:
+    def recorded_vjp_fn(ct: Any, retain_graph: bool = True,
+                        create_graph: bool | None = None) -> Any:
+        ct = C.cotangents(ct, value[0] if has_aux else value)
         with X64:
-            return _transform(pulled, checked)(tuple(primals), ct)
+            return _transform(pulled, checked, reverse=True)(tuple(primals), ct)
 
     if has_aux:
         return value[0], recorded_vjp_fn, value[1]
@@ -538,8 +567,10 @@ def jacrev(func: Any, argnums: Any = 0, *, has_aux: bool = False,
         C.check_real("jacrev", args, is_input=True)
         C.check_reverse_inputs(args, argnums)
 
-    return _checked_call(_transform(_jacrev, C.checked_output(func, C.VJP, has_aux, "jacrev"),
-                                    argnums, has_aux=has_aux), check)
+    return _named(_checked_call(_transform(
+        _jacrev, C.checked_output(func, C.VJP, has_aux, "jacrev"), argnums, has_aux=has_aux,
+        reverse=True),
+        check), func)
 
 
 def jacfwd(func: Any, argnums: Any = 0, has_aux: bool = False, *,
@@ -559,9 +590,9 @@ def jacfwd(func: Any, argnums: Any = 0, has_aux: bool = False, *,
         C.check_real("jacfwd", args, is_input=True)
         C.check_forward_inputs(args, argnums, jacobian=True)
 
-    return _checked_call(_transform(
+    return _named(_checked_call(_transform(
         _jacfwd, _with_randomness(C.checked_output(func, C.JVP, has_aux, "jacfwd"), randomness),
-        argnums, has_aux=has_aux), check)
+        argnums, has_aux=has_aux), check), func)
 
 
 def hessian(func: Any, argnums: Any = 0) -> Any:
@@ -573,8 +604,10 @@ def hessian(func: Any, argnums: Any = 0) -> Any:
         C.check_real("jacfwd", args, is_input=True)
         C.check_forward_inputs(args, argnums, jacobian=True)
 
-    return _checked_call(_transform(_hessian, C.checked_output(func, C.VJP, False, "jacrev"),
-                                    argnums), check)
+    # (PyTorch's is jacfwd(jacrev(func)): its __wrapped__ is jacrev's function)
+    return _named(_checked_call(_transform(
+        _hessian, C.checked_output(func, C.VJP, False, "jacrev"), argnums), check),
+        _named(lambda *a, **k: func(*a, **k), func))
 
 
 _RANDOM_IN_ERROR_MODE = (
@@ -596,7 +629,15 @@ def _with_randomness(func: Any, randomness: str) -> Any:
     import functools  # noqa: PLC0415
 
     if randomness == "same":
-        return func
+        @functools.wraps(func)
+        def same(*args: Any, **kwargs: Any) -> Any:
+            VMAP_RANDOMNESS.append(randomness)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                VMAP_RANDOMNESS.pop()
+
+        return same
 
     @functools.wraps(func)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -613,8 +654,12 @@ def _with_randomness(func: Any, randomness: str) -> Any:
 
         draw_each.passes_state = True  # type: ignore[attr-defined]
         draw_each.outer = outer  # type: ignore[attr-defined]
-        with _draws.recording(draw_each):
-            return func(*args, **kwargs)
+        VMAP_RANDOMNESS.append(randomness)
+        try:
+            with _draws.recording(draw_each):
+                return func(*args, **kwargs)
+        finally:
+            VMAP_RANDOMNESS.pop()
 
     return run
 
@@ -759,7 +804,7 @@ def vmap(func: Any, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "erro
                 leaves[tpos[k]].copy_(updated[k])
         return out
 
-    return run
+    return _named(run, user_func)
 
 
 def linearize(func: Any, *primals: Any) -> tuple[Any, Any]:

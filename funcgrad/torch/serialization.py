@@ -274,6 +274,10 @@ def save(obj: object, f: Any, pickle_module: Any = pickle,
                            "(_use_new_zipfile_serialization=True)")
     if isinstance(f, (str, os.PathLike)):
         stem = os.path.splitext(os.path.basename(os.fspath(f)))[0] or "archive"
+        parent = os.path.dirname(os.fspath(f))
+        if parent and not os.path.isdir(parent):
+            # PyTorch's zip writer checks the folder before it opens the file.
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
     else:
         stem = "archive"
     data = io.BytesIO()

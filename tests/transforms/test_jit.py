@@ -274,12 +274,36 @@ def test_keyword_arguments_are_part_of_the_signature() -> None:
     assert f.trace_count == 2
 
 
-def test_separate_jit_objects_have_separate_caches() -> None:
+def test_jit_objects_of_one_function_share_what_they_staged() -> None:
+    # As JAX (its trace cache is keyed on the function and the staging options):
+    # ``jit(f)(x)`` written inside a loop traces once.
     c = Counted(lambda x: x + 1.0)
     f, g = fg.jit(c), fg.jit(c)
     f(A34)
     g(A34)
-    assert (f.trace_count, g.trace_count, c.calls) == (1, 1, 2)
+    assert (f.trace_count, g.trace_count, c.calls) == (1, 0, 1)
+    for _ in range(3):
+        fg.jit(c)(A34)
+    fg.jit(c, donate_argnums=0)(A34 + 0)  # donation does not change what is staged
+    assert c.calls == 1
+    fg.jit(c, backend="numpy")(A34)
+    assert c.calls == 2  # another backend stages its own program
+
+
+def test_a_global_read_at_the_first_trace_stays_baked_in_as_jax() -> None:
+    jax = pytest.importorskip("jax")
+
+    def run(jit: Any) -> list[float]:
+        scale = {"g": 2.0}
+
+        def f(x: Any) -> Any:
+            return x * scale["g"]
+
+        first = float(jit(f)(4.0))
+        scale["g"] = 3.0
+        return [first, float(jit(f)(5.0)), float(jit(lambda x: x * scale["g"])(5.0))]
+
+    assert run(fg.jit) == run(jax.jit) == [8.0, 10.0, 15.0]
 
 
 # ----------------------------------------------------------------- static arguments

@@ -63,7 +63,11 @@ def op(name: str, impl: Callable[..., Any], *args: Any, saves_tensors: bool = Tr
         raise err from None
 
 
-_BROADCAST = re.compile(r"shapes (\[.*\]) cannot be broadcast together")
+# The engine's texts for operands that do not broadcast (JAX's wordings, which name the
+# shapes as a list or one after the other).
+_BROADCAST = re.compile(r"shapes (\[.*\]) cannot be broadcast together"
+                        r"|shapes for broadcasting: shapes=(\[.*\])"
+                        r"|got incompatible shapes for broadcasting: (\(.*\))\.?$")
 
 
 def broadcast_error(e: Exception) -> RuntimeError | None:
@@ -73,8 +77,10 @@ def broadcast_error(e: Exception) -> RuntimeError | None:
     found = _BROADCAST.search(str(e))
     if found is None:
         return None
+    text = next(g for g in found.groups() if g is not None)
     try:
-        shapes = [tuple(s) for s in ast.literal_eval(found.group(1))]
+        parsed = ast.literal_eval(text)
+        shapes = [tuple(s) for s in (parsed if isinstance(parsed, list) else parsed)]
     except (ValueError, SyntaxError, TypeError):
         return None
     if len(shapes) < 2:

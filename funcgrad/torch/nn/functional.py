@@ -702,6 +702,13 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,  # noqa: A002
     check_kernel_dtype("log_softmax_lastdim_kernel_impl" if len(shape) <= 2 else
                        "log_softmax_kernel_impl", input)
     integral = np.dtype(_data(target).dtype).kind in "iu"
+    if _shape(target) == shape:
+        # PyTorch reads a target shaped as the input as class probabilities, first.
+        if np.dtype(_data(target).dtype).kind not in "fc":
+            raise RuntimeError("Expected floating point type for target with class "
+                               f"probabilities, got {D.cpp_name(_data(target).dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
     if integral or _shape(target) != shape:
         # Class indices (a target not shaped as the input is read so): PyTorch's checks.
         _check_index_target(shape, _shape(target), _data(target).dtype)

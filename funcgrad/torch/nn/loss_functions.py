@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import Any, cast
 
 import numpy as np
@@ -284,12 +285,14 @@ def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None
     if size_average is not None or reduce is not None:
         red = _apply.reduction(size_average, reduce, reduction)
     elif reduction == "mean":
-        from funcgrad.torch._tensor import warn_at_caller  # noqa: PLC0415
-
-        warn_at_caller("reduction: 'mean' divides the total loss by both the batch size and "
-                       "the support size.'batchmean' divides only by the batch size, and "
-                       "aligns with the KL div math definition.'mean' will be changed to "
-                       "behave the same as 'batchmean' in the next major release.")
+        # PyTorch warns at kl_div's direct caller (stacklevel=2): the user's line, or
+        # nn.KLDivLoss's forward, so a module's warnings share one registry slot. Level 3
+        # here: this body, the autocast wrapper, then the caller.
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                      "the support size.'batchmean' divides only by the batch size, and "
+                      "aligns with the KL div math definition.'mean' will be changed to "
+                      "behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=3)
         red = "mean"
     elif reduction == "batchmean":
         red = "batchmean"

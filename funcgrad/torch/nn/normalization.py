@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import warnings
 from typing import Any
 
@@ -41,6 +42,7 @@ from funcgrad.torch._creation import empty, ones, tensor, zeros
 from funcgrad.torch._device import Size
 from funcgrad.torch._grad_mode import FUNCTORCH_LEVELS, no_grad
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.nn import _half_batch_norm as _half_bn
 from funcgrad.torch.nn import init
 from funcgrad.torch.nn._apply import (
     data,
@@ -53,6 +55,8 @@ from funcgrad.torch.nn._apply import (
 from funcgrad.torch.nn._kernel_dtypes import check_kernel_dtype, is_float_tensor
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.parameter import Parameter
+from funcgrad.transforms.custom import custom_jvp
+from funcgrad.transforms.jvp import jvp
 
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
@@ -78,6 +82,57 @@ def _affine(y: Any, w: Any, b: Any, ndim: int) -> Any:
 def _update_running(running: Tensor, stat: Tensor, momentum: float) -> None:
     with no_grad():
         running.mul_(1.0 - momentum).add_(stat.to(running.dtype), alpha=momentum)
+
+
+def _mixed(x: Any, *params: Any) -> bool:
+    """Whether a half ``x`` meets a float32 parameter or running statistic: PyTorch's CPU
+    kernel then keeps its statistics in float32."""
+    def dtype(t: Any) -> Any:
+        return getattr(getattr(t, "_data", t), "dtype", None)
+
+    return half_dtype(getattr(x, "_data", x)) is not None and any(
+        t is not None and dtype(t) == np.float32 for t in params)
+
+
+def _threads() -> int:
+    """``torch.get_num_threads()``: PyTorch's kernel splits some sums by thread. (Read from
+    the loaded module: ``nn`` is imported below it.)"""
+    mod = sys.modules.get("funcgrad.torch._tensor_math")
+    return 1 if mod is None else int(mod.get_num_threads())
+
+
+def _half_running_update(x: Any, running_mean: Any, running_var: Any, momentum: float,
+                         mixed: bool, per_instance: bool = False) -> bool:
+    """The running statistics after a training step on a concrete half ``x``, as PyTorch's
+    CPU kernel computes them; False (nothing done) for another input. ``per_instance``:
+    instance norm's, batch norm's of the ``(1, N * C, ...)`` view with the statistics
+    repeated per sample, then their mean over the samples."""
+    xd = x.detach() if isinstance(x, Tensor) else x
+    running = [t for t in (running_mean, running_var) if t is not None]
+    # (instance norm's float32 running statistics of a half input: not matched yet, see
+    # docs/sharp_bits.md)
+    if half_dtype(getattr(xd, "_data", None)) is None or (per_instance and mixed) or any(
+            not isinstance(t, Tensor) or isinstance(t._data, Tracer) for t in [xd, *running]):
+        return False
+    def value(t: Any) -> Any:
+        return None if t is None else np.asarray(t.detach()._data, np.float32)
+
+    xv = np.asarray(xd._data)
+    rm, rv = value(running_mean), value(running_var)
+    n = xv.shape[0]
+    if per_instance:
+        xv = xv.reshape((1, n * xv.shape[1]) + xv.shape[2:])
+        rm, rv = (None if v is None else np.tile(v, n) for v in (rm, rv))
+    new: list[Any] = list(_half_bn.update_running(xv, rm, rv, momentum, mixed, _threads()))
+    if per_instance:
+        # the mean over the samples, in float32 one by one, rounded to the stats' dtype
+        new = [None if v is None else np.add.accumulate(
+            v.reshape(n, -1), axis=0, dtype=np.float32)[-1] / np.float32(n) for v in new]
+    with no_grad():
+        for t, v in zip((running_mean, running_var), new):
+            if t is not None:
+                t.copy_(tensor(v, dtype=t.dtype))
+    return True
 
 
 def _batch_stats(x: Any, axes: tuple[int, ...]) -> tuple[Tensor, Tensor]:
@@ -142,24 +197,27 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any,  # noqa: A002
         n = None if t is None else math.prod(shape(t))
         if n is not None and n != shp[1]:
             raise RuntimeError(f"{what} should contain {shp[1]} elements not {n}")
+    mixed = _mixed(input, running_mean, running_var, weight, bias)
     if training and (running_mean is not None or running_var is not None):
         _check_vmapped_stats(input, running_mean, running_var)
-        mean, var = _batch_stats(input, axes)
-        if running_mean is not None:
-            _update_running(running_mean, mean, momentum)
-        if running_var is not None:
-            _update_running(running_var, var, momentum)
+        if not _half_running_update(input, running_mean, running_var, momentum, mixed):
+            mean, var = _batch_stats(input, axes)
+            if running_mean is not None:
+                _update_running(running_mean, mean, momentum)
+            if running_var is not None:
+                _update_running(running_var, var, momentum)
 
-    impl = _normalizer(use_batch, axes, ndim, eps)
+    impl = _normalizer(use_batch, axes, ndim, eps, mixed)
     return op("NativeBatchNorm", impl, floating(input), None if use_batch else running_mean,
               None if use_batch else running_var, weight, bias)
 
 
-def _normalizer(use_stats: bool, axes: tuple[int, ...], ndim: int, eps: float
-                ) -> Any:
+def _normalizer(use_stats: bool, axes: tuple[int, ...], ndim: int, eps: float,
+                mixed: bool = False) -> Any:
     """``(x - mean) / sqrt(var + eps)`` then the affine map, with the statistics of ``x``
     over ``axes`` (biased variance) or with the given running ones: batch and instance
-    norm differ only in their axes."""
+    norm differ only in their axes. A half input's values are PyTorch's CPU kernel's, bit
+    for bit (``mixed``: a parameter or running statistic is float32)."""
     def impl(x: Any, rm: Any, rv: Any, w: Any, b: Any) -> Any:
         if use_stats:
             mean = fnp.mean(x, axis=axes, keepdims=True)
@@ -186,8 +244,23 @@ def _normalizer(use_stats: bool, axes: tuple[int, ...], ndim: int, eps: float
         w32, b32 = (None if v is None else fnp.astype(v, np.float32) for v in (w, b))
         return fnp.astype(_affine((x - mean) * inv, w32, b32, ndim), half)
 
+    def kernel(x: Any, rm: Any, rv: Any, w: Any, b: Any) -> Any:
+        # The kernel's exact values where they are concrete (eager, or the primal of a
+        # derivative); half_impl's inside a traced transform.
+        args = (x, rm, rv, w, b)
+        if any(isinstance(v, Tracer) for v in args):
+            return half_impl(*args)
+        vals = [None if v is None else np.asarray(v) for v in args[1:]]
+        out = _half_bn.forward(np.asarray(x), vals[0], vals[1], vals[2], vals[3], use_stats,
+                               axes == tuple(range(2, ndim)), eps, mixed, _threads())
+        return fnp.asarray(out)
+
+    exact = custom_jvp(kernel)
+    # The derivative is half_impl's: the kernel's rounding steps have derivative 1.
+    exact.defjvp(lambda p, t: (exact(*p), jvp(half_impl, p, t)[1]))
+
     def run(x: Any, rm: Any, rv: Any, w: Any, b: Any) -> Any:
-        return (impl if half_dtype(x) is None else half_impl)(x, rm, rv, w, b)
+        return (impl if half_dtype(x) is None else exact)(x, rm, rv, w, b)
 
     return run
 
@@ -215,7 +288,10 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
         if math.prod(shp[2:]) <= 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input "
                              f"size {Size(shp)!r}")
-        if running_mean is not None or running_var is not None:
+        if (running_mean is not None or running_var is not None) and \
+                not _half_running_update(input, running_mean, running_var, momentum,
+                                         _mixed(input, running_mean, running_var, weight,
+                                                bias), per_instance=True):
             mean, var = _batch_stats(input, axes)
             with no_grad():
                 mean, var = mean.mean(0), var.mean(0)
@@ -224,7 +300,8 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
             if running_var is not None:
                 _update_running(running_var, var, momentum)
 
-    impl = _normalizer(use_input_stats, axes, ndim, eps)
+    # (PyTorch's output follows the parameters' dtype here, not the running statistics')
+    impl = _normalizer(use_input_stats, axes, ndim, eps, _mixed(input, weight, bias))
     return op("View", impl, floating(input), None if use_input_stats else running_mean,
               None if use_input_stats else running_var, weight, bias)
 

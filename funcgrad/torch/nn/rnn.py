@@ -490,8 +490,10 @@ class RNNBase(Module):
             lengths = lens._host().astype(np.int64)
         else:
             if input.dim() not in (2, 3):
+                # (PyTorch's LSTM and GRU say "1D instead", its RNN "1D tensor instead")
+                kind = " tensor" if self.mode.startswith("RNN") else ""
                 raise ValueError(f"{self._get_name()}: Expected input to be 2D or 3D, got "
-                                 f"{input.dim()}D tensor instead")
+                                 f"{input.dim()}D{kind} instead")
             unbatched = input.dim() == 2
             x = input.unsqueeze(1) if unbatched else (
                 input.transpose(0, 1) if self.batch_first else input)
@@ -506,7 +508,8 @@ class RNNBase(Module):
             _WARNED_PROJ.append(True)
             warnings.warn("LSTM with projections is not supported with oneDNN. Using default "
                           "implementation. (Triggered internally at /__w/pytorch/pytorch/aten/"
-                          "src/ATen/native/RNN.cpp:1512.)", UserWarning, stacklevel=3)
+                          "src/ATen/native/RNN.cpp:1512.)", UserWarning, stacklevel=1)
+            # (stacklevel 1: PyTorch's C++ warning names its module's line calling _VF.lstm)
         dirs = 2 if self.bidirectional else 1
         out_size = self.proj_size or self.hidden_size
         h_shape = (self.num_layers * dirs, batch, out_size)
@@ -549,7 +552,9 @@ class RNNBase(Module):
                 o, hs, cs = op("MkldnnRnnLayer", split, xt, wt, h0t, c0t)
                 return o, stack(hs), stack(cs)
 
-            if self.proj_size or x.dtype not in (D.float32, D.bfloat16):
+            # oneDNN runs a padded LSTM only: a packed one runs ATen's cells (in an
+            # autocast region their products are low, the states stay float32).
+            if self.proj_size or packed or x.dtype not in (D.float32, D.bfloat16):
                 out, h_n, c_n = layers(x, h0, c0, self._layer_weights(), "LSTM",
                                        _autocast_low(x))
             else:
@@ -607,6 +612,15 @@ class RNNBase(Module):
 _WARNED_PROJ: list[bool] = []
 
 
+def _no_projections(kwargs: dict[str, Any]) -> None:
+    """PyTorch's refusal of ``proj_size`` by ``RNN`` and ``GRU`` (and of another unknown
+    keyword, as its ``RNNBase.__init__``)."""
+    if "proj_size" in kwargs:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+    for k in kwargs:
+        raise TypeError(f"RNNBase.__init__() got an unexpected keyword argument '{k}'")
+
+
 class RNN(RNNBase):
     """An Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or relu).
 
@@ -618,7 +632,8 @@ class RNN(RNNBase):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, **kwargs: Any) -> None:
+        _no_projections(kwargs)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
                              "'relu'.")
@@ -644,7 +659,9 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, device: Any = None, dtype: Any = None) -> None:
+                 bidirectional: bool = False, device: Any = None, dtype: Any = None,
+                 **kwargs: Any) -> None:
+        _no_projections(kwargs)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, 0, device, dtype)
 

@@ -306,8 +306,10 @@ class Optimizer:
             param_group["param_names"] = names
         for p in params:
             if not isinstance(p, Tensor):
+                # torch.typename: a builtin type goes without its module.
+                mod, name = type(p).__module__, type(p).__qualname__
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                f"{type(p).__module__}.{type(p).__name__}")
+                                f"{name if mod in ('', 'builtins') else f'{mod}.{name}'}")
             if not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
