@@ -919,11 +919,15 @@ class Tensor:
                                                         _scaled(b, alpha, cplx)), other)
 
     def mul_(self, other: Any) -> Tensor:
+        if _half_by_scalar(self, other):
+            return self._inplace("Mul", _in_float32(_plain.multiply), other)
         return self._inplace("Mul", lambda a, b: _arith(_plain.multiply, a, b), other)
 
     def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         if rounding_mode is not None:
             return self.copy_(_div(self, other, rounding_mode=rounding_mode))
+        if _half_by_scalar(self, other):
+            return self._inplace("Div", _in_float32(fnp.divide), other)
         return self._inplace("Div", lambda a, b: _arith(fnp.divide, a, b), other)
 
     def pow_(self, other: Any) -> Tensor:
@@ -3581,6 +3585,49 @@ _BITWISE_KERNELS = {"BitwiseAnd": "bitwise_and", "BitwiseOr": "bitwise_or",
                     "BitwiseRightShift": "rshift"}
 
 
+def _half_by_scalar(t: Any, s: Any) -> builtins.bool:
+    """Whether ``t`` is a bfloat16/float16 CPU tensor and ``s`` a scalar to PyTorch's
+    multiplication and division kernels there: a number, or a 0-d floating point tensor
+    that leaves ``t``'s dtype as the result's."""
+    if not isinstance(t, Tensor) or t.dtype.name not in ("bfloat16", "float16") or \
+            t.device.type != "cpu":
+        return False
+    ts = type(s)
+    if ts is builtins.float or ts is builtins.int:
+        return True
+    return isinstance(s, Tensor) and s.ndim == 0 and s.dtype.is_floating_point and \
+        s.device.type == "cpu" and result_dtype(t, s) is t.dtype
+
+
+def _in_float32(f: Callable[[Any, Any], Any], reciprocal: builtins.bool = False
+                ) -> Callable[[Any, Any], Any]:
+    """``f(x, s)`` of a half-precision ``x`` and a scalar ``s`` as PyTorch's CPU kernels
+    compute it: in float32, with the scalar's float32 value, rounded once to ``x``'s dtype
+    (the engine's promotion would round the scalar to that dtype first: ``bf16(2.25) * 3.3``
+    is 7.4375 in PyTorch, 7.40625 in bfloat16 arithmetic). ``reciprocal``: ``s / x``, which
+    PyTorch computes as ``x.reciprocal() * s``."""
+    def run(x: Any, s: Any) -> Any:
+        dt = x.dtype
+        wide = fnp.astype(fnp.reciprocal(x) if reciprocal else x, np.float32)
+        return fnp.astype(f(wide, fnp.astype(s, np.float32)), dt)
+
+    return run
+
+
+def half_on_cpu(dt: D.dtype, *tensors: Any) -> builtins.bool:
+    """Whether a result of dtype ``dt`` is bfloat16/float16 computed on the CPU, where
+    PyTorch's kernels compute in float32 (``opmath``) and round once."""
+    return dt.name in ("bfloat16", "float16") and builtins.all(
+        t.device.type == "cpu" for t in tensors if isinstance(t, Tensor))
+
+
+def fma32(a: Any, b: Any, c: Any) -> Any:
+    """``a * b + c`` on float32 values rounded once, as a fused multiply-add (the product
+    of two float32 values is exact in float64)."""
+    wide = fnp.astype(a, np.float64) * fnp.astype(b, np.float64) + fnp.astype(c, np.float64)
+    return fnp.astype(wide, np.float32)
+
+
 def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
            true_div: builtins.bool = False, shown: builtins.bool = True,
            alpha: Any = 1) -> Tensor:
@@ -3588,6 +3635,14 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
     (add's and sub's)."""
     if op in _SUBTRACTIONS:
         check_bool_subtraction(a, b)
+    if (f is _plain.multiply or f is fnp.divide) and type(alpha) is builtins.int and \
+            alpha == 1:
+        listed = _shown_operands(op, a, b) if shown else None
+        if _half_by_scalar(a, b):
+            return apply_op(op, _in_float32(f), a, b, shown=listed)
+        if f is fnp.divide and _half_by_scalar(b, a) and not isinstance(a, Tensor):
+            return apply_op(op, _in_float32(_plain.multiply, reciprocal=True), b, a,
+                            shown=listed)
     prim = _BINARY_PRIM.get(f) if type(alpha) is builtins.int and alpha == 1 else None
     if prim is not None and isinstance(a, Tensor) and is_grad_enabled() and (
             a._requires_grad or getattr(b, "_requires_grad", False)):

@@ -68,6 +68,8 @@ from funcgrad.torch._tensor import (
     check_reducible,
     check_result_cast,
     check_scalar_fits,
+    fma32,
+    half_on_cpu,
     host_if_eager,
     minkowski,
     result_dtype,
@@ -1278,6 +1280,16 @@ def _addc(op: str, self: Tensor, tensor1: Any, tensor2: Any, value: Any,
     def run(a: Any, x: Any, y: Any) -> Any:
         return _as(a, dt) + v * combine(_as(x, dt), _as(y, dt))
 
+    if half_on_cpu(dt, self, t1, t2):
+        # PyTorch's CPU kernels: float32 throughout, rounded once; addcmul's last step a
+        # fused multiply-add (value * tensor1) * tensor2 + self.
+        v32 = np.float32(value)
+
+        def run(a: Any, x: Any, y: Any) -> Any:
+            a, x, y = (fnp.astype(z, np.float32) for z in (a, x, y))
+            wide = fma32(v32 * x, y, a) if op == "Addcmul" else a + (v32 * x) / y
+            return fnp.astype(wide, dt.np)
+
     if inplace:
         return self._inplace(op, run, t1, t2)
     return cast(Tensor, apply_op(op, run, self, t1, t2))
@@ -1939,8 +1951,23 @@ def equal(self: Tensor, other: Tensor) -> builtins.bool:
 def lerp(self: Tensor, end: Any, weight: Any) -> Tensor:
     """``self + weight * (end - self)``."""
     # lerp.Tensor (a tensor weight) is PyTorch's second overload (LerpBackward1).
-    return cast(Tensor, apply_op("Lerp:1" if isinstance(weight, Tensor) else "Lerp",
-                                 lambda s, e, w: s + w * (e - s), self, end, weight))
+    op = "Lerp:1" if isinstance(weight, Tensor) else "Lerp"
+    if half_on_cpu(self.dtype, self, end, weight):
+        return cast(Tensor, apply_op(op, _lerp_in_float32, self, end, weight))
+    return cast(Tensor, apply_op(op, lambda s, e, w: s + w * (e - s), self, end, weight))
+
+
+def _lerp_in_float32(s: Any, e: Any, w: Any) -> Any:
+    """PyTorch's CPU lerp of half-precision values: in float32, from the nearer end (a
+    fused multiply-add), rounded once."""
+    dt = s.dtype
+    s, e = fnp.astype(s, np.float32), fnp.astype(e, np.float32)
+    w = fnp.astype(w, dt) if hasattr(w, "dtype") else np.float32(w)
+    w = fnp.astype(w, np.float32)
+    diff = e - s
+    near_start = fma32(w, diff, s)
+    near_end = fma32(-diff, 1 - w, e)
+    return fnp.astype(fnp.where(fnp.abs(w) < 0.5, near_start, near_end), dt)
 
 
 # ------------------------------------------------------------------ complex

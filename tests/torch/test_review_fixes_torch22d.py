@@ -86,3 +86,49 @@ def test_a_no_grad_block_inside_grad_gives_the_gradient_of_the_rest() -> None:
         return (u * 2).sum() + k * u.sum()
 
     np.testing.assert_allclose(ft.func.grad(f)(v).numpy(), np.full(3, 2 + c))
+
+
+# --------------------------------------- half precision by a scalar, as PyTorch's CPU kernels
+
+
+def _half_programs(L: Any) -> dict[str, Any]:
+    def inplace(name: str) -> Any:
+        def run(x: Any, s: float) -> Any:
+            y = x.clone()
+            getattr(y, name)(s)
+            return y
+        return run
+
+    return {
+        "mul": lambda x, s: x * s, "rmul": lambda x, s: s * x, "div": lambda x, s: x / s,
+        "rdiv": lambda x, s: s / x, "mul_0d": lambda x, s: x * L.tensor(s),
+        "div_0d_float64": lambda x, s: x / L.tensor(s, dtype=L.float64),
+        "mul_": inplace("mul_"), "div_": inplace("div_"), "torch.mul": lambda x, s: L.mul(x, s),
+        "addcmul": lambda x, s: L.addcmul(x, x, x.flip(0), value=s),
+        "addcdiv": lambda x, s: L.addcdiv(x, x.flip(0), x.abs() + 1, value=s),
+        "lerp": lambda x, s: L.lerp(x, x.flip(0), s),
+        "lerp_tensor_weight": lambda x, s: L.lerp(x, x.flip(0), L.full_like(x, s)),
+        "grad_of_mul": lambda x, s: L.autograd.grad((x.requires_grad_() * s).sum(), x)[0],
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_half_programs(ft)))
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@settings(max_examples=6, deadline=None)
+@given(values=st.lists(st.floats(-100, 100, width=32), min_size=1, max_size=80),
+       s=st.floats(-4, 4).filter(lambda v: abs(v) > 1e-3))
+def test_half_precision_by_a_scalar_is_computed_in_float32_as_torch(
+        name: str, dtype: str, values: list[float], s: float) -> None:
+    ours = _half_programs(ft)[name](ft.tensor(values).to(getattr(ft, dtype)), s)
+    theirs = _half_programs(torch)[name](torch.tensor(values).to(getattr(torch, dtype)), s)
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_array_equal(ours.detach().float().numpy(),
+                                  theirs.detach().float().numpy())
+
+
+def test_bfloat16_times_a_number_rounds_once() -> None:
+    # Independent of the oracle: 2.25 * 3.3 = 7.425 is nearer 7.4375 than 7.40625 in
+    # bfloat16; rounding 3.3 to bfloat16 first (3.296875) would give 7.40625.
+    x = ft.tensor([2.25], dtype=ft.bfloat16)
+    assert float((x * 3.3)[0]) == 7.4375
+    assert float((ft.tensor([2.25], dtype=ft.bfloat16).mul_(3.3))[0]) == 7.4375
