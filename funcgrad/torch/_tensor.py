@@ -3637,12 +3637,12 @@ def binary(op: str, f: Callable[[Any, Any], Any], a: Any, b: Any, *,
         check_bool_subtraction(a, b)
     if (f is _plain.multiply or f is fnp.divide) and type(alpha) is builtins.int and \
             alpha == 1:
-        listed = _shown_operands(op, a, b) if shown else None
         if _half_by_scalar(a, b):
-            return apply_op(op, _in_float32(f), a, b, shown=listed)
+            return apply_op(op, _in_float32(f), a, b,
+                            shown=_shown_operands(op, a, b) if shown else None)
         if f is fnp.divide and _half_by_scalar(b, a) and not isinstance(a, Tensor):
             return apply_op(op, _in_float32(_plain.multiply, reciprocal=True), b, a,
-                            shown=listed)
+                            shown=_shown_operands(op, a, b) if shown else None)
     prim = _BINARY_PRIM.get(f) if type(alpha) is builtins.int and alpha == 1 else None
     if prim is not None and isinstance(a, Tensor) and is_grad_enabled() and (
             a._requires_grad or getattr(b, "_requires_grad", False)):

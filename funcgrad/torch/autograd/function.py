@@ -274,6 +274,23 @@ class Function(_SingleLevel):
         return _record(cls, ctx, inputs, output)
 
 
+def _call_jvp(cls: type, ctx: FunctionCtx, seeds: Sequence[Any], output: Any
+              ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The Function's ``jvp`` on the input tangents ``seeds``: the outputs and their
+    tangents as tuples, one tangent per output (PyTorch's error otherwise)."""
+    ctx._in_jvp = True
+    try:
+        got = cls.jvp(ctx, *seeds)  # type: ignore[attr-defined]
+    finally:
+        ctx._in_jvp = False
+    outs = output if isinstance(output, tuple) else (output,)
+    tangents = got if isinstance(got, tuple) else (got,)
+    if len(tangents) != len(outs):
+        raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outs)} but got {len(tangents)})")
+    return outs, tangents
+
+
 def _forward_tangents(cls: type, ctx: FunctionCtx, args: tuple[Any, ...], output: Any) -> None:
     """``torch.autograd.forward_ad``: the outputs' tangents from the Function's ``jvp``
     (zeros for tensor inputs without one, None for other arguments), as PyTorch's."""
@@ -288,16 +305,7 @@ def _forward_tangents(cls: type, ctx: FunctionCtx, args: tuple[Any, ...], output
         seeds = [None if not isinstance(a, Tensor) else
                  (_dual.tangent_of(a) if _dual.tangent_of(a) is not None else zeros_like(a))
                  for a in args]
-        ctx._in_jvp = True
-        try:
-            got = cls.jvp(ctx, *seeds)  # type: ignore[attr-defined]
-        finally:
-            ctx._in_jvp = False
-    outs = output if isinstance(output, tuple) else (output,)
-    tangents = got if isinstance(got, tuple) else (got,)
-    if len(tangents) != len(outs):
-        raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
-                           f"(expected {len(outs)} but got {len(tangents)})")
+        outs, tangents = _call_jvp(cls, ctx, seeds, output)
     for o, t in zip(outs, tangents):
         if isinstance(o, Tensor) and isinstance(t, Tensor) and (
                 o.dtype.is_floating_point or o.dtype.is_complex):
@@ -526,16 +534,7 @@ def _apply_by_jvp(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
         seeds: list[Any] = [None if not isinstance(a, Tensor) else zeros_like(a) for a in now]
         for i, t in zip(pos, tangents):
             seeds[i] = _tensors(t)
-        ctx._in_jvp = True
-        try:
-            got = cls.jvp(ctx, *seeds)  # type: ignore[attr-defined]
-        finally:
-            ctx._in_jvp = False
-        outs = out if isinstance(out, tuple) else (out,)
-        got = got if isinstance(got, tuple) else (got,)
-        if len(got) != len(outs):
-            raise RuntimeError("Function's jvp returned an invalid number of forward "
-                               f"gradients (expected {len(outs)} but got {len(got)})")
+        outs, got = _call_jvp(cls, ctx, seeds, out)
         return flat(out), tuple(_values(zeros_like(o) if t is None else t.to(o.dtype))
                                 for o, t in zip(outs, got))
 
